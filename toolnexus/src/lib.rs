@@ -1,0 +1,49 @@
+//! # toolnexus
+//!
+//! A vendor-neutral tool layer for LLM agents. Write a tool as a plain `async fn`, let
+//! `#[tool]` derive its JSON schema from the signature, and let a tool that needs a human
+//! (an approval, a login, some input) *suspend* with [`pending!`] until the host answers.
+//!
+//! ```
+//! use toolnexus::{pending, tool, Answer, Tool, ToolContext, ToolResult, Toolkit};
+//!
+//! /// Requests spend approval before proceeding
+//! #[tool]
+//! async fn approve_purchase(item: String, answer: Option<&Answer>) -> ToolResult {
+//!     match answer {
+//!         Some(a) if a.ok => ToolResult::ok(format!("approved: {item}")),
+//!         Some(_) => ToolResult::error("declined"),
+//!         None => pending!(kind = "approval", prompt = format!("Approve purchase of {item}?")),
+//!     }
+//! }
+//!
+//! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+//! let tk = Toolkit::builder().tool(ApprovePurchase).build().unwrap();
+//! let args = serde_json::json!({"item": "gpu"});
+//! let parked = tk.execute("approve_purchase", args.clone(), ToolContext::default()).await;
+//! let request = ToolResult::pending_of(&parked).unwrap();
+//! let answered = ToolContext::default().with_answer(Answer::ok(request.id));
+//! let done = tk.execute("approve_purchase", args, answered).await;
+//! assert_eq!(done.output, "approved: gpu");
+//! # });
+//! ```
+
+#![warn(missing_docs)]
+
+mod native;
+mod result;
+mod suspension;
+mod tool;
+mod toolkit;
+
+#[doc(hidden)]
+#[path = "private.rs"]
+pub mod __private;
+
+pub use native::NativeTool;
+pub use result::{IntoToolResult, Json, ToolResult};
+pub use suspension::{Answer, AnswerDataError, Request};
+pub use tool::{Answered, BoxFuture, Tool, ToolContext, Toolbox};
+pub use toolkit::{sanitize_name, Toolkit, ToolkitBuilder, ToolkitError};
+
+pub use toolnexus_macros::{auth_required, pending, tool, toolbox};

@@ -1,0 +1,177 @@
+//! What a tool call produces: [`ToolResult`], and the conversions that let a `#[tool]` fn
+//! return whatever is natural ([`IntoToolResult`]).
+
+use std::fmt::Display;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::Request;
+
+/// The metadata key under which a suspension carries its [`Request`].
+pub(crate) const PENDING_KEY: &str = "pending";
+
+const DEFAULT_AUTH_PROMPT: &str = "Sign in to continue.";
+
+/// The outcome of one tool call: text for the model, an error flag, optional metadata.
+///
+/// A suspension ([`ToolResult::pending`]) is also a `ToolResult`: it has `is_error = true`
+/// because there is no usable answer yet, but it is not a failure. Code that looks at
+/// `is_error` must first ask [`is_pending`](ToolResult::is_pending).
+///
+/// ```
+/// use toolnexus::{Request, ToolResult};
+///
+/// let parked = ToolResult::pending(Request::new("approval", "Approve refund of $40?"));
+/// assert!(parked.is_error && parked.is_pending());
+/// let req = ToolResult::pending_of(&parked).unwrap();
+/// assert!(!req.id.is_empty());
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolResult {
+    /// Text fed back to the model.
+    pub output: String,
+    /// Whether the call failed (or is parked on a suspension).
+    #[serde(rename = "isError", default)]
+    pub is_error: bool,
+    /// Extra data; `metadata["pending"]` holds the request of a suspension.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<Map<String, Value>>,
+}
+
+impl ToolResult {
+    /// A successful result.
+    pub fn ok(output: impl Into<String>) -> Self {
+        ToolResult {
+            output: output.into(),
+            is_error: false,
+            metadata: None,
+        }
+    }
+
+    /// A failed result; the message goes to the model so it can react.
+    pub fn error(message: impl Into<String>) -> Self {
+        ToolResult {
+            output: message.into(),
+            is_error: true,
+            metadata: None,
+        }
+    }
+
+    /// A suspension: the call parks on `request` until a host answers it.
+    ///
+    /// An empty `request.id` is replaced by a fresh uuid v4. The output is the prompt,
+    /// followed by the URL on its own line when there is one.
+    pub fn pending(mut request: Request) -> Self {
+        if request.id.is_empty() {
+            request.id = uuid::Uuid::new_v4().to_string();
+        }
+        let output = match &request.url {
+            Some(url) => format!("{}\n{}", request.prompt, url),
+            None => request.prompt.clone(),
+        };
+        let mut metadata = Map::new();
+        // Serializing a `Request` cannot fail: all its fields are strings or JSON values.
+        let value = serde_json::to_value(&request).unwrap_or(Value::Null);
+        metadata.insert(PENDING_KEY.to_owned(), value);
+        ToolResult {
+            output,
+            is_error: true,
+            metadata: Some(metadata),
+        }
+    }
+
+    /// A login suspension: kind `"authorization"`, the user signs in at `url`.
+    ///
+    /// ```
+    /// let r = toolnexus::ToolResult::auth_required("https://example.com/login", None);
+    /// let req = toolnexus::ToolResult::pending_of(&r).unwrap();
+    /// assert_eq!(req.kind, "authorization");
+    /// assert_eq!(req.url.as_deref(), Some("https://example.com/login"));
+    /// ```
+    pub fn auth_required(url: impl Into<String>, prompt: Option<&str>) -> Self {
+        let prompt = prompt.unwrap_or(DEFAULT_AUTH_PROMPT);
+        ToolResult::pending(Request::new("authorization", prompt).with_url(url))
+    }
+
+    /// The request a result is parked on, or `None` when it is not a suspension.
+    pub fn pending_of(result: &ToolResult) -> Option<Request> {
+        let value = result.metadata.as_ref()?.get(PENDING_KEY)?;
+        Request::deserialize(value).ok()
+    }
+
+    /// Whether this result is a suspension (its metadata carries a valid request).
+    pub fn is_pending(&self) -> bool {
+        self.metadata
+            .as_ref()
+            .and_then(|m| m.get(PENDING_KEY))
+            .is_some_and(|v| Request::deserialize(v).is_ok())
+    }
+}
+
+/// Conversion of a tool body's return value into a [`ToolResult`].
+///
+/// Implemented for [`ToolResult`], `String`, `&'static str`, [`Json<T>`], `()` and
+/// `Result<T: IntoToolResult, E: Display>` (an `Err` becomes an error result with its message).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be returned from a tool",
+    label = "a tool must return something that implements `IntoToolResult`",
+    note = "return `ToolResult`, `String`, `&'static str`, `toolnexus::Json<T>` or `Result<T, E: Display>` of one of these"
+)]
+pub trait IntoToolResult {
+    /// Performs the conversion.
+    fn into_tool_result(self) -> ToolResult;
+}
+
+impl IntoToolResult for ToolResult {
+    fn into_tool_result(self) -> ToolResult {
+        self
+    }
+}
+
+impl IntoToolResult for String {
+    fn into_tool_result(self) -> ToolResult {
+        ToolResult::ok(self)
+    }
+}
+
+impl IntoToolResult for &'static str {
+    fn into_tool_result(self) -> ToolResult {
+        ToolResult::ok(self)
+    }
+}
+
+impl IntoToolResult for () {
+    fn into_tool_result(self) -> ToolResult {
+        ToolResult::ok("")
+    }
+}
+
+impl<T: IntoToolResult, E: Display> IntoToolResult for Result<T, E> {
+    fn into_tool_result(self) -> ToolResult {
+        match self {
+            Ok(v) => v.into_tool_result(),
+            Err(e) => ToolResult::error(e.to_string()),
+        }
+    }
+}
+
+/// Structured output: the value is rendered as compact JSON text for the model.
+///
+/// ```
+/// use toolnexus::{IntoToolResult, Json};
+///
+/// let r = Json(serde_json::json!({"temp": 21})).into_tool_result();
+/// assert_eq!(r.output, r#"{"temp":21}"#);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Json<T>(pub T);
+
+impl<T: Serialize> IntoToolResult for Json<T> {
+    fn into_tool_result(self) -> ToolResult {
+        match serde_json::to_string(&self.0) {
+            Ok(text) => ToolResult::ok(text),
+            Err(e) => ToolResult::error(format!("could not render the result as JSON: {e}")),
+        }
+    }
+}

@@ -1,0 +1,159 @@
+//! The suspension wire data: what a parked tool asks for ([`Request`]) and what a host
+//! answers ([`Answer`]). The JSON keys are shared with every other toolnexus port, so a
+//! request written by one process can be answered by another.
+
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// What a suspended tool needs from outside the process: an approval, a login, some input.
+///
+/// ```
+/// use toolnexus::Request;
+///
+/// let req = Request::new("approval", "Approve refund of $40?")
+///     .with_data(serde_json::json!({"amount": 40}));
+/// assert!(req.id.is_empty(), "ids are generated when the request is parked");
+/// let wire = serde_json::to_value(&req).unwrap();
+/// assert_eq!(wire["kind"], "approval");
+/// assert!(wire.get("url").is_none(), "absent optionals are omitted");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Request {
+    /// Correlation key; every [`Answer`] echoes it. Generated (uuid v4) by
+    /// [`ToolResult::pending`](crate::ToolResult::pending) when left empty.
+    #[serde(default)]
+    pub id: String,
+    /// What is asked: `"approval"`, `"authorization"`, `"input"`, `"question"`, …
+    pub kind: String,
+    /// Human-readable text a host shows.
+    pub prompt: String,
+    /// Where the user goes (the login page of an `authorization` request).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// Extra structured data, a JSON object (e.g. `{"schema": …}` for a form).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<Value>,
+    /// RFC 3339 deadline after which a host should treat the request as expired.
+    #[serde(default, rename = "expiresAt", skip_serializing_if = "Option::is_none")]
+    pub expires_at: Option<String>,
+}
+
+impl Request {
+    /// A request of `kind` with `prompt`; the id stays empty until the request is parked.
+    pub fn new(kind: impl Into<String>, prompt: impl Into<String>) -> Self {
+        Request {
+            id: String::new(),
+            kind: kind.into(),
+            prompt: prompt.into(),
+            url: None,
+            data: None,
+            expires_at: None,
+        }
+    }
+
+    /// Sets the correlation id (use a stable one when the tool can recompute it on resume).
+    pub fn with_id(mut self, id: impl Into<String>) -> Self {
+        self.id = id.into();
+        self
+    }
+
+    /// Sets the URL the user should visit.
+    pub fn with_url(mut self, url: impl Into<String>) -> Self {
+        self.url = Some(url.into());
+        self
+    }
+
+    /// Sets the structured data (a JSON object).
+    pub fn with_data(mut self, data: Value) -> Self {
+        self.data = Some(data);
+        self
+    }
+
+    /// Sets the RFC 3339 expiry.
+    pub fn with_expires_at(mut self, rfc3339: impl Into<String>) -> Self {
+        self.expires_at = Some(rfc3339.into());
+        self
+    }
+}
+
+/// A host's reply to a [`Request`].
+///
+/// ```
+/// use toolnexus::Answer;
+///
+/// let yes = Answer::ok("req-1").with_data(serde_json::json!({"zip": "75001"}));
+/// assert!(yes.ok);
+/// let no = Answer::decline("req-1", "declined");
+/// assert_eq!(no.reason.as_deref(), Some("declined"));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Answer {
+    /// Echoes [`Request::id`].
+    pub id: String,
+    /// Whether the request was granted.
+    pub ok: bool,
+    /// The payload (form values, a token reference, …).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<Value>,
+    /// Why it was not granted: `"declined"`, `"cancelled"`, `"expired"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+impl Answer {
+    /// A granting answer to request `id`.
+    pub fn ok(id: impl Into<String>) -> Self {
+        Answer {
+            id: id.into(),
+            ok: true,
+            data: None,
+            reason: None,
+        }
+    }
+
+    /// A refusal of request `id`, with a reason such as `"declined"` or `"expired"`.
+    pub fn decline(id: impl Into<String>, reason: impl Into<String>) -> Self {
+        Answer {
+            id: id.into(),
+            ok: false,
+            data: None,
+            reason: Some(reason.into()),
+        }
+    }
+
+    /// Attaches a payload.
+    pub fn with_data(mut self, data: Value) -> Self {
+        self.data = Some(data);
+        self
+    }
+
+    /// Decodes the payload into `T`.
+    ///
+    /// ```
+    /// #[derive(serde::Deserialize)]
+    /// struct Form { zip: String }
+    ///
+    /// let a = toolnexus::Answer::ok("r").with_data(serde_json::json!({"zip": "75001"}));
+    /// assert_eq!(a.data_as::<Form>().unwrap().zip, "75001");
+    /// assert!(toolnexus::Answer::ok("r").data_as::<Form>().is_err());
+    /// ```
+    pub fn data_as<T: DeserializeOwned>(&self) -> Result<T, AnswerDataError> {
+        match &self.data {
+            Some(data) => T::deserialize(data).map_err(AnswerDataError::Invalid),
+            // An absent payload still decodes into types that accept null (`Option<_>`, `()`).
+            None => T::deserialize(&Value::Null).map_err(|_| AnswerDataError::Missing),
+        }
+    }
+}
+
+/// Why [`Answer::data_as`] failed.
+#[derive(Debug, thiserror::Error)]
+pub enum AnswerDataError {
+    /// The answer carries no data but the target type needs some.
+    #[error("the answer carries no data")]
+    Missing,
+    /// The data does not have the expected shape.
+    #[error("{0}")]
+    Invalid(#[source] serde_json::Error),
+}

@@ -1,0 +1,301 @@
+//! A [`Toolkit`]: the set of tools offered to a model, with their provider declarations.
+
+mod schema;
+
+pub(crate) use schema::normalize as normalize_schema;
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::{Arc, OnceLock};
+
+use serde_json::{json, Value};
+
+use crate::{Tool, ToolContext, ToolResult};
+
+/// A registration problem.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ToolkitError {
+    /// Two tools share one (sanitized) name.
+    #[error("two tools are named `{0}`; tool names must be unique within a toolkit")]
+    DuplicateName(String),
+    /// A tool's name is empty.
+    #[error("a tool has an empty name")]
+    EmptyName,
+}
+
+/// The tools offered to a model, in registration order.
+///
+/// ```
+/// use serde_json::json;
+/// use toolnexus::{NativeTool, Toolkit};
+///
+/// let echo = NativeTool::of("echo", "Echoes its input",
+///     json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}),
+///     |args, _ctx| async move { args["text"].as_str().unwrap_or_default().to_owned() });
+/// let tk = Toolkit::builder().tool(echo).build().unwrap();
+/// assert_eq!(tk.to_openai()[0]["function"]["name"], "echo");
+/// assert!(tk.get("echo").is_some());
+/// ```
+#[derive(Clone)]
+pub struct Toolkit {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    tools: Vec<Arc<dyn Tool>>,
+    names: Vec<String>,
+    index: HashMap<String, usize>,
+    schemas: Vec<Value>,
+    openai: OnceLock<Vec<Value>>,
+    anthropic: OnceLock<Vec<Value>>,
+    gemini: OnceLock<Vec<Value>>,
+}
+
+impl fmt::Debug for Toolkit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Toolkit")
+            .field("tools", &self.inner.names)
+            .finish()
+    }
+}
+
+impl Default for Toolkit {
+    fn default() -> Self {
+        Toolkit::empty()
+    }
+}
+
+/// Collects tools for a [`Toolkit`].
+#[derive(Default)]
+pub struct ToolkitBuilder {
+    tools: Vec<Arc<dyn Tool>>,
+}
+
+impl fmt::Debug for ToolkitBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let names: Vec<&str> = self.tools.iter().map(|t| t.name()).collect();
+        f.debug_struct("ToolkitBuilder")
+            .field("tools", &names)
+            .finish()
+    }
+}
+
+impl ToolkitBuilder {
+    /// Adds one tool (a generated tool struct, a [`NativeTool`](crate::NativeTool), an
+    /// `Arc<dyn Tool>`, …).
+    pub fn tool(mut self, tool: impl Tool) -> Self {
+        self.tools.push(into_arc(tool));
+        self
+    }
+
+    /// Adds many tools, e.g. the tools of a [`Toolbox`](crate::Toolbox).
+    pub fn tools(mut self, tools: impl IntoIterator<Item = Arc<dyn Tool>>) -> Self {
+        self.tools.extend(tools);
+        self
+    }
+
+    /// Checks names and builds the toolkit.
+    pub fn build(self) -> Result<Toolkit, ToolkitError> {
+        let mut names = Vec::with_capacity(self.tools.len());
+        let mut index = HashMap::with_capacity(self.tools.len());
+        for (i, tool) in self.tools.iter().enumerate() {
+            let name = sanitize_name(tool.name());
+            if name.is_empty() {
+                return Err(ToolkitError::EmptyName);
+            }
+            if index.insert(name.clone(), i).is_some() {
+                return Err(ToolkitError::DuplicateName(name));
+            }
+            names.push(name);
+        }
+        let schemas = self
+            .tools
+            .iter()
+            .map(|t| schema::normalize(t.input_schema()))
+            .collect();
+        Ok(Toolkit {
+            inner: Arc::new(Inner {
+                tools: self.tools,
+                names,
+                index,
+                schemas,
+                openai: OnceLock::new(),
+                anthropic: OnceLock::new(),
+                gemini: OnceLock::new(),
+            }),
+        })
+    }
+}
+
+/// Avoids wrapping an `Arc<dyn Tool>` in a second `Arc`.
+fn into_arc<T: Tool>(tool: T) -> Arc<dyn Tool> {
+    let mut slot = Some(tool);
+    if let Some(arc) = (&mut slot as &mut dyn std::any::Any).downcast_mut::<Option<Arc<dyn Tool>>>()
+    {
+        if let Some(arc) = arc.take() {
+            return arc;
+        }
+    }
+    match slot {
+        Some(tool) => Arc::new(tool),
+        None => unreachable!("the slot is only emptied when it held an Arc<dyn Tool>"),
+    }
+}
+
+/// Replaces every character outside `[a-zA-Z0-9_-]` with `_`, as every provider requires.
+///
+/// ```
+/// assert_eq!(toolnexus::sanitize_name("get weather.v2"), "get_weather_v2");
+/// ```
+pub fn sanitize_name(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+impl Toolkit {
+    /// Starts a toolkit.
+    pub fn builder() -> ToolkitBuilder {
+        ToolkitBuilder::default()
+    }
+
+    /// A toolkit with no tools (the model is then called without any).
+    pub fn empty() -> Self {
+        // An empty builder cannot fail.
+        match ToolkitBuilder::default().build() {
+            Ok(tk) => tk,
+            Err(_) => unreachable!("an empty toolkit has no names to clash"),
+        }
+    }
+
+    /// The tools, in registration order.
+    pub fn tools(&self) -> &[Arc<dyn Tool>] {
+        &self.inner.tools
+    }
+
+    /// Whether there are no tools.
+    pub fn is_empty(&self) -> bool {
+        self.inner.tools.is_empty()
+    }
+
+    /// Number of tools.
+    pub fn len(&self) -> usize {
+        self.inner.tools.len()
+    }
+
+    /// The tool the model knows as `name` (names are compared after sanitizing).
+    pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
+        self.position(name).map(|i| &self.inner.tools[i])
+    }
+
+    fn position(&self, name: &str) -> Option<usize> {
+        match self.inner.index.get(name) {
+            Some(&i) => Some(i),
+            None => self.inner.index.get(&sanitize_name(name)).copied(),
+        }
+    }
+
+    /// The declared (sanitized) names, in registration order.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.inner.names.iter().map(String::as_str)
+    }
+
+    /// Runs one call. An unknown name, arguments that are not a JSON object and a panicking
+    /// tool all come back as error results, never as a panic.
+    pub async fn execute(&self, name: &str, args: Value, ctx: ToolContext) -> ToolResult {
+        let Some(i) = self.position(name) else {
+            return ToolResult::error(format!(
+                "unknown tool `{name}`; available tools: {}",
+                self.inner.names.join(", ")
+            ));
+        };
+        // Models sometimes send `null` for a tool without parameters.
+        let args = if args.is_null() {
+            Value::Object(Default::default())
+        } else {
+            args
+        };
+        if !args.is_object() {
+            return ToolResult::error(format!(
+                "invalid arguments for {}: expected a JSON object, got {}",
+                self.inner.names[i],
+                crate::__private::kind_of(&args)
+            ));
+        }
+        let tool = &self.inner.tools[i];
+        crate::__private::guard(&self.inner.names[i], tool.execute(args, ctx)).await
+    }
+
+    /// The self-contained input schema declared for the tool at `index`.
+    pub(crate) fn schema_at(&self, index: usize) -> &Value {
+        &self.inner.schemas[index]
+    }
+
+    fn declarations(&self) -> impl Iterator<Item = (&str, &str, &Value)> {
+        self.inner.tools.iter().enumerate().map(|(i, t)| {
+            (
+                self.inner.names[i].as_str(),
+                t.description(),
+                self.schema_at(i),
+            )
+        })
+    }
+
+    /// OpenAI declarations: `{"type":"function","function":{name, description, parameters}}`.
+    pub fn to_openai(&self) -> Vec<Value> {
+        self.openai_declarations().to_vec()
+    }
+
+    /// Cached declarations, built once per toolkit.
+    pub(crate) fn openai_declarations(&self) -> &[Value] {
+        self.inner.openai.get_or_init(|| {
+            self.declarations()
+                .map(|(name, description, parameters)| {
+                    json!({"type": "function", "function": {"name": name, "description": description, "parameters": parameters}})
+                })
+                .collect()
+        })
+    }
+
+    /// Anthropic declarations: `{name, description, input_schema}`.
+    pub fn to_anthropic(&self) -> Vec<Value> {
+        self.anthropic_declarations().to_vec()
+    }
+
+    /// Cached declarations, built once per toolkit.
+    pub(crate) fn anthropic_declarations(&self) -> &[Value] {
+        self.inner.anthropic.get_or_init(|| {
+            self.declarations()
+                .map(|(name, description, input_schema)| {
+                    json!({"name": name, "description": description, "input_schema": input_schema})
+                })
+                .collect()
+        })
+    }
+
+    /// Gemini declarations: one element `{"functionDeclarations":[{name, description, parameters}]}`,
+    /// with schemas converted to Gemini's OpenAPI subset.
+    pub fn to_gemini(&self) -> Vec<Value> {
+        self.gemini_declarations().to_vec()
+    }
+
+    /// Cached declarations, built once per toolkit.
+    pub(crate) fn gemini_declarations(&self) -> &[Value] {
+        self.inner.gemini.get_or_init(|| {
+            let functions: Vec<Value> = self
+                .declarations()
+                .map(|(name, description, parameters)| {
+                    json!({"name": name, "description": description, "parameters": schema::to_gemini(parameters)})
+                })
+                .collect();
+            vec![json!({"functionDeclarations": functions})]
+        })
+    }
+}
