@@ -32,7 +32,11 @@ pub struct Request {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
     /// Extra structured data, a JSON object (e.g. `{"schema": …}` for a form).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "present"
+    )]
     pub data: Option<Value>,
     /// RFC 3339 deadline after which a host should treat the request as expired.
     #[serde(default, rename = "expiresAt", skip_serializing_if = "Option::is_none")]
@@ -94,7 +98,11 @@ pub struct Answer {
     /// Whether the request was granted.
     pub ok: bool,
     /// The payload (form values, a token reference, …).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "present"
+    )]
     pub data: Option<Value>,
     /// Why it was not granted: `"declined"`, `"cancelled"`, `"expired"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -156,4 +164,10 @@ pub enum AnswerDataError {
     /// The data does not have the expected shape.
     #[error("{0}")]
     Invalid(#[source] serde_json::Error),
+}
+
+/// A key that is present maps to `Some`, even when its value is `null`, so that what one
+/// process writes another reads back unchanged.
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
+    Value::deserialize(d).map(Some)
 }
