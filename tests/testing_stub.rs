@@ -703,3 +703,17 @@ async fn dropping_the_mock_lets_an_in_flight_reply_finish() {
     let body = request.await.unwrap().expect("the reply still arrives");
     assert_eq!(body["choices"][0]["message"]["content"], "last words");
 }
+
+#[tokio::test]
+async fn a_scripted_header_replaces_the_mocks_own_and_repeats_append() {
+    let reply = Reply::text("x")
+        .with_header("Content-Type", "application/json; charset=utf-8")
+        .with_header("x-request-id", "a")
+        .with_header("x-request-id", "b");
+    let mock = MockLlm::start([reply]).await.unwrap();
+    let resp = post(&mock, OPENAI, json!({})).await;
+    let types: Vec<_> = resp.headers().get_all("content-type").iter().collect();
+    assert_eq!(types, ["application/json; charset=utf-8"]);
+    let ids: Vec<_> = resp.headers().get_all("x-request-id").iter().collect();
+    assert_eq!(ids, ["a", "b"]);
+}
