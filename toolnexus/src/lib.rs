@@ -29,12 +29,17 @@
 //! ```
 
 #![warn(missing_docs)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod native;
 mod result;
 mod suspension;
 mod tool;
 mod toolkit;
+
+#[cfg(feature = "testing")]
+#[cfg_attr(docsrs, doc(cfg(feature = "testing")))]
+pub mod testing;
 
 #[doc(hidden)]
 #[path = "private.rs"]
