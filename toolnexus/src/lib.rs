@@ -30,6 +30,7 @@
 
 #![warn(missing_docs)]
 
+mod client;
 mod native;
 mod result;
 mod suspension;
@@ -40,6 +41,10 @@ mod toolkit;
 #[path = "private.rs"]
 pub mod __private;
 
+pub use client::{
+    BeforeTool, ClientError, LlmCall, LlmClient, LlmClientBuilder, Message, MetricEvent, RunResult,
+    RunStatus, Style, ToolCall, ToolCallInfo, ToolCallRecord, ToolOutcome, ToolOutput, Usage,
+};
 pub use native::NativeTool;
 pub use result::{IntoToolResult, Json, ToolResult};
 pub use suspension::{Answer, AnswerDataError, Request};
