@@ -16,6 +16,9 @@ use crate::{Answer, BoxFuture, Request, ToolResult, Toolkit};
 /// Replacing `messages` changes only what this turn sends: the run's transcript is kept
 /// as it is. Replacing `tools` changes the tools offered this turn and the ones its calls
 /// run against.
+///
+/// Setting this hook costs a copy of the transcript per model call; without it the
+/// transcript is serialized in place.
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct LlmCall {

@@ -130,7 +130,8 @@ async fn send(request: reqwest::RequestBuilder) -> Result<(u16, Vec<u8>), Failur
         .get(RETRY_AFTER)
         .and_then(|v| v.to_str().ok())
         .and_then(parse_retry_after);
-    let body = response.bytes().await.map_err(Failure::Network)?.to_vec();
+    // `Vec::from` reuses the buffer when it is not shared instead of copying it.
+    let body = Vec::from(response.bytes().await.map_err(Failure::Network)?);
     if status.is_success() {
         Ok((status.as_u16(), body))
     } else {
