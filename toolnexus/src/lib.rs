@@ -31,6 +31,7 @@
 #![warn(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+mod client;
 mod native;
 mod result;
 mod suspension;
@@ -45,6 +46,10 @@ pub mod testing;
 #[path = "private.rs"]
 pub mod __private;
 
+pub use client::{
+    BeforeTool, ClientError, LlmCall, LlmClient, LlmClientBuilder, Message, MetricEvent, RunResult,
+    RunStatus, Style, ToolCall, ToolCallInfo, ToolCallRecord, ToolOutcome, ToolOutput, Usage,
+};
 pub use native::NativeTool;
 pub use result::{IntoToolResult, Json, ToolResult};
 pub use suspension::{Answer, AnswerDataError, Request};

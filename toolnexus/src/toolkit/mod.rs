@@ -8,6 +8,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::sync::{Arc, OnceLock};
 
+use serde_json::value::RawValue;
 use serde_json::{json, Value};
 
 use crate::{Tool, ToolContext, ToolResult};
@@ -50,6 +51,8 @@ struct Inner {
     openai: OnceLock<Vec<Value>>,
     anthropic: OnceLock<Vec<Value>>,
     gemini: OnceLock<Vec<Value>>,
+    openai_json: OnceLock<Option<Box<RawValue>>>,
+    anthropic_json: OnceLock<Option<Box<RawValue>>>,
 }
 
 impl fmt::Debug for Toolkit {
@@ -123,6 +126,8 @@ impl ToolkitBuilder {
                 openai: OnceLock::new(),
                 anthropic: OnceLock::new(),
                 gemini: OnceLock::new(),
+                openai_json: OnceLock::new(),
+                anthropic_json: OnceLock::new(),
             }),
         })
     }
@@ -141,6 +146,15 @@ fn into_arc<T: Tool>(tool: T) -> Arc<dyn Tool> {
         Some(tool) => Arc::new(tool),
         None => unreachable!("the slot is only emptied when it held an Arc<dyn Tool>"),
     }
+}
+
+/// `None` for an empty list: providers want no `tools` key at all rather than an empty one.
+fn pre_serialize(declarations: &[Value]) -> Option<Box<RawValue>> {
+    if declarations.is_empty() {
+        return None;
+    }
+    // JSON values always serialize (their keys are strings), so this never drops tools.
+    serde_json::value::to_raw_value(declarations).ok()
 }
 
 /// Replaces every character outside `[a-zA-Z0-9_-]` with `_`, as every provider requires.
@@ -262,6 +276,23 @@ impl Toolkit {
                 })
                 .collect()
         })
+    }
+
+    /// The OpenAI declarations as one pre-serialized JSON array, built once, so a request
+    /// body embeds them without re-serializing every turn. `None` when there are no tools.
+    pub(crate) fn openai_declarations_json(&self) -> Option<&RawValue> {
+        self.inner
+            .openai_json
+            .get_or_init(|| pre_serialize(self.openai_declarations()))
+            .as_deref()
+    }
+
+    /// Anthropic twin of [`Toolkit::openai_declarations_json`].
+    pub(crate) fn anthropic_declarations_json(&self) -> Option<&RawValue> {
+        self.inner
+            .anthropic_json
+            .get_or_init(|| pre_serialize(self.anthropic_declarations()))
+            .as_deref()
     }
 
     /// Anthropic declarations: `{name, description, input_schema}`.

@@ -1,0 +1,99 @@
+//! Provider failures: retries, error statuses, unreadable bodies, unreachable hosts.
+
+use toolnexus::{ClientError, RunStatus, Toolkit};
+
+use crate::stub::*;
+use crate::support::*;
+
+#[tokio::test]
+async fn a_429_is_retried_then_succeeds() {
+    let ok = oa_text("finally").to_string();
+    let stub = Stub::raw(vec![(429, "{\"error\":\"slow down\"}".into()), (200, ok)]).await;
+    let client = openai(&stub).build().unwrap();
+    let result = client.run("hi", &Toolkit::empty()).await.unwrap();
+    assert_eq!(result.status, RunStatus::Done);
+    assert_eq!(result.text, "finally");
+    assert_eq!(stub.calls(), 2);
+    assert_eq!(result.turns, 1, "a retry is not a turn");
+}
+
+#[tokio::test]
+async fn each_retryable_status_is_retried_up_to_the_limit() {
+    for status in [500u16, 502, 503, 504] {
+        let stub = Stub::raw(vec![(status, "{}".into())]).await;
+        let client = openai(&stub).build().unwrap();
+        let err = client.run("hi", &Toolkit::empty()).await.unwrap_err();
+        assert!(
+            matches!(err, ClientError::Status { status: s, .. } if s == status),
+            "{err}"
+        );
+        assert_eq!(stub.calls(), 3, "default: 1 try + 2 retries for {status}");
+    }
+}
+
+#[tokio::test]
+async fn other_statuses_fail_at_once_with_a_clear_message() {
+    let body = format!(
+        "{{\"error\": {{\"message\": \"Incorrect API key provided: test-key. {}\"}}}}",
+        "padding ".repeat(200)
+    );
+    let stub = Stub::raw(vec![(401, body)]).await;
+    let client = openai(&stub).build().unwrap();
+    let err = client.run("hi", &Toolkit::empty()).await.unwrap_err();
+    assert_eq!(stub.calls(), 1);
+    let text = err.to_string();
+    assert!(text.contains("HTTP 401"), "{text}");
+    assert!(text.contains("Incorrect API key provided"), "{text}");
+    assert!(!text.contains("test-key"), "the key is masked: {text}");
+    assert!(text.chars().count() < 400, "the body is truncated: {text}");
+}
+
+#[tokio::test]
+async fn a_body_that_is_not_json_is_an_error() {
+    let stub = Stub::raw(vec![(200, "<html>gateway</html>".into())]).await;
+    let client = openai(&stub).build().unwrap();
+    let err = client.run("hi", &Toolkit::empty()).await.unwrap_err();
+    assert!(matches!(err, ClientError::InvalidResponse(_)), "{err}");
+    let text = err.to_string();
+    assert!(text.contains("not valid JSON"), "{text}");
+    assert!(text.contains("<html>gateway"), "{text}");
+}
+
+#[tokio::test]
+async fn a_body_of_the_wrong_shape_is_an_error() {
+    let stub = Stub::raw(vec![(200, "{\"choices\": []}".into())]).await;
+    let client = openai(&stub).build().unwrap();
+    let err = client.run("hi", &Toolkit::empty()).await.unwrap_err();
+    assert!(err.to_string().contains("no choices"), "{err}");
+
+    let stub = Stub::raw(vec![(200, "{\"content\": \"text\"}".into())]).await;
+    let client = anthropic(&stub).build().unwrap();
+    let err = client.run("hi", &Toolkit::empty()).await.unwrap_err();
+    assert!(matches!(err, ClientError::InvalidResponse(_)), "{err}");
+
+    let stub = Stub::raw(vec![(200, "{\"choices\": [{\"message\": 7}]}".into())]).await;
+    let client = openai(&stub).build().unwrap();
+    let err = client.run("hi", &Toolkit::empty()).await.unwrap_err();
+    assert!(err.to_string().contains("unexpected shape"), "{err}");
+}
+
+#[tokio::test]
+async fn an_unreachable_host_is_retried_then_reported() {
+    let port = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.local_addr().unwrap().port()
+    };
+    let client = toolnexus::LlmClient::builder()
+        .base_url(format!("http://127.0.0.1:{port}/v1"))
+        .model("m")
+        .api_key("test-key")
+        .retry_base(std::time::Duration::from_millis(1))
+        .build()
+        .unwrap();
+    let err = client.run("hi", &Toolkit::empty()).await.unwrap_err();
+    assert!(matches!(err, ClientError::Network(_)), "{err}");
+    assert!(
+        err.to_string().starts_with("could not reach the provider"),
+        "{err}"
+    );
+}

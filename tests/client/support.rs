@@ -1,0 +1,141 @@
+//! Builders and tools shared by the client tests.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use toolnexus::{
+    LlmClient, LlmClientBuilder, MetricEvent, NativeTool, Request, Style, Tool, ToolContext,
+    ToolResult,
+};
+
+use crate::stub::Stub;
+
+/// An OpenAI-style client on the stub, retrying fast.
+pub fn openai(stub: &Stub) -> LlmClientBuilder {
+    LlmClient::builder()
+        .base_url(stub.openai_base())
+        .style(Style::OpenAi)
+        .model("gpt-4o-mini")
+        .api_key("test-key")
+        .retry_base(Duration::from_millis(1))
+}
+
+/// An Anthropic-style client on the stub (base without `/v1`), retrying fast.
+pub fn anthropic(stub: &Stub) -> LlmClientBuilder {
+    LlmClient::builder()
+        .base_url(stub.base_url.clone())
+        .style(Style::Anthropic)
+        .model("claude-x")
+        .api_key("test-key")
+        .retry_base(Duration::from_millis(1))
+}
+
+pub fn item_schema() -> Value {
+    json!({"type": "object", "properties": {"item": {"type": "string"}}, "required": ["item"]})
+}
+
+/// `approve_purchase`: suspends for approval, approves when re-run with an ok answer.
+/// Counts its executions and remembers the contexts it saw.
+#[derive(Clone, Default)]
+pub struct Approver {
+    pub runs: Arc<AtomicUsize>,
+    pub contexts: Arc<Mutex<Vec<ToolContext>>>,
+}
+
+impl Approver {
+    pub fn tool(&self) -> impl Tool {
+        let me = self.clone();
+        NativeTool::of(
+            "approve_purchase",
+            "Requests spend approval before proceeding",
+            item_schema(),
+            move |args: Value, ctx: ToolContext| {
+                let me = me.clone();
+                async move {
+                    me.runs.fetch_add(1, Ordering::SeqCst);
+                    me.contexts.lock().unwrap().push(ctx.clone());
+                    let item = args["item"].as_str().unwrap_or_default().to_owned();
+                    match ctx.answer {
+                        Some(a) if a.ok => ToolResult::ok(format!("approved: {item}")),
+                        Some(_) => ToolResult::error("declined"),
+                        None => ToolResult::pending(Request::new(
+                            "approval",
+                            format!("Approve purchase of {item}?"),
+                        )),
+                    }
+                }
+            },
+        )
+    }
+
+    pub fn runs(&self) -> usize {
+        self.runs.load(Ordering::SeqCst)
+    }
+}
+
+/// `echo`: returns its `item` argument, counting its executions.
+pub fn echo(runs: Arc<AtomicUsize>) -> impl Tool {
+    NativeTool::of(
+        "echo",
+        "Echoes its item",
+        item_schema(),
+        move |args: Value, _| {
+            runs.fetch_add(1, Ordering::SeqCst);
+            async move { format!("echo: {}", args["item"].as_str().unwrap_or_default()) }
+        },
+    )
+}
+
+/// A toolkit holding only `echo`, for tests that do not count its runs.
+pub fn echo_toolkit() -> toolnexus::Toolkit {
+    toolnexus::Toolkit::builder()
+        .tool(echo(Arc::new(AtomicUsize::new(0))))
+        .build()
+        .unwrap()
+}
+
+/// Records every metric event.
+#[derive(Clone, Default)]
+pub struct Metrics(pub Arc<Mutex<Vec<MetricEvent>>>);
+
+impl Metrics {
+    pub fn sink(&self) -> impl Fn(&MetricEvent) + Send + Sync + 'static {
+        let events = self.0.clone();
+        move |e: &MetricEvent| events.lock().unwrap().push(e.clone())
+    }
+
+    pub fn events(&self) -> Vec<MetricEvent> {
+        self.0.lock().unwrap().clone()
+    }
+
+    /// `(tool, is_error, pending)` of each Tool event.
+    pub fn tools(&self) -> Vec<(String, bool, bool)> {
+        self.events()
+            .into_iter()
+            .filter_map(|e| match e {
+                MetricEvent::Tool {
+                    tool,
+                    is_error,
+                    pending,
+                    ..
+                } => Some((tool, is_error, pending)),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+/// The `content` texts of an OpenAI request's tool messages, with their call ids.
+pub fn tool_contents(seen: &crate::stub::Seen) -> Vec<(String, String)> {
+    crate::stub::tool_messages(seen)
+        .iter()
+        .map(|m| {
+            (
+                m["tool_call_id"].as_str().unwrap_or_default().to_owned(),
+                m["content"].as_str().unwrap_or_default().to_owned(),
+            )
+        })
+        .collect()
+}

@@ -1,0 +1,291 @@
+//! Suspensions inside a run: resolved through `wait_for`, or halting the run.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use tokio::sync::Notify;
+use toolnexus::{
+    Answer, Message, NativeTool, Request, RunStatus, Tool, ToolContext, ToolOutput, ToolResult,
+    Toolkit,
+};
+
+use crate::stub::*;
+use crate::support::*;
+
+#[tokio::test]
+async fn an_ok_answer_reruns_the_same_call_once_with_the_answer() {
+    let approver = Approver::default();
+    let stub = Stub::json(vec![
+        oa_calls(&[("call_1", "approve_purchase", json!({"item": "gpu"}))]),
+        oa_text("bought"),
+    ])
+    .await;
+    let client = openai(&stub)
+        .wait_for(|req: Request| async move { Answer::ok(req.id).with_data(json!({"by": "ann"})) })
+        .build()
+        .unwrap();
+    let tk = Toolkit::builder().tool(approver.tool()).build().unwrap();
+    let result = client.run("buy", &tk).await.unwrap();
+
+    assert_eq!(result.status, RunStatus::Done);
+    assert_eq!(approver.runs(), 2);
+    let contexts = approver.contexts.lock().unwrap().clone();
+    assert_eq!(contexts[0].answer, None);
+    let answer = contexts[1]
+        .answer
+        .clone()
+        .expect("the re-run gets the answer");
+    assert!(answer.ok);
+    assert_eq!(answer.data, Some(json!({"by": "ann"})));
+    assert_eq!(contexts[1].call_id.as_deref(), Some("call_1"));
+    assert_eq!(result.tool_calls[0].output, "approved: gpu");
+    assert_eq!(result.tool_calls[0].metadata, None);
+}
+
+#[tokio::test]
+async fn a_second_suspension_on_the_rerun_is_unresolved() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let counter = runs.clone();
+    let stubborn = NativeTool::of(
+        "stubborn",
+        "Never satisfied",
+        json!({"type": "object"}),
+        move |_, _| {
+            let n = counter.fetch_add(1, Ordering::SeqCst);
+            async move { ToolResult::pending(Request::new("approval", format!("Approve attempt {n}?"))) }
+        },
+    );
+    let stub = Stub::json(vec![
+        oa_calls(&[("call_1", "stubborn", json!({}))]),
+        oa_text("gave up"),
+    ])
+    .await;
+    let asked = Arc::new(AtomicUsize::new(0));
+    let asked2 = asked.clone();
+    let client = openai(&stub)
+        .wait_for(move |req: Request| {
+            asked2.fetch_add(1, Ordering::SeqCst);
+            async move { Answer::ok(req.id) }
+        })
+        .build()
+        .unwrap();
+    let tk = Toolkit::builder().tool(stubborn).build().unwrap();
+    let result = client.run("go", &tk).await.unwrap();
+
+    assert_eq!(result.status, RunStatus::Done);
+    assert_eq!(runs.load(Ordering::SeqCst), 2, "re-run once, never looped");
+    assert_eq!(asked.load(Ordering::SeqCst), 1);
+    let call = &result.tool_calls[0];
+    assert!(call.is_error);
+    assert_eq!(call.output, "unresolved: Approve attempt 0?");
+    assert_eq!(tool_contents(&stub.seen()[1])[0].1, call.output);
+}
+
+#[tokio::test]
+async fn an_answer_for_another_request_is_not_trusted() {
+    let approver = Approver::default();
+    let stub = Stub::json(vec![
+        oa_calls(&[("call_1", "approve_purchase", json!({"item": "gpu"}))]),
+        oa_text("hmm"),
+    ])
+    .await;
+    let client = openai(&stub)
+        .wait_for(|_req: Request| async move { Answer::ok("someone-else") })
+        .build()
+        .unwrap();
+    let tk = Toolkit::builder().tool(approver.tool()).build().unwrap();
+    let result = client.run("buy", &tk).await.unwrap();
+
+    assert_eq!(result.status, RunStatus::Done);
+    assert_eq!(approver.runs(), 1, "no re-run on a mismatched answer");
+    let call = &result.tool_calls[0];
+    assert!(call.is_error);
+    assert!(
+        call.output
+            .starts_with("unresolved: Approve purchase of gpu?"),
+        "{}",
+        call.output
+    );
+}
+
+#[tokio::test]
+async fn several_suspensions_with_wait_for_each_resolve() {
+    let approver = Approver::default();
+    let stub = Stub::json(vec![
+        oa_calls(&[
+            ("call_1", "approve_purchase", json!({"item": "gpu"})),
+            ("call_2", "approve_purchase", json!({"item": "cpu"})),
+            ("call_3", "approve_purchase", json!({"item": "ram"})),
+        ]),
+        oa_text("all done"),
+    ])
+    .await;
+    let asked = Arc::new(Mutex::new(Vec::<Request>::new()));
+    let asked2 = asked.clone();
+    let client = openai(&stub)
+        .wait_for(move |req: Request| {
+            asked2.lock().unwrap().push(req.clone());
+            async move {
+                if req.prompt.contains("cpu") {
+                    Answer::decline(req.id, "declined")
+                } else {
+                    Answer::ok(req.id)
+                }
+            }
+        })
+        .build()
+        .unwrap();
+    let tk = Toolkit::builder().tool(approver.tool()).build().unwrap();
+    let result = client.run("buy", &tk).await.unwrap();
+
+    assert_eq!(result.status, RunStatus::Done);
+    let mut prompts: Vec<String> = asked
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|r| r.prompt.clone())
+        .collect();
+    prompts.sort();
+    assert_eq!(
+        prompts,
+        [
+            "Approve purchase of cpu?",
+            "Approve purchase of gpu?",
+            "Approve purchase of ram?"
+        ]
+    );
+    assert_eq!(
+        tool_contents(&stub.seen()[1]),
+        vec![
+            ("call_1".to_owned(), "approved: gpu".to_owned()),
+            (
+                "call_2".to_owned(),
+                "declined/expired: Approve purchase of cpu?".to_owned()
+            ),
+            ("call_3".to_owned(), "approved: ram".to_owned()),
+        ]
+    );
+    assert_eq!(
+        approver.runs(),
+        5,
+        "3 first runs + 2 re-runs; the refusal is not re-run"
+    );
+}
+
+#[tokio::test]
+async fn without_wait_for_the_run_halts_pending() {
+    let approver = Approver::default();
+    let stub = Stub::json(vec![
+        oa_calls(&[("call_1", "approve_purchase", json!({"item": "gpu"}))]),
+        oa_text("never reached"),
+    ])
+    .await;
+    let client = openai(&stub).build().unwrap();
+    let tk = Toolkit::builder().tool(approver.tool()).build().unwrap();
+    let result = client.run("buy", &tk).await.unwrap();
+
+    assert_eq!(result.status, RunStatus::Pending);
+    assert_eq!(stub.calls(), 1, "the run does not go on");
+    let request = result.pending.clone().expect("the request it halted on");
+    assert_eq!(request.kind, "approval");
+    assert_eq!(request.prompt, "Approve purchase of gpu?");
+    assert!(result.limit.is_none());
+    assert_eq!(result.tool_calls.len(), 1);
+    assert_eq!(
+        ToolResult::pending_of(&ToolResult {
+            output: result.tool_calls[0].output.clone(),
+            is_error: result.tool_calls[0].is_error,
+            metadata: result.tool_calls[0].metadata.clone(),
+        }),
+        Some(request.clone())
+    );
+    assert_eq!(
+        result.messages.last(),
+        Some(&Message::ToolResults {
+            results: vec![ToolOutput {
+                call_id: "call_1".into(),
+                name: "approve_purchase".into(),
+                output: "Approve purchase of gpu?".into(),
+                is_error: true,
+                pending: Some(request),
+            }]
+        })
+    );
+}
+
+/// `park`: suspends with a prompt naming its `tag`; with `late: true` it first waits until
+/// a sibling `park` without `late` has suspended, so the first suspension in call order is
+/// the last to finish.
+fn park(gate: Arc<Notify>) -> impl Tool {
+    NativeTool::of(
+        "park",
+        "Suspends",
+        json!({"type": "object"}),
+        move |args: Value, ctx: ToolContext| {
+            let gate = gate.clone();
+            async move {
+                let tag = args["tag"].as_str().unwrap_or_default().to_owned();
+                if let Some(answer) = ctx.answer {
+                    return ToolResult::ok(format!("{tag} answered {}", answer.ok));
+                }
+                if args["late"] == true {
+                    gate.notified().await;
+                } else {
+                    gate.notify_one();
+                }
+                ToolResult::pending(Request::new("input", format!("need {tag}")))
+            }
+        },
+    )
+}
+
+pub fn halting_turn() -> serde_json::Value {
+    oa_calls(&[
+        ("call_1", "echo", json!({"item": "one"})),
+        ("call_2", "park", json!({"tag": "A", "late": true})),
+        ("call_3", "echo", json!({"item": "three"})),
+        ("call_4", "park", json!({"tag": "B"})),
+    ])
+}
+
+pub fn halting_toolkit(echo_runs: Arc<AtomicUsize>) -> Toolkit {
+    Toolkit::builder()
+        .tool(echo(echo_runs))
+        .tool(park(Arc::new(Notify::new())))
+        .build()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn several_suspensions_halt_on_the_first_in_call_order() {
+    let stub = Stub::json(vec![halting_turn(), oa_text("never reached")]).await;
+    let client = openai(&stub).build().unwrap();
+    let tk = halting_toolkit(Arc::new(AtomicUsize::new(0)));
+    let result = tokio::time::timeout(Duration::from_secs(10), client.run("go", &tk))
+        .await
+        .expect("calls run concurrently")
+        .unwrap();
+
+    assert_eq!(result.status, RunStatus::Pending);
+    assert_eq!(result.pending.as_ref().unwrap().prompt, "need A");
+    let Some(Message::ToolResults { results }) = result.messages.last() else {
+        panic!("the transcript ends with the turn's results");
+    };
+    let laid: Vec<(&str, &str, bool)> = results
+        .iter()
+        .map(|r| (r.call_id.as_str(), r.output.as_str(), r.pending.is_some()))
+        .collect();
+    assert_eq!(
+        laid,
+        [
+            ("call_1", "echo: one", false),
+            ("call_2", "need A", true),
+            ("call_3", "echo: three", false),
+        ],
+        "completed results in call order plus the halted call's placeholder; B has none yet"
+    );
+    let recorded: Vec<&str> = result.tool_calls.iter().map(|c| c.id.as_str()).collect();
+    assert_eq!(recorded, ["call_1", "call_2", "call_3"]);
+}

@@ -1,0 +1,389 @@
+//! [`LlmClientBuilder`]: every setting of an [`LlmClient`], checked once at `build()`.
+
+use std::fmt;
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue, AUTHORIZATION, CONTENT_TYPE};
+use serde_json::Value;
+
+use super::hooks::{boxed, boxed2, Hooks};
+use super::transport::Transport;
+use super::{
+    BeforeTool, ClientError, Inner, LlmCall, LlmClient, MetricEvent, Style, ToolCallInfo,
+    ToolOutcome,
+};
+use crate::{Answer, Request, ToolResult};
+
+const DEFAULT_MAX_TURNS: usize = 10;
+const DEFAULT_RETRIES: u32 = 2;
+const DEFAULT_RETRY_BASE: Duration = Duration::from_millis(500);
+const ANTHROPIC_VERSION: &str = "2023-06-01";
+
+/// Configures an [`LlmClient`]; start with [`LlmClient::builder`].
+///
+/// Only the model is required. The API key comes from [`api_key`](Self::api_key) or, when
+/// that is not called, from the environment variable matching the endpoint:
+/// `OPENROUTER_API_KEY` for an `openrouter.ai` host, `ANTHROPIC_API_KEY` for the Anthropic
+/// style or an `anthropic.com` host, `OPENAI_API_KEY` otherwise.
+///
+/// ```
+/// use toolnexus::{Answer, LlmClient, Request, Style};
+///
+/// let client = LlmClient::builder()
+///     .base_url("http://127.0.0.1:8080/v1")
+///     .style(Style::OpenAi)
+///     .model("gpt-4o-mini")
+///     .api_key("test-key")
+///     .system_prompt("You are a shop assistant.")
+///     .wait_for(|req: Request| async move { Answer::ok(req.id) })
+///     .build()
+///     .unwrap();
+/// assert!(!format!("{client:?}").contains("test-key"));
+/// ```
+#[must_use = "a builder does nothing until `build()` is called"]
+pub struct LlmClientBuilder {
+    base_url: Option<String>,
+    style: Style,
+    model: Option<String>,
+    api_key: Option<String>,
+    headers: Vec<(String, String)>,
+    system_prompt: Option<String>,
+    max_turns: usize,
+    max_tokens: Option<u32>,
+    retries: u32,
+    retry_base: Duration,
+    hooks: Hooks,
+}
+
+impl Default for LlmClientBuilder {
+    fn default() -> Self {
+        LlmClientBuilder {
+            base_url: None,
+            style: Style::OpenAi,
+            model: None,
+            api_key: None,
+            headers: Vec::new(),
+            system_prompt: None,
+            max_turns: DEFAULT_MAX_TURNS,
+            max_tokens: None,
+            retries: DEFAULT_RETRIES,
+            retry_base: DEFAULT_RETRY_BASE,
+            hooks: Hooks::default(),
+        }
+    }
+}
+
+impl fmt::Debug for LlmClientBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let header_names: Vec<&str> = self.headers.iter().map(|(n, _)| n.as_str()).collect();
+        f.debug_struct("LlmClientBuilder")
+            .field("base_url", &self.base_url)
+            .field("style", &self.style)
+            .field("model", &self.model)
+            .field("api_key", &self.api_key.as_ref().map(|_| "[redacted]"))
+            .field("headers", &header_names)
+            .field("max_turns", &self.max_turns)
+            .field("max_tokens", &self.max_tokens)
+            .field("retries", &self.retries)
+            .field("hooks", &self.hooks)
+            .finish_non_exhaustive()
+    }
+}
+
+impl LlmClientBuilder {
+    /// The API base: `{base}/chat/completions` (OpenAI) or `{base}/messages` (Anthropic,
+    /// `/v1` added when missing) is called. Defaults to the vendor's public API.
+    pub fn base_url(mut self, url: impl Into<String>) -> Self {
+        self.base_url = Some(url.into());
+        self
+    }
+
+    /// The wire format (default [`Style::OpenAi`]).
+    pub fn style(mut self, style: Style) -> Self {
+        self.style = style;
+        self
+    }
+
+    /// The model id, sent verbatim on every turn. Required.
+    pub fn model(mut self, model: impl Into<String>) -> Self {
+        self.model = Some(model.into());
+        self
+    }
+
+    /// The API key (else taken from the environment, see the type's docs).
+    pub fn api_key(mut self, key: impl Into<String>) -> Self {
+        self.api_key = Some(key.into());
+        self
+    }
+
+    /// An extra header on every request (an organization id, a gateway token, …). Its value
+    /// is treated as a secret: never printed, masked in error excerpts.
+    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.headers.push((name.into(), value.into()));
+        self
+    }
+
+    /// Instructions put first in every new run's transcript.
+    pub fn system_prompt(mut self, prompt: impl Into<String>) -> Self {
+        self.system_prompt = Some(prompt.into());
+        self
+    }
+
+    /// The most model calls one `run` (or one resume) makes (default 10, at least 1).
+    /// Reaching it ends the run as [`RunStatus::Incomplete`](crate::RunStatus::Incomplete)
+    /// after the last turn's tool calls have run.
+    pub fn max_turns(mut self, turns: usize) -> Self {
+        self.max_turns = turns;
+        self
+    }
+
+    /// `max_tokens` per model call. Anthropic requires it (default 4096); for OpenAI it is
+    /// sent only when set.
+    pub fn max_tokens(mut self, tokens: u32) -> Self {
+        self.max_tokens = Some(tokens);
+        self
+    }
+
+    /// How many times a failed model request is retried (default 2): HTTP 429, 500, 502,
+    /// 503, 504 and connection failures.
+    pub fn retries(mut self, retries: u32) -> Self {
+        self.retries = retries;
+        self
+    }
+
+    /// The first retry's delay (default 500 ms); each further retry doubles it. Half of
+    /// each delay is random jitter.
+    pub fn retry_base(mut self, delay: Duration) -> Self {
+        self.retry_base = delay;
+        self
+    }
+
+    /// Resolves suspensions in-process: called with each suspended call's request, its
+    /// answer decides what happens (an `ok` answer re-runs the call once with it). Without
+    /// it, a suspension halts the run with [`RunStatus::Pending`](crate::RunStatus::Pending).
+    ///
+    /// An answer whose id does not echo the request's is not trusted: the call gets the
+    /// error result `unresolved: <prompt> (…)`.
+    pub fn wait_for<F, Fut>(mut self, f: F) -> Self
+    where
+        F: Fn(Request) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Answer> + Send + 'static,
+    {
+        self.hooks.wait_for = Some(boxed(f));
+        self
+    }
+
+    /// Receives every [`MetricEvent`], synchronously: keep it quick.
+    pub fn on_metric(mut self, f: impl Fn(&MetricEvent) + Send + Sync + 'static) -> Self {
+        self.hooks.on_metric = Some(Arc::new(f));
+        self
+    }
+
+    /// Runs before each model call and returns what to send (see [`LlmCall`]).
+    pub fn before_llm<F, Fut>(mut self, f: F) -> Self
+    where
+        F: Fn(LlmCall) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = LlmCall> + Send + 'static,
+    {
+        self.hooks.before_llm = Some(boxed(f));
+        self
+    }
+
+    /// Sees each successful model response as raw JSON, before it is interpreted.
+    pub fn after_llm<F, Fut>(mut self, f: F) -> Self
+    where
+        F: Fn(Value) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = ()> + Send + 'static,
+    {
+        self.hooks.after_llm = Some(boxed(f));
+        self
+    }
+
+    /// Runs before each tool execution (re-runs after an answer included, with
+    /// [`ToolCallInfo::answer`] set): continue, rewrite the arguments, or answer in the
+    /// tool's place — possibly with a suspension.
+    pub fn before_tool<F, Fut>(mut self, f: F) -> Self
+    where
+        F: Fn(ToolCallInfo) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = BeforeTool> + Send + 'static,
+    {
+        self.hooks.before_tool = Some(boxed(f));
+        self
+    }
+
+    /// Runs after each tool execution with its sorted outcome and returns the result to
+    /// keep (return `outcome.into_result()` to keep it unchanged). A suspension arrives as
+    /// [`ToolOutcome::Pending`], never as a failure.
+    pub fn after_tool<F, Fut>(mut self, f: F) -> Self
+    where
+        F: Fn(ToolCallInfo, ToolOutcome) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = ToolResult> + Send + 'static,
+    {
+        self.hooks.after_tool = Some(boxed2(f));
+        self
+    }
+
+    /// Checks the settings and builds the client. Nothing is sent.
+    pub fn build(self) -> Result<LlmClient, ClientError> {
+        let model = self
+            .model
+            .filter(|m| !m.trim().is_empty())
+            .ok_or_else(|| ClientError::Config("a model is required: call `.model(..)`".into()))?;
+        if self.max_turns == 0 {
+            return Err(ClientError::Config("max_turns must be at least 1".into()));
+        }
+        let style = self.style;
+        let base_url = self
+            .base_url
+            .unwrap_or_else(|| default_base(style).to_owned());
+        // The URL is not echoed: it could carry credentials.
+        let url = reqwest::Url::parse(&style.endpoint(&base_url))
+            .map_err(|e| ClientError::Config(format!("the base URL is not a valid URL: {e}")))?;
+        if !matches!(url.scheme(), "http" | "https") {
+            return Err(ClientError::Config(
+                "the base URL must start with http:// or https://".into(),
+            ));
+        }
+        let api_key = match self.api_key.filter(|k| !k.is_empty()) {
+            Some(key) => key,
+            None => {
+                let var = key_variable(style, url.host_str());
+                std::env::var(var)
+                    .ok()
+                    .filter(|k| !k.is_empty())
+                    .ok_or(ClientError::MissingApiKey { var })?
+            }
+        };
+        let headers = headers(style, &api_key, &self.headers)?;
+        let http = reqwest::Client::builder()
+            .default_headers(headers)
+            .tcp_nodelay(true)
+            .build()
+            .map_err(|e| ClientError::Config(format!("could not start the HTTP client: {e}")))?;
+        let mut secrets = vec![api_key];
+        secrets.extend(
+            self.headers
+                .into_iter()
+                .map(|(_, v)| v)
+                .filter(|v| v.len() >= MIN_MASKED_LEN),
+        );
+        Ok(LlmClient {
+            inner: Arc::new(Inner {
+                model,
+                style,
+                base_url,
+                system_prompt: self.system_prompt,
+                max_turns: self.max_turns,
+                max_tokens: self.max_tokens,
+                transport: Transport {
+                    http,
+                    url,
+                    retries: self.retries,
+                    retry_base: self.retry_base,
+                    secrets,
+                },
+                hooks: self.hooks,
+            }),
+        })
+    }
+}
+
+/// Shorter header values are not masked in excerpts: masking `1` would mangle every number.
+const MIN_MASKED_LEN: usize = 4;
+
+fn default_base(style: Style) -> &'static str {
+    match style {
+        Style::OpenAi => "https://api.openai.com/v1",
+        Style::Anthropic => "https://api.anthropic.com",
+    }
+}
+
+fn key_variable(style: Style, host: Option<&str>) -> &'static str {
+    let host = host.unwrap_or_default();
+    let is = |domain: &str| host == domain || host.ends_with(&format!(".{domain}"));
+    if is("openrouter.ai") {
+        "OPENROUTER_API_KEY"
+    } else if style == Style::Anthropic || is("anthropic.com") {
+        "ANTHROPIC_API_KEY"
+    } else {
+        "OPENAI_API_KEY"
+    }
+}
+
+/// The headers every request carries, values marked sensitive so they never print.
+fn headers(
+    style: Style,
+    api_key: &str,
+    extra: &[(String, String)],
+) -> Result<HeaderMap, ClientError> {
+    let secret = |value: &str| {
+        HeaderValue::from_str(value).map(|mut v| {
+            v.set_sensitive(true);
+            v
+        })
+    };
+    let invalid_key = |_| ClientError::Config("the API key contains invalid characters".into());
+    let mut map = HeaderMap::new();
+    map.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    match style {
+        Style::OpenAi => {
+            map.insert(
+                AUTHORIZATION,
+                secret(&format!("Bearer {api_key}")).map_err(invalid_key)?,
+            );
+        }
+        Style::Anthropic => {
+            map.insert("x-api-key", secret(api_key).map_err(invalid_key)?);
+            map.insert(
+                "anthropic-version",
+                HeaderValue::from_static(ANTHROPIC_VERSION),
+            );
+        }
+    }
+    for (name, value) in extra {
+        let header = HeaderName::from_bytes(name.as_bytes())
+            .map_err(|_| ClientError::Config(format!("`{name}` is not a valid header name")))?;
+        let value = secret(value).map_err(|_| {
+            ClientError::Config(format!(
+                "the value of header `{name}` has invalid characters"
+            ))
+        })?;
+        map.insert(header, value);
+    }
+    Ok(map)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn key_variable_follows_the_host_then_the_style() {
+        assert_eq!(
+            key_variable(Style::OpenAi, Some("openrouter.ai")),
+            "OPENROUTER_API_KEY"
+        );
+        assert_eq!(
+            key_variable(Style::Anthropic, Some("api.openrouter.ai")),
+            "OPENROUTER_API_KEY"
+        );
+        assert_eq!(
+            key_variable(Style::Anthropic, Some("127.0.0.1")),
+            "ANTHROPIC_API_KEY"
+        );
+        assert_eq!(
+            key_variable(Style::OpenAi, Some("api.anthropic.com")),
+            "ANTHROPIC_API_KEY"
+        );
+        assert_eq!(
+            key_variable(Style::OpenAi, Some("api.openai.com")),
+            "OPENAI_API_KEY"
+        );
+        assert_eq!(
+            key_variable(Style::OpenAi, Some("notopenrouter.ai")),
+            "OPENAI_API_KEY"
+        );
+    }
+}

@@ -1,0 +1,101 @@
+//! The provider-neutral transcript of a run.
+//!
+//! A transcript is plain serde data: a host that persists
+//! [`RunResult::messages`](crate::RunResult::messages) as JSON can load it in another process and resume it with
+//! [`LlmClient::run_with_answer`](crate::LlmClient::run_with_answer).
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::Request;
+
+/// One entry of a transcript. Serialized with a `role` tag:
+/// `system`, `user`, `assistant` or `tool_results`.
+///
+/// ```
+/// use toolnexus::Message;
+///
+/// let m = Message::user("buy a gpu");
+/// let wire = serde_json::to_value(&m).unwrap();
+/// assert_eq!(wire, serde_json::json!({"role": "user", "content": "buy a gpu"}));
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "role", rename_all = "snake_case")]
+pub enum Message {
+    /// Instructions for the model (OpenAI: a `system` message; Anthropic: top-level `system`).
+    System {
+        /// The instructions.
+        content: String,
+    },
+    /// What the user said.
+    User {
+        /// The text.
+        content: String,
+    },
+    /// A model turn: its text and the tools it asked for, in the order it asked.
+    Assistant {
+        /// The text of the turn (may be empty when the model only calls tools).
+        #[serde(default, skip_serializing_if = "String::is_empty")]
+        content: String,
+        /// The tool calls of the turn.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        tool_calls: Vec<ToolCall>,
+    },
+    /// The results of one turn's tool calls, in call order: one per call, except that a run
+    /// halted on a suspension holds a placeholder for the halted call (see
+    /// [`ToolOutput::pending`]) and nothing yet for the calls after it that also suspended.
+    /// OpenAI receives it as one `tool` message per result, Anthropic as one `user` message
+    /// of `tool_result` blocks.
+    ToolResults {
+        /// The results.
+        results: Vec<ToolOutput>,
+    },
+}
+
+impl Message {
+    /// A system message.
+    pub fn system(content: impl Into<String>) -> Self {
+        Message::System {
+            content: content.into(),
+        }
+    }
+
+    /// A user message.
+    pub fn user(content: impl Into<String>) -> Self {
+        Message::User {
+            content: content.into(),
+        }
+    }
+}
+
+/// A tool call the model asked for.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolCall {
+    /// The provider's id of the call; its result echoes it.
+    pub id: String,
+    /// The tool's name as the model sent it.
+    pub name: String,
+    /// The arguments. When the model's arguments text was not valid JSON, this is that text
+    /// as a JSON string (the call then got an error result instead of running).
+    pub args: Value,
+}
+
+/// The result of one tool call, as kept in the transcript.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolOutput {
+    /// The id of the [`ToolCall`] this answers.
+    pub call_id: String,
+    /// The tool's name, as called.
+    pub name: String,
+    /// The text fed back to the model.
+    pub output: String,
+    /// Whether the call failed (or is parked, see `pending`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub is_error: bool,
+    /// Set only on the placeholder of the call a run halted on: the request it waits for.
+    /// [`LlmClient::run_with_answer`](crate::LlmClient::run_with_answer) finds the halted
+    /// call by it (and by `call_id`, whose arguments are in the preceding assistant message),
+    /// and refuses a request that is not this one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pending: Option<Request>,
+}

@@ -1,0 +1,85 @@
+//! The two wire formats. Request bodies are serialized straight from the borrowed
+//! transcript and the toolkit's cached declarations; replies are parsed into typed structs.
+
+mod anthropic;
+mod openai;
+
+use super::{ClientError, Message, Style, ToolCall, Usage};
+use crate::Toolkit;
+
+/// What one model turn produced, in provider-neutral form.
+pub(crate) struct ModelReply {
+    pub(crate) text: String,
+    pub(crate) calls: Vec<ToolCall>,
+    /// Per call: why its arguments could not be used (not valid JSON), if so.
+    pub(crate) arg_errors: Vec<Option<String>>,
+    pub(crate) usage: Usage,
+}
+
+/// Everything a request body is made of, borrowed.
+pub(crate) struct Outgoing<'a> {
+    pub(crate) model: &'a str,
+    pub(crate) messages: &'a [Message],
+    pub(crate) tools: &'a Toolkit,
+    pub(crate) max_tokens: Option<u32>,
+}
+
+/// Default `max_tokens` for Anthropic, which requires the field.
+pub(crate) const ANTHROPIC_MAX_TOKENS: u32 = 4096;
+
+impl Style {
+    /// The endpoint for a base URL: OpenAI `{base}/chat/completions`; Anthropic
+    /// `{base}/messages`, with `/v1` added when the base does not end with it.
+    pub(crate) fn endpoint(self, base: &str) -> String {
+        let base = base.trim_end_matches('/');
+        match self {
+            Style::OpenAi => format!("{base}/chat/completions"),
+            Style::Anthropic if base.ends_with("/v1") => format!("{base}/messages"),
+            Style::Anthropic => format!("{base}/v1/messages"),
+        }
+    }
+
+    pub(crate) fn encode(self, out: &Outgoing<'_>) -> Result<Vec<u8>, ClientError> {
+        let body = match self {
+            Style::OpenAi => serde_json::to_vec(&openai::Body::new(out)),
+            Style::Anthropic => serde_json::to_vec(&anthropic::Body::new(out)),
+        };
+        // Only a transcript a host edited into something unencodable can get here.
+        body.map_err(|e| ClientError::InvalidTranscript(format!("could not encode it: {e}")))
+    }
+
+    /// `secrets` are masked in the body excerpt of an error.
+    pub(crate) fn decode(self, body: &[u8], secrets: &[String]) -> Result<ModelReply, ClientError> {
+        let parsed = match self {
+            Style::OpenAi => openai::decode(body),
+            Style::Anthropic => anthropic::decode(body),
+        };
+        parsed.map_err(|e| match e {
+            Unreadable::Json(e) => ClientError::InvalidResponse(format!(
+                "{} (body starts with: {})",
+                describe_json_error(&e),
+                super::transport::excerpt(body, secrets)
+            )),
+            Unreadable::Shape(what) => ClientError::InvalidResponse(what.to_owned()),
+        })
+    }
+}
+
+/// Why a reply could not be read.
+pub(crate) enum Unreadable {
+    Json(serde_json::Error),
+    Shape(&'static str),
+}
+
+impl From<serde_json::Error> for Unreadable {
+    fn from(e: serde_json::Error) -> Self {
+        Unreadable::Json(e)
+    }
+}
+
+fn describe_json_error(e: &serde_json::Error) -> String {
+    match e.classify() {
+        serde_json::error::Category::Data => format!("unexpected shape: {e}"),
+        _ => format!("not valid JSON: {e}"),
+    }
+}
