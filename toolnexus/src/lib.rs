@@ -30,6 +30,11 @@
 
 #![warn(missing_docs)]
 
+// Generated code names the runtime `::toolnexus`; this makes that path work inside the
+// crate itself too.
+extern crate self as toolnexus;
+
+mod form;
 mod native;
 mod result;
 mod suspension;
