@@ -31,7 +31,12 @@
 #![warn(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+// Generated code names the runtime `::toolnexus`; this makes that path work inside the
+// crate itself too.
+extern crate self as toolnexus;
+
 mod client;
+mod form;
 mod native;
 mod result;
 mod suspension;

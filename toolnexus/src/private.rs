@@ -8,7 +8,7 @@ use futures::FutureExt;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
-use crate::{Answer, Answered, ToolResult};
+use crate::{Answer, Answered, Request, ToolResult};
 
 pub use schemars;
 pub use serde;
@@ -66,7 +66,7 @@ impl Args {
 
     /// Takes and decodes one argument. A missing one decodes from `null`, so `Option<T>`
     /// parameters may be left out and all others are required.
-    pub fn take<T: DeserializeOwned>(&mut self, name: &str) -> Result<T, ToolResult> {
+    pub fn take<T: ToolParam>(&mut self, name: &str) -> Result<T, ToolResult> {
         match self.map.remove(name) {
             Some(value) => T::deserialize(value).map_err(|e| {
                 ToolResult::error(format!(
@@ -84,6 +84,17 @@ impl Args {
         }
     }
 }
+
+/// What a decoded (not injected) parameter's type must be.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a tool parameter: it must implement `serde::Deserialize` and `schemars::JsonSchema`",
+    label = "the model's arguments are decoded into this type, and its schema is declared to the model",
+    note = "derive both on your type: `#[derive(serde::Deserialize, schemars::JsonSchema)]`",
+    note = "a parameter the runtime fills is `Option<&Answer>`, `Option<Answered<T>>` or `&ToolContext` (or is marked `#[answer]` / `#[context]`)"
+)]
+pub trait ToolParam: DeserializeOwned + schemars::JsonSchema {}
+
+impl<T: DeserializeOwned + schemars::JsonSchema> ToolParam for T {}
 
 /// serde_json's messages end in "at line 1 column 17", which means nothing to a model.
 fn strip_position(e: &serde_json::Error) -> String {
@@ -117,7 +128,85 @@ pub fn answered<T: DeserializeOwned>(
     }
 }
 
-/// Type assertion helpers that put the error on the user's own token.
+/// Fills an `#[answer]` parameter, whatever its type is spelled like (a type alias, …).
+#[diagnostic::on_unimplemented(
+    message = "`#[answer]` cannot fill a parameter of type `{Self}`",
+    label = "an `#[answer]` parameter must be `Option<&Answer>` or `Option<Answered<T>>`"
+)]
+pub trait FromAnswer<'a>: Sized {
+    /// The value for a call that received `answer`.
+    fn from_answer(tool: &'static str, answer: Option<&'a Answer>) -> Result<Self, ToolResult>;
+}
+
+impl<'a> FromAnswer<'a> for Option<&'a Answer> {
+    fn from_answer(_tool: &'static str, answer: Option<&'a Answer>) -> Result<Self, ToolResult> {
+        Ok(answer)
+    }
+}
+
+impl<T: DeserializeOwned> FromAnswer<'_> for Option<Answered<T>> {
+    fn from_answer(tool: &'static str, answer: Option<&Answer>) -> Result<Self, ToolResult> {
+        answered(tool, answer)
+    }
+}
+
+/// What the type of `pending!(…, answer = T)` must be.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot describe an answer: it must implement `schemars::JsonSchema`",
+    label = "`answer = ..` sends this type's schema to the host as the form to fill in",
+    note = "derive it on a struct with named fields: `#[derive(serde::Deserialize, schemars::JsonSchema)]`"
+)]
+pub trait AnswerForm: schemars::JsonSchema {}
+
+impl<T: schemars::JsonSchema> AnswerForm for T {}
+
+/// The form schema `pending!(…, answer = T)` asks with, or why `T` cannot be a form.
+pub fn answer_schema<T: AnswerForm>() -> Result<Value, String> {
+    let raw = schemars::SchemaGenerator::default().into_root_schema_for::<T>();
+    crate::form::form_schema(&raw.to_value()).map_err(|reason| {
+        format!(
+            "`{}` cannot be asked for as an answer: {reason}",
+            std::any::type_name::<T>()
+        )
+    })
+}
+
+/// The suspension of `pending!(…, answer = T)`: the form schema goes to
+/// `request.data["schema"]`, next to what `data = …` holds.
+pub fn ask_form(
+    request: Request,
+    data: Option<Value>,
+    schema: &Result<Value, String>,
+) -> ToolResult {
+    let schema = match schema {
+        Ok(schema) => schema.clone(),
+        Err(reason) => {
+            tracing::error!(%reason, "pending!(answer = ..) cannot build its form");
+            return ToolResult::error(format!("pending!(answer = ..): {reason}"));
+        }
+    };
+    let mut data = match data {
+        None => Map::new(),
+        Some(Value::Object(map)) => map,
+        Some(other) => {
+            return ToolResult::error(format!(
+                "pending!: `data` must be a JSON object to carry the answer schema, got {}",
+                kind_of(&other)
+            ))
+        }
+    };
+    if data.contains_key("schema") {
+        return ToolResult::error(
+            "pending!: `data` already has a `schema` key, where `answer = ..` puts its form; \
+             rename the key or drop `answer`",
+        );
+    }
+    data.insert("schema".to_owned(), schema);
+    ToolResult::pending(request.with_data(Value::Object(data)))
+}
+
+/// Requires a tool body's future to be `Send`; generated code calls it spanned at the fn,
+/// so a body holding something like an `Rc` across an `.await` is reported there.
 pub fn assert_send<F: Future + Send>(f: F) -> F {
     f
 }

@@ -1,0 +1,9 @@
+use toolnexus::tool;
+
+/// Echoes its input
+#[tool]
+async fn echo(text: &str) -> String {
+    text.to_owned()
+}
+
+fn main() {}

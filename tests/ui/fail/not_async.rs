@@ -1,0 +1,9 @@
+use toolnexus::tool;
+
+/// Echoes its input
+#[tool]
+fn echo(text: String) -> String {
+    text
+}
+
+fn main() {}

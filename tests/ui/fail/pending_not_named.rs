@@ -1,0 +1,5 @@
+use toolnexus::{pending, ToolResult};
+
+fn main() {
+    let _: ToolResult = pending!("approval", "Approve?");
+}

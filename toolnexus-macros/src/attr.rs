@@ -1,0 +1,120 @@
+//! The options of `#[tool(...)]`, the helper attributes on parameters (`#[arg(...)]`,
+//! `#[answer]`, `#[context]`) and descriptions from doc comments.
+
+use proc_macro2::{Span, TokenStream};
+use syn::{Attribute, Expr, Lit, LitStr, Meta};
+
+use crate::diag::Errors;
+use crate::named::{NamedArgs, Spec};
+
+const TOOL_SPEC: Spec = Spec {
+    context: "#[tool]",
+    exprs: &["name", "description", "struct_name", "crate"],
+    types: &[],
+    example: "#[tool(name = \"get_weather\", description = \"Current weather for a city\")]",
+};
+
+const ARG_SPEC: Spec = Spec {
+    context: "#[arg]",
+    exprs: &["description"],
+    types: &[],
+    example: "#[arg(description = \"The city to look up\")]",
+};
+
+/// What `#[tool(...)]` says.
+#[derive(Default)]
+pub(crate) struct ToolOptions {
+    pub(crate) name: Option<LitStr>,
+    pub(crate) description: Option<LitStr>,
+    pub(crate) struct_name: Option<LitStr>,
+    pub(crate) krate: Option<LitStr>,
+}
+
+impl ToolOptions {
+    pub(crate) fn parse(tokens: TokenStream, errors: &mut Errors) -> ToolOptions {
+        let args = NamedArgs::parse(tokens, &TOOL_SPEC, errors);
+        let mut str_of = |key: &str| args.get(key).and_then(|n| n.lit_str(errors));
+        ToolOptions {
+            name: str_of("name"),
+            description: str_of("description"),
+            struct_name: str_of("struct_name"),
+            krate: str_of("crate"),
+        }
+    }
+}
+
+/// The helper attributes found on one parameter.
+#[derive(Default)]
+pub(crate) struct ParamAttrs {
+    /// `#[arg(description = "...")]`
+    pub(crate) description: Option<String>,
+    /// Where `#[arg(...)]` was written, to reject it on injected parameters.
+    pub(crate) arg: Option<Span>,
+    /// `#[answer]`: inject the host's answer whatever the type is spelled like.
+    pub(crate) answer: Option<Span>,
+    /// `#[context]`: inject the tool context whatever the type is spelled like.
+    pub(crate) context: Option<Span>,
+}
+
+const HELPERS: &[&str] = &["arg", "answer", "context"];
+
+/// Whether `attr` is one of ours, to be removed before the fn is re-emitted (the compiler
+/// would reject it on a parameter).
+pub(crate) fn is_helper(attr: &Attribute) -> bool {
+    HELPERS.iter().any(|h| attr.path().is_ident(h))
+}
+
+/// Reads (and removes) the helper attributes of one parameter.
+pub(crate) fn take_param_attrs(attrs: &mut Vec<Attribute>, errors: &mut Errors) -> ParamAttrs {
+    let mut found = ParamAttrs::default();
+    for attr in attrs.iter().filter(|a| is_helper(a)) {
+        let span = attr.path().segments[0].ident.span();
+        if attr.path().is_ident("arg") {
+            let tokens = match &attr.meta {
+                Meta::List(list) => list.tokens.clone(),
+                _ => {
+                    errors.at(attr, format_args!("expected `{}`", ARG_SPEC.example));
+                    continue;
+                }
+            };
+            let args = NamedArgs::parse(tokens, &ARG_SPEC, errors);
+            if let Some(lit) = args.get("description").and_then(|n| n.lit_str(errors)) {
+                found.description = Some(lit.value().trim().to_owned());
+            }
+            found.arg = Some(span);
+        } else {
+            if !matches!(attr.meta, Meta::Path(_)) {
+                errors.at(
+                    attr,
+                    "`#[answer]` and `#[context]` take no arguments: write just the attribute",
+                );
+            }
+            if attr.path().is_ident("answer") {
+                found.answer = Some(span);
+            } else {
+                found.context = Some(span);
+            }
+        }
+    }
+    attrs.retain(|a| !is_helper(a));
+    found
+}
+
+/// The text of the `///` comments: each line trimmed, lines joined with `\n`, the whole
+/// trimmed. `None` when there is no (literal) doc text.
+pub(crate) fn doc_text(attrs: &[Attribute]) -> Option<String> {
+    let mut lines = Vec::new();
+    for attr in attrs.iter().filter(|a| a.path().is_ident("doc")) {
+        // `#[doc = include_str!(..)]` cannot be read by a macro; such docs are skipped.
+        if let Meta::NameValue(nv) = &attr.meta {
+            if let Expr::Lit(lit) = &nv.value {
+                if let Lit::Str(s) = &lit.lit {
+                    // `split`, not `lines`: an empty `///` is a paragraph break to keep.
+                    lines.extend(s.value().split('\n').map(|l| l.trim().to_owned()));
+                }
+            }
+        }
+    }
+    let text = lines.join("\n").trim().to_owned();
+    (!text.is_empty()).then_some(text)
+}

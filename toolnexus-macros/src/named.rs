@@ -1,0 +1,186 @@
+//! `key = value` argument lists, shared by `#[tool(...)]`, `#[arg(...)]`, `pending!` and
+//! `auth_required!`: any order, trailing comma allowed, unknown and duplicate keys reported
+//! at the offending key.
+
+use proc_macro2::{TokenStream, TokenTree};
+use syn::ext::IdentExt;
+use syn::parse::{ParseStream, Parser};
+use syn::{Expr, Ident, Lit, LitStr, Token, Type};
+
+use crate::diag::Errors;
+
+/// What a list accepts.
+pub(crate) struct Spec {
+    /// How the user wrote the macro, for messages: `#[tool]`, `pending!`, …
+    pub(crate) context: &'static str,
+    /// Keys whose value is an expression.
+    pub(crate) exprs: &'static [&'static str],
+    /// Keys whose value is a type.
+    pub(crate) types: &'static [&'static str],
+    /// A complete, valid example, shown when the input is not a `key = value` list.
+    pub(crate) example: &'static str,
+}
+
+impl Spec {
+    fn valid_keys(&self) -> String {
+        let keys: Vec<String> = self
+            .exprs
+            .iter()
+            .chain(self.types)
+            .map(|k| format!("`{k}`"))
+            .collect();
+        keys.join(", ")
+    }
+}
+
+/// One argument's value.
+pub(crate) enum Value {
+    Expr(Expr),
+    Type(Type),
+}
+
+/// One `key = value` pair.
+pub(crate) struct Named {
+    /// The key as written (raw identifiers stripped of `r#`).
+    pub(crate) key: Ident,
+    pub(crate) value: Value,
+}
+
+impl Named {
+    /// The value, required to be a string literal (the form attribute options take).
+    pub(crate) fn lit_str(&self, errors: &mut Errors) -> Option<LitStr> {
+        if let Value::Expr(Expr::Lit(lit)) = &self.value {
+            if let Lit::Str(s) = &lit.lit {
+                return Some(s.clone());
+            }
+        }
+        let tokens = match &self.value {
+            Value::Expr(e) => quote::quote!(#e),
+            Value::Type(t) => quote::quote!(#t),
+        };
+        errors.at(
+            tokens,
+            format_args!("expected a string literal: `{} = \"...\"`", self.key),
+        );
+        None
+    }
+}
+
+/// The valid arguments of one list, in the order written.
+pub(crate) struct NamedArgs {
+    items: Vec<Named>,
+    complete: bool,
+}
+
+impl NamedArgs {
+    /// Parses `tokens`. Unknown and duplicate keys are recorded in `errors` and parsing goes
+    /// on, so every mistake is reported at once; a list that is not `key = value` pairs at
+    /// all is recorded too, and yields what was read before it.
+    pub(crate) fn parse(tokens: TokenStream, spec: &Spec, errors: &mut Errors) -> NamedArgs {
+        let mut items = Vec::new();
+        let parser = |input: ParseStream| parse_list(input, spec, &mut items, errors);
+        let complete = match parser.parse2(tokens) {
+            Ok(()) => true,
+            Err(e) => {
+                errors.push(e);
+                false
+            }
+        };
+        NamedArgs { items, complete }
+    }
+
+    /// Whether the whole list was read (no syntax error cut it short).
+    pub(crate) fn complete(&self) -> bool {
+        self.complete
+    }
+
+    /// The argument named `key`, if given.
+    pub(crate) fn get(&self, key: &str) -> Option<&Named> {
+        self.items.iter().find(|n| n.key == key)
+    }
+
+    /// Every argument, in the order written.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &Named> {
+        self.items.iter()
+    }
+}
+
+fn parse_list(
+    input: ParseStream,
+    spec: &Spec,
+    items: &mut Vec<Named>,
+    errors: &mut Errors,
+) -> syn::Result<()> {
+    while !input.is_empty() {
+        let key = input.call(Ident::parse_any).map_err(|e| {
+            syn::Error::new(
+                e.span(),
+                format_args!("expected `key = value` arguments, e.g. `{}`", spec.example),
+            )
+        })?;
+        let key = key.unraw();
+        if !input.peek(Token![=]) {
+            return Err(syn::Error::new(
+                key.span(),
+                format_args!(
+                    "expected `{key} = ...`; arguments of {} are `key = value` pairs, e.g. `{}`",
+                    spec.context, spec.example
+                ),
+            ));
+        }
+        input.parse::<Token![=]>()?;
+        let name = key.to_string();
+        let known = spec.exprs.contains(&name.as_str()) || spec.types.contains(&name.as_str());
+        let value = if spec.types.contains(&name.as_str()) {
+            Some(Value::Type(input.parse()?))
+        } else if known {
+            Some(Value::Expr(input.parse()?))
+        } else {
+            errors.at(
+                &key,
+                format_args!(
+                    "unknown argument `{key}` in {}; expected one of {}",
+                    spec.context,
+                    spec.valid_keys()
+                ),
+            );
+            skip_value(input)?;
+            None
+        };
+        if let Some(value) = value {
+            if items.iter().any(|n| n.key == key) {
+                errors.at(
+                    &key,
+                    format_args!(
+                        "duplicate argument `{key}` in {}; give it once",
+                        spec.context
+                    ),
+                );
+            } else {
+                items.push(Named { key, value });
+            }
+        }
+        if input.is_empty() {
+            break;
+        }
+        input.parse::<Token![,]>()?;
+    }
+    Ok(())
+}
+
+/// Skips an unknown key's value up to the next top-level comma, so the keys after it are
+/// still checked.
+fn skip_value(input: ParseStream) -> syn::Result<()> {
+    input.step(|cursor| {
+        let mut rest = *cursor;
+        while let Some((tt, next)) = rest.token_tree() {
+            if let TokenTree::Punct(p) = &tt {
+                if p.as_char() == ',' {
+                    return Ok(((), rest));
+                }
+            }
+            rest = next;
+        }
+        Ok(((), rest))
+    })
+}

@@ -1,0 +1,165 @@
+//! `pending!` and `auth_required!`: a suspension result built from named arguments.
+//!
+//! Values are evaluated once each, in the order written, then assembled into a `Request`.
+
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote, quote_spanned};
+use syn::spanned::Spanned;
+
+use crate::diag::Errors;
+use crate::named::{Named, NamedArgs, Spec, Value};
+use crate::runtime;
+
+const PENDING: Spec = Spec {
+    context: "pending!",
+    exprs: &["kind", "prompt", "url", "data", "id", "expires_at"],
+    types: &["answer"],
+    example: "pending!(kind = \"approval\", prompt = \"Approve the purchase?\")",
+};
+
+const AUTH_REQUIRED: Spec = Spec {
+    context: "auth_required!",
+    exprs: &["url", "prompt"],
+    types: &[],
+    example: "auth_required!(url = \"https://example.com/login\")",
+};
+
+/// The optional `Request` builder calls, by key.
+const BUILDERS: &[(&str, &str)] = &[
+    ("url", "with_url"),
+    ("id", "with_id"),
+    ("expires_at", "with_expires_at"),
+];
+
+pub(crate) fn pending(input: TokenStream) -> syn::Result<TokenStream> {
+    let mut errors = Errors::default();
+    let args = NamedArgs::parse(input, &PENDING, &mut errors);
+    require(&args, &PENDING, &["kind", "prompt"], &mut errors);
+    let args = errors.finish(args)?;
+
+    let krate = runtime::path();
+    let lets = bind_in_order(&args);
+    let mut request = quote!(#krate::Request::new(__toolnexus_kind, __toolnexus_prompt));
+    for (key, method) in BUILDERS {
+        if let Some(arg) = args.get(key) {
+            let var = var(arg);
+            let method = format_ident!("{}", method);
+            request = quote_spanned!(value_span(arg)=> #request.#method(#var));
+        }
+    }
+    let data = args.get("data");
+    let result = match args.get("answer").map(|a| &a.value) {
+        Some(Value::Type(ty)) => {
+            let data = match data {
+                Some(arg) => {
+                    let var = var(arg);
+                    quote!(::core::option::Option::Some(#var))
+                }
+                None => quote!(::core::option::Option::None),
+            };
+            let krate_at_ty = runtime::at(&krate, ty.span());
+            let schema = quote_spanned! {ty.span()=>
+                __TOOLNEXUS_ANSWER_SCHEMA.get_or_init(#krate_at_ty::__private::answer_schema::<#ty>)
+            };
+            quote! {{
+                // One schema per call site (and so per answer type), built on first use.
+                static __TOOLNEXUS_ANSWER_SCHEMA: ::std::sync::OnceLock<
+                    ::core::result::Result<#krate::__private::serde_json::Value, ::std::string::String>,
+                > = ::std::sync::OnceLock::new();
+                #krate::__private::ask_form(#request, #data, #schema)
+            }}
+        }
+        _ => {
+            if let Some(arg) = data {
+                let var = var(arg);
+                request = quote_spanned!(value_span(arg)=> #request.with_data(#var));
+            }
+            quote!(#krate::ToolResult::pending(#request))
+        }
+    };
+    Ok(quote! {{
+        #(#lets)*
+        #result
+    }})
+}
+
+pub(crate) fn auth_required(input: TokenStream) -> syn::Result<TokenStream> {
+    let mut errors = Errors::default();
+    let args = NamedArgs::parse(input, &AUTH_REQUIRED, &mut errors);
+    require(&args, &AUTH_REQUIRED, &["url"], &mut errors);
+    let args = errors.finish(args)?;
+
+    let krate = runtime::path();
+    let lets = bind_in_order(&args);
+    let prompt = match args.get("prompt") {
+        Some(arg) => {
+            let var = var(arg);
+            quote_spanned! {value_span(arg)=>
+                ::core::option::Option::Some(::core::convert::AsRef::<str>::as_ref(&#var))
+            }
+        }
+        None => quote!(::core::option::Option::None),
+    };
+    Ok(quote! {{
+        #(#lets)*
+        #krate::ToolResult::auth_required(__toolnexus_url, #prompt)
+    }})
+}
+
+/// Errors where an expression is expected: several `compile_error!`s side by side are
+/// not one expression, so they go in a block.
+pub(crate) fn expression_error(error: syn::Error) -> TokenStream {
+    let errors = error.into_compile_error();
+    quote!({ #errors })
+}
+
+/// Records what is missing, at the macro call, with an example of a complete call.
+fn require(args: &NamedArgs, spec: &Spec, required: &[&str], errors: &mut Errors) {
+    if !args.complete() {
+        // The list stopped at a syntax error; what follows it is unknown.
+        return;
+    }
+    let missing: Vec<String> = required
+        .iter()
+        .filter(|k| args.get(k).is_none())
+        .map(|k| format!("`{k}`"))
+        .collect();
+    if missing.is_empty() {
+        return;
+    }
+    let needs: Vec<String> = required.iter().map(|k| format!("`{k}`")).collect();
+    errors.at_span(
+        Span::call_site(),
+        format_args!(
+            "{} is missing {}: it needs {}, e.g. `{}`",
+            spec.context,
+            missing.join(" and "),
+            needs.join(" and "),
+            spec.example
+        ),
+    );
+}
+
+/// `let __toolnexus_<key> = <value>;` for every expression argument, in the order written.
+fn bind_in_order(args: &NamedArgs) -> Vec<TokenStream> {
+    args.iter()
+        .filter_map(|arg| match &arg.value {
+            Value::Expr(expr) => {
+                let var = var(arg);
+                Some(quote_spanned!(expr.span()=> let #var = #expr;))
+            }
+            Value::Type(_) => None,
+        })
+        .collect()
+}
+
+fn var(arg: &Named) -> syn::Ident {
+    format_ident!("__toolnexus_{}", arg.key)
+}
+
+fn value_span(arg: &Named) -> Span {
+    match &arg.value {
+        Value::Expr(e) => e.span(),
+        Value::Type(t) => t.span(),
+    }
+}
