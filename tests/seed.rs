@@ -1,17 +1,20 @@
-//! The three programs of the suspension document, against the runtime API. Programs 2 and 3
-//! build their tools with `NativeTool::of` where the reference uses `#[tool]`/`pending!`.
-
-#[path = "common/stub.rs"]
-mod stub;
+//! The three programs of the suspension document, written against the pinned Rust API and
+//! run against the project's own scripted endpoint (`toolnexus::testing`).
 
 use serde_json::{json, Value};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
-use stub::*;
-use toolnexus::{
-    Answer, LlmClient, NativeTool, Request, RunStatus, Style, Tool, ToolContext, ToolResult,
-    Toolkit,
-};
+use toolnexus::testing::{MockLlm, RecordedRequest, Reply};
+use toolnexus::{pending, tool, Answer, LlmClient, Request, RunStatus, Style, ToolResult, Toolkit};
+
+/// OpenAI tool-role messages of a recorded request.
+fn tool_messages(seen: &RecordedRequest) -> Vec<Value> {
+    seen.messages()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .cloned()
+        .collect()
+}
 
 // 1. The smallest useful call: build and read a suspension.
 #[test]
@@ -31,44 +34,34 @@ fn build_and_read_a_suspension() {
 
 static EXECUTIONS: AtomicUsize = AtomicUsize::new(0);
 
-fn item_schema() -> Value {
-    json!({"type": "object", "properties": {"item": {"type": "string"}}, "required": ["item"]})
-}
-
 /// Requests spend approval before proceeding
-fn approve_purchase() -> impl Tool {
-    NativeTool::of(
-        "approve_purchase",
-        "Requests spend approval before proceeding",
-        item_schema(),
-        |args: Value, ctx: ToolContext| async move {
-            EXECUTIONS.fetch_add(1, Ordering::SeqCst);
-            let item = args["item"].as_str().unwrap_or_default().to_owned();
-            match ctx.answer {
-                // On the resumed retry the answer is present: that is how the tool tells the calls apart.
-                Some(a) if a.ok => ToolResult::ok(format!("approved: {item}")),
-                Some(_) => ToolResult::error("declined"),
-                None => ToolResult::pending(Request::new(
-                    "approval",
-                    format!("Approve purchase of {item}?"),
-                )),
-            }
-        },
-    )
+#[tool]
+async fn approve_purchase(item: String, answer: Option<&Answer>) -> ToolResult {
+    EXECUTIONS.fetch_add(1, Ordering::SeqCst);
+    match answer {
+        // On the resumed retry the answer is present: that is how the tool tells the calls apart.
+        Some(a) if a.ok => ToolResult::ok(format!("approved: {item}")),
+        Some(_) => ToolResult::error("declined"),
+        None => pending!(
+            kind = "approval",
+            prompt = format!("Approve purchase of {item}?")
+        ),
+    }
 }
 
 // 2. The realistic case: a full suspend/resolve loop against a stub LLM.
 #[tokio::test]
 async fn suspend_and_resolve_loop() {
-    let stub = Stub::json(vec![
-        oa_calls(&[("call_1", "approve_purchase", json!({"item": "gpu"}))]),
-        oa_text("Purchase approved."),
+    let stub = MockLlm::start([
+        Reply::tool_call("call_1", "approve_purchase", json!({"item": "gpu"})),
+        Reply::text("Purchase approved."),
     ])
-    .await;
+    .await
+    .unwrap();
     let asked = Arc::new(std::sync::Mutex::new(Vec::<Request>::new()));
     let asked2 = asked.clone();
     let client = LlmClient::builder()
-        .base_url(stub.openai_base())
+        .base_url(stub.base_url())
         .style(Style::OpenAi)
         .model("gpt-4o-mini")
         .api_key("test-key")
@@ -83,7 +76,7 @@ async fn suspend_and_resolve_loop() {
         })
         .build()
         .unwrap();
-    let tk = Toolkit::builder().tool(approve_purchase()).build().unwrap();
+    let tk = Toolkit::builder().tool(ApprovePurchase).build().unwrap();
     let before = EXECUTIONS.load(Ordering::SeqCst);
     let result = client.run("buy a gpu", &tk).await.unwrap();
 
@@ -105,7 +98,7 @@ async fn suspend_and_resolve_loop() {
     assert_eq!(asked[0].kind, "approval");
     assert_eq!(asked[0].prompt, "Approve purchase of gpu?");
 
-    let second = &stub.seen()[1];
+    let second = &stub.requests()[1];
     let tools = tool_messages(second);
     assert_eq!(tools.len(), 1, "one result for the one call: {tools:?}");
     assert_eq!(tools[0]["tool_call_id"], "call_1");
@@ -114,34 +107,28 @@ async fn suspend_and_resolve_loop() {
 }
 
 /// Requests spend approval before proceeding
-fn approve_purchase_strict() -> impl Tool {
-    NativeTool::of(
-        "approve_purchase",
-        "Requests spend approval before proceeding",
-        item_schema(),
-        |args: Value, ctx: ToolContext| async move {
-            let item = args["item"].as_str().unwrap_or_default().to_owned();
-            match ctx.answer {
-                Some(_) => ToolResult::error("declined"),
-                None => ToolResult::pending(Request::new(
-                    "approval",
-                    format!("Approve purchase of {item}?"),
-                )),
-            }
-        },
-    )
+#[tool(name = "approve_purchase")]
+async fn approve_purchase_strict(item: String, answer: Option<&Answer>) -> ToolResult {
+    match answer {
+        Some(_) => ToolResult::error("declined"),
+        None => pending!(
+            prompt = format!("Approve purchase of {item}?"),
+            kind = "approval"
+        ),
+    }
 }
 
 // 3. Full surface: a declined answer feeds back an error and the loop keeps going.
 #[tokio::test]
 async fn declined_answer_feeds_back_an_error() {
-    let stub = Stub::json(vec![
-        oa_calls(&[("call_1", "approve_purchase", json!({"item": "gpu"}))]),
-        oa_text("The purchase was declined."),
+    let stub = MockLlm::start([
+        Reply::tool_call("call_1", "approve_purchase", json!({"item": "gpu"})),
+        Reply::text("The purchase was declined."),
     ])
-    .await;
+    .await
+    .unwrap();
     let client = LlmClient::builder()
-        .base_url(stub.openai_base())
+        .base_url(stub.base_url())
         .style(Style::OpenAi)
         .model("gpt-4o-mini")
         .api_key("test-key")
@@ -149,7 +136,7 @@ async fn declined_answer_feeds_back_an_error() {
         .build()
         .unwrap();
     let tk = Toolkit::builder()
-        .tool(approve_purchase_strict())
+        .tool(ApprovePurchaseStrict)
         .build()
         .unwrap();
     let result = client.run("buy a gpu", &tk).await.unwrap();
@@ -169,7 +156,7 @@ async fn declined_answer_feeds_back_an_error() {
         "{}",
         result.tool_calls[0].output
     );
-    let tools = tool_messages(&stub.seen()[1]);
+    let tools = tool_messages(&stub.requests()[1]);
     assert_eq!(tools.len(), 1);
     assert!(tools[0]["content"]
         .as_str()

@@ -1,0 +1,94 @@
+//! A purchase that needs a human's approval.
+//!
+//! The model asks for `approve_purchase`; the tool parks on an approval request; the host's
+//! `wait_for` asks the human at the terminal; the tool re-runs with the answer; the model
+//! gives its final answer.
+//!
+//! ```sh
+//! cargo run --example approve_purchase                                 # embedded stub, asks y/n
+//! TOOLNEXUS_AUTO_ANSWER=decline cargo run --example approve_purchase   # answers by itself
+//! OPENAI_API_KEY=sk-… cargo run --example approve_purchase             # a real model
+//! ```
+//! Also `TOOLNEXUS_BASE_URL`, `TOOLNEXUS_MODEL` and `TOOLNEXUS_STYLE=openai|anthropic`.
+
+mod support;
+
+use serde_json::json;
+use toolnexus::testing::{RecordedRequest, Reply};
+use toolnexus::{pending, tool, Answer, BeforeTool, Request, ToolOutcome, ToolResult, Toolkit};
+
+/// Requests spend approval before proceeding
+#[tool]
+async fn approve_purchase(
+    #[arg(description = "What to buy")] item: String,
+    answer: Option<&Answer>,
+) -> ToolResult {
+    match answer {
+        Some(a) if a.ok => ToolResult::ok(format!("approved: {item}")),
+        Some(_) => ToolResult::error("declined"),
+        None => pending!(
+            kind = "approval",
+            prompt = format!("Approve purchase of {item}?")
+        ),
+    }
+}
+
+/// What the embedded stub's model says: call the tool, then report what came of it.
+fn script(req: &RecordedRequest) -> Reply {
+    match support::last_tool_output(req) {
+        None => Reply::tool_call("call_1", "approve_purchase", json!({"item": "gpu"})),
+        Some(out) if out.starts_with("approved") => {
+            Reply::text("The gpu purchase is approved and on its way.")
+        }
+        Some(_) => Reply::text("The purchase was declined, so I did not buy the gpu."),
+    }
+}
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let endpoint = support::endpoint(script).await?;
+    let client = endpoint
+        .builder
+        .system_prompt("You buy things for the lab. Use approve_purchase before any purchase.")
+        .before_tool(|call| async move {
+            match &call.answer {
+                None => println!("1. the model asked for {}({})", call.name, call.args),
+                Some(a) => println!("4. the tool re-runs with the answer (ok = {})", a.ok),
+            }
+            BeforeTool::Continue
+        })
+        .after_tool(|_call, outcome| async move {
+            match &outcome {
+                ToolOutcome::Pending { request, .. } => {
+                    println!(
+                        "2. the tool parked on request {} ({}): {}",
+                        request.id, request.kind, request.prompt
+                    )
+                }
+                ToolOutcome::Success(r) => println!("   the tool finished: {}", r.output),
+                ToolOutcome::Failure(r) => println!("   the tool failed: {}", r.output),
+            }
+            outcome.into_result()
+        })
+        .wait_for(|request: Request| async move {
+            let approved = support::ask_yes_no(&request.prompt).await;
+            println!(
+                "3. the human answered: {}",
+                if approved { "approve" } else { "decline" }
+            );
+            if approved {
+                Answer::ok(request.id)
+            } else {
+                Answer::decline(request.id, "declined")
+            }
+        })
+        .build()?;
+    let tk = Toolkit::builder().tool(ApprovePurchase).build()?;
+
+    let result = client.run("Please buy a gpu for the lab.", &tk).await?;
+    for call in &result.tool_calls {
+        println!("   recorded: {} -> {}", call.name, call.output);
+    }
+    println!("5. final answer: {}", result.text);
+    Ok(())
+}

@@ -1,0 +1,422 @@
+//! The agent-loop benchmark: our `LlmClient` against the floor, a hand-written loop on raw
+//! reqwest + `serde_json::Value`, on the same scripted endpoint.
+//!
+//! One run is two LLM round trips. `weather`: turn 1 asks for `get_weather {"city":"Paris"}`
+//! and `add {"a":2,"b":2}`, turn 2 answers in text. `approve`: turn 1 asks for
+//! `approve_purchase {"item":"gpu"}`, which parks, is answered by `wait_for` and re-runs.
+//!
+//! ```sh
+//! cargo run --release --example bench_loop                 # every variant, 300 runs each
+//! cargo run --release --example bench_loop -- 1000         # N runs each
+//! cargo run --release --example bench_loop -- run ours weather 300 --url URL   # one variant
+//! cargo run --release --example bench_loop -- mock         # serve the endpoint, print its URL
+//! ```
+//!
+//! Each variant runs in its own process so its peak RSS is its own; the endpoint runs in
+//! another process so that neither its instructions nor its memory count against a client.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+use toolnexus::testing::{MockLlm, RecordedRequest, Reply};
+use toolnexus::{pending, tool, Answer, LlmClient, Request, Style, ToolResult, Toolkit};
+
+const MODEL: &str = "gpt-4o-mini";
+const KEY: &str = "bench-key";
+const WARMUP: usize = 20;
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let result = match args.first().map(String::as_str) {
+        Some("mock") => serve_mock(),
+        Some("run") => run_variant(&args[1..]),
+        Some(n) => n
+            .parse()
+            .map_err(|_| format!("unknown mode `{n}`: use `mock`, `run` or a run count"))
+            .and_then(compare_all),
+        None => compare_all(300),
+    };
+    if let Err(e) = result {
+        eprintln!("bench_loop: {e}");
+        std::process::exit(1);
+    }
+}
+
+// ---------------------------------------------------------------- the endpoint
+
+fn scripted_reply(req: &RecordedRequest) -> Reply {
+    let last_role = req.messages().last().and_then(|m| m["role"].as_str());
+    if last_role == Some("tool") {
+        return Reply::text("Done: it is 21°C in Paris and 2 + 2 = 4.");
+    }
+    let approve = req.body["tools"].as_array().is_some_and(|tools| {
+        tools
+            .iter()
+            .any(|t| t["function"]["name"] == "approve_purchase")
+    });
+    if approve {
+        Reply::tool_call("call_1", "approve_purchase", json!({"item": "gpu"}))
+    } else {
+        Reply::tool_calls([
+            ("call_1", "get_weather", json!({"city": "Paris"})),
+            ("call_2", "add", json!({"a": 2, "b": 2})),
+        ])
+    }
+}
+
+/// Serves until standard input closes, so the parent controls its lifetime.
+fn serve_mock() -> Result<(), String> {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())?;
+    rt.block_on(async {
+        let mock = MockLlm::with_fn(scripted_reply)
+            .await
+            .map_err(|e| e.to_string())?;
+        println!("{}", mock.base_url());
+        std::io::stdout().flush().map_err(|e| e.to_string())?;
+        tokio::task::spawn_blocking(|| {
+            let mut sink = String::new();
+            while std::io::stdin()
+                .read_line(&mut sink)
+                .map(|n| n > 0)
+                .unwrap_or(false)
+            {
+                sink.clear();
+            }
+        })
+        .await
+        .map_err(|e| e.to_string())
+    })
+}
+
+/// A child process serving the endpoint; killed when dropped.
+struct MockProcess {
+    child: std::process::Child,
+    url: String,
+}
+
+impl MockProcess {
+    fn spawn() -> Result<Self, String> {
+        let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+        let mut child = Command::new(exe)
+            .arg("mock")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .map_err(|e| format!("cannot start the mock: {e}"))?;
+        let stdout = child.stdout.take().ok_or("the mock has no stdout")?;
+        let mut url = String::new();
+        BufReader::new(stdout)
+            .read_line(&mut url)
+            .map_err(|e| e.to_string())?;
+        Ok(MockProcess {
+            child,
+            url: url.trim().to_owned(),
+        })
+    }
+}
+
+impl Drop for MockProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+// ---------------------------------------------------------------- the driver
+
+fn compare_all(runs: usize) -> Result<(), String> {
+    let mock = MockProcess::spawn()?;
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    println!(
+        "{runs} runs per variant after {WARMUP} warm-up runs; endpoint {}",
+        mock.url
+    );
+    println!(
+        "{:<8} {:<8} {:>10} {:>10} {:>12}",
+        "client", "scenario", "p50 ms", "p95 ms", "peak RSS MB"
+    );
+    for scenario in ["weather", "approve"] {
+        for client in ["floor", "ours"] {
+            let out = Command::new(&exe)
+                .args([
+                    "run",
+                    client,
+                    scenario,
+                    &runs.to_string(),
+                    "--url",
+                    &mock.url,
+                ])
+                .output()
+                .map_err(|e| e.to_string())?;
+            if !out.status.success() {
+                return Err(format!(
+                    "{client}/{scenario} failed: {}",
+                    String::from_utf8_lossy(&out.stderr)
+                ));
+            }
+            print!("{}", String::from_utf8_lossy(&out.stdout));
+        }
+    }
+    Ok(())
+}
+
+fn run_variant(args: &[String]) -> Result<(), String> {
+    let usage = "usage: run <ours|floor> <weather|approve> <N> [--url URL]";
+    let [client, scenario, runs, rest @ ..] = args else {
+        return Err(usage.into());
+    };
+    let runs: usize = runs.parse().map_err(|_| usage.to_owned())?;
+    let approve = match scenario.as_str() {
+        "weather" => false,
+        "approve" => true,
+        _ => return Err(usage.into()),
+    };
+    let spawned;
+    let url = match rest {
+        [flag, url] if flag == "--url" => url.clone(),
+        [] => {
+            spawned = MockProcess::spawn()?;
+            spawned.url.clone()
+        }
+        _ => return Err(usage.into()),
+    };
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())?;
+    let times = rt.block_on(async {
+        match client.as_str() {
+            "ours" => Ours::new(&url, approve)?.measure(runs).await,
+            "floor" => Floor::new(&url, approve).measure(runs).await,
+            _ => Err(usage.to_owned()),
+        }
+    })?;
+    report(client, scenario, times);
+    Ok(())
+}
+
+fn report(client: &str, scenario: &str, mut times: Vec<Duration>) {
+    times.sort();
+    let at = |q: f64| {
+        let i = ((times.len() as f64 - 1.0) * q).round() as usize;
+        times.get(i).map_or(0.0, |d| d.as_secs_f64() * 1e3)
+    };
+    println!(
+        "{client:<8} {scenario:<8} {:>10.3} {:>10.3} {:>12.1}",
+        at(0.5),
+        at(0.95),
+        peak_rss_mb()
+    );
+}
+
+fn peak_rss_mb() -> f64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+        .map_or(0.0, |kb| kb / 1024.0)
+}
+
+/// Times `runs` runs after a warm-up; each run must end with the final text.
+async fn time_runs<F, Fut>(runs: usize, mut one: F) -> Result<Vec<Duration>, String>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<String, String>>,
+{
+    for _ in 0..WARMUP {
+        one().await?;
+    }
+    let mut times = Vec::with_capacity(runs);
+    for _ in 0..runs {
+        let start = Instant::now();
+        let text = one().await?;
+        times.push(start.elapsed());
+        if !text.starts_with("Done") {
+            return Err(format!("unexpected final text: {text}"));
+        }
+    }
+    Ok(times)
+}
+
+// ---------------------------------------------------------------- ours
+
+/// Current weather for a city
+#[tool]
+async fn get_weather(city: String) -> String {
+    format!("21°C and sunny in {city}")
+}
+
+/// Adds two integers
+#[tool(struct_name = "AddTool")]
+async fn add(a: i64, b: i64) -> String {
+    (a + b).to_string()
+}
+
+/// Requests spend approval before proceeding
+#[tool]
+async fn approve_purchase(item: String, answer: Option<&Answer>) -> ToolResult {
+    match answer {
+        Some(a) if a.ok => ToolResult::ok(format!("approved: {item}")),
+        Some(_) => ToolResult::error("declined"),
+        None => pending!(
+            kind = "approval",
+            prompt = format!("Approve purchase of {item}?")
+        ),
+    }
+}
+
+struct Ours {
+    client: LlmClient,
+    toolkit: Toolkit,
+}
+
+impl Ours {
+    fn new(url: &str, approve: bool) -> Result<Self, String> {
+        let client = LlmClient::builder()
+            .base_url(url)
+            .style(Style::OpenAi)
+            .model(MODEL)
+            .api_key(KEY)
+            .wait_for(|req: Request| async move { Answer::ok(req.id) })
+            .build()
+            .map_err(|e| e.to_string())?;
+        let toolkit = if approve {
+            Toolkit::builder().tool(ApprovePurchase).build()
+        } else {
+            Toolkit::builder().tool(GetWeather).tool(AddTool).build()
+        }
+        .map_err(|e| e.to_string())?;
+        Ok(Ours { client, toolkit })
+    }
+
+    async fn measure(&self, runs: usize) -> Result<Vec<Duration>, String> {
+        time_runs(runs, || async {
+            let result = self
+                .client
+                .run(
+                    "What is the weather in Paris, and what is 2 + 2?",
+                    &self.toolkit,
+                )
+                .await
+                .map_err(|e| e.to_string())?;
+            Ok(result.text)
+        })
+        .await
+    }
+}
+
+// ---------------------------------------------------------------- the floor
+
+/// What a careful engineer writes by hand: one reqwest client, the tool declarations built
+/// once, `serde_json::Value` for everything on the wire.
+struct Floor {
+    http: reqwest::Client,
+    url: String,
+    tools: Value,
+}
+
+impl Floor {
+    fn new(base: &str, approve: bool) -> Self {
+        let tools = if approve {
+            json!([{"type": "function", "function": {"name": "approve_purchase", "description": "Requests spend approval before proceeding",
+                "parameters": {"type": "object", "properties": {"item": {"type": "string"}}, "required": ["item"]}}}])
+        } else {
+            json!([
+                {"type": "function", "function": {"name": "get_weather", "description": "Current weather for a city",
+                    "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}},
+                {"type": "function", "function": {"name": "add", "description": "Adds two integers",
+                    "parameters": {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}, "required": ["a", "b"]}}}
+            ])
+        };
+        Floor {
+            http: reqwest::Client::new(),
+            url: format!("{base}/chat/completions"),
+            tools,
+        }
+    }
+
+    async fn measure(&self, runs: usize) -> Result<Vec<Duration>, String> {
+        time_runs(runs, || {
+            self.run("What is the weather in Paris, and what is 2 + 2?")
+        })
+        .await
+    }
+
+    async fn run(&self, prompt: &str) -> Result<String, String> {
+        let mut messages = vec![json!({"role": "user", "content": prompt})];
+        for _ in 0..10 {
+            let body = json!({"model": MODEL, "messages": messages, "tools": self.tools});
+            let reply: Value = self
+                .http
+                .post(&self.url)
+                .bearer_auth(KEY)
+                .json(&body)
+                .send()
+                .await
+                .map_err(|e| e.to_string())?
+                .json()
+                .await
+                .map_err(|e| e.to_string())?;
+            let message = reply["choices"][0]["message"].clone();
+            let calls = message["tool_calls"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default();
+            if calls.is_empty() {
+                return Ok(message["content"].as_str().unwrap_or_default().to_owned());
+            }
+            messages.push(message);
+            for call in calls {
+                let name = call["function"]["name"].as_str().unwrap_or_default();
+                let args: Value =
+                    serde_json::from_str(call["function"]["arguments"].as_str().unwrap_or("{}"))
+                        .map_err(|e| e.to_string())?;
+                let output = self.call_tool(name, &args).await;
+                messages
+                    .push(json!({"role": "tool", "tool_call_id": call["id"], "content": output}));
+            }
+        }
+        Err("too many turns".into())
+    }
+
+    async fn call_tool(&self, name: &str, args: &Value) -> String {
+        match name {
+            "get_weather" => format!(
+                "21°C and sunny in {}",
+                args["city"].as_str().unwrap_or_default()
+            ),
+            "add" => {
+                (args["a"].as_i64().unwrap_or(0) + args["b"].as_i64().unwrap_or(0)).to_string()
+            }
+            "approve_purchase" => {
+                let item = args["item"].as_str().unwrap_or_default();
+                // The same suspension protocol, by hand: park, ask, re-run once with the answer.
+                let request = json!({"id": uuid_like(), "kind": "approval", "prompt": format!("Approve purchase of {item}?")});
+                let answer = wait_for(&request).await;
+                if answer["ok"] == true {
+                    format!("approved: {item}")
+                } else {
+                    "declined".to_owned()
+                }
+            }
+            other => format!("unknown tool {other}"),
+        }
+    }
+}
+
+async fn wait_for(request: &Value) -> Value {
+    json!({"id": request["id"], "ok": true})
+}
+
+fn uuid_like() -> String {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    format!("req-{}", NEXT.fetch_add(1, Ordering::Relaxed))
+}
