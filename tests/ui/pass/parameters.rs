@@ -1,5 +1,6 @@
 //! Parameter and return types: optional, nested structs and enums, raw identifiers,
 //! mutable bindings, no parameters at all, and the usual return types.
+#![deny(warnings)]
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use toolnexus::{tool, Json, Tool};

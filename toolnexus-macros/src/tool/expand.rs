@@ -179,7 +179,7 @@ fn execute_body(model: &ToolFn) -> TokenStream {
     // Spanned at the fn, so a body that holds something not `Send` across an `.await` is
     // reported there rather than at the `#[tool]` attribute.
     let call = quote_spanned! {model.sig_span=>
-        #krate_at_fn::__private::assert_send(#fn_ident(#(#call_args),*))
+        #krate_at_fn::__private::tool_future_must_be_send(#fn_ident(#(#call_args),*))
     };
     let output_span = match &model.output {
         ReturnType::Type(_, ty) => ty.span(),
