@@ -186,8 +186,10 @@ fn execute_body(model: &ToolFn) -> TokenStream {
         ReturnType::Default => model.sig_span,
     };
     let krate_at_output = runtime::at(krate, output_span);
+    // Only the return type's span on the conversion, so "cannot be returned from a tool"
+    // underlines exactly that type.
     let result = quote_spanned! {output_span=>
-        #krate_at_output::IntoToolResult::into_tool_result(#call.await)
+        #krate_at_output::IntoToolResult::into_tool_result(__toolnexus_output)
     };
     quote! {
         let __toolnexus_ctx = __toolnexus_ctx;
@@ -196,6 +198,7 @@ fn execute_body(model: &ToolFn) -> TokenStream {
             ::core::result::Result::Err(error) => return error,
         };
         #(#bindings)*
+        let __toolnexus_output = #call.await;
         #result
     }
 }

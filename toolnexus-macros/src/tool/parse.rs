@@ -73,10 +73,16 @@ impl ToolFn {
         let struct_ident = struct_ident(&fn_ident, options, errors);
         let name = tool_name(&fn_ident, options, errors);
         let description = match &options.description {
-            Some(lit) => lit.value().trim().to_owned(),
+            Some(lit) => {
+                let text = lit.value().trim().to_owned();
+                if text.is_empty() {
+                    errors.at(lit, "the description is empty: say what the tool does");
+                }
+                text
+            }
             None => doc_text(&func.attrs).unwrap_or_default(),
         };
-        if description.is_empty() {
+        if description.is_empty() && options.description.is_none() {
             errors.at(
                 &fn_ident,
                 format_args!(

@@ -1,7 +1,7 @@
 use serde_json::{json, Value};
 
 use crate::tool::BoxFuture;
-use crate::{Tool, ToolContext, ToolResult, Toolkit};
+use crate::{NativeTool, Tool, ToolContext, ToolResult, Toolkit, ToolkitError};
 
 /// A hand-written tool whose `execute` panics before returning a future.
 struct PanicsEagerly;
@@ -31,4 +31,54 @@ async fn a_tool_panicking_before_its_future_is_an_error_result() {
         result.output,
         "tool eager failed: panicked: no future for you"
     );
+}
+
+// Tools generated inside the runtime crate itself: `::toolnexus` resolves through
+// `extern crate self as toolnexus`.
+
+/// Approves purchases
+#[crate::tool(name = "approve")]
+async fn first(item: String) -> String {
+    item
+}
+
+/// Approves purchases too
+#[crate::tool(name = "approve")]
+async fn second(item: String) -> String {
+    item
+}
+
+#[test]
+fn two_tools_with_one_name_are_refused() {
+    let err = Toolkit::builder()
+        .tool(First)
+        .tool(Second)
+        .build()
+        .unwrap_err();
+    assert_eq!(err, ToolkitError::DuplicateName("approve".into()));
+    assert!(err.to_string().contains("`approve`"), "{err}");
+}
+
+#[test]
+fn names_that_clash_once_sanitized_are_refused() {
+    let schema = json!({"type": "object"});
+    let spaced = NativeTool::of("get weather", "Weather", schema.clone(), |_, _| async {
+        ""
+    });
+    let snake = NativeTool::of("get_weather", "Weather", schema, |_, _| async { "" });
+    let err = Toolkit::builder()
+        .tool(spaced)
+        .tool(snake)
+        .build()
+        .unwrap_err();
+    assert_eq!(err, ToolkitError::DuplicateName("get_weather".into()));
+}
+
+#[tokio::test]
+async fn generated_tools_run_inside_the_runtime_crate() {
+    let tk = Toolkit::builder().tool(First).build().unwrap();
+    let result = tk
+        .execute("approve", json!({"item": "gpu"}), ToolContext::default())
+        .await;
+    assert_eq!(result, ToolResult::ok("gpu"));
 }
