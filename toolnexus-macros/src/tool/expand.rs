@@ -194,8 +194,8 @@ fn execute_body(model: &ToolFn) -> TokenStream {
     quote! {
         let __toolnexus_ctx = __toolnexus_ctx;
         #args_binding = match #krate::__private::Args::new(__TOOLNEXUS_NAME, __toolnexus_args) {
-            ::core::result::Result::Ok(args) => args,
-            ::core::result::Result::Err(error) => return error,
+            ::core::result::Result::Ok(__toolnexus_args) => __toolnexus_args,
+            ::core::result::Result::Err(__toolnexus_error) => return __toolnexus_error,
         };
         #(#bindings)*
         let __toolnexus_output = #call.await;
@@ -215,8 +215,8 @@ fn binding(krate: &syn::Path, param: &Param) -> TokenStream {
     let unwrap = |expr: TokenStream| {
         quote_spanned! {span=>
             match #expr {
-                ::core::result::Result::Ok(value) => value,
-                ::core::result::Result::Err(error) => return error,
+                ::core::result::Result::Ok(__toolnexus_value) => __toolnexus_value,
+                ::core::result::Result::Err(__toolnexus_error) => return __toolnexus_error,
             }
         }
     };
