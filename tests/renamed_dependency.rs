@@ -40,6 +40,8 @@ tn = {{ package = "toolnexus", path = {runtime:?} }}
         .args(["check", "--offline", "--quiet", "--manifest-path"])
         .arg(project.join("Cargo.toml"))
         .env("CARGO_TARGET_DIR", root.join("target/renamed-dependency"))
+        // Set for this test binary only; the fixture is a plain binary crate.
+        .env_remove("CARGO_TARGET_TMPDIR")
         .output()
         .unwrap();
     assert!(

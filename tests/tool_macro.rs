@@ -397,6 +397,19 @@ fn an_answer_type_that_is_not_a_form_is_an_error_result() {
         "{}",
         result.output
     );
+
+    let result: ToolResult = pending!(
+        kind = "input",
+        prompt = "Zip?",
+        answer = Shipping,
+        data = json!({"schema": "mine"})
+    );
+    assert!(result.is_error && !result.is_pending());
+    assert!(
+        result.output.contains("already has a `schema` key"),
+        "{}",
+        result.output
+    );
 }
 
 #[test]

@@ -10,7 +10,174 @@ mod tool;
 
 use proc_macro::TokenStream;
 
-/// Turns an `async fn` into a tool.
+/// Turns an `async fn` into a tool a model can call.
+///
+/// ```
+/// use toolnexus::{pending, tool, Answer, Tool, ToolResult};
+///
+/// /// Requests spend approval before proceeding
+/// #[tool]
+/// async fn approve_purchase(item: String, answer: Option<&Answer>) -> ToolResult {
+///     match answer {
+///         Some(a) if a.ok => ToolResult::ok(format!("approved: {item}")),
+///         Some(_) => ToolResult::error("declined"),
+///         None => pending!(kind = "approval", prompt = format!("Approve purchase of {item}?")),
+///     }
+/// }
+///
+/// assert_eq!(ApprovePurchase.name(), "approve_purchase");
+/// assert_eq!(ApprovePurchase.description(), "Requests spend approval before proceeding");
+/// assert_eq!(ApprovePurchase.input_schema()["required"], serde_json::json!(["item"]));
+/// ```
+///
+/// Next to the fn, which stays as written and callable, this generates a unit struct named
+/// after it in UpperCamelCase (`ApprovePurchase`), with the fn's visibility, implementing
+/// `Tool`. Register it with `Toolkit::builder().tool(ApprovePurchase)`.
+///
+/// # Name and description
+///
+/// The tool is named after the fn (`r#type` gives `type`) and described by its `///` doc
+/// comment: each line trimmed, lines joined with `\n`, the whole trimmed. The model reads
+/// the description to decide when to call the tool, so a tool without one does not
+/// compile; the error says to add a doc comment or a `description`.
+///
+/// | option | effect |
+/// |---|---|
+/// | `name = "get_weather"` | the name the model calls; only `a-z A-Z 0-9 _ -`, not empty |
+/// | `description = "..."` | replaces the doc comment as the description |
+/// | `struct_name = "AddTool"` | names the struct (e.g. when `Add` is already taken) |
+/// | `crate = "path"` | where the runtime crate is, e.g. when it is re-exported |
+///
+/// ```
+/// use toolnexus::{tool, Tool};
+///
+/// #[tool(name = "add-numbers", description = "Adds two integers", struct_name = "AddTool")]
+/// async fn add(a: i64, b: i64) -> String {
+///     (a + b).to_string()
+/// }
+///
+/// assert_eq!(AddTool.name(), "add-numbers");
+/// ```
+///
+/// # Parameters
+///
+/// Every parameter that is not injected (below) is a property of the input schema, in
+/// parameter order, with the name of the parameter. Its type must implement
+/// `serde::Deserialize` and `schemars::JsonSchema` (nested structs and enums are inlined into
+/// one self-contained schema). `Option<T>` parameters are optional; all others are
+/// required. Describe a parameter to the model with `#[arg(description = "...")]`:
+///
+/// ```
+/// use toolnexus::{tool, Tool};
+///
+/// #[derive(serde::Deserialize, schemars::JsonSchema)]
+/// enum Unit { Celsius, Fahrenheit }
+///
+/// /// Current weather for a city
+/// #[tool]
+/// async fn weather(
+///     #[arg(description = "City name, e.g. Paris")] city: String,
+///     unit: Option<Unit>,
+/// ) -> String {
+///     let unit = if matches!(unit, Some(Unit::Fahrenheit)) { "°F" } else { "°C" };
+///     format!("21{unit} in {city}")
+/// }
+///
+/// let schema = Weather.input_schema();
+/// assert_eq!(schema["properties"]["city"]["description"], "City name, e.g. Paris");
+/// assert_eq!(schema["required"], serde_json::json!(["city"]));
+/// ```
+///
+/// Arguments are decoded before the body runs. Arguments that do not decode (missing,
+/// wrong type, not an object) never reach it: the call's result is an error naming the
+/// tool and the field, e.g. `invalid arguments for weather: missing required argument
+/// `city``. A panic in the body becomes an error result too; the run goes on.
+///
+/// # Injected parameters
+///
+/// These parameters are filled by the runtime, never by the model, and are not in the
+/// schema:
+///
+/// | parameter type | receives |
+/// |---|---|
+/// | `Option<&Answer>` | the host's answer on a resumed call, `None` on a first call |
+/// | `Option<Answered<T>>` | that answer with its data decoded into `T` (a typed answer) |
+/// | `&ToolContext` | the whole call context (answer, provider call id, …) |
+///
+/// They are recognised by how the type is written: `Answer`, `Answered` and `ToolContext`
+/// bare or behind the runtime's path (`toolnexus::Answer`, `::toolnexus::Answer`, or the
+/// name the dependency is renamed to), any parameter name. The generated code then hands
+/// over a value of the runtime's own type, so a type of yours that is merely also called
+/// `Answer` is a type-mismatch error on that parameter, never a silently wrong value. For
+/// another spelling, such as a type alias, mark the parameter: `#[answer]` (for an alias of
+/// `Option<&Answer>` or `Option<Answered<T>>`) or `#[context]` (for `&ToolContext`).
+///
+/// A typed answer that does not decode into `T` is an error result,
+/// `invalid answer for <tool>: <reason>`; the body does not run.
+///
+/// # Return type
+///
+/// Anything that implements `IntoToolResult`: `ToolResult`, `String`, `&'static str`, `()`,
+/// `toolnexus::Json<T>`, or a `Result` of one of these whose error implements `Display`
+/// (an `Err` becomes an error result with its message).
+///
+/// # Suspending
+///
+/// A body that needs a human returns a suspension, [`pending!`] or [`auth_required!`]. The
+/// host answers it and the call runs again, from the top, with the answer injected. Code
+/// before the `pending!` therefore runs on both calls: keep side effects (payments,
+/// emails) after the answer is checked.
+///
+/// ```
+/// use toolnexus::{pending, tool, Answer, Tool, ToolContext, ToolResult};
+///
+/// #[derive(Debug)]
+/// struct OutOfStock;
+/// impl std::fmt::Display for OutOfStock {
+///     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+///         f.write_str("out of stock")
+///     }
+/// }
+///
+/// /// Buys an item once a human approves
+/// #[tool]
+/// async fn buy(item: String, answer: Option<&Answer>) -> Result<ToolResult, OutOfStock> {
+///     if item == "unobtainium" {
+///         return Err(OutOfStock);
+///     }
+///     let Some(answer) = answer else {
+///         return Ok(pending!(kind = "approval", prompt = format!("Buy {item}?")));
+///     };
+///     // Only now, with the answer in hand, is it safe to spend money.
+///     Ok(if answer.ok { ToolResult::ok(format!("bought {item}")) } else { ToolResult::error("declined") })
+/// }
+///
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// let args = serde_json::json!({"item": "gpu"});
+/// let parked = Buy.execute(args.clone(), ToolContext::default()).await;
+/// let request = ToolResult::pending_of(&parked).unwrap();
+/// let ctx = ToolContext::default().with_answer(Answer::ok(request.id));
+/// assert_eq!(Buy.execute(args, ctx).await.output, "bought gpu");
+/// # });
+/// ```
+///
+/// # Requirements
+///
+/// Each of these is a compile error at the offending token, saying what to write instead:
+/// the fn must be `async`; it cannot have type or const parameters or a `where` clause; it
+/// cannot take `self` (put `#[toolbox]` on the impl block for methods sharing a value);
+/// every parameter is a plain identifier (destructure in the body); parameters are owned
+/// (`String`, not `&str`) and not `impl Trait`; and the future of the body must be `Send`,
+/// since agent loops run tools on multi-threaded runtimes (do not hold an `Rc` or a
+/// `RefCell` borrow across an `.await`).
+///
+/// # The runtime crate's name
+///
+/// Generated code reaches the runtime through its name in your `Cargo.toml`, so it keeps
+/// working when the dependency is renamed (`tn = { package = "toolnexus", … }`). Only a
+/// re-export from another crate needs `#[tool(crate = "other::toolnexus")]`. You need
+/// neither serde nor schemars in your `Cargo.toml` unless you derive their traits on your
+/// own parameter types.
 #[proc_macro_attribute]
 pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
     tool::expand(attr.into(), item.into()).into()
@@ -22,7 +189,79 @@ pub fn toolbox(_attr: TokenStream, item: TokenStream) -> TokenStream {
     item
 }
 
-/// A suspension result.
+/// A suspension: a `ToolResult` that parks the call until a host answers a `Request`.
+///
+/// ```text
+/// pending!(kind = EXPR, prompt = EXPR [, url = EXPR] [, data = EXPR] [, id = EXPR]
+///          [, expires_at = EXPR] [, answer = TYPE])
+/// ```
+///
+/// Arguments are named, in any order, each given once; each value is evaluated once, in
+/// the order written. `kind` (`"approval"`, `"input"`, `"question"`, …) and `prompt` (text
+/// a host shows) are required and take anything `Into<String>`, as do `url`, `id` (a
+/// uuid v4 is generated when it is left out) and `expires_at` (RFC 3339). `data` is a
+/// `serde_json::Value`, a JSON object. Never ask for secrets (passwords, keys) with
+/// `input`/`question`: send the user to a login page with [`auth_required!`].
+///
+/// The value is a `ToolResult` (`ToolResult::pending(Request::new(kind, prompt)…)`). In a
+/// `#[tool]` fn returning `Result<ToolResult, E>`, write `return Ok(pending!(..))`. The
+/// resumed call runs the body again from the top, so keep side effects after the answer
+/// is checked (see [`tool`](macro@tool#suspending)).
+///
+/// ```
+/// use toolnexus::{pending, ToolResult};
+///
+/// let parked: ToolResult = pending!(
+///     prompt = "Approve refund of $40?",
+///     kind = "approval",
+///     url = "https://shop.example/refunds/7",
+///     data = serde_json::json!({"amount": 40}),
+/// );
+/// let request = ToolResult::pending_of(&parked).unwrap();
+/// assert_eq!(request.kind, "approval");
+/// assert_eq!(parked.output, "Approve refund of $40?\nhttps://shop.example/refunds/7");
+/// ```
+///
+/// # Asking for a typed answer
+///
+/// `answer = T` puts the JSON schema of `T` at `request.data["schema"]` (next to the keys
+/// of `data` when both are given; `data` must then be an object without a `schema` key), so
+/// a host can render a form and answer with matching data. Read it back with an
+/// `Option<Answered<T>>` parameter. `T` implements `schemars::JsonSchema` and must be a
+/// *form*: a struct with named fields that are strings, numbers, integers, booleans or
+/// string enums, optional or not (the flat shape MCP elicitation uses). The schema is
+/// built and checked once per call site; a type that is not a form makes the result an
+/// error (`ToolResult::error`) naming the offending field.
+///
+/// ```
+/// use toolnexus::{pending, tool, Answered, Tool, ToolContext, ToolResult};
+///
+/// #[derive(serde::Deserialize, schemars::JsonSchema)]
+/// struct Shipping {
+///     /// Postal code
+///     zip: String,
+/// }
+///
+/// /// Ships an item, asking where to
+/// #[tool]
+/// async fn ship(item: String, shipping: Option<Answered<Shipping>>) -> ToolResult {
+///     match shipping {
+///         Some(s) => ToolResult::ok(format!("{item} ships to {}", s.zip)),
+///         None => pending!(kind = "input", prompt = "Where to?", answer = Shipping),
+///     }
+/// }
+///
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// let parked = Ship.execute(serde_json::json!({"item": "gpu"}), ToolContext::default()).await;
+/// let request = ToolResult::pending_of(&parked).unwrap();
+/// let schema = &request.data.unwrap()["schema"];
+/// assert_eq!(schema["properties"]["zip"]["type"], "string");
+/// assert_eq!(schema["required"], serde_json::json!(["zip"]));
+/// # });
+/// ```
+///
+/// Missing `kind` or `prompt`, an unknown name and a duplicate name are compile errors
+/// pointing at the call or at the name.
 #[proc_macro]
 pub fn pending(input: TokenStream) -> TokenStream {
     suspend::pending(input.into())
@@ -30,7 +269,36 @@ pub fn pending(input: TokenStream) -> TokenStream {
         .into()
 }
 
-/// A login suspension result.
+/// A login suspension: a `ToolResult` of kind `"authorization"` sending the user to `url`.
+///
+/// ```text
+/// auth_required!(url = EXPR [, prompt = EXPR])
+/// ```
+///
+/// `url` is where the user signs in (`Into<String>`); `prompt` is optional (anything
+/// `AsRef<str>`), a default one is used without it. The value is
+/// `ToolResult::auth_required(url, prompt)`. Signing in happens entirely in the host; the
+/// call then runs again with the answer injected, like any suspension (see [`pending!`]).
+///
+/// ```
+/// use toolnexus::{auth_required, tool, Answer, ToolResult};
+///
+/// /// Lists today's meetings
+/// #[tool]
+/// async fn calendar(answer: Option<&Answer>) -> ToolResult {
+///     match answer {
+///         Some(a) if a.ok => ToolResult::ok("3 meetings"),
+///         Some(_) => ToolResult::error("not signed in"),
+///         None => auth_required!(url = "https://calendar.example/login", prompt = "Sign in to your calendar"),
+///     }
+/// }
+///
+/// let parked = auth_required!(url = "https://calendar.example/login");
+/// let request = ToolResult::pending_of(&parked).unwrap();
+/// assert_eq!(request.kind, "authorization");
+/// ```
+///
+/// A missing `url`, an unknown name and a duplicate name are compile errors.
 #[proc_macro]
 pub fn auth_required(input: TokenStream) -> TokenStream {
     suspend::auth_required(input.into())

@@ -22,6 +22,7 @@ pub(crate) struct Spec {
 }
 
 impl Spec {
+    /// "one of `a`, `b`", or just "`a`" when there is one.
     fn valid_keys(&self) -> String {
         let keys: Vec<String> = self
             .exprs
@@ -29,7 +30,10 @@ impl Spec {
             .chain(self.types)
             .map(|k| format!("`{k}`"))
             .collect();
-        keys.join(", ")
+        match keys.as_slice() {
+            [only] => only.clone(),
+            _ => format!("one of {}", keys.join(", ")),
+        }
     }
 }
 
@@ -47,7 +51,7 @@ pub(crate) struct Named {
 }
 
 impl Named {
-    /// The value, required to be a string literal (the form attribute options take).
+    /// The value as a string literal, which every attribute option is.
     pub(crate) fn lit_str(&self, errors: &mut Errors) -> Option<LitStr> {
         if let Value::Expr(Expr::Lit(lit)) = &self.value {
             if let Lit::Str(s) = &lit.lit {
@@ -139,7 +143,7 @@ fn parse_list(
             errors.at(
                 &key,
                 format_args!(
-                    "unknown argument `{key}` in {}; expected one of {}",
+                    "unknown argument `{key}` in {}; expected {}",
                     spec.context,
                     spec.valid_keys()
                 ),

@@ -1,6 +1,7 @@
 //! Support for macro-generated code. Not public API: names and signatures may change in
 //! any release.
 
+use std::any::Any;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 
@@ -18,16 +19,19 @@ pub use serde_json;
 pub async fn guard<F: Future<Output = ToolResult>>(tool: &str, fut: F) -> ToolResult {
     match AssertUnwindSafe(fut).catch_unwind().await {
         Ok(result) => result,
-        Err(panic) => {
-            let message = panic
-                .downcast_ref::<&str>()
-                .map(|s| (*s).to_owned())
-                .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "unknown cause".to_owned());
-            tracing::warn!(tool, "tool panicked");
-            ToolResult::error(format!("tool {tool} failed: panicked: {message}"))
-        }
+        Err(panic) => panicked(tool, panic),
     }
+}
+
+/// The error result of a tool that panicked with `payload`.
+pub fn panicked(tool: &str, payload: Box<dyn Any + Send>) -> ToolResult {
+    let message = payload
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown cause".to_owned());
+    tracing::warn!(tool, "tool panicked");
+    ToolResult::error(format!("tool {tool} failed: panicked: {message}"))
 }
 
 /// A JSON value's kind, for error messages that must not echo the value itself.
@@ -205,8 +209,10 @@ pub fn ask_form(
     ToolResult::pending(request.with_data(Value::Object(data)))
 }
 
-/// Requires a tool body's future to be `Send`; generated code calls it spanned at the fn,
-/// so a body holding something like an `Rc` across an `.await` is reported there.
-pub fn assert_send<F: Future + Send>(f: F) -> F {
+/// Requires a tool body's future to be `Send` (agent loops run tools on multi-threaded
+/// runtimes). Generated code calls it spanned at the fn, so a body holding something like
+/// an `Rc` across an `.await` is reported there; the name is what the compiler's note
+/// shows ("required by this bound in `tool_future_must_be_send`").
+pub fn tool_future_must_be_send<F: Future + Send>(f: F) -> F {
     f
 }

@@ -1,8 +1,17 @@
-use toolnexus::tool;
+use toolnexus::{tool, Toolkit};
 
 #[tool]
 async fn undocumented(item: String) -> String {
     item
 }
 
-fn main() {}
+/// Documented, but the option wins and says nothing
+#[tool(description = "  ")]
+async fn blank(item: String) -> String {
+    item
+}
+
+fn main() {
+    // The struct still exists, so its uses add no errors of their own.
+    let _ = Toolkit::builder().tool(Undocumented).tool(Blank).build();
+}

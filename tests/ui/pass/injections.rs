@@ -1,4 +1,5 @@
 //! Every spelling of an injected parameter, and the explicit markers for aliases.
+#![deny(warnings)]
 use serde::Deserialize;
 use toolnexus::{tool, Answer, Answered, Tool, ToolContext, ToolResult};
 

@@ -1,4 +1,5 @@
 //! `name`, `description`, `struct_name` and `crate` options.
+#![deny(warnings)]
 use std::ops::Add;
 use toolnexus::{tool, Tool};
 

@@ -1,5 +1,6 @@
 //! Parameter and return types: optional, nested structs and enums, raw identifiers,
 //! mutable bindings, no parameters at all, and the usual return types.
+#![deny(warnings)]
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use toolnexus::{tool, Json, Tool};
@@ -41,6 +42,12 @@ async fn fallible(n: u32) -> Result<String, std::num::TryFromIntError> {
     u8::try_from(n).map(|n| n.to_string())
 }
 
+/// Parameters named like the generated code's own variables
+#[tool]
+async fn shadows(args: String, ctx: u8, output: bool) -> String {
+    format!("{args} {ctx} {output}")
+}
+
 /// Static text
 #[tool]
 pub async fn hello() -> &'static str {
@@ -51,5 +58,7 @@ fn main() {
     let schema = Ship.input_schema();
     assert_eq!(schema["required"], serde_json::json!(["to", "type", "notes"]));
     assert!(Ping.input_schema()["properties"].as_object().unwrap().is_empty());
+    let names = Shadows.input_schema()["properties"].as_object().unwrap().len();
+    assert_eq!(names, 3);
     let _ = (Fallible, Hello);
 }

@@ -1,4 +1,5 @@
 //! A public tool in a module used from outside it, and a tool declared inside a fn body.
+#![deny(warnings)]
 use toolnexus::Tool;
 
 mod tools {

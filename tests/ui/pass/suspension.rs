@@ -1,5 +1,6 @@
 //! Suspending from a tool that returns `Result<ToolResult, E>`, every `pending!` argument,
 //! a typed answer form and `auth_required!`.
+#![deny(warnings)]
 use schemars::JsonSchema;
 use serde::Deserialize;
 use toolnexus::{auth_required, pending, tool, Answer, Answered, ToolResult};

@@ -179,23 +179,26 @@ fn execute_body(model: &ToolFn) -> TokenStream {
     // Spanned at the fn, so a body that holds something not `Send` across an `.await` is
     // reported there rather than at the `#[tool]` attribute.
     let call = quote_spanned! {model.sig_span=>
-        #krate_at_fn::__private::assert_send(#fn_ident(#(#call_args),*))
+        #krate_at_fn::__private::tool_future_must_be_send(#fn_ident(#(#call_args),*))
     };
     let output_span = match &model.output {
         ReturnType::Type(_, ty) => ty.span(),
         ReturnType::Default => model.sig_span,
     };
     let krate_at_output = runtime::at(krate, output_span);
+    // Only the return type's span on the conversion, so "cannot be returned from a tool"
+    // underlines exactly that type.
     let result = quote_spanned! {output_span=>
-        #krate_at_output::IntoToolResult::into_tool_result(#call.await)
+        #krate_at_output::IntoToolResult::into_tool_result(__toolnexus_output)
     };
     quote! {
         let __toolnexus_ctx = __toolnexus_ctx;
         #args_binding = match #krate::__private::Args::new(__TOOLNEXUS_NAME, __toolnexus_args) {
-            ::core::result::Result::Ok(args) => args,
-            ::core::result::Result::Err(error) => return error,
+            ::core::result::Result::Ok(__toolnexus_args) => __toolnexus_args,
+            ::core::result::Result::Err(__toolnexus_error) => return __toolnexus_error,
         };
         #(#bindings)*
+        let __toolnexus_output = #call.await;
         #result
     }
 }
@@ -212,8 +215,8 @@ fn binding(krate: &syn::Path, param: &Param) -> TokenStream {
     let unwrap = |expr: TokenStream| {
         quote_spanned! {span=>
             match #expr {
-                ::core::result::Result::Ok(value) => value,
-                ::core::result::Result::Err(error) => return error,
+                ::core::result::Result::Ok(__toolnexus_value) => __toolnexus_value,
+                ::core::result::Result::Err(__toolnexus_error) => return __toolnexus_error,
             }
         }
     };

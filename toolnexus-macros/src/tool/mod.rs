@@ -45,3 +45,44 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use proc_macro2::TokenTree;
+    use quote::quote;
+
+    fn idents(tokens: proc_macro2::TokenStream, out: &mut Vec<String>) {
+        for tt in tokens {
+            match tt {
+                TokenTree::Ident(i) => out.push(i.to_string()),
+                TokenTree::Group(g) => idents(g.stream(), out),
+                _ => {}
+            }
+        }
+    }
+
+    #[test]
+    fn generated_code_reaches_the_runtime_only_through_its_path() {
+        let out = super::expand(
+            quote!(crate = "::tn"),
+            quote! {
+                /// Ships
+                async fn ship(
+                    item: String,
+                    answer: Option<&tn::Answer>,
+                    ctx: &ToolContext,
+                    typed: Option<Answered<Form>>,
+                    #[answer] marked: Alias,
+                    #[context] context: Ctx,
+                ) -> ToolResult {
+                    todo()
+                }
+            },
+        );
+        let mut names = Vec::new();
+        idents(out, &mut names);
+        assert!(names.iter().any(|n| n == "tn"));
+        assert!(!names.iter().any(|n| n == "toolnexus"), "{names:?}");
+        assert!(!names.iter().any(|n| n == "compile_error"), "{names:?}");
+    }
+}

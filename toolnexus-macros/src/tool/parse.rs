@@ -6,8 +6,8 @@ use proc_macro2::Span;
 use syn::ext::IdentExt;
 use syn::spanned::Spanned;
 use syn::{
-    FnArg, GenericArgument, GenericParam, Ident, ItemFn, Pat, Path, PathArguments, ReturnType,
-    Signature, Type, Visibility,
+    Attribute, FnArg, GenericArgument, GenericParam, Ident, ItemFn, Pat, Path, PathArguments,
+    ReturnType, Signature, Type, Visibility,
 };
 
 use crate::attr::{doc_text, take_param_attrs, ParamAttrs, ToolOptions};
@@ -72,20 +72,7 @@ impl ToolFn {
         let fn_ident = func.sig.ident.clone();
         let struct_ident = struct_ident(&fn_ident, options, errors);
         let name = tool_name(&fn_ident, options, errors);
-        let description = match &options.description {
-            Some(lit) => lit.value().trim().to_owned(),
-            None => doc_text(&func.attrs).unwrap_or_default(),
-        };
-        if description.is_empty() {
-            errors.at(
-                &fn_ident,
-                format_args!(
-                    "the tool `{name}` has no description, and the model needs one to know when \
-                     to call it: add a `/// doc comment` to the fn, or \
-                     `#[tool(description = \"...\")]`"
-                ),
-            );
-        }
+        let description = description(&func.attrs, options, &fn_ident, &name, errors);
         let params = func
             .sig
             .inputs
@@ -104,6 +91,34 @@ impl ToolFn {
             params,
         }
     }
+}
+
+/// The `description` option, else the doc comment; a tool without one is an error, since
+/// the description is how the model decides when to call it.
+fn description(
+    attrs: &[Attribute],
+    options: &ToolOptions,
+    fn_ident: &Ident,
+    name: &str,
+    errors: &mut Errors,
+) -> String {
+    if let Some(lit) = &options.description {
+        let text = lit.value().trim().to_owned();
+        if text.is_empty() {
+            errors.at(lit, "the description is empty: say what the tool does");
+        }
+        return text;
+    }
+    doc_text(attrs).unwrap_or_else(|| {
+        errors.at(
+            fn_ident,
+            format_args!(
+                "the tool `{name}` has no description, and the model needs one to know when to \
+                 call it: add a `/// doc comment` to the fn, or `#[tool(description = \"...\")]`"
+            ),
+        );
+        String::new()
+    })
 }
 
 fn check_signature(sig: &Signature, errors: &mut Errors) {

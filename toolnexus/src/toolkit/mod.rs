@@ -1,11 +1,14 @@
 //! A [`Toolkit`]: the set of tools offered to a model, with their provider declarations.
 
 mod schema;
+#[cfg(test)]
+mod tests;
 
 pub(crate) use schema::normalize as normalize_schema;
 
 use std::collections::HashMap;
 use std::fmt;
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, OnceLock};
 
 use serde_json::value::RawValue;
@@ -244,7 +247,12 @@ impl Toolkit {
             ));
         }
         let tool = &self.inner.tools[i];
-        crate::__private::guard(&self.inner.names[i], tool.execute(args, ctx)).await
+        let name = &self.inner.names[i];
+        // A hand-written `execute` can panic before it even returns its future.
+        match catch_unwind(AssertUnwindSafe(|| tool.execute(args, ctx))) {
+            Ok(future) => crate::__private::guard(name, future).await,
+            Err(panic) => crate::__private::panicked(name, panic),
+        }
     }
 
     /// The self-contained input schema declared for the tool at `index`.

@@ -1,0 +1,84 @@
+use serde_json::{json, Value};
+
+use crate::tool::BoxFuture;
+use crate::{NativeTool, Tool, ToolContext, ToolResult, Toolkit, ToolkitError};
+
+/// A hand-written tool whose `execute` panics before returning a future.
+struct PanicsEagerly;
+
+impl Tool for PanicsEagerly {
+    fn name(&self) -> &str {
+        "eager"
+    }
+    fn description(&self) -> &str {
+        "Panics while starting"
+    }
+    fn input_schema(&self) -> &Value {
+        static SCHEMA: std::sync::OnceLock<Value> = std::sync::OnceLock::new();
+        SCHEMA.get_or_init(|| json!({"type": "object"}))
+    }
+    fn execute(&self, _args: Value, _ctx: ToolContext) -> BoxFuture<'_, ToolResult> {
+        panic!("no future for you")
+    }
+}
+
+#[tokio::test]
+async fn a_tool_panicking_before_its_future_is_an_error_result() {
+    let tk = Toolkit::builder().tool(PanicsEagerly).build().unwrap();
+    let result = tk.execute("eager", json!({}), ToolContext::default()).await;
+    assert!(result.is_error && !result.is_pending());
+    assert_eq!(
+        result.output,
+        "tool eager failed: panicked: no future for you"
+    );
+}
+
+// Tools generated inside the runtime crate itself: `::toolnexus` resolves through
+// `extern crate self as toolnexus`.
+
+/// Approves purchases
+#[crate::tool(name = "approve")]
+async fn first(item: String) -> String {
+    item
+}
+
+/// Approves purchases too
+#[crate::tool(name = "approve")]
+async fn second(item: String) -> String {
+    item
+}
+
+#[test]
+fn two_tools_with_one_name_are_refused() {
+    let err = Toolkit::builder()
+        .tool(First)
+        .tool(Second)
+        .build()
+        .unwrap_err();
+    assert_eq!(err, ToolkitError::DuplicateName("approve".into()));
+    assert!(err.to_string().contains("`approve`"), "{err}");
+}
+
+#[test]
+fn names_that_clash_once_sanitized_are_refused() {
+    let schema = json!({"type": "object"});
+    let spaced = NativeTool::of("get weather", "Weather", schema.clone(), |_, _| async {
+        ""
+    });
+    let snake = NativeTool::of("get_weather", "Weather", schema, |_, _| async { "" });
+    let err = Toolkit::builder()
+        .tool(spaced)
+        .tool(snake)
+        .build()
+        .unwrap_err();
+    assert_eq!(err, ToolkitError::DuplicateName("get_weather".into()));
+}
+
+#[tokio::test]
+async fn generated_tools_run_inside_the_runtime_crate() {
+    let tk = Toolkit::builder().tool(First).build().unwrap();
+    let result = tk
+        .execute("approve", json!({"item": "gpu"}), ToolContext::default())
+        .await;
+    assert_eq!(result, ToolResult::ok("gpu"));
+}
