@@ -1,0 +1,240 @@
+//! `LlmClient::metrics` (Prometheus text) and the tracing spans of a run.
+
+use std::io;
+use std::sync::{Arc, Mutex};
+
+use serde_json::json;
+use toolnexus::testing::{MockLlm, Reply};
+use toolnexus::{Answer, Request, RunStatus, Style, Toolkit};
+use tracing_subscriber::fmt::format::FmtSpan;
+
+use crate::support::*;
+
+const BUCKETS: [&str; 10] = [
+    "0.05", "0.1", "0.25", "0.5", "1", "2.5", "5", "10", "30", "60",
+];
+
+const HEADERS: [(&str, &str, &str); 6] = [
+    (
+        "toolnexus_llm_requests_total",
+        "LLM requests by model and status.",
+        "counter",
+    ),
+    (
+        "toolnexus_llm_tokens_total",
+        "LLM tokens used, by type.",
+        "counter",
+    ),
+    (
+        "toolnexus_llm_request_duration_seconds",
+        "LLM request duration in seconds.",
+        "histogram",
+    ),
+    (
+        "toolnexus_tool_calls_total",
+        "Tool calls by tool, source and outcome.",
+        "counter",
+    ),
+    (
+        "toolnexus_tool_duration_seconds",
+        "Tool call duration in seconds.",
+        "histogram",
+    ),
+    (
+        "toolnexus_run_errors_total",
+        "Runs that ended in an error, by model.",
+        "counter",
+    ),
+];
+
+/// The HELP and TYPE lines of metric `i`.
+fn header(i: usize) -> String {
+    let (name, help, kind) = HEADERS[i];
+    format!("# HELP {name} {help}\n# TYPE {name} {kind}\n")
+}
+
+/// A histogram series with `count` observations, its duration-dependent values (the finite
+/// buckets and the sum) written as `N` and `S`, as [`masked`] leaves them.
+fn histogram(name: &str, labels: &str, count: u64) -> String {
+    let mut out = String::new();
+    for le in BUCKETS {
+        out.push_str(&format!("{name}_bucket{{{labels},le=\"{le}\"}} N\n"));
+    }
+    out.push_str(&format!("{name}_bucket{{{labels},le=\"+Inf\"}} {count}\n"));
+    out.push_str(&format!("{name}_sum{{{labels}}} S\n"));
+    out.push_str(&format!("{name}_count{{{labels}}} {count}\n"));
+    out
+}
+
+/// Durations vary from run to run: replaces the finite bucket counts with `N` (after checking
+/// they are cumulative) and the sums with `S`; everything else is kept byte for byte.
+fn masked(text: &str) -> String {
+    let mut out = String::new();
+    let mut previous: Option<u64> = None;
+    for line in text.split_inclusive('\n') {
+        let (series, value) = line.trim_end_matches('\n').rsplit_once(' ').unwrap();
+        if series.contains("_bucket{") {
+            let n: u64 = value.parse().unwrap();
+            assert!(
+                previous.is_none_or(|p| p <= n),
+                "buckets are cumulative: {line}"
+            );
+            previous = if series.ends_with("le=\"+Inf\"}") {
+                None
+            } else {
+                Some(n)
+            };
+            if previous.is_some() {
+                out.push_str(&format!("{series} N\n"));
+                continue;
+            }
+        } else if series.contains("_sum{") {
+            assert!(value.parse::<f64>().unwrap() >= 0.0, "{line}");
+            out.push_str(&format!("{series} S\n"));
+            continue;
+        }
+        out.push_str(line);
+    }
+    out
+}
+
+#[tokio::test]
+async fn before_any_activity_only_help_and_type_lines() {
+    let mock = MockLlm::start([]).await.unwrap();
+    let client = on(&mock, Style::OpenAi).build().unwrap();
+    let expected: String = (0..HEADERS.len()).map(header).collect();
+    assert_eq!(client.metrics(), expected);
+}
+
+#[tokio::test]
+async fn metrics_render_a_known_sequence_of_calls_exactly() {
+    let odd = "x\"y\\z\nw"; // an unknown tool whose name needs every escape
+    let mock = MockLlm::start([
+        Reply::error(503, "busy"),
+        Reply::tool_calls([
+            ("c1", "echo", json!({"item": "a"})),
+            ("c2", "approve_purchase", json!({"item": "gpu"})),
+            ("c3", odd, json!({})),
+        ]),
+        Reply::text("done"),
+        Reply::error(400, "bad request"),
+    ])
+    .await
+    .unwrap();
+    let client = on(&mock, Style::OpenAi)
+        .wait_for(|req: Request| async move { Answer::ok(req.id) })
+        .build()
+        .unwrap();
+    let tk = Toolkit::builder()
+        .tool(echo(Default::default()))
+        .tool(Approver::default().tool())
+        .build()
+        .unwrap();
+    let done = client.run("go", &tk).await.unwrap();
+    assert_eq!(done.status, RunStatus::Done);
+    client.run("again", &tk).await.unwrap_err();
+
+    let model = r#"model="gpt-4o-mini""#;
+    let odd_label = r#"tool="x\"y\\z\nw""#;
+    let expected = [
+        header(0),
+        format!("toolnexus_llm_requests_total{{{model},status=\"200\"}} 2\n"),
+        format!("toolnexus_llm_requests_total{{{model},status=\"400\"}} 1\n"),
+        format!("toolnexus_llm_requests_total{{{model},status=\"503\"}} 1\n"),
+        header(1),
+        "toolnexus_llm_tokens_total{type=\"completion\"} 9\n".into(),
+        "toolnexus_llm_tokens_total{type=\"prompt\"} 25\n".into(),
+        header(2),
+        histogram("toolnexus_llm_request_duration_seconds", model, 4),
+        header(3),
+        "toolnexus_tool_calls_total{tool=\"approve_purchase\",source=\"native\",is_error=\"false\"} 2\n".into(),
+        "toolnexus_tool_calls_total{tool=\"echo\",source=\"native\",is_error=\"false\"} 1\n".into(),
+        format!("toolnexus_tool_calls_total{{{odd_label},source=\"unknown\",is_error=\"true\"}} 1\n"),
+        header(4),
+        histogram("toolnexus_tool_duration_seconds", "tool=\"approve_purchase\"", 2),
+        histogram("toolnexus_tool_duration_seconds", "tool=\"echo\"", 1),
+        histogram("toolnexus_tool_duration_seconds", odd_label, 1),
+        header(5),
+        format!("toolnexus_run_errors_total{{{model}}} 1\n"),
+    ]
+    .concat();
+    let text = client.metrics();
+    assert!(
+        text.ends_with("1\n") && !text.ends_with("\n\n"),
+        "one trailing newline"
+    );
+    assert_eq!(masked(&text), expected);
+    assert_eq!(client.clone().metrics(), text, "clones share one registry");
+}
+
+/// Collects what a tracing subscriber writes.
+#[derive(Clone, Default)]
+struct Captured(Arc<Mutex<Vec<u8>>>);
+
+impl io::Write for Captured {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+#[tokio::test]
+async fn spans_cover_the_run_each_model_call_and_each_tool_call_without_secrets() {
+    let captured = Captured::default();
+    let writer = captured.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_max_level(tracing::Level::TRACE)
+        .with_span_events(FmtSpan::NEW | FmtSpan::CLOSE)
+        .with_writer(move || writer.clone())
+        .finish();
+    let _guard = tracing::subscriber::set_default(subscriber);
+
+    let key = "sk-secret-key-123";
+    let gateway = "gw-hidden-value";
+    let mock = MockLlm::start([
+        Reply::error(500, "flaky"),
+        Reply::tool_call("call_1", "echo", json!({"item": "gpu"})),
+        Reply::text("done"),
+        Reply::error(401, format!("Incorrect API key provided: {key}")),
+    ])
+    .await
+    .unwrap();
+    let client = on(&mock, Style::Anthropic)
+        .api_key(key)
+        .header("x-gateway-token", gateway)
+        .build()
+        .unwrap();
+    let tk = echo_toolkit();
+    client.run("buy", &tk).await.unwrap();
+    client.run("again", &tk).await.unwrap_err();
+    assert_eq!(
+        mock.requests()[0].header("x-api-key"),
+        Some(key),
+        "the key was sent"
+    );
+
+    let text = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
+    for expected in [
+        "toolnexus.run{",
+        "model=claude-x",
+        "status=Done",
+        "toolnexus.llm{",
+        "turn=2",
+        "status=200",
+        "toolnexus.tool{",
+        "tool=echo",
+        "call_id=call_1",
+        "retrying model request",
+        "status=the provider answered HTTP 401",
+    ] {
+        assert!(
+            text.contains(expected),
+            "{expected:?} missing from:\n{text}"
+        );
+    }
+    assert!(!text.contains(key), "the key leaked:\n{text}");
+    assert!(!text.contains(gateway), "a header value leaked:\n{text}");
+}
