@@ -318,3 +318,64 @@ async fn after_llm_sees_a_streamed_reply_as_its_events() {
     assert_eq!(events[0]["object"], "chat.completion.chunk");
     assert_eq!(events.last().unwrap()["usage"]["prompt_tokens"], 15);
 }
+
+#[tokio::test]
+async fn a_server_that_ignores_stream_and_answers_json_still_streams_its_text() {
+    let whole = json!({
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": "whole reply"}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5},
+    });
+    let mock = MockLlm::start([Reply::raw(200, "application/json", whole.to_string())])
+        .await
+        .unwrap();
+    let client = on(&mock, Style::OpenAi).build().unwrap();
+    let tk = Toolkit::empty();
+    assert_eq!(
+        steps(client.stream("hi", &tk)).await,
+        ["text:whole reply", "usage:3/2", "done:Done whole reply"]
+    );
+}
+
+/// Calls whose fragments interleave, CRLF line ends, a comment line and `usage: null`, as
+/// real servers send them.
+#[tokio::test]
+async fn openai_tool_calls_are_assembled_by_index_across_interleaved_chunks() {
+    let chunks = [
+        r#"{"choices":[{"index":0,"delta":{"role":"assistant","content":null,"tool_calls":[{"index":0,"id":"a","type":"function","function":{"name":"echo","arguments":""}}]}}],"usage":null}"#,
+        r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"id":"b","type":"function","function":{"name":"echo","arguments":"{\"item\":"}}]}}]}"#,
+        r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"item\":\"x\"}"}}]}}]}"#,
+        r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"function":{"arguments":"\"y\"}"}}]}}]}"#,
+        r#"{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}"#,
+        r#"{"choices":[],"usage":{"prompt_tokens":7,"completion_tokens":3,"total_tokens":10}}"#,
+        "[DONE]",
+    ];
+    let body: String = chunks
+        .iter()
+        .enumerate()
+        .map(|(i, c)| match i % 2 {
+            0 => format!("data: {c}\n\n"),
+            _ => format!(": keep-alive\r\ndata: {c}\r\n\r\n"),
+        })
+        .collect();
+    let mock = MockLlm::start([
+        Reply::raw(200, "text/event-stream", body).chunked(5),
+        Reply::text("ok"),
+    ])
+    .await
+    .unwrap();
+    let client = on(&mock, Style::OpenAi).build().unwrap();
+    let tk = echo_toolkit();
+    assert_eq!(
+        steps(client.stream("go", &tk)).await,
+        [
+            "usage:7/3",
+            r#"call:a echo {"item":"x"}"#,
+            r#"call:b echo {"item":"y"}"#,
+            "result:a echo: x",
+            "result:b echo: y",
+            "text:ok",
+            "usage:15/4",
+            "done:Done ok",
+        ]
+    );
+}

@@ -110,6 +110,9 @@ impl fmt::Debug for LlmClientBuilder {
             .field("max_response_bytes", &self.max_response_bytes)
             .field("max_tool_output_bytes", &self.max_tool_output_bytes)
             .field("hooks", &self.hooks)
+            .field("on_error", &self.on_error.is_some())
+            .field("on_metric", &self.on_metric.is_some())
+            .field("store", &self.store.is_some())
             .finish_non_exhaustive()
     }
 }

@@ -1,5 +1,5 @@
 //! Memory across runs: continuing a given history, and threads kept in the client's
-//! [`ConversationStore`] by id.
+//! [`ConversationStore`](crate::ConversationStore) by id.
 
 use super::event::Silent;
 use super::run::{RunState, Start};
@@ -27,7 +27,7 @@ impl LlmClient {
             .await
     }
 
-    /// Runs `prompt` in the thread `id` of the client's [`ConversationStore`]: loads the
+    /// Runs `prompt` in the thread `id` of the client's [`ConversationStore`](crate::ConversationStore): loads the
     /// thread, continues it ([`run_with_history`](Self::run_with_history)) and saves the
     /// whole transcript back, halted runs included (resume those with
     /// [`Conversation::resume`]). A failed run saves nothing.
@@ -93,7 +93,7 @@ fn store_error(e: StoreError) -> ClientError {
     ClientError::Store(e.to_string())
 }
 
-/// One thread of a client's [`ConversationStore`], by id: each [`send`](Self::send) sees the
+/// One thread of a client's [`ConversationStore`](crate::ConversationStore), by id: each [`send`](Self::send) sees the
 /// messages before it.
 ///
 /// ```no_run

@@ -144,7 +144,9 @@ impl LlmClient {
         prompt: impl Into<String>,
         tk: &Toolkit,
     ) -> Result<RunResult, ClientError> {
-        self.run_with_history(prompt, Vec::new(), tk).await
+        // Room for the system prompt, the prompt and a first turn before any growth.
+        self.run_with_history(prompt, Vec::with_capacity(4), tk)
+            .await
     }
 
     /// [`run`](Self::run), aborted as soon as `cancel` is cancelled: the in-flight request is

@@ -11,7 +11,7 @@ use super::metrics::millis;
 use super::provider::{self, ModelReply, Outgoing};
 use super::telemetry::LlmObservation;
 use super::transport::Payload;
-use super::{ClientError, LlmClient, Message};
+use super::{ClientError, LlmClient, Message, StreamEvent};
 use crate::Toolkit;
 
 impl LlmClient {
@@ -71,7 +71,16 @@ impl LlmClient {
                         hook(raw).await;
                     }
                 }
-                inner.style.decode(&bytes, &transport.secrets)
+                let decoded = inner.style.decode(&bytes, &transport.secrets);
+                // A stream asked for but answered whole still reports its text.
+                if let Ok(reply) = &decoded {
+                    if !reply.text.is_empty() {
+                        ev.emit(|| StreamEvent::Text {
+                            delta: reply.text.clone(),
+                        });
+                    }
+                }
+                decoded
             }
             Payload::Streaming(response) => {
                 // The hook sees a streamed reply as the array of its events' data objects.

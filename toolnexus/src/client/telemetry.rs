@@ -48,12 +48,9 @@ impl Telemetry {
     }
 
     pub(crate) fn llm(&self, o: LlmObservation<'_>) {
-        let code;
+        let mut digits = [0u8; 5];
         let status = match o.status {
-            Some(s) => {
-                code = s.to_string();
-                code.as_str()
-            }
+            Some(code) => decimal(code, &mut digits),
             None => NO_RESPONSE,
         };
         self.registry.llm(
@@ -107,5 +104,33 @@ impl Telemetry {
 
     pub(crate) fn render(&self) -> String {
         self.registry.render()
+    }
+}
+
+/// `n` in decimal, written into `buf` (a status label without an allocation per request).
+fn decimal(mut n: u16, buf: &mut [u8; 5]) -> &str {
+    let mut at = buf.len();
+    loop {
+        at -= 1;
+        buf[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    // Only ASCII digits were written.
+    std::str::from_utf8(&buf[at..]).unwrap_or(NO_RESPONSE)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn status_codes_render_as_their_decimal_digits() {
+        let mut buf = [0u8; 5];
+        for code in [0, 7, 200, 429, 999, u16::MAX] {
+            assert_eq!(decimal(code, &mut buf), code.to_string());
+        }
     }
 }

@@ -137,7 +137,8 @@ impl Transport {
                 retry_after,
             });
         }
-        if streaming {
+        // A server that ignores `stream: true` answers with plain JSON: read it whole.
+        if streaming && !is_json(&response) {
             return Ok((status.as_u16(), Payload::Streaming(response)));
         }
         let limit = self.max_response_bytes;
@@ -163,6 +164,14 @@ impl Transport {
             },
         }
     }
+}
+
+fn is_json(response: &reqwest::Response) -> bool {
+    response
+        .headers()
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.trim_start().starts_with("application/json"))
 }
 
 /// Reads at most `limit` bytes of a body, chunk by chunk, so a hostile or runaway reply never

@@ -2,7 +2,7 @@
 //! event handed to the style's decoder, text deltas passed on as they come.
 
 use eventsource_stream::{EventStreamError, Eventsource};
-use futures::StreamExt;
+use futures::{FutureExt, StreamExt};
 use serde_json::Value;
 
 use super::{anthropic_sse, openai_sse, ModelReply, Unreadable};
@@ -76,7 +76,12 @@ pub(crate) async fn read_stream<E: Events>(
         match step.map_err(|e| e.into_error(event.data.as_bytes(), limits.secrets))? {
             Step::Nothing => {}
             Step::Text(delta) => ev.emit(|| StreamEvent::Text { delta }),
-            Step::Finished => break,
+            Step::Finished => {
+                // Taking the body's end when it is already there lets the connection go back
+                // to the pool; waiting for it could hang on a server that keeps it open.
+                let _ = events.next().now_or_never();
+                break;
+            }
         }
     }
     let reply = match decoder {
