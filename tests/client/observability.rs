@@ -228,6 +228,7 @@ async fn spans_cover_the_run_each_model_call_and_each_tool_call_without_secrets(
         "tool=echo",
         "call_id=call_1",
         "retrying model request",
+        "status=401",
         "status=the provider answered HTTP 401",
     ] {
         assert!(

@@ -111,11 +111,8 @@ impl LlmClient {
     }
 
     fn observe_llm(&self, status: Option<u16>, ms: f64, usage: super::Usage) {
+        record_status(status);
         let span = tracing::Span::current();
-        match status {
-            Some(code) => span.record("status", code),
-            None => span.record("status", "error"),
-        };
         span.record("prompt_tokens", usage.prompt_tokens);
         span.record("completion_tokens", usage.completion_tokens);
         self.inner.telemetry.llm(LlmObservation {
@@ -127,4 +124,14 @@ impl LlmClient {
             retry_in: None,
         });
     }
+}
+
+/// Puts the outcome of a model call on its span: the HTTP status, or `error` when no complete
+/// response arrived.
+pub(super) fn record_status(status: Option<u16>) {
+    let span = tracing::Span::current();
+    match status {
+        Some(code) => span.record("status", code),
+        None => span.record("status", "error"),
+    };
 }

@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use reqwest::header::RETRY_AFTER;
 
 use super::metrics::millis;
+use super::model_call::record_status;
 use super::retry::{parse_retry_after, RetryPolicy};
 use super::telemetry::{LlmObservation, Telemetry};
 use super::ClientError;
@@ -106,6 +107,7 @@ impl Transport {
                 retry_in,
             });
             let Some(delay) = retry_in else {
+                record_status(status);
                 return Err(error);
             };
             tracing::debug!(attempt, ?status, ?delay, "retrying model request");
