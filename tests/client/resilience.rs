@@ -27,10 +27,7 @@ async fn after_a_429_with(
     .await
     .unwrap();
     let metrics = Metrics::default();
-    // The timeout ends runs told to wait long, once the chosen wait is on record.
-    let builder = on(&mock, Style::OpenAi)
-        .on_metric(metrics.sink())
-        .timeout(Duration::from_millis(300));
+    let builder = on(&mock, Style::OpenAi).on_metric(metrics.sink());
     let client = tweak(builder).build().unwrap();
     let result = client.run("hi", &Toolkit::empty()).await;
     let waits: Vec<f64> = metrics
@@ -49,6 +46,11 @@ async fn after_a_429_with(
     (waits[0], result, mock.calls())
 }
 
+/// Ends a run told to wait long, once the chosen wait is on record.
+fn cut_short(builder: LlmClientBuilder) -> LlmClientBuilder {
+    builder.timeout(Duration::from_millis(100))
+}
+
 #[tokio::test]
 async fn retry_after_zero_retries_at_once() {
     // A backoff would wait at least an hour here.
@@ -61,7 +63,7 @@ async fn retry_after_zero_retries_at_once() {
 
 #[tokio::test]
 async fn retry_after_delay_seconds_are_honoured() {
-    let (wait, result, calls) = after_a_429_with("7", |b| b).await;
+    let (wait, result, calls) = after_a_429_with("7", cut_short).await;
     assert_eq!(wait, 7000.0);
     assert_eq!(result.unwrap_err(), ClientError::TimedOut, "still waiting");
     assert_eq!(calls, 1);
@@ -69,7 +71,7 @@ async fn retry_after_delay_seconds_are_honoured() {
 
 #[tokio::test]
 async fn an_absurd_retry_after_is_capped_by_max_retry_delay() {
-    let (wait, _, _) = after_a_429_with("86400", |b| b).await;
+    let (wait, _, _) = after_a_429_with("86400", cut_short).await;
     assert_eq!(wait, 60_000.0, "the default cap");
 
     let (wait, result, calls) =
