@@ -1,8 +1,11 @@
 //! `LlmClient::metrics`: the Prometheus text.
 
 use serde_json::json;
+use serde_json::Value;
 use toolnexus::testing::{MockLlm, Reply};
-use toolnexus::{Answer, Request, RunStatus, Style, Toolkit};
+use toolnexus::{
+    Answer, BoxFuture, Request, RunStatus, Style, Tool, ToolContext, ToolResult, Toolkit,
+};
 
 use crate::support::*;
 
@@ -102,15 +105,37 @@ async fn before_any_activity_only_help_and_type_lines() {
     assert_eq!(client.metrics(), expected);
 }
 
+/// A tool from a source whose name needs every escape of the exposition format.
+struct Remote(Value);
+
+impl Tool for Remote {
+    fn name(&self) -> &str {
+        "lookup"
+    }
+    fn description(&self) -> &str {
+        "Looks things up remotely"
+    }
+    fn input_schema(&self) -> &Value {
+        &self.0
+    }
+    fn execute(&self, _: Value, _: ToolContext) -> BoxFuture<'_, ToolResult> {
+        Box::pin(async { ToolResult::ok("found") })
+    }
+    fn source(&self) -> &str {
+        "mcp:\"eu\"\\west\n2"
+    }
+}
+
 #[tokio::test]
 async fn metrics_render_a_known_sequence_of_calls_exactly() {
-    let odd = "x\"y\\z\nw"; // an unknown tool whose name needs every escape
     let mock = MockLlm::start([
         Reply::error(503, "busy"),
         Reply::tool_calls([
             ("c1", "echo", json!({"item": "a"})),
             ("c2", "approve_purchase", json!({"item": "gpu"})),
-            ("c3", odd, json!({})),
+            ("c3", "lookup", json!({})),
+            ("c4", "made_up", json!({})),
+            ("c5", "also \"made\" up", json!({})),
         ]),
         Reply::text("done"),
         Reply::error(400, "bad request"),
@@ -124,6 +149,7 @@ async fn metrics_render_a_known_sequence_of_calls_exactly() {
     let tk = Toolkit::builder()
         .tool(echo(Default::default()))
         .tool(Approver::default().tool())
+        .tool(Remote(json!({"type": "object"})))
         .build()
         .unwrap();
     let done = client.run("go", &tk).await.unwrap();
@@ -131,7 +157,7 @@ async fn metrics_render_a_known_sequence_of_calls_exactly() {
     client.run("again", &tk).await.unwrap_err();
 
     let model = r#"model="gpt-4o-mini""#;
-    let odd_label = r#"tool="x\"y\\z\nw""#;
+    let remote = r#"source="mcp:\"eu\"\\west\n2""#;
     let expected = [
         header(0),
         format!("toolnexus_llm_requests_total{{{model},status=\"200\"}} 2\n"),
@@ -145,11 +171,13 @@ async fn metrics_render_a_known_sequence_of_calls_exactly() {
         header(3),
         "toolnexus_tool_calls_total{tool=\"approve_purchase\",source=\"native\",is_error=\"false\"} 2\n".into(),
         "toolnexus_tool_calls_total{tool=\"echo\",source=\"native\",is_error=\"false\"} 1\n".into(),
-        format!("toolnexus_tool_calls_total{{{odd_label},source=\"unknown\",is_error=\"true\"}} 1\n"),
+        format!("toolnexus_tool_calls_total{{tool=\"lookup\",{remote},is_error=\"false\"}} 1\n"),
+        "toolnexus_tool_calls_total{tool=\"unknown\",source=\"unknown\",is_error=\"true\"} 2\n".into(),
         header(4),
         histogram("toolnexus_tool_duration_seconds", "tool=\"approve_purchase\"", 2),
         histogram("toolnexus_tool_duration_seconds", "tool=\"echo\"", 1),
-        histogram("toolnexus_tool_duration_seconds", odd_label, 1),
+        histogram("toolnexus_tool_duration_seconds", "tool=\"lookup\"", 1),
+        histogram("toolnexus_tool_duration_seconds", "tool=\"unknown\"", 2),
         header(5),
         format!("toolnexus_run_errors_total{{{model}}} 1\n"),
     ]

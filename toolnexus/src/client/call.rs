@@ -8,6 +8,7 @@ use tracing::Instrument;
 
 use super::hooks::{BeforeTool, ToolCallInfo, ToolOutcome};
 use super::metrics::millis;
+use super::telemetry::UNKNOWN;
 use super::{LlmClient, ToolCall};
 use crate::{Answer, ToolContext, ToolResult, Toolkit};
 
@@ -86,7 +87,7 @@ impl LlmClient {
         let span = tracing::Span::current();
         span.record("is_error", is_error);
         span.record("pending", pending);
-        let source = tk.get(&call.name).map_or("unknown", |t| t.source());
+        let source = tk.get(&call.name).map_or(UNKNOWN, |t| t.source());
         let telemetry = &self.inner.telemetry;
         telemetry.tool(&call.name, source, is_error, pending, millis(started));
         result

@@ -219,7 +219,9 @@ impl LlmClient {
     /// - `toolnexus_llm_tokens_total{type}`: `prompt` and `completion` tokens;
     /// - `toolnexus_llm_request_duration_seconds{model}`: histogram of request durations;
     /// - `toolnexus_tool_calls_total{tool,source,is_error}`: each tool execution (a
-    ///   suspension counts as `is_error="false"`);
+    ///   suspension counts as `is_error="false"`); calls to a tool the toolkit does not
+    ///   have are counted as `tool="unknown"`, so names a model makes up cannot add series
+    ///   without bound (the `on_metric` event keeps the name called);
     /// - `toolnexus_tool_duration_seconds{tool}`: histogram of tool durations;
     /// - `toolnexus_run_errors_total{model}`: runs that ended in `Err`.
     ///

@@ -13,6 +13,10 @@ pub(crate) type MetricSink = Arc<dyn Fn(&MetricEvent) + Send + Sync>;
 /// The `status` label of a request that got no complete response.
 const NO_RESPONSE: &str = "error";
 
+/// The source of a tool the toolkit does not have, and its `tool` label in the registry:
+/// names the model invents are folded into one series, so they cannot grow it unbounded.
+pub(crate) const UNKNOWN: &str = "unknown";
+
 pub(crate) struct Telemetry {
     on_metric: Option<MetricSink>,
     registry: Registry,
@@ -73,7 +77,8 @@ impl Telemetry {
     }
 
     pub(crate) fn tool(&self, tool: &str, source: &str, is_error: bool, pending: bool, ms: f64) {
-        self.registry.tool(tool, source, is_error, ms / 1000.0);
+        let label = if source == UNKNOWN { UNKNOWN } else { tool };
+        self.registry.tool(label, source, is_error, ms / 1000.0);
         if let Some(sink) = &self.on_metric {
             sink(&MetricEvent::Tool {
                 tool: tool.to_owned(),
