@@ -4,13 +4,87 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use futures::{Stream, StreamExt};
 use serde_json::{json, Value};
+use toolnexus::testing::{MockLlm, Reply};
 use toolnexus::{
-    LlmClient, LlmClientBuilder, MetricEvent, NativeTool, Request, Style, Tool, ToolContext,
-    ToolResult,
+    ClientError, LlmClient, LlmClientBuilder, MetricEvent, NativeTool, Request, StreamEvent, Style,
+    Tool, ToolContext, ToolResult,
 };
 
 use crate::stub::Stub;
+
+/// Both wire formats, for tests that must hold in each.
+pub const STYLES: [Style; 2] = [Style::OpenAi, Style::Anthropic];
+
+/// A client of `style` on the mock, retrying fast.
+pub fn on(mock: &MockLlm, style: Style) -> LlmClientBuilder {
+    let model = match style {
+        Style::OpenAi => "gpt-4o-mini",
+        _ => "claude-x",
+    };
+    LlmClient::builder()
+        .base_url(mock.base_url())
+        .style(style)
+        .model(model)
+        .api_key("test-key")
+        .retry_base(Duration::from_millis(1))
+}
+
+/// A mock model that asks for `approve_purchase` of a gpu (call `call_1`), then says
+/// "bought".
+pub async fn purchase_mock() -> MockLlm {
+    MockLlm::start([
+        Reply::tool_call("call_1", "approve_purchase", json!({"item": "gpu"})),
+        Reply::text("bought"),
+    ])
+    .await
+    .unwrap()
+}
+
+/// Bounds a wait that only a bug would make long, so a failing test fails instead of hanging.
+pub async fn soon<F: std::future::Future>(what: &str, f: F) -> F::Output {
+    tokio::time::timeout(Duration::from_secs(10), f)
+        .await
+        .unwrap_or_else(|_| panic!("timed out waiting for {what}"))
+}
+
+/// A stream's items, each told in one line; consecutive text deltas are joined into one
+/// `text:` line so the order of steps can be compared whatever the chunking.
+pub async fn steps(stream: impl Stream<Item = Result<StreamEvent, ClientError>>) -> Vec<String> {
+    let items: Vec<_> = soon("the stream", stream.collect()).await;
+    let mut out: Vec<String> = Vec::new();
+    for item in items {
+        let line = match item {
+            Ok(StreamEvent::Text { delta }) => {
+                if let Some(last) = out.last_mut().filter(|l| l.starts_with("text:")) {
+                    last.push_str(&delta);
+                    continue;
+                }
+                format!("text:{delta}")
+            }
+            Ok(StreamEvent::Usage(u)) => {
+                format!("usage:{}/{}", u.prompt_tokens, u.completion_tokens)
+            }
+            Ok(StreamEvent::ToolCall { id, name, args }) => format!("call:{id} {name} {args}"),
+            Ok(StreamEvent::ToolResult {
+                id,
+                output,
+                is_error,
+                ..
+            }) => format!(
+                "result:{id} {output}{}",
+                if is_error { " (error)" } else { "" }
+            ),
+            Ok(StreamEvent::Pending { request }) => format!("pending:{}", request.prompt),
+            Ok(StreamEvent::Done(result)) => format!("done:{:?} {}", result.status, result.text),
+            Ok(other) => format!("other:{other:?}"),
+            Err(e) => format!("error:{e}"),
+        };
+        out.push(line);
+    }
+    out
+}
 
 /// An OpenAI-style client on the stub, retrying fast.
 pub fn openai(stub: &Stub) -> LlmClientBuilder {

@@ -52,12 +52,16 @@ pub mod testing;
 pub mod __private;
 
 pub use client::{
-    BeforeTool, ClientError, LlmCall, LlmClient, LlmClientBuilder, Message, MetricEvent, RunResult,
-    RunStatus, Style, ToolCall, ToolCallInfo, ToolCallRecord, ToolOutcome, ToolOutput, Usage,
+    BeforeTool, ClientError, Conversation, ConversationStore, InMemoryStore, LlmCall, LlmClient,
+    LlmClientBuilder, Message, MetricEvent, RetryDecision, RunResult, RunStatus, StoreError,
+    StreamEvent, Style, ToolCall, ToolCallInfo, ToolCallRecord, ToolOutcome, ToolOutput, Usage,
 };
 pub use native::NativeTool;
 pub use result::{IntoToolResult, Json, ToolResult};
 pub use suspension::{Answer, AnswerDataError, Request};
+/// The token that cancels a run (see [`LlmClient::with_cancel`]), re-exported from
+/// `tokio-util` so hosts need not depend on it.
+pub use tokio_util::sync::CancellationToken;
 pub use tool::{Answered, BoxFuture, Tool, ToolContext, Toolbox};
 pub use toolkit::{sanitize_name, Toolkit, ToolkitBuilder, ToolkitError};
 

@@ -9,16 +9,21 @@ use reqwest::header::{HeaderMap, HeaderName, HeaderValue, AUTHORIZATION, CONTENT
 use serde_json::Value;
 
 use super::hooks::{boxed, boxed2, Hooks};
+use super::retry::{Classifier, RetryPolicy};
+use super::telemetry::{MetricSink, Telemetry};
 use super::transport::Transport;
 use super::{
-    BeforeTool, ClientError, Inner, LlmCall, LlmClient, MetricEvent, Style, ToolCallInfo,
-    ToolOutcome,
+    BeforeTool, ClientError, ConversationStore, InMemoryStore, Inner, LlmCall, LlmClient,
+    MetricEvent, RetryDecision, Style, ToolCallInfo, ToolOutcome,
 };
 use crate::{Answer, Request, ToolResult};
 
 const DEFAULT_MAX_TURNS: usize = 10;
 const DEFAULT_RETRIES: u32 = 2;
 const DEFAULT_RETRY_BASE: Duration = Duration::from_millis(500);
+const DEFAULT_MAX_RETRY_DELAY: Duration = Duration::from_secs(60);
+const DEFAULT_MAX_RESPONSE_BYTES: usize = 16 * 1024 * 1024;
+const DEFAULT_MAX_TOOL_OUTPUT_BYTES: usize = 1024 * 1024;
 const ANTHROPIC_VERSION: &str = "2023-06-01";
 
 /// Configures an [`LlmClient`]; start with [`LlmClient::builder`].
@@ -54,7 +59,14 @@ pub struct LlmClientBuilder {
     max_tokens: Option<u32>,
     retries: u32,
     retry_base: Duration,
+    max_retry_delay: Duration,
+    on_error: Option<Classifier>,
+    timeout: Option<Duration>,
+    max_response_bytes: usize,
+    max_tool_output_bytes: usize,
     hooks: Hooks,
+    on_metric: Option<MetricSink>,
+    store: Option<Arc<dyn ConversationStore>>,
 }
 
 impl Default for LlmClientBuilder {
@@ -70,7 +82,14 @@ impl Default for LlmClientBuilder {
             max_tokens: None,
             retries: DEFAULT_RETRIES,
             retry_base: DEFAULT_RETRY_BASE,
+            max_retry_delay: DEFAULT_MAX_RETRY_DELAY,
+            on_error: None,
+            timeout: None,
+            max_response_bytes: DEFAULT_MAX_RESPONSE_BYTES,
+            max_tool_output_bytes: DEFAULT_MAX_TOOL_OUTPUT_BYTES,
             hooks: Hooks::default(),
+            on_metric: None,
+            store: None,
         }
     }
 }
@@ -87,7 +106,13 @@ impl fmt::Debug for LlmClientBuilder {
             .field("max_turns", &self.max_turns)
             .field("max_tokens", &self.max_tokens)
             .field("retries", &self.retries)
+            .field("timeout", &self.timeout)
+            .field("max_response_bytes", &self.max_response_bytes)
+            .field("max_tool_output_bytes", &self.max_tool_output_bytes)
             .field("hooks", &self.hooks)
+            .field("on_error", &self.on_error.is_some())
+            .field("on_metric", &self.on_metric.is_some())
+            .field("store", &self.store.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -147,16 +172,76 @@ impl LlmClientBuilder {
     }
 
     /// How many times a failed model request is retried (default 2): HTTP 429, 500, 502,
-    /// 503, 504 and connection failures.
+    /// 503, 504 and connection failures, unless [`on_error`](Self::on_error) decides
+    /// otherwise. Never retried: a timeout or cancellation, a reply over
+    /// [`max_response_bytes`](Self::max_response_bytes), a streamed reply that fails once
+    /// its events have started.
     pub fn retries(mut self, retries: u32) -> Self {
         self.retries = retries;
         self
     }
 
     /// The first retry's delay (default 500 ms); each further retry doubles it. Half of
-    /// each delay is random jitter.
+    /// each delay is random jitter. The provider's `Retry-After` replaces it when that is
+    /// whole delay-seconds (digits only, `0` = retry at once); any other form (an HTTP date,
+    /// a fraction, a sign, a number beyond `u64`) is ignored.
     pub fn retry_base(mut self, delay: Duration) -> Self {
         self.retry_base = delay;
+        self
+    }
+
+    /// The longest wait between two attempts (default 60 s): a larger `Retry-After`, backoff
+    /// or [`RetryDecision::RetryAfter`] is cut to it, so an absurd header cannot stall a run.
+    pub fn max_retry_delay(mut self, delay: Duration) -> Self {
+        self.max_retry_delay = delay;
+        self
+    }
+
+    /// Decides, for each failed model request, whether to retry it — within
+    /// [`retries`](Self::retries), which still bounds the count. It sees the error the run
+    /// would fail with ([`ClientError::Status`] with the HTTP status, or
+    /// [`ClientError::Network`]); [`RetryDecision::standard`] is the default policy, to
+    /// fall back on.
+    pub fn on_error(
+        mut self,
+        classify: impl Fn(&ClientError) -> RetryDecision + Send + Sync + 'static,
+    ) -> Self {
+        self.on_error = Some(Arc::new(classify));
+        self
+    }
+
+    /// Bounds each whole run — every model call, retry wait, tool and `wait_for` answer in
+    /// it — to `limit` (no limit by default). When it passes, the in-flight request is
+    /// aborted and the run ends with [`ClientError::TimedOut`]. A stream's clock starts at
+    /// its first poll.
+    pub fn timeout(mut self, limit: Duration) -> Self {
+        self.timeout = Some(limit);
+        self
+    }
+
+    /// The most bytes one provider reply may take (default 16 MiB): a JSON body, or all the
+    /// events of a streamed one. Replies are read incrementally and reading stops at the
+    /// limit with [`ClientError::ResponseTooLarge`] (not retried), so a runaway or hostile
+    /// endpoint cannot exhaust memory.
+    pub fn max_response_bytes(mut self, limit: usize) -> Self {
+        self.max_response_bytes = limit;
+        self
+    }
+
+    /// The most bytes of one tool result fed back to the model and kept in the transcript
+    /// (default 1 MiB). A longer output is cut at a character boundary and a marker line
+    /// is appended: `[output truncated: N bytes, only the first LIMIT are shown]`; the
+    /// result keeps its success or error status. Hooks see the output before the cut.
+    pub fn max_tool_output_bytes(mut self, limit: usize) -> Self {
+        self.max_tool_output_bytes = limit;
+        self
+    }
+
+    /// Where [`LlmClient::ask`] and [`Conversation`](crate::Conversation)s keep their threads
+    /// (default: an [`InMemoryStore`] of this client's own). Pass a clone of one store to
+    /// several clients to share threads between them.
+    pub fn store(mut self, store: impl ConversationStore) -> Self {
+        self.store = Some(Arc::new(store));
         self
     }
 
@@ -175,9 +260,10 @@ impl LlmClientBuilder {
         self
     }
 
-    /// Receives every [`MetricEvent`], synchronously: keep it quick.
+    /// Receives every [`MetricEvent`], synchronously: keep it quick. (The same events feed
+    /// [`LlmClient::metrics`] whether or not this is set.)
     pub fn on_metric(mut self, f: impl Fn(&MetricEvent) + Send + Sync + 'static) -> Self {
-        self.hooks.on_metric = Some(Arc::new(f));
+        self.on_metric = Some(Arc::new(f));
         self
     }
 
@@ -234,6 +320,16 @@ impl LlmClientBuilder {
         if self.max_turns == 0 {
             return Err(ClientError::Config("max_turns must be at least 1".into()));
         }
+        if self.max_response_bytes == 0 || self.max_tool_output_bytes == 0 {
+            return Err(ClientError::Config(
+                "max_response_bytes and max_tool_output_bytes must be at least 1".into(),
+            ));
+        }
+        if self.timeout == Some(Duration::ZERO) {
+            return Err(ClientError::Config(
+                "timeout must be longer than zero".into(),
+            ));
+        }
         let style = self.style;
         let base_url = self
             .base_url
@@ -277,15 +373,25 @@ impl LlmClientBuilder {
                 system_prompt: self.system_prompt,
                 max_turns: self.max_turns,
                 max_tokens: self.max_tokens,
+                timeout: self.timeout,
+                max_tool_output_bytes: self.max_tool_output_bytes,
                 transport: Transport {
                     http,
                     url,
-                    retries: self.retries,
-                    retry_base: self.retry_base,
+                    retry: RetryPolicy {
+                        retries: self.retries,
+                        base: self.retry_base,
+                        max_delay: self.max_retry_delay,
+                        classifier: self.on_error,
+                    },
+                    max_response_bytes: self.max_response_bytes,
                     secrets,
                 },
                 hooks: self.hooks,
+                telemetry: Telemetry::new(self.on_metric),
+                store: self.store.unwrap_or_else(|| Arc::new(InMemoryStore::new())),
             }),
+            cancel: None,
         })
     }
 }

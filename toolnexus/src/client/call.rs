@@ -3,16 +3,40 @@
 use std::time::Instant;
 
 use serde_json::Value;
+use tracing::field::Empty;
+use tracing::Instrument;
 
 use super::hooks::{BeforeTool, ToolCallInfo, ToolOutcome};
 use super::metrics::millis;
-use super::{LlmClient, MetricEvent, ToolCall};
+use super::telemetry::UNKNOWN;
+use super::{LlmClient, ToolCall};
 use crate::{Answer, ToolContext, ToolResult, Toolkit};
 
 impl LlmClient {
-    /// Runs `call` once: `before_tool`, the tool (unless the hook answered, or the
-    /// arguments were unusable), then `after_tool`.
+    /// Runs `call` once, in its own span: `before_tool`, the tool (unless the hook
+    /// answered, or the arguments were unusable), then `after_tool`.
     pub(super) async fn attempt(
+        &self,
+        tk: &Toolkit,
+        call: &ToolCall,
+        arg_error: Option<&str>,
+        answer: Option<Answer>,
+    ) -> ToolResult {
+        // Names and ids only: arguments and outputs may hold anything.
+        let span = tracing::debug_span!(
+            "toolnexus.tool",
+            tool = %call.name,
+            call_id = %call.id,
+            resumed = answer.is_some(),
+            is_error = Empty,
+            pending = Empty,
+        );
+        self.attempt_once(tk, call, arg_error, answer)
+            .instrument(span)
+            .await
+    }
+
+    async fn attempt_once(
         &self,
         tk: &Toolkit,
         call: &ToolCall,
@@ -58,19 +82,14 @@ impl LlmClient {
             None => result,
         };
 
-        hooks.emit(|| {
-            let pending = result.is_pending();
-            MetricEvent::Tool {
-                tool: call.name.clone(),
-                source: tk
-                    .get(&call.name)
-                    .map_or("unknown", |t| t.source())
-                    .to_owned(),
-                is_error: result.is_error && !pending,
-                pending,
-                ms: millis(started),
-            }
-        });
+        let pending = result.is_pending();
+        let is_error = result.is_error && !pending;
+        let span = tracing::Span::current();
+        span.record("is_error", is_error);
+        span.record("pending", pending);
+        let source = tk.get(&call.name).map_or(UNKNOWN, |t| t.source());
+        let telemetry = &self.inner.telemetry;
+        telemetry.tool(&call.name, source, is_error, pending, millis(started));
         result
     }
 }

@@ -43,7 +43,31 @@ pub enum ClientError {
     /// The request passed to a resume is not the one the transcript halted on.
     #[error("request `{0}` is not the request this transcript halted on")]
     RequestMismatch(String),
-    /// The transcript passed to a resume is not a halted run.
+    /// The transcript passed to a resume is not a halted run, or a history passed to
+    /// [`run_with_history`](crate::LlmClient::run_with_history) cannot be continued.
     #[error("the transcript cannot be resumed: {0}")]
     InvalidTranscript(String),
+    /// The provider's reply (a JSON body or a whole SSE stream) grew past
+    /// [`max_response_bytes`](crate::LlmClientBuilder::max_response_bytes); reading stopped
+    /// there. Not retried.
+    #[error("the provider's reply exceeds the limit of {limit} bytes (max_response_bytes)")]
+    ResponseTooLarge {
+        /// The limit in force.
+        limit: usize,
+    },
+    /// The provider reported an error inside a streamed reply (an SSE `error` event).
+    /// Not retried: part of the reply may already have been delivered.
+    #[error("the provider reported an error mid-stream: {0}")]
+    StreamError(String),
+    /// The run was cancelled through its
+    /// [`CancellationToken`](crate::CancellationToken); the in-flight request was aborted.
+    #[error("the run was cancelled")]
+    Cancelled,
+    /// The run took longer than [`timeout`](crate::LlmClientBuilder::timeout); the in-flight
+    /// request was aborted.
+    #[error("the run timed out")]
+    TimedOut,
+    /// The [`ConversationStore`](crate::ConversationStore) failed to load or save a thread.
+    #[error("the conversation store failed: {0}")]
+    Store(String),
 }

@@ -1,5 +1,5 @@
-//! Extension points around the loop: the hooks and the host callbacks (`wait_for`,
-//! `on_metric`), all set on [`LlmClientBuilder`](crate::LlmClientBuilder).
+//! Extension points around the loop: the hooks and the `wait_for` callback, all set on
+//! [`LlmClientBuilder`](crate::LlmClientBuilder).
 
 use std::fmt;
 use std::future::Future;
@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::{Message, MetricEvent};
+use super::Message;
 use crate::{Answer, BoxFuture, Request, ToolResult, Toolkit};
 
 /// What is about to be sent to the model; the `before_llm` hook gets it and returns what
@@ -103,7 +103,6 @@ impl ToolOutcome {
 
 type AsyncFn<A, R> = Arc<dyn Fn(A) -> BoxFuture<'static, R> + Send + Sync>;
 type AsyncFn2<A, B, R> = Arc<dyn Fn(A, B) -> BoxFuture<'static, R> + Send + Sync>;
-type MetricSink = Arc<dyn Fn(&MetricEvent) + Send + Sync>;
 
 /// Boxes a user's async closure so it can be stored.
 pub(crate) fn boxed<A, R, F, Fut>(f: F) -> AsyncFn<A, R>
@@ -131,15 +130,6 @@ pub(crate) struct Hooks {
     pub(crate) after_llm: Option<AsyncFn<Value, ()>>,
     pub(crate) before_tool: Option<AsyncFn<ToolCallInfo, BeforeTool>>,
     pub(crate) after_tool: Option<AsyncFn2<ToolCallInfo, ToolOutcome, ToolResult>>,
-    pub(crate) on_metric: Option<MetricSink>,
-}
-
-impl Hooks {
-    pub(crate) fn emit(&self, event: impl FnOnce() -> MetricEvent) {
-        if let Some(sink) = &self.on_metric {
-            sink(&event());
-        }
-    }
 }
 
 impl fmt::Debug for Hooks {
@@ -150,7 +140,6 @@ impl fmt::Debug for Hooks {
             .field("after_llm", &self.after_llm.is_some())
             .field("before_tool", &self.before_tool.is_some())
             .field("after_tool", &self.after_tool.is_some())
-            .field("on_metric", &self.on_metric.is_some())
             .finish()
     }
 }

@@ -1,4 +1,5 @@
-//! Observability events sent to the `on_metric` callback.
+//! Observability events sent to the `on_metric` callback (and counted in the client's
+//! Prometheus registry, see [`LlmClient::metrics`](crate::LlmClient::metrics)).
 
 use serde::Serialize;
 
@@ -20,14 +21,19 @@ pub enum MetricEvent {
     Llm {
         /// The model id sent.
         model: String,
-        /// The HTTP status, `None` when no response arrived (connection failure).
+        /// The HTTP status, `None` when no complete response arrived (a connection failure,
+        /// a body that broke off, went past `max_response_bytes`, or a stream that reported
+        /// an error). In Prometheus it is the `status` label, `"error"` for `None`.
         status: Option<u16>,
-        /// Time until the whole response body was read.
+        /// Time until the whole response body (or stream) was read.
         ms: f64,
         /// Prompt tokens the response reported (0 for a failed request).
         prompt_tokens: u64,
         /// Completion tokens the response reported (0 for a failed request).
         completion_tokens: u64,
+        /// For a failed request that will be retried: the wait before the next attempt, in
+        /// milliseconds (the provider's `Retry-After`, or the backoff).
+        retry_in_ms: Option<f64>,
     },
     /// One execution of a tool call, hooks included (a call re-run after an answer emits
     /// a second event).
@@ -45,7 +51,8 @@ pub enum MetricEvent {
         /// Time spent, hooks included.
         ms: f64,
     },
-    /// One `run` or `run_with_answer`, at its end.
+    /// One run (`run`, `run_with_answer`, `ask`, a stream, …), at its end. A stream dropped
+    /// before its end reports none.
     #[non_exhaustive]
     Run {
         /// The model id sent.

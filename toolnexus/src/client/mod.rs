@@ -1,32 +1,50 @@
 //! [`LlmClient`]: the tool-calling loop against OpenAI- and Anthropic-style endpoints, with
 //! suspension handling (in-process through `wait_for`, or durable through
-//! [`LlmClient::run_with_answer`]).
+//! [`LlmClient::run_with_answer`]), streaming, retries, timeout and cancellation, memory
+//! across runs, and metrics.
 
+mod abort;
 mod builder;
 mod call;
+mod conversation;
 mod error;
+mod event;
 mod hooks;
+mod limits;
 mod message;
 mod metrics;
+mod model_call;
+mod prometheus;
 mod provider;
+mod retry;
 mod run;
 mod run_result;
+mod store;
+mod streaming;
 mod suspend;
+mod telemetry;
 mod transport;
 
 use std::fmt;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
 
 pub use builder::LlmClientBuilder;
+pub use conversation::Conversation;
 pub use error::ClientError;
+pub use event::StreamEvent;
 pub use hooks::{BeforeTool, LlmCall, ToolCallInfo, ToolOutcome};
 pub use message::{Message, ToolCall, ToolOutput};
 pub use metrics::MetricEvent;
+pub use retry::RetryDecision;
 pub use run_result::{RunResult, RunStatus, ToolCallRecord, Usage};
+pub use store::{ConversationStore, InMemoryStore, StoreError};
 
 use crate::{Answer, Request, Toolkit};
-use run::RunState;
+use event::Silent;
+use run::{RunState, Start};
 
 /// The wire format an endpoint speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -61,6 +79,8 @@ pub enum Style {
 #[derive(Clone)]
 pub struct LlmClient {
     inner: Arc<Inner>,
+    /// Set on the handles made by [`LlmClient::with_cancel`].
+    cancel: Option<CancellationToken>,
 }
 
 struct Inner {
@@ -70,8 +90,12 @@ struct Inner {
     system_prompt: Option<String>,
     max_turns: usize,
     max_tokens: Option<u32>,
+    timeout: Option<Duration>,
+    max_tool_output_bytes: usize,
     transport: transport::Transport,
     hooks: hooks::Hooks,
+    telemetry: telemetry::Telemetry,
+    store: Arc<dyn ConversationStore>,
 }
 
 impl fmt::Debug for LlmClient {
@@ -84,7 +108,9 @@ impl fmt::Debug for LlmClient {
             .field("api_key", &"[redacted]")
             .field("max_turns", &inner.max_turns)
             .field("max_tokens", &inner.max_tokens)
-            .field("retries", &inner.transport.retries)
+            .field("retries", &inner.transport.retry.retries)
+            .field("timeout", &inner.timeout)
+            .field("cancellable", &self.cancel.is_some())
             .field("hooks", &inner.hooks)
             .finish_non_exhaustive()
     }
@@ -112,21 +138,51 @@ impl LlmClient {
     /// A turn's tool calls run concurrently; their results go back in call order. Tool
     /// failures (unknown tool, bad arguments, a panic) are fed back to the model as error
     /// results. `Err` means the run could not go on: the provider failed (after retries) or
-    /// answered something unreadable.
+    /// answered something unreadable, or the run timed out or was cancelled.
     pub async fn run(
         &self,
         prompt: impl Into<String>,
         tk: &Toolkit,
     ) -> Result<RunResult, ClientError> {
-        let started = Instant::now();
-        let mut messages = Vec::with_capacity(4);
-        if let Some(system) = &self.inner.system_prompt {
-            messages.push(Message::system(system.clone()));
+        // Room for the system prompt, the prompt and a first turn before any growth.
+        self.run_with_history(prompt, Vec::with_capacity(4), tk)
+            .await
+    }
+
+    /// [`run`](Self::run), aborted as soon as `cancel` is cancelled: the in-flight request is
+    /// dropped (the provider sees the connection close), running tools are dropped, and the
+    /// result is `Err(ClientError::Cancelled)`. Shorthand for
+    /// `self.with_cancel(cancel).run(prompt, tk)`.
+    ///
+    /// ```no_run
+    /// use toolnexus::{CancellationToken, ClientError, LlmClient, Toolkit};
+    ///
+    /// # async fn demo(client: LlmClient, tk: Toolkit) {
+    /// let cancel = CancellationToken::new();
+    /// let stop = cancel.clone(); // e.g. held by a "Stop" button
+    /// # stop.cancel();
+    /// let result = client.run_with_cancel("Summarize the logs", &tk, cancel).await;
+    /// assert!(matches!(result, Err(ClientError::Cancelled)));
+    /// # }
+    /// ```
+    pub async fn run_with_cancel(
+        &self,
+        prompt: impl Into<String>,
+        tk: &Toolkit,
+        cancel: CancellationToken,
+    ) -> Result<RunResult, ClientError> {
+        self.with_cancel(cancel).run(prompt, tk).await
+    }
+
+    /// A handle on this client (same settings, connections and metrics) whose runs of every
+    /// kind — `run`, `run_with_history`, `run_with_answer`, `ask`, streams, conversations —
+    /// end with `Err(ClientError::Cancelled)` once `cancel` is cancelled, aborting the
+    /// in-flight request. A token already cancelled stops a run before it sends anything.
+    pub fn with_cancel(&self, cancel: CancellationToken) -> LlmClient {
+        LlmClient {
+            inner: self.inner.clone(),
+            cancel: Some(cancel),
         }
-        messages.push(Message::user(prompt));
-        let mut state = RunState::new(messages);
-        let ending = self.drive(tk, &mut state).await;
-        self.finish(state, ending, started)
     }
 
     /// Resumes a run that halted on `request` ([`RunStatus::Pending`]) with the host's
@@ -150,9 +206,36 @@ impl LlmClient {
         answer: Answer,
         tk: &Toolkit,
     ) -> Result<RunResult, ClientError> {
-        let started = Instant::now();
-        let mut state = RunState::new(messages);
-        let ending = self.resume(tk, &mut state, request, answer).await;
-        self.finish(state, ending, started)
+        let start = Start::Resume { request, answer };
+        self.go(RunState::new(messages), start, tk, &Silent).await
+    }
+
+    /// The client's metrics in the Prometheus text format, counted since it was built (over
+    /// all its clones and handles):
+    ///
+    /// - `toolnexus_llm_requests_total{model,status}`: each HTTP request to the model,
+    ///   retries included; `status` is the HTTP status code, or `"error"` when no complete
+    ///   response arrived (connection failure, broken or oversized body, stream error);
+    /// - `toolnexus_llm_tokens_total{type}`: `prompt` and `completion` tokens;
+    /// - `toolnexus_llm_request_duration_seconds{model}`: histogram of request durations;
+    /// - `toolnexus_tool_calls_total{tool,source,is_error}`: each tool execution (a
+    ///   suspension counts as `is_error="false"`); calls to a tool the toolkit does not
+    ///   have are counted as `tool="unknown"`, so names a model makes up cannot add series
+    ///   without bound (the `on_metric` event keeps the name called);
+    /// - `toolnexus_tool_duration_seconds{tool}`: histogram of tool durations;
+    /// - `toolnexus_run_errors_total{model}`: runs that ended in `Err`.
+    ///
+    /// Histogram buckets are 0.05 0.1 0.25 0.5 1 2.5 5 10 30 60 +Inf seconds. Each metric
+    /// always has its `# HELP` and `# TYPE` lines; series are sorted by their label string.
+    /// A request aborted by a timeout or cancellation is not counted.
+    ///
+    /// ```
+    /// let client = toolnexus::LlmClient::builder().model("m").api_key("k").build().unwrap();
+    /// let text = client.metrics();
+    /// assert!(text.starts_with("# HELP toolnexus_llm_requests_total "));
+    /// assert!(text.lines().all(|l| l.starts_with('#')), "nothing counted yet");
+    /// ```
+    pub fn metrics(&self) -> String {
+        self.inner.telemetry.render()
     }
 }

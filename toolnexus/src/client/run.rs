@@ -3,14 +3,17 @@
 use std::time::Instant;
 
 use futures::future::join_all;
-use serde_json::Value;
+use tracing::field::Empty;
+use tracing::Instrument;
 
-use super::hooks::LlmCall;
+use super::event::Events;
+use super::limits::cap_output;
 use super::metrics::millis;
-use super::provider::{ModelReply, Outgoing};
+use super::provider::ModelReply;
 use super::suspend::{halted_turn, last_calls, Slot};
+use super::telemetry::RunObservation;
 use super::{
-    ClientError, LlmClient, Message, MetricEvent, RunResult, RunStatus, ToolCall, ToolCallRecord,
+    ClientError, LlmClient, Message, RunResult, RunStatus, StreamEvent, ToolCall, ToolCallRecord,
     ToolOutput, Usage,
 };
 use crate::{Answer, Request, ToolResult, Toolkit};
@@ -22,6 +25,16 @@ pub(super) struct RunState {
     tool_calls: Vec<ToolCallRecord>,
     usage: Usage,
     turns: usize,
+}
+
+/// Where an invocation starts: a transcript ending with a new user message, or a halted
+/// transcript and the answer to its request.
+pub(super) enum Start<'a> {
+    Fresh,
+    Resume {
+        request: &'a Request,
+        answer: Answer,
+    },
 }
 
 pub(super) enum Ending {
@@ -64,18 +77,56 @@ impl RunState {
 }
 
 impl LlmClient {
-    pub(super) async fn drive(
+    /// Runs one invocation to its end: the loop under the run's span, bounded by the timeout
+    /// and the cancellation token, then the result and its `Run` observation.
+    pub(super) async fn go<E: Events>(
+        &self,
+        mut st: RunState,
+        start: Start<'_>,
+        tk: &Toolkit,
+        ev: &E,
+    ) -> Result<RunResult, ClientError> {
+        let started = Instant::now();
+        let span = tracing::info_span!(
+            "toolnexus.run",
+            model = %self.inner.model,
+            style = ?self.inner.style,
+            streaming = E::STREAMING,
+            turns = Empty,
+            status = Empty,
+        );
+        let work = async {
+            match start {
+                Start::Fresh => self.drive(tk, &mut st, ev).await,
+                Start::Resume { request, answer } => {
+                    self.resume(tk, &mut st, request, answer, ev).await
+                }
+            }
+        };
+        let ending = self.bounded(work).instrument(span.clone()).await;
+        span.record("turns", st.turns);
+        let result = self.finish(st, ending, started);
+        match &result {
+            Ok(r) => span.record("status", tracing::field::debug(r.status)),
+            Err(e) => span.record("status", tracing::field::display(e)),
+        };
+        result
+    }
+
+    async fn drive<E: Events>(
         &self,
         tk: &Toolkit,
         st: &mut RunState,
+        ev: &E,
     ) -> Result<Ending, ClientError> {
         loop {
             if st.turns >= self.inner.max_turns {
                 return Ok(Ending::Incomplete);
             }
             st.turns += 1;
-            let (reply, tools) = self.call_model(tk, &st.messages, st.turns).await?;
+            let (reply, tools) = self.call_model(tk, &st.messages, st.turns, ev).await?;
             st.usage += reply.usage;
+            ev.emit(|| StreamEvent::Usage(reply.usage));
             let ModelReply {
                 text,
                 calls,
@@ -89,8 +140,15 @@ impl LlmClient {
                 });
                 return Ok(Ending::Done);
             }
+            for call in &calls {
+                ev.emit(|| StreamEvent::ToolCall {
+                    id: call.id.clone(),
+                    name: call.name.clone(),
+                    args: call.args.clone(),
+                });
+            }
             let slots = arg_errors.into_iter().map(Slot::Fresh).collect();
-            let settled = self.settle_turn(&tools, &calls, slots).await;
+            let settled = self.settle_turn(&tools, &calls, slots, ev).await;
             st.messages.push(Message::Assistant {
                 content: text,
                 tool_calls: calls,
@@ -101,12 +159,13 @@ impl LlmClient {
         }
     }
 
-    pub(super) async fn resume(
+    async fn resume<E: Events>(
         &self,
         tk: &Toolkit,
         st: &mut RunState,
         request: &Request,
         answer: Answer,
+        ev: &E,
     ) -> Result<Ending, ClientError> {
         if answer.id != request.id {
             return Err(ClientError::AnswerMismatch {
@@ -116,7 +175,7 @@ impl LlmClient {
         }
         let slots = halted_turn(&mut st.messages, request, answer)?;
         let settled = match last_calls(&st.messages) {
-            Some(calls) => self.settle_turn(tk, calls, slots).await,
+            Some(calls) => self.settle_turn(tk, calls, slots, ev).await,
             None => {
                 return Err(ClientError::InvalidTranscript(
                     "the halted turn has no tool calls".into(),
@@ -126,68 +185,27 @@ impl LlmClient {
         if let Some(request) = st.absorb(settled) {
             return Ok(Ending::Pending(request));
         }
-        self.drive(tk, st).await
-    }
-
-    /// One model call. Returns the toolkit the turn's calls run against (the `before_llm`
-    /// hook may have replaced it).
-    async fn call_model(
-        &self,
-        tk: &Toolkit,
-        messages: &[Message],
-        turn: usize,
-    ) -> Result<(ModelReply, Toolkit), ClientError> {
-        let inner = &self.inner;
-        let replaced: LlmCall;
-        let (messages, tools) = match &inner.hooks.before_llm {
-            Some(hook) => {
-                replaced = hook(LlmCall {
-                    turn,
-                    messages: messages.to_vec(),
-                    tools: tk.clone(),
-                })
-                .await;
-                (replaced.messages.as_slice(), &replaced.tools)
-            }
-            None => (messages, tk),
-        };
-        let body = inner.style.encode(&Outgoing {
-            model: &inner.model,
-            messages,
-            tools,
-            max_tokens: inner.max_tokens,
-        })?;
-        let tools = tools.clone();
-        let reply = inner
-            .transport
-            .post(body, &inner.hooks, &inner.model)
-            .await?;
-        if let Some(hook) = &inner.hooks.after_llm {
-            if let Ok(raw) = serde_json::from_slice::<Value>(&reply.body) {
-                hook(raw).await;
-            }
-        }
-        let decoded = inner.style.decode(&reply.body, &inner.transport.secrets);
-        let usage = decoded.as_ref().map(|r| r.usage).unwrap_or_default();
-        inner.hooks.emit(|| MetricEvent::Llm {
-            model: inner.model.clone(),
-            status: Some(reply.status),
-            ms: reply.ms,
-            prompt_tokens: usage.prompt_tokens,
-            completion_tokens: usage.completion_tokens,
-        });
-        Ok((decoded?, tools))
+        self.drive(tk, st, ev).await
     }
 
     /// Settles a turn's calls concurrently and lays out their results in call order. A
     /// suspension that was not resolved halts the turn: the first in call order gets a
     /// placeholder, the later ones get no result yet (they run again on resume).
-    async fn settle_turn(&self, tk: &Toolkit, calls: &[ToolCall], slots: Vec<Slot>) -> Settled {
+    ///
+    /// Results go out as events in call order too: a `ToolResult` per call that got one, a
+    /// `Pending` for the call the turn halts on.
+    async fn settle_turn<E: Events>(
+        &self,
+        tk: &Toolkit,
+        calls: &[ToolCall],
+        slots: Vec<Slot>,
+        ev: &E,
+    ) -> Settled {
         let work = calls.iter().zip(slots).map(|(call, slot)| async move {
             match slot {
                 Slot::Settled(output) => CallResult::Kept(output),
                 Slot::Fresh(arg_error) => {
-                    CallResult::Ran(self.settle(tk, call, arg_error.as_deref()).await)
+                    CallResult::Ran(self.settle(tk, call, arg_error.as_deref(), ev).await)
                 }
                 Slot::Answered { request, answer } => {
                     CallResult::Ran(self.answered(tk, call, &request, answer).await)
@@ -202,7 +220,7 @@ impl LlmClient {
             halted: None,
         };
         for (call, result) in calls.iter().zip(done) {
-            let result = match result {
+            let mut result = match result {
                 CallResult::Kept(output) => {
                     settled.results.push(output);
                     continue;
@@ -212,6 +230,18 @@ impl LlmClient {
             let pending = ToolResult::pending_of(&result);
             if pending.is_some() && settled.halted.is_some() {
                 continue;
+            }
+            cap_output(&mut result.output, self.inner.max_tool_output_bytes);
+            match &pending {
+                Some(request) => ev.emit(|| StreamEvent::Pending {
+                    request: request.clone(),
+                }),
+                None => ev.emit(|| StreamEvent::ToolResult {
+                    id: call.id.clone(),
+                    name: call.name.clone(),
+                    output: result.output.clone(),
+                    is_error: result.is_error,
+                }),
             }
             settled.results.push(ToolOutput {
                 call_id: call.id.clone(),
@@ -226,7 +256,7 @@ impl LlmClient {
         settled
     }
 
-    pub(super) fn finish(
+    fn finish(
         &self,
         st: RunState,
         ending: Result<Ending, ClientError>,
@@ -237,8 +267,8 @@ impl LlmClient {
             Ending::Pending(request) => (RunStatus::Pending, Some(request), None),
             Ending::Incomplete => (RunStatus::Incomplete, None, Some("maxTurns".to_owned())),
         });
-        self.inner.hooks.emit(|| MetricEvent::Run {
-            model: self.inner.model.clone(),
+        self.inner.telemetry.run(RunObservation {
+            model: &self.inner.model,
             turns: st.turns,
             tool_calls: st.tool_calls.len(),
             total_tokens: st.usage.total_tokens,

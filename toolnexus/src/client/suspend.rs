@@ -13,7 +13,8 @@
 //! [`ToolOutput::pending`](super::ToolOutput::pending) stores the request. The call's name
 //! and arguments stay in the assistant message, found by the placeholder's `call_id`.
 
-use super::{ClientError, LlmClient, Message, ToolCall, ToolOutput};
+use super::event::Events;
+use super::{ClientError, LlmClient, Message, StreamEvent, ToolCall, ToolOutput};
 use crate::{Answer, Request, ToolResult, Toolkit};
 
 /// Where a call of the turn being settled stands.
@@ -29,11 +30,12 @@ pub(super) enum Slot {
 impl LlmClient {
     /// Runs a call for the first time; a suspension goes to `wait_for` when there is one,
     /// and is returned as it is otherwise (the turn then halts on it).
-    pub(super) async fn settle(
+    pub(super) async fn settle<E: Events>(
         &self,
         tk: &Toolkit,
         call: &ToolCall,
         arg_error: Option<&str>,
+        ev: &E,
     ) -> ToolResult {
         let first = self.attempt(tk, call, arg_error, None).await;
         let Some(wait_for) = &self.inner.hooks.wait_for else {
@@ -42,6 +44,9 @@ impl LlmClient {
         let Some(request) = ToolResult::pending_of(&first) else {
             return first;
         };
+        ev.emit(|| StreamEvent::Pending {
+            request: request.clone(),
+        });
         let answer = wait_for(request.clone()).await;
         if answer.id != request.id {
             tracing::warn!(tool = %call.name, "wait_for answered another request id");

@@ -1,39 +1,50 @@
-//! One HTTP round trip to the model, with retries.
+//! One HTTP round trip to the model, with retries (see [`retry`](super::retry)) and a cap on
+//! how much of a reply is read.
 //!
-//! Retried: HTTP 429/500/502/503/504 and failures to connect or to read the response, with
-//! exponential backoff and jitter. `Retry-After` is honoured only as whole delay-seconds;
-//! any other form falls back to the backoff.
+//! A JSON reply is read whole inside the attempt, so a body that breaks off is retried like
+//! a failed connection. A streamed reply is handed over once its status is a success: what
+//! goes wrong while it is read is not retried, since part of it may already be delivered.
 
 use std::error::Error as _;
 use std::time::{Duration, Instant};
 
 use reqwest::header::RETRY_AFTER;
 
-use super::hooks::Hooks;
 use super::metrics::millis;
-use super::{ClientError, MetricEvent};
+use super::model_call::record_status;
+use super::retry::{parse_retry_after, RetryPolicy};
+use super::telemetry::{LlmObservation, Telemetry};
+use super::ClientError;
 
 /// Longest body excerpt put into an error, in characters.
 const EXCERPT_CHARS: usize = 300;
 
-/// Caps the exponent so a large retry count cannot overflow the delay.
-const MAX_BACKOFF_DOUBLINGS: u32 = 16;
+/// How much of an error body is read: enough for any excerpt, never a whole hostile body.
+const ERROR_BODY_BYTES: usize = 8 * 1024;
 
 pub(crate) struct Transport {
     /// One client per `LlmClient`, so its connection pool is reused across turns and runs.
     pub(crate) http: reqwest::Client,
     pub(crate) url: reqwest::Url,
-    pub(crate) retries: u32,
-    pub(crate) retry_base: Duration,
+    pub(crate) retry: RetryPolicy,
+    pub(crate) max_response_bytes: usize,
     /// Values never to echo in an error (the key, header values).
     pub(crate) secrets: Vec<String>,
 }
 
-/// A successful reply: its body and how long it took.
+/// A successful reply.
 pub(crate) struct Reply {
     pub(crate) status: u16,
-    pub(crate) body: Vec<u8>,
-    pub(crate) ms: f64,
+    pub(crate) payload: Payload,
+    /// When the attempt that succeeded started.
+    pub(crate) started: Instant,
+}
+
+pub(crate) enum Payload {
+    /// A JSON body, read whole.
+    Whole(Vec<u8>),
+    /// An SSE body, still to be read.
+    Streaming(reqwest::Response),
 }
 
 enum Failure {
@@ -43,15 +54,17 @@ enum Failure {
         retry_after: Option<Duration>,
     },
     Network(reqwest::Error),
+    TooLarge,
 }
 
 impl Transport {
-    /// POSTs a JSON body; failed attempts are reported as `Llm` metric events here, the
-    /// successful one is reported by the caller once it knows the token counts.
+    /// POSTs a JSON body. Failed attempts are reported to `telemetry` here; the successful
+    /// one is reported by the caller once it knows the token counts.
     pub(crate) async fn post(
         &self,
         body: Vec<u8>,
-        hooks: &Hooks,
+        streaming: bool,
+        telemetry: &Telemetry,
         model: &str,
     ) -> Result<Reply, ClientError> {
         let request = self.http.post(self.url.clone()).body(body);
@@ -62,53 +75,83 @@ impl Transport {
             let this_try = request.try_clone().ok_or_else(|| {
                 ClientError::Network("the request body cannot be replayed".to_owned())
             })?;
-            let failure = match send(this_try).await {
-                Ok((status, body)) => {
+            let failure = match self.send(this_try, streaming).await {
+                Ok((status, payload)) => {
                     return Ok(Reply {
                         status,
-                        body,
-                        ms: millis(started),
+                        payload,
+                        started,
                     })
                 }
                 Err(failure) => failure,
             };
-            let status = match &failure {
-                Failure::Status { status, .. } => Some(*status),
-                Failure::Network(_) => None,
-            };
-            hooks.emit(|| MetricEvent::Llm {
-                model: model.to_owned(),
-                status,
-                ms: millis(started),
-                prompt_tokens: 0,
-                completion_tokens: 0,
-            });
-            let retry_in = match &failure {
+            let (status, retry_after) = match &failure {
                 Failure::Status {
                     status,
                     retry_after,
                     ..
-                } if is_retryable(*status) => Some(retry_after.unwrap_or(self.backoff(attempt))),
-                Failure::Network(_) => Some(self.backoff(attempt)),
-                Failure::Status { .. } => None,
+                } => (Some(*status), *retry_after),
+                Failure::Network(_) | Failure::TooLarge => (None, None),
             };
-            match retry_in {
-                Some(delay) if attempt < self.retries => {
-                    tracing::debug!(attempt, ?status, ?delay, "retrying model request");
-                    tokio::time::sleep(delay).await;
-                    attempt += 1;
-                }
-                _ => return Err(self.error(failure)),
-            }
+            let error = self.error(failure);
+            let retry_in = match error {
+                ClientError::ResponseTooLarge { .. } => None,
+                _ => self.retry.delay(&error, attempt, retry_after),
+            };
+            telemetry.llm(LlmObservation {
+                model,
+                status,
+                ms: millis(started),
+                prompt_tokens: 0,
+                completion_tokens: 0,
+                retry_in,
+            });
+            let Some(delay) = retry_in else {
+                record_status(status);
+                return Err(error);
+            };
+            tracing::debug!(attempt, ?status, ?delay, "retrying model request");
+            tokio::time::sleep(delay).await;
+            attempt += 1;
         }
     }
 
-    /// `base * 2^attempt`, half of it fixed and half random, so many clients failing
-    /// together do not retry in lockstep.
-    fn backoff(&self, attempt: u32) -> Duration {
-        let full = self.retry_base * 2u32.pow(attempt.min(MAX_BACKOFF_DOUBLINGS));
-        let half = full / 2;
-        half + half.mul_f64(jitter())
+    async fn send(
+        &self,
+        request: reqwest::RequestBuilder,
+        streaming: bool,
+    ) -> Result<(u16, Payload), Failure> {
+        let response = request.send().await.map_err(Failure::Network)?;
+        let status = response.status();
+        if !status.is_success() {
+            let retry_after = response
+                .headers()
+                .get(RETRY_AFTER)
+                .and_then(|v| v.to_str().ok())
+                .and_then(parse_retry_after);
+            // The excerpt is all that is kept of an error body; a broken one stays empty.
+            let body = read_capped(response, ERROR_BODY_BYTES)
+                .await
+                .map_or_else(|_| Vec::new(), |(body, _)| body);
+            return Err(Failure::Status {
+                status: status.as_u16(),
+                body,
+                retry_after,
+            });
+        }
+        // A server that ignores `stream: true` answers with plain JSON: read it whole.
+        if streaming && !is_json(&response) {
+            return Ok((status.as_u16(), Payload::Streaming(response)));
+        }
+        let limit = self.max_response_bytes;
+        if response.content_length().is_some_and(|n| n > limit as u64) {
+            return Err(Failure::TooLarge);
+        }
+        match read_capped(response, limit).await {
+            Ok((body, false)) => Ok((status.as_u16(), Payload::Whole(body))),
+            Ok((_, true)) => Err(Failure::TooLarge),
+            Err(e) => Err(Failure::Network(e)),
+        }
     }
 
     fn error(&self, failure: Failure) -> ClientError {
@@ -118,52 +161,44 @@ impl Transport {
                 excerpt: excerpt(&body, &self.secrets),
             },
             Failure::Network(e) => ClientError::Network(describe(e)),
+            Failure::TooLarge => ClientError::ResponseTooLarge {
+                limit: self.max_response_bytes,
+            },
         }
     }
 }
 
-async fn send(request: reqwest::RequestBuilder) -> Result<(u16, Vec<u8>), Failure> {
-    let response = request.send().await.map_err(Failure::Network)?;
-    let status = response.status();
-    let retry_after = response
+fn is_json(response: &reqwest::Response) -> bool {
+    response
         .headers()
-        .get(RETRY_AFTER)
+        .get(reqwest::header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
-        .and_then(parse_retry_after);
-    // `Vec::from` reuses the buffer when it is not shared instead of copying it.
-    let body = Vec::from(response.bytes().await.map_err(Failure::Network)?);
-    if status.is_success() {
-        Ok((status.as_u16(), body))
-    } else {
-        Err(Failure::Status {
-            status: status.as_u16(),
-            body,
-            retry_after,
-        })
+        .is_some_and(|v| v.trim_start().starts_with("application/json"))
+}
+
+/// Reads at most `limit` bytes of a body, chunk by chunk, so a hostile or runaway reply never
+/// fills memory. Returns the bytes and whether the body went on past the limit (it is then
+/// not read further).
+async fn read_capped(
+    mut response: reqwest::Response,
+    limit: usize,
+) -> Result<(Vec<u8>, bool), reqwest::Error> {
+    // The announced length is only a hint, trusted within the limit.
+    let announced = response.content_length().unwrap_or(0).min(limit as u64);
+    let mut body = Vec::with_capacity(announced as usize);
+    while let Some(chunk) = response.chunk().await? {
+        if chunk.len() > limit - body.len() {
+            let room = limit - body.len();
+            body.extend_from_slice(&chunk[..room]);
+            return Ok((body, true));
+        }
+        body.extend_from_slice(&chunk);
     }
-}
-
-fn is_retryable(status: u16) -> bool {
-    matches!(status, 429 | 500 | 502 | 503 | 504)
-}
-
-/// Only whole delay-seconds count (`0` = now); an HTTP date or anything else is ignored.
-fn parse_retry_after(value: &str) -> Option<Duration> {
-    let value = value.trim();
-    if value.is_empty() || !value.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    value.parse().ok().map(Duration::from_secs)
-}
-
-/// A fraction in `[0, 1)` from a v4 uuid's random bits, to avoid a dependency on `rand`.
-fn jitter() -> f64 {
-    let bits = (uuid::Uuid::new_v4().as_u128() as u64) >> 11;
-    bits as f64 / (1u64 << 53) as f64
+    Ok((body, false))
 }
 
 /// The error and its causes, without the URL.
-fn describe(e: reqwest::Error) -> String {
+pub(crate) fn describe(e: reqwest::Error) -> String {
     let e = e.without_url();
     let mut text = e.to_string();
     let mut cause = e.source();
@@ -196,16 +231,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn retry_after_accepts_only_delay_seconds() {
-        assert_eq!(parse_retry_after("0"), Some(Duration::ZERO));
-        assert_eq!(parse_retry_after(" 3 "), Some(Duration::from_secs(3)));
-        assert_eq!(parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT"), None);
-        assert_eq!(parse_retry_after("1.5"), None);
-        assert_eq!(parse_retry_after("-1"), None);
-        assert_eq!(parse_retry_after(""), None);
-    }
-
-    #[test]
     fn excerpt_masks_secrets_and_truncates() {
         let body = format!("bad key sk-secret-123\n\n{}", "x".repeat(1000));
         let text = excerpt(body.as_bytes(), &["sk-secret-123".to_owned()]);
@@ -213,13 +238,5 @@ mod tests {
         assert!(!text.contains("sk-secret"));
         assert_eq!(text.chars().count(), EXCERPT_CHARS + 1);
         assert_eq!(excerpt(b"  ", &[]), "(empty body)");
-    }
-
-    #[test]
-    fn jitter_stays_in_unit_interval() {
-        for _ in 0..1000 {
-            let j = jitter();
-            assert!((0.0..1.0).contains(&j), "{j}");
-        }
     }
 }

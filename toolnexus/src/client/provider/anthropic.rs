@@ -19,6 +19,8 @@ pub(super) struct Body<'a> {
     messages: Messages<'a>,
     #[serde(skip_serializing_if = "Option::is_none")]
     tools: Option<&'a RawValue>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    stream: bool,
 }
 
 impl<'a> Body<'a> {
@@ -29,6 +31,7 @@ impl<'a> Body<'a> {
             system: system_prompt(out.messages),
             messages: Messages(out.messages),
             tools: out.tools.anthropic_declarations_json(),
+            stream: out.stream,
         }
     }
 }
@@ -161,9 +164,10 @@ struct Response {
     usage: Option<WireUsage>,
 }
 
+/// A content block of a reply (also what a stream's `content_block_start` carries).
 #[derive(Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
-enum ResponseBlock {
+pub(super) enum ResponseBlock {
     Text {
         text: String,
     },
@@ -204,7 +208,7 @@ pub(super) fn decode(body: &[u8]) -> Result<ModelReply, Unreadable> {
     let usage = response.usage.map_or_else(Usage::default, |u| Usage {
         prompt_tokens: u.input_tokens,
         completion_tokens: u.output_tokens,
-        total_tokens: u.input_tokens + u.output_tokens,
+        total_tokens: u.input_tokens.saturating_add(u.output_tokens),
     });
     Ok(ModelReply {
         text,

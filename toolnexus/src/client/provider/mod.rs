@@ -2,10 +2,17 @@
 //! transcript and the toolkit's cached declarations; replies are parsed into typed structs.
 
 mod anthropic;
+mod anthropic_sse;
 mod openai;
+mod openai_sse;
+mod sse;
+
+use serde_json::Value;
 
 use super::{ClientError, Message, Style, ToolCall, Usage};
 use crate::Toolkit;
+
+pub(crate) use sse::{read_stream, StreamLimits};
 
 /// What one model turn produced, in provider-neutral form.
 pub(crate) struct ModelReply {
@@ -22,6 +29,8 @@ pub(crate) struct Outgoing<'a> {
     pub(crate) messages: &'a [Message],
     pub(crate) tools: &'a Toolkit,
     pub(crate) max_tokens: Option<u32>,
+    /// Ask for the reply as server-sent events.
+    pub(crate) stream: bool,
 }
 
 /// Default `max_tokens` for Anthropic, which requires the field.
@@ -54,14 +63,7 @@ impl Style {
             Style::OpenAi => openai::decode(body),
             Style::Anthropic => anthropic::decode(body),
         };
-        parsed.map_err(|e| match e {
-            Unreadable::Json(e) => ClientError::InvalidResponse(format!(
-                "{} (body starts with: {})",
-                describe_json_error(&e),
-                super::transport::excerpt(body, secrets)
-            )),
-            Unreadable::Shape(what) => ClientError::InvalidResponse(what.to_owned()),
-        })
+        parsed.map_err(|e| e.into_error(body, secrets))
     }
 }
 
@@ -69,6 +71,24 @@ impl Style {
 pub(crate) enum Unreadable {
     Json(serde_json::Error),
     Shape(&'static str),
+    /// The provider said what went wrong (an `error` event in a stream).
+    Provider(String),
+}
+
+impl Unreadable {
+    /// The client error for a reply (or stream event) `body` that could not be read.
+    fn into_error(self, body: &[u8], secrets: &[String]) -> ClientError {
+        let excerpt = |bytes: &[u8]| super::transport::excerpt(bytes, secrets);
+        match self {
+            Unreadable::Json(e) => ClientError::InvalidResponse(format!(
+                "{} (body starts with: {})",
+                describe_json_error(&e),
+                excerpt(body)
+            )),
+            Unreadable::Shape(what) => ClientError::InvalidResponse(what.to_owned()),
+            Unreadable::Provider(message) => ClientError::StreamError(excerpt(message.as_bytes())),
+        }
+    }
 }
 
 impl From<serde_json::Error> for Unreadable {
@@ -81,5 +101,23 @@ fn describe_json_error(e: &serde_json::Error) -> String {
     match e.classify() {
         serde_json::error::Category::Data => format!("unexpected shape: {e}"),
         _ => format!("not valid JSON: {e}"),
+    }
+}
+
+/// Arguments arrive as JSON text. Empty text means no arguments; text that is not JSON is
+/// kept verbatim (as a JSON string) and explained to the model instead of aborting the run.
+fn parse_arguments(tool: &str, text: String) -> (Value, Option<String>) {
+    if text.trim().is_empty() {
+        return (Value::Object(Default::default()), None);
+    }
+    match serde_json::from_str(&text) {
+        Ok(args) => (args, None),
+        Err(e) => {
+            let problem = format!(
+                "invalid arguments for {tool}: the arguments are not valid JSON ({}); send a JSON object",
+                e.to_string().split(" at line ").next().unwrap_or_default()
+            );
+            (Value::String(text), Some(problem))
+        }
     }
 }

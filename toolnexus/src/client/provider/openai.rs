@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use super::{ModelReply, Outgoing, Unreadable};
+use super::{parse_arguments, ModelReply, Outgoing, Unreadable};
 use crate::client::{Message, ToolCall, Usage};
 
 #[derive(Serialize)]
@@ -16,6 +16,16 @@ pub(super) struct Body<'a> {
     tools: Option<&'a RawValue>,
     #[serde(skip_serializing_if = "Option::is_none")]
     max_tokens: Option<u32>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    stream: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stream_options: Option<StreamOptions>,
+}
+
+/// Without it, a streamed reply carries no token counts.
+#[derive(Serialize)]
+struct StreamOptions {
+    include_usage: bool,
 }
 
 impl<'a> Body<'a> {
@@ -25,6 +35,10 @@ impl<'a> Body<'a> {
             messages: Messages(out.messages),
             tools: out.tools.openai_declarations_json(),
             max_tokens: out.max_tokens,
+            stream: out.stream,
+            stream_options: out.stream.then_some(StreamOptions {
+                include_usage: true,
+            }),
         }
     }
 }
@@ -172,7 +186,7 @@ struct ResponseFunction {
 }
 
 #[derive(Deserialize)]
-struct WireUsage {
+pub(super) struct WireUsage {
     #[serde(default)]
     prompt_tokens: u64,
     #[serde(default)]
@@ -198,35 +212,22 @@ pub(super) fn decode(body: &[u8]) -> Result<ModelReply, Unreadable> {
         });
         arg_errors.push(error);
     }
-    let usage = response.usage.map_or_else(Usage::default, |u| Usage {
-        prompt_tokens: u.prompt_tokens,
-        completion_tokens: u.completion_tokens,
-        total_tokens: u
-            .total_tokens
-            .unwrap_or(u.prompt_tokens + u.completion_tokens),
-    });
     Ok(ModelReply {
         text: choice.message.content.unwrap_or_default(),
         calls,
         arg_errors,
-        usage,
+        usage: response.usage.map(Usage::from).unwrap_or_default(),
     })
 }
 
-/// Arguments arrive as JSON text. Empty text means no arguments; text that is not JSON is
-/// kept verbatim (as a JSON string) and explained to the model instead of aborting the run.
-fn parse_arguments(tool: &str, text: String) -> (Value, Option<String>) {
-    if text.trim().is_empty() {
-        return (Value::Object(Default::default()), None);
-    }
-    match serde_json::from_str(&text) {
-        Ok(args) => (args, None),
-        Err(e) => {
-            let problem = format!(
-                "invalid arguments for {tool}: the arguments are not valid JSON ({}); send a JSON object",
-                e.to_string().split(" at line ").next().unwrap_or_default()
-            );
-            (Value::String(text), Some(problem))
+impl From<WireUsage> for Usage {
+    fn from(u: WireUsage) -> Self {
+        Usage {
+            prompt_tokens: u.prompt_tokens,
+            completion_tokens: u.completion_tokens,
+            total_tokens: u
+                .total_tokens
+                .unwrap_or(u.prompt_tokens.saturating_add(u.completion_tokens)),
         }
     }
 }

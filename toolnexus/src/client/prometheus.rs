@@ -1,4 +1,5 @@
-//! Prometheus text exposition of the client's metrics.
+//! Prometheus text exposition of the client's metrics, fed by every metric event and
+//! rendered by [`LlmClient::metrics`](crate::LlmClient::metrics).
 //!
 //! The layout is fixed so dashboards and the other toolnexus ports agree byte for byte:
 //! metrics always in the same order, each with its HELP and TYPE lines, series sorted by
@@ -10,7 +11,9 @@ use std::sync::Mutex;
 
 /// Upper bounds of the duration histograms, in seconds (`+Inf` is implied).
 const BUCKETS: [f64; 10] = [0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0];
-const BUCKET_LABELS: [&str; 10] = ["0.05", "0.1", "0.25", "0.5", "1", "2.5", "5", "10", "30", "60"];
+const BUCKET_LABELS: [&str; 10] = [
+    "0.05", "0.1", "0.25", "0.5", "1", "2.5", "5", "10", "30", "60",
+];
 
 #[derive(Default)]
 struct Histogram {
@@ -22,8 +25,15 @@ struct Histogram {
 
 impl Histogram {
     fn observe(&mut self, seconds: f64) {
-        let seconds = if seconds.is_finite() && seconds > 0.0 { seconds } else { 0.0 };
-        let slot = BUCKETS.iter().position(|&b| seconds <= b).unwrap_or(BUCKETS.len());
+        let seconds = if seconds.is_finite() && seconds > 0.0 {
+            seconds
+        } else {
+            0.0
+        };
+        let slot = BUCKETS
+            .iter()
+            .position(|&b| seconds <= b)
+            .unwrap_or(BUCKETS.len());
         self.counts[slot] += 1;
         self.sum += seconds;
         self.count += 1;
@@ -39,6 +49,24 @@ struct State {
     tool_calls: BTreeMap<String, u64>,
     tool_duration: BTreeMap<String, Histogram>,
     run_errors: BTreeMap<String, u64>,
+    /// Label strings are rendered here first, so updating a series that already exists
+    /// allocates nothing.
+    scratch: String,
+}
+
+/// Applies `update` to the series of `map` labelled `pairs`, creating it on first use.
+fn bump<V: Default>(
+    map: &mut BTreeMap<String, V>,
+    scratch: &mut String,
+    pairs: &[(&str, &str)],
+    update: impl FnOnce(&mut V),
+) {
+    scratch.clear();
+    write_labels(scratch, pairs);
+    match map.get_mut(scratch.as_str()) {
+        Some(value) => update(value),
+        None => update(map.entry(scratch.clone()).or_default()),
+    }
 }
 
 /// Accumulates metric observations and renders them as Prometheus text.
@@ -56,54 +84,103 @@ impl Registry {
     }
 
     /// One LLM request: its outcome, its duration and the tokens it used.
-    pub(crate) fn llm(&self, model: &str, status: &str, seconds: f64, prompt_tokens: u64, completion_tokens: u64) {
-        let requests = labels(&[("model", model), ("status", status)]);
-        let duration = labels(&[("model", model)]);
+    pub(crate) fn llm(
+        &self,
+        model: &str,
+        status: &str,
+        seconds: f64,
+        prompt_tokens: u64,
+        completion_tokens: u64,
+    ) {
         self.with(|s| {
-            *s.llm_requests.entry(requests).or_default() += 1;
-            s.llm_duration.entry(duration).or_default().observe(seconds);
-            if prompt_tokens > 0 {
-                *s.llm_tokens.entry(labels(&[("type", "prompt")])).or_default() += prompt_tokens;
-            }
-            if completion_tokens > 0 {
-                *s.llm_tokens.entry(labels(&[("type", "completion")])).or_default() += completion_tokens;
+            let scratch = &mut s.scratch;
+            let pairs = [("model", model), ("status", status)];
+            bump(&mut s.llm_requests, scratch, &pairs, |n| *n += 1);
+            bump(&mut s.llm_duration, scratch, &[("model", model)], |h| {
+                h.observe(seconds)
+            });
+            for (kind, tokens) in [("prompt", prompt_tokens), ("completion", completion_tokens)] {
+                if tokens > 0 {
+                    bump(&mut s.llm_tokens, scratch, &[("type", kind)], |n| {
+                        *n += tokens
+                    });
+                }
             }
         });
     }
 
     /// One tool call.
     pub(crate) fn tool(&self, tool: &str, source: &str, is_error: bool, seconds: f64) {
-        let calls = labels(&[("tool", tool), ("source", source), ("is_error", if is_error { "true" } else { "false" })]);
-        let duration = labels(&[("tool", tool)]);
+        let is_error = if is_error { "true" } else { "false" };
         self.with(|s| {
-            *s.tool_calls.entry(calls).or_default() += 1;
-            s.tool_duration.entry(duration).or_default().observe(seconds);
+            let scratch = &mut s.scratch;
+            let pairs = [("tool", tool), ("source", source), ("is_error", is_error)];
+            bump(&mut s.tool_calls, scratch, &pairs, |n| *n += 1);
+            bump(&mut s.tool_duration, scratch, &[("tool", tool)], |h| {
+                h.observe(seconds)
+            });
         });
     }
 
     /// One run that ended in an error.
     pub(crate) fn run_error(&self, model: &str) {
-        let key = labels(&[("model", model)]);
-        self.with(|s| *s.run_errors.entry(key).or_default() += 1);
+        self.with(|s| {
+            bump(
+                &mut s.run_errors,
+                &mut s.scratch,
+                &[("model", model)],
+                |n| *n += 1,
+            )
+        });
     }
 
     /// The exposition text, ending with a newline.
     pub(crate) fn render(&self) -> String {
         self.with(|s| {
             let mut out = String::new();
-            counter(&mut out, "toolnexus_llm_requests_total", "LLM requests by model and status.", &s.llm_requests);
-            counter(&mut out, "toolnexus_llm_tokens_total", "LLM tokens used, by type.", &s.llm_tokens);
-            histogram(&mut out, "toolnexus_llm_request_duration_seconds", "LLM request duration in seconds.", &s.llm_duration);
-            counter(&mut out, "toolnexus_tool_calls_total", "Tool calls by tool, source and outcome.", &s.tool_calls);
-            histogram(&mut out, "toolnexus_tool_duration_seconds", "Tool call duration in seconds.", &s.tool_duration);
-            counter(&mut out, "toolnexus_run_errors_total", "Runs that ended in an error, by model.", &s.run_errors);
+            counter(
+                &mut out,
+                "toolnexus_llm_requests_total",
+                "LLM requests by model and status.",
+                &s.llm_requests,
+            );
+            counter(
+                &mut out,
+                "toolnexus_llm_tokens_total",
+                "LLM tokens used, by type.",
+                &s.llm_tokens,
+            );
+            histogram(
+                &mut out,
+                "toolnexus_llm_request_duration_seconds",
+                "LLM request duration in seconds.",
+                &s.llm_duration,
+            );
+            counter(
+                &mut out,
+                "toolnexus_tool_calls_total",
+                "Tool calls by tool, source and outcome.",
+                &s.tool_calls,
+            );
+            histogram(
+                &mut out,
+                "toolnexus_tool_duration_seconds",
+                "Tool call duration in seconds.",
+                &s.tool_duration,
+            );
+            counter(
+                &mut out,
+                "toolnexus_run_errors_total",
+                "Runs that ended in an error, by model.",
+                &s.run_errors,
+            );
             out
         })
     }
 }
 
-fn labels(pairs: &[(&str, &str)]) -> String {
-    let mut out = String::new();
+/// `name="value",…` with the exposition format's escapes (backslash, quote, newline).
+fn write_labels(out: &mut String, pairs: &[(&str, &str)]) {
     for (i, (name, value)) in pairs.iter().enumerate() {
         if i > 0 {
             out.push(',');
@@ -120,7 +197,6 @@ fn labels(pairs: &[(&str, &str)]) -> String {
         }
         out.push('"');
     }
-    out
 }
 
 fn header(out: &mut String, name: &str, help: &str, kind: &str) {
@@ -157,7 +233,11 @@ mod tests {
     fn before_any_activity_only_help_and_type_lines() {
         let text = Registry::default().render();
         assert!(text.ends_with('\n'));
-        assert!(text.lines().all(|l| l.starts_with("# HELP ") || l.starts_with("# TYPE ")), "{text}");
+        assert!(
+            text.lines()
+                .all(|l| l.starts_with("# HELP ") || l.starts_with("# TYPE ")),
+            "{text}"
+        );
         assert_eq!(text.lines().count(), 12);
     }
 
@@ -168,7 +248,10 @@ mod tests {
         r.tool("alpha", "native", true, 0.3);
         r.tool("we\"ird\\na\nme", "native", false, 100.0);
         let text = r.render();
-        let calls: Vec<&str> = text.lines().filter(|l| l.starts_with("toolnexus_tool_calls_total{")).collect();
+        let calls: Vec<&str> = text
+            .lines()
+            .filter(|l| l.starts_with("toolnexus_tool_calls_total{"))
+            .collect();
         assert_eq!(
             calls,
             [
@@ -177,10 +260,18 @@ mod tests {
                 r#"toolnexus_tool_calls_total{tool="zeta",source="native",is_error="false"} 1"#,
             ]
         );
-        assert!(text.contains("toolnexus_tool_duration_seconds_bucket{tool=\"alpha\",le=\"0.25\"} 0\n"));
-        assert!(text.contains("toolnexus_tool_duration_seconds_bucket{tool=\"alpha\",le=\"0.5\"} 1\n"));
-        assert!(text.contains("toolnexus_tool_duration_seconds_bucket{tool=\"we\\\"ird\\\\na\\nme\",le=\"60\"} 0\n"));
-        assert!(text.contains("toolnexus_tool_duration_seconds_bucket{tool=\"we\\\"ird\\\\na\\nme\",le=\"+Inf\"} 1\n"));
+        assert!(
+            text.contains("toolnexus_tool_duration_seconds_bucket{tool=\"alpha\",le=\"0.25\"} 0\n")
+        );
+        assert!(
+            text.contains("toolnexus_tool_duration_seconds_bucket{tool=\"alpha\",le=\"0.5\"} 1\n")
+        );
+        assert!(text.contains(
+            "toolnexus_tool_duration_seconds_bucket{tool=\"we\\\"ird\\\\na\\nme\",le=\"60\"} 0\n"
+        ));
+        assert!(text.contains(
+            "toolnexus_tool_duration_seconds_bucket{tool=\"we\\\"ird\\\\na\\nme\",le=\"+Inf\"} 1\n"
+        ));
     }
 
     #[test]
