@@ -6,10 +6,10 @@
 //! `approve_purchase {"item":"gpu"}`, which parks, is answered by `wait_for` and re-runs.
 //!
 //! ```sh
-//! cargo run --release --example bench_loop                 # every variant, 300 runs each
-//! cargo run --release --example bench_loop -- 1000         # N runs each
-//! cargo run --release --example bench_loop -- run ours weather 300 --url URL   # one variant
-//! cargo run --release --example bench_loop -- mock         # serve the endpoint, print its URL
+//! cargo run --profile perf --example bench_loop                 # every variant, 300 runs each
+//! cargo run --profile perf --example bench_loop -- 1000         # N runs each
+//! cargo run --profile perf --example bench_loop -- run ours weather 300 --url URL   # one variant
+//! cargo run --profile perf --example bench_loop -- mock         # serve the endpoint, print its URL
 //! ```
 //!
 //! Each variant runs in its own process so its peak RSS is its own; the endpoint runs in
@@ -198,6 +198,15 @@ fn run_variant(args: &[String]) -> Result<(), String> {
         }
     })?;
     report(client, scenario, times);
+    if std::env::var_os("BENCH_RSS_DETAIL").is_some() {
+        let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+        for line in status
+            .lines()
+            .filter(|l| l.starts_with("Rss") || l.starts_with("Vm"))
+        {
+            eprintln!("{line}");
+        }
+    }
     Ok(())
 }
 

@@ -13,8 +13,8 @@ n1=${1:-50}
 n2=${2:-150}
 command -v valgrind >/dev/null || { echo "valgrind is required (apt-get install valgrind)" >&2; exit 1; }
 
-cargo build --release --quiet --example bench_loop
-bin=target/release/examples/bench_loop
+cargo build --profile perf --quiet --example bench_loop
+bin=target/perf/examples/bench_loop
 
 tmp=$(mktemp -d)
 mkfifo "$tmp/in"
