@@ -114,7 +114,8 @@ use proc_macro::TokenStream;
 /// `Option<&Answer>` or `Option<Answered<T>>`) or `#[context]` (for `&ToolContext`).
 ///
 /// A typed answer that does not decode into `T` is an error result,
-/// `invalid answer for <tool>: <reason>`; the body does not run.
+/// `invalid answer for <tool>: <reason>`; the body does not run (see
+/// [typed answers](#typed-answers)).
 ///
 /// # Return type
 ///
@@ -161,6 +162,48 @@ use proc_macro::TokenStream;
 /// assert_eq!(Buy.execute(args, ctx).await.output, "bought gpu");
 /// # });
 /// ```
+///
+/// # Typed answers
+///
+/// When the human must type something in (an address, a choice, a quantity), ask with
+/// `pending!(…, answer = T)` and take an `Option<Answered<T>>` parameter. `T` derives
+/// `serde::Deserialize` and `schemars::JsonSchema` and is a *form*: a struct whose named
+/// fields are strings, numbers, integers, booleans or string enums, optional or not.
+///
+/// 1. The first call gets `None` and suspends; the request carries `T`'s form schema at
+///    `request.data["schema"]` (`type: "object"`, each field's `type`, and `required`
+///    listing the fields that are not `Option`), from which a host renders a form.
+/// 2. The host answers with the values as `answer.data`, e.g.
+///    `Answer::ok(request.id).with_data(json!({"city": "Paris", …}))`.
+/// 3. The call runs again with `Some(answered)`: `answered.value` is the decoded `T` (also
+///    reachable through `Deref`), `answered.answer` the whole answer.
+///
+/// ```
+/// use toolnexus::{pending, tool, Answered, ToolResult};
+///
+/// #[derive(serde::Deserialize, schemars::JsonSchema)]
+/// struct Shipping {
+///     city: String,
+///     zip: String,
+///     express: bool,
+/// }
+///
+/// /// Ships the order once the human has entered an address
+/// #[tool]
+/// async fn ship(order: u64, answer: Option<Answered<Shipping>>) -> ToolResult {
+///     match answer {
+///         None => pending!(kind = "input", prompt = "Where should it go?", answer = Shipping),
+///         Some(a) => ToolResult::ok(format!("order {order} to {} {}", a.value.zip, a.city)),
+///     }
+/// }
+/// ```
+///
+/// Data that does not decode into `T` (a number where a string belongs, a missing required
+/// field, no data at all) never reaches the body: the call's result is the error
+/// `invalid answer for ship: <reason>`, and the agent loop feeds it back to the model. A
+/// `T` that is not a form (a `Vec` or nested struct field, say) cannot be checked before
+/// its schema exists at run time: `pending!` then returns an error result naming the
+/// field instead of suspending, so no host is ever asked to fill in an unusable form.
 ///
 /// # Requirements
 ///
