@@ -7,11 +7,11 @@ use std::sync::Mutex;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::json;
+use serde_json::{json, Value};
 use toolnexus::testing::{MockLlm, RecordedRequest, Reply};
 use toolnexus::{
-    pending, tool, Answer, Answered, LlmClient, LlmClientBuilder, Message, Request, RunStatus,
-    Style, Tool, ToolContext, ToolResult, Toolkit,
+    pending, tool, Answer, Answered, LlmClient, LlmClientBuilder, Message, Request, RunResult,
+    RunStatus, Style, Tool, ToolContext, ToolResult, Toolkit,
 };
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -69,6 +69,16 @@ fn client(mock: &MockLlm) -> LlmClientBuilder {
         .api_key("test-key")
 }
 
+/// A model that asks to ship `order`, then says `then`.
+async fn model_ships(order: u64, then: &str) -> MockLlm {
+    MockLlm::start([
+        Reply::tool_call("c1", "ship", json!({"order": order})),
+        Reply::text(then),
+    ])
+    .await
+    .unwrap()
+}
+
 /// The text of the newest tool result the model was sent.
 fn last_tool_output(req: &RecordedRequest) -> String {
     let last = req.messages().last().expect("messages");
@@ -104,12 +114,7 @@ async fn the_form_lists_every_field_with_its_type() {
 
 #[tokio::test]
 async fn a_typed_answer_resumes_through_wait_for() {
-    let mock = MockLlm::start([
-        Reply::tool_call("c1", "ship", json!({"order": 1})),
-        Reply::text("shipped"),
-    ])
-    .await
-    .unwrap();
+    let mock = model_ships(1, "shipped").await;
     let asked = std::sync::Arc::new(Mutex::new(None::<Request>));
     let seen = asked.clone();
     let client = client(&mock)
@@ -147,12 +152,7 @@ async fn a_typed_answer_resumes_through_wait_for() {
 
 #[tokio::test]
 async fn a_mistyped_answer_is_an_error_result_and_never_reaches_the_body() {
-    let mock = MockLlm::start([
-        Reply::tool_call("c1", "ship", json!({"order": 2})),
-        Reply::text("the address was wrong"),
-    ])
-    .await
-    .unwrap();
+    let mock = model_ships(2, "the address was wrong").await;
     let client = client(&mock)
         .wait_for(|req: Request| async move {
             Answer::ok(req.id).with_data(json!({"city": "Paris", "zip": 75001, "express": false}))
@@ -200,26 +200,26 @@ async fn halted_run(mock: &MockLlm, order: u64) -> (String, Request) {
     (serde_json::to_string(&halted.messages).unwrap(), request)
 }
 
-#[tokio::test]
-async fn a_durable_resume_carries_a_typed_answer() {
-    let mock = MockLlm::start([
-        Reply::tool_call("c1", "ship", json!({"order": 3})),
-        Reply::text("shipped to Lyon"),
-    ])
-    .await
-    .unwrap();
-    let (saved, request) = halted_run(&mock, 3).await;
-
-    // Later, maybe in another process: a new client, the transcript read back.
-    let messages: Vec<Message> = serde_json::from_str(&saved).unwrap();
-    let answer = Answer::ok(&request.id)
-        .with_data(json!({"city": "Lyon", "zip": "69001", "express": false}));
-    let result = client(&mock)
+/// Resumes a saved run with `data` as the answer, as a later process would: a new client,
+/// the transcript read back from JSON.
+async fn resume(mock: &MockLlm, saved: &str, request: &Request, data: Value) -> RunResult {
+    let messages: Vec<Message> = serde_json::from_str(saved).unwrap();
+    let answer = Answer::ok(&request.id).with_data(data);
+    client(mock)
         .build()
         .unwrap()
-        .run_with_answer(messages, &request, answer, &toolkit())
+        .run_with_answer(messages, request, answer, &toolkit())
         .await
-        .unwrap();
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_durable_resume_carries_a_typed_answer() {
+    let mock = model_ships(3, "shipped to Lyon").await;
+    let (saved, request) = halted_run(&mock, 3).await;
+
+    let data = json!({"city": "Lyon", "zip": "69001", "express": false});
+    let result = resume(&mock, &saved, &request, data).await;
 
     assert_eq!(result.status, RunStatus::Done);
     assert_eq!(result.text, "shipped to Lyon");
@@ -233,22 +233,10 @@ async fn a_durable_resume_carries_a_typed_answer() {
 
 #[tokio::test]
 async fn a_durable_resume_with_a_mistyped_answer_feeds_the_error_back() {
-    let mock = MockLlm::start([
-        Reply::tool_call("c1", "ship", json!({"order": 4})),
-        Reply::text("please check the address"),
-    ])
-    .await
-    .unwrap();
+    let mock = model_ships(4, "please check the address").await;
     let (saved, request) = halted_run(&mock, 4).await;
 
-    let messages: Vec<Message> = serde_json::from_str(&saved).unwrap();
-    let answer = Answer::ok(&request.id).with_data(json!({"city": "Lyon"}));
-    let result = client(&mock)
-        .build()
-        .unwrap()
-        .run_with_answer(messages, &request, answer, &toolkit())
-        .await
-        .unwrap();
+    let result = resume(&mock, &saved, &request, json!({"city": "Lyon"})).await;
 
     assert_eq!(result.status, RunStatus::Done);
     let output = &result.tool_calls[0].output;
