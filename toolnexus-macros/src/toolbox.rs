@@ -61,7 +61,7 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
 
     match errors.finish(()) {
         Ok(()) => {
-            let tools = models.iter().map(|m| tool::method_items(m, true));
+            let tools = models.iter().map(tool::items);
             let toolbox = toolbox_impl(&block.self_ty, &krate, &models);
             quote! {
                 #block
@@ -74,7 +74,7 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
             // Keep the impl, and for a usable impl the generated items as stand-ins, so
             // that uses of them do not add errors of their own.
             let stubs = usable.then(|| {
-                let tools = models.iter().map(|m| tool::method_items(m, false));
+                let tools = models.iter().map(tool::stub);
                 let toolbox = toolbox_stub(&block.self_ty, &krate);
                 quote!(#(#tools)* #toolbox)
             });

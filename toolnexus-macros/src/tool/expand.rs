@@ -226,8 +226,6 @@ fn execute_body(model: &ToolFn) -> TokenStream {
     });
     let fn_ident = &model.fn_ident;
     let krate_at_fn = runtime::at(krate, model.sig_span);
-    // Spanned at the fn, so a body that holds something not `Send` across an `.await` is
-    // reported there rather than at the `#[tool]` attribute.
     let callee = match &model.owner {
         Owner::Free => quote_spanned!(model.sig_span=> #fn_ident(#(#call_args),*)),
         Owner::Toolbox {
@@ -239,6 +237,8 @@ fn execute_body(model: &ToolFn) -> TokenStream {
             quote_spanned!(model.sig_span=> <#self_ty>::#fn_ident(#(#call_args),*))
         }
     };
+    // Spanned at the fn, so a body that holds something not `Send` across an `.await` is
+    // reported there rather than at the `#[tool]` attribute.
     let call = quote_spanned! {model.sig_span=>
         #krate_at_fn::__private::tool_future_must_be_send(#callee)
     };

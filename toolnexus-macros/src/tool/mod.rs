@@ -11,6 +11,7 @@ use syn::{FnArg, ImplItemFn, ItemFn, Path};
 use crate::attr::ToolOptions;
 use crate::diag::Errors;
 use crate::runtime;
+pub(crate) use expand::{items, stub};
 use parse::FnParts;
 pub(crate) use parse::{is_runtime_prefix, Owner, ToolFn};
 
@@ -74,15 +75,6 @@ pub(crate) fn read_method(
         sig: &mut method.sig,
     };
     ToolFn::read(parts, owner, &options, krate, errors)
-}
-
-/// The struct and `Tool` impl of a read method; a stand-in when the toolbox has errors.
-pub(crate) fn method_items(model: &ToolFn, valid: bool) -> TokenStream {
-    if valid {
-        expand::items(model)
-    } else {
-        expand::stub(model)
-    }
 }
 
 /// Every identifier in `tokens`, at any depth: what tests of generated code look for.
