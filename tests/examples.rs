@@ -41,6 +41,16 @@ fn run(cmd: &mut Command) -> (Output, String) {
     (out, stdout)
 }
 
+/// The standard output of a run that must succeed; its standard error shows when not.
+fn succeeded((out, stdout): (Output, String)) -> String {
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
+
 fn lines_in_order(text: &str, needles: &[&str]) {
     let mut rest = text;
     for needle in needles {
@@ -53,12 +63,9 @@ fn lines_in_order(text: &str, needles: &[&str]) {
 
 #[test]
 fn approve_purchase_auto_approve_prints_every_step() {
-    let (out, stdout) = run(example("approve_purchase").env("TOOLNEXUS_AUTO_ANSWER", "approve"));
-    assert!(
-        out.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let stdout = succeeded(run(
+        example("approve_purchase").env("TOOLNEXUS_AUTO_ANSWER", "approve")
+    ));
     lines_in_order(
         &stdout,
         &[
@@ -108,12 +115,7 @@ fn approve_purchase_without_a_terminal_declines_instead_of_hanging() {
 
 #[test]
 fn login_signs_in_through_the_local_callback() {
-    let (out, stdout) = run(&mut example("login"));
-    assert!(
-        out.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let stdout = succeeded(run(&mut example("login")));
     lines_in_order(
         &stdout,
         &[
@@ -123,6 +125,36 @@ fn login_signs_in_through_the_local_callback() {
             "visiting it myself",
             "signed in as ada",
             "final answer: Here is your inbox: 2 unread messages",
+        ],
+    );
+}
+
+#[test]
+fn shipping_form_fills_the_form_in_unattended() {
+    let stdout = succeeded(run(&mut example("shipping_form")));
+    lines_in_order(
+        &stdout,
+        &[
+            "== Where should the 2 gpu go?",
+            "city (string, required): The recipient's city",
+            "zip (string, required): Postal code",
+            "express (boolean, required): Next-day delivery",
+            "no terminal on standard input: filling in sample values",
+            "stock({\"sku\":\"gpu\"}) -> 3 of gpu in stock",
+            "order({\"sku\":\"gpu\",\"qty\":2}) -> order #1: 2 gpu to 75001 Paris",
+            "final answer: Done: order #1: 2 gpu to 75001 Paris.",
+            "shop: 1 gpu left",
+        ],
+    );
+
+    let stdout = succeeded(run(
+        example("shipping_form").env("TOOLNEXUS_AUTO_ANSWER", "1")
+    ));
+    lines_in_order(
+        &stdout,
+        &[
+            "TOOLNEXUS_AUTO_ANSWER is set: filling in sample values",
+            "final answer: Done: order #1",
         ],
     );
 }
@@ -165,12 +197,7 @@ impl Drop for StateDir {
 }
 
 fn start(state: &StateDir) -> String {
-    let (out, stdout) = state.durable(&["start"]);
-    assert!(
-        out.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let stdout = succeeded(state.durable(&["start"]));
     let id = stdout
         .lines()
         .find_map(|l| l.strip_prefix("pending: "))
@@ -188,12 +215,7 @@ fn durable_approval_resumes_in_a_second_process() {
     let state = StateDir::new("approve");
     let id = start(&state);
 
-    let (out, stdout) = state.durable(&["approve", &id]);
-    assert!(
-        out.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let stdout = succeeded(state.durable(&["approve", &id]));
     lines_in_order(
         &stdout,
         &[

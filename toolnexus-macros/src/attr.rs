@@ -1,5 +1,5 @@
-//! The options of `#[tool(...)]`, the helper attributes on parameters (`#[arg(...)]`,
-//! `#[answer]`, `#[context]`) and descriptions from doc comments.
+//! The options of `#[tool(...)]` and `#[toolbox(...)]`, the helper attributes on
+//! parameters (`#[arg(...)]`, `#[answer]`, `#[context]`) and descriptions from doc comments.
 
 use proc_macro2::{Span, TokenStream};
 use syn::{Attribute, Expr, Lit, LitStr, Meta};
@@ -12,6 +12,13 @@ const TOOL_SPEC: Spec = Spec {
     exprs: &["name", "description", "struct_name", "crate"],
     types: &[],
     example: "#[tool(name = \"get_weather\", description = \"Current weather for a city\")]",
+};
+
+const TOOLBOX_SPEC: Spec = Spec {
+    context: "#[toolbox]",
+    exprs: &["crate"],
+    types: &[],
+    example: "#[toolbox(crate = \"::toolnexus\")]",
 };
 
 const ARG_SPEC: Spec = Spec {
@@ -39,6 +46,20 @@ impl ToolOptions {
             description: str_of("description"),
             struct_name: str_of("struct_name"),
             krate: str_of("crate"),
+        }
+    }
+}
+
+/// What `#[toolbox(...)]` says.
+pub(crate) struct ToolboxOptions {
+    pub(crate) krate: Option<LitStr>,
+}
+
+impl ToolboxOptions {
+    pub(crate) fn parse(tokens: TokenStream, errors: &mut Errors) -> ToolboxOptions {
+        let args = NamedArgs::parse(tokens, &TOOLBOX_SPEC, errors);
+        ToolboxOptions {
+            krate: args.get("crate").and_then(|n| n.lit_str(errors)),
         }
     }
 }

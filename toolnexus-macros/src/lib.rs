@@ -7,6 +7,7 @@ mod named;
 mod runtime;
 mod suspend;
 mod tool;
+mod toolbox;
 
 use proc_macro::TokenStream;
 
@@ -113,7 +114,8 @@ use proc_macro::TokenStream;
 /// `Option<&Answer>` or `Option<Answered<T>>`) or `#[context]` (for `&ToolContext`).
 ///
 /// A typed answer that does not decode into `T` is an error result,
-/// `invalid answer for <tool>: <reason>`; the body does not run.
+/// `invalid answer for <tool>: <reason>`; the body does not run (see
+/// [typed answers](#typed-answers)).
 ///
 /// # Return type
 ///
@@ -161,6 +163,48 @@ use proc_macro::TokenStream;
 /// # });
 /// ```
 ///
+/// # Typed answers
+///
+/// When the human must type something in (an address, a choice, a quantity), ask with
+/// `pending!(…, answer = T)` and take an `Option<Answered<T>>` parameter. `T` derives
+/// `serde::Deserialize` and `schemars::JsonSchema` and is a *form*: a struct whose named
+/// fields are strings, numbers, integers, booleans or string enums, optional or not.
+///
+/// 1. The first call gets `None` and suspends; the request carries `T`'s form schema at
+///    `request.data["schema"]` (`type: "object"`, each field's `type`, and `required`
+///    listing the fields that are not `Option`), from which a host renders a form.
+/// 2. The host answers with the values as `answer.data`, e.g.
+///    `Answer::ok(request.id).with_data(json!({"city": "Paris", …}))`.
+/// 3. The call runs again with `Some(answered)`: `answered.value` is the decoded `T` (also
+///    reachable through `Deref`), `answered.answer` the whole answer.
+///
+/// ```
+/// use toolnexus::{pending, tool, Answered, ToolResult};
+///
+/// #[derive(serde::Deserialize, schemars::JsonSchema)]
+/// struct Shipping {
+///     city: String,
+///     zip: String,
+///     express: bool,
+/// }
+///
+/// /// Ships the order once the human has entered an address
+/// #[tool]
+/// async fn ship(order: u64, answer: Option<Answered<Shipping>>) -> ToolResult {
+///     match answer {
+///         None => pending!(kind = "input", prompt = "Where should it go?", answer = Shipping),
+///         Some(a) => ToolResult::ok(format!("order {order} to {} {}", a.value.zip, a.city)),
+///     }
+/// }
+/// ```
+///
+/// Data that does not decode into `T` (a number where a string belongs, a missing required
+/// field, no data at all) never reaches the body: the call's result is the error
+/// `invalid answer for ship: <reason>`, and the agent loop feeds it back to the model. A
+/// `T` that is not a form (a `Vec` or nested struct field, say) cannot be checked before
+/// its schema exists at run time: `pending!` then returns an error result naming the
+/// field instead of suspending, so no host is ever asked to fill in an unusable form.
+///
 /// # Requirements
 ///
 /// Each of these is a compile error at the offending token, saying what to write instead:
@@ -183,10 +227,108 @@ pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
     tool::expand(attr.into(), item.into()).into()
 }
 
-/// Turns the `#[tool]` methods of an impl block into tools sharing the value.
+/// Turns the `#[tool]` methods of an impl block into tools that share one value: a
+/// database handle, an HTTP client, state the tools read and change.
+///
+/// ```
+/// use std::collections::HashMap;
+/// use std::sync::{Arc, Mutex};
+///
+/// use toolnexus::{pending, toolbox, Answer, Toolbox, ToolContext, ToolResult, Toolkit};
+///
+/// struct Shop {
+///     stock: Mutex<HashMap<String, u32>>,
+/// }
+///
+/// #[toolbox]
+/// impl Shop {
+///     /// How many of an item are in stock
+///     #[tool]
+///     async fn stock(&self, sku: String) -> ToolResult {
+///         ToolResult::ok(self.count(&sku).to_string())
+///     }
+///
+///     /// Reserves items; asks a human above 10
+///     #[tool]
+///     async fn reserve(&self, sku: String, qty: u32, answer: Option<&Answer>) -> ToolResult {
+///         match answer {
+///             None if qty > 10 => {
+///                 return pending!(kind = "approval", prompt = format!("Reserve {qty} of {sku}?"))
+///             }
+///             Some(a) if !a.ok => return ToolResult::error("not approved"),
+///             _ => {}
+///         }
+///         let mut stock = self.stock.lock().unwrap();
+///         let have = stock.entry(sku).or_default();
+///         if *have < qty {
+///             return ToolResult::error(format!("only {have} left"));
+///         }
+///         *have -= qty;
+///         ToolResult::ok(format!("reserved {qty}, {have} left"))
+///     }
+///
+///     // No #[tool]: an ordinary method.
+///     fn count(&self, sku: &str) -> u32 {
+///         self.stock.lock().unwrap().get(sku).copied().unwrap_or(0)
+///     }
+/// }
+///
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// let shop = Arc::new(Shop { stock: Mutex::new(HashMap::from([("a".to_owned(), 20)])) });
+/// let tk = Toolkit::builder().tools(shop.clone().into_tools()).build().unwrap();
+///
+/// let args = serde_json::json!({"sku": "a", "qty": 3});
+/// let done = tk.execute("reserve", args, ToolContext::default()).await;
+/// assert_eq!(done.output, "reserved 3, 17 left");
+/// assert_eq!(shop.count("a"), 17); // every tool, and the caller, share the one value
+///
+/// let args = serde_json::json!({"sku": "a", "qty": 12});
+/// let parked = tk.execute("reserve", args, ToolContext::default()).await;
+/// assert_eq!(ToolResult::pending_of(&parked).unwrap().prompt, "Reserve 12 of a?");
+/// # });
+/// ```
+///
+/// `Arc::new(value).into_tools()` (trait `toolnexus::Toolbox`, implemented here) gives one
+/// tool per `#[tool]` method, in the order written, each holding a clone of the `Arc`;
+/// register them with `Toolkit::builder().tools(..)`. The impl block stays as written
+/// (minus the `#[tool]` and parameter attributes), so the methods remain callable.
+///
+/// # The methods
+///
+/// A `#[tool]` method follows every rule of a [`#[tool]`](macro@tool) fn: its name,
+/// description and schema come from its signature and doc comment, with the same
+/// `#[tool(name = "…", description = "…", struct_name = "…")]` options and `#[arg]`
+/// descriptions; `Option<&Answer>`, `Option<Answered<T>>` and `&ToolContext` parameters are
+/// injected; arguments are decoded before the body runs, a panic becomes an error result,
+/// and the future must be `Send`. On top of that:
+///
+/// - The receiver is `&self` (also written `&'a self` or `self: &Self`). A toolbox's tools
+///   may run at the same time, so `&mut self` is a compile error: keep changing state
+///   behind a `Mutex`, an `RwLock` or atomics. `self` by value is an error too (the value
+///   lives in a shared `Arc`).
+/// - An associated fn without `self` is a tool of the box that does not use the value.
+/// - Methods without `#[tool]`, and other items, are left alone.
+///
+/// Each tool is a struct next to the impl, named after the type and the method
+/// (`Shop` + `stock` gives `ShopStockTool`; `struct_name` overrides it) with the method's
+/// visibility. It holds an `Arc` of the value; `ShopStockTool::new(arc)` makes that tool
+/// alone, e.g. to give an agent only some of the box.
+///
+/// # The impl block
+///
+/// It must be an inherent impl (`impl Shop`, not `impl Trait for Shop`) of a type that is
+/// not generic over the impl (`impl Store<Postgres>` is fine, `impl<T> Store<T>` is not),
+/// with at least one `#[tool]` method; each of these is a compile error otherwise. The
+/// type must be `Send + Sync + 'static`, since its tools are shared across threads. Tool
+/// names must differ within a box. `#[toolbox(crate = "path")]` names the runtime crate
+/// when it is re-exported (see [`tool`](macro@tool#the-runtime-crates-name)).
+///
+/// `#[toolbox]`, on the impl, is expanded before the attributes of its methods and takes
+/// their `#[tool]` over. Inside an impl without `#[toolbox]`, `#[tool]` does not compile;
+/// on a method taking `self`, the error says to add `#[toolbox]`.
 #[proc_macro_attribute]
-pub fn toolbox(_attr: TokenStream, item: TokenStream) -> TokenStream {
-    item
+pub fn toolbox(attr: TokenStream, item: TokenStream) -> TokenStream {
+    toolbox::expand(attr.into(), item.into()).into()
 }
 
 /// A suspension: a `ToolResult` that parks the call until a host answers a `Request`.

@@ -111,7 +111,56 @@ pub trait Toolbox: Send + Sync + 'static {
 
 /// A typed answer: the host's [`Answer`] with its data decoded into `T`.
 ///
-/// A `#[tool]` parameter of type `Option<Answered<T>>` receives it on the resumed call.
+/// A tool that needs structured input from a human asks with
+/// [`pending!(…, answer = T)`](crate::pending), which puts `T`'s form schema at
+/// `request.data["schema"]`; a host renders that form and answers with the filled-in values
+/// as [`Answer::data`]. On the resumed call, a `#[tool]` parameter of type
+/// `Option<Answered<T>>` receives them decoded: `None` on the first call, `Some` with
+/// [`value`](Self::value) (also reachable through `Deref`, so `a.city` reads `a.value.city`)
+/// and the [`answer`](Self::answer) it came from.
+///
+/// Data that does not decode into `T` never reaches the body: the call's result is the
+/// error `invalid answer for <tool>: <reason>`, which the agent loop feeds back to the
+/// model like any tool error.
+///
+/// ```
+/// use toolnexus::{pending, tool, Answer, Answered, Tool, ToolContext, ToolResult};
+///
+/// #[derive(serde::Deserialize, schemars::JsonSchema)]
+/// struct Shipping {
+///     city: String,
+///     zip: String,
+///     express: bool,
+/// }
+///
+/// /// Ships the order once the human has entered an address
+/// #[tool]
+/// async fn ship(order: u64, answer: Option<Answered<Shipping>>) -> ToolResult {
+///     match answer {
+///         None => pending!(kind = "input", prompt = "Where should it go?", answer = Shipping),
+///         Some(a) => ToolResult::ok(format!("order {order} to {} {}", a.value.zip, a.city)),
+///     }
+/// }
+///
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// let args = serde_json::json!({"order": 7});
+/// let parked = Ship.execute(args.clone(), ToolContext::default()).await;
+/// let request = ToolResult::pending_of(&parked).unwrap();
+/// let form = &request.data.as_ref().unwrap()["schema"];
+/// assert_eq!(form["properties"]["express"]["type"], "boolean");
+/// assert_eq!(form["required"], serde_json::json!(["city", "zip", "express"]));
+///
+/// let filled = serde_json::json!({"city": "Paris", "zip": "75001", "express": false});
+/// let ctx = ToolContext::default().with_answer(Answer::ok(&request.id).with_data(filled));
+/// assert_eq!(Ship.execute(args.clone(), ctx).await.output, "order 7 to 75001 Paris");
+///
+/// let mistyped = serde_json::json!({"city": "Paris", "zip": 75001, "express": false});
+/// let ctx = ToolContext::default().with_answer(Answer::ok(&request.id).with_data(mistyped));
+/// let refused = Ship.execute(args, ctx).await;
+/// assert!(refused.is_error);
+/// assert!(refused.output.starts_with("invalid answer for ship: "));
+/// # });
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct Answered<T> {
     /// The decoded `answer.data`.

@@ -1,16 +1,19 @@
 //! `#[tool]`: read the fn into a small model ([`parse`]), then generate ([`expand`]).
+//! `#[toolbox]` reads each of its `#[tool]` methods into the same model.
 
 mod expand;
 mod parse;
 
 use proc_macro2::{Span, TokenStream};
 use quote::quote;
-use syn::{FnArg, ItemFn};
+use syn::{FnArg, ImplItemFn, ItemFn, Path};
 
 use crate::attr::ToolOptions;
 use crate::diag::Errors;
 use crate::runtime;
-use parse::ToolFn;
+pub(crate) use expand::{items, stub};
+use parse::FnParts;
+pub(crate) use parse::{is_runtime_prefix, Owner, ToolFn};
 
 pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
     let mut func = match syn::parse2::<ItemFn>(item.clone()) {
@@ -28,7 +31,12 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
     let mut errors = Errors::default();
     let options = ToolOptions::parse(attr, &mut errors);
     let krate = runtime::path_or(options.krate.as_ref(), &mut errors);
-    let model = ToolFn::read(&mut func, &options, krate, &mut errors);
+    let parts = FnParts {
+        attrs: &func.attrs,
+        vis: &func.vis,
+        sig: &mut func.sig,
+    };
+    let model = ToolFn::read(parts, Owner::Free, &options, krate, &mut errors);
     match errors.finish(()) {
         Ok(()) => expand::tool(&func, &model),
         Err(error) => {
@@ -46,20 +54,45 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use proc_macro2::TokenTree;
-    use quote::quote;
+/// Reads a `#[tool(...)]` method of a `#[toolbox]` impl (`attr` is what the parentheses
+/// hold), removing the helper attributes from its parameters. The toolbox's `crate` path
+/// applies unless the method sets its own.
+pub(crate) fn read_method(
+    attr: TokenStream,
+    method: &mut ImplItemFn,
+    owner: Owner,
+    toolbox_krate: &Path,
+    errors: &mut Errors,
+) -> ToolFn {
+    let options = ToolOptions::parse(attr, errors);
+    let krate = match &options.krate {
+        Some(_) => runtime::path_or(options.krate.as_ref(), errors),
+        None => toolbox_krate.clone(),
+    };
+    let parts = FnParts {
+        attrs: &method.attrs,
+        vis: &method.vis,
+        sig: &mut method.sig,
+    };
+    ToolFn::read(parts, owner, &options, krate, errors)
+}
 
-    fn idents(tokens: proc_macro2::TokenStream, out: &mut Vec<String>) {
-        for tt in tokens {
-            match tt {
-                TokenTree::Ident(i) => out.push(i.to_string()),
-                TokenTree::Group(g) => idents(g.stream(), out),
-                _ => {}
-            }
+/// Every identifier in `tokens`, at any depth: what tests of generated code look for.
+#[cfg(test)]
+pub(crate) fn idents(tokens: TokenStream, out: &mut Vec<String>) {
+    for tt in tokens {
+        match tt {
+            proc_macro2::TokenTree::Ident(i) => out.push(i.to_string()),
+            proc_macro2::TokenTree::Group(g) => idents(g.stream(), out),
+            _ => {}
         }
     }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::idents;
+    use quote::quote;
 
     #[test]
     fn generated_code_reaches_the_runtime_only_through_its_path() {

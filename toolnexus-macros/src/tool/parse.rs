@@ -1,12 +1,12 @@
-//! The model of a `#[tool]` fn: what the tool is called, what it says about itself, and
-//! what each parameter is (a schema property or an injected value), with every problem of
-//! the signature recorded at the token that causes it.
+//! The model of a `#[tool]` fn or `#[toolbox]` method: what the tool is called, what it
+//! says about itself, and what each parameter is (a schema property or an injected value),
+//! with every problem of the signature recorded at the token that causes it.
 
 use proc_macro2::Span;
 use syn::ext::IdentExt;
 use syn::spanned::Spanned;
 use syn::{
-    Attribute, FnArg, GenericArgument, GenericParam, Ident, ItemFn, Pat, Path, PathArguments,
+    Attribute, FnArg, GenericArgument, GenericParam, Ident, Pat, Path, PathArguments, Receiver,
     ReturnType, Signature, Type, Visibility,
 };
 
@@ -17,6 +17,8 @@ use crate::diag::Errors;
 pub(crate) struct ToolFn {
     /// The runtime crate's path.
     pub(crate) krate: Path,
+    /// A free fn, or a method of a `#[toolbox]` impl.
+    pub(crate) owner: Owner,
     /// The generated struct.
     pub(crate) vis: Visibility,
     pub(crate) struct_ident: Ident,
@@ -29,6 +31,29 @@ pub(crate) struct ToolFn {
     /// Where errors about the future (not `Send`) and the result type are reported.
     pub(crate) sig_span: Span,
     pub(crate) output: ReturnType,
+}
+
+/// Where the fn is declared, which decides what the generated struct holds and how the fn
+/// is called.
+pub(crate) enum Owner {
+    /// A free fn: the struct is a unit struct, the call is `f(..)`.
+    Free,
+    /// A method of a `#[toolbox]` impl on `self_ty`: the struct holds an `Arc` of it.
+    Toolbox {
+        self_ty: Box<Type>,
+        /// Names the struct: `Shop` + `stock` gives `ShopStockTool`.
+        self_ident: Ident,
+        /// Whether the method takes `&self`; an associated fn without `self` is a tool that
+        /// merely lives in the box.
+        takes_self: bool,
+    },
+}
+
+/// The parts of a fn or method that make a tool.
+pub(crate) struct FnParts<'a> {
+    pub(crate) attrs: &'a [Attribute],
+    pub(crate) vis: &'a Visibility,
+    pub(crate) sig: &'a mut Signature,
 }
 
 /// One parameter of the user's fn.
@@ -59,31 +84,35 @@ pub(crate) enum Role {
 }
 
 impl ToolFn {
-    /// Reads `func`, removing the helper attributes from its parameters. Problems go to
+    /// Reads a fn, removing the helper attributes from its parameters. Problems go to
     /// `errors`; the model is still complete enough to emit a stub that keeps later
     /// errors about the struct from cascading.
     pub(crate) fn read(
-        func: &mut ItemFn,
+        func: FnParts<'_>,
+        mut owner: Owner,
         options: &ToolOptions,
         krate: Path,
         errors: &mut Errors,
     ) -> ToolFn {
-        check_signature(&func.sig, errors);
-        let fn_ident = func.sig.ident.clone();
-        let struct_ident = struct_ident(&fn_ident, options, errors);
+        let FnParts { attrs, vis, sig } = func;
+        check_signature(sig, errors);
+        let fn_ident = sig.ident.clone();
+        let struct_ident = struct_ident(&fn_ident, &owner, options, errors);
         let name = tool_name(&fn_ident, options, errors);
-        let description = description(&func.attrs, options, &fn_ident, &name, errors);
-        let params = func
-            .sig
-            .inputs
-            .iter_mut()
-            .filter_map(|input| read_param(input, &krate, errors))
-            .collect();
+        let description = description(attrs, options, &fn_ident, &name, errors);
+        let mut params = Vec::new();
+        for input in sig.inputs.iter_mut() {
+            match input {
+                FnArg::Receiver(receiver) => read_receiver(receiver, &mut owner, errors),
+                FnArg::Typed(arg) => params.extend(read_param(arg, &krate, errors)),
+            }
+        }
         ToolFn {
-            sig_span: func.sig.ident.span(),
-            output: func.sig.output.clone(),
-            vis: func.vis.clone(),
+            sig_span: sig.ident.span(),
+            output: sig.output.clone(),
+            vis: vis.clone(),
             krate,
+            owner,
             struct_ident,
             fn_ident,
             name,
@@ -157,7 +186,12 @@ fn check_signature(sig: &Signature, errors: &mut Errors) {
     }
 }
 
-fn struct_ident(fn_ident: &Ident, options: &ToolOptions, errors: &mut Errors) -> Ident {
+fn struct_ident(
+    fn_ident: &Ident,
+    owner: &Owner,
+    options: &ToolOptions,
+    errors: &mut Errors,
+) -> Ident {
     if let Some(lit) = &options.struct_name {
         match lit.parse::<Ident>() {
             Ok(ident) => return ident,
@@ -167,7 +201,14 @@ fn struct_ident(fn_ident: &Ident, options: &ToolOptions, errors: &mut Errors) ->
             ),
         }
     }
-    let camel = upper_camel(&fn_ident.unraw().to_string());
+    let camel = match owner {
+        Owner::Free => upper_camel(&fn_ident.unraw().to_string()),
+        Owner::Toolbox { self_ident, .. } => format!(
+            "{}{}Tool",
+            self_ident.unraw(),
+            upper_camel(&fn_ident.unraw().to_string())
+        ),
+    };
     match syn::parse_str::<Ident>(&camel) {
         // Spanned at the fn name, so "go to definition" on the struct lands on the fn.
         Ok(_) => Ident::new(&camel, fn_ident.span()),
@@ -231,18 +272,38 @@ fn tool_name(fn_ident: &Ident, options: &ToolOptions, errors: &mut Errors) -> St
     }
 }
 
-fn read_param(input: &mut FnArg, krate: &Path, errors: &mut Errors) -> Option<Param> {
-    let arg = match input {
-        FnArg::Receiver(receiver) => {
-            errors.at(
-                &*receiver,
-                "a free #[tool] fn has no `self`: to make tools of methods sharing one value, \
-                 put `#[toolbox]` on the impl block",
-            );
-            return None;
-        }
-        FnArg::Typed(arg) => arg,
+/// A method's `self`: only `&self` makes sense for tools that share one value and may run
+/// at the same time.
+fn read_receiver(receiver: &Receiver, owner: &mut Owner, errors: &mut Errors) {
+    let Owner::Toolbox { takes_self, .. } = owner else {
+        errors.at(
+            receiver,
+            "a free #[tool] fn has no `self`: to make tools of methods sharing one value, \
+             put `#[toolbox]` on the impl block",
+        );
+        return;
     };
+    match strip_group(&receiver.ty) {
+        Type::Reference(r) if r.mutability.is_none() && is_self(&r.elem) => *takes_self = true,
+        Type::Reference(r) if r.mutability.is_some() => errors.at(
+            receiver,
+            "a tool method takes `&self`, not `&mut self`: the tools of a toolbox share one \
+             value and may run at the same time; keep changing state behind interior \
+             mutability (`Mutex`, `RwLock`, atomics)",
+        ),
+        _ => errors.at(
+            receiver,
+            "a tool method takes `&self`: its toolbox lives in an `Arc` shared by all of its \
+             tools, so a call can borrow the value but never own it",
+        ),
+    }
+}
+
+fn is_self(ty: &Type) -> bool {
+    matches!(strip_group(ty), Type::Path(p) if p.qself.is_none() && p.path.is_ident("Self"))
+}
+
+fn read_param(arg: &mut syn::PatType, krate: &Path, errors: &mut Errors) -> Option<Param> {
     let attrs = take_param_attrs(&mut arg.attrs, errors);
     let ident = match &*arg.pat {
         Pat::Ident(p) if p.by_ref.is_none() && p.subpat.is_none() => Some(p.ident.clone()),
@@ -404,7 +465,7 @@ fn is_runtime_item(path: &Path, krate: &Path, name: &str) -> bool {
 }
 
 /// Whether everything before the last segment is nothing, `toolnexus` or the runtime path.
-fn is_runtime_prefix(path: &Path, krate: &Path) -> bool {
+pub(crate) fn is_runtime_prefix(path: &Path, krate: &Path) -> bool {
     let prefix: Vec<String> = path
         .segments
         .iter()

@@ -1,0 +1,273 @@
+//! A shop whose tools share its stock (`#[toolbox]`), and an order that asks the human for
+//! a shipping address through a typed form (`pending!(…, answer = Shipping)`).
+//!
+//! The model checks the stock, then orders; the `order` tool suspends with the form schema
+//! of `Shipping`; the host's `wait_for` renders that schema, whatever its fields, and fills
+//! it in; the tool re-runs with the address decoded into a `Shipping`.
+//!
+//! ```sh
+//! cargo run --example shipping_form                               # embedded stub, asks each field
+//! TOOLNEXUS_AUTO_ANSWER=1 cargo run --example shipping_form       # fills in sample values
+//! OPENAI_API_KEY=sk-… cargo run --example shipping_form           # a real model
+//! ```
+//! Also `TOOLNEXUS_BASE_URL`, `TOOLNEXUS_MODEL` and `TOOLNEXUS_STYLE=openai|anthropic`.
+//! Without a terminal on standard input it fills in sample values too, never waiting.
+
+mod support;
+
+use std::collections::HashMap;
+use std::io::IsTerminal;
+use std::sync::{Arc, Mutex};
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{json, Map, Value};
+use toolnexus::testing::{RecordedRequest, Reply};
+use toolnexus::{pending, toolbox, Answer, Answered, Request, ToolResult, Toolbox, Toolkit};
+
+/// Where an order goes.
+#[derive(Debug, Deserialize, JsonSchema)]
+struct Shipping {
+    /// The recipient's city
+    city: String,
+    /// Postal code
+    zip: String,
+    /// Next-day delivery
+    express: bool,
+}
+
+struct Shop {
+    stock: Mutex<HashMap<String, u32>>,
+    orders: Mutex<Vec<String>>,
+}
+
+#[toolbox]
+impl Shop {
+    /// How many of an item are in stock
+    #[tool]
+    async fn stock(&self, #[arg(description = "The item, e.g. gpu")] sku: String) -> String {
+        format!("{} of {sku} in stock", self.left(&sku))
+    }
+
+    /// Orders items; asks the customer where to ship them
+    #[tool]
+    async fn order(
+        &self,
+        sku: String,
+        qty: u32,
+        shipping: Option<Answered<Shipping>>,
+    ) -> ToolResult {
+        if self.left(&sku) < qty {
+            return ToolResult::error(format!("only {} of {sku} left", self.left(&sku)));
+        }
+        let Some(to) = shipping else {
+            return pending!(
+                kind = "input",
+                prompt = format!("Where should the {qty} {sku} go?"),
+                answer = Shipping
+            );
+        };
+        // Only now, with the address in hand, does the stock change: checked again under
+        // the lock, since another call may have taken some while the human typed.
+        let mut stock = self.stock.lock().unwrap_or_else(|e| e.into_inner());
+        let have = stock.entry(sku.clone()).or_default();
+        if *have < qty {
+            return ToolResult::error(format!("only {have} of {sku} left"));
+        }
+        *have -= qty;
+        let mut orders = self.orders.lock().unwrap_or_else(|e| e.into_inner());
+        let speed = if to.express { ", express" } else { "" };
+        orders.push(format!("{qty} {sku} to {} {}{speed}", to.zip, to.city));
+        ToolResult::ok(format!(
+            "order #{}: {}",
+            orders.len(),
+            orders[orders.len() - 1]
+        ))
+    }
+
+    fn left(&self, sku: &str) -> u32 {
+        let stock = self.stock.lock().unwrap_or_else(|e| e.into_inner());
+        stock.get(sku).copied().unwrap_or(0)
+    }
+}
+
+/// What the embedded stub's model does: check the stock, order, report.
+fn script(req: &RecordedRequest) -> Reply {
+    match support::last_tool_output(req) {
+        None => Reply::tool_call("call_1", "stock", json!({"sku": "gpu"})),
+        Some(out) if out.ends_with("in stock") => {
+            Reply::tool_call("call_2", "order", json!({"sku": "gpu", "qty": 2}))
+        }
+        Some(out) if out.starts_with("order #") => {
+            Reply::text(format!("Done: {out}. Anything else?"))
+        }
+        Some(out) => Reply::text(format!("I could not place the order: {out}")),
+    }
+}
+
+/// Prints the form a request carries, one field a line with its type.
+fn render(request: &Request, form: &Map<String, Value>) {
+    println!(
+        "== {} (request {}, {})",
+        request.prompt, request.id, request.kind
+    );
+    let required = form["required"].as_array().cloned().unwrap_or_default();
+    for (name, field) in form["properties"].as_object().into_iter().flatten() {
+        let kind = match field.get("enum").and_then(Value::as_array) {
+            Some(values) => format!("one of {}", Value::Array(values.clone())),
+            None => field["type"].as_str().unwrap_or("any").to_owned(),
+        };
+        let need = if required.contains(&json!(name)) {
+            "required"
+        } else {
+            "optional"
+        };
+        match field["description"].as_str() {
+            Some(about) => println!("   {name} ({kind}, {need}): {about}"),
+            None => println!("   {name} ({kind}, {need})"),
+        }
+    }
+}
+
+/// A plausible value for a field, for runs nobody answers.
+fn sample(name: &str, field: &Value) -> Value {
+    if let Some(first) = field.get("enum").and_then(|e| e.get(0)) {
+        return first.clone();
+    }
+    match (field["type"].as_str(), name) {
+        (Some("string"), "city") => json!("Paris"),
+        (Some("string"), "zip") => json!("75001"),
+        (Some("string"), _) => json!("example"),
+        (Some("integer"), _) => json!(1),
+        (Some("number"), _) => json!(1.5),
+        (Some("boolean"), _) => json!(false),
+        _ => Value::Null,
+    }
+}
+
+/// What the human typed for a field, as the field's JSON type; `Err` says what is expected.
+fn parse(text: &str, field: &Value) -> Result<Value, String> {
+    if let Some(values) = field.get("enum").and_then(Value::as_array) {
+        return values
+            .iter()
+            .find(|v| v.as_str() == Some(text))
+            .cloned()
+            .ok_or_else(|| format!("one of {}", Value::Array(values.clone())));
+    }
+    match field["type"].as_str() {
+        Some("boolean") => match text {
+            "y" | "yes" | "true" => Ok(json!(true)),
+            "n" | "no" | "false" => Ok(json!(false)),
+            _ => Err("yes or no".to_owned()),
+        },
+        Some("integer") => text
+            .parse::<i64>()
+            .map(Value::from)
+            .map_err(|_| "a whole number".to_owned()),
+        Some("number") => text
+            .parse::<f64>()
+            .map(Value::from)
+            .map_err(|_| "a number".to_owned()),
+        _ if text.is_empty() => Err("some text".to_owned()),
+        _ => Ok(json!(text)),
+    }
+}
+
+/// Asks each field at the terminal until it parses; an optional field may be left empty.
+/// `None` when standard input closes before the form is complete.
+fn ask(form: &Map<String, Value>) -> Option<Map<String, Value>> {
+    use std::io::Write;
+    let required = form["required"].as_array().cloned().unwrap_or_default();
+    let mut filled = Map::new();
+    for (name, field) in form["properties"].as_object().into_iter().flatten() {
+        loop {
+            print!("   {name}: ");
+            let _ = std::io::stdout().flush();
+            let mut line = String::new();
+            if std::io::stdin().read_line(&mut line).ok()? == 0 {
+                return None;
+            }
+            let text = line.trim();
+            if text.is_empty() && !required.contains(&json!(name)) {
+                break;
+            }
+            match parse(text, field) {
+                Ok(value) => {
+                    filled.insert(name.clone(), value);
+                    break;
+                }
+                Err(expected) => println!("   expected {expected}"),
+            }
+        }
+    }
+    Some(filled)
+}
+
+/// The host's side of a suspension: render the form, fill it in, answer with the values.
+async fn fill_in(request: Request) -> Answer {
+    let Some(Value::Object(form)) = request.data.as_ref().and_then(|d| d.get("schema")).cloned()
+    else {
+        println!("   the request carries no form; declining");
+        return Answer::decline(request.id, "no form to fill in");
+    };
+    render(&request, &form);
+    let unattended = std::env::var_os("TOOLNEXUS_AUTO_ANSWER").is_some();
+    if unattended || !std::io::stdin().is_terminal() {
+        let why = if unattended {
+            "TOOLNEXUS_AUTO_ANSWER is set"
+        } else {
+            "no terminal on standard input"
+        };
+        println!("   {why}: filling in sample values");
+        let properties = form["properties"].as_object().cloned().unwrap_or_default();
+        let values: Map<String, Value> = properties
+            .iter()
+            .map(|(name, field)| (name.clone(), sample(name, field)))
+            .collect();
+        for (name, value) in &values {
+            println!("   {name} = {value}");
+        }
+        return Answer::ok(request.id).with_data(Value::Object(values));
+    }
+    // Reading standard input blocks, so it must not run on the async runtime's thread.
+    let asked = tokio::task::spawn_blocking(move || ask(&form)).await;
+    match asked {
+        Ok(Some(values)) => Answer::ok(request.id).with_data(Value::Object(values)),
+        _ => Answer::decline(request.id, "the form was not completed"),
+    }
+}
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let shop = Arc::new(Shop {
+        stock: Mutex::new(HashMap::from([("gpu".to_owned(), 3)])),
+        orders: Mutex::new(Vec::new()),
+    });
+    let tk = Toolkit::builder()
+        .tools(shop.clone().into_tools())
+        .build()?;
+
+    let endpoint = support::endpoint(script).await?;
+    let client = endpoint
+        .builder
+        .system_prompt(
+            "You sell hardware. Check the stock with `stock`, then place the order with \
+             `order`; it asks the customer for the shipping address itself.",
+        )
+        .wait_for(fill_in)
+        .build()?;
+
+    let result = client.run("Please send me 2 gpus.", &tk).await?;
+    println!("== the run");
+    for call in &result.tool_calls {
+        println!("   {}({}) -> {}", call.name, call.args, call.output);
+    }
+    println!("final answer: {}", result.text);
+    let orders = shop
+        .orders
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .clone();
+    println!("shop: {} gpu left, orders: {orders:?}", shop.left("gpu"));
+    Ok(())
+}
