@@ -1,10 +1,7 @@
 //! The API key taken from the environment. Its own test binary: it changes the process
 //! environment, which no other test may read concurrently.
 
-#[path = "common/stub.rs"]
-mod stub;
-
-use stub::*;
+use toolnexus::testing::{MockLlm, Reply};
 use toolnexus::{ClientError, LlmClient, Style, Toolkit};
 
 const VARS: [&str; 3] = ["OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENROUTER_API_KEY"];
@@ -33,15 +30,15 @@ async fn the_key_comes_from_the_variable_for_the_endpoint() {
     let empty = LlmClient::builder().model("m").api_key("").build();
     assert!(matches!(empty, Err(ClientError::MissingApiKey { .. })));
 
-    let stub = Stub::json(vec![oa_text("hi")]).await;
+    let mock = MockLlm::start(vec![Reply::text("hi"); 2]).await.unwrap();
     std::env::set_var("OPENAI_API_KEY", "env-key");
     let from_env = LlmClient::builder()
-        .base_url(stub.openai_base())
+        .base_url(mock.base_url())
         .model("m")
         .build()
         .unwrap();
     let explicit = LlmClient::builder()
-        .base_url(stub.openai_base())
+        .base_url(mock.base_url())
         .model("m")
         .api_key("explicit-key")
         .build()
@@ -49,7 +46,7 @@ async fn the_key_comes_from_the_variable_for_the_endpoint() {
     std::env::remove_var("OPENAI_API_KEY");
     from_env.run("hi", &Toolkit::empty()).await.unwrap();
     explicit.run("hi", &Toolkit::empty()).await.unwrap();
-    let seen = stub.seen();
+    let seen = mock.requests();
     assert_eq!(seen[0].header("authorization"), Some("Bearer env-key"));
     assert_eq!(seen[1].header("authorization"), Some("Bearer explicit-key"));
 }

@@ -1,46 +1,54 @@
 //! Provider failures: retries, error statuses, unreadable bodies, unreachable hosts.
 
-use toolnexus::{ClientError, RunStatus, Toolkit};
+use toolnexus::testing::{MockLlm, Reply};
+use toolnexus::{ClientError, RunStatus, Style, Toolkit};
 
-use crate::stub::*;
 use crate::support::*;
+
+/// A 200 whose JSON-typed body is exactly `body`.
+fn raw_json(body: &str) -> Reply {
+    Reply::raw(200, "application/json", body)
+}
 
 #[tokio::test]
 async fn a_429_is_retried_then_succeeds() {
-    let ok = oa_text("finally").to_string();
-    let stub = Stub::raw(vec![(429, "{\"error\":\"slow down\"}".into()), (200, ok)]).await;
-    let client = openai(&stub).build().unwrap();
+    let mock = MockLlm::start([Reply::error(429, "slow down"), Reply::text("finally")])
+        .await
+        .unwrap();
+    let client = on(&mock, Style::OpenAi).build().unwrap();
     let result = client.run("hi", &Toolkit::empty()).await.unwrap();
     assert_eq!(result.status, RunStatus::Done);
     assert_eq!(result.text, "finally");
-    assert_eq!(stub.calls(), 2);
+    assert_eq!(mock.calls(), 2);
     assert_eq!(result.turns, 1, "a retry is not a turn");
 }
 
 #[tokio::test]
 async fn each_retryable_status_is_retried_up_to_the_limit() {
     for status in [500u16, 502, 503, 504] {
-        let stub = Stub::raw(vec![(status, "{}".into())]).await;
-        let client = openai(&stub).build().unwrap();
+        let mock = MockLlm::start(vec![Reply::error(status, "down"); 3])
+            .await
+            .unwrap();
+        let client = on(&mock, Style::OpenAi).build().unwrap();
         let err = client.run("hi", &Toolkit::empty()).await.unwrap_err();
         assert!(
             matches!(err, ClientError::Status { status: s, .. } if s == status),
             "{err}"
         );
-        assert_eq!(stub.calls(), 3, "default: 1 try + 2 retries for {status}");
+        assert_eq!(mock.calls(), 3, "default: 1 try + 2 retries for {status}");
     }
 }
 
 #[tokio::test]
 async fn other_statuses_fail_at_once_with_a_clear_message() {
-    let body = format!(
-        "{{\"error\": {{\"message\": \"Incorrect API key provided: test-key. {}\"}}}}",
+    let message = format!(
+        "Incorrect API key provided: test-key. {}",
         "padding ".repeat(200)
     );
-    let stub = Stub::raw(vec![(401, body)]).await;
-    let client = openai(&stub).build().unwrap();
+    let mock = MockLlm::start([Reply::error(401, message)]).await.unwrap();
+    let client = on(&mock, Style::OpenAi).build().unwrap();
     let err = client.run("hi", &Toolkit::empty()).await.unwrap_err();
-    assert_eq!(stub.calls(), 1);
+    assert_eq!(mock.calls(), 1);
     let text = err.to_string();
     assert!(text.contains("HTTP 401"), "{text}");
     assert!(text.contains("Incorrect API key provided"), "{text}");
@@ -50,8 +58,10 @@ async fn other_statuses_fail_at_once_with_a_clear_message() {
 
 #[tokio::test]
 async fn a_body_that_is_not_json_is_an_error() {
-    let stub = Stub::raw(vec![(200, "<html>gateway</html>".into())]).await;
-    let client = openai(&stub).build().unwrap();
+    let mock = MockLlm::start([raw_json("<html>gateway</html>")])
+        .await
+        .unwrap();
+    let client = on(&mock, Style::OpenAi).build().unwrap();
     let err = client.run("hi", &Toolkit::empty()).await.unwrap_err();
     assert!(matches!(err, ClientError::InvalidResponse(_)), "{err}");
     let text = err.to_string();
@@ -61,19 +71,16 @@ async fn a_body_that_is_not_json_is_an_error() {
 
 #[tokio::test]
 async fn a_body_of_the_wrong_shape_is_an_error() {
-    let stub = Stub::raw(vec![(200, "{\"choices\": []}".into())]).await;
-    let client = openai(&stub).build().unwrap();
-    let err = client.run("hi", &Toolkit::empty()).await.unwrap_err();
+    let failure = |style: Style, body: &'static str| async move {
+        let mock = MockLlm::start([raw_json(body)]).await.unwrap();
+        let client = on(&mock, style).build().unwrap();
+        client.run("hi", &Toolkit::empty()).await.unwrap_err()
+    };
+    let err = failure(Style::OpenAi, r#"{"choices": []}"#).await;
     assert!(err.to_string().contains("no choices"), "{err}");
-
-    let stub = Stub::raw(vec![(200, "{\"content\": \"text\"}".into())]).await;
-    let client = anthropic(&stub).build().unwrap();
-    let err = client.run("hi", &Toolkit::empty()).await.unwrap_err();
+    let err = failure(Style::Anthropic, r#"{"content": "text"}"#).await;
     assert!(matches!(err, ClientError::InvalidResponse(_)), "{err}");
-
-    let stub = Stub::raw(vec![(200, "{\"choices\": [{\"message\": 7}]}".into())]).await;
-    let client = openai(&stub).build().unwrap();
-    let err = client.run("hi", &Toolkit::empty()).await.unwrap_err();
+    let err = failure(Style::OpenAi, r#"{"choices": [{"message": 7}]}"#).await;
     assert!(err.to_string().contains("unexpected shape"), "{err}");
 }
 

@@ -4,19 +4,20 @@ use std::sync::atomic::AtomicUsize;
 use std::sync::{Arc, Mutex};
 
 use serde_json::{json, Value};
+use toolnexus::testing::{MockLlm, Reply};
 use toolnexus::{
-    Answer, BeforeTool, LlmCall, Message, Request, RunStatus, ToolOutcome, ToolResult, Toolkit,
+    Answer, BeforeTool, LlmCall, Message, Request, RunStatus, Style, ToolOutcome, ToolResult,
+    Toolkit,
 };
 
-use crate::stub::*;
 use crate::support::*;
 
 #[tokio::test]
 async fn before_llm_replaces_what_is_sent_but_not_the_transcript() {
-    let stub = Stub::json(vec![oa_text("hi")]).await;
+    let mock = MockLlm::start([Reply::text("hi")]).await.unwrap();
     let turns = Arc::new(Mutex::new(Vec::new()));
     let turns2 = turns.clone();
-    let client = openai(&stub)
+    let client = on(&mock, Style::OpenAi)
         .before_llm(move |mut call: LlmCall| {
             turns2.lock().unwrap().push(call.turn);
             async move {
@@ -31,7 +32,7 @@ async fn before_llm_replaces_what_is_sent_but_not_the_transcript() {
     let result = client.run("hello", &tk).await.unwrap();
 
     assert_eq!(*turns.lock().unwrap(), [1]);
-    let body = &stub.seen()[0].body;
+    let body = &mock.requests()[0].body;
     assert_eq!(
         body["messages"][0],
         json!({"role": "system", "content": "injected"})
@@ -54,14 +55,15 @@ async fn before_llm_replaces_what_is_sent_but_not_the_transcript() {
 
 #[tokio::test]
 async fn after_llm_sees_each_raw_response() {
-    let stub = Stub::json(vec![
-        oa_calls(&[("call_1", "echo", json!({"item": "a"}))]),
-        oa_text("done"),
+    let mock = MockLlm::start([
+        Reply::tool_call("call_1", "echo", json!({"item": "a"})),
+        Reply::text("done"),
     ])
-    .await;
+    .await
+    .unwrap();
     let raw = Arc::new(Mutex::new(Vec::<Value>::new()));
     let raw2 = raw.clone();
-    let client = openai(&stub)
+    let client = on(&mock, Style::OpenAi)
         .after_llm(move |body: Value| {
             let raw = raw2.clone();
             async move { raw.lock().unwrap().push(body) }
@@ -72,22 +74,23 @@ async fn after_llm_sees_each_raw_response() {
     client.run("go", &tk).await.unwrap();
     let raw = raw.lock().unwrap();
     assert_eq!(raw.len(), 2);
-    assert_eq!(raw[0]["id"], "c1");
+    assert_eq!(raw[0]["choices"][0]["finish_reason"], "tool_calls");
     assert_eq!(raw[1]["choices"][0]["message"]["content"], "done");
 }
 
 #[tokio::test]
 async fn before_tool_rewrites_arguments_or_answers_in_the_tools_place() {
     let runs = Arc::new(AtomicUsize::new(0));
-    let stub = Stub::json(vec![
-        oa_calls(&[
+    let mock = MockLlm::start([
+        Reply::tool_calls([
             ("call_1", "echo", json!({"item": "raw"})),
             ("call_2", "echo", json!({"item": "blocked"})),
         ]),
-        oa_text("done"),
+        Reply::text("done"),
     ])
-    .await;
-    let client = openai(&stub)
+    .await
+    .unwrap();
+    let client = on(&mock, Style::OpenAi)
         .before_tool(|call| async move {
             match call.args["item"].as_str() {
                 Some("raw") => BeforeTool::RewriteArgs(json!({"item": "cooked"})),
@@ -110,7 +113,7 @@ async fn before_tool_rewrites_arguments_or_answers_in_the_tools_place() {
     assert_eq!(result.tool_calls[1].output, "policy: blocked");
     assert!(result.tool_calls[1].is_error);
     assert_eq!(
-        tool_contents(&stub.seen()[1]),
+        tool_contents(&mock.requests()[1]),
         vec![
             ("call_1".to_owned(), "echo: cooked".to_owned()),
             ("call_2".to_owned(), "policy: blocked".to_owned()),
@@ -121,17 +124,18 @@ async fn before_tool_rewrites_arguments_or_answers_in_the_tools_place() {
 #[tokio::test]
 async fn after_tool_replaces_results_and_never_sees_a_suspension_as_a_failure() {
     let approver = Approver::default();
-    let stub = Stub::json(vec![
-        oa_calls(&[
+    let mock = MockLlm::start([
+        Reply::tool_calls([
             ("call_1", "approve_purchase", json!({"item": "gpu"})),
             ("call_2", "missing", json!({})),
         ]),
-        oa_text("done"),
+        Reply::text("done"),
     ])
-    .await;
+    .await
+    .unwrap();
     let seen = Arc::new(Mutex::new(Vec::<String>::new()));
     let seen2 = seen.clone();
-    let client = openai(&stub)
+    let client = on(&mock, Style::OpenAi)
         .wait_for(|req: Request| async move { Answer::ok(req.id) })
         .after_tool(move |call, outcome| {
             let seen = seen2.clone();
@@ -173,7 +177,7 @@ async fn after_tool_replaces_results_and_never_sees_a_suspension_as_a_failure() 
         .output
         .starts_with("[hooked] unknown tool"));
     assert_eq!(
-        tool_contents(&stub.seen()[1])[1].1,
+        tool_contents(&mock.requests()[1])[1].1,
         result.tool_calls[1].output
     );
 }
@@ -181,15 +185,16 @@ async fn after_tool_replaces_results_and_never_sees_a_suspension_as_a_failure() 
 #[tokio::test]
 async fn a_suspension_raised_by_before_tool_is_resolved_like_the_tools_own() {
     let runs = Arc::new(AtomicUsize::new(0));
-    let stub = Stub::json(vec![
-        oa_calls(&[("call_1", "echo", json!({"item": "guarded"}))]),
-        oa_text("done"),
+    let mock = MockLlm::start([
+        Reply::tool_call("call_1", "echo", json!({"item": "guarded"})),
+        Reply::text("done"),
     ])
-    .await;
+    .await
+    .unwrap();
     let metrics = Metrics::default();
     let outcomes = Arc::new(Mutex::new(Vec::<bool>::new()));
     let outcomes2 = outcomes.clone();
-    let client = openai(&stub)
+    let client = on(&mock, Style::OpenAi)
         .before_tool(|call| async move {
             match call.answer {
                 None => BeforeTool::ShortCircuit(ToolResult::pending(Request::new(

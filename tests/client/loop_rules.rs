@@ -6,9 +6,9 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 use tokio::sync::Notify;
-use toolnexus::{Message, NativeTool, RunStatus, Tool, Toolkit};
+use toolnexus::testing::{MockLlm, Reply};
+use toolnexus::{Message, NativeTool, RunStatus, Style, Tool, Toolkit};
 
-use crate::stub::*;
 use crate::support::*;
 
 /// `step`: with `wait: true` it finishes only after a `wait: false` call has run, so a turn
@@ -41,16 +41,17 @@ async fn bounded<F: std::future::Future>(f: F) -> F::Output {
 
 #[tokio::test]
 async fn a_turns_calls_run_concurrently_and_report_in_call_order() {
-    let stub = Stub::json(vec![
-        oa_calls(&[
+    let mock = MockLlm::start([
+        Reply::tool_calls([
             ("call_a", "step", json!({"wait": true, "tag": "first"})),
             ("call_b", "step", json!({"wait": false, "tag": "second"})),
             ("call_c", "echo", json!({"item": "third"})),
         ]),
-        oa_text("ok"),
+        Reply::text("ok"),
     ])
-    .await;
-    let client = openai(&stub).build().unwrap();
+    .await
+    .unwrap();
+    let client = on(&mock, Style::OpenAi).build().unwrap();
     let tk = Toolkit::builder()
         .tool(step(Arc::new(Notify::new())))
         .tool(echo(Arc::new(AtomicUsize::new(0))))
@@ -62,7 +63,7 @@ async fn a_turns_calls_run_concurrently_and_report_in_call_order() {
     let ids: Vec<&str> = result.tool_calls.iter().map(|c| c.id.as_str()).collect();
     assert_eq!(ids, ["call_a", "call_b", "call_c"]);
     assert_eq!(
-        tool_contents(&stub.seen()[1]),
+        tool_contents(&mock.requests()[1]),
         vec![
             ("call_a".to_owned(), "first".to_owned()),
             ("call_b".to_owned(), "second".to_owned()),
@@ -71,11 +72,18 @@ async fn a_turns_calls_run_concurrently_and_report_in_call_order() {
     );
 }
 
+/// A model that calls `echo` on every turn, never finishing.
+async fn echo_forever() -> MockLlm {
+    MockLlm::with_fn(|_| Reply::tool_call("call_1", "echo", json!({"item": "x"})))
+        .await
+        .unwrap()
+}
+
 #[tokio::test]
 async fn max_turns_stops_incomplete_after_running_the_last_turns_calls() {
     let runs = Arc::new(AtomicUsize::new(0));
-    let stub = Stub::json(vec![oa_calls(&[("call_1", "echo", json!({"item": "x"}))])]).await;
-    let client = openai(&stub).max_turns(2).build().unwrap();
+    let mock = echo_forever().await;
+    let client = on(&mock, Style::OpenAi).max_turns(2).build().unwrap();
     let tk = Toolkit::builder().tool(echo(runs.clone())).build().unwrap();
     let result = client.run("loop forever", &tk).await.unwrap();
 
@@ -83,7 +91,7 @@ async fn max_turns_stops_incomplete_after_running_the_last_turns_calls() {
     assert_eq!(result.limit.as_deref(), Some("maxTurns"));
     assert!(result.pending.is_none());
     assert_eq!(result.turns, 2);
-    assert_eq!(stub.calls(), 2);
+    assert_eq!(mock.calls(), 2);
     assert_eq!(
         runs.load(Ordering::SeqCst),
         2,
@@ -100,24 +108,25 @@ async fn max_turns_stops_incomplete_after_running_the_last_turns_calls() {
 
 #[tokio::test]
 async fn the_default_turn_limit_is_ten() {
-    let stub = Stub::json(vec![oa_calls(&[("call_1", "echo", json!({"item": "x"}))])]).await;
-    let client = openai(&stub).build().unwrap();
+    let mock = echo_forever().await;
+    let client = on(&mock, Style::OpenAi).build().unwrap();
     let tk = echo_toolkit();
     let result = client.run("loop forever", &tk).await.unwrap();
     assert_eq!(result.status, RunStatus::Incomplete);
     assert_eq!(result.turns, 10);
-    assert_eq!(stub.calls(), 10);
+    assert_eq!(mock.calls(), 10);
 }
 
 #[tokio::test]
 async fn malformed_arguments_become_an_error_result_for_the_model() {
     let runs = Arc::new(AtomicUsize::new(0));
-    let stub = Stub::json(vec![
-        oa_call_raw("call_1", "echo", "{\"item\": \"a\""),
-        oa_text("sorry"),
+    let mock = MockLlm::start([
+        Reply::tool_call_raw("call_1", "echo", "{\"item\": \"a\""),
+        Reply::text("sorry"),
     ])
-    .await;
-    let client = openai(&stub).build().unwrap();
+    .await
+    .unwrap();
+    let client = on(&mock, Style::OpenAi).build().unwrap();
     let tk = Toolkit::builder().tool(echo(runs.clone())).build().unwrap();
     let result = client.run("go", &tk).await.unwrap();
 
@@ -136,19 +145,20 @@ async fn malformed_arguments_become_an_error_result_for_the_model() {
         call.output
     );
     assert_eq!(call.args, json!("{\"item\": \"a\""), "the raw text is kept");
-    let fed = tool_contents(&stub.seen()[1]);
+    let fed = tool_contents(&mock.requests()[1]);
     assert_eq!(fed[0].1, call.output);
 }
 
 #[tokio::test]
 async fn wrong_argument_types_and_unknown_tools_are_error_results() {
-    let stub = Stub::json(vec![
-        oa_call_raw("call_1", "echo", "[1, 2]"),
-        oa_calls(&[("call_2", "missing", json!({}))]),
-        oa_text("ok"),
+    let mock = MockLlm::start([
+        Reply::tool_call_raw("call_1", "echo", "[1, 2]"),
+        Reply::tool_call("call_2", "missing", json!({})),
+        Reply::text("ok"),
     ])
-    .await;
-    let client = openai(&stub).build().unwrap();
+    .await
+    .unwrap();
+    let client = on(&mock, Style::OpenAi).build().unwrap();
     let tk = echo_toolkit();
     let result = client.run("go", &tk).await.unwrap();
     assert_eq!(result.status, RunStatus::Done);
@@ -161,18 +171,19 @@ async fn wrong_argument_types_and_unknown_tools_are_error_results() {
         .output
         .contains("unknown tool `missing`"));
     assert_eq!(
-        stub.seen()[1].body["messages"][1]["tool_calls"][0]["function"]["arguments"],
+        mock.requests()[1].body["messages"][1]["tool_calls"][0]["function"]["arguments"],
         "[1,2]"
     );
 }
 
 #[tokio::test]
 async fn a_panicking_tool_is_an_error_result_and_the_run_goes_on() {
-    let stub = Stub::json(vec![
-        oa_calls(&[("call_1", "explode", json!({}))]),
-        oa_text("recovered"),
+    let mock = MockLlm::start([
+        Reply::tool_call("call_1", "explode", json!({})),
+        Reply::text("recovered"),
     ])
-    .await;
+    .await
+    .unwrap();
     let boom = NativeTool::of(
         "explode",
         "Always panics",
@@ -184,7 +195,7 @@ async fn a_panicking_tool_is_an_error_result_and_the_run_goes_on() {
             "unreachable"
         },
     );
-    let client = openai(&stub).build().unwrap();
+    let client = on(&mock, Style::OpenAi).build().unwrap();
     let tk = Toolkit::builder().tool(boom).build().unwrap();
     let result = client.run("go", &tk).await.unwrap();
     assert_eq!(result.status, RunStatus::Done);

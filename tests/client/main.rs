@@ -1,8 +1,5 @@
 //! The LLM client loop over real HTTP against a scripted loopback endpoint.
 
-#[path = "../common/stub.rs"]
-mod stub;
-
 mod support;
 
 mod config;

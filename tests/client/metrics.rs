@@ -1,21 +1,19 @@
 //! The metric events of a run.
 
-use serde_json::json;
-use toolnexus::{MetricEvent, RunStatus, Toolkit};
+use toolnexus::testing::{MockLlm, Reply};
+use toolnexus::{MetricEvent, RunStatus, Style, Toolkit};
 
-use crate::stub::*;
 use crate::support::*;
 
 #[tokio::test]
 async fn a_run_reports_model_calls_tool_calls_and_itself() {
     let approver = Approver::default();
-    let stub = Stub::json(vec![
-        oa_calls(&[("call_1", "approve_purchase", json!({"item": "gpu"}))]),
-        oa_text("unused"),
-    ])
-    .await;
+    let mock = purchase_mock().await;
     let metrics = Metrics::default();
-    let client = openai(&stub).on_metric(metrics.sink()).build().unwrap();
+    let client = on(&mock, Style::OpenAi)
+        .on_metric(metrics.sink())
+        .build()
+        .unwrap();
     let tk = Toolkit::builder().tool(approver.tool()).build().unwrap();
     let result = client.run("buy", &tk).await.unwrap();
     assert_eq!(result.status, RunStatus::Pending);
@@ -77,9 +75,11 @@ async fn a_run_reports_model_calls_tool_calls_and_itself() {
 
 #[tokio::test]
 async fn a_failed_run_reports_its_error_and_each_attempt() {
-    let stub = Stub::raw(vec![(503, "{\"error\":\"busy\"}".into())]).await;
+    let mock = MockLlm::start(vec![Reply::error(503, "busy"); 2])
+        .await
+        .unwrap();
     let metrics = Metrics::default();
-    let client = openai(&stub)
+    let client = on(&mock, Style::OpenAi)
         .retries(1)
         .on_metric(metrics.sink())
         .build()

@@ -4,9 +4,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use serde_json::json;
-use toolnexus::{Answer, ClientError, Message, Request, RunResult, RunStatus, Toolkit};
+use toolnexus::testing::{MockLlm, Reply};
+use toolnexus::{Answer, ClientError, Message, Request, RunResult, RunStatus, Style, Toolkit};
 
-use crate::stub::*;
 use crate::support::*;
 use crate::suspension::{halting_toolkit, halting_turn};
 
@@ -28,13 +28,12 @@ fn load(saved: &(String, String)) -> (Vec<Message>, Request) {
 #[tokio::test]
 async fn a_new_client_resumes_a_persisted_run() {
     let approver = Approver::default();
-    let stub = Stub::json(vec![
-        oa_calls(&[("call_1", "approve_purchase", json!({"item": "gpu"}))]),
-        oa_text("Purchase approved."),
-    ])
-    .await;
+    let mock = purchase_mock().await;
     let saved = {
-        let client = openai(&stub).system_prompt("shop").build().unwrap();
+        let client = on(&mock, Style::OpenAi)
+            .system_prompt("shop")
+            .build()
+            .unwrap();
         let tk = Toolkit::builder().tool(approver.tool()).build().unwrap();
         let halted = client.run("buy a gpu", &tk).await.unwrap();
         assert_eq!(halted.status, RunStatus::Pending);
@@ -43,7 +42,7 @@ async fn a_new_client_resumes_a_persisted_run() {
 
     // Another "process": nothing but the persisted text survives.
     let (transcript, request) = load(&saved);
-    let client = openai(&stub).build().unwrap();
+    let client = on(&mock, Style::OpenAi).build().unwrap();
     let tk = Toolkit::builder().tool(approver.tool()).build().unwrap();
     let answer = Answer::ok(request.id.clone());
     let result = client
@@ -52,9 +51,9 @@ async fn a_new_client_resumes_a_persisted_run() {
         .unwrap();
 
     assert_eq!(result.status, RunStatus::Done);
-    assert_eq!(result.text, "Purchase approved.");
+    assert_eq!(result.text, "bought");
     assert_eq!(result.turns, 1);
-    assert_eq!(stub.calls(), 2);
+    assert_eq!(mock.calls(), 2);
     assert_eq!(approver.runs(), 2);
     let rerun = approver.contexts.lock().unwrap()[1].clone();
     assert_eq!(rerun.answer.map(|a| a.id), Some(request.id.clone()));
@@ -63,7 +62,8 @@ async fn a_new_client_resumes_a_persisted_run() {
     assert_eq!(result.tool_calls[0].output, "approved: gpu");
     assert_eq!(result.tool_calls[0].args, json!({"item": "gpu"}));
 
-    let sent = messages(&stub.seen()[1]);
+    let requests = mock.requests();
+    let sent = requests[1].messages();
     let roles: Vec<&str> = sent.iter().map(|m| m["role"].as_str().unwrap()).collect();
     assert_eq!(
         roles,
@@ -71,7 +71,7 @@ async fn a_new_client_resumes_a_persisted_run() {
         "no new user turn"
     );
     assert_eq!(
-        tool_contents(&stub.seen()[1]),
+        tool_contents(&requests[1]),
         vec![("call_1".to_owned(), "approved: gpu".to_owned())],
         "the placeholder is replaced, not kept beside the result"
     );
@@ -84,12 +84,8 @@ async fn a_new_client_resumes_a_persisted_run() {
 #[tokio::test]
 async fn a_mismatched_answer_is_refused_and_nothing_is_sent() {
     let approver = Approver::default();
-    let stub = Stub::json(vec![
-        oa_calls(&[("call_1", "approve_purchase", json!({"item": "gpu"}))]),
-        oa_text("never"),
-    ])
-    .await;
-    let client = openai(&stub).build().unwrap();
+    let mock = purchase_mock().await;
+    let client = on(&mock, Style::OpenAi).build().unwrap();
     let tk = Toolkit::builder().tool(approver.tool()).build().unwrap();
     let halted = client.run("buy", &tk).await.unwrap();
     let request = halted.pending.clone().unwrap();
@@ -122,19 +118,15 @@ async fn a_mismatched_answer_is_refused_and_nothing_is_sent() {
         .unwrap_err();
     assert!(matches!(err, ClientError::InvalidTranscript(_)), "{err}");
 
-    assert_eq!(stub.calls(), 1, "no refused resume reached the model");
+    assert_eq!(mock.calls(), 1, "no refused resume reached the model");
     assert_eq!(approver.runs(), 1, "no refused resume ran the tool");
 }
 
 #[tokio::test]
 async fn a_declined_resume_feeds_back_the_refusal() {
     let approver = Approver::default();
-    let stub = Stub::json(vec![
-        oa_calls(&[("call_1", "approve_purchase", json!({"item": "gpu"}))]),
-        oa_text("ok, not buying"),
-    ])
-    .await;
-    let client = openai(&stub).build().unwrap();
+    let mock = purchase_mock().await;
+    let client = on(&mock, Style::OpenAi).build().unwrap();
     let tk = Toolkit::builder().tool(approver.tool()).build().unwrap();
     let halted = client.run("buy", &tk).await.unwrap();
     let request = halted.pending.clone().unwrap();
@@ -146,7 +138,7 @@ async fn a_declined_resume_feeds_back_the_refusal() {
     assert_eq!(result.status, RunStatus::Done);
     assert_eq!(approver.runs(), 1, "a refusal does not re-run the tool");
     assert_eq!(
-        tool_contents(&stub.seen()[1])[0].1,
+        tool_contents(&mock.requests()[1])[0].1,
         "declined/expired: Approve purchase of gpu?"
     );
     assert!(result.tool_calls[0].is_error);
@@ -155,8 +147,10 @@ async fn a_declined_resume_feeds_back_the_refusal() {
 #[tokio::test]
 async fn resuming_settles_every_call_of_the_turn_exactly_once() {
     let echo_runs = Arc::new(AtomicUsize::new(0));
-    let stub = Stub::json(vec![halting_turn(), oa_text("finished")]).await;
-    let client = openai(&stub).build().unwrap();
+    let mock = MockLlm::start([halting_turn(), Reply::text("finished")])
+        .await
+        .unwrap();
+    let client = on(&mock, Style::OpenAi).build().unwrap();
     let tk = halting_toolkit(echo_runs.clone());
     let first = client.run("go", &tk).await.unwrap();
     let request_a = first.pending.clone().unwrap();
@@ -174,7 +168,7 @@ async fn resuming_settles_every_call_of_the_turn_exactly_once() {
     assert_eq!(request_b.prompt, "need B");
     assert_eq!(second.turns, 0);
     assert_eq!(
-        stub.calls(),
+        mock.calls(),
         1,
         "the model waits until every call has a result"
     );
@@ -216,10 +210,10 @@ async fn resuming_settles_every_call_of_the_turn_exactly_once() {
 
     assert_eq!(done.status, RunStatus::Done);
     assert_eq!(done.text, "finished");
-    assert_eq!(stub.calls(), 2);
+    assert_eq!(mock.calls(), 2);
     assert_eq!(echo_runs.load(Ordering::SeqCst), 2);
     assert_eq!(
-        tool_contents(&stub.seen()[1]),
+        tool_contents(&mock.requests()[1]),
         vec![
             ("call_1".to_owned(), "echo: one".to_owned()),
             ("call_2".to_owned(), "A answered true".to_owned()),
@@ -233,15 +227,16 @@ async fn resuming_settles_every_call_of_the_turn_exactly_once() {
 #[tokio::test]
 async fn anthropic_resume_sends_one_user_message_of_results() {
     let approver = Approver::default();
-    let stub = Stub::json(vec![
-        an_calls(&[
+    let mock = MockLlm::start([
+        Reply::tool_calls([
             ("tu_1", "approve_purchase", json!({"item": "gpu"})),
             ("tu_2", "approve_purchase", json!({"item": "cpu"})),
         ]),
-        an_text("both handled"),
+        Reply::text("both handled"),
     ])
-    .await;
-    let client = anthropic(&stub).build().unwrap();
+    .await
+    .unwrap();
+    let client = on(&mock, Style::Anthropic).build().unwrap();
     let tk = Toolkit::builder().tool(approver.tool()).build().unwrap();
     let first = client.run("buy", &tk).await.unwrap();
     let gpu = first.pending.clone().unwrap();
@@ -265,7 +260,8 @@ async fn anthropic_resume_sends_one_user_message_of_results() {
 
     assert_eq!(done.status, RunStatus::Done);
     assert_eq!(done.usage.prompt_tokens, 15);
-    let sent = messages(&stub.seen()[1]);
+    let requests = mock.requests();
+    let sent = requests[1].messages();
     assert_eq!(sent.len(), 3);
     assert_eq!(
         sent[2],

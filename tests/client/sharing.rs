@@ -3,9 +3,9 @@
 use std::sync::Arc;
 
 use serde_json::{json, Value};
-use toolnexus::{LlmClient, NativeTool, RunStatus, Toolkit};
+use toolnexus::testing::{MockLlm, RecordedRequest, Reply};
+use toolnexus::{LlmClient, NativeTool, RunStatus, Style, Toolkit};
 
-use crate::stub::*;
 use crate::support::*;
 
 fn assert_send_sync<T: Send + Sync>() {}
@@ -18,25 +18,21 @@ fn client_and_toolkit_are_send_and_sync() {
 
 /// Replies to each request from its own transcript, so concurrent runs stay independent:
 /// a prompt `n` asks for `double {n}`; a tool result `r` is answered with `result r`.
-fn per_run_script(_n: usize, body: &Value) -> (u16, String) {
-    let messages = body["messages"].as_array().cloned().unwrap_or_default();
-    let last = messages.last().cloned().unwrap_or(Value::Null);
-    let reply = if last["role"] == "tool" {
-        oa_text(&format!(
-            "result {}",
-            last["content"].as_str().unwrap_or_default()
-        ))
+fn per_run_script(request: &RecordedRequest) -> Reply {
+    let last = request.messages().last().cloned().unwrap_or(Value::Null);
+    let content = last["content"].as_str().unwrap_or_default();
+    if last["role"] == "tool" {
+        Reply::text(format!("result {content}"))
     } else {
-        let n: i64 = last["content"].as_str().unwrap_or("0").parse().unwrap_or(0);
-        oa_calls(&[("call_1", "double", json!({"n": n}))])
-    };
-    (200, reply.to_string())
+        let n: i64 = content.parse().unwrap_or(0);
+        Reply::tool_call("call_1", "double", json!({"n": n}))
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sixty_four_concurrent_runs_share_one_client() {
-    let stub = Stub::script(per_run_script).await;
-    let client = Arc::new(openai(&stub).build().unwrap());
+    let mock = MockLlm::with_fn(per_run_script).await.unwrap();
+    let client = Arc::new(on(&mock, Style::OpenAi).build().unwrap());
     let double = NativeTool::of(
         "double",
         "Doubles n",
@@ -59,13 +55,13 @@ async fn sixty_four_concurrent_runs_share_one_client() {
         assert_eq!(result.text, format!("result {}", i * 2));
         assert_eq!(result.turns, 2);
     }
-    assert_eq!(stub.calls(), 128);
+    assert_eq!(mock.calls(), 128);
 }
 
 #[tokio::test]
 async fn a_resume_future_is_send_too() {
-    let stub = Stub::json(vec![oa_text("hi")]).await;
-    let client = openai(&stub).build().unwrap();
+    let mock = MockLlm::start([]).await.unwrap();
+    let client = on(&mock, Style::OpenAi).build().unwrap();
     let tk = Toolkit::empty();
     let request = toolnexus::Request::new("approval", "x").with_id("r1");
     let answer = toolnexus::Answer::ok("r1");
@@ -79,13 +75,13 @@ async fn a_resume_future_is_send_too() {
         matches!(err, toolnexus::ClientError::InvalidTranscript(_)),
         "{err}"
     );
-    assert_eq!(stub.calls(), 0);
+    assert_eq!(mock.calls(), 0);
 }
 
 #[tokio::test]
 async fn debug_never_shows_the_key_or_header_values() {
-    let stub = Stub::json(vec![oa_text("hi")]).await;
-    let builder = openai(&stub)
+    let mock = MockLlm::start([]).await.unwrap();
+    let builder = on(&mock, Style::OpenAi)
         .api_key("sk-very-secret")
         .header("x-gateway-token", "gw-hidden-value");
     let builder_text = format!("{builder:?}");

@@ -6,13 +6,11 @@ use std::time::Duration;
 
 use futures::{Stream, StreamExt};
 use serde_json::{json, Value};
-use toolnexus::testing::{MockLlm, Reply};
+use toolnexus::testing::{MockLlm, RecordedRequest, Reply};
 use toolnexus::{
     ClientError, LlmClient, LlmClientBuilder, MetricEvent, NativeTool, Request, StreamEvent, Style,
     Tool, ToolContext, ToolResult,
 };
-
-use crate::stub::Stub;
 
 /// Both wire formats, for tests that must hold in each.
 pub const STYLES: [Style; 2] = [Style::OpenAi, Style::Anthropic];
@@ -84,26 +82,6 @@ pub async fn steps(stream: impl Stream<Item = Result<StreamEvent, ClientError>>)
         out.push(line);
     }
     out
-}
-
-/// An OpenAI-style client on the stub, retrying fast.
-pub fn openai(stub: &Stub) -> LlmClientBuilder {
-    LlmClient::builder()
-        .base_url(stub.openai_base())
-        .style(Style::OpenAi)
-        .model("gpt-4o-mini")
-        .api_key("test-key")
-        .retry_base(Duration::from_millis(1))
-}
-
-/// An Anthropic-style client on the stub (base without `/v1`), retrying fast.
-pub fn anthropic(stub: &Stub) -> LlmClientBuilder {
-    LlmClient::builder()
-        .base_url(stub.base_url.clone())
-        .style(Style::Anthropic)
-        .model("claude-x")
-        .api_key("test-key")
-        .retry_base(Duration::from_millis(1))
 }
 
 pub fn item_schema() -> Value {
@@ -202,9 +180,11 @@ impl Metrics {
 }
 
 /// The `content` texts of an OpenAI request's tool messages, with their call ids.
-pub fn tool_contents(seen: &crate::stub::Seen) -> Vec<(String, String)> {
-    crate::stub::tool_messages(seen)
+pub fn tool_contents(request: &RecordedRequest) -> Vec<(String, String)> {
+    request
+        .messages()
         .iter()
+        .filter(|m| m["role"] == "tool")
         .map(|m| {
             (
                 m["tool_call_id"].as_str().unwrap_or_default().to_owned(),

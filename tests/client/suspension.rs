@@ -6,23 +6,19 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 use tokio::sync::Notify;
+use toolnexus::testing::{MockLlm, Reply};
 use toolnexus::{
-    Answer, Message, NativeTool, Request, RunStatus, Tool, ToolContext, ToolOutput, ToolResult,
-    Toolkit,
+    Answer, Message, NativeTool, Request, RunStatus, Style, Tool, ToolContext, ToolOutput,
+    ToolResult, Toolkit,
 };
 
-use crate::stub::*;
 use crate::support::*;
 
 #[tokio::test]
 async fn an_ok_answer_reruns_the_same_call_once_with_the_answer() {
     let approver = Approver::default();
-    let stub = Stub::json(vec![
-        oa_calls(&[("call_1", "approve_purchase", json!({"item": "gpu"}))]),
-        oa_text("bought"),
-    ])
-    .await;
-    let client = openai(&stub)
+    let mock = purchase_mock().await;
+    let client = on(&mock, Style::OpenAi)
         .wait_for(|req: Request| async move { Answer::ok(req.id).with_data(json!({"by": "ann"})) })
         .build()
         .unwrap();
@@ -57,14 +53,15 @@ async fn a_second_suspension_on_the_rerun_is_unresolved() {
             async move { ToolResult::pending(Request::new("approval", format!("Approve attempt {n}?"))) }
         },
     );
-    let stub = Stub::json(vec![
-        oa_calls(&[("call_1", "stubborn", json!({}))]),
-        oa_text("gave up"),
+    let mock = MockLlm::start([
+        Reply::tool_call("call_1", "stubborn", json!({})),
+        Reply::text("gave up"),
     ])
-    .await;
+    .await
+    .unwrap();
     let asked = Arc::new(AtomicUsize::new(0));
     let asked2 = asked.clone();
-    let client = openai(&stub)
+    let client = on(&mock, Style::OpenAi)
         .wait_for(move |req: Request| {
             asked2.fetch_add(1, Ordering::SeqCst);
             async move { Answer::ok(req.id) }
@@ -80,18 +77,14 @@ async fn a_second_suspension_on_the_rerun_is_unresolved() {
     let call = &result.tool_calls[0];
     assert!(call.is_error);
     assert_eq!(call.output, "unresolved: Approve attempt 0?");
-    assert_eq!(tool_contents(&stub.seen()[1])[0].1, call.output);
+    assert_eq!(tool_contents(&mock.requests()[1])[0].1, call.output);
 }
 
 #[tokio::test]
 async fn an_answer_for_another_request_is_not_trusted() {
     let approver = Approver::default();
-    let stub = Stub::json(vec![
-        oa_calls(&[("call_1", "approve_purchase", json!({"item": "gpu"}))]),
-        oa_text("hmm"),
-    ])
-    .await;
-    let client = openai(&stub)
+    let mock = purchase_mock().await;
+    let client = on(&mock, Style::OpenAi)
         .wait_for(|_req: Request| async move { Answer::ok("someone-else") })
         .build()
         .unwrap();
@@ -113,18 +106,19 @@ async fn an_answer_for_another_request_is_not_trusted() {
 #[tokio::test]
 async fn several_suspensions_with_wait_for_each_resolve() {
     let approver = Approver::default();
-    let stub = Stub::json(vec![
-        oa_calls(&[
+    let mock = MockLlm::start([
+        Reply::tool_calls([
             ("call_1", "approve_purchase", json!({"item": "gpu"})),
             ("call_2", "approve_purchase", json!({"item": "cpu"})),
             ("call_3", "approve_purchase", json!({"item": "ram"})),
         ]),
-        oa_text("all done"),
+        Reply::text("all done"),
     ])
-    .await;
+    .await
+    .unwrap();
     let asked = Arc::new(Mutex::new(Vec::<Request>::new()));
     let asked2 = asked.clone();
-    let client = openai(&stub)
+    let client = on(&mock, Style::OpenAi)
         .wait_for(move |req: Request| {
             asked2.lock().unwrap().push(req.clone());
             async move {
@@ -157,7 +151,7 @@ async fn several_suspensions_with_wait_for_each_resolve() {
         ]
     );
     assert_eq!(
-        tool_contents(&stub.seen()[1]),
+        tool_contents(&mock.requests()[1]),
         vec![
             ("call_1".to_owned(), "approved: gpu".to_owned()),
             (
@@ -177,17 +171,13 @@ async fn several_suspensions_with_wait_for_each_resolve() {
 #[tokio::test]
 async fn without_wait_for_the_run_halts_pending() {
     let approver = Approver::default();
-    let stub = Stub::json(vec![
-        oa_calls(&[("call_1", "approve_purchase", json!({"item": "gpu"}))]),
-        oa_text("never reached"),
-    ])
-    .await;
-    let client = openai(&stub).build().unwrap();
+    let mock = purchase_mock().await;
+    let client = on(&mock, Style::OpenAi).build().unwrap();
     let tk = Toolkit::builder().tool(approver.tool()).build().unwrap();
     let result = client.run("buy", &tk).await.unwrap();
 
     assert_eq!(result.status, RunStatus::Pending);
-    assert_eq!(stub.calls(), 1, "the run does not go on");
+    assert_eq!(mock.calls(), 1, "the run does not go on");
     let request = result.pending.clone().expect("the request it halted on");
     assert_eq!(request.kind, "approval");
     assert_eq!(request.prompt, "Approve purchase of gpu?");
@@ -241,8 +231,8 @@ fn park(gate: Arc<Notify>) -> impl Tool {
     )
 }
 
-pub fn halting_turn() -> serde_json::Value {
-    oa_calls(&[
+pub fn halting_turn() -> Reply {
+    Reply::tool_calls([
         ("call_1", "echo", json!({"item": "one"})),
         ("call_2", "park", json!({"tag": "A", "late": true})),
         ("call_3", "echo", json!({"item": "three"})),
@@ -260,8 +250,8 @@ pub fn halting_toolkit(echo_runs: Arc<AtomicUsize>) -> Toolkit {
 
 #[tokio::test]
 async fn several_suspensions_halt_on_the_first_in_call_order() {
-    let stub = Stub::json(vec![halting_turn(), oa_text("never reached")]).await;
-    let client = openai(&stub).build().unwrap();
+    let mock = MockLlm::start([halting_turn()]).await.unwrap();
+    let client = on(&mock, Style::OpenAi).build().unwrap();
     let tk = halting_toolkit(Arc::new(AtomicUsize::new(0)));
     let result = tokio::time::timeout(Duration::from_secs(10), client.run("go", &tk))
         .await

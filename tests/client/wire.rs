@@ -1,12 +1,12 @@
 //! What goes over the wire in each style.
 
 use serde_json::{json, Value};
-use toolnexus::{RunResult, RunStatus, Toolkit, Usage};
+use toolnexus::testing::{MockLlm, Reply};
+use toolnexus::{RunResult, RunStatus, Style, Toolkit, Usage};
 
-use crate::stub::*;
 use crate::support::*;
 
-/// Both styles' stubs report 10+5 then 15+4 tokens.
+/// The mock reports 10+5 tokens for a tool-call turn, 15+4 for a text turn, in each style.
 fn assert_done_with_summed_usage(result: &RunResult) {
     assert_eq!(result.status, RunStatus::Done);
     assert_eq!(result.text, "done");
@@ -20,17 +20,23 @@ fn assert_done_with_summed_usage(result: &RunResult) {
     );
 }
 
+/// One turn calling `echo` (id `echo_id`) and the unknown `nope` (id `nope_id`), then "done".
+async fn echo_and_nope(echo_id: &str, nope_id: &str) -> MockLlm {
+    MockLlm::start([
+        Reply::tool_calls([
+            (echo_id, "echo", json!({"item": "a"})),
+            (nope_id, "nope", json!({})),
+        ]),
+        Reply::text("done"),
+    ])
+    .await
+    .unwrap()
+}
+
 #[tokio::test]
 async fn openai_requests_and_tool_results() {
-    let stub = Stub::json(vec![
-        oa_calls(&[
-            ("call_1", "echo", json!({"item": "a"})),
-            ("call_2", "nope", json!({})),
-        ]),
-        oa_text("done"),
-    ])
-    .await;
-    let client = openai(&stub)
+    let mock = echo_and_nope("call_1", "call_2").await;
+    let client = on(&mock, Style::OpenAi)
         .system_prompt("be brief")
         .header("OpenAI-Organization", "org-7")
         .build()
@@ -39,7 +45,7 @@ async fn openai_requests_and_tool_results() {
     let result = client.run("go", &tk).await.unwrap();
 
     assert_done_with_summed_usage(&result);
-    let seen = stub.seen();
+    let seen = mock.requests();
     assert_eq!(seen.len(), 2);
     for s in &seen {
         assert_eq!(s.path, "/v1/chat/completions");
@@ -51,13 +57,13 @@ async fn openai_requests_and_tool_results() {
         assert!(s.body.get("max_tokens").is_none());
     }
     assert_eq!(
-        messages(&seen[0]),
-        vec![
+        seen[0].messages(),
+        [
             json!({"role": "system", "content": "be brief"}),
             json!({"role": "user", "content": "go"}),
         ]
     );
-    let second = messages(&seen[1]);
+    let second = seen[1].messages();
     assert_eq!(second.len(), 5, "{second:#?}");
     assert_eq!(
         second[2],
@@ -80,11 +86,11 @@ async fn openai_requests_and_tool_results() {
 
 #[tokio::test]
 async fn openai_omits_tools_when_the_toolkit_is_empty() {
-    let stub = Stub::json(vec![oa_text("hi")]).await;
-    let client = openai(&stub).max_tokens(77).build().unwrap();
+    let mock = MockLlm::start([Reply::text("hi")]).await.unwrap();
+    let client = on(&mock, Style::OpenAi).max_tokens(77).build().unwrap();
     let result = client.run("hello", &Toolkit::empty()).await.unwrap();
     assert_eq!(result.text, "hi");
-    let body = &stub.seen()[0].body;
+    let body = &mock.requests()[0].body;
     assert!(body.get("tools").is_none(), "{body}");
     assert!(body.get("tool_choice").is_none());
     assert_eq!(body["max_tokens"], 77);
@@ -92,20 +98,18 @@ async fn openai_omits_tools_when_the_toolkit_is_empty() {
 
 #[tokio::test]
 async fn anthropic_requests_and_tool_results() {
-    let stub = Stub::json(vec![
-        an_calls(&[
-            ("tu_1", "echo", json!({"item": "a"})),
-            ("tu_2", "nope", json!({})),
-        ]),
-        an_text("done"),
-    ])
-    .await;
-    let client = anthropic(&stub).system_prompt("be brief").build().unwrap();
+    let mock = echo_and_nope("tu_1", "tu_2").await;
+    // A base without `/v1` gets it added.
+    let client = on(&mock, Style::Anthropic)
+        .base_url(format!("http://{}", mock.addr()))
+        .system_prompt("be brief")
+        .build()
+        .unwrap();
     let tk = echo_toolkit();
     let result = client.run("go", &tk).await.unwrap();
 
     assert_done_with_summed_usage(&result);
-    let seen = stub.seen();
+    let seen = mock.requests();
     assert_eq!(seen.len(), 2);
     for s in &seen {
         assert_eq!(s.path, "/v1/messages");
@@ -119,10 +123,10 @@ async fn anthropic_requests_and_tool_results() {
         assert!(s.body.get("tool_choice").is_none());
     }
     assert_eq!(
-        messages(&seen[0]),
-        vec![json!({"role": "user", "content": "go"})]
+        seen[0].messages(),
+        [json!({"role": "user", "content": "go"})]
     );
-    let second = messages(&seen[1]);
+    let second = seen[1].messages();
     assert_eq!(second.len(), 3, "{second:#?}");
     assert_eq!(
         second[1],
@@ -146,15 +150,15 @@ async fn anthropic_requests_and_tool_results() {
 
 #[tokio::test]
 async fn anthropic_keeps_a_v1_base_and_omits_empty_tools() {
-    let stub = Stub::json(vec![an_text("hi")]).await;
-    let client = anthropic(&stub)
-        .base_url(format!("{}/v1/", stub.base_url))
+    let mock = MockLlm::start([Reply::text("hi")]).await.unwrap();
+    let client = on(&mock, Style::Anthropic)
+        .base_url(format!("{}/", mock.base_url()))
         .max_tokens(100)
         .build()
         .unwrap();
     let result = client.run("hello", &Toolkit::empty()).await.unwrap();
     assert_eq!(result.text, "hi");
-    let seen = &stub.seen()[0];
+    let seen = &mock.requests()[0];
     assert_eq!(seen.path, "/v1/messages");
     assert!(seen.body.get("tools").is_none());
     assert!(seen.body.get("system").is_none());
@@ -163,12 +167,16 @@ async fn anthropic_keeps_a_v1_base_and_omits_empty_tools() {
 
 #[tokio::test]
 async fn the_transcript_round_trips_through_json() {
-    let stub = Stub::json(vec![
-        oa_calls(&[("call_1", "echo", json!({"item": "a"}))]),
-        oa_text("done"),
+    let mock = MockLlm::start([
+        Reply::tool_call("call_1", "echo", json!({"item": "a"})),
+        Reply::text("done"),
     ])
-    .await;
-    let client = openai(&stub).system_prompt("sys").build().unwrap();
+    .await
+    .unwrap();
+    let client = on(&mock, Style::OpenAi)
+        .system_prompt("sys")
+        .build()
+        .unwrap();
     let result = client.run("go", &echo_toolkit()).await.unwrap();
     let text = serde_json::to_string(&result).unwrap();
     let back: toolnexus::RunResult = serde_json::from_str(&text).unwrap();
