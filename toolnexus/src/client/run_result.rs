@@ -92,10 +92,13 @@ pub struct Usage {
     pub total_tokens: u64,
 }
 
+/// Saturating: the counts come from the provider's replies, which may hold any `u64`.
 impl AddAssign for Usage {
     fn add_assign(&mut self, other: Usage) {
-        self.prompt_tokens += other.prompt_tokens;
-        self.completion_tokens += other.completion_tokens;
-        self.total_tokens += other.total_tokens;
+        self.prompt_tokens = self.prompt_tokens.saturating_add(other.prompt_tokens);
+        self.completion_tokens = self
+            .completion_tokens
+            .saturating_add(other.completion_tokens);
+        self.total_tokens = self.total_tokens.saturating_add(other.total_tokens);
     }
 }

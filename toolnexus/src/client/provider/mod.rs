@@ -4,6 +4,8 @@
 mod anthropic;
 mod openai;
 
+use serde_json::Value;
+
 use super::{ClientError, Message, Style, ToolCall, Usage};
 use crate::Toolkit;
 
@@ -55,14 +57,39 @@ impl Style {
             Style::Anthropic => anthropic::decode(body),
         };
         parsed.map_err(|e| match e {
+            // serde quotes the offending value, which may be an echoed key.
             Unreadable::Json(e) => ClientError::InvalidResponse(format!(
                 "{} (body starts with: {})",
-                describe_json_error(&e),
+                super::transport::redact(describe_json_error(&e), secrets),
                 super::transport::excerpt(body, secrets)
             )),
             Unreadable::Shape(what) => ClientError::InvalidResponse(what.to_owned()),
         })
     }
+}
+
+/// The deepest nesting a call's arguments may have. A transcript nests them a few levels
+/// deeper still (and a host may wrap it in its own envelope), and it must load back from
+/// JSON under serde_json's recursion limit of 128 for a halted run to be resumable.
+pub(crate) const MAX_ARGS_DEPTH: usize = 64;
+
+/// Why a call's arguments are refused when they nest deeper than [`MAX_ARGS_DEPTH`].
+pub(crate) fn too_deep(tool: &str, args: &Value) -> Option<String> {
+    // Iterative, so the check itself cannot exhaust the stack. Pairs are (value, its depth).
+    let mut stack = vec![(args, 1)];
+    while let Some((value, depth)) = stack.pop() {
+        match value {
+            Value::Array(_) | Value::Object(_) if depth > MAX_ARGS_DEPTH => {
+                return Some(format!(
+                    "invalid arguments for {tool}: they nest deeper than {MAX_ARGS_DEPTH} levels; send a flatter JSON object"
+                ))
+            }
+            Value::Array(items) => stack.extend(items.iter().map(|v| (v, depth + 1))),
+            Value::Object(map) => stack.extend(map.values().map(|v| (v, depth + 1))),
+            _ => {}
+        }
+    }
+    None
 }
 
 /// Why a reply could not be read.

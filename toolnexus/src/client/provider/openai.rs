@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use super::{ModelReply, Outgoing, Unreadable};
+use super::{too_deep, ModelReply, Outgoing, Unreadable};
 use crate::client::{Message, ToolCall, Usage};
 
 #[derive(Serialize)]
@@ -203,7 +203,7 @@ pub(super) fn decode(body: &[u8]) -> Result<ModelReply, Unreadable> {
         completion_tokens: u.completion_tokens,
         total_tokens: u
             .total_tokens
-            .unwrap_or(u.prompt_tokens + u.completion_tokens),
+            .unwrap_or(u.prompt_tokens.saturating_add(u.completion_tokens)),
     });
     Ok(ModelReply {
         text: choice.message.content.unwrap_or_default(),
@@ -220,7 +220,10 @@ fn parse_arguments(tool: &str, text: String) -> (Value, Option<String>) {
         return (Value::Object(Default::default()), None);
     }
     match serde_json::from_str(&text) {
-        Ok(args) => (args, None),
+        Ok(args) => match too_deep(tool, &args) {
+            Some(problem) => (Value::String(text), Some(problem)),
+            None => (args, None),
+        },
         Err(e) => {
             let problem = format!(
                 "invalid arguments for {tool}: the arguments are not valid JSON ({}); send a JSON object",
