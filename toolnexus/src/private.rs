@@ -216,3 +216,36 @@ pub fn ask_form(
 pub fn tool_future_must_be_send<F: Future + Send>(f: F) -> F {
     f
 }
+
+/// A provider reply as the client reads it; for property tests and fuzzing only.
+#[derive(Debug)]
+pub struct ParsedReply {
+    /// The turn's text.
+    pub text: String,
+    /// The tool calls, in order.
+    pub calls: Vec<crate::ToolCall>,
+    /// Per call: why its arguments are unusable, if they are.
+    pub arg_errors: Vec<Option<String>>,
+    /// The token counts.
+    pub usage: crate::Usage,
+}
+
+/// Parses a non-streamed OpenAI chat-completions body exactly as the client does.
+pub fn parse_openai_reply(body: &[u8]) -> Result<ParsedReply, crate::ClientError> {
+    parse_reply(crate::Style::OpenAi, body)
+}
+
+/// Parses a non-streamed Anthropic messages body exactly as the client does.
+pub fn parse_anthropic_reply(body: &[u8]) -> Result<ParsedReply, crate::ClientError> {
+    parse_reply(crate::Style::Anthropic, body)
+}
+
+fn parse_reply(style: crate::Style, body: &[u8]) -> Result<ParsedReply, crate::ClientError> {
+    let reply = style.decode(body, &[])?;
+    Ok(ParsedReply {
+        text: reply.text,
+        calls: reply.calls,
+        arg_errors: reply.arg_errors,
+        usage: reply.usage,
+    })
+}

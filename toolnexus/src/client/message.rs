@@ -75,8 +75,9 @@ pub struct ToolCall {
     pub id: String,
     /// The tool's name as the model sent it.
     pub name: String,
-    /// The arguments. When the model's arguments text was not valid JSON, this is that text
-    /// as a JSON string (the call then got an error result instead of running).
+    /// The arguments. When the model's arguments were not valid JSON, or nested deeper than
+    /// 64 levels, this is their text as a JSON string (the call then got an error result
+    /// instead of running).
     pub args: Value,
 }
 

@@ -102,7 +102,7 @@ impl Registry {
             for (kind, tokens) in [("prompt", prompt_tokens), ("completion", completion_tokens)] {
                 if tokens > 0 {
                     bump(&mut s.llm_tokens, scratch, &[("type", kind)], |n| {
-                        *n += tokens
+                        *n = n.saturating_add(tokens)
                     });
                 }
             }

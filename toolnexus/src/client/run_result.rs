@@ -92,9 +92,9 @@ pub struct Usage {
     pub total_tokens: u64,
 }
 
+/// Saturating: the counts come from the provider's replies, which may hold any `u64`.
 impl AddAssign for Usage {
     fn add_assign(&mut self, other: Usage) {
-        // Counts come from the provider: absurd ones must not overflow.
         self.prompt_tokens = self.prompt_tokens.saturating_add(other.prompt_tokens);
         self.completion_tokens = self
             .completion_tokens

@@ -213,10 +213,10 @@ pub(crate) fn describe(e: reqwest::Error) -> String {
 /// The start of a body for an error message: one line, secrets masked, truncated.
 pub(crate) fn excerpt(body: &[u8], secrets: &[String]) -> String {
     let text = String::from_utf8_lossy(body);
-    let mut line = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    for secret in secrets {
-        line = line.replace(secret.as_str(), "[redacted]");
-    }
+    let line = redact(
+        text.split_whitespace().collect::<Vec<_>>().join(" "),
+        secrets,
+    );
     if line.is_empty() {
         return "(empty body)".to_owned();
     }
@@ -224,6 +224,16 @@ pub(crate) fn excerpt(body: &[u8], secrets: &[String]) -> String {
         Some((cut, _)) => format!("{}…", &line[..cut]),
         None => line,
     }
+}
+
+/// `text` with every secret replaced by `[redacted]`.
+pub(crate) fn redact(mut text: String, secrets: &[String]) -> String {
+    for secret in secrets {
+        if text.contains(secret.as_str()) {
+            text = text.replace(secret.as_str(), "[redacted]");
+        }
+    }
+    text
 }
 
 #[cfg(test)]

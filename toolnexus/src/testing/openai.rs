@@ -25,7 +25,7 @@ fn usage_json(usage: Usage) -> Value {
     json!({
         "prompt_tokens": usage.prompt,
         "completion_tokens": usage.completion,
-        "total_tokens": usage.prompt + usage.completion,
+        "total_tokens": usage.prompt.saturating_add(usage.completion),
     })
 }
 

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use super::{ModelReply, Outgoing, Unreadable, ANTHROPIC_MAX_TOKENS};
+use super::{too_deep, ModelReply, Outgoing, Unreadable, ANTHROPIC_MAX_TOKENS};
 use crate::client::{Message, ToolCall, ToolOutput, Usage};
 
 #[derive(Serialize)]
@@ -194,26 +194,33 @@ pub(super) fn decode(body: &[u8]) -> Result<ModelReply, Unreadable> {
     let response: Response = serde_json::from_slice(body)?;
     let mut text = String::new();
     let mut calls = Vec::new();
+    let mut arg_errors = Vec::new();
     for block in response.content {
         match block {
             ResponseBlock::Text { text: t } => text.push_str(&t),
-            ResponseBlock::ToolUse { id, name, input } => calls.push(ToolCall {
-                id,
-                name,
-                args: input,
-            }),
+            ResponseBlock::ToolUse { id, name, input } => {
+                let problem = too_deep(&name, &input);
+                // Kept as text, like OpenAI arguments that do not parse.
+                let args = match problem {
+                    Some(_) => Value::String(input.to_string()),
+                    None => input,
+                };
+                calls.push(ToolCall { id, name, args });
+                arg_errors.push(problem);
+            }
             ResponseBlock::Other => {}
         }
     }
     let usage = response.usage.map_or_else(Usage::default, |u| Usage {
         prompt_tokens: u.input_tokens,
         completion_tokens: u.output_tokens,
+        // Counts come from the wire: a bogus pair must not overflow.
         total_tokens: u.input_tokens.saturating_add(u.output_tokens),
     });
     Ok(ModelReply {
         text,
-        arg_errors: vec![None; calls.len()],
         calls,
+        arg_errors,
         usage,
     })
 }

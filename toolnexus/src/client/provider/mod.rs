@@ -67,6 +67,30 @@ impl Style {
     }
 }
 
+/// The deepest nesting a call's arguments may have. A transcript nests them a few levels
+/// deeper still (and a host may wrap it in its own envelope), and it must load back from
+/// JSON under serde_json's recursion limit of 128 for a halted run to be resumable.
+pub(crate) const MAX_ARGS_DEPTH: usize = 64;
+
+/// Why a call's arguments are refused when they nest deeper than [`MAX_ARGS_DEPTH`].
+pub(crate) fn too_deep(tool: &str, args: &Value) -> Option<String> {
+    // Iterative, so the check itself cannot exhaust the stack. Pairs are (value, its depth).
+    let mut stack = vec![(args, 1)];
+    while let Some((value, depth)) = stack.pop() {
+        match value {
+            Value::Array(_) | Value::Object(_) if depth > MAX_ARGS_DEPTH => {
+                return Some(format!(
+                    "invalid arguments for {tool}: they nest deeper than {MAX_ARGS_DEPTH} levels; send a flatter JSON object"
+                ))
+            }
+            Value::Array(items) => stack.extend(items.iter().map(|v| (v, depth + 1))),
+            Value::Object(map) => stack.extend(map.values().map(|v| (v, depth + 1))),
+            _ => {}
+        }
+    }
+    None
+}
+
 /// Why a reply could not be read.
 pub(crate) enum Unreadable {
     Json(serde_json::Error),
@@ -80,9 +104,10 @@ impl Unreadable {
     fn into_error(self, body: &[u8], secrets: &[String]) -> ClientError {
         let excerpt = |bytes: &[u8]| super::transport::excerpt(bytes, secrets);
         match self {
+            // serde quotes the offending value, which may be an echoed key.
             Unreadable::Json(e) => ClientError::InvalidResponse(format!(
                 "{} (body starts with: {})",
-                describe_json_error(&e),
+                super::transport::redact(describe_json_error(&e), secrets),
                 excerpt(body)
             )),
             Unreadable::Shape(what) => ClientError::InvalidResponse(what.to_owned()),
@@ -111,7 +136,10 @@ fn parse_arguments(tool: &str, text: String) -> (Value, Option<String>) {
         return (Value::Object(Default::default()), None);
     }
     match serde_json::from_str(&text) {
-        Ok(args) => (args, None),
+        Ok(args) => match too_deep(tool, &args) {
+            Some(problem) => (Value::String(text), Some(problem)),
+            None => (args, None),
+        },
         Err(e) => {
             let problem = format!(
                 "invalid arguments for {tool}: the arguments are not valid JSON ({}); send a JSON object",
