@@ -7,25 +7,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Value};
 use toolnexus::{
-    auth_required, pending, tool, Answer, Answered, Json, Request, Tool, ToolContext, ToolResult,
-    Toolkit,
+    auth_required, pending, tool, Answer, Answered, Json, Tool, ToolContext, ToolResult, Toolkit,
 };
-
-// The first program of the suspension document: build and read a suspension.
-#[test]
-fn build_and_read_a_suspension() {
-    let res = ToolResult::pending(Request::new("approval", "Approve refund of $40?"));
-    assert!(res.is_error, "a parked call is not a success");
-    assert!(res.is_pending());
-    let req = ToolResult::pending_of(&res).expect("a suspension carries its request");
-    assert_eq!(req.kind, "approval");
-    assert_eq!(req.prompt, "Approve refund of $40?");
-    assert!(
-        !req.id.is_empty(),
-        "an id is generated when none is supplied"
-    );
-    assert!(ToolResult::pending_of(&ToolResult::error("boom")).is_none());
-}
 
 static EXECUTIONS: AtomicUsize = AtomicUsize::new(0);
 

@@ -249,3 +249,23 @@ fn parse_reply(style: crate::Style, body: &[u8]) -> Result<ParsedReply, crate::C
         usage: reply.usage,
     })
 }
+
+/// Encodes one turn's request body exactly as the client does; for benchmarks.
+pub fn encode_turn(
+    style: crate::Style,
+    model: &str,
+    messages: &[crate::Message],
+    tools: &crate::Toolkit,
+) -> Result<Vec<u8>, crate::ClientError> {
+    let max_tokens = match style {
+        crate::Style::Anthropic => Some(crate::client::ANTHROPIC_MAX_TOKENS),
+        crate::Style::OpenAi => None,
+    };
+    style.encode(&crate::client::Outgoing {
+        model,
+        messages,
+        tools,
+        max_tokens,
+        stream: false,
+    })
+}

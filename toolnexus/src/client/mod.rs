@@ -16,6 +16,8 @@ mod metrics;
 mod model_call;
 mod prometheus;
 mod provider;
+
+pub(crate) use provider::{Outgoing, ANTHROPIC_MAX_TOKENS};
 mod retry;
 mod run;
 mod run_result;
