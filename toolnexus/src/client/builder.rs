@@ -98,7 +98,13 @@ impl fmt::Debug for LlmClientBuilder {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let header_names: Vec<&str> = self.headers.iter().map(|(n, _)| n.as_str()).collect();
         f.debug_struct("LlmClientBuilder")
-            .field("base_url", &self.base_url)
+            .field(
+                "base_url",
+                &self
+                    .base_url
+                    .as_deref()
+                    .map(super::transport::url_for_display),
+            )
             .field("style", &self.style)
             .field("model", &self.model)
             .field("api_key", &self.api_key.as_ref().map(|_| "[redacted]"))

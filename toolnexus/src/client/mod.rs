@@ -104,7 +104,7 @@ impl fmt::Debug for LlmClient {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let inner = &self.inner;
         f.debug_struct("LlmClient")
-            .field("base_url", &inner.base_url)
+            .field("base_url", &transport::url_for_display(&inner.base_url))
             .field("style", &inner.style)
             .field("model", &inner.model)
             .field("api_key", &"[redacted]")

@@ -250,3 +250,29 @@ mod tests {
         assert_eq!(excerpt(b"  ", &[]), "(empty body)");
     }
 }
+
+/// A base URL fit for `Debug` output: credentials in its user-info and query (`?key=…`,
+/// as some gateways take them) are dropped.
+pub(crate) fn url_for_display(url: &str) -> String {
+    match reqwest::Url::parse(url) {
+        Ok(mut parsed) => {
+            let _ = parsed.set_username("");
+            let _ = parsed.set_password(None);
+            parsed.set_query(None);
+            parsed.to_string()
+        }
+        Err(_) => "<not a URL>".to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod display_tests {
+    use super::url_for_display;
+
+    #[test]
+    fn credentials_in_a_url_are_not_displayed() {
+        let shown = url_for_display("https://user:s3cret@gw.example.com/v1?key=sk-123");
+        assert_eq!(shown, "https://gw.example.com/v1");
+        assert_eq!(url_for_display("nonsense s3cret"), "<not a URL>");
+    }
+}
