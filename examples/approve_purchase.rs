@@ -13,8 +13,6 @@
 
 mod support;
 
-use serde_json::json;
-use toolnexus::testing::{RecordedRequest, Reply};
 use toolnexus::{pending, tool, Answer, BeforeTool, Request, ToolOutcome, ToolResult, Toolkit};
 
 /// Requests spend approval before proceeding
@@ -33,20 +31,9 @@ async fn approve_purchase(
     }
 }
 
-/// What the embedded stub's model says: call the tool, then report what came of it.
-fn script(req: &RecordedRequest) -> Reply {
-    match support::last_tool_output(req) {
-        None => Reply::tool_call("call_1", "approve_purchase", json!({"item": "gpu"})),
-        Some(out) if out.starts_with("approved") => {
-            Reply::text("The gpu purchase is approved and on its way.")
-        }
-        Some(_) => Reply::text("The purchase was declined, so I did not buy the gpu."),
-    }
-}
-
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let endpoint = support::endpoint(script).await?;
+    let endpoint = support::endpoint(support::purchase_script).await?;
     let client = endpoint
         .builder
         .system_prompt("You buy things for the lab. Use approve_purchase before any purchase.")

@@ -14,8 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use serde::{Deserialize, Serialize};
-use serde_json::json;
-use toolnexus::testing::{MockLlm, RecordedRequest, Reply};
+use toolnexus::testing::MockLlm;
 use toolnexus::{
     pending, tool, Answer, LlmClient, Message, Request, RunResult, RunStatus, ToolResult, Toolkit,
 };
@@ -30,16 +29,6 @@ async fn approve_purchase(item: String, answer: Option<&Answer>) -> ToolResult {
             kind = "approval",
             prompt = format!("Approve purchase of {item}?")
         ),
-    }
-}
-
-fn script(req: &RecordedRequest) -> Reply {
-    match support::last_tool_output(req) {
-        None => Reply::tool_call("call_1", "approve_purchase", json!({"item": "gpu"})),
-        Some(out) if out.starts_with("approved") => {
-            Reply::text("The gpu purchase is approved and on its way.")
-        }
-        Some(_) => Reply::text("The purchase was declined, so I did not buy the gpu."),
     }
 }
 
@@ -79,7 +68,7 @@ fn save(dir: &Path, halted: &HaltedRun) -> Result<PathBuf, Box<dyn std::error::E
 
 /// The client, and the embedded stub (kept alive as long as the client needs it).
 async fn client() -> Result<(LlmClient, Option<MockLlm>), Box<dyn std::error::Error>> {
-    let support::Endpoint { builder, stub } = support::endpoint(script).await?;
+    let support::Endpoint { builder, stub } = support::endpoint(support::purchase_script).await?;
     // No `wait_for`: a suspension halts the run instead of waiting in this process.
     Ok((builder.build()?, stub))
 }

@@ -112,3 +112,19 @@ pub async fn ask_yes_no(question: &str) -> bool {
     .await
     .unwrap_or(false)
 }
+
+/// The embedded stub's model for the purchase examples: it asks for `approve_purchase`,
+/// then reports what came of it.
+pub fn purchase_script(req: &RecordedRequest) -> Reply {
+    match last_tool_output(req) {
+        None => Reply::tool_call(
+            "call_1",
+            "approve_purchase",
+            serde_json::json!({"item": "gpu"}),
+        ),
+        Some(out) if out.starts_with("approved") => {
+            Reply::text("The gpu purchase is approved and on its way.")
+        }
+        Some(_) => Reply::text("The purchase was declined, so I did not buy the gpu."),
+    }
+}
