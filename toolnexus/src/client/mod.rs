@@ -213,17 +213,20 @@ impl LlmClient {
     }
 
     /// The client's metrics in the Prometheus text format, counted since it was built (over
-    /// all its clones and handles):
+    /// all its clones and handles). The text is byte-identical to the other toolnexus ports'
+    /// for the same events:
     ///
     /// - `toolnexus_llm_requests_total{model,status}`: each HTTP request to the model,
-    ///   retries included; `status` is the HTTP status code, or `"error"` when no complete
-    ///   response arrived (connection failure, broken or oversized body, stream error);
-    /// - `toolnexus_llm_tokens_total{type}`: `prompt` and `completion` tokens;
+    ///   retries included; `status` is `"ok"` for a complete response with a 2xx status,
+    ///   `"error"` for an error status or no complete response (connection failure, broken
+    ///   or oversized body, stream error) — the code itself is in the `on_metric` event;
+    /// - `toolnexus_llm_tokens_total{type}`: `prompt` and `completion` tokens of successful
+    ///   requests;
     /// - `toolnexus_llm_request_duration_seconds{model}`: histogram of request durations;
-    /// - `toolnexus_tool_calls_total{tool,source,is_error}`: each tool execution (a
-    ///   suspension counts as `is_error="false"`); calls to a tool the toolkit does not
-    ///   have are counted as `tool="unknown"`, so names a model makes up cannot add series
-    ///   without bound (the `on_metric` event keeps the name called);
+    /// - `toolnexus_tool_calls_total{tool,source,is_error,pending}`: each tool execution (a
+    ///   suspension counts as `is_error="false",pending="true"`); calls to a tool the
+    ///   toolkit does not have are counted as `tool="unknown"`, so names a model makes up
+    ///   cannot add series without bound (the `on_metric` event keeps the name called);
     /// - `toolnexus_tool_duration_seconds{tool}`: histogram of tool durations;
     /// - `toolnexus_run_errors_total{model}`: runs that ended in `Err`.
     ///
