@@ -35,6 +35,7 @@
 // crate itself too.
 extern crate self as toolnexus;
 
+pub mod builtin;
 mod client;
 mod form;
 mod native;
