@@ -1,7 +1,5 @@
 //! Parking, answering and resuming one run at a time, on both engines.
 
-use std::time::Duration;
-
 use serde_json::json;
 use toolnexus::{Answer, LlmClient, RunStatus};
 use toolnexus_inbox::{Inbox, InboxError, Parked, ParkedState};
@@ -240,8 +238,7 @@ async fn a_failed_resume_is_retried_after_the_lease(db: TestDb) {
     // Backing off for the lease: not resumed at once.
     assert!(inbox.resume_next(client, tk).await.unwrap().is_none());
 
-    tokio::time::sleep(Duration::from_millis(1100)).await;
-    let resumed = inbox.resume_next(client, tk).await.unwrap().unwrap();
+    let resumed = s.resume_after_lease().await;
     assert_eq!(resumed.attempt, 2);
     let row = inbox.get(&id).await.unwrap().unwrap();
     assert_eq!(

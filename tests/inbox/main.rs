@@ -5,3 +5,6 @@
 mod support;
 
 mod basics;
+mod concurrency;
+mod faults;
+mod forms;

@@ -254,6 +254,23 @@ impl Scene {
         self.inbox.park(&run).await.unwrap()
     }
 
+    /// Waits out the test lease (1 s), then resumes the next run, which must be there.
+    pub async fn resume_after_lease(&self) -> toolnexus_inbox::Resumed {
+        tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
+        let resumed = self.inbox.resume_next(&self.client, &self.tk).await;
+        resumed.unwrap().expect("a run to resume")
+    }
+
+    /// Asserts that no run is ready to resume (nothing answered, or its lease runs).
+    pub async fn assert_nothing_to_resume(&self) {
+        let next = self
+            .inbox
+            .resume_next(&self.client, &self.tk)
+            .await
+            .unwrap();
+        assert!(next.is_none(), "resumed {next:?}");
+    }
+
     /// Parks a run and approves it.
     pub async fn park_approved(&self, item: &str) -> String {
         let id = self.park(item).await;
