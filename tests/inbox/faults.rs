@@ -4,23 +4,15 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use toolnexus::testing::MockLlm;
 use toolnexus::{Answer, CancellationToken, RunStatus};
 use toolnexus_inbox::{Inbox, InboxError, ParkedState};
 
-use crate::support::{both_engines, client, halted, pg_admin_url, purchase_script, Scene, TestDb};
+use crate::support::{both_engines, client, halted, pg_admin_url, slow_model, Scene, TestDb};
 
 both_engines!(
     a_dropped_worker_is_taken_over_after_the_lease,
     an_unreadable_row_does_not_stop_the_worker
 );
-
-/// A model that takes `delay` to answer each call.
-async fn slow_model(delay: Duration) -> MockLlm {
-    MockLlm::with_fn(move |req| purchase_script(req).delayed(delay))
-        .await
-        .unwrap()
-}
 
 async fn a_dropped_worker_is_taken_over_after_the_lease(db: TestDb) {
     let s = Scene::new(db.inbox().await).await;

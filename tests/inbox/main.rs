@@ -6,5 +6,6 @@ mod support;
 
 mod basics;
 mod concurrency;
+mod crash;
 mod faults;
 mod forms;

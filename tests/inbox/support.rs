@@ -278,3 +278,10 @@ impl Scene {
         id
     }
 }
+
+/// The scripted model, taking `delay` to answer each call.
+pub async fn slow_model(delay: Duration) -> MockLlm {
+    MockLlm::with_fn(move |req| purchase_script(req).delayed(delay))
+        .await
+        .unwrap()
+}
