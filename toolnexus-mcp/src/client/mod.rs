@@ -16,7 +16,9 @@ use rmcp::model::{
     ClientCapabilities, ClientConfig, ElicitationCapability, FormElicitationCapability,
     Implementation, ProtocolVersion, UrlElicitationCapability,
 };
-use rmcp::service::{ClientLifecycleMode, ClientServiceExt, RoleClient, RunningService};
+use rmcp::service::{
+    ClientInitializeError, ClientLifecycleMode, ClientServiceExt, RoleClient, RunningService,
+};
 use rmcp::transport::{IntoTransport, StreamableHttpClientTransport, TokioChildProcess};
 use toolnexus::{Answer, BoxFuture, Request, Tool, sanitize_name};
 
@@ -115,6 +117,7 @@ impl IntoIterator for McpTools {
 }
 
 /// Options of an [`McpTools`] connection.
+#[derive(Clone)]
 pub struct McpToolsBuilder {
     name: Option<String>,
     timeout: Duration,
@@ -170,13 +173,46 @@ impl McpToolsBuilder {
     }
 
     /// Starts `command` as a child process speaking MCP on its stdin/stdout.
+    ///
+    /// With the default lifecycle, a server that starts too slowly to answer the
+    /// `server/discover` probe in time (rmcp waits 10 s; an interpreter importing a large
+    /// SDK on a busy machine can take longer) is started again with a copy of the command
+    /// (program, arguments, environment changes, working directory) and asked with
+    /// `server/discover` alone, then, if it turns out to predate it, with `initialize`.
     pub async fn spawn(self, command: tokio::process::Command) -> Result<McpTools, McpError> {
+        let again = copy(&command);
+        let auto = matches!(self.lifecycle, ClientLifecycleMode::Auto { .. });
         let transport = TokioChildProcess::new(command).map_err(McpError::Spawn)?;
-        self.over(transport).await
+        let first = self.clone().open(transport).await;
+        let service = match first {
+            Err(ClientInitializeError::ConflictInitResponseId(..)) if auto => {
+                let discover = self.clone().lifecycle(ClientLifecycleMode::Discover {
+                    preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+                });
+                let transport = TokioChildProcess::new(copy(&again)).map_err(McpError::Spawn)?;
+                match discover.open(transport).await {
+                    Ok(service) => service,
+                    Err(_) => {
+                        let legacy = self.clone().lifecycle(ClientLifecycleMode::Initialize);
+                        let transport = TokioChildProcess::new(again).map_err(McpError::Spawn)?;
+                        legacy.open(transport).await.map_err(handshake)?
+                    }
+                }
+            }
+            other => other.map_err(handshake)?,
+        };
+        self.list(service).await
     }
 
     /// Connects to a streamable-HTTP MCP endpoint.
+    ///
+    /// HTTPS runs on rustls; when the process has not chosen a rustls crypto provider yet,
+    /// this installs *ring* as the process default.
     pub async fn connect(self, url: impl Into<String>) -> Result<McpTools, McpError> {
+        if rustls::crypto::CryptoProvider::get_default().is_none() {
+            // Losing a race to another installer is fine: a provider is then in place.
+            let _ = rustls::crypto::ring::default_provider().install_default();
+        }
         let url: String = url.into();
         let transport = StreamableHttpClientTransport::from_uri(url);
         self.over(transport).await
@@ -188,11 +224,25 @@ impl McpToolsBuilder {
         T: IntoTransport<RoleClient, E, A>,
         E: std::error::Error + Send + Sync + 'static,
     {
-        let asker = Asker::new(self.wait_for, client_config());
-        let service: RunningService<RoleClient, Asker> = asker
+        let service = self.clone().open(transport).await.map_err(handshake)?;
+        self.list(service).await
+    }
+
+    async fn open<T, E, A>(
+        self,
+        transport: T,
+    ) -> Result<RunningService<RoleClient, Asker>, ClientInitializeError>
+    where
+        T: IntoTransport<RoleClient, E, A>,
+        E: std::error::Error + Send + Sync + 'static,
+    {
+        Asker::new(self.wait_for, client_config())
             .serve_with_lifecycle(transport, self.lifecycle)
             .await
-            .map_err(|e| McpError::Handshake(Box::new(e)))?;
+    }
+
+    /// Lists the server's tools and wraps them.
+    async fn list(self, service: RunningService<RoleClient, Asker>) -> Result<McpTools, McpError> {
         let listed = match tokio::time::timeout(self.timeout, service.list_all_tools()).await {
             Ok(listed) => listed.map_err(McpError::ListTools)?,
             Err(_) => {
@@ -232,6 +282,29 @@ impl McpToolsBuilder {
     }
 }
 
+fn handshake(error: ClientInitializeError) -> McpError {
+    McpError::Handshake(Box::new(error))
+}
+
+/// A second copy of a command, for starting the server again: tokio's `Command` is not
+/// `Clone`. What it cannot read back (a cleared environment, stdio settings, which the
+/// transport sets anyway) is not copied.
+fn copy(command: &tokio::process::Command) -> tokio::process::Command {
+    let std = command.as_std();
+    let mut copy = tokio::process::Command::new(std.get_program());
+    copy.args(std.get_args());
+    for (key, value) in std.get_envs() {
+        match value {
+            Some(value) => copy.env(key, value),
+            None => copy.env_remove(key),
+        };
+    }
+    if let Some(dir) = std.get_current_dir() {
+        copy.current_dir(dir);
+    }
+    copy
+}
+
 /// What this client declares: both elicitation modes, since a server's elicitation always
 /// has an answer here (a suspension, `wait_for`, or a decline).
 fn client_config() -> ClientConfig {
@@ -240,8 +313,10 @@ fn client_config() -> ClientConfig {
     elicitation.url = Some(UrlElicitationCapability::new());
     let mut capabilities = ClientCapabilities::default();
     capabilities.elicitation = Some(elicitation);
+    // The version `initialize` offers; `server/discover` offers the lifecycle's own list.
     ClientConfig::new(
         capabilities,
         Implementation::new("toolnexus", env!("CARGO_PKG_VERSION")),
     )
+    .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
 }
