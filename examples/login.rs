@@ -134,6 +134,9 @@ async fn sign_in(request: Request, waiting: Waiting, answering: Answering) -> An
     tokio::select! {
         signed_in = tokio::time::timeout(Duration::from_secs(120), rx) => match signed_in {
             Ok(Ok(user)) => {
+                if answering == Answering::Ask {
+                    println!(); // end the line the give-up prompt left open
+                }
                 println!("signed in as {user}");
                 Answer::ok(request.id).with_data(json!({"user": user}))
             }
