@@ -1,0 +1,131 @@
+#!/usr/bin/env bash
+# The test command: starts the real components the suite talks to, runs
+# `cargo test --workspace --all-features [ARGS…]`, and stops what it started, even on failure.
+#
+#   PostgreSQL  a throwaway cluster (fsync off, loopback, temp socket dir) from the installed
+#               binaries; installed with apt when absent.
+#               -> TOOLNEXUS_TEST_PG_URL=postgres://postgres@127.0.0.1:PORT/postgres
+#   Chromium    Debian's chromium + chromium-driver (one source package, so the versions always
+#               match), installed with apt when absent; chromedriver on a free loopback port.
+#               -> TOOLNEXUS_TEST_WEBDRIVER=http://127.0.0.1:PORT
+#   MCP SDK     a Python venv under target/ with the official `mcp` package.
+#               -> TOOLNEXUS_TEST_PYTHON=…/bin/python
+#
+# Components already provided by the caller (the variable set) are left alone.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+
+say() { printf 'test.sh: %s\n' "$*" >&2; }
+die() { say "$*"; exit 1; }
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/toolnexus-test.XXXXXX")
+pg_bin=""
+pg_data=""
+driver_pid=""
+
+cleanup() {
+    local status=$?
+    if [ -n "$driver_pid" ]; then kill "$driver_pid" 2>/dev/null || true; wait "$driver_pid" 2>/dev/null || true; fi
+    if [ -n "$pg_data" ] && [ -f "$pg_data/postmaster.pid" ]; then
+        as_pg "$pg_bin/pg_ctl" -D "$pg_data" -m immediate -w stop >/dev/null 2>&1 || true
+    fi
+    rm -rf "$work"
+    exit "$status"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+free_port() {
+    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+apt_updated=no
+apt_install() {
+    if [ "$(id -u)" != 0 ]; then
+        die "missing $*: install it (apt-get install $*) or run this script as root so it can"
+    fi
+    command -v apt-get >/dev/null || die "missing $* and no apt-get here: install $* by hand"
+    if [ "$apt_updated" = no ]; then
+        say "apt-get update"
+        apt-get update -qq >/dev/null || die "apt-get update failed; install $* by hand"
+        apt_updated=yes
+    fi
+    say "apt-get install $*"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >/dev/null \
+        || die "apt-get install $* failed; install it by hand"
+}
+
+# Runs a command as the `postgres` user when we are root (initdb refuses root).
+as_pg() {
+    if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
+}
+
+start_postgres() {
+    pg_bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1 || true)
+    if [ -z "$pg_bin" ]; then
+        apt_install postgresql
+        pg_bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1 || true)
+        [ -n "$pg_bin" ] || die "PostgreSQL installed but no /usr/lib/postgresql/*/bin found"
+    fi
+    pg_data="$work/pg"
+    local sock="$work/pgsock"
+    mkdir -p "$pg_data" "$sock"
+    if [ "$(id -u)" = 0 ]; then
+        id postgres >/dev/null 2>&1 || die "no 'postgres' user: reinstall the postgresql package"
+        chown postgres "$work" "$pg_data" "$sock"
+    fi
+    as_pg "$pg_bin/initdb" -D "$pg_data" -U postgres -A trust --no-sync >"$work/initdb.log" 2>&1 \
+        || { cat "$work/initdb.log" >&2; die "initdb failed"; }
+    local port
+    port=$(free_port)
+    as_pg "$pg_bin/pg_ctl" -D "$pg_data" -l "$pg_data/server.log" -w -t 60 start \
+        -o "-c listen_addresses=127.0.0.1 -p $port -k $sock -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300" \
+        >/dev/null || { cat "$pg_data/server.log" >&2; die "PostgreSQL did not start"; }
+    export TOOLNEXUS_TEST_PG_URL="postgres://postgres@127.0.0.1:$port/postgres"
+    say "PostgreSQL $("$pg_bin/postgres" --version | awk '{print $3}') on 127.0.0.1:$port"
+}
+
+start_chromedriver() {
+    local missing=()
+    command -v chromium >/dev/null || missing+=(chromium)
+    command -v chromedriver >/dev/null || missing+=(chromium-driver)
+    [ ${#missing[@]} -eq 0 ] || apt_install "${missing[@]}"
+    local port
+    port=$(free_port)
+    chromedriver --port="$port" --allowed-ips=127.0.0.1 --log-path="$work/chromedriver.log" >/dev/null 2>&1 &
+    driver_pid=$!
+    for _ in $(seq 1 100); do
+        if python3 - "$port" <<'PY' 2>/dev/null; then break; fi
+import sys, urllib.request
+urllib.request.urlopen(f"http://127.0.0.1:{sys.argv[1]}/status", timeout=1)
+PY
+        kill -0 "$driver_pid" 2>/dev/null || die "chromedriver exited at start: see its log above"
+        sleep 0.1
+    done
+    export TOOLNEXUS_TEST_WEBDRIVER="http://127.0.0.1:$port"
+    # Chromium's own profile lives in the run's temp dir; the browser tests pass it on.
+    export TOOLNEXUS_TEST_CHROME_PROFILE="$work/chrome-profile"
+    mkdir -p "$TOOLNEXUS_TEST_CHROME_PROFILE"
+    say "$(chromedriver --version | awk '{print $1, $2}') on 127.0.0.1:$port"
+}
+
+setup_python() {
+    local venv="$root/target/mcp-venv"
+    if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'import mcp' 2>/dev/null; then
+        python3 -c 'import venv' 2>/dev/null || apt_install python3-venv
+        rm -rf "$venv"
+        python3 -m venv "$venv" || die "python3 -m venv failed: install python3-venv"
+        say "pip install mcp (into target/mcp-venv)"
+        "$venv/bin/pip" install -q --disable-pip-version-check mcp \
+            || die "pip install mcp failed (PyPI unreachable?)"
+    fi
+    export TOOLNEXUS_TEST_PYTHON="$venv/bin/python"
+}
+
+command -v python3 >/dev/null || apt_install python3
+[ -n "${TOOLNEXUS_TEST_PG_URL:-}" ] || start_postgres
+[ -n "${TOOLNEXUS_TEST_WEBDRIVER:-}" ] || start_chromedriver
+[ -n "${TOOLNEXUS_TEST_PYTHON:-}" ] || setup_python
+
+cargo test --workspace --all-features "$@"
