@@ -30,7 +30,7 @@ pub async fn endpoint(
     };
     let key_var = match style {
         Style::Anthropic => "ANTHROPIC_API_KEY",
-        Style::OpenAi => "OPENAI_API_KEY",
+        _ => "OPENAI_API_KEY",
     };
     let base_url = std::env::var("TOOLNEXUS_BASE_URL").ok();
     let real = base_url.is_some() || std::env::var_os(key_var).is_some();
@@ -38,12 +38,12 @@ pub async fn endpoint(
     if real {
         let default_model = match style {
             Style::Anthropic => "claude-3-5-haiku-latest",
-            Style::OpenAi => "gpt-4o-mini",
+            _ => "gpt-4o-mini",
         };
         let model = std::env::var("TOOLNEXUS_MODEL").unwrap_or_else(|_| default_model.to_owned());
         let default_base = match style {
             Style::Anthropic => "https://api.anthropic.com/v1",
-            Style::OpenAi => "https://api.openai.com/v1",
+            _ => "https://api.openai.com/v1",
         };
         let base_url = base_url.unwrap_or_else(|| default_base.to_owned());
         println!("endpoint: {base_url} ({model})");
