@@ -3,49 +3,41 @@
 //! hand, with the figures.)
 //!
 //! The mock records every request it receives, so it would grow by itself: it runs in a
-//! child process — this same test binary, started on its ignored `mock_server` test — and
-//! only the client lives in the measured process. This binary holds no other test, so
-//! nothing else allocates while it measures.
+//! child process — the soak example started as `soak serve`, which `cargo test` builds with
+//! the other examples — and only the client lives in the measured process. This binary
+//! holds no other test, so nothing else allocates while it measures. Resident memory is
+//! read from `/proc`, so the test exists on Linux only.
+#![cfg(target_os = "linux")]
 
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
 use serde_json::{json, Value};
-use toolnexus::testing::{MockLlm, Reply};
 use toolnexus::{
     Answer, LlmClient, NativeTool, Request, RunStatus, Style, ToolContext, ToolResult, Toolkit,
 };
 
-const SERVE_ENV: &str = "TOOLNEXUS_SOAK_MOCK";
 const WARM_UP: usize = 300;
 const MEASURED: usize = 600;
 /// A leak of 1 KiB per run adds 600 kB over the measured runs (2 KiB leaked by every other
 /// run was measured at 612 kB); a healthy client varies by about 12 kB.
 const GROWTH_LIMIT_KB: i64 = 512;
 
-/// Not a test of its own: the child process's mock server.
-#[tokio::test]
-#[ignore = "started by no_memory_growth_over_hundreds_of_runs as its mock server"]
-async fn mock_server() {
-    if std::env::var_os(SERVE_ENV).is_none() {
-        return;
-    }
-    let mock = MockLlm::with_fn(|req| {
-        let last = req.messages().last().cloned().unwrap_or(Value::Null);
-        if last["role"] == "tool" {
-            return Reply::text(format!("done: {}", last["content"].as_str().unwrap_or("")));
-        }
-        let prompt = last["content"].as_str().unwrap_or_default();
-        let (tool, item) = prompt.split_once(' ').unwrap_or(("echo", prompt));
-        Reply::tool_call("call_1", tool, json!({"item": item}))
-    })
-    .await
-    .unwrap();
-    println!("MOCK {}", mock.base_url());
-    tokio::task::spawn_blocking(|| std::io::stdin().read_to_end(&mut Vec::new()))
-        .await
-        .unwrap()
-        .unwrap();
+/// The soak example, built next to this test binary (`target/<profile>/examples/soak`).
+fn soak_example() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let profile_dir = exe
+        .parent()
+        .and_then(|deps| deps.parent())
+        .expect("test binaries live in target/<profile>/deps");
+    let example = profile_dir.join("examples/soak");
+    assert!(
+        example.exists(),
+        "{} is missing: build it with `cargo build --example soak` (`cargo test` builds it)",
+        example.display()
+    );
+    example
 }
 
 fn resident_kb() -> i64 {
@@ -78,9 +70,8 @@ fn toolkit() -> Toolkit {
 
 #[tokio::test]
 async fn no_memory_growth_over_hundreds_of_runs() {
-    let mut child = Command::new(std::env::current_exe().unwrap())
-        .args(["mock_server", "--exact", "--ignored", "--nocapture"])
-        .env(SERVE_ENV, "1")
+    let mut child = Command::new(soak_example())
+        .arg("serve")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -88,10 +79,9 @@ async fn no_memory_growth_over_hundreds_of_runs() {
         .unwrap();
     let mut output = BufReader::new(child.stdout.take().unwrap()).lines();
     let base_url = output
-        .by_ref()
-        .map(Result::unwrap)
-        .find_map(|line| line.strip_prefix("MOCK ").map(str::to_owned))
-        .expect("the mock server announces its URL");
+        .next()
+        .expect("the mock server announces its URL")
+        .unwrap();
 
     let client = LlmClient::builder()
         .base_url(base_url)
@@ -112,7 +102,7 @@ async fn no_memory_growth_over_hundreds_of_runs() {
         assert_eq!(result.status, RunStatus::Done);
     }
     samples.push(resident_kb());
-    // Closing its input stops the mock; its harness's last words are read to the end.
+    // Closing its input stops the mock; what it still prints is read to the end.
     drop(child.stdin.take());
     output.for_each(drop);
     child.wait().unwrap();

@@ -2,57 +2,13 @@
 //! process must read back identically.
 
 use proptest::prelude::*;
-use serde_json::{json, Value};
+use serde_json::json;
 use toolnexus::{Answer, Request, ToolResult};
 
-fn json_value() -> impl Strategy<Value = Value> {
-    let leaf = prop_oneof![
-        Just(Value::Null),
-        any::<bool>().prop_map(Value::Bool),
-        any::<i64>().prop_map(|n| json!(n)),
-        "\\PC{0,12}".prop_map(Value::String),
-    ];
-    leaf.prop_recursive(3, 24, 4, |inner| {
-        prop_oneof![
-            prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
-            prop::collection::btree_map("\\PC{0,8}", inner, 0..4)
-                .prop_map(|m| Value::Object(m.into_iter().collect())),
-        ]
-    })
-}
+#[path = "strategies/mod.rs"]
+mod strategies;
 
-fn request() -> impl Strategy<Value = Request> {
-    (
-        "\\PC{0,16}",
-        "\\PC{1,12}",
-        "\\PC{0,40}",
-        proptest::option::of("\\PC{0,30}"),
-        proptest::option::of(json_value()),
-        proptest::option::of("\\PC{0,25}"),
-    )
-        .prop_map(|(id, kind, prompt, url, data, expires_at)| {
-            let mut r = Request::new(kind, prompt).with_id(id);
-            r.url = url;
-            r.data = data;
-            r.expires_at = expires_at;
-            r
-        })
-}
-
-fn answer() -> impl Strategy<Value = Answer> {
-    (
-        "\\PC{0,16}",
-        any::<bool>(),
-        proptest::option::of(json_value()),
-        proptest::option::of("\\PC{0,12}"),
-    )
-        .prop_map(|(id, ok, data, reason)| Answer {
-            id,
-            ok,
-            data,
-            reason,
-        })
-}
+use strategies::{answer, json_value, request};
 
 proptest! {
     #[test]

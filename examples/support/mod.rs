@@ -41,7 +41,7 @@ pub async fn target(
             "https://api.anthropic.com/v1",
             "claude-3-5-haiku-latest",
         ),
-        Style::OpenAi => ("OPENAI_API_KEY", "https://api.openai.com/v1", "gpt-4o-mini"),
+        _ => ("OPENAI_API_KEY", "https://api.openai.com/v1", "gpt-4o-mini"),
     };
     let base_url = std::env::var("TOOLNEXUS_BASE_URL").ok();
     let api_key = std::env::var(key_var).ok();

@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 use tokio::sync::Notify;
 use toolnexus::testing::{MockLlm, Reply};
-use toolnexus::{Message, NativeTool, RunStatus, Style, Tool, Toolkit};
+use toolnexus::{Limit, Message, NativeTool, RunStatus, Style, Tool, Toolkit};
 
 use crate::support::*;
 
@@ -88,7 +88,7 @@ async fn max_turns_stops_incomplete_after_running_the_last_turns_calls() {
     let result = client.run("loop forever", &tk).await.unwrap();
 
     assert_eq!(result.status, RunStatus::Incomplete);
-    assert_eq!(result.limit.as_deref(), Some("maxTurns"));
+    assert_eq!(result.limit, Some(Limit::MaxTurns));
     assert!(result.pending.is_none());
     assert_eq!(result.turns, 2);
     assert_eq!(mock.calls(), 2);

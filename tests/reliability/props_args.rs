@@ -4,15 +4,14 @@
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
 
 use proptest::prelude::*;
 use serde::Deserialize;
 use serde_json::{json, Value};
-use toolnexus::__private::{guard, Args};
-use toolnexus::{BoxFuture, NativeTool, Tool, ToolContext, ToolResult, Toolkit};
+use toolnexus::{tool, NativeTool, ToolContext, Toolkit};
 
-use crate::support::{block_on, json_value, object_of};
+use crate::strategies::{json_value, object_of};
+use crate::support::block_on;
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[allow(dead_code)]
@@ -31,70 +30,74 @@ enum Mode {
     Other(String),
 }
 
-/// Decodes its parameters the way `#[tool]`-generated code does: one `Args::take` per
-/// parameter, inside the panic guard. Counts the calls that reached the body.
-struct Ship {
-    reached: Arc<AtomicUsize>,
+/// Calls that reached the body of `ship`.
+static SHIP_REACHED: AtomicUsize = AtomicUsize::new(0);
+
+/// Ships a parcel
+#[tool]
+async fn ship(to: Address, weight: f64, count: Option<u16>, mode: Mode) -> String {
+    SHIP_REACHED.fetch_add(1, Ordering::SeqCst);
+    format!("{to:?} {weight} {count:?} {mode:?}")
 }
 
-impl Tool for Ship {
-    fn name(&self) -> &str {
-        "ship"
-    }
-    fn description(&self) -> &str {
-        "Ships a parcel"
-    }
-    fn input_schema(&self) -> &Value {
-        static SCHEMA: std::sync::OnceLock<Value> = std::sync::OnceLock::new();
-        SCHEMA.get_or_init(|| json!({"type": "object", "properties": {}}))
-    }
-    fn execute(&self, args: Value, _ctx: ToolContext) -> BoxFuture<'_, ToolResult> {
-        Box::pin(guard("ship", async move {
-            let decoded = (|| -> Result<String, ToolResult> {
-                let mut args = Args::new("ship", args)?;
-                let to: Address = args.take("to")?;
-                let weight: f64 = args.take("weight")?;
-                let count: Option<u16> = args.take("count")?;
-                let mode: Mode = args.take("mode")?;
-                Ok(format!("{to:?} {weight} {count:?} {mode:?}"))
-            })();
-            match decoded {
-                Ok(text) => {
-                    self.reached.fetch_add(1, Ordering::SeqCst);
-                    ToolResult::ok(text)
-                }
-                Err(problem) => problem,
+/// One tool per probed type, each taking a single `value` of that type.
+macro_rules! probes {
+    ($($probe:ident, $tool:ident: $ty:ty;)*) => {
+        $(
+            /// Takes one value of the probed type
+            #[tool]
+            async fn $probe(value: $ty) -> String {
+                format!("{value:?}")
             }
-        }))
-    }
+        )*
+
+        fn probes() -> Toolkit {
+            Toolkit::builder()$(.tool($tool))*.build().unwrap()
+        }
+    };
 }
 
-/// `take::<T>` of every field (and of an absent one) either decodes or gives an error
-/// result that names the tool and the field.
-fn take_all<T: toolnexus::__private::ToolParam>(args: &Value) -> Result<(), TestCaseError> {
-    let mut fields: Vec<String> = args
+probes! {
+    probe_string, ProbeString: String;
+    probe_i32, ProbeI32: i32;
+    probe_u8, ProbeU8: u8;
+    probe_f32, ProbeF32: f32;
+    probe_bool, ProbeBool: bool;
+    probe_char, ProbeChar: char;
+    probe_option, ProbeOption: Option<u64>;
+    probe_vec, ProbeVec: Vec<i16>;
+    probe_tuple, ProbeTuple: (String, u32);
+    probe_map, ProbeMap: BTreeMap<String, Vec<bool>>;
+    probe_address, ProbeAddress: Address;
+    probe_mode, ProbeMode: Mode;
+    probe_value, ProbeValue: Value;
+    probe_unit, ProbeUnit: ();
+}
+
+/// Every field of `args` (and an absent one), given to every probe, either decodes or
+/// gives an error result that names the tool and the parameter.
+fn probe_all(args: &Value) -> Result<(), TestCaseError> {
+    let tk = probes();
+    let mut values: Vec<Option<&Value>> = args
         .as_object()
-        .map(|m| m.keys().cloned().collect())
+        .map(|m| m.values().map(Some).collect())
         .unwrap_or_default();
-    fields.push("absent".to_owned());
-    for field in fields {
-        let Ok(mut decoder) = Args::new("probe", args.clone()) else {
-            prop_assert!(!(args.is_object() || args.is_null()));
-            return Ok(());
-        };
-        if let Err(problem) = decoder.take::<T>(&field) {
-            prop_assert!(problem.is_error && !problem.is_pending());
-            prop_assert!(
-                problem.output.starts_with("invalid arguments for probe: "),
-                "{}",
-                problem.output
-            );
-            prop_assert!(
-                problem.output.contains(field.as_str()),
-                "{}",
-                problem.output
-            );
-            prop_assert!(!problem.output.contains(" at line "), "{}", problem.output);
+    values.push(None);
+    for tool in tk.names() {
+        for value in &values {
+            let call = match value {
+                Some(value) => json!({ "value": value }),
+                None => json!({}),
+            };
+            let result = block_on(tk.execute(tool, call, ToolContext::default()));
+            prop_assert!(!result.is_pending());
+            prop_assert!(!result.output.contains("panicked"), "{}", result.output);
+            if result.is_error {
+                let prefix = format!("invalid arguments for {tool}: ");
+                prop_assert!(result.output.starts_with(&prefix), "{}", result.output);
+                prop_assert!(result.output.contains("`value`"), "{}", result.output);
+                prop_assert!(!result.output.contains(" at line "), "{}", result.output);
+            }
         }
     }
     Ok(())
@@ -119,39 +122,30 @@ proptest! {
 
     #[test]
     fn taking_any_argument_never_panics(args in arguments()) {
-        take_all::<String>(&args)?;
-        take_all::<i32>(&args)?;
-        take_all::<u8>(&args)?;
-        take_all::<f32>(&args)?;
-        take_all::<bool>(&args)?;
-        take_all::<char>(&args)?;
-        take_all::<Option<u64>>(&args)?;
-        take_all::<Vec<i16>>(&args)?;
-        take_all::<(String, u32)>(&args)?;
-        take_all::<BTreeMap<String, Vec<bool>>>(&args)?;
-        take_all::<Address>(&args)?;
-        take_all::<Mode>(&args)?;
-        take_all::<Value>(&args)?;
-        take_all::<()>(&args)?;
+        probe_all(&args)?;
     }
 
     #[test]
     fn executing_any_arguments_never_panics(args in arguments()) {
-        let reached = Arc::new(AtomicUsize::new(0));
         let echo = NativeTool::of("echo", "Echoes", json!({"type": "object"}),
             |args: Value, _ctx: ToolContext| async move { args.to_string() });
         let tk = Toolkit::builder()
             .tool(echo)
-            .tool(Ship { reached: reached.clone() })
+            .tool(Ship)
             .build()
             .unwrap();
         let is_object = args.is_object() || args.is_null();
 
+        let reached_before = SHIP_REACHED.load(Ordering::SeqCst);
         let shipped = block_on(tk.execute("ship", args.clone(), ToolContext::default()));
         prop_assert!(!shipped.is_pending());
         prop_assert!(!shipped.output.contains("panicked"), "{}", shipped.output);
         if shipped.is_error {
-            prop_assert_eq!(reached.load(Ordering::SeqCst), 0, "bad arguments never reach the body");
+            prop_assert_eq!(
+                SHIP_REACHED.load(Ordering::SeqCst),
+                reached_before,
+                "bad arguments never reach the body"
+            );
             prop_assert!(shipped.output.starts_with("invalid arguments for ship: "), "{}", shipped.output);
         }
 

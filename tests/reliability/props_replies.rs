@@ -4,12 +4,13 @@
 
 use proptest::prelude::*;
 use serde_json::{json, Map, Value};
-use toolnexus::__private::{parse_anthropic_reply, parse_openai_reply, ParsedReply};
-use toolnexus::{ClientError, Message};
+use toolnexus::testing::{decode_reply, DecodedReply};
+use toolnexus::{ClientError, Message, Style};
 
-use crate::support::{json_value, round_trip};
+use crate::strategies::json_value;
+use crate::support::round_trip;
 
-fn check(parsed: Result<ParsedReply, ClientError>) -> Result<(), TestCaseError> {
+fn check(parsed: Result<DecodedReply, ClientError>) -> Result<(), TestCaseError> {
     match parsed {
         Ok(reply) => {
             prop_assert_eq!(reply.calls.len(), reply.arg_errors.len());
@@ -144,7 +145,7 @@ fn anthropic_reply() -> BoxedStrategy<Value> {
 
 /// A well-formed turn: text, calls with object arguments, token counts.
 fn turn() -> impl Strategy<Value = (String, Vec<(String, String, Value)>, u64, u64)> {
-    let args = crate::support::object_of(json_value());
+    let args = crate::strategies::object_of(json_value());
     (
         any::<String>(),
         prop::collection::vec(("[a-z0-9_]{1,12}", "[a-z_]{1,12}", args), 0..4),
@@ -158,27 +159,27 @@ proptest! {
 
     #[test]
     fn openai_parser_is_total_on_bytes(body in prop::collection::vec(any::<u8>(), 0..300)) {
-        check(parse_openai_reply(&body))?;
+        check(decode_reply(Style::OpenAi, &body))?;
     }
 
     #[test]
     fn anthropic_parser_is_total_on_bytes(body in prop::collection::vec(any::<u8>(), 0..300)) {
-        check(parse_anthropic_reply(&body))?;
+        check(decode_reply(Style::Anthropic, &body))?;
     }
 
     #[test]
     fn openai_parser_is_total_on_reply_shaped_json(reply in openai_reply(), cut in any::<prop::sample::Index>()) {
         let body = reply.to_string();
-        check(parse_openai_reply(body.as_bytes()))?;
+        check(decode_reply(Style::OpenAi, body.as_bytes()))?;
         // Cut short, as a dropped connection leaves it.
-        check(parse_openai_reply(&body.as_bytes()[..cut.index(body.len() + 1)]))?;
+        check(decode_reply(Style::OpenAi, &body.as_bytes()[..cut.index(body.len() + 1)]))?;
     }
 
     #[test]
     fn anthropic_parser_is_total_on_reply_shaped_json(reply in anthropic_reply(), cut in any::<prop::sample::Index>()) {
         let body = reply.to_string();
-        check(parse_anthropic_reply(body.as_bytes()))?;
-        check(parse_anthropic_reply(&body.as_bytes()[..cut.index(body.len() + 1)]))?;
+        check(decode_reply(Style::Anthropic, body.as_bytes()))?;
+        check(decode_reply(Style::Anthropic, &body.as_bytes()[..cut.index(body.len() + 1)]))?;
     }
 
     #[test]
@@ -191,7 +192,7 @@ proptest! {
         let body = json!({"choices": [{"message": {"role": "assistant", "content": text,
             "tool_calls": wire_calls}}],
             "usage": {"prompt_tokens": prompt, "completion_tokens": completion}});
-        let reply = parse_openai_reply(body.to_string().as_bytes()).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        let reply = decode_reply(Style::OpenAi, body.to_string().as_bytes()).map_err(|e| TestCaseError::fail(e.to_string()))?;
         prop_assert_eq!(&reply.text, &text);
         prop_assert_eq!(reply.calls.len(), calls.len());
         for (got, (id, name, args)) in reply.calls.iter().zip(&calls) {
@@ -211,7 +212,7 @@ proptest! {
         }));
         let body = json!({"type": "message", "content": blocks,
             "usage": {"input_tokens": prompt, "output_tokens": completion}});
-        let reply = parse_anthropic_reply(body.to_string().as_bytes()).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        let reply = decode_reply(Style::Anthropic, body.to_string().as_bytes()).map_err(|e| TestCaseError::fail(e.to_string()))?;
         prop_assert_eq!(&reply.text, &text);
         prop_assert_eq!(reply.calls.len(), calls.len());
         for (got, (id, name, args)) in reply.calls.iter().zip(&calls) {

@@ -11,40 +11,12 @@ use std::time::Duration;
 use proptest::prelude::*;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 use toolnexus::testing::{MockLlm, RecordedRequest};
 use toolnexus::{LlmClient, LlmClientBuilder, NativeTool, Style, ToolContext, Toolkit};
 
 /// Hang guard for waits that normally take milliseconds.
 pub const PATIENCE: Duration = Duration::from_secs(20);
-
-/// Any JSON value: every scalar kind (floats and the extremes of the integers included),
-/// arrays and objects a few levels deep.
-pub fn json_value() -> impl Strategy<Value = Value> {
-    let leaf = prop_oneof![
-        Just(Value::Null),
-        any::<bool>().prop_map(Value::Bool),
-        any::<i64>().prop_map(|n| json!(n)),
-        any::<u64>().prop_map(|n| json!(n)),
-        any::<f64>()
-            .prop_filter("JSON has no NaN or infinity", |f| f.is_finite())
-            .prop_map(|f| json!(f)),
-        "\\PC{0,12}".prop_map(Value::String),
-        any::<String>().prop_map(Value::String),
-    ];
-    leaf.prop_recursive(4, 32, 5, |inner| {
-        prop_oneof![
-            prop::collection::vec(inner.clone(), 0..5).prop_map(Value::Array),
-            object_of(inner),
-        ]
-    })
-}
-
-/// An object whose values come from `values`.
-pub fn object_of(values: impl Strategy<Value = Value>) -> impl Strategy<Value = Value> {
-    prop::collection::vec(("\\PC{0,8}", values), 0..5)
-        .prop_map(|pairs| Value::Object(pairs.into_iter().collect::<Map<String, Value>>()))
-}
 
 /// Serializes `value` and loads it back; it must come back equal.
 pub fn round_trip<T>(value: &T) -> Result<(), TestCaseError>
@@ -58,15 +30,21 @@ where
     Ok(())
 }
 
-/// Polls a future that never waits on I/O (a tool answering at once) to completion.
+/// How many polls a future that never waits on I/O may take: far more than a tool answering
+/// at once needs, few enough that one that does wait fails fast instead of hanging.
+const MAX_POLLS: usize = 10_000;
+
+/// Polls a future that never waits on I/O (a tool answering at once) to completion; panics
+/// if it is still pending after [`MAX_POLLS`] polls.
 pub fn block_on<F: Future>(fut: F) -> F::Output {
     let mut fut = pin!(fut);
     let mut cx = Context::from_waker(Waker::noop());
-    loop {
+    for _ in 0..MAX_POLLS {
         if let Poll::Ready(out) = fut.as_mut().poll(&mut cx) {
             return out;
         }
     }
+    panic!("the future was still pending after {MAX_POLLS} polls: it waits on something");
 }
 
 /// Both wire styles, for tests that must hold for each.

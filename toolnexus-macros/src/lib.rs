@@ -125,7 +125,7 @@ use proc_macro::TokenStream;
 ///
 /// # Suspending
 ///
-/// A body that needs a human returns a suspension, [`pending!`] or [`auth_required!`]. The
+/// A body that needs a human returns a suspension, `toolnexus::pending!` or `toolnexus::auth_required!`. The
 /// host answers it and the call runs again, from the top, with the answer injected. Code
 /// before the `pending!` therefore runs on both calls: keep side effects (payments,
 /// emails) after the answer is checked.
@@ -308,6 +308,12 @@ pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
 ///   lives in a shared `Arc`).
 /// - An associated fn without `self` is a tool of the box that does not use the value.
 /// - Methods without `#[tool]`, and other items, are left alone.
+/// - Which `#[tool]` is ours: a macro cannot see what a name resolves to, so the rule is by
+///   spelling. `#[tool]` and `#[tool(...)]` written bare, and `#[PATH::tool]` where `PATH`
+///   is the runtime's path (`toolnexus`, its renamed name, or the `crate = "..."` option),
+///   are taken; a `tool` attribute under any other path (`#[other_crate::tool]`) is left on
+///   the method for its own macro. To put another crate's `tool` attribute on a toolbox
+///   method, spell its path.
 ///
 /// Each tool is a struct next to the impl, named after the type and the method
 /// (`Shop` + `stock` gives `ShopStockTool`; `struct_name` overrides it) with the method's
@@ -331,119 +337,22 @@ pub fn toolbox(attr: TokenStream, item: TokenStream) -> TokenStream {
     toolbox::expand(attr.into(), item.into()).into()
 }
 
-/// A suspension: a `ToolResult` that parks the call until a host answers a `Request`.
-///
-/// ```text
-/// pending!(kind = EXPR, prompt = EXPR [, url = EXPR] [, data = EXPR] [, id = EXPR]
-///          [, expires_at = EXPR] [, answer = TYPE])
-/// ```
-///
-/// Arguments are named, in any order, each given once; each value is evaluated once, in
-/// the order written. `kind` (`"approval"`, `"input"`, `"question"`, …) and `prompt` (text
-/// a host shows) are required and take anything `Into<String>`, as do `url`, `id` (a
-/// uuid v4 is generated when it is left out) and `expires_at` (RFC 3339). `data` is a
-/// `serde_json::Value`, a JSON object. Never ask for secrets (passwords, keys) with
-/// `input`/`question`: send the user to a login page with [`auth_required!`].
-///
-/// The value is a `ToolResult` (`ToolResult::pending(Request::new(kind, prompt)…)`). In a
-/// `#[tool]` fn returning `Result<ToolResult, E>`, write `return Ok(pending!(..))`. The
-/// resumed call runs the body again from the top, so keep side effects after the answer
-/// is checked (see [`tool`](macro@tool#suspending)).
-///
-/// ```
-/// use toolnexus::{pending, ToolResult};
-///
-/// let parked: ToolResult = pending!(
-///     prompt = "Approve refund of $40?",
-///     kind = "approval",
-///     url = "https://shop.example/refunds/7",
-///     data = serde_json::json!({"amount": 40}),
-/// );
-/// let request = ToolResult::pending_of(&parked).unwrap();
-/// assert_eq!(request.kind, "approval");
-/// assert_eq!(parked.output, "Approve refund of $40?\nhttps://shop.example/refunds/7");
-/// ```
-///
-/// # Asking for a typed answer
-///
-/// `answer = T` puts the JSON schema of `T` at `request.data["schema"]` (next to the keys
-/// of `data` when both are given; `data` must then be an object without a `schema` key), so
-/// a host can render a form and answer with matching data. Read it back with an
-/// `Option<Answered<T>>` parameter. `T` implements `schemars::JsonSchema` and must be a
-/// *form*: a struct with named fields that are strings, numbers, integers, booleans or
-/// string enums, optional or not (the flat shape MCP elicitation uses). The schema is
-/// built and checked once per call site; a type that is not a form makes the result an
-/// error (`ToolResult::error`) naming the offending field.
-///
-/// ```
-/// use toolnexus::{pending, tool, Answered, Tool, ToolContext, ToolResult};
-///
-/// #[derive(serde::Deserialize, schemars::JsonSchema)]
-/// struct Shipping {
-///     /// Postal code
-///     zip: String,
-/// }
-///
-/// /// Ships an item, asking where to
-/// #[tool]
-/// async fn ship(item: String, shipping: Option<Answered<Shipping>>) -> ToolResult {
-///     match shipping {
-///         Some(s) => ToolResult::ok(format!("{item} ships to {}", s.zip)),
-///         None => pending!(kind = "input", prompt = "Where to?", answer = Shipping),
-///     }
-/// }
-///
-/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
-/// let parked = Ship.execute(serde_json::json!({"item": "gpu"}), ToolContext::default()).await;
-/// let request = ToolResult::pending_of(&parked).unwrap();
-/// let schema = &request.data.unwrap()["schema"];
-/// assert_eq!(schema["properties"]["zip"]["type"], "string");
-/// assert_eq!(schema["required"], serde_json::json!(["zip"]));
-/// # });
-/// ```
-///
-/// Missing `kind` or `prompt`, an unknown name and a duplicate name are compile errors
-/// pointing at the call or at the name.
+/// The engine of the runtime's `pending!`: `__pending!(RUNTIME_PATH; ARGS)`. The runtime's
+/// `macro_rules!` front passes its own `$crate`, so the generated code names the runtime
+/// however the user reaches it (renamed, re-exported). Not public API.
+#[doc(hidden)]
 #[proc_macro]
-pub fn pending(input: TokenStream) -> TokenStream {
-    suspend::pending(input.into())
+pub fn __pending(input: TokenStream) -> TokenStream {
+    suspend::with_runtime(input.into(), suspend::pending)
         .unwrap_or_else(suspend::expression_error)
         .into()
 }
 
-/// A login suspension: a `ToolResult` of kind `"authorization"` sending the user to `url`.
-///
-/// ```text
-/// auth_required!(url = EXPR [, prompt = EXPR])
-/// ```
-///
-/// `url` is where the user signs in (`Into<String>`); `prompt` is optional (anything
-/// `AsRef<str>`), a default one is used without it. The value is
-/// `ToolResult::auth_required(url, prompt)`. Signing in happens entirely in the host; the
-/// call then runs again with the answer injected, like any suspension (see [`pending!`]).
-///
-/// ```
-/// use toolnexus::{auth_required, tool, Answer, ToolResult};
-///
-/// /// Lists today's meetings
-/// #[tool]
-/// async fn calendar(answer: Option<&Answer>) -> ToolResult {
-///     match answer {
-///         Some(a) if a.ok => ToolResult::ok("3 meetings"),
-///         Some(_) => ToolResult::error("not signed in"),
-///         None => auth_required!(url = "https://calendar.example/login", prompt = "Sign in to your calendar"),
-///     }
-/// }
-///
-/// let parked = auth_required!(url = "https://calendar.example/login");
-/// let request = ToolResult::pending_of(&parked).unwrap();
-/// assert_eq!(request.kind, "authorization");
-/// ```
-///
-/// A missing `url`, an unknown name and a duplicate name are compile errors.
+/// The engine of the runtime's `auth_required!`, like [`__pending!`](macro@__pending).
+#[doc(hidden)]
 #[proc_macro]
-pub fn auth_required(input: TokenStream) -> TokenStream {
-    suspend::auth_required(input.into())
+pub fn __auth_required(input: TokenStream) -> TokenStream {
+    suspend::with_runtime(input.into(), suspend::auth_required)
         .unwrap_or_else(suspend::expression_error)
         .into()
 }

@@ -1,8 +1,10 @@
 //! How generated code names the runtime crate.
 //!
-//! Generated code reaches everything through `::toolnexus::…`. A user who renames the
-//! dependency (`tn = { package = "toolnexus", … }`) has no `::toolnexus`, so the name is read
-//! from their Cargo.toml; `#[tool(crate = "path")]` overrides it for re-exports.
+//! `pending!` and `auth_required!` are `macro_rules!` fronts in the runtime that pass their
+//! `$crate`, which resolves however the runtime is reached. The attribute macros cannot get
+//! a `$crate`: their code reaches everything through `::toolnexus::…`; a user who renames
+//! the dependency (`tn = { package = "toolnexus", … }`) has no `::toolnexus`, so the name is
+//! read from their Cargo.toml, and `#[tool(crate = "path")]` overrides it for re-exports.
 
 use proc_macro2::{Span, TokenStream, TokenTree};
 use proc_macro_crate::{crate_name, FoundCrate};
@@ -45,11 +47,16 @@ pub(crate) fn path_or(explicit: Option<&LitStr>, errors: &mut Errors) -> Path {
 
 /// `path` with every token at `span`, so a trait bound failing on a call through it is
 /// reported at the user's token that `span` comes from, not at the macro attribute.
-pub(crate) fn at(path: &Path, span: Span) -> TokenStream {
+///
+/// A `$crate` keeps its own span: that span is what makes it name the runtime.
+pub(crate) fn at(path: &impl quote::ToTokens, span: Span) -> TokenStream {
     quote::ToTokens::to_token_stream(path)
         .into_iter()
         .map(|mut tt: TokenTree| {
-            tt.set_span(span);
+            let is_dollar_crate = matches!(&tt, TokenTree::Ident(i) if i == "$crate");
+            if !is_dollar_crate {
+                tt.set_span(span);
+            }
             tt
         })
         .collect()

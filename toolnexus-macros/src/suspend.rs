@@ -2,7 +2,7 @@
 //!
 //! Values are evaluated once each, in the order written, then assembled into a `Request`.
 
-use proc_macro2::{Span, TokenStream};
+use proc_macro2::{Span, TokenStream, TokenTree};
 use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 
@@ -31,13 +31,34 @@ const BUILDERS: &[(&str, &str)] = &[
     ("expires_at", "with_expires_at"),
 ];
 
-pub(crate) fn pending(input: TokenStream) -> syn::Result<TokenStream> {
+/// Splits `RUNTIME_PATH; ARGS` (what the runtime's `macro_rules!` fronts pass) and expands
+/// `ARGS` with `expand`, naming the runtime by that path.
+pub(crate) fn with_runtime(
+    input: TokenStream,
+    expand: fn(TokenStream, &TokenStream) -> syn::Result<TokenStream>,
+) -> syn::Result<TokenStream> {
+    let mut tokens = input.into_iter();
+    let mut krate = TokenStream::new();
+    for tt in tokens.by_ref() {
+        match &tt {
+            TokenTree::Punct(p) if p.as_char() == ';' => {
+                return expand(tokens.collect(), &krate);
+            }
+            _ => krate.extend([tt]),
+        }
+    }
+    Err(syn::Error::new(
+        Span::call_site(),
+        "expected `RUNTIME_PATH; ARGS`: call `pending!`/`auth_required!` from the runtime crate",
+    ))
+}
+
+pub(crate) fn pending(input: TokenStream, krate: &TokenStream) -> syn::Result<TokenStream> {
     let mut errors = Errors::default();
     let args = NamedArgs::parse(input, &PENDING, &mut errors);
     require(&args, &PENDING, &["kind", "prompt"], &mut errors);
     let args = errors.finish(args)?;
 
-    let krate = runtime::path();
     let lets = bind_in_order(&args);
     let mut request = quote!(#krate::Request::new(__toolnexus_kind, __toolnexus_prompt));
     for (key, method) in BUILDERS {
@@ -57,7 +78,7 @@ pub(crate) fn pending(input: TokenStream) -> syn::Result<TokenStream> {
                 }
                 None => quote!(::core::option::Option::None),
             };
-            let krate_at_ty = runtime::at(&krate, ty.span());
+            let krate_at_ty = runtime::at(krate, ty.span());
             let schema = quote_spanned! {ty.span()=>
                 __TOOLNEXUS_ANSWER_SCHEMA.get_or_init(#krate_at_ty::__private::answer_schema::<#ty>)
             };
@@ -83,13 +104,12 @@ pub(crate) fn pending(input: TokenStream) -> syn::Result<TokenStream> {
     }})
 }
 
-pub(crate) fn auth_required(input: TokenStream) -> syn::Result<TokenStream> {
+pub(crate) fn auth_required(input: TokenStream, krate: &TokenStream) -> syn::Result<TokenStream> {
     let mut errors = Errors::default();
     let args = NamedArgs::parse(input, &AUTH_REQUIRED, &mut errors);
     require(&args, &AUTH_REQUIRED, &["url"], &mut errors);
     let args = errors.finish(args)?;
 
-    let krate = runtime::path();
     let lets = bind_in_order(&args);
     let prompt = match args.get("prompt") {
         Some(arg) => {
@@ -153,8 +173,11 @@ fn bind_in_order(args: &NamedArgs) -> Vec<TokenStream> {
         .collect()
 }
 
+/// The local holding an argument's value. All of them are made at the call site (not at
+/// the user's key), like the names that read them: behind the runtime's `macro_rules!`
+/// front, the two would otherwise live in different hygiene contexts.
 fn var(arg: &Named) -> syn::Ident {
-    format_ident!("__toolnexus_{}", arg.key)
+    syn::Ident::new(&format!("__toolnexus_{}", arg.key), Span::call_site())
 }
 
 fn value_span(arg: &Named) -> Span {

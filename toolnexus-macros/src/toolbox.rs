@@ -251,4 +251,24 @@ mod tests {
         assert!(names.iter().any(|n| n == "ShopReserveTool"));
         assert!(names.iter().any(|n| n == "inline"), "other attributes stay");
     }
+
+    #[test]
+    fn a_tool_attribute_under_another_path_is_left_alone() {
+        let mut method: syn::ImplItemFn = syn::parse_quote! {
+            #[other_crate::tool(name = "theirs")]
+            #[toolnexus::tool]
+            async fn stock(&self) -> String { String::new() }
+        };
+        let krate: syn::Path = syn::parse_quote!(::toolnexus);
+        let mut errors = crate::diag::Errors::default();
+        let taken = super::take_tool_attr(&mut method.attrs, &krate, &mut errors);
+        assert!(taken.is_some(), "the runtime's `tool` is taken");
+        assert!(errors.finish(()).is_ok());
+        let left: Vec<String> = method
+            .attrs
+            .iter()
+            .map(|a| quote::ToTokens::to_token_stream(a.path()).to_string())
+            .collect();
+        assert_eq!(left, ["other_crate :: tool"]);
+    }
 }

@@ -7,6 +7,8 @@
 
 use serde_json::{Map, Value};
 
+use crate::toolkit::{non_null_branches, non_null_types};
+
 /// Keywords a form property keeps; the rest (`format: "int32"`, `$ref` leftovers, …) is
 /// noise to a form renderer.
 const PROPERTY_KEYWORDS: &[&str] = &[
@@ -74,50 +76,8 @@ fn form_property(property: &Value) -> Result<Value, String> {
         return Err("not a schema".to_owned());
     };
     let mut map = map.clone();
-    // `Option<Enum>` arrives as `anyOf: [<enum>, {type: null}]`; optionality is already
-    // expressed by `required`, so the null branch goes.
-    for key in ["anyOf", "oneOf"] {
-        if let Some(Value::Array(variants)) = map.remove(key) {
-            let non_null: Vec<&Value> = variants
-                .iter()
-                .filter(|v| v.get("type").and_then(Value::as_str) != Some("null"))
-                .collect();
-            match string_consts(&non_null) {
-                Some(values) => {
-                    map.insert("type".into(), Value::String("string".into()));
-                    map.insert("enum".into(), Value::Array(values));
-                }
-                None => match non_null.as_slice() {
-                    [Value::Object(single)] => {
-                        for (k, v) in single {
-                            map.entry(k.clone()).or_insert_with(|| v.clone());
-                        }
-                    }
-                    _ => return Err("a union of several shapes".to_owned()),
-                },
-            }
-        }
-    }
-    let kind = match map.get("type") {
-        Some(Value::String(t)) => t.clone(),
-        Some(Value::Array(types)) => {
-            let non_null: Vec<&str> = types
-                .iter()
-                .filter_map(Value::as_str)
-                .filter(|t| *t != "null")
-                .collect();
-            match non_null.as_slice() {
-                [single] => (*single).to_owned(),
-                _ => return Err("a union of several types".to_owned()),
-            }
-        }
-        Some(_) => return Err("of an unreadable type".to_owned()),
-        None if map.contains_key("$ref") => return Err("a recursive type".to_owned()),
-        None => return Err("of any type".to_owned()),
-    };
-    if !SCALARS.contains(&kind.as_str()) {
-        return Err(format!("{} {kind}", article(&kind)));
-    }
+    collapse_unions(&mut map)?;
+    let kind = scalar_kind(&map)?;
     if let Some(Value::Array(values)) = map.get("enum") {
         if kind != "string" || !values.iter().all(Value::is_string) {
             return Err("an enum whose values are not all strings".to_owned());
@@ -137,6 +97,48 @@ fn form_property(property: &Value) -> Result<Value, String> {
         field.insert("format".into(), Value::String(format));
     }
     Ok(Value::Object(field))
+}
+
+/// Replaces an `anyOf`/`oneOf` by the one shape it allows: a string enum of `const`s, or
+/// its single non-null branch. `Option<Enum>` arrives as `anyOf: [<enum>, {type: null}]`;
+/// optionality is already expressed by `required`, so the null branch goes.
+fn collapse_unions(map: &mut Map<String, Value>) -> Result<(), String> {
+    for key in ["anyOf", "oneOf"] {
+        let Some(Value::Array(variants)) = map.remove(key) else {
+            continue;
+        };
+        let (non_null, _) = non_null_branches(&variants);
+        if let Some(values) = string_consts(&non_null) {
+            map.insert("type".into(), Value::String("string".into()));
+            map.insert("enum".into(), Value::Array(values));
+            continue;
+        }
+        let [Value::Object(single)] = non_null.as_slice() else {
+            return Err("a union of several shapes".to_owned());
+        };
+        for (k, v) in single {
+            map.entry(k.clone()).or_insert_with(|| v.clone());
+        }
+    }
+    Ok(())
+}
+
+/// The property's one scalar type (a nullable one counts as its type).
+fn scalar_kind(map: &Map<String, Value>) -> Result<String, String> {
+    let kind = match map.get("type") {
+        Some(Value::String(t)) => t.clone(),
+        Some(Value::Array(types)) => match non_null_types(types).0.as_slice() {
+            [Value::String(single)] => single.clone(),
+            _ => return Err("a union of several types".to_owned()),
+        },
+        Some(_) => return Err("of an unreadable type".to_owned()),
+        None if map.contains_key("$ref") => return Err("a recursive type".to_owned()),
+        None => return Err("of any type".to_owned()),
+    };
+    if !SCALARS.contains(&kind.as_str()) {
+        return Err(format!("{} {kind}", article(&kind)));
+    }
+    Ok(kind)
 }
 
 /// The values of a string enum written as `oneOf` of `const`s (schemars does this when

@@ -65,11 +65,17 @@ extern crate self as toolnexus;
 
 pub mod builtin;
 mod client;
+mod decoded_reply;
+#[macro_use]
+mod suspend_macros;
 mod form;
 mod native;
+mod outcome;
+mod panics;
 mod result;
 mod suspension;
 mod tool;
+mod tool_args;
 mod toolkit;
 
 #[cfg(feature = "testing")]
@@ -81,11 +87,13 @@ pub mod testing;
 pub mod __private;
 
 pub use client::{
-    BeforeTool, ClientError, Conversation, ConversationStore, InMemoryStore, LlmCall, LlmClient,
-    LlmClientBuilder, Message, MetricEvent, RetryDecision, RunResult, RunStatus, StoreError,
-    StreamEvent, Style, ToolCall, ToolCallInfo, ToolCallRecord, ToolOutcome, ToolOutput, Usage,
+    BeforeTool, ClientError, Conversation, ConversationStore, ErrorDetail, InMemoryStore, Limit,
+    LlmCall, LlmClient, LlmClientBuilder, Message, MetricEvent, RetryDecision, RunResult,
+    RunStatus, StoreError, StreamEvent, Style, ToolCall, ToolCallInfo, ToolCallRecord, ToolOutput,
+    Usage,
 };
 pub use native::NativeTool;
+pub use outcome::ToolOutcome;
 pub use result::{IntoToolResult, Json, ToolResult};
 pub use suspension::{Answer, AnswerDataError, Request};
 /// The token that cancels a run (see [`LlmClient::with_cancel`]), re-exported from
@@ -94,7 +102,7 @@ pub use tokio_util::sync::CancellationToken;
 pub use tool::{Answered, BoxFuture, Tool, ToolContext, Toolbox};
 pub use toolkit::{sanitize_name, Toolkit, ToolkitBuilder, ToolkitError};
 
-pub use toolnexus_macros::{auth_required, pending, tool, toolbox};
+pub use toolnexus_macros::{tool, toolbox};
 
 /// The schemars this crate implements against (1.x): derive `JsonSchema` through it with
 /// `#[schemars(crate = "toolnexus::schemars")]`.

@@ -78,9 +78,12 @@ where
         &self.input_schema
     }
     fn execute(&self, args: Value, ctx: ToolContext) -> BoxFuture<'_, ToolResult> {
-        let fut = (self.f)(args, ctx);
-        Box::pin(crate::__private::guard(&self.name, async move {
-            fut.await.into_tool_result()
+        // The closure is called inside the guard, so even its synchronous part is covered.
+        Box::pin(crate::panics::guard(&self.name, async move {
+            (self.f)(args, ctx).await.into_tool_result()
         }))
+    }
+    fn __catches_panics(&self) -> bool {
+        true
     }
 }

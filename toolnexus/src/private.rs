@@ -1,49 +1,26 @@
 //! Support for macro-generated code. Not public API: names and signatures may change in
 //! any release.
 
-use std::any::Any;
 use std::future::Future;
-use std::panic::AssertUnwindSafe;
 
-use futures::FutureExt;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
-use crate::{Answer, Answered, Request, ToolResult};
+use crate::{Answer, Answered, Request, ToolContext, ToolResult};
 
 pub use schemars;
 pub use serde;
 pub use serde_json;
+pub use toolnexus_macros::{__auth_required, __pending};
 
 /// Runs a tool body, turning a panic into an error result so the run goes on.
 pub async fn guard<F: Future<Output = ToolResult>>(tool: &str, fut: F) -> ToolResult {
-    match AssertUnwindSafe(fut).catch_unwind().await {
-        Ok(result) => result,
-        Err(panic) => panicked(tool, panic),
-    }
-}
-
-/// The error result of a tool that panicked with `payload`.
-pub fn panicked(tool: &str, payload: Box<dyn Any + Send>) -> ToolResult {
-    let message = payload
-        .downcast_ref::<&str>()
-        .map(|s| (*s).to_owned())
-        .or_else(|| payload.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "unknown cause".to_owned());
-    tracing::warn!(tool, "tool panicked");
-    ToolResult::error(format!("tool {tool} failed: panicked: {message}"))
+    crate::panics::guard(tool, fut).await
 }
 
 /// A JSON value's kind, for error messages that must not echo the value itself.
 pub fn kind_of(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
+    crate::tool_args::kind_of(value)
 }
 
 /// The arguments of one call, taken field by field so an error can name the field.
@@ -55,16 +32,9 @@ pub struct Args {
 impl Args {
     /// Accepts an object (or `null`, for tools without parameters).
     pub fn new(tool: &'static str, args: Value) -> Result<Self, ToolResult> {
-        match args {
-            Value::Object(map) => Ok(Args { tool, map }),
-            Value::Null => Ok(Args {
-                tool,
-                map: Map::new(),
-            }),
-            other => Err(ToolResult::error(format!(
-                "invalid arguments for {tool}: expected a JSON object, got {}",
-                kind_of(&other)
-            ))),
+        match crate::tool_args::as_object(tool, args) {
+            Ok(map) => Ok(Args { tool, map }),
+            Err(message) => Err(ToolResult::error(message)),
         }
     }
 
@@ -76,7 +46,7 @@ impl Args {
                 ToolResult::error(format!(
                     "invalid arguments for {}: `{name}`: {}",
                     self.tool,
-                    strip_position(&e)
+                    crate::tool_args::without_position(&e)
                 ))
             }),
             None => T::deserialize(Value::Null).map_err(|_| {
@@ -99,15 +69,6 @@ impl Args {
 pub trait ToolParam: DeserializeOwned + schemars::JsonSchema {}
 
 impl<T: DeserializeOwned + schemars::JsonSchema> ToolParam for T {}
-
-/// serde_json's messages end in "at line 1 column 17", which means nothing to a model.
-fn strip_position(e: &serde_json::Error) -> String {
-    let text = e.to_string();
-    match text.find(" at line ") {
-        Some(i) => text[..i].to_owned(),
-        None => text,
-    }
-}
 
 /// The generated schema of a tool's parameter struct, normalized once.
 pub fn schema_for<T: schemars::JsonSchema>() -> Value {
@@ -132,10 +93,11 @@ pub fn answered<T: DeserializeOwned>(
     }
 }
 
-/// Fills an `#[answer]` parameter, whatever its type is spelled like (a type alias, …).
+/// Fills a parameter with the host's answer: `Option<&Answer>`, `Option<Answered<T>>`
+/// (the answer's data decoded), or an alias of them marked `#[answer]`.
 #[diagnostic::on_unimplemented(
-    message = "`#[answer]` cannot fill a parameter of type `{Self}`",
-    label = "an `#[answer]` parameter must be `Option<&Answer>` or `Option<Answered<T>>`"
+    message = "a parameter of type `{Self}` cannot receive the host's answer",
+    label = "the answer goes to `Option<&Answer>` or `Option<Answered<T>>` (import the runtime's `Answer`/`Answered`, or mark an alias of them `#[answer]`)"
 )]
 pub trait FromAnswer<'a>: Sized {
     /// The value for a call that received `answer`.
@@ -151,6 +113,23 @@ impl<'a> FromAnswer<'a> for Option<&'a Answer> {
 impl<T: DeserializeOwned> FromAnswer<'_> for Option<Answered<T>> {
     fn from_answer(tool: &'static str, answer: Option<&Answer>) -> Result<Self, ToolResult> {
         answered(tool, answer)
+    }
+}
+
+/// Fills a parameter with the call's context: `&ToolContext`, or an alias of it marked
+/// `#[context]`.
+#[diagnostic::on_unimplemented(
+    message = "a parameter of type `{Self}` cannot receive the tool context",
+    label = "the context goes to `&ToolContext` (import the runtime's, or mark an alias of it `#[context]`)"
+)]
+pub trait FromContext<'a>: Sized {
+    /// The value for a call made with `ctx`.
+    fn from_context(ctx: &'a ToolContext) -> Self;
+}
+
+impl<'a> FromContext<'a> for &'a ToolContext {
+    fn from_context(ctx: &'a ToolContext) -> Self {
+        ctx
     }
 }
 
@@ -217,37 +196,17 @@ pub fn tool_future_must_be_send<F: Future + Send>(f: F) -> F {
     f
 }
 
-/// A provider reply as the client reads it; for property tests and fuzzing only.
-#[derive(Debug)]
-pub struct ParsedReply {
-    /// The turn's text.
-    pub text: String,
-    /// The tool calls, in order.
-    pub calls: Vec<crate::ToolCall>,
-    /// Per call: why its arguments are unusable, if they are.
-    pub arg_errors: Vec<Option<String>>,
-    /// The token counts.
-    pub usage: crate::Usage,
-}
+/// A provider reply as the client reads it; for fuzzing.
+pub use crate::decoded_reply::DecodedReply as ParsedReply;
 
 /// Parses a non-streamed OpenAI chat-completions body exactly as the client does.
 pub fn parse_openai_reply(body: &[u8]) -> Result<ParsedReply, crate::ClientError> {
-    parse_reply(crate::Style::OpenAi, body)
+    crate::decoded_reply::decode_reply(crate::Style::OpenAi, body)
 }
 
 /// Parses a non-streamed Anthropic messages body exactly as the client does.
 pub fn parse_anthropic_reply(body: &[u8]) -> Result<ParsedReply, crate::ClientError> {
-    parse_reply(crate::Style::Anthropic, body)
-}
-
-fn parse_reply(style: crate::Style, body: &[u8]) -> Result<ParsedReply, crate::ClientError> {
-    let reply = style.decode(body, &[])?;
-    Ok(ParsedReply {
-        text: reply.text,
-        calls: reply.calls,
-        arg_errors: reply.arg_errors,
-        usage: reply.usage,
-    })
+    crate::decoded_reply::decode_reply(crate::Style::Anthropic, body)
 }
 
 /// Encodes one turn's request body exactly as the client does; for benchmarks.
@@ -257,15 +216,15 @@ pub fn encode_turn(
     messages: &[crate::Message],
     tools: &crate::Toolkit,
 ) -> Result<Vec<u8>, crate::ClientError> {
-    let max_tokens = match style {
-        crate::Style::Anthropic => Some(crate::client::ANTHROPIC_MAX_TOKENS),
-        crate::Style::OpenAi => None,
-    };
-    style.encode(&crate::client::Outgoing {
+    let out = crate::client::Outgoing {
         model,
         messages,
-        tools,
-        max_tokens,
+        tools: tools.declarations_json(style),
+        max_tokens: None,
         stream: false,
-    })
+    };
+    style
+        .provider()
+        .encode(&out)
+        .map_err(|e| crate::ClientError::InvalidTranscript(format!("could not encode it: {e}")))
 }

@@ -16,8 +16,9 @@ const DEFAULT_AUTH_PROMPT: &str = "Sign in to continue.";
 /// The outcome of one tool call: text for the model, an error flag, optional metadata.
 ///
 /// A suspension ([`ToolResult::pending`]) is also a `ToolResult`: it has `is_error = true`
-/// because there is no usable answer yet, but it is not a failure. Code that looks at
-/// `is_error` must first ask [`is_pending`](ToolResult::is_pending).
+/// because there is no usable answer yet, but it is not a failure: sort a result with
+/// [`ToolOutcome::classify`](crate::ToolOutcome::classify) rather than reading `is_error`
+/// alone.
 ///
 /// ```
 /// use toolnexus::{Request, ToolResult};

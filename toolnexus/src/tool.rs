@@ -64,6 +64,13 @@ pub trait Tool: Send + Sync + 'static {
     fn source(&self) -> &str {
         "native"
     }
+    /// Whether `execute` itself turns a panic into an error result (generated and
+    /// [`NativeTool`](crate::NativeTool) tools do), so a toolkit need not guard it again.
+    /// Not public API.
+    #[doc(hidden)]
+    fn __catches_panics(&self) -> bool {
+        false
+    }
 }
 
 impl<T: Tool + ?Sized> Tool for Arc<T> {
@@ -82,6 +89,9 @@ impl<T: Tool + ?Sized> Tool for Arc<T> {
     fn source(&self) -> &str {
         (**self).source()
     }
+    fn __catches_panics(&self) -> bool {
+        (**self).__catches_panics()
+    }
 }
 
 impl<T: Tool + ?Sized> Tool for Box<T> {
@@ -99,6 +109,9 @@ impl<T: Tool + ?Sized> Tool for Box<T> {
     }
     fn source(&self) -> &str {
         (**self).source()
+    }
+    fn __catches_panics(&self) -> bool {
+        (**self).__catches_panics()
     }
 }
 

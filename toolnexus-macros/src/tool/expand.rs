@@ -3,7 +3,7 @@
 //! argument struct schemars derives the schema from, the tool's name) live inside a
 //! `const _: () = { … };` so they never clash with the user's items.
 
-use proc_macro2::{Span, TokenStream};
+use proc_macro2::{Group, Span, TokenStream, TokenTree};
 use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{ItemFn, ReturnType};
@@ -60,6 +60,10 @@ pub(crate) fn items(model: &ToolFn) -> TokenStream {
                         __TOOLNEXUS_NAME,
                         async move { #execute_body },
                     ))
+                }
+
+                fn __catches_panics(&self) -> bool {
+                    true
                 }
             }
 
@@ -264,9 +268,10 @@ fn execute_body(model: &ToolFn) -> TokenStream {
     }
 }
 
-/// One `let` per parameter. Injected values are bound at the runtime's own types, spanned
-/// at the user's parameter type: a user type that merely shares a name (`Answer`) is then
-/// a type mismatch on that parameter, never a silently wrong value.
+/// One `let` per parameter, spanned at the user's parameter type. Injected values go
+/// through the runtime's `FromAnswer`/`FromContext`, so the parameter's type decides what
+/// is filled in, and a type that merely shares a name (a user's own `Answer`) is a trait
+/// error on that parameter, never a silently wrong value.
 fn binding(krate: &syn::Path, param: &Param) -> TokenStream {
     let ident = &param.ident;
     let ty = &param.ty;
@@ -286,28 +291,59 @@ fn binding(krate: &syn::Path, param: &Param) -> TokenStream {
             let value = unwrap(quote_spanned!(span=> __toolnexus_args.take::<#ty>(#name)));
             quote_spanned!(span=> let #ident: #ty = #value;)
         }
-        Role::Answer => quote_spanned! {span=>
-            let #ident: ::core::option::Option<&#krate::Answer> = #ctx.answer.as_ref();
-        },
-        Role::Answered(inner) => {
-            let value = unwrap(quote_spanned! {span=>
-                #krate::__private::answered::<#inner>(__TOOLNEXUS_NAME, #ctx.answer.as_ref())
-            });
-            quote_spanned! {span=>
-                let #ident: ::core::option::Option<#krate::Answered<#inner>> = #value;
-            }
-        }
-        Role::Context => quote_spanned! {span=>
-            let #ident: &#krate::ToolContext = &#ctx;
-        },
-        Role::MarkedAnswer => {
+        Role::Answer => {
+            let ty = elide_lifetimes(ty);
             let value = unwrap(quote_spanned! {span=>
                 #krate::__private::FromAnswer::from_answer(__TOOLNEXUS_NAME, #ctx.answer.as_ref())
             });
             quote_spanned!(span=> let #ident: #ty = #value;)
         }
-        Role::MarkedContext => quote_spanned! {span=>
-            let #ident: #ty = &#ctx;
-        },
+        Role::Context => {
+            let ty = elide_lifetimes(ty);
+            quote_spanned! {span=>
+                let #ident: #ty = #krate::__private::FromContext::from_context(&#ctx);
+            }
+        }
+    }
+}
+
+/// `ty` with every named lifetime written `'_`: the fn's own lifetime parameters
+/// (`Option<&'a Answer>`) do not exist in the generated body, where the borrow is inferred.
+fn elide_lifetimes(ty: &syn::Type) -> TokenStream {
+    fn walk(tokens: TokenStream) -> TokenStream {
+        let mut out = TokenStream::new();
+        let mut iter = tokens.into_iter().peekable();
+        while let Some(tt) = iter.next() {
+            match tt {
+                TokenTree::Punct(p) if p.as_char() == '\'' => {
+                    if let Some(TokenTree::Ident(name)) = iter.peek() {
+                        let span = name.span();
+                        iter.next();
+                        let elided = syn::Lifetime::new("'_", span);
+                        out.extend(quote::ToTokens::into_token_stream(elided));
+                    } else {
+                        out.extend([TokenTree::Punct(p)]);
+                    }
+                }
+                TokenTree::Group(g) => {
+                    let mut group = Group::new(g.delimiter(), walk(g.stream()));
+                    group.set_span(g.span());
+                    out.extend([TokenTree::Group(group)]);
+                }
+                other => out.extend([other]),
+            }
+        }
+        out
+    }
+    walk(quote::ToTokens::to_token_stream(ty))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn named_lifetimes_are_elided() {
+        let ty: syn::Type = syn::parse_quote!(Option<&'a ::toolnexus::Answer>);
+        let elided = super::elide_lifetimes(&ty).to_string();
+        assert_eq!(elided.replace(' ', ""), "Option<&'_::toolnexus::Answer>");
     }
 }

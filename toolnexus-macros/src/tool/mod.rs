@@ -1,6 +1,8 @@
-//! `#[tool]`: read the fn into a small model ([`parse`]), then generate ([`expand`]).
-//! `#[toolbox]` reads each of its `#[tool]` methods into the same model.
+//! `#[tool]`: read the fn into a small model ([`parse`]), check it ([`check`]), then
+//! generate ([`expand`]). `#[toolbox]` reads and checks each of its `#[tool]` methods the
+//! same way.
 
+mod check;
 mod expand;
 mod parse;
 
@@ -37,6 +39,7 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
         sig: &mut func.sig,
     };
     let model = ToolFn::read(parts, Owner::Free, &options, krate, &mut errors);
+    check::tool(&model, &func.sig, &mut errors);
     match errors.finish(()) {
         Ok(()) => expand::tool(&func, &model),
         Err(error) => {
@@ -74,7 +77,9 @@ pub(crate) fn read_method(
         vis: &method.vis,
         sig: &mut method.sig,
     };
-    ToolFn::read(parts, owner, &options, krate, errors)
+    let model = ToolFn::read(parts, owner, &options, krate, errors);
+    check::tool(&model, &method.sig, errors);
+    model
 }
 
 /// Every identifier in `tokens`, at any depth: what tests of generated code look for.

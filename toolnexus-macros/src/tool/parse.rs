@@ -1,13 +1,14 @@
 //! The model of a `#[tool]` fn or `#[toolbox]` method: what the tool is called, what it
-//! says about itself, and what each parameter is (a schema property or an injected value),
-//! with every problem of the signature recorded at the token that causes it.
+//! says about itself, and what each parameter is (a schema property or an injected value).
+//! Reading only records what cannot be read at all; whether what was read is allowed is
+//! [`check`](super::check)'s business.
 
 use proc_macro2::Span;
 use syn::ext::IdentExt;
 use syn::spanned::Spanned;
 use syn::{
-    Attribute, FnArg, GenericArgument, GenericParam, Ident, Pat, Path, PathArguments, Receiver,
-    ReturnType, Signature, Type, Visibility,
+    Attribute, FnArg, GenericArgument, Ident, Pat, Path, PathArguments, Receiver, ReturnType,
+    Signature, Type, Visibility,
 };
 
 use crate::attr::{doc_text, take_param_attrs, ParamAttrs, ToolOptions};
@@ -26,8 +27,14 @@ pub(crate) struct ToolFn {
     pub(crate) fn_ident: Ident,
     /// The tool's name and description as the model sees them.
     pub(crate) name: String,
+    /// The `name = "..."` option, when the name is not the fn's.
+    pub(crate) name_lit: Option<syn::LitStr>,
     pub(crate) description: String,
+    /// The `description = "..."` option, when the description is not the doc comment.
+    pub(crate) description_lit: Option<syn::LitStr>,
     pub(crate) params: Vec<Param>,
+    /// The method's `self`, if any.
+    pub(crate) receiver: Option<Receiver>,
     /// Where errors about the future (not `Send`) and the result type are reported.
     pub(crate) sig_span: Span,
     pub(crate) output: ReturnType,
@@ -62,25 +69,24 @@ pub(crate) struct Param {
     pub(crate) ident: Ident,
     pub(crate) ty: Type,
     pub(crate) role: Role,
+    /// Its helper attributes, for the checks.
+    pub(crate) attrs: ParamAttrs,
 }
 
-/// Where a parameter's value comes from.
+/// Where a parameter's value comes from. The generated code binds the two injected roles
+/// through the runtime's `FromAnswer` and `FromContext` traits, so the type decides what
+/// is filled in and a type that cannot be is a trait error on that parameter.
 pub(crate) enum Role {
     /// Decoded from the call's arguments: a property of the input schema.
     Arg {
         name: String,
         description: Option<String>,
     },
-    /// `Option<&Answer>`: the host's answer on a resumed call.
+    /// The host's answer on a resumed call: `Option<&Answer>`, `Option<Answered<T>>`, or
+    /// any type marked `#[answer]`.
     Answer,
-    /// `Option<Answered<T>>`: the answer's data decoded into `T`.
-    Answered(Type),
-    /// `&ToolContext`.
+    /// The call's context: `&ToolContext`, or any type marked `#[context]`.
     Context,
-    /// `#[answer]` on a parameter of any spelling.
-    MarkedAnswer,
-    /// `#[context]` on a parameter of any spelling.
-    MarkedContext,
 }
 
 impl ToolFn {
@@ -95,15 +101,24 @@ impl ToolFn {
         errors: &mut Errors,
     ) -> ToolFn {
         let FnParts { attrs, vis, sig } = func;
-        check_signature(sig, errors);
         let fn_ident = sig.ident.clone();
         let struct_ident = struct_ident(&fn_ident, &owner, options, errors);
-        let name = tool_name(&fn_ident, options, errors);
-        let description = description(attrs, options, &fn_ident, &name, errors);
+        let name = match &options.name {
+            Some(lit) => lit.value(),
+            None => fn_ident.unraw().to_string(),
+        };
+        let description = match &options.description {
+            Some(lit) => lit.value().trim().to_owned(),
+            None => doc_text(attrs).unwrap_or_default(),
+        };
         let mut params = Vec::new();
+        let mut receiver = None;
         for input in sig.inputs.iter_mut() {
             match input {
-                FnArg::Receiver(receiver) => read_receiver(receiver, &mut owner, errors),
+                FnArg::Receiver(r) => {
+                    read_receiver(r, &mut owner);
+                    receiver = Some(r.clone());
+                }
                 FnArg::Typed(arg) => params.extend(read_param(arg, &krate, errors)),
             }
         }
@@ -116,73 +131,12 @@ impl ToolFn {
             struct_ident,
             fn_ident,
             name,
+            name_lit: options.name.clone(),
             description,
+            description_lit: options.description.clone(),
             params,
+            receiver,
         }
-    }
-}
-
-/// The `description` option, else the doc comment; a tool without one is an error, since
-/// the description is how the model decides when to call it.
-fn description(
-    attrs: &[Attribute],
-    options: &ToolOptions,
-    fn_ident: &Ident,
-    name: &str,
-    errors: &mut Errors,
-) -> String {
-    if let Some(lit) = &options.description {
-        let text = lit.value().trim().to_owned();
-        if text.is_empty() {
-            errors.at(lit, "the description is empty: say what the tool does");
-        }
-        return text;
-    }
-    doc_text(attrs).unwrap_or_else(|| {
-        errors.at(
-            fn_ident,
-            format_args!(
-                "the tool `{name}` has no description, and the model needs one to know when to \
-                 call it: add a `/// doc comment` to the fn, or `#[tool(description = \"...\")]`"
-            ),
-        );
-        String::new()
-    })
-}
-
-fn check_signature(sig: &Signature, errors: &mut Errors) {
-    if sig.asyncness.is_none() {
-        errors.at(
-            sig.fn_token,
-            "a #[tool] fn must be `async`: write `async fn` (tools run inside the async agent loop)",
-        );
-    }
-    if let Some(unsafety) = &sig.unsafety {
-        errors.at(
-            unsafety,
-            "a #[tool] fn cannot be `unsafe`: the model calls it with arbitrary arguments",
-        );
-    }
-    if let Some(abi) = &sig.abi {
-        errors.at(abi, "a #[tool] fn cannot have an `extern` ABI");
-    }
-    // Lifetime parameters are fine (`Option<&'a Answer>`): the call infers them.
-    let generic = sig
-        .generics
-        .params
-        .iter()
-        .find(|p| !matches!(p, GenericParam::Lifetime(_)));
-    if let Some(param) = generic {
-        errors.at(
-            param,
-            "a #[tool] fn cannot be generic: its parameters are decoded from the model's JSON \
-             at run time, so their types must be concrete",
-        );
-    } else if let Some(clause) = &sig.generics.where_clause {
-        errors.at(clause, "a #[tool] fn cannot have a `where` clause");
-    }
-    if let Some(variadic) = &sig.variadic {
-        errors.at(variadic, "a #[tool] fn cannot be variadic");
     }
 }
 
@@ -238,64 +192,14 @@ fn upper_camel(snake: &str) -> String {
     out
 }
 
-fn is_valid_name(name: &str) -> bool {
-    !name.is_empty()
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
-}
-
-fn tool_name(fn_ident: &Ident, options: &ToolOptions, errors: &mut Errors) -> String {
-    match &options.name {
-        Some(lit) => {
-            let name = lit.value();
-            if !is_valid_name(&name) {
-                errors.at(
-                    lit,
-                    "a tool name must be non-empty and use only `a-z`, `A-Z`, `0-9`, `_` and `-` \
-                     (what every provider accepts), e.g. `name = \"get_weather\"`",
-                );
-            }
-            name
-        }
-        None => {
-            let name = fn_ident.unraw().to_string();
-            if !is_valid_name(&name) {
-                errors.at(
-                    fn_ident,
-                    "a tool name may only use `a-z`, `A-Z`, `0-9`, `_` and `-`: rename the fn or \
-                     set `#[tool(name = \"...\")]`",
-                );
-            }
-            name
-        }
-    }
-}
-
-/// A method's `self`: only `&self` makes sense for tools that share one value and may run
-/// at the same time.
-fn read_receiver(receiver: &Receiver, owner: &mut Owner, errors: &mut Errors) {
-    let Owner::Toolbox { takes_self, .. } = owner else {
-        errors.at(
-            receiver,
-            "a free #[tool] fn has no `self`: to make tools of methods sharing one value, \
-             put `#[toolbox]` on the impl block",
+/// A method's `&self` makes the tool hold the shared value; any other `self` is refused
+/// by the checks.
+fn read_receiver(receiver: &Receiver, owner: &mut Owner) {
+    if let Owner::Toolbox { takes_self, .. } = owner {
+        *takes_self = matches!(
+            strip_group(&receiver.ty),
+            Type::Reference(r) if r.mutability.is_none() && is_self(&r.elem)
         );
-        return;
-    };
-    match strip_group(&receiver.ty) {
-        Type::Reference(r) if r.mutability.is_none() && is_self(&r.elem) => *takes_self = true,
-        Type::Reference(r) if r.mutability.is_some() => errors.at(
-            receiver,
-            "a tool method takes `&self`, not `&mut self`: the tools of a toolbox share one \
-             value and may run at the same time; keep changing state behind interior \
-             mutability (`Mutex`, `RwLock`, atomics)",
-        ),
-        _ => errors.at(
-            receiver,
-            "a tool method takes `&self`: its toolbox lives in an `Arc` shared by all of its \
-             tools, so a call can borrow the value but never own it",
-        ),
     }
 }
 
@@ -306,76 +210,32 @@ fn is_self(ty: &Type) -> bool {
 fn read_param(arg: &mut syn::PatType, krate: &Path, errors: &mut Errors) -> Option<Param> {
     let attrs = take_param_attrs(&mut arg.attrs, errors);
     let ident = match &*arg.pat {
-        Pat::Ident(p) if p.by_ref.is_none() && p.subpat.is_none() => Some(p.ident.clone()),
+        Pat::Ident(p) if p.by_ref.is_none() && p.subpat.is_none() => p.ident.clone(),
         pat => {
             errors.at(
                 pat,
                 "use a plain identifier for a #[tool] parameter (`name: Type`): its name \
                  becomes the property name in the input schema; destructure in the body",
             );
-            None
-        }
-    };
-    if let Some(impl_trait) = find_impl_trait(&arg.ty) {
-        errors.at_span(
-            impl_trait,
-            "a #[tool] parameter cannot be `impl Trait`: its value is decoded from JSON, so \
-             name a concrete type",
-        );
-        return None;
-    }
-    let role = role(&arg.ty, &attrs, ident.as_ref(), krate, errors)?;
-    Some(Param {
-        ident: ident?,
-        ty: (*arg.ty).clone(),
-        role,
-    })
-}
-
-fn role(
-    ty: &Type,
-    attrs: &ParamAttrs,
-    ident: Option<&Ident>,
-    krate: &Path,
-    errors: &mut Errors,
-) -> Option<Role> {
-    let role = match (attrs.answer, attrs.context) {
-        (Some(_), Some(context)) => {
-            errors.at_span(
-                context,
-                "a parameter is either `#[answer]` or `#[context]`, not both",
-            );
             return None;
         }
-        (Some(_), None) => Role::MarkedAnswer,
-        (None, Some(_)) => Role::MarkedContext,
-        (None, None) => match injected(ty, krate) {
-            Some(role) => role,
-            None => {
-                if let Type::Reference(reference) = strip_group(ty) {
-                    errors.at(
-                        reference.and_token,
-                        "a #[tool] parameter is decoded from JSON and must be owned (e.g. \
-                         `String`, not `&str`); only `&ToolContext` and `Option<&Answer>` are \
-                         lent by the runtime (mark an alias of them `#[context]` / `#[answer]`)",
-                    );
-                    return None;
-                }
-                Role::Arg {
-                    name: ident.map(|i| i.unraw().to_string()).unwrap_or_default(),
-                    description: attrs.description.clone(),
-                }
-            }
-        },
     };
-    if let (Some(arg), false) = (attrs.arg, matches!(role, Role::Arg { .. })) {
-        errors.at_span(
-            arg,
-            "`#[arg]` describes a schema property, but this parameter is injected by the runtime \
-             and is not in the schema: remove `#[arg(...)]`",
-        );
-    }
-    Some(role)
+    let role = if attrs.answer.is_some() {
+        Role::Answer
+    } else if attrs.context.is_some() {
+        Role::Context
+    } else {
+        injected(&arg.ty, krate).unwrap_or_else(|| Role::Arg {
+            name: ident.unraw().to_string(),
+            description: attrs.description.clone(),
+        })
+    };
+    Some(Param {
+        ident,
+        ty: (*arg.ty).clone(),
+        role,
+        attrs,
+    })
 }
 
 /// Recognises the injected parameter types by their spelling: `Option<&Answer>`,
@@ -406,7 +266,7 @@ fn injected(ty: &Type, krate: &Path) -> Option<Role> {
                     if last.ident != "Answered" || !is_runtime_prefix(&p.path, krate) {
                         return None;
                     }
-                    single_type_arg(&last.arguments).map(|t| Role::Answered(t.clone()))
+                    single_type_arg(&last.arguments).map(|_| Role::Answer)
                 }
                 _ => None,
             }
@@ -415,7 +275,21 @@ fn injected(ty: &Type, krate: &Path) -> Option<Role> {
     }
 }
 
-fn strip_group(ty: &Type) -> &Type {
+/// The `Answer` of an `Option<Answer>` written without the `&`.
+pub(crate) fn owned_answer<'t>(ty: &'t Type, krate: &Path) -> Option<&'t Type> {
+    let Type::Path(p) = strip_group(ty) else {
+        return None;
+    };
+    let inner = option_arg(&p.path)?;
+    match strip_group(inner) {
+        Type::Path(q) if q.qself.is_none() && is_runtime_item(&q.path, krate, "Answer") => {
+            Some(inner)
+        }
+        _ => None,
+    }
+}
+
+pub(crate) fn strip_group(ty: &Type) -> &Type {
     match ty {
         Type::Group(g) => strip_group(&g.elem),
         Type::Paren(p) => strip_group(&p.elem),
@@ -477,7 +351,7 @@ pub(crate) fn is_runtime_prefix(path: &Path, krate: &Path) -> bool {
 }
 
 /// The first `impl Trait` inside a type, which a decoded parameter cannot be.
-fn find_impl_trait(ty: &Type) -> Option<Span> {
+pub(crate) fn find_impl_trait(ty: &Type) -> Option<Span> {
     match ty {
         Type::ImplTrait(t) => Some(t.span()),
         Type::Group(g) => find_impl_trait(&g.elem),
@@ -533,7 +407,7 @@ mod tests {
         ));
         assert!(matches!(
             role(syn::parse_quote!(Option<Answered<Form>>)),
-            Some(Role::Answered(_))
+            Some(Role::Answer)
         ));
         assert!(role(syn::parse_quote!(Option<&other::Answer>)).is_none());
         assert!(role(syn::parse_quote!(Option<Answer>)).is_none());

@@ -1,22 +1,25 @@
-//! [`LlmClientBuilder`]: every setting of an [`LlmClient`], checked once at `build()`.
+//! [`LlmClientBuilder`]: every setting of an [`LlmClient`](crate::LlmClient), checked once
+//! and turned into the client's [`Settings`].
 
 use std::fmt;
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-use reqwest::header::{HeaderMap, HeaderName, HeaderValue, AUTHORIZATION, CONTENT_TYPE};
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_TYPE};
 use serde_json::Value;
 
-use super::hooks::{boxed, boxed2, Hooks};
-use super::retry::{Classifier, RetryPolicy};
+use super::error::{ClientError, ErrorDetail};
+use super::hooks::{boxed, boxed2, BeforeTool, Hooks, LlmCall, ToolCallInfo};
+use super::metrics::MetricEvent;
+use super::provider::{Provider, Style};
+use super::redact::url_for_display;
+use super::retry::{Classifier, RetryDecision, RetryPolicy};
+use super::settings::Settings;
+use super::store::{ConversationStore, InMemoryStore};
 use super::telemetry::{MetricSink, Telemetry};
 use super::transport::Transport;
-use super::{
-    BeforeTool, ClientError, ConversationStore, InMemoryStore, Inner, LlmCall, LlmClient,
-    MetricEvent, RetryDecision, Style, ToolCallInfo, ToolOutcome,
-};
-use crate::{Answer, Request, ToolResult};
+use crate::{Answer, Request, ToolOutcome, ToolResult};
 
 const DEFAULT_MAX_TURNS: usize = 10;
 const DEFAULT_RETRIES: u32 = 2;
@@ -24,9 +27,8 @@ const DEFAULT_RETRY_BASE: Duration = Duration::from_millis(500);
 const DEFAULT_MAX_RETRY_DELAY: Duration = Duration::from_secs(60);
 const DEFAULT_MAX_RESPONSE_BYTES: usize = 16 * 1024 * 1024;
 const DEFAULT_MAX_TOOL_OUTPUT_BYTES: usize = 1024 * 1024;
-const ANTHROPIC_VERSION: &str = "2023-06-01";
 
-/// Configures an [`LlmClient`]; start with [`LlmClient::builder`].
+/// Configures an [`LlmClient`](crate::LlmClient); start with [`LlmClient::builder`](crate::LlmClient::builder).
 ///
 /// Only the model is required. The API key comes from [`api_key`](Self::api_key) or, when
 /// that is not called, from the environment variable matching the endpoint:
@@ -98,13 +100,7 @@ impl fmt::Debug for LlmClientBuilder {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let header_names: Vec<&str> = self.headers.iter().map(|(n, _)| n.as_str()).collect();
         f.debug_struct("LlmClientBuilder")
-            .field(
-                "base_url",
-                &self
-                    .base_url
-                    .as_deref()
-                    .map(super::transport::url_for_display),
-            )
+            .field("base_url", &self.base_url.as_deref().map(url_for_display))
             .field("style", &self.style)
             .field("model", &self.model)
             .field("api_key", &self.api_key.as_ref().map(|_| "[redacted]"))
@@ -243,7 +239,7 @@ impl LlmClientBuilder {
         self
     }
 
-    /// Where [`LlmClient::ask`] and [`Conversation`](crate::Conversation)s keep their threads
+    /// Where [`LlmClient::ask`](crate::LlmClient::ask) and [`Conversation`](crate::Conversation)s keep their threads
     /// (default: an [`InMemoryStore`] of this client's own). Pass a clone of one store to
     /// several clients to share threads between them.
     pub fn store(mut self, store: impl ConversationStore) -> Self {
@@ -267,7 +263,7 @@ impl LlmClientBuilder {
     }
 
     /// Receives every [`MetricEvent`], synchronously: keep it quick. (The same events feed
-    /// [`LlmClient::metrics`] whether or not this is set.)
+    /// [`LlmClient::metrics`](crate::LlmClient::metrics) whether or not this is set.)
     pub fn on_metric(mut self, f: impl Fn(&MetricEvent) + Send + Sync + 'static) -> Self {
         self.on_metric = Some(Arc::new(f));
         self
@@ -317,10 +313,60 @@ impl LlmClientBuilder {
         self
     }
 
-    /// Checks the settings and builds the client. Nothing is sent.
-    pub fn build(self) -> Result<LlmClient, ClientError> {
+    /// Checks the settings and turns them into what a client runs with.
+    pub(crate) fn into_settings(self) -> Result<Settings, ClientError> {
+        let model = self.check()?;
+        let style = self.style;
+        let provider = style.provider();
+        let base_url = self
+            .base_url
+            .clone()
+            .unwrap_or_else(|| provider.default_base_url().to_owned());
+        let url = endpoint(provider, &base_url)?;
+        let api_key = match self.api_key.clone().filter(|k| !k.is_empty()) {
+            Some(key) => key,
+            None => key_from_env(style.key_variable(url.host_str()))?,
+        };
+        let http = http_client(provider, &api_key, &self.headers)?;
+        let mut secrets = vec![api_key];
+        secrets.extend(
+            self.headers
+                .into_iter()
+                .map(|(_, v)| v)
+                .filter(|v| v.len() >= MIN_MASKED_LEN),
+        );
+        Ok(Settings {
+            model,
+            style,
+            base_url,
+            system_prompt: self.system_prompt,
+            max_turns: self.max_turns,
+            max_tokens: self.max_tokens,
+            timeout: self.timeout,
+            max_tool_output_bytes: self.max_tool_output_bytes,
+            transport: Transport {
+                http,
+                url,
+                max_response_bytes: self.max_response_bytes,
+                secrets,
+            },
+            retry: RetryPolicy {
+                retries: self.retries,
+                base: self.retry_base,
+                max_delay: self.max_retry_delay,
+                classifier: self.on_error,
+            },
+            hooks: self.hooks,
+            telemetry: Telemetry::new(self.on_metric),
+            store: self.store.unwrap_or_else(|| Arc::new(InMemoryStore::new())),
+        })
+    }
+
+    /// The settings that need no I/O to check; returns the model.
+    fn check(&self) -> Result<String, ClientError> {
         let model = self
             .model
+            .clone()
             .filter(|m| !m.trim().is_empty())
             .ok_or_else(|| ClientError::Config("a model is required: call `.model(..)`".into()))?;
         if self.max_turns == 0 {
@@ -336,166 +382,85 @@ impl LlmClientBuilder {
                 "timeout must be longer than zero".into(),
             ));
         }
-        let style = self.style;
-        let base_url = self
-            .base_url
-            .unwrap_or_else(|| default_base(style).to_owned());
-        // The URL is not echoed: it could carry credentials.
-        let url = reqwest::Url::parse(&style.endpoint(&base_url))
-            .map_err(|e| ClientError::Config(format!("the base URL is not a valid URL: {e}")))?;
-        if !matches!(url.scheme(), "http" | "https") {
-            return Err(ClientError::Config(
-                "the base URL must start with http:// or https://".into(),
-            ));
-        }
-        let api_key = match self.api_key.filter(|k| !k.is_empty()) {
-            Some(key) => key,
-            None => {
-                let var = key_variable(style, url.host_str());
-                std::env::var(var)
-                    .ok()
-                    .filter(|k| !k.is_empty())
-                    .ok_or(ClientError::MissingApiKey { var })?
-            }
-        };
-        let headers = headers(style, &api_key, &self.headers)?;
-        let http = reqwest::Client::builder()
-            .default_headers(headers)
-            .tcp_nodelay(true)
-            .build()
-            .map_err(|e| ClientError::Config(format!("could not start the HTTP client: {e}")))?;
-        let mut secrets = vec![api_key];
-        secrets.extend(
-            self.headers
-                .into_iter()
-                .map(|(_, v)| v)
-                .filter(|v| v.len() >= MIN_MASKED_LEN),
-        );
-        Ok(LlmClient {
-            inner: Arc::new(Inner {
-                model,
-                style,
-                base_url,
-                system_prompt: self.system_prompt,
-                max_turns: self.max_turns,
-                max_tokens: self.max_tokens,
-                timeout: self.timeout,
-                max_tool_output_bytes: self.max_tool_output_bytes,
-                transport: Transport {
-                    http,
-                    url,
-                    retry: RetryPolicy {
-                        retries: self.retries,
-                        base: self.retry_base,
-                        max_delay: self.max_retry_delay,
-                        classifier: self.on_error,
-                    },
-                    max_response_bytes: self.max_response_bytes,
-                    secrets,
-                },
-                hooks: self.hooks,
-                telemetry: Telemetry::new(self.on_metric),
-                store: self.store.unwrap_or_else(|| Arc::new(InMemoryStore::new())),
-            }),
-            cancel: None,
-        })
+        Ok(model)
     }
+}
+
+/// The provider's endpoint under `base_url`, an http(s) URL. The URL is not echoed in
+/// errors: it could carry credentials.
+fn endpoint(provider: &dyn Provider, base_url: &str) -> Result<reqwest::Url, ClientError> {
+    let url = reqwest::Url::parse(&provider.endpoint(base_url)).map_err(|e| {
+        ClientError::Config(ErrorDetail::caused_by(
+            format!("the base URL is not a valid URL: {e}"),
+            e,
+        ))
+    })?;
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err(ClientError::Config(
+            "the base URL must start with http:// or https://".into(),
+        ));
+    }
+    Ok(url)
+}
+
+fn key_from_env(var: &'static str) -> Result<String, ClientError> {
+    std::env::var(var)
+        .ok()
+        .filter(|k| !k.is_empty())
+        .ok_or(ClientError::MissingApiKey { var })
+}
+
+/// The client every request goes through, its headers set once.
+fn http_client(
+    provider: &dyn Provider,
+    api_key: &str,
+    extra: &[(String, String)],
+) -> Result<reqwest::Client, ClientError> {
+    let headers = headers(provider, api_key, extra)?;
+    reqwest::Client::builder()
+        .default_headers(headers)
+        .tcp_nodelay(true)
+        .build()
+        .map_err(|e| {
+            ClientError::Config(ErrorDetail::caused_by(
+                format!("could not start the HTTP client: {e}"),
+                e,
+            ))
+        })
 }
 
 /// Shorter header values are not masked in excerpts: masking `1` would mangle every number.
 const MIN_MASKED_LEN: usize = 4;
 
-fn default_base(style: Style) -> &'static str {
-    match style {
-        Style::OpenAi => "https://api.openai.com/v1",
-        Style::Anthropic => "https://api.anthropic.com",
-    }
-}
-
-fn key_variable(style: Style, host: Option<&str>) -> &'static str {
-    let host = host.unwrap_or_default();
-    let is = |domain: &str| host == domain || host.ends_with(&format!(".{domain}"));
-    if is("openrouter.ai") {
-        "OPENROUTER_API_KEY"
-    } else if style == Style::Anthropic || is("anthropic.com") {
-        "ANTHROPIC_API_KEY"
-    } else {
-        "OPENAI_API_KEY"
-    }
-}
-
 /// The headers every request carries, values marked sensitive so they never print.
 fn headers(
-    style: Style,
+    provider: &dyn Provider,
     api_key: &str,
     extra: &[(String, String)],
 ) -> Result<HeaderMap, ClientError> {
-    let secret = |value: &str| {
-        HeaderValue::from_str(value).map(|mut v| {
-            v.set_sensitive(true);
-            v
-        })
-    };
-    let invalid_key = |_| ClientError::Config("the API key contains invalid characters".into());
     let mut map = HeaderMap::new();
     map.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-    match style {
-        Style::OpenAi => {
-            map.insert(
-                AUTHORIZATION,
-                secret(&format!("Bearer {api_key}")).map_err(invalid_key)?,
-            );
-        }
-        Style::Anthropic => {
-            map.insert("x-api-key", secret(api_key).map_err(invalid_key)?);
-            map.insert(
-                "anthropic-version",
-                HeaderValue::from_static(ANTHROPIC_VERSION),
-            );
-        }
-    }
+    provider.auth_headers(api_key, &mut map).map_err(|e| {
+        ClientError::Config(ErrorDetail::caused_by(
+            "the API key contains invalid characters",
+            e,
+        ))
+    })?;
     for (name, value) in extra {
-        let header = HeaderName::from_bytes(name.as_bytes())
-            .map_err(|_| ClientError::Config(format!("`{name}` is not a valid header name")))?;
-        let value = secret(value).map_err(|_| {
-            ClientError::Config(format!(
-                "the value of header `{name}` has invalid characters"
+        let header = HeaderName::from_bytes(name.as_bytes()).map_err(|e| {
+            ClientError::Config(ErrorDetail::caused_by(
+                format!("`{name}` is not a valid header name"),
+                e,
             ))
         })?;
+        let mut value = HeaderValue::from_str(value).map_err(|e| {
+            ClientError::Config(ErrorDetail::caused_by(
+                format!("the value of header `{name}` has invalid characters"),
+                e,
+            ))
+        })?;
+        value.set_sensitive(true);
         map.insert(header, value);
     }
     Ok(map)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn key_variable_follows_the_host_then_the_style() {
-        assert_eq!(
-            key_variable(Style::OpenAi, Some("openrouter.ai")),
-            "OPENROUTER_API_KEY"
-        );
-        assert_eq!(
-            key_variable(Style::Anthropic, Some("api.openrouter.ai")),
-            "OPENROUTER_API_KEY"
-        );
-        assert_eq!(
-            key_variable(Style::Anthropic, Some("127.0.0.1")),
-            "ANTHROPIC_API_KEY"
-        );
-        assert_eq!(
-            key_variable(Style::OpenAi, Some("api.anthropic.com")),
-            "ANTHROPIC_API_KEY"
-        );
-        assert_eq!(
-            key_variable(Style::OpenAi, Some("api.openai.com")),
-            "OPENAI_API_KEY"
-        );
-        assert_eq!(
-            key_variable(Style::OpenAi, Some("notopenrouter.ai")),
-            "OPENAI_API_KEY"
-        );
-    }
 }

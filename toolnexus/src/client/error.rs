@@ -1,25 +1,134 @@
-//! What can go wrong around a run: configuration, transport, the provider's replies, and
-//! durable resumes that do not match their transcript.
+//! What can go wrong around a run ([`ClientError`]) and the detail its open-ended variants
+//! carry ([`ErrorDetail`]): a message fit to show, and the error underneath when there is one.
+
+use std::fmt;
+use std::sync::Arc;
+
+type Source = Arc<dyn std::error::Error + Send + Sync + 'static>;
+
+/// The text of a [`ClientError`] and, when there is one, the error that caused it (a
+/// `reqwest` or `serde_json` error, a store's error), reachable through
+/// [`std::error::Error::source`] on the `ClientError`.
+///
+/// Two details are equal when their messages are; the message never holds a secret, and a
+/// cause whose own text would reveal one is not kept.
+///
+/// ```
+/// use toolnexus::{ClientError, ErrorDetail};
+///
+/// let e = ClientError::Network(ErrorDetail::from("connection reset"));
+/// assert_eq!(e.to_string(), "could not reach the provider: connection reset");
+/// ```
+#[derive(Clone)]
+pub struct ErrorDetail {
+    message: String,
+    source: Option<Source>,
+}
+
+impl ErrorDetail {
+    /// A detail with a message and no underlying error.
+    pub fn new(message: impl Into<String>) -> Self {
+        ErrorDetail {
+            message: message.into(),
+            source: None,
+        }
+    }
+
+    /// A detail with the error that caused it.
+    pub fn caused_by(
+        message: impl Into<String>,
+        source: impl std::error::Error + Send + Sync + 'static,
+    ) -> Self {
+        ErrorDetail {
+            message: message.into(),
+            source: Some(Arc::new(source)),
+        }
+    }
+
+    /// Like [`caused_by`](Self::caused_by) for an already boxed error.
+    pub(crate) fn caused_by_boxed(
+        message: impl Into<String>,
+        source: Box<dyn std::error::Error + Send + Sync + 'static>,
+    ) -> Self {
+        ErrorDetail {
+            message: message.into(),
+            source: Some(Arc::from(source)),
+        }
+    }
+
+    /// Drops the cause when its text holds one of `secrets` (a provider may echo a key
+    /// into the value a parser then quotes).
+    pub(crate) fn unless_revealing(mut self, secrets: &[String]) -> Self {
+        if let Some(source) = &self.source {
+            let text = source.to_string();
+            if secrets.iter().any(|s| text.contains(s.as_str())) {
+                self.source = None;
+            }
+        }
+        self
+    }
+
+    /// The message, as the error's `Display` shows it.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.source
+            .as_deref()
+            .map(|s| s as &(dyn std::error::Error + 'static))
+    }
+}
+
+impl fmt::Display for ErrorDetail {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+/// Only the message: it is what `Display` shows and is known to be free of secrets.
+impl fmt::Debug for ErrorDetail {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&self.message, f)
+    }
+}
+
+impl PartialEq for ErrorDetail {
+    fn eq(&self, other: &Self) -> bool {
+        self.message == other.message
+    }
+}
+
+impl Eq for ErrorDetail {}
+
+impl From<String> for ErrorDetail {
+    fn from(message: String) -> Self {
+        ErrorDetail::new(message)
+    }
+}
+
+impl From<&str> for ErrorDetail {
+    fn from(message: &str) -> Self {
+        ErrorDetail::new(message)
+    }
+}
 
 /// An error from [`LlmClient`](crate::LlmClient): building it, talking to the provider, or
 /// resuming a halted run.
 ///
 /// Tool failures are not errors here: they are fed back to the model as error results and
 /// the run goes on. No variant ever carries the API key or a header value.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ClientError {
     /// No API key was given and the environment variable for the provider is unset.
-    #[error("no API key: pass one with `.api_key(..)` or set the {var} environment variable")]
     MissingApiKey {
         /// The environment variable that was consulted.
         var: &'static str,
     },
     /// A builder setting is invalid (model missing, malformed base URL or header, …).
-    #[error("invalid client configuration: {0}")]
-    Config(String),
+    Config(ErrorDetail),
     /// The provider answered with a non-success HTTP status (after any retries).
-    #[error("the provider answered HTTP {status}: {excerpt}")]
     Status {
         /// The HTTP status code.
         status: u16,
@@ -27,13 +136,10 @@ pub enum ClientError {
         excerpt: String,
     },
     /// The provider could not be reached or the connection failed (after any retries).
-    #[error("could not reach the provider: {0}")]
-    Network(String),
+    Network(ErrorDetail),
     /// The provider's reply is not JSON or not the expected shape.
-    #[error("unreadable provider response: {0}")]
-    InvalidResponse(String),
+    InvalidResponse(ErrorDetail),
     /// A durable answer does not echo the id of the request it claims to answer.
-    #[error("the answer's id `{answer}` does not echo the request id `{request}`")]
     AnswerMismatch {
         /// The id of the request passed to the resume.
         request: String,
@@ -41,33 +147,78 @@ pub enum ClientError {
         answer: String,
     },
     /// The request passed to a resume is not the one the transcript halted on.
-    #[error("request `{0}` is not the request this transcript halted on")]
     RequestMismatch(String),
     /// The transcript passed to a resume is not a halted run, or a history passed to
     /// [`run_with_history`](crate::LlmClient::run_with_history) cannot be continued.
-    #[error("the transcript cannot be resumed: {0}")]
     InvalidTranscript(String),
     /// The provider's reply (a JSON body or a whole SSE stream) grew past
     /// [`max_response_bytes`](crate::LlmClientBuilder::max_response_bytes); reading stopped
     /// there. Not retried.
-    #[error("the provider's reply exceeds the limit of {limit} bytes (max_response_bytes)")]
     ResponseTooLarge {
         /// The limit in force.
         limit: usize,
     },
     /// The provider reported an error inside a streamed reply (an SSE `error` event).
     /// Not retried: part of the reply may already have been delivered.
-    #[error("the provider reported an error mid-stream: {0}")]
     StreamError(String),
     /// The run was cancelled through its
     /// [`CancellationToken`](crate::CancellationToken); the in-flight request was aborted.
-    #[error("the run was cancelled")]
     Cancelled,
     /// The run took longer than [`timeout`](crate::LlmClientBuilder::timeout); the in-flight
     /// request was aborted.
-    #[error("the run timed out")]
     TimedOut,
     /// The [`ConversationStore`](crate::ConversationStore) failed to load or save a thread.
-    #[error("the conversation store failed: {0}")]
-    Store(String),
+    Store(ErrorDetail),
+}
+
+impl fmt::Display for ClientError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ClientError::MissingApiKey { var } => write!(
+                f,
+                "no API key: pass one with `.api_key(..)` or set the {var} environment variable"
+            ),
+            ClientError::Config(d) => write!(f, "invalid client configuration: {d}"),
+            ClientError::Status { status, excerpt } => {
+                write!(f, "the provider answered HTTP {status}: {excerpt}")
+            }
+            ClientError::Network(d) => write!(f, "could not reach the provider: {d}"),
+            ClientError::InvalidResponse(d) => write!(f, "unreadable provider response: {d}"),
+            ClientError::AnswerMismatch { request, answer } => write!(
+                f,
+                "the answer's id `{answer}` does not echo the request id `{request}`"
+            ),
+            ClientError::RequestMismatch(id) => write!(
+                f,
+                "request `{id}` is not the request this transcript halted on"
+            ),
+            ClientError::InvalidTranscript(why) => {
+                write!(f, "the transcript cannot be resumed: {why}")
+            }
+            ClientError::ResponseTooLarge { limit } => write!(
+                f,
+                "the provider's reply exceeds the limit of {limit} bytes (max_response_bytes)"
+            ),
+            ClientError::StreamError(message) => {
+                write!(f, "the provider reported an error mid-stream: {message}")
+            }
+            ClientError::Cancelled => f.write_str("the run was cancelled"),
+            ClientError::TimedOut => f.write_str("the run timed out"),
+            ClientError::Store(d) => write!(f, "the conversation store failed: {d}"),
+        }
+    }
+}
+
+/// The source is the error underneath the detail itself (a `reqwest::Error`, a
+/// `serde_json::Error`, a store's error), so a chain printer does not repeat the message.
+impl std::error::Error for ClientError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            ClientError::Config(d)
+            | ClientError::Network(d)
+            | ClientError::InvalidResponse(d)
+            | ClientError::Store(d) => d.source(),
+            _ => None,
+        }
+    }
 }

@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::Message;
-use crate::{Answer, BoxFuture, Request, ToolResult, Toolkit};
+use super::message::Message;
+use crate::{Answer, BoxFuture, Request, ToolOutcome, ToolResult, Toolkit};
 
 /// What is about to be sent to the model; the `before_llm` hook gets it and returns what
 /// is actually sent.
@@ -54,51 +54,6 @@ pub enum BeforeTool {
     /// Do not run the tool: this is its result. A suspension
     /// ([`ToolResult::pending`]) is allowed and is handled like one the tool returned.
     ShortCircuit(ToolResult),
-}
-
-/// A tool call's result as the `after_tool` hook sees it: already sorted into success,
-/// failure or suspension, so a hook's failure handling never mistakes a suspension (which
-/// carries `is_error = true`) for a failure.
-#[derive(Debug, Clone, PartialEq)]
-pub enum ToolOutcome {
-    /// The tool succeeded.
-    Success(ToolResult),
-    /// The tool failed.
-    Failure(ToolResult),
-    /// The tool suspended on `request`; `result` is the suspension itself.
-    Pending {
-        /// What the tool waits for.
-        request: Request,
-        /// The suspension result.
-        result: ToolResult,
-    },
-}
-
-impl ToolOutcome {
-    /// Sorts a result.
-    pub fn classify(result: ToolResult) -> Self {
-        match ToolResult::pending_of(&result) {
-            Some(request) => ToolOutcome::Pending { request, result },
-            None if result.is_error => ToolOutcome::Failure(result),
-            None => ToolOutcome::Success(result),
-        }
-    }
-
-    /// The result, whatever its kind.
-    pub fn result(&self) -> &ToolResult {
-        match self {
-            ToolOutcome::Success(r) | ToolOutcome::Failure(r) => r,
-            ToolOutcome::Pending { result, .. } => result,
-        }
-    }
-
-    /// Takes the result out, whatever its kind.
-    pub fn into_result(self) -> ToolResult {
-        match self {
-            ToolOutcome::Success(r) | ToolOutcome::Failure(r) => r,
-            ToolOutcome::Pending { result, .. } => result,
-        }
-    }
 }
 
 type AsyncFn<A, R> = Arc<dyn Fn(A) -> BoxFuture<'static, R> + Send + Sync>;

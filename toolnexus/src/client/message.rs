@@ -7,7 +7,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::Request;
+use crate::{Request, ToolOutcome};
 
 /// One entry of a transcript. Serialized with a `role` tag:
 /// `system`, `user`, `assistant` or `tool_results`.
@@ -99,4 +99,24 @@ pub struct ToolOutput {
     /// and refuses a request that is not this one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pending: Option<Request>,
+}
+
+impl ToolOutput {
+    /// The transcript entry of `call`'s settled outcome; a suspension's placeholder keeps
+    /// its request.
+    pub(crate) fn settled(call: &ToolCall, outcome: &ToolOutcome) -> Self {
+        let result = outcome.result();
+        ToolOutput {
+            call_id: call.id.clone(),
+            name: call.name.clone(),
+            output: result.output.clone(),
+            is_error: result.is_error,
+            pending: outcome.pending().cloned(),
+        }
+    }
+
+    /// Whether this is the placeholder of the call a run halted on.
+    pub fn is_pending(&self) -> bool {
+        self.pending.is_some()
+    }
 }

@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use super::RunStatus;
+use super::run_result::RunStatus;
 
 /// One observation, delivered synchronously to the callback set with
 /// [`LlmClientBuilder::on_metric`](crate::LlmClientBuilder::on_metric).

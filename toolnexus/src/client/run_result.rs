@@ -5,12 +5,14 @@ use std::ops::AddAssign;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::Message;
-use crate::{Request, ToolResult};
+use super::message::{Message, ToolCall};
+use crate::result::PENDING_KEY;
+use crate::{Request, ToolOutcome, ToolResult};
 
 /// How a run ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum RunStatus {
     /// The model answered without asking for more tools.
     Done,
@@ -20,6 +22,19 @@ pub enum RunStatus {
     Pending,
     /// The turn limit was reached; [`RunResult::limit`] names it.
     Incomplete,
+}
+
+/// The bound an [`Incomplete`](RunStatus::Incomplete) run ran into.
+///
+/// ```
+/// assert_eq!(serde_json::to_value(toolnexus::Limit::MaxTurns).unwrap(), "maxTurns");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[non_exhaustive]
+pub enum Limit {
+    /// [`max_turns`](crate::LlmClientBuilder::max_turns) model calls were made.
+    #[serde(rename = "maxTurns")]
+    MaxTurns,
 }
 
 /// The outcome of [`LlmClient::run`](crate::LlmClient::run) or
@@ -39,8 +54,8 @@ pub struct RunResult {
     pub tool_calls: Vec<ToolCallRecord>,
     /// The request the run halted on; `Some` exactly when `status` is `Pending`.
     pub pending: Option<Request>,
-    /// `Some("maxTurns")` exactly when `status` is `Incomplete`.
-    pub limit: Option<String>,
+    /// The bound that stopped the run; `Some` exactly when `status` is `Incomplete`.
+    pub limit: Option<Limit>,
     /// Model calls made by this invocation.
     pub turns: usize,
     /// Tokens used by this invocation, summed over its turns.
@@ -69,7 +84,8 @@ pub struct ToolCallRecord {
 }
 
 impl ToolCallRecord {
-    pub(crate) fn new(call: &super::ToolCall, result: ToolResult) -> Self {
+    pub(crate) fn new(call: &ToolCall, outcome: ToolOutcome) -> Self {
+        let result = outcome.into_result();
         ToolCallRecord {
             id: call.id.clone(),
             name: call.name.clone(),
@@ -78,6 +94,44 @@ impl ToolCallRecord {
             is_error: result.is_error,
             metadata: result.metadata,
         }
+    }
+
+    /// Whether the call is parked on a suspension (its `is_error` is then true on the wire,
+    /// but it did not fail).
+    ///
+    /// ```
+    /// use toolnexus::{Request, ToolCallRecord, ToolResult};
+    ///
+    /// let parked = ToolResult::pending(Request::new("approval", "Approve?"));
+    /// let record = ToolCallRecord {
+    ///     id: "call_1".into(),
+    ///     name: "approve".into(),
+    ///     args: serde_json::json!({}),
+    ///     output: parked.output,
+    ///     is_error: parked.is_error,
+    ///     metadata: parked.metadata,
+    /// };
+    /// assert!(record.is_pending() && record.is_error);
+    /// assert_eq!(record.pending().unwrap().kind, "approval");
+    /// assert!(!record.outcome().is_error());
+    /// ```
+    pub fn is_pending(&self) -> bool {
+        self.pending().is_some()
+    }
+
+    /// The request the call is parked on, when it is.
+    pub fn pending(&self) -> Option<Request> {
+        let value = self.metadata.as_ref()?.get(PENDING_KEY)?;
+        Request::deserialize(value).ok()
+    }
+
+    /// The call's result, sorted into success, failure or suspension.
+    pub fn outcome(&self) -> ToolOutcome {
+        ToolOutcome::classify(ToolResult {
+            output: self.output.clone(),
+            is_error: self.is_error,
+            metadata: self.metadata.clone(),
+        })
     }
 }
 
@@ -90,6 +144,18 @@ pub struct Usage {
     pub completion_tokens: u64,
     /// Their sum (as the provider reports it, when it does).
     pub total_tokens: u64,
+}
+
+impl Usage {
+    /// The counts of one reply; the total is the provider's when it reports one, else the
+    /// sum (saturating: the counts come from the wire and may hold any `u64`).
+    pub(crate) fn counted(prompt: u64, completion: u64, reported_total: Option<u64>) -> Self {
+        Usage {
+            prompt_tokens: prompt,
+            completion_tokens: completion,
+            total_tokens: reported_total.unwrap_or(prompt.saturating_add(completion)),
+        }
+    }
 }
 
 /// Saturating: the counts come from the provider's replies, which may hold any `u64`.

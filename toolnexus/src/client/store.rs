@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use super::Message;
+use super::message::Message;
 use crate::BoxFuture;
 
 /// What a store fails with: any error, boxed. It reaches the caller as

@@ -1,4 +1,5 @@
-//! [`LlmClient::stream`]: the run loop with its progress handed out as [`StreamEvent`]s.
+//! The stream behind [`LlmClient::stream`](crate::LlmClient::stream): a run polled by its
+//! consumer, handing out the [`StreamEvent`]s it queued, then its end.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -6,84 +7,19 @@ use std::task::{Context, Poll};
 
 use futures::Stream;
 
-use super::event::Queue;
-use super::run::{RunState, Start};
-use super::{ClientError, LlmClient, Message, RunResult, StreamEvent};
-use crate::{Answer, Request, Toolkit};
-
-impl LlmClient {
-    /// Like [`run`](Self::run), with the run's progress as a stream of [`StreamEvent`]s
-    /// (see there for their order) ending in [`StreamEvent::Done`]. Model replies are
-    /// requested as server-sent events, so text arrives as it is generated.
-    ///
-    /// The loop, hooks, suspension rules, retries, timeout and cancellation are those of
-    /// `run`; in particular a suspension without `wait_for` ends the stream with `Done` whose
-    /// status is [`Pending`](crate::RunStatus::Pending). Nothing runs until the stream is
-    /// polled, and it advances only as it is polled. Dropping it aborts the run and its
-    /// in-flight request. A failure is yielded as the last item.
-    ///
-    /// ```
-    /// use futures::StreamExt;
-    /// use toolnexus::{LlmClient, StreamEvent, Toolkit};
-    ///
-    /// # #[cfg(not(feature = "testing"))] fn main() {}
-    /// # #[cfg(feature = "testing")] #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    /// # use toolnexus::testing::{MockLlm, Reply};
-    /// # let model = MockLlm::start([Reply::text("Once upon a time, a crab.")]).await?;
-    /// # let client = LlmClient::builder().base_url(model.base_url()).model("m").api_key("k").build()?;
-    /// # let tk = Toolkit::builder().build()?;
-    /// let mut story = String::new();
-    /// let mut events = std::pin::pin!(client.stream("Tell me a story", &tk));
-    /// while let Some(event) = events.next().await {
-    ///     match event? {
-    ///         StreamEvent::Text { delta } => story.push_str(&delta),
-    ///         StreamEvent::Done(result) => println!("{story}\n[{:?}]", result.status),
-    ///         _ => {}
-    ///     }
-    /// }
-    /// assert_eq!(story, "Once upon a time, a crab.");
-    /// # Ok(())
-    /// # }
-    /// ```
-    pub fn stream<'a>(
-        &'a self,
-        prompt: impl Into<String>,
-        tk: &'a Toolkit,
-    ) -> impl Stream<Item = Result<StreamEvent, ClientError>> + Send + 'a {
-        let transcript = self.new_transcript(prompt.into(), Vec::new());
-        EventStream::new(move |queue| async move {
-            let state = RunState::new(transcript?);
-            self.go(state, Start::Fresh, tk, &queue).await
-        })
-    }
-
-    /// Like [`run_with_answer`](Self::run_with_answer), streamed as [`stream`](Self::stream)
-    /// does. The halted call's settled result comes as a `ToolResult`; results the halted
-    /// transcript already held are not repeated.
-    pub fn stream_with_answer<'a>(
-        &'a self,
-        messages: Vec<Message>,
-        request: &'a Request,
-        answer: Answer,
-        tk: &'a Toolkit,
-    ) -> impl Stream<Item = Result<StreamEvent, ClientError>> + Send + 'a {
-        EventStream::new(move |queue| async move {
-            let start = Start::Resume { request, answer };
-            self.go(RunState::new(messages), start, tk, &queue).await
-        })
-    }
-}
+use super::error::ClientError;
+use super::event::{Queue, StreamEvent};
+use super::run_result::RunResult;
 
 /// Polls the run and hands out what it queued, oldest first, then its end.
-struct EventStream<F> {
+pub(crate) struct EventStream<F> {
     queue: Queue,
     run: Option<Pin<Box<F>>>,
     end: Option<Result<RunResult, ClientError>>,
 }
 
 impl<F> EventStream<F> {
-    fn new(start: impl FnOnce(Queue) -> F) -> Self {
+    pub(crate) fn new(start: impl FnOnce(Queue) -> F) -> Self {
         let queue = Queue::default();
         EventStream {
             run: Some(Box::pin(start(queue.clone()))),

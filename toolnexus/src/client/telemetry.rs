@@ -5,8 +5,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use super::metrics::MetricEvent;
 use super::prometheus::{LlmStatus, Registry};
-use super::{MetricEvent, RunStatus};
+use super::run_result::RunStatus;
+use crate::ToolOutcome;
 
 pub(crate) type MetricSink = Arc<dyn Fn(&MetricEvent) + Send + Sync>;
 
@@ -68,7 +70,8 @@ impl Telemetry {
         }
     }
 
-    pub(crate) fn tool(&self, tool: &str, source: &str, is_error: bool, pending: bool, ms: f64) {
+    pub(crate) fn tool(&self, tool: &str, source: &str, outcome: &ToolOutcome, ms: f64) {
+        let (is_error, pending) = (outcome.is_error(), outcome.is_pending());
         let label = if source == UNKNOWN { UNKNOWN } else { tool };
         self.registry
             .tool(label, source, is_error, pending, ms / 1000.0);

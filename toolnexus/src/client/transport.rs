@@ -1,23 +1,19 @@
-//! One HTTP round trip to the model, with retries (see [`retry`](super::retry)) and a cap on
-//! how much of a reply is read.
+//! One HTTP attempt to the model and its outcome, with a cap on how much of a reply is
+//! read. Retries and every observation of an attempt live one layer up, in
+//! [`exchange`](super::exchange).
 //!
-//! A JSON reply is read whole inside the attempt, so a body that breaks off is retried like
-//! a failed connection. A streamed reply is handed over once its status is a success: what
-//! goes wrong while it is read is not retried, since part of it may already be delivered.
+//! A JSON reply is read whole inside the attempt, so a body that breaks off fails the
+//! attempt like a failed connection. A streamed reply is handed over once its status is a
+//! success.
 
 use std::error::Error as _;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use reqwest::header::RETRY_AFTER;
 
-use super::metrics::millis;
-use super::model_call::record_status;
-use super::retry::{parse_retry_after, RetryPolicy};
-use super::telemetry::{LlmObservation, Telemetry};
-use super::ClientError;
-
-/// Longest body excerpt put into an error, in characters.
-const EXCERPT_CHARS: usize = 300;
+use super::error::{ClientError, ErrorDetail};
+use super::redact::excerpt;
+use super::retry::parse_retry_after;
 
 /// How much of an error body is read: enough for any excerpt, never a whole hostile body.
 const ERROR_BODY_BYTES: usize = 8 * 1024;
@@ -26,18 +22,15 @@ pub(crate) struct Transport {
     /// One client per `LlmClient`, so its connection pool is reused across turns and runs.
     pub(crate) http: reqwest::Client,
     pub(crate) url: reqwest::Url,
-    pub(crate) retry: RetryPolicy,
     pub(crate) max_response_bytes: usize,
     /// Values never to echo in an error (the key, header values).
     pub(crate) secrets: Vec<String>,
 }
 
-/// A successful reply.
+/// A successful attempt: its HTTP status and body.
 pub(crate) struct Reply {
     pub(crate) status: u16,
     pub(crate) payload: Payload,
-    /// When the attempt that succeeded started.
-    pub(crate) started: Instant,
 }
 
 pub(crate) enum Payload {
@@ -47,121 +40,107 @@ pub(crate) enum Payload {
     Streaming(reqwest::Response),
 }
 
-enum Failure {
-    Status {
-        status: u16,
-        body: Vec<u8>,
-        retry_after: Option<Duration>,
-    },
-    Network(reqwest::Error),
-    TooLarge,
+/// A failed attempt, as the retry layer needs it.
+pub(crate) struct Failure {
+    /// The HTTP status, when a response arrived.
+    pub(crate) status: Option<u16>,
+    /// The provider's `Retry-After`, when usable.
+    pub(crate) retry_after: Option<Duration>,
+    /// What the run fails with if this attempt is the last.
+    pub(crate) error: ClientError,
 }
 
+impl Failure {
+    /// Whether retrying could help: a reply over the size cap would only be read again.
+    pub(crate) fn retryable(&self) -> bool {
+        !matches!(self.error, ClientError::ResponseTooLarge { .. })
+    }
+}
+
+/// A request ready to be sent, as many times as the retry layer asks.
+pub(crate) struct Prepared(reqwest::RequestBuilder);
+
 impl Transport {
-    /// POSTs a JSON body. Failed attempts are reported to `telemetry` here; the successful
-    /// one is reported by the caller once it knows the token counts.
-    pub(crate) async fn post(
-        &self,
-        body: Vec<u8>,
-        streaming: bool,
-        telemetry: &Telemetry,
-        model: &str,
-    ) -> Result<Reply, ClientError> {
-        let request = self.http.post(self.url.clone()).body(body);
-        let mut attempt = 0;
-        loop {
-            let started = Instant::now();
-            // A byte body can always be cloned; only streaming bodies cannot.
-            let this_try = request.try_clone().ok_or_else(|| {
-                ClientError::Network("the request body cannot be replayed".to_owned())
-            })?;
-            let failure = match self.send(this_try, streaming).await {
-                Ok((status, payload)) => {
-                    return Ok(Reply {
-                        status,
-                        payload,
-                        started,
-                    })
-                }
-                Err(failure) => failure,
-            };
-            let (status, retry_after) = match &failure {
-                Failure::Status {
-                    status,
-                    retry_after,
-                    ..
-                } => (Some(*status), *retry_after),
-                Failure::Network(_) | Failure::TooLarge => (None, None),
-            };
-            let error = self.error(failure);
-            let retry_in = match error {
-                ClientError::ResponseTooLarge { .. } => None,
-                _ => self.retry.delay(&error, attempt, retry_after),
-            };
-            telemetry.llm(LlmObservation {
-                model,
-                status,
-                ms: millis(started),
-                prompt_tokens: 0,
-                completion_tokens: 0,
-                retry_in,
-            });
-            let Some(delay) = retry_in else {
-                record_status(status);
-                return Err(error);
-            };
-            tracing::debug!(attempt, ?status, ?delay, "retrying model request");
-            tokio::time::sleep(delay).await;
-            attempt += 1;
-        }
+    /// The POST of `body`, built once for all its attempts.
+    pub(crate) fn prepare(&self, body: Vec<u8>) -> Prepared {
+        Prepared(self.http.post(self.url.clone()).body(body))
     }
 
-    async fn send(
+    /// One attempt at `request`.
+    pub(crate) async fn attempt(
         &self,
-        request: reqwest::RequestBuilder,
+        request: &Prepared,
         streaming: bool,
-    ) -> Result<(u16, Payload), Failure> {
-        let response = request.send().await.map_err(Failure::Network)?;
+    ) -> Result<Reply, Failure> {
+        // A byte body can always be cloned; only streaming bodies cannot.
+        let request = request.0.try_clone().ok_or_else(|| Failure {
+            status: None,
+            retry_after: None,
+            error: ClientError::Network("the request body cannot be replayed".into()),
+        })?;
+        let response = request.send().await.map_err(|e| self.network_failure(e))?;
         let status = response.status();
         if !status.is_success() {
-            let retry_after = response
-                .headers()
-                .get(RETRY_AFTER)
-                .and_then(|v| v.to_str().ok())
-                .and_then(parse_retry_after);
-            // The excerpt is all that is kept of an error body; a broken one stays empty.
-            let body = read_capped(response, ERROR_BODY_BYTES)
-                .await
-                .map_or_else(|_| Vec::new(), |(body, _)| body);
-            return Err(Failure::Status {
-                status: status.as_u16(),
-                body,
-                retry_after,
-            });
+            return Err(self.status_failure(response).await);
         }
+        let status = status.as_u16();
         // A server that ignores `stream: true` answers with plain JSON: read it whole.
         if streaming && !is_json(&response) {
-            return Ok((status.as_u16(), Payload::Streaming(response)));
+            return Ok(Reply {
+                status,
+                payload: Payload::Streaming(response),
+            });
         }
         let limit = self.max_response_bytes;
         if response.content_length().is_some_and(|n| n > limit as u64) {
-            return Err(Failure::TooLarge);
+            return Err(self.too_large());
         }
         match read_capped(response, limit).await {
-            Ok((body, false)) => Ok((status.as_u16(), Payload::Whole(body))),
-            Ok((_, true)) => Err(Failure::TooLarge),
-            Err(e) => Err(Failure::Network(e)),
+            Ok((body, false)) => Ok(Reply {
+                status,
+                payload: Payload::Whole(body),
+            }),
+            Ok((_, true)) => Err(self.too_large()),
+            Err(e) => Err(self.network_failure(e)),
         }
     }
 
-    fn error(&self, failure: Failure) -> ClientError {
-        match failure {
-            Failure::Status { status, body, .. } => ClientError::Status {
+    /// The failure of a non-success response: its status, `Retry-After` and the start of
+    /// its body (secrets masked).
+    async fn status_failure(&self, response: reqwest::Response) -> Failure {
+        let status = response.status().as_u16();
+        let retry_after = response
+            .headers()
+            .get(RETRY_AFTER)
+            .and_then(|v| v.to_str().ok())
+            .and_then(parse_retry_after);
+        // The excerpt is all that is kept of an error body; a broken one stays empty.
+        let body = read_capped(response, ERROR_BODY_BYTES)
+            .await
+            .map_or_else(|_| Vec::new(), |(body, _)| body);
+        Failure {
+            status: Some(status),
+            retry_after,
+            error: ClientError::Status {
                 status,
                 excerpt: excerpt(&body, &self.secrets),
             },
-            Failure::Network(e) => ClientError::Network(describe(e)),
-            Failure::TooLarge => ClientError::ResponseTooLarge {
+        }
+    }
+
+    fn network_failure(&self, e: reqwest::Error) -> Failure {
+        Failure {
+            status: None,
+            retry_after: None,
+            error: ClientError::Network(network_detail(e)),
+        }
+    }
+
+    fn too_large(&self) -> Failure {
+        Failure {
+            status: None,
+            retry_after: None,
+            error: ClientError::ResponseTooLarge {
                 limit: self.max_response_bytes,
             },
         }
@@ -197,8 +176,9 @@ async fn read_capped(
     Ok((body, false))
 }
 
-/// The error and its causes, without the URL.
-pub(crate) fn describe(e: reqwest::Error) -> String {
+/// The error and its causes as one line, without the URL; the error itself is kept as the
+/// cause.
+pub(crate) fn network_detail(e: reqwest::Error) -> ErrorDetail {
     let e = e.without_url();
     let mut text = e.to_string();
     let mut cause = e.source();
@@ -207,72 +187,5 @@ pub(crate) fn describe(e: reqwest::Error) -> String {
         text.push_str(&c.to_string());
         cause = c.source();
     }
-    text
-}
-
-/// The start of a body for an error message: one line, secrets masked, truncated.
-pub(crate) fn excerpt(body: &[u8], secrets: &[String]) -> String {
-    let text = String::from_utf8_lossy(body);
-    let line = redact(
-        text.split_whitespace().collect::<Vec<_>>().join(" "),
-        secrets,
-    );
-    if line.is_empty() {
-        return "(empty body)".to_owned();
-    }
-    match line.char_indices().nth(EXCERPT_CHARS) {
-        Some((cut, _)) => format!("{}…", &line[..cut]),
-        None => line,
-    }
-}
-
-/// `text` with every secret replaced by `[redacted]`.
-pub(crate) fn redact(mut text: String, secrets: &[String]) -> String {
-    for secret in secrets {
-        if text.contains(secret.as_str()) {
-            text = text.replace(secret.as_str(), "[redacted]");
-        }
-    }
-    text
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn excerpt_masks_secrets_and_truncates() {
-        let body = format!("bad key sk-secret-123\n\n{}", "x".repeat(1000));
-        let text = excerpt(body.as_bytes(), &["sk-secret-123".to_owned()]);
-        assert!(text.starts_with("bad key [redacted] x"), "{text}");
-        assert!(!text.contains("sk-secret"));
-        assert_eq!(text.chars().count(), EXCERPT_CHARS + 1);
-        assert_eq!(excerpt(b"  ", &[]), "(empty body)");
-    }
-}
-
-/// A base URL fit for `Debug` output: credentials in its user-info and query (`?key=…`,
-/// as some gateways take them) are dropped.
-pub(crate) fn url_for_display(url: &str) -> String {
-    match reqwest::Url::parse(url) {
-        Ok(mut parsed) => {
-            let _ = parsed.set_username("");
-            let _ = parsed.set_password(None);
-            parsed.set_query(None);
-            parsed.to_string()
-        }
-        Err(_) => "<not a URL>".to_owned(),
-    }
-}
-
-#[cfg(test)]
-mod display_tests {
-    use super::url_for_display;
-
-    #[test]
-    fn credentials_in_a_url_are_not_displayed() {
-        let shown = url_for_display("https://user:s3cret@gw.example.com/v1?key=sk-123");
-        assert_eq!(shown, "https://gw.example.com/v1");
-        assert_eq!(url_for_display("nonsense s3cret"), "<not a URL>");
-    }
+    ErrorDetail::caused_by(text, e)
 }

@@ -3,8 +3,8 @@
 
 use serde_json::{json, Value};
 
-use super::render::{argument_fragments, sse_event, text_pieces, Exchange};
 use super::reply::{Arguments, Turn, Usage};
+use super::wire_parts::{argument_fragments, sse_event, text_pieces, Exchange};
 
 fn id(ex: &Exchange) -> String {
     format!("msg_mock_{}", ex.seq)

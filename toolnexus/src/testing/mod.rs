@@ -74,6 +74,7 @@ mod recorded;
 mod render;
 mod reply;
 mod server;
+mod wire_parts;
 
 use std::collections::VecDeque;
 use std::fmt;
@@ -85,6 +86,7 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
+pub use crate::decoded_reply::{decode_reply, DecodedReply};
 pub use recorded::RecordedRequest;
 pub use reply::Reply;
 

@@ -3,8 +3,8 @@
 
 use serde_json::{json, Map, Value};
 
-use super::render::{argument_fragments, sse_event, text_pieces, Exchange};
 use super::reply::{Turn, Usage};
+use super::wire_parts::{argument_fragments, sse_event, text_pieces, Exchange};
 
 /// A fixed timestamp keeps responses reproducible.
 const CREATED: u64 = 1_700_000_000;

@@ -19,8 +19,10 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 
 use super::recorded::RecordedRequest;
-use super::render::{self, Exchange, Rendered, Wire};
+use super::render::{self, Rendered};
 use super::reply::Reply;
+use super::wire_parts::Exchange;
+use crate::Style;
 
 /// Answers requests once the queue is empty.
 pub(crate) type Responder = Box<dyn Fn(&RecordedRequest) -> Reply + Send + Sync>;
@@ -124,7 +126,7 @@ async fn handle(
         // The client vanished mid-body; nobody reads this answer.
         Err(_) => {
             return Ok(plain_error(
-                Wire::OpenAi,
+                Style::OpenAi,
                 StatusCode::BAD_REQUEST,
                 "could not read the request body",
             ))
@@ -149,12 +151,12 @@ async fn handle(
     );
     let seq = shared.record(request.clone());
 
-    let Some(wire) = Wire::for_path(&request.path) else {
+    let Some(wire) = render::style_for_path(&request.path) else {
         let message = format!(
             "toolnexus MockLlm: no endpoint at {}; it serves POST …/chat/completions (OpenAI) and POST …/messages (Anthropic)",
             request.path
         );
-        return Ok(plain_error(Wire::OpenAi, StatusCode::NOT_FOUND, &message));
+        return Ok(plain_error(Style::OpenAi, StatusCode::NOT_FOUND, &message));
     };
     if request.method != "POST" {
         let message = format!(
@@ -255,7 +257,7 @@ fn respond(
 }
 
 /// An error the mock itself raises (not scripted), in the wire format of the endpoint.
-fn plain_error(wire: Wire, status: StatusCode, message: &str) -> Response<PacedBody> {
+fn plain_error(wire: Style, status: StatusCode, message: &str) -> Response<PacedBody> {
     let rendered = render::error(wire, status.as_u16(), message);
     let mut response = Response::new(PacedBody::new(rendered.body, None));
     *response.status_mut() = status;

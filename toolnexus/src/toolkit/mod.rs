@@ -1,9 +1,12 @@
-//! A [`Toolkit`]: the set of tools offered to a model, with their provider declarations.
+//! A [`Toolkit`]: the set of tools offered to a model, with their declarations cached per
+//! [`Style`] (the provider modules say what a declaration looks like) and per export format.
 
+mod nullable;
 mod schema;
 #[cfg(test)]
 mod tests;
 
+pub(crate) use nullable::{non_null_branches, non_null_types};
 pub(crate) use schema::normalize as normalize_schema;
 
 use std::collections::HashMap;
@@ -14,7 +17,7 @@ use std::sync::{Arc, OnceLock};
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
 
-use crate::{Tool, ToolContext, ToolResult};
+use crate::{panics, tool_args, Style, Tool, ToolContext, ToolResult};
 
 /// A registration problem.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -51,11 +54,17 @@ struct Inner {
     names: Vec<String>,
     index: HashMap<String, usize>,
     schemas: Vec<Value>,
-    openai: OnceLock<Vec<Value>>,
-    anthropic: OnceLock<Vec<Value>>,
+    /// Per [`Style::index`].
+    declared: [OnceLock<Declared>; Style::COUNT],
     gemini: OnceLock<Vec<Value>>,
-    openai_json: OnceLock<Option<Box<RawValue>>>,
-    anthropic_json: OnceLock<Option<Box<RawValue>>>,
+}
+
+/// One style's declarations, built once per toolkit.
+struct Declared {
+    values: Vec<Value>,
+    /// The same, pre-serialized, so a request body embeds them without re-serializing
+    /// every turn; `None` when there are no tools.
+    json: Option<Box<RawValue>>,
 }
 
 impl fmt::Debug for Toolkit {
@@ -126,11 +135,8 @@ impl ToolkitBuilder {
                 names,
                 index,
                 schemas,
-                openai: OnceLock::new(),
-                anthropic: OnceLock::new(),
+                declared: Default::default(),
                 gemini: OnceLock::new(),
-                openai_json: OnceLock::new(),
-                anthropic_json: OnceLock::new(),
             }),
         })
     }
@@ -233,25 +239,19 @@ impl Toolkit {
                 self.inner.names.join(", ")
             ));
         };
-        // Models sometimes send `null` for a tool without parameters.
-        let args = if args.is_null() {
-            Value::Object(Default::default())
-        } else {
-            args
-        };
-        if !args.is_object() {
-            return ToolResult::error(format!(
-                "invalid arguments for {}: expected a JSON object, got {}",
-                self.inner.names[i],
-                crate::__private::kind_of(&args)
-            ));
-        }
-        let tool = &self.inner.tools[i];
         let name = &self.inner.names[i];
+        let args = match tool_args::as_object(name, args) {
+            Ok(map) => Value::Object(map),
+            Err(message) => return ToolResult::error(message),
+        };
+        let tool = &self.inner.tools[i];
+        if tool.__catches_panics() {
+            return tool.execute(args, ctx).await;
+        }
         // A hand-written `execute` can panic before it even returns its future.
         match catch_unwind(AssertUnwindSafe(|| tool.execute(args, ctx))) {
-            Ok(future) => crate::__private::guard(name, future).await,
-            Err(panic) => crate::__private::panicked(name, panic),
+            Ok(future) => panics::guard(name, future).await,
+            Err(panic) => panics::panicked(name, panic),
         }
     }
 
@@ -270,71 +270,48 @@ impl Toolkit {
         })
     }
 
-    /// OpenAI declarations: `{"type":"function","function":{name, description, parameters}}`.
-    pub fn to_openai(&self) -> Vec<Value> {
-        self.openai_declarations().to_vec()
-    }
-
-    /// Cached declarations, built once per toolkit.
-    pub(crate) fn openai_declarations(&self) -> &[Value] {
-        self.inner.openai.get_or_init(|| {
-            self.declarations()
-                .map(|(name, description, parameters)| {
-                    json!({"type": "function", "function": {"name": name, "description": description, "parameters": parameters}})
-                })
-                .collect()
+    /// `style`'s declarations, built once per toolkit.
+    fn declared(&self, style: Style) -> &Declared {
+        self.inner.declared[style.index()].get_or_init(|| {
+            let provider = style.provider();
+            let values: Vec<Value> = self
+                .declarations()
+                .map(|(name, description, schema)| provider.declare(name, description, schema))
+                .collect();
+            let json = pre_serialize(&values);
+            Declared { values, json }
         })
     }
 
-    /// The OpenAI declarations as one pre-serialized JSON array, built once, so a request
-    /// body embeds them without re-serializing every turn. `None` when there are no tools.
-    pub(crate) fn openai_declarations_json(&self) -> Option<&RawValue> {
-        self.inner
-            .openai_json
-            .get_or_init(|| pre_serialize(self.openai_declarations()))
-            .as_deref()
+    /// `style`'s declarations as one JSON array, for a request body; `None` without tools.
+    pub(crate) fn declarations_json(&self, style: Style) -> Option<&RawValue> {
+        self.declared(style).json.as_deref()
     }
 
-    /// Anthropic twin of [`Toolkit::openai_declarations_json`].
-    pub(crate) fn anthropic_declarations_json(&self) -> Option<&RawValue> {
-        self.inner
-            .anthropic_json
-            .get_or_init(|| pre_serialize(self.anthropic_declarations()))
-            .as_deref()
+    /// OpenAI declarations: `{"type":"function","function":{name, description, parameters}}`.
+    pub fn to_openai(&self) -> Vec<Value> {
+        self.declared(Style::OpenAi).values.clone()
     }
 
     /// Anthropic declarations: `{name, description, input_schema}`.
     pub fn to_anthropic(&self) -> Vec<Value> {
-        self.anthropic_declarations().to_vec()
-    }
-
-    /// Cached declarations, built once per toolkit.
-    pub(crate) fn anthropic_declarations(&self) -> &[Value] {
-        self.inner.anthropic.get_or_init(|| {
-            self.declarations()
-                .map(|(name, description, input_schema)| {
-                    json!({"name": name, "description": description, "input_schema": input_schema})
-                })
-                .collect()
-        })
+        self.declared(Style::Anthropic).values.clone()
     }
 
     /// Gemini declarations: one element `{"functionDeclarations":[{name, description, parameters}]}`,
     /// with schemas converted to Gemini's OpenAPI subset.
     pub fn to_gemini(&self) -> Vec<Value> {
-        self.gemini_declarations().to_vec()
-    }
-
-    /// Cached declarations, built once per toolkit.
-    pub(crate) fn gemini_declarations(&self) -> &[Value] {
-        self.inner.gemini.get_or_init(|| {
-            let functions: Vec<Value> = self
-                .declarations()
-                .map(|(name, description, parameters)| {
-                    json!({"name": name, "description": description, "parameters": schema::to_gemini(parameters)})
-                })
-                .collect();
-            vec![json!({"functionDeclarations": functions})]
-        })
+        self.inner
+            .gemini
+            .get_or_init(|| {
+                let functions: Vec<Value> = self
+                    .declarations()
+                    .map(|(name, description, parameters)| {
+                        json!({"name": name, "description": description, "parameters": schema::to_gemini(parameters)})
+                    })
+                    .collect();
+                vec![json!({"functionDeclarations": functions})]
+            })
+            .clone()
     }
 }

@@ -5,6 +5,8 @@
 
 use serde_json::{Map, Value};
 
+use super::nullable::{non_null_branches, non_null_types};
+
 /// How deep `$ref` inlining may go before a reference is considered recursive and kept.
 const MAX_INLINE_DEPTH: usize = 32;
 
@@ -117,86 +119,93 @@ fn inline_def(
 /// Gemini's OpenAPI subset: no type arrays (nullable instead), no `const`, `oneOf` as
 /// `anyOf`, no `$ref`/`$defs`/`additionalProperties`, and only the formats it knows.
 pub(crate) fn to_gemini(schema: &Value) -> Value {
-    match schema {
-        Value::Object(map) => {
-            let mut out = Map::new();
-            for (key, value) in map {
-                match key.as_str() {
-                    "$schema"
-                    | "$defs"
-                    | "definitions"
-                    | "$ref"
-                    | "additionalProperties"
-                    | "title"
-                    | "$id"
-                    | "examples"
-                    | "default" => {}
-                    "type" => match value {
-                        Value::Array(types) => {
-                            let non_null: Vec<&Value> = types
-                                .iter()
-                                .filter(|t| t.as_str() != Some("null"))
-                                .collect();
-                            if non_null.len() < types.len() {
-                                out.insert("nullable".into(), Value::Bool(true));
-                            }
-                            if let Some(first) = non_null.first() {
-                                out.insert("type".into(), (*first).clone());
-                            }
-                        }
-                        other => {
-                            out.insert("type".into(), other.clone());
-                        }
-                    },
-                    "const" => {
-                        out.insert("enum".into(), Value::Array(vec![value.clone()]));
-                    }
-                    "format" => {
-                        if is_gemini_format(value.as_str().unwrap_or_default()) {
-                            out.insert("format".into(), value.clone());
-                        }
-                    }
-                    "oneOf" | "anyOf" => {
-                        let variants = value.as_array().map(Vec::as_slice).unwrap_or_default();
-                        let is_null =
-                            |v: &&Value| v.get("type").and_then(Value::as_str) == Some("null");
-                        let non_null: Vec<&Value> =
-                            variants.iter().filter(|v| !is_null(v)).collect();
-                        if non_null.len() < variants.len() {
-                            out.insert("nullable".into(), Value::Bool(true));
-                        }
-                        if let [single] = non_null.as_slice() {
-                            // `Option<T>` collapses to T + nullable.
-                            if let Value::Object(inner) = to_gemini(single) {
-                                out.extend(inner);
-                            }
-                        } else {
-                            let converted = non_null.iter().map(|v| to_gemini(v)).collect();
-                            out.insert("anyOf".into(), Value::Array(converted));
-                        }
-                    }
-                    "properties" => {
-                        let props = value
-                            .as_object()
-                            .map(|p| p.iter().map(|(k, v)| (k.clone(), to_gemini(v))).collect())
-                            .unwrap_or_default();
-                        out.insert("properties".into(), Value::Object(props));
-                    }
-                    "items" => {
-                        out.insert("items".into(), to_gemini(value));
-                    }
-                    _ => {
-                        out.insert(key.clone(), value.clone());
-                    }
-                }
-            }
-            if out.get("type").and_then(Value::as_str) == Some("null") {
-                out.remove("type");
-                out.insert("nullable".into(), Value::Bool(true));
-            }
-            Value::Object(out)
+    let Value::Object(map) = schema else {
+        return schema.clone();
+    };
+    let mut out = Map::new();
+    for (key, value) in map {
+        gemini_keyword(key, value, &mut out);
+    }
+    if out.get("type").and_then(Value::as_str) == Some("null") {
+        out.remove("type");
+        out.insert("nullable".into(), Value::Bool(true));
+    }
+    Value::Object(out)
+}
+
+/// Keywords Gemini rejects, dropped.
+const GEMINI_DROPPED: &[&str] = &[
+    "$schema",
+    "$defs",
+    "definitions",
+    "$ref",
+    "additionalProperties",
+    "title",
+    "$id",
+    "examples",
+    "default",
+];
+
+/// Writes one keyword of a schema object into `out` the way Gemini takes it.
+fn gemini_keyword(key: &str, value: &Value, out: &mut Map<String, Value>) {
+    match key {
+        _ if GEMINI_DROPPED.contains(&key) => {}
+        "type" => gemini_type(value, out),
+        "const" => {
+            out.insert("enum".into(), Value::Array(vec![value.clone()]));
         }
-        other => other.clone(),
+        "format" => {
+            if is_gemini_format(value.as_str().unwrap_or_default()) {
+                out.insert("format".into(), value.clone());
+            }
+        }
+        "oneOf" | "anyOf" => gemini_union(value, out),
+        "properties" => {
+            let props = value
+                .as_object()
+                .map(|p| p.iter().map(|(k, v)| (k.clone(), to_gemini(v))).collect())
+                .unwrap_or_default();
+            out.insert("properties".into(), Value::Object(props));
+        }
+        "items" => {
+            out.insert("items".into(), to_gemini(value));
+        }
+        _ => {
+            out.insert(key.to_owned(), value.clone());
+        }
+    }
+}
+
+/// A type array becomes its first non-null type, plus `nullable` when null was one.
+fn gemini_type(value: &Value, out: &mut Map<String, Value>) {
+    let Value::Array(types) = value else {
+        out.insert("type".into(), value.clone());
+        return;
+    };
+    let (non_null, had_null) = non_null_types(types);
+    if had_null {
+        out.insert("nullable".into(), Value::Bool(true));
+    }
+    if let Some(first) = non_null.first() {
+        out.insert("type".into(), (*first).clone());
+    }
+}
+
+/// A union loses its null branch (becoming `nullable`); a single remaining branch is
+/// inlined (`Option<T>` collapses to T + nullable), several become `anyOf`.
+fn gemini_union(value: &Value, out: &mut Map<String, Value>) {
+    let variants = value.as_array().map(Vec::as_slice).unwrap_or_default();
+    let (non_null, had_null) = non_null_branches(variants);
+    if had_null {
+        out.insert("nullable".into(), Value::Bool(true));
+    }
+    if let [single] = non_null.as_slice() {
+        if let Value::Object(inner) = to_gemini(single) {
+            out.extend(inner);
+        }
+    } else {
+        let converted = non_null.iter().map(|v| to_gemini(v)).collect();
+        out.insert("anyOf".into(), Value::Array(converted));
     }
 }
 

@@ -1,3 +1,6 @@
+//! Unit tests of the toolkit: registration and names, declarations in every format, and
+//! execution errors (unknown tools, bad arguments, panics).
+
 use serde_json::{json, Value};
 
 use crate::tool::BoxFuture;

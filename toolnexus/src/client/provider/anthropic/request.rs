@@ -1,17 +1,21 @@
-//! Anthropic messages: `POST {base}/messages`.
+//! The Anthropic request body: system messages lifted to the top-level `system`, tool
+//! results as `tool_result` blocks, serialized straight from the borrowed transcript.
 
 use std::borrow::Cow;
 
 use serde::ser::{SerializeMap, SerializeSeq, Serializer};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use super::{too_deep, ModelReply, Outgoing, Unreadable, ANTHROPIC_MAX_TOKENS};
-use crate::client::{Message, ToolCall, ToolOutput, Usage};
+use crate::client::message::{Message, ToolCall, ToolOutput};
+use crate::client::provider::contract::Outgoing;
+
+/// Default `max_tokens`, which Anthropic requires.
+const DEFAULT_MAX_TOKENS: u32 = 4096;
 
 #[derive(Serialize)]
-pub(super) struct Body<'a> {
+pub(crate) struct Body<'a> {
     model: &'a str,
     max_tokens: u32,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -24,13 +28,13 @@ pub(super) struct Body<'a> {
 }
 
 impl<'a> Body<'a> {
-    pub(super) fn new(out: &Outgoing<'a>) -> Self {
+    pub(crate) fn new(out: &Outgoing<'a>) -> Self {
         Body {
             model: out.model,
-            max_tokens: out.max_tokens.unwrap_or(ANTHROPIC_MAX_TOKENS),
+            max_tokens: out.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
             system: system_prompt(out.messages),
             messages: Messages(out.messages),
-            tools: out.tools.anthropic_declarations_json(),
+            tools: out.tools,
             stream: out.stream,
         }
     }
@@ -155,72 +159,4 @@ impl Serialize for Input<'_> {
             _ => serializer.serialize_map(Some(0))?.end(),
         }
     }
-}
-
-#[derive(Deserialize)]
-struct Response {
-    content: Vec<ResponseBlock>,
-    #[serde(default)]
-    usage: Option<WireUsage>,
-}
-
-/// A content block of a reply (also what a stream's `content_block_start` carries).
-#[derive(Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-pub(super) enum ResponseBlock {
-    Text {
-        text: String,
-    },
-    ToolUse {
-        id: String,
-        name: String,
-        #[serde(default)]
-        input: Value,
-    },
-    /// Thinking and other blocks carry nothing the loop uses.
-    #[serde(other)]
-    Other,
-}
-
-#[derive(Deserialize)]
-struct WireUsage {
-    #[serde(default)]
-    input_tokens: u64,
-    #[serde(default)]
-    output_tokens: u64,
-}
-
-pub(super) fn decode(body: &[u8]) -> Result<ModelReply, Unreadable> {
-    let response: Response = serde_json::from_slice(body)?;
-    let mut text = String::new();
-    let mut calls = Vec::new();
-    let mut arg_errors = Vec::new();
-    for block in response.content {
-        match block {
-            ResponseBlock::Text { text: t } => text.push_str(&t),
-            ResponseBlock::ToolUse { id, name, input } => {
-                let problem = too_deep(&name, &input);
-                // Kept as text, like OpenAI arguments that do not parse.
-                let args = match problem {
-                    Some(_) => Value::String(input.to_string()),
-                    None => input,
-                };
-                calls.push(ToolCall { id, name, args });
-                arg_errors.push(problem);
-            }
-            ResponseBlock::Other => {}
-        }
-    }
-    let usage = response.usage.map_or_else(Usage::default, |u| Usage {
-        prompt_tokens: u.input_tokens,
-        completion_tokens: u.output_tokens,
-        // Counts come from the wire: a bogus pair must not overflow.
-        total_tokens: u.input_tokens.saturating_add(u.output_tokens),
-    });
-    Ok(ModelReply {
-        text,
-        calls,
-        arg_errors,
-        usage,
-    })
 }

@@ -1,23 +1,14 @@
 //! Reading a streamed reply: SSE framing by `eventsource-stream`, under a byte cap, each
-//! event handed to the style's decoder, text deltas passed on as they come.
+//! event handed to the provider's [`StreamDecoder`], text deltas passed on as they come.
 
 use eventsource_stream::{EventStreamError, Eventsource};
 use futures::{FutureExt, StreamExt};
 use serde_json::Value;
 
-use super::{anthropic_sse, openai_sse, ModelReply, Unreadable};
-use crate::client::event::Events;
-use crate::client::transport::describe;
-use crate::client::{ClientError, StreamEvent, Style};
-
-/// What one decoded event means for the reader.
-pub(super) enum Step {
-    Nothing,
-    /// New text (already added to the decoder's reply).
-    Text(String),
-    /// The provider marked the end of the reply; nothing after it is read.
-    Finished,
-}
+use super::contract::{ModelReply, Step, StreamDecoder};
+use crate::client::error::{ClientError, ErrorDetail};
+use crate::client::event::{Events, StreamEvent};
+use crate::client::transport::network_detail;
 
 /// The bounds a stream is read within.
 pub(crate) struct StreamLimits<'a> {
@@ -32,14 +23,9 @@ enum ReadError {
     TooLarge,
 }
 
-enum Decoder {
-    OpenAi(openai_sse::Decoder),
-    Anthropic(anthropic_sse::Decoder),
-}
-
 /// Reads a streamed reply to its end. `raw`, when given, receives each event's data as JSON.
 pub(crate) async fn read_stream<E: Events>(
-    style: Style,
+    mut decoder: Box<dyn StreamDecoder>,
     response: reqwest::Response,
     limits: StreamLimits<'_>,
     ev: &E,
@@ -58,10 +44,6 @@ pub(crate) async fn read_stream<E: Events>(
         Ok(chunk)
     });
     let mut events = std::pin::pin!(bytes.eventsource());
-    let mut decoder = match style {
-        Style::OpenAi => Decoder::OpenAi(openai_sse::Decoder::default()),
-        Style::Anthropic => Decoder::Anthropic(anthropic_sse::Decoder::default()),
-    };
     while let Some(event) = events.next().await {
         let event = event.map_err(|e| framing_error(e, max))?;
         if let Some(raw) = raw.as_deref_mut() {
@@ -69,11 +51,10 @@ pub(crate) async fn read_stream<E: Events>(
                 raw.push(data);
             }
         }
-        let step = match &mut decoder {
-            Decoder::OpenAi(d) => d.feed(&event.data),
-            Decoder::Anthropic(d) => d.feed(&event.data),
-        };
-        match step.map_err(|e| e.into_error(event.data.as_bytes(), limits.secrets))? {
+        match decoder
+            .feed(&event.data)
+            .map_err(|e| e.into_error(event.data.as_bytes(), limits.secrets))?
+        {
             Step::Nothing => {}
             Step::Text(delta) => ev.emit(|| StreamEvent::Text { delta }),
             Step::Finished => {
@@ -84,11 +65,9 @@ pub(crate) async fn read_stream<E: Events>(
             }
         }
     }
-    let reply = match decoder {
-        Decoder::OpenAi(d) => d.finish(),
-        Decoder::Anthropic(d) => d.finish(),
-    };
-    reply.map_err(|e| e.into_error(&[], limits.secrets))
+    decoder
+        .finish()
+        .map_err(|e| e.into_error(&[], limits.secrets))
 }
 
 fn framing_error(e: EventStreamError<ReadError>, max_bytes: usize) -> ClientError {
@@ -96,16 +75,15 @@ fn framing_error(e: EventStreamError<ReadError>, max_bytes: usize) -> ClientErro
         EventStreamError::Transport(ReadError::TooLarge) => {
             ClientError::ResponseTooLarge { limit: max_bytes }
         }
-        EventStreamError::Transport(ReadError::Network(e)) => ClientError::Network(describe(e)),
-        EventStreamError::Utf8(_) => {
-            ClientError::InvalidResponse("the event stream is not valid UTF-8".into())
+        EventStreamError::Transport(ReadError::Network(e)) => {
+            ClientError::Network(network_detail(e))
         }
+        EventStreamError::Utf8(e) => ClientError::InvalidResponse(ErrorDetail::caused_by(
+            "the event stream is not valid UTF-8",
+            e,
+        )),
         EventStreamError::Parser(_) => {
             ClientError::InvalidResponse("the event stream is not valid server-sent events".into())
         }
     }
 }
-
-/// The reply of a stream that ended without the provider's end marker is not trusted.
-pub(super) const CUT_SHORT: Unreadable =
-    Unreadable::Shape("the event stream ended before the reply was complete");

@@ -6,10 +6,12 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::openai::WireUsage;
-use super::sse::{Step, CUT_SHORT};
-use super::{parse_arguments, ModelReply, Unreadable};
-use crate::client::{ToolCall, Usage};
+use super::reply::WireUsage;
+use crate::client::message::ToolCall;
+use crate::client::provider::arguments::parse_arguments;
+use crate::client::provider::contract::{ModelReply, Step, StreamDecoder, Unreadable};
+use crate::client::provider::sse_parts::{error_message, CUT_SHORT};
+use crate::client::run_result::Usage;
 
 #[derive(Deserialize)]
 struct Chunk {
@@ -67,7 +69,7 @@ struct PartialCall {
 
 /// The reply being assembled.
 #[derive(Default)]
-pub(super) struct Decoder {
+pub(crate) struct Decoder {
     text: String,
     /// By the provider's `index`; a map, so a hostile index allocates nothing.
     calls: BTreeMap<u32, PartialCall>,
@@ -77,8 +79,8 @@ pub(super) struct Decoder {
     done_seen: bool,
 }
 
-impl Decoder {
-    pub(super) fn feed(&mut self, data: &str) -> Result<Step, Unreadable> {
+impl StreamDecoder for Decoder {
+    fn feed(&mut self, data: &str) -> Result<Step, Unreadable> {
         if data.trim() == "[DONE]" {
             self.done_seen = true;
             return Ok(Step::Finished);
@@ -106,6 +108,32 @@ impl Decoder {
         Ok(text.map_or(Step::Nothing, Step::Text))
     }
 
+    fn finish(self: Box<Self>) -> Result<ModelReply, Unreadable> {
+        let this = *self;
+        if !this.done_seen && !this.finish_reason_seen {
+            return Err(CUT_SHORT);
+        }
+        let mut calls = Vec::with_capacity(this.calls.len());
+        let mut arg_errors = Vec::with_capacity(this.calls.len());
+        for call in this.calls.into_values() {
+            let (args, error) = parse_arguments(&call.name, call.arguments);
+            calls.push(ToolCall {
+                id: call.id,
+                name: call.name,
+                args,
+            });
+            arg_errors.push(error);
+        }
+        Ok(ModelReply {
+            text: this.text,
+            calls,
+            arg_errors,
+            usage: this.usage.unwrap_or_default(),
+        })
+    }
+}
+
+impl Decoder {
     fn call_delta(&mut self, delta: CallDelta) {
         // Servers that leave out `index` send one call per id: a new id starts a new call.
         let index = delta
@@ -132,39 +160,5 @@ impl Decoder {
                 call.arguments.push_str(&arguments);
             }
         }
-    }
-
-    pub(super) fn finish(self) -> Result<ModelReply, Unreadable> {
-        if !self.done_seen && !self.finish_reason_seen {
-            return Err(CUT_SHORT);
-        }
-        let mut calls = Vec::with_capacity(self.calls.len());
-        let mut arg_errors = Vec::with_capacity(self.calls.len());
-        for call in self.calls.into_values() {
-            let (args, error) = parse_arguments(&call.name, call.arguments);
-            calls.push(ToolCall {
-                id: call.id,
-                name: call.name,
-                args,
-            });
-            arg_errors.push(error);
-        }
-        Ok(ModelReply {
-            text: self.text,
-            calls,
-            arg_errors,
-            usage: self.usage.unwrap_or_default(),
-        })
-    }
-}
-
-/// `error.message` when there is one, else the error as JSON.
-pub(super) fn error_message(error: &Value) -> String {
-    match error.get("message").and_then(Value::as_str) {
-        Some(message) => match error.get("type").and_then(Value::as_str) {
-            Some(kind) => format!("{kind}: {message}"),
-            None => message.to_owned(),
-        },
-        None => error.to_string(),
     }
 }

@@ -1,4 +1,4 @@
-//! The suspension rules: what happens to a call that returned a suspension, and how a
+//! The suspension rules: what a suspended call's request and its answer come to, and how a
 //! halted transcript is taken up again.
 //!
 //! In-process (`wait_for` set): the host's answer decides. `ok` re-runs the same tool with
@@ -10,12 +10,14 @@
 //! Durable (no `wait_for`): the run halts on the first suspension in call order. Its
 //! transcript ends with the turn's assistant message and a tool-results group holding the
 //! completed results and, for the halted call, a placeholder whose
-//! [`ToolOutput::pending`](super::ToolOutput::pending) stores the request. The call's name
-//! and arguments stay in the assistant message, found by the placeholder's `call_id`.
+//! [`ToolOutput::pending`] stores the request. The call's name and arguments stay in the
+//! assistant message, found by the placeholder's `call_id`.
 
-use super::event::Events;
-use super::{ClientError, LlmClient, Message, StreamEvent, ToolCall, ToolOutput};
-use crate::{Answer, Request, ToolResult, Toolkit};
+use super::cx::Cx;
+use crate::client::error::ClientError;
+use crate::client::event::{Events, StreamEvent};
+use crate::client::message::{Message, ToolCall, ToolOutput};
+use crate::{Answer, Request, ToolOutcome, ToolResult};
 
 /// Where a call of the turn being settled stands.
 pub(super) enum Slot {
@@ -27,54 +29,55 @@ pub(super) enum Slot {
     Answered { request: Request, answer: Answer },
 }
 
-impl LlmClient {
-    /// Runs a call for the first time; a suspension goes to `wait_for` when there is one,
-    /// and is returned as it is otherwise (the turn then halts on it).
-    pub(super) async fn settle<E: Events>(
-        &self,
-        tk: &Toolkit,
-        call: &ToolCall,
-        arg_error: Option<&str>,
-        ev: &E,
-    ) -> ToolResult {
-        let first = self.attempt(tk, call, arg_error, None).await;
-        let Some(wait_for) = &self.inner.hooks.wait_for else {
-            return first;
-        };
-        let Some(request) = ToolResult::pending_of(&first) else {
-            return first;
-        };
-        ev.emit(|| StreamEvent::Pending {
-            request: request.clone(),
-        });
-        let answer = wait_for(request.clone()).await;
-        if answer.id != request.id {
-            tracing::warn!(tool = %call.name, "wait_for answered another request id");
-            return ToolResult::error(format!(
-                "unresolved: {} (the answer does not echo the request id)",
-                request.prompt
-            ));
-        }
-        self.answered(tk, call, &request, answer).await
-    }
+/// What an answer makes of a suspended call.
+pub(super) enum Verdict {
+    /// Run the call again with this answer in its context.
+    Rerun(Answer),
+    /// The call is settled without running.
+    Refused(ToolOutcome),
+}
 
-    /// Settles a suspended call with the answer to its request.
-    pub(super) async fn answered(
-        &self,
-        tk: &Toolkit,
-        call: &ToolCall,
-        request: &Request,
-        answer: Answer,
-    ) -> ToolResult {
-        if !answer.ok {
-            return ToolResult::error(format!("declined/expired: {}", request.prompt));
-        }
-        let again = self.attempt(tk, call, None, Some(answer)).await;
-        if again.is_pending() {
-            return ToolResult::error(format!("unresolved: {}", request.prompt));
-        }
-        again
+/// Asks `wait_for` for the answer to `request`: `None` without `wait_for` (the turn halts),
+/// `Err` with the call's result when the answer cannot be trusted.
+pub(super) async fn ask<E: Events>(
+    cx: Cx<'_, E>,
+    tool: &str,
+    request: &Request,
+) -> Option<Result<Answer, ToolOutcome>> {
+    let wait_for = cx.settings.hooks.wait_for.as_ref()?;
+    cx.ev.emit(|| StreamEvent::Pending {
+        request: request.clone(),
+    });
+    let answer = wait_for(request.clone()).await;
+    if answer.id != request.id {
+        tracing::warn!(tool, "wait_for answered another request id");
+        return Some(Err(failure(format!(
+            "unresolved: {} (the answer does not echo the request id)",
+            request.prompt
+        ))));
     }
+    Some(Ok(answer))
+}
+
+/// A refusal settles the call as `declined/expired: <prompt>`; an `ok` answer re-runs it.
+pub(super) fn verdict(request: &Request, answer: Answer) -> Verdict {
+    if answer.ok {
+        Verdict::Rerun(answer)
+    } else {
+        Verdict::Refused(failure(format!("declined/expired: {}", request.prompt)))
+    }
+}
+
+/// A re-run that suspends again is `unresolved: <prompt>`, never another wait.
+pub(super) fn after_rerun(request: &Request, again: ToolOutcome) -> ToolOutcome {
+    if again.is_pending() {
+        return failure(format!("unresolved: {}", request.prompt));
+    }
+    again
+}
+
+fn failure(message: String) -> ToolOutcome {
+    ToolOutcome::Failure(ToolResult::error(message))
 }
 
 /// The calls of the transcript's last message, when it is a tool-calling assistant turn.
@@ -92,6 +95,18 @@ pub(super) fn halted_turn(
     request: &Request,
     answer: Answer,
 ) -> Result<Vec<Slot>, ClientError> {
+    let results = take_halted_group(messages, request)?;
+    let calls = last_calls(messages).ok_or_else(|| {
+        ClientError::InvalidTranscript("its tool results do not follow a tool-calling turn".into())
+    })?;
+    slots(calls, results, request, answer)
+}
+
+/// Takes off the transcript's last message, the tool-results group halted on `request`.
+fn take_halted_group(
+    messages: &mut Vec<Message>,
+    request: &Request,
+) -> Result<Vec<ToolOutput>, ClientError> {
     let not_halted = || {
         ClientError::InvalidTranscript(
             "it does not end with a turn halted on a suspension".to_owned(),
@@ -106,13 +121,21 @@ pub(super) fn halted_turn(
     if halted != request {
         return Err(ClientError::RequestMismatch(request.id.clone()));
     }
-    let Some(Message::ToolResults { results }) = messages.pop() else {
-        return Err(not_halted());
-    };
-    let calls = last_calls(messages).ok_or_else(|| {
-        ClientError::InvalidTranscript("its tool results do not follow a tool-calling turn".into())
-    })?;
+    match messages.pop() {
+        Some(Message::ToolResults { results }) => Ok(results),
+        _ => Err(not_halted()),
+    }
+}
 
+/// Matches the group's results to the turn's calls: a settled result is kept, the halted
+/// placeholder gets the answer, a call without a result runs fresh; a result for a call
+/// the turn did not make, or a second placeholder, is refused.
+fn slots(
+    calls: &[ToolCall],
+    results: Vec<ToolOutput>,
+    request: &Request,
+    answer: Answer,
+) -> Result<Vec<Slot>, ClientError> {
     let mut results: Vec<Option<ToolOutput>> = results.into_iter().map(Some).collect();
     let mut answer = Some(answer);
     let mut slots = Vec::with_capacity(calls.len());

@@ -7,11 +7,12 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::anthropic::ResponseBlock;
-use super::openai_sse::error_message;
-use super::sse::{Step, CUT_SHORT};
-use super::{parse_arguments, ModelReply, Unreadable};
-use crate::client::{ToolCall, Usage};
+use super::reply::ResponseBlock;
+use crate::client::message::ToolCall;
+use crate::client::provider::arguments::parse_arguments;
+use crate::client::provider::contract::{ModelReply, Step, StreamDecoder, Unreadable};
+use crate::client::provider::sse_parts::{error_message, CUT_SHORT};
+use crate::client::run_result::Usage;
 
 /// Events are told apart by their data's `type`, which repeats the SSE event name.
 #[derive(Deserialize)]
@@ -91,7 +92,7 @@ enum Block {
 
 /// The reply being assembled.
 #[derive(Default)]
-pub(super) struct Decoder {
+pub(crate) struct Decoder {
     /// By the provider's `index`; a map, so a hostile index allocates nothing.
     blocks: BTreeMap<u32, Block>,
     input_tokens: u64,
@@ -100,8 +101,8 @@ pub(super) struct Decoder {
     stop_seen: bool,
 }
 
-impl Decoder {
-    pub(super) fn feed(&mut self, data: &str) -> Result<Step, Unreadable> {
+impl StreamDecoder for Decoder {
+    fn feed(&mut self, data: &str) -> Result<Step, Unreadable> {
         match serde_json::from_str(data)? {
             Event::MessageStart { message } => self.count(message.usage),
             Event::ContentBlockStart {
@@ -152,21 +153,15 @@ impl Decoder {
         Ok(Step::Nothing)
     }
 
-    fn count(&mut self, usage: Option<WireUsage>) {
-        if let Some(usage) = usage {
-            self.input_tokens = usage.input_tokens.unwrap_or(self.input_tokens);
-            self.output_tokens = usage.output_tokens.unwrap_or(self.output_tokens);
-        }
-    }
-
-    pub(super) fn finish(self) -> Result<ModelReply, Unreadable> {
-        if !self.stop_seen && !self.stop_reason_seen {
+    fn finish(self: Box<Self>) -> Result<ModelReply, Unreadable> {
+        let this = *self;
+        if !this.stop_seen && !this.stop_reason_seen {
             return Err(CUT_SHORT);
         }
         let mut text = String::new();
         let mut calls = Vec::new();
         let mut arg_errors = Vec::new();
-        for block in self.blocks.into_values() {
+        for block in this.blocks.into_values() {
             match block {
                 Block::Text(t) => text.push_str(&t),
                 Block::Tool {
@@ -190,11 +185,16 @@ impl Decoder {
             text,
             calls,
             arg_errors,
-            usage: Usage {
-                prompt_tokens: self.input_tokens,
-                completion_tokens: self.output_tokens,
-                total_tokens: self.input_tokens.saturating_add(self.output_tokens),
-            },
+            usage: Usage::counted(this.input_tokens, this.output_tokens, None),
         })
+    }
+}
+
+impl Decoder {
+    fn count(&mut self, usage: Option<WireUsage>) {
+        if let Some(usage) = usage {
+            self.input_tokens = usage.input_tokens.unwrap_or(self.input_tokens);
+            self.output_tokens = usage.output_tokens.unwrap_or(self.output_tokens);
+        }
     }
 }

@@ -1,15 +1,16 @@
-//! OpenAI chat completions: `POST {base}/chat/completions`.
+//! The OpenAI request body: the transcript in chat-completions shape, serialized straight
+//! from the borrowed messages, with the toolkit's pre-serialized declarations.
 
 use serde::ser::{SerializeSeq, Serializer};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use super::{parse_arguments, ModelReply, Outgoing, Unreadable};
-use crate::client::{Message, ToolCall, Usage};
+use crate::client::message::{Message, ToolCall};
+use crate::client::provider::contract::Outgoing;
 
 #[derive(Serialize)]
-pub(super) struct Body<'a> {
+pub(crate) struct Body<'a> {
     model: &'a str,
     messages: Messages<'a>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -29,11 +30,11 @@ struct StreamOptions {
 }
 
 impl<'a> Body<'a> {
-    pub(super) fn new(out: &Outgoing<'a>) -> Self {
+    pub(crate) fn new(out: &Outgoing<'a>) -> Self {
         Body {
             model: out.model,
             messages: Messages(out.messages),
-            tools: out.tools.openai_declarations_json(),
+            tools: out.tools,
             max_tokens: out.max_tokens,
             stream: out.stream,
             stream_options: out.stream.then_some(StreamOptions {
@@ -148,86 +149,5 @@ struct ArgumentsText<'a>(&'a Value);
 impl Serialize for ArgumentsText<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.collect_str(self.0)
-    }
-}
-
-#[derive(Deserialize)]
-struct Response {
-    #[serde(default)]
-    choices: Vec<Choice>,
-    #[serde(default)]
-    usage: Option<WireUsage>,
-}
-
-#[derive(Deserialize)]
-struct Choice {
-    message: ResponseMessage,
-}
-
-#[derive(Deserialize)]
-struct ResponseMessage {
-    #[serde(default)]
-    content: Option<String>,
-    #[serde(default)]
-    tool_calls: Option<Vec<ResponseCall>>,
-}
-
-#[derive(Deserialize)]
-struct ResponseCall {
-    id: String,
-    function: ResponseFunction,
-}
-
-#[derive(Deserialize)]
-struct ResponseFunction {
-    name: String,
-    #[serde(default)]
-    arguments: String,
-}
-
-#[derive(Deserialize)]
-pub(super) struct WireUsage {
-    #[serde(default)]
-    prompt_tokens: u64,
-    #[serde(default)]
-    completion_tokens: u64,
-    #[serde(default)]
-    total_tokens: Option<u64>,
-}
-
-pub(super) fn decode(body: &[u8]) -> Result<ModelReply, Unreadable> {
-    let response: Response = serde_json::from_slice(body)?;
-    let Some(choice) = response.choices.into_iter().next() else {
-        return Err(Unreadable::Shape("the response has no choices"));
-    };
-    let wire_calls = choice.message.tool_calls.unwrap_or_default();
-    let mut calls = Vec::with_capacity(wire_calls.len());
-    let mut arg_errors = Vec::with_capacity(wire_calls.len());
-    for call in wire_calls {
-        let (args, error) = parse_arguments(&call.function.name, call.function.arguments);
-        calls.push(ToolCall {
-            id: call.id,
-            name: call.function.name,
-            args,
-        });
-        arg_errors.push(error);
-    }
-    Ok(ModelReply {
-        text: choice.message.content.unwrap_or_default(),
-        calls,
-        arg_errors,
-        usage: response.usage.map(Usage::from).unwrap_or_default(),
-    })
-}
-
-impl From<WireUsage> for Usage {
-    fn from(u: WireUsage) -> Self {
-        Usage {
-            prompt_tokens: u.prompt_tokens,
-            completion_tokens: u.completion_tokens,
-            total_tokens: u
-                .total_tokens
-                .unwrap_or(u.prompt_tokens.saturating_add(u.completion_tokens)),
-        }
     }
 }

@@ -1,0 +1,197 @@
+//! The checks of a read `#[tool]` fn: everything that was read but is not allowed — the
+//! signature's shape, the name and description, `self`, and each parameter against its
+//! role — each reported at the token that causes it. Kept apart from reading, so the
+//! model stays a plain description of what was written.
+
+use syn::{GenericParam, Signature, Type};
+
+use super::parse::{find_impl_trait, owned_answer, strip_group, Owner, Role, ToolFn};
+use crate::diag::Errors;
+
+/// The longest tool name providers accept.
+const MAX_NAME_CHARS: usize = 64;
+
+/// Runs every check of `model`, read from `sig`.
+pub(crate) fn tool(model: &ToolFn, sig: &Signature, errors: &mut Errors) {
+    signature(sig, errors);
+    name(model, errors);
+    description(model, errors);
+    receiver(model, errors);
+    params(model, errors);
+}
+
+fn signature(sig: &Signature, errors: &mut Errors) {
+    if sig.asyncness.is_none() {
+        errors.at(
+            sig.fn_token,
+            "a #[tool] fn must be `async`: write `async fn` (tools run inside the async agent loop)",
+        );
+    }
+    if let Some(unsafety) = &sig.unsafety {
+        errors.at(
+            unsafety,
+            "a #[tool] fn cannot be `unsafe`: the model calls it with arbitrary arguments",
+        );
+    }
+    if let Some(abi) = &sig.abi {
+        errors.at(abi, "a #[tool] fn cannot have an `extern` ABI");
+    }
+    // Lifetime parameters are fine (`Option<&'a Answer>`): the call infers them.
+    let generic = sig
+        .generics
+        .params
+        .iter()
+        .find(|p| !matches!(p, GenericParam::Lifetime(_)));
+    if let Some(param) = generic {
+        errors.at(
+            param,
+            "a #[tool] fn cannot be generic: its parameters are decoded from the model's JSON \
+             at run time, so their types must be concrete",
+        );
+    } else if let Some(clause) = &sig.generics.where_clause {
+        errors.at(clause, "a #[tool] fn cannot have a `where` clause");
+    }
+    if let Some(variadic) = &sig.variadic {
+        errors.at(variadic, "a #[tool] fn cannot be variadic");
+    }
+}
+
+fn is_valid_name(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+}
+
+/// Why `name` is too long to be a tool's name, if it is.
+fn name_too_long(name: &str) -> Option<String> {
+    let chars = name.chars().count();
+    (chars > MAX_NAME_CHARS).then(|| {
+        format!(
+            "a tool name may have at most {MAX_NAME_CHARS} characters (providers refuse longer \
+             ones); this one has {chars}: set a shorter `#[tool(name = \"...\")]`"
+        )
+    })
+}
+
+fn name(model: &ToolFn, errors: &mut Errors) {
+    let name = &model.name;
+    match &model.name_lit {
+        Some(lit) if !is_valid_name(name) => errors.at(
+            lit,
+            "a tool name must be non-empty and use only `a-z`, `A-Z`, `0-9`, `_` and `-` \
+             (what every provider accepts), e.g. `name = \"get_weather\"`",
+        ),
+        None if !is_valid_name(name) => errors.at(
+            &model.fn_ident,
+            "a tool name may only use `a-z`, `A-Z`, `0-9`, `_` and `-`: rename the fn or \
+             set `#[tool(name = \"...\")]`",
+        ),
+        Some(lit) => {
+            if let Some(message) = name_too_long(name) {
+                errors.at(lit, message);
+            }
+        }
+        None => {
+            if let Some(message) = name_too_long(name) {
+                errors.at(&model.fn_ident, message);
+            }
+        }
+    }
+}
+
+/// The description is how the model decides when to call the tool: it must not be empty.
+fn description(model: &ToolFn, errors: &mut Errors) {
+    if !model.description.is_empty() {
+        return;
+    }
+    match &model.description_lit {
+        Some(lit) => errors.at(lit, "the description is empty: say what the tool does"),
+        None => errors.at(
+            &model.fn_ident,
+            format_args!(
+                "the tool `{}` has no description, and the model needs one to know when to \
+                 call it: add a `/// doc comment` to the fn, or `#[tool(description = \"...\")]`",
+                model.name
+            ),
+        ),
+    }
+}
+
+/// Only `&self` makes sense for tools that share one value and may run at the same time.
+fn receiver(model: &ToolFn, errors: &mut Errors) {
+    let Some(receiver) = &model.receiver else {
+        return;
+    };
+    let Owner::Toolbox { takes_self, .. } = &model.owner else {
+        errors.at(
+            receiver,
+            "a free #[tool] fn has no `self`: to make tools of methods sharing one value, \
+             put `#[toolbox]` on the impl block",
+        );
+        return;
+    };
+    if *takes_self {
+        return;
+    }
+    match strip_group(&receiver.ty) {
+        Type::Reference(r) if r.mutability.is_some() => errors.at(
+            receiver,
+            "a tool method takes `&self`, not `&mut self`: the tools of a toolbox share one \
+             value and may run at the same time; keep changing state behind interior \
+             mutability (`Mutex`, `RwLock`, atomics)",
+        ),
+        _ => errors.at(
+            receiver,
+            "a tool method takes `&self`: its toolbox lives in an `Arc` shared by all of its \
+             tools, so a call can borrow the value but never own it",
+        ),
+    }
+}
+
+fn params(model: &ToolFn, errors: &mut Errors) {
+    for param in &model.params {
+        let attrs = &param.attrs;
+        if let (Some(_), Some(context)) = (attrs.answer, attrs.context) {
+            errors.at_span(
+                context,
+                "a parameter is either `#[answer]` or `#[context]`, not both",
+            );
+            continue;
+        }
+        if let (Some(arg), false) = (attrs.arg, matches!(param.role, Role::Arg { .. })) {
+            errors.at_span(
+                arg,
+                "`#[arg]` describes a schema property, but this parameter is injected by the \
+                 runtime and is not in the schema: remove `#[arg(...)]`",
+            );
+        }
+        if matches!(param.role, Role::Arg { .. }) {
+            decoded(&param.ty, &model.krate, errors);
+        }
+    }
+}
+
+/// A schema property's type: decoded from JSON, so owned and concrete.
+fn decoded(ty: &Type, krate: &syn::Path, errors: &mut Errors) {
+    if let Some(impl_trait) = find_impl_trait(ty) {
+        errors.at_span(
+            impl_trait,
+            "a #[tool] parameter cannot be `impl Trait`: its value is decoded from JSON, so \
+             name a concrete type",
+        );
+    } else if let Some(answer) = owned_answer(ty, krate) {
+        errors.at(
+            answer,
+            "the runtime lends the answer, it does not give it away: write `Option<&Answer>` \
+             (or `Option<Answered<T>>` for its data decoded)",
+        );
+    } else if let Type::Reference(reference) = strip_group(ty) {
+        errors.at(
+            reference.and_token,
+            "a #[tool] parameter is decoded from JSON and must be owned (e.g. `String`, not \
+             `&str`); only `&ToolContext` and `Option<&Answer>` are lent by the runtime (mark \
+             an alias of them `#[context]` / `#[answer]`)",
+        );
+    }
+}

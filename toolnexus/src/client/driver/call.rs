@@ -1,0 +1,141 @@
+//! One tool call: its execution with the tool hooks around it, its span and its metric
+//! event, and what the suspension rules make of a call that suspends (asking `wait_for`,
+//! re-running once with the answer).
+
+use std::time::Instant;
+
+use serde_json::Value;
+use tracing::field::Empty;
+use tracing::Instrument;
+
+use super::cx::Cx;
+use super::suspension::{self, Verdict};
+use crate::client::event::Events;
+use crate::client::hooks::{BeforeTool, ToolCallInfo};
+use crate::client::message::ToolCall;
+use crate::client::metrics::millis;
+use crate::client::telemetry::UNKNOWN;
+use crate::{Answer, Request, ToolContext, ToolOutcome, ToolResult};
+
+/// Runs a call for the first time; a suspension goes to `wait_for` when there is one, and
+/// is returned as it is otherwise (the turn then halts on it).
+pub(super) async fn settle_fresh<E: Events>(
+    cx: Cx<'_, E>,
+    call: &ToolCall,
+    arg_error: Option<&str>,
+) -> ToolOutcome {
+    let first = attempt(cx, call, arg_error, None).await;
+    let ToolOutcome::Pending { request, .. } = &first else {
+        return first;
+    };
+    match suspension::ask(cx, &call.name, request).await {
+        None => first,
+        Some(Ok(answer)) => {
+            let request = request.clone();
+            settle_answered(cx, call, &request, answer).await
+        }
+        Some(Err(unresolved)) => unresolved,
+    }
+}
+
+/// Settles a suspended call with the answer to its request.
+pub(super) async fn settle_answered<E: Events>(
+    cx: Cx<'_, E>,
+    call: &ToolCall,
+    request: &Request,
+    answer: Answer,
+) -> ToolOutcome {
+    match suspension::verdict(request, answer) {
+        Verdict::Refused(outcome) => outcome,
+        Verdict::Rerun(answer) => {
+            let again = attempt(cx, call, None, Some(answer)).await;
+            suspension::after_rerun(request, again)
+        }
+    }
+}
+
+/// Runs `call` once, in its own span: `before_tool`, the tool (unless the hook answered,
+/// or the arguments were unusable), then `after_tool`; the result is sorted once here.
+async fn attempt<E: Events>(
+    cx: Cx<'_, E>,
+    call: &ToolCall,
+    arg_error: Option<&str>,
+    answer: Option<Answer>,
+) -> ToolOutcome {
+    // Names and ids only: arguments and outputs may hold anything.
+    let span = tracing::debug_span!(
+        "toolnexus.tool",
+        tool = %call.name,
+        call_id = %call.id,
+        resumed = answer.is_some(),
+        is_error = Empty,
+        pending = Empty,
+    );
+    async {
+        let started = Instant::now();
+        let outcome = hooked(cx, call, arg_error, answer).await;
+        observe(cx, call, &outcome, started);
+        outcome
+    }
+    .instrument(span)
+    .await
+}
+
+async fn hooked<E: Events>(
+    cx: Cx<'_, E>,
+    call: &ToolCall,
+    arg_error: Option<&str>,
+    mut answer: Option<Answer>,
+) -> ToolOutcome {
+    let hooks = &cx.settings.hooks;
+    let info = |args: Value, answer: Option<Answer>| ToolCallInfo {
+        call_id: call.id.clone(),
+        name: call.name.clone(),
+        args,
+        answer,
+    };
+    let mut args = None;
+    let mut early = arg_error.map(ToolResult::error);
+    if let (None, Some(before)) = (&early, &hooks.before_tool) {
+        match before(info(call.args.clone(), answer.clone())).await {
+            BeforeTool::Continue => {}
+            BeforeTool::RewriteArgs(rewritten) => args = Some(rewritten),
+            BeforeTool::ShortCircuit(result) => early = Some(result),
+        }
+    }
+    let mut args = args.unwrap_or_else(|| call.args.clone());
+    let Some(after) = &hooks.after_tool else {
+        // Nothing looks at the call afterwards: its arguments and answer move into the tool.
+        let result = match early {
+            Some(result) => result,
+            None => execute(cx, call, std::mem::take(&mut args), answer.take()).await,
+        };
+        return ToolOutcome::classify(result);
+    };
+    let result = match early {
+        Some(result) => result,
+        None => execute(cx, call, args.clone(), answer.clone()).await,
+    };
+    let kept = after(info(args, answer), ToolOutcome::classify(result)).await;
+    ToolOutcome::classify(kept)
+}
+
+async fn execute<E: Events>(
+    cx: Cx<'_, E>,
+    call: &ToolCall,
+    args: Value,
+    answer: Option<Answer>,
+) -> ToolResult {
+    let mut ctx = ToolContext::default().with_call_id(call.id.as_str());
+    ctx.answer = answer;
+    cx.tk.execute(&call.name, args, ctx).await
+}
+
+fn observe<E: Events>(cx: Cx<'_, E>, call: &ToolCall, outcome: &ToolOutcome, started: Instant) {
+    let span = tracing::Span::current();
+    span.record("is_error", outcome.is_error());
+    span.record("pending", outcome.is_pending());
+    let source = cx.tk.get(&call.name).map_or(UNKNOWN, |t| t.source());
+    let telemetry = &cx.settings.telemetry;
+    telemetry.tool(&call.name, source, outcome, millis(started));
+}

@@ -1,0 +1,31 @@
+//! [`Cx`]: what every level of a run reads — the client's settings, the toolkit and the
+//! event sink — borrowed once and passed down.
+
+use crate::client::event::Events;
+use crate::client::settings::Settings;
+use crate::Toolkit;
+
+pub(super) struct Cx<'a, E> {
+    pub(super) settings: &'a Settings,
+    pub(super) tk: &'a Toolkit,
+    pub(super) ev: &'a E,
+}
+
+// Derives would require `E: Clone`; the fields are references.
+impl<E> Clone for Cx<'_, E> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<E> Copy for Cx<'_, E> {}
+
+impl<'a, E: Events> Cx<'a, E> {
+    /// The same run, offering `tk` (a `before_llm` hook may have replaced the toolkit).
+    pub(super) fn with_tools<'b>(self, tk: &'b Toolkit) -> Cx<'b, E>
+    where
+        'a: 'b,
+    {
+        Cx { tk, ..self }
+    }
+}

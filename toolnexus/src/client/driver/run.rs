@@ -1,0 +1,222 @@
+//! The top of a run: [`Driver`] holds the run's context and state, starts fresh or from a
+//! halted turn, loops turn after turn until the model stops calling tools, a suspension
+//! halts the run or the turn limit is reached, and turns the state into a [`RunResult`]
+//! with its `Run` observation.
+
+use std::time::Instant;
+
+use tokio_util::sync::CancellationToken;
+use tracing::field::Empty;
+use tracing::Instrument;
+
+use super::bounds::bounded;
+use super::cx::Cx;
+use super::suspension::{halted_turn, last_calls, Slot};
+use super::turn::{self, Settled};
+use crate::client::error::ClientError;
+use crate::client::event::{Events, StreamEvent};
+use crate::client::message::Message;
+use crate::client::metrics::millis;
+use crate::client::run_result::{Limit, RunResult, RunStatus, ToolCallRecord, Usage};
+use crate::client::settings::Settings;
+use crate::client::telemetry::RunObservation;
+use crate::{Answer, Request, Toolkit};
+
+/// Where an invocation starts: a transcript ending with a new user message, or a halted
+/// transcript and the answer to its request.
+pub(crate) enum Start<'a> {
+    Fresh,
+    Resume {
+        request: &'a Request,
+        answer: Answer,
+    },
+}
+
+enum Ending {
+    Done,
+    Pending(Request),
+    Incomplete,
+}
+
+/// What one invocation has accumulated so far; kept outside the loop so a failed run still
+/// reports its turns and tokens.
+struct RunState {
+    messages: Vec<Message>,
+    tool_calls: Vec<ToolCallRecord>,
+    usage: Usage,
+    turns: usize,
+}
+
+impl RunState {
+    /// Appends a settled turn; returns the request it halted on.
+    fn absorb(&mut self, settled: Settled) -> Option<Request> {
+        self.messages.push(Message::ToolResults {
+            results: settled.results,
+        });
+        self.tool_calls.extend(settled.records);
+        settled.halted
+    }
+}
+
+/// One invocation of the loop.
+struct Driver<'a, E> {
+    cx: Cx<'a, E>,
+    state: RunState,
+}
+
+/// Runs one invocation to its end: the loop under the run's span, bounded by the timeout
+/// and the cancellation token, then the result and its `Run` observation.
+pub(crate) async fn run<E: Events>(
+    settings: &Settings,
+    cancel: Option<&CancellationToken>,
+    messages: Vec<Message>,
+    start: Start<'_>,
+    tk: &Toolkit,
+    ev: &E,
+) -> Result<RunResult, ClientError> {
+    let started = Instant::now();
+    let span = tracing::info_span!(
+        "toolnexus.run",
+        model = %settings.model,
+        style = ?settings.style,
+        streaming = E::STREAMING,
+        turns = Empty,
+        status = Empty,
+    );
+    let mut driver = Driver {
+        cx: Cx { settings, tk, ev },
+        state: RunState {
+            messages,
+            tool_calls: Vec::new(),
+            usage: Usage::default(),
+            turns: 0,
+        },
+    };
+    let work = driver.go(start);
+    let ending = bounded(settings.timeout, cancel, work)
+        .instrument(span.clone())
+        .await;
+    span.record("turns", driver.state.turns);
+    let result = driver.finish(ending, started);
+    match &result {
+        Ok(r) => span.record("status", tracing::field::debug(r.status)),
+        Err(e) => span.record("status", tracing::field::display(e)),
+    };
+    result
+}
+
+impl<E: Events> Driver<'_, E> {
+    async fn go(&mut self, start: Start<'_>) -> Result<Ending, ClientError> {
+        if let Start::Resume { request, answer } = start {
+            if let Some(request) = self.resume(request, answer).await? {
+                return Ok(Ending::Pending(request));
+            }
+        }
+        self.turns().await
+    }
+
+    /// Turns until the model answers, a turn halts, or the turn limit is reached.
+    async fn turns(&mut self) -> Result<Ending, ClientError> {
+        let cx = self.cx;
+        loop {
+            let st = &mut self.state;
+            if st.turns >= cx.settings.max_turns {
+                return Ok(Ending::Incomplete);
+            }
+            st.turns += 1;
+            let (reply, tools) = turn::call_model(cx, &st.messages, st.turns).await?;
+            st.usage += reply.usage;
+            cx.ev.emit(|| StreamEvent::Usage(reply.usage));
+            if reply.calls.is_empty() {
+                st.messages.push(Message::Assistant {
+                    content: reply.text,
+                    tool_calls: reply.calls,
+                });
+                return Ok(Ending::Done);
+            }
+            for call in &reply.calls {
+                cx.ev.emit(|| StreamEvent::ToolCall {
+                    id: call.id.clone(),
+                    name: call.name.clone(),
+                    args: call.args.clone(),
+                });
+            }
+            let slots = reply.arg_errors.into_iter().map(Slot::Fresh).collect();
+            let settled = turn::settle(cx.with_tools(&tools), &reply.calls, slots).await;
+            st.messages.push(Message::Assistant {
+                content: reply.text,
+                tool_calls: reply.calls,
+            });
+            if let Some(request) = st.absorb(settled) {
+                return Ok(Ending::Pending(request));
+            }
+        }
+    }
+
+    /// Settles the halted turn with `answer`; returns the request it halts on again, if any.
+    async fn resume(
+        &mut self,
+        request: &Request,
+        answer: Answer,
+    ) -> Result<Option<Request>, ClientError> {
+        if answer.id != request.id {
+            return Err(ClientError::AnswerMismatch {
+                request: request.id.clone(),
+                answer: answer.id,
+            });
+        }
+        let st = &mut self.state;
+        let slots = halted_turn(&mut st.messages, request, answer)?;
+        let Some(calls) = last_calls(&st.messages) else {
+            return Err(ClientError::InvalidTranscript(
+                "the halted turn has no tool calls".into(),
+            ));
+        };
+        let settled = turn::settle(self.cx, calls, slots).await;
+        Ok(st.absorb(settled))
+    }
+
+    fn finish(
+        self,
+        ending: Result<Ending, ClientError>,
+        started: Instant,
+    ) -> Result<RunResult, ClientError> {
+        let settings = self.cx.settings;
+        let st = self.state;
+        let outcome = ending.map(|e| match e {
+            Ending::Done => (RunStatus::Done, None, None),
+            Ending::Pending(request) => (RunStatus::Pending, Some(request), None),
+            Ending::Incomplete => (RunStatus::Incomplete, None, Some(Limit::MaxTurns)),
+        });
+        settings.telemetry.run(RunObservation {
+            model: &settings.model,
+            turns: st.turns,
+            tool_calls: st.tool_calls.len(),
+            total_tokens: st.usage.total_tokens,
+            ms: millis(started),
+            status: outcome.as_ref().ok().map(|o| o.0),
+            error: outcome.as_ref().err().map(ToString::to_string),
+        });
+        let (status, pending, limit) = outcome?;
+        let text = st
+            .messages
+            .iter()
+            .rev()
+            .find_map(|m| match m {
+                Message::Assistant { content, .. } => Some(content.clone()),
+                _ => None,
+            })
+            .unwrap_or_default();
+        Ok(RunResult {
+            status,
+            text,
+            tool_calls: st.tool_calls,
+            pending,
+            limit,
+            turns: st.turns,
+            usage: st.usage,
+            messages: st.messages,
+            model: settings.model.clone(),
+        })
+    }
+}

@@ -1,0 +1,155 @@
+//! One turn: the model call (with the `before_llm` hook and the turn's span), then the
+//! turn's tool calls settled concurrently and laid out in call order, where the first
+//! unresolved suspension halts the turn.
+
+use futures::future::join_all;
+use tracing::field::Empty;
+use tracing::Instrument;
+
+use super::call;
+use super::cx::Cx;
+use super::suspension::Slot;
+use crate::client::error::ClientError;
+use crate::client::event::{Events, StreamEvent};
+use crate::client::exchange;
+use crate::client::hooks::LlmCall;
+use crate::client::limits::cap_output;
+use crate::client::message::{Message, ToolCall, ToolOutput};
+use crate::client::provider::{ModelReply, Outgoing};
+use crate::client::run_result::ToolCallRecord;
+use crate::{ToolOutcome, Toolkit};
+
+/// A turn's settled calls: the tool-results group, the records, and the request the turn
+/// halts on, if any.
+pub(super) struct Settled {
+    pub(super) results: Vec<ToolOutput>,
+    pub(super) records: Vec<ToolCallRecord>,
+    pub(super) halted: Option<crate::Request>,
+}
+
+/// One model call. Returns the toolkit the turn's calls run against (the `before_llm`
+/// hook may have replaced it).
+pub(super) async fn call_model<E: Events>(
+    cx: Cx<'_, E>,
+    messages: &[Message],
+    turn: usize,
+) -> Result<(ModelReply, Toolkit), ClientError> {
+    let s = cx.settings;
+    let replaced: LlmCall;
+    let (messages, tools) = match &s.hooks.before_llm {
+        Some(hook) => {
+            replaced = hook(LlmCall {
+                turn,
+                messages: messages.to_vec(),
+                tools: cx.tk.clone(),
+            })
+            .await;
+            (replaced.messages.as_slice(), &replaced.tools)
+        }
+        None => (messages, cx.tk),
+    };
+    let body = s
+        .style
+        .provider()
+        .encode(&Outgoing {
+            model: &s.model,
+            messages,
+            tools: tools.declarations_json(s.style),
+            max_tokens: s.max_tokens,
+            stream: E::STREAMING,
+        })
+        // Only a transcript a host edited into something unencodable can get here.
+        .map_err(|e| ClientError::InvalidTranscript(format!("could not encode it: {e}")))?;
+    let tools = tools.clone();
+    let span = tracing::debug_span!(
+        "toolnexus.llm",
+        model = %s.model,
+        turn,
+        status = Empty,
+        prompt_tokens = Empty,
+        completion_tokens = Empty,
+    );
+    let reply = exchange::call(s, body, cx.ev).instrument(span).await?;
+    Ok((reply, tools))
+}
+
+/// What became of one call of the turn.
+enum Settlement {
+    /// It already had its result (a resumed turn's completed call).
+    Kept(ToolOutput),
+    /// It ran (or was answered) now.
+    Ran(ToolOutcome),
+}
+
+/// Settles a turn's calls concurrently and lays out their results in call order.
+pub(super) async fn settle<E: Events>(
+    cx: Cx<'_, E>,
+    calls: &[ToolCall],
+    slots: Vec<Slot>,
+) -> Settled {
+    let work = calls.iter().zip(slots).map(|(tool_call, slot)| async move {
+        match slot {
+            Slot::Settled(output) => Settlement::Kept(output),
+            Slot::Fresh(arg_error) => {
+                Settlement::Ran(call::settle_fresh(cx, tool_call, arg_error.as_deref()).await)
+            }
+            Slot::Answered { request, answer } => {
+                Settlement::Ran(call::settle_answered(cx, tool_call, &request, answer).await)
+            }
+        }
+    });
+    let done = join_all(work).await;
+    lay_out(cx, calls, done)
+}
+
+/// The halting rule: the first suspension in call order that was not resolved halts the
+/// turn and gets a placeholder result; later suspensions get no result yet (they run again
+/// on resume). Every other call keeps its result.
+///
+/// Results go out as events in call order too: a `ToolResult` per call that got one, a
+/// `Pending` for the call the turn halts on.
+fn lay_out<E: Events>(cx: Cx<'_, E>, calls: &[ToolCall], done: Vec<Settlement>) -> Settled {
+    let mut settled = Settled {
+        results: Vec::with_capacity(calls.len()),
+        records: Vec::with_capacity(calls.len()),
+        halted: None,
+    };
+    for (call, settlement) in calls.iter().zip(done) {
+        let mut outcome = match settlement {
+            Settlement::Kept(output) => {
+                settled.results.push(output);
+                continue;
+            }
+            Settlement::Ran(outcome) => outcome,
+        };
+        let waits_for_resume = outcome.is_pending() && settled.halted.is_some();
+        if waits_for_resume {
+            continue;
+        }
+        cap_output(
+            &mut outcome.result_mut().output,
+            cx.settings.max_tool_output_bytes,
+        );
+        report(cx.ev, call, &outcome);
+        settled.results.push(ToolOutput::settled(call, &outcome));
+        if let Some(request) = outcome.pending() {
+            settled.halted = Some(request.clone());
+        }
+        settled.records.push(ToolCallRecord::new(call, outcome));
+    }
+    settled
+}
+
+fn report<E: Events>(ev: &E, call: &ToolCall, outcome: &ToolOutcome) {
+    match outcome {
+        ToolOutcome::Pending { request, .. } => ev.emit(|| StreamEvent::Pending {
+            request: request.clone(),
+        }),
+        _ => ev.emit(|| StreamEvent::ToolResult {
+            id: call.id.clone(),
+            name: call.name.clone(),
+            output: outcome.result().output.clone(),
+            is_error: outcome.result().is_error,
+        }),
+    }
+}

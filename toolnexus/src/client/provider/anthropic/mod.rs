@@ -1,0 +1,62 @@
+//! Anthropic messages: `POST {base}/v1/messages` with an `x-api-key` header and a pinned
+//! `anthropic-version`; the request body, the reply and the streamed reply live in the
+//! submodules.
+
+mod reply;
+mod request;
+mod stream;
+
+use reqwest::header::{HeaderMap, HeaderValue, InvalidHeaderValue};
+use serde_json::{json, Value};
+
+use super::contract::{sensitive, ModelReply, Outgoing, Provider, StreamDecoder, Unreadable};
+
+const API_VERSION: &str = "2023-06-01";
+
+pub(crate) struct Anthropic;
+
+impl Provider for Anthropic {
+    fn default_base_url(&self) -> &'static str {
+        "https://api.anthropic.com"
+    }
+
+    /// `/v1` is added when the base does not end with it.
+    fn endpoint(&self, base: &str) -> String {
+        let base = base.trim_end_matches('/');
+        if base.ends_with("/v1") {
+            format!("{base}/messages")
+        } else {
+            format!("{base}/v1/messages")
+        }
+    }
+
+    fn key_variable(&self) -> &'static str {
+        "ANTHROPIC_API_KEY"
+    }
+
+    fn auth_headers(
+        &self,
+        api_key: &str,
+        headers: &mut HeaderMap,
+    ) -> Result<(), InvalidHeaderValue> {
+        headers.insert("x-api-key", sensitive(api_key)?);
+        headers.insert("anthropic-version", HeaderValue::from_static(API_VERSION));
+        Ok(())
+    }
+
+    fn declare(&self, name: &str, description: &str, schema: &Value) -> Value {
+        json!({"name": name, "description": description, "input_schema": schema})
+    }
+
+    fn encode(&self, out: &Outgoing<'_>) -> serde_json::Result<Vec<u8>> {
+        serde_json::to_vec(&request::Body::new(out))
+    }
+
+    fn decode(&self, body: &[u8]) -> Result<ModelReply, Unreadable> {
+        reply::decode(body)
+    }
+
+    fn stream_decoder(&self) -> Box<dyn StreamDecoder> {
+        Box::<stream::Decoder>::default()
+    }
+}

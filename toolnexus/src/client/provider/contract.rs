@@ -1,0 +1,128 @@
+//! What every provider module supplies ([`Provider`], [`StreamDecoder`]) and the
+//! provider-neutral shapes they take and give: the borrowed [`Outgoing`] request, the
+//! decoded [`ModelReply`], what one stream event means ([`Step`]), and why a reply is
+//! [`Unreadable`].
+
+use reqwest::header::{HeaderMap, HeaderValue, InvalidHeaderValue};
+use serde_json::value::RawValue;
+use serde_json::Value;
+
+use crate::client::error::{ClientError, ErrorDetail};
+use crate::client::message::{Message, ToolCall};
+use crate::client::redact::{excerpt, redact};
+use crate::client::run_result::Usage;
+
+/// One provider's wire knowledge. A new provider is a module implementing this, plus a
+/// [`Style`](super::Style) variant naming it.
+pub(crate) trait Provider: Sync {
+    /// The public API base used when the builder sets none.
+    fn default_base_url(&self) -> &'static str;
+    /// The URL requests go to, for a base URL.
+    fn endpoint(&self, base: &str) -> String;
+    /// The environment variable the key is read from when none is given.
+    fn key_variable(&self) -> &'static str;
+    /// Adds the headers that carry `api_key` (marked sensitive) and any the provider
+    /// requires.
+    fn auth_headers(
+        &self,
+        api_key: &str,
+        headers: &mut HeaderMap,
+    ) -> Result<(), InvalidHeaderValue>;
+    /// One tool's declaration.
+    fn declare(&self, name: &str, description: &str, schema: &Value) -> Value;
+    /// Serializes one turn's request body.
+    fn encode(&self, out: &Outgoing<'_>) -> serde_json::Result<Vec<u8>>;
+    /// Parses a whole (non-streamed) reply body.
+    fn decode(&self, body: &[u8]) -> Result<ModelReply, Unreadable>;
+    /// A fresh decoder for one streamed reply.
+    fn stream_decoder(&self) -> Box<dyn StreamDecoder>;
+}
+
+/// What one decoded event means for the reader.
+pub(crate) enum Step {
+    Nothing,
+    /// New text (already added to the decoder's reply).
+    Text(String),
+    /// The provider marked the end of the reply; nothing after it is read.
+    Finished,
+}
+
+/// Assembles one streamed reply from its events' data.
+pub(crate) trait StreamDecoder: Send {
+    /// Takes one event's data.
+    fn feed(&mut self, data: &str) -> Result<Step, Unreadable>;
+    /// The reply, once the events are over.
+    fn finish(self: Box<Self>) -> Result<ModelReply, Unreadable>;
+}
+
+/// A header value that never prints.
+pub(crate) fn sensitive(value: &str) -> Result<HeaderValue, InvalidHeaderValue> {
+    let mut v = HeaderValue::from_str(value)?;
+    v.set_sensitive(true);
+    Ok(v)
+}
+
+/// Everything a request body is made of, borrowed.
+pub(crate) struct Outgoing<'a> {
+    pub(crate) model: &'a str,
+    pub(crate) messages: &'a [Message],
+    /// The toolkit's declarations for this provider, serialized once; `None` without tools.
+    pub(crate) tools: Option<&'a RawValue>,
+    pub(crate) max_tokens: Option<u32>,
+    /// Ask for the reply as server-sent events.
+    pub(crate) stream: bool,
+}
+
+/// What one model turn produced, in provider-neutral form.
+pub(crate) struct ModelReply {
+    pub(crate) text: String,
+    pub(crate) calls: Vec<ToolCall>,
+    /// Per call: why its arguments could not be used (not valid JSON), if so.
+    pub(crate) arg_errors: Vec<Option<String>>,
+    pub(crate) usage: Usage,
+}
+
+/// Why a reply could not be read.
+pub(crate) enum Unreadable {
+    Json(serde_json::Error),
+    Shape(&'static str),
+    /// The provider said what went wrong (an `error` event in a stream).
+    Provider(String),
+}
+
+impl Unreadable {
+    /// The client error for a reply (or stream event) `body` that could not be read;
+    /// `secrets` are masked in what it quotes.
+    pub(crate) fn into_error(self, body: &[u8], secrets: &[String]) -> ClientError {
+        match self {
+            // serde quotes the offending value, which may be an echoed key.
+            Unreadable::Json(e) => {
+                let message = format!(
+                    "{} (body starts with: {})",
+                    redact(describe_json_error(&e), secrets),
+                    excerpt(body, secrets)
+                );
+                ClientError::InvalidResponse(
+                    ErrorDetail::caused_by(message, e).unless_revealing(secrets),
+                )
+            }
+            Unreadable::Shape(what) => ClientError::InvalidResponse(what.into()),
+            Unreadable::Provider(message) => {
+                ClientError::StreamError(excerpt(message.as_bytes(), secrets))
+            }
+        }
+    }
+}
+
+impl From<serde_json::Error> for Unreadable {
+    fn from(e: serde_json::Error) -> Self {
+        Unreadable::Json(e)
+    }
+}
+
+fn describe_json_error(e: &serde_json::Error) -> String {
+    match e.classify() {
+        serde_json::error::Category::Data => format!("unexpected shape: {e}"),
+        _ => format!("not valid JSON: {e}"),
+    }
+}

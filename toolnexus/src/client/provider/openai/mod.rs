@@ -1,0 +1,53 @@
+//! OpenAI chat completions (also OpenRouter, vLLM, Ollama, …): `POST {base}/chat/completions`
+//! with a bearer key; the request body, the reply and the streamed reply live in the
+//! submodules.
+
+mod reply;
+mod request;
+mod stream;
+
+use reqwest::header::{HeaderMap, InvalidHeaderValue, AUTHORIZATION};
+use serde_json::{json, Value};
+
+use super::contract::{sensitive, ModelReply, Outgoing, Provider, StreamDecoder, Unreadable};
+
+pub(crate) struct OpenAi;
+
+impl Provider for OpenAi {
+    fn default_base_url(&self) -> &'static str {
+        "https://api.openai.com/v1"
+    }
+
+    fn endpoint(&self, base: &str) -> String {
+        format!("{}/chat/completions", base.trim_end_matches('/'))
+    }
+
+    fn key_variable(&self) -> &'static str {
+        "OPENAI_API_KEY"
+    }
+
+    fn auth_headers(
+        &self,
+        api_key: &str,
+        headers: &mut HeaderMap,
+    ) -> Result<(), InvalidHeaderValue> {
+        headers.insert(AUTHORIZATION, sensitive(&format!("Bearer {api_key}"))?);
+        Ok(())
+    }
+
+    fn declare(&self, name: &str, description: &str, schema: &Value) -> Value {
+        json!({"type": "function", "function": {"name": name, "description": description, "parameters": schema}})
+    }
+
+    fn encode(&self, out: &Outgoing<'_>) -> serde_json::Result<Vec<u8>> {
+        serde_json::to_vec(&request::Body::new(out))
+    }
+
+    fn decode(&self, body: &[u8]) -> Result<ModelReply, Unreadable> {
+        reply::decode(body)
+    }
+
+    fn stream_decoder(&self) -> Box<dyn StreamDecoder> {
+        Box::<stream::Decoder>::default()
+    }
+}

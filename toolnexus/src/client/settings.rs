@@ -1,0 +1,29 @@
+//! [`Settings`]: everything a built client holds — its configuration and the parts it runs
+//! with (HTTP transport, retry policy, hooks, telemetry, store) — shared by all its handles
+//! and read by the run driver.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::hooks::Hooks;
+use super::provider::Style;
+use super::retry::RetryPolicy;
+use super::store::ConversationStore;
+use super::telemetry::Telemetry;
+use super::transport::Transport;
+
+pub(crate) struct Settings {
+    pub(crate) model: String,
+    pub(crate) style: Style,
+    pub(crate) base_url: String,
+    pub(crate) system_prompt: Option<String>,
+    pub(crate) max_turns: usize,
+    pub(crate) max_tokens: Option<u32>,
+    pub(crate) timeout: Option<Duration>,
+    pub(crate) max_tool_output_bytes: usize,
+    pub(crate) transport: Transport,
+    pub(crate) retry: RetryPolicy,
+    pub(crate) hooks: Hooks,
+    pub(crate) telemetry: Telemetry,
+    pub(crate) store: Arc<dyn ConversationStore>,
+}

@@ -1,0 +1,28 @@
+//! Turning a tool's panic into an error result, so one broken tool never ends a run.
+
+use std::any::Any;
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+
+use futures::FutureExt;
+
+use crate::ToolResult;
+
+/// Runs a tool's future, turning a panic into an error result.
+pub(crate) async fn guard<F: Future<Output = ToolResult>>(tool: &str, fut: F) -> ToolResult {
+    match AssertUnwindSafe(fut).catch_unwind().await {
+        Ok(result) => result,
+        Err(panic) => panicked(tool, panic),
+    }
+}
+
+/// The error result of a tool that panicked with `payload`.
+pub(crate) fn panicked(tool: &str, payload: Box<dyn Any + Send>) -> ToolResult {
+    let message = payload
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown cause".to_owned());
+    tracing::warn!(tool, "tool panicked");
+    ToolResult::error(format!("tool {tool} failed: panicked: {message}"))
+}

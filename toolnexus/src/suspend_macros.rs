@@ -1,0 +1,121 @@
+//! `pending!` and `auth_required!`: thin `macro_rules!` fronts that hand their `$crate` to
+//! the proc macros doing the work, so the code they generate names this crate however the
+//! user reaches it — under its own name, renamed in Cargo.toml, or re-exported by another
+//! crate.
+
+/// A suspension: a `ToolResult` that parks the call until a host answers a `Request`.
+///
+/// ```text
+/// pending!(kind = EXPR, prompt = EXPR [, url = EXPR] [, data = EXPR] [, id = EXPR]
+///          [, expires_at = EXPR] [, answer = TYPE])
+/// ```
+///
+/// Arguments are named, in any order, each given once; each value is evaluated once, in
+/// the order written. `kind` (`"approval"`, `"input"`, `"question"`, …) and `prompt` (text
+/// a host shows) are required and take anything `Into<String>`, as do `url`, `id` (a
+/// uuid v4 is generated when it is left out) and `expires_at` (RFC 3339). `data` is a
+/// `serde_json::Value`, a JSON object. Never ask for secrets (passwords, keys) with
+/// `input`/`question`: send the user to a login page with [`auth_required!`].
+///
+/// The value is a `ToolResult` (`ToolResult::pending(Request::new(kind, prompt)…)`). In a
+/// `#[tool]` fn returning `Result<ToolResult, E>`, write `return Ok(pending!(..))`. The
+/// resumed call runs the body again from the top, so keep side effects after the answer
+/// is checked (see [`tool`](macro@crate::tool#suspending)).
+///
+/// ```
+/// use toolnexus::{pending, ToolResult};
+///
+/// let parked: ToolResult = pending!(
+///     prompt = "Approve refund of $40?",
+///     kind = "approval",
+///     url = "https://shop.example/refunds/7",
+///     data = serde_json::json!({"amount": 40}),
+/// );
+/// let request = ToolResult::pending_of(&parked).unwrap();
+/// assert_eq!(request.kind, "approval");
+/// assert_eq!(parked.output, "Approve refund of $40?\nhttps://shop.example/refunds/7");
+/// ```
+///
+/// # Asking for a typed answer
+///
+/// `answer = T` puts the JSON schema of `T` at `request.data["schema"]` (next to the keys
+/// of `data` when both are given; `data` must then be an object without a `schema` key), so
+/// a host can render a form and answer with matching data. Read it back with an
+/// `Option<Answered<T>>` parameter. `T` implements `schemars::JsonSchema` and must be a
+/// *form*: a struct with named fields that are strings, numbers, integers, booleans or
+/// string enums, optional or not (the flat shape MCP elicitation uses). The schema is
+/// built and checked once per call site; a type that is not a form makes the result an
+/// error (`ToolResult::error`) naming the offending field.
+///
+/// ```
+/// use toolnexus::{pending, tool, Answered, Tool, ToolContext, ToolResult};
+///
+/// #[derive(serde::Deserialize, schemars::JsonSchema)]
+/// struct Shipping {
+///     /// Postal code
+///     zip: String,
+/// }
+///
+/// /// Ships an item, asking where to
+/// #[tool]
+/// async fn ship(item: String, shipping: Option<Answered<Shipping>>) -> ToolResult {
+///     match shipping {
+///         Some(s) => ToolResult::ok(format!("{item} ships to {}", s.zip)),
+///         None => pending!(kind = "input", prompt = "Where to?", answer = Shipping),
+///     }
+/// }
+///
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// let parked = Ship.execute(serde_json::json!({"item": "gpu"}), ToolContext::default()).await;
+/// let request = ToolResult::pending_of(&parked).unwrap();
+/// let schema = &request.data.unwrap()["schema"];
+/// assert_eq!(schema["properties"]["zip"]["type"], "string");
+/// assert_eq!(schema["required"], serde_json::json!(["zip"]));
+/// # });
+/// ```
+///
+/// Missing `kind` or `prompt`, an unknown name and a duplicate name are compile errors
+/// pointing at the call or at the name.
+#[macro_export]
+macro_rules! pending {
+    ($($args:tt)*) => {
+        $crate::__private::__pending!($crate; $($args)*)
+    };
+}
+
+/// A login suspension: a `ToolResult` of kind `"authorization"` sending the user to `url`.
+///
+/// ```text
+/// auth_required!(url = EXPR [, prompt = EXPR])
+/// ```
+///
+/// `url` is where the user signs in (`Into<String>`); `prompt` is optional (anything
+/// `AsRef<str>`), a default one is used without it. The value is
+/// `ToolResult::auth_required(url, prompt)`. Signing in happens entirely in the host; the
+/// call then runs again with the answer injected, like any suspension (see [`pending!`]).
+///
+/// ```
+/// use toolnexus::{auth_required, tool, Answer, ToolResult};
+///
+/// /// Lists today's meetings
+/// #[tool]
+/// async fn calendar(answer: Option<&Answer>) -> ToolResult {
+///     match answer {
+///         Some(a) if a.ok => ToolResult::ok("3 meetings"),
+///         Some(_) => ToolResult::error("not signed in"),
+///         None => auth_required!(url = "https://calendar.example/login", prompt = "Sign in to your calendar"),
+///     }
+/// }
+///
+/// let parked = auth_required!(url = "https://calendar.example/login");
+/// let request = ToolResult::pending_of(&parked).unwrap();
+/// assert_eq!(request.kind, "authorization");
+/// ```
+///
+/// A missing `url`, an unknown name and a duplicate name are compile errors.
+#[macro_export]
+macro_rules! auth_required {
+    ($($args:tt)*) => {
+        $crate::__private::__auth_required!($crate; $($args)*)
+    };
+}

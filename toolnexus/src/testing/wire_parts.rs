@@ -1,0 +1,81 @@
+//! The pieces both mock wire formats are rendered from: what the request asked for
+//! ([`Exchange`]), SSE event framing, and how text and arguments are cut into deltas.
+
+use serde_json::Value;
+
+use super::recorded::RecordedRequest;
+
+/// What a rendering needs to know about the request it answers.
+pub(crate) struct Exchange {
+    /// Echoed back as the response's `model`, so clients can check what they sent.
+    pub(crate) model: String,
+    pub(crate) stream: bool,
+    /// OpenAI only sends a usage chunk when `stream_options.include_usage` is true.
+    pub(crate) include_usage: bool,
+    /// 1-based request number, used to make response ids unique.
+    pub(crate) seq: usize,
+}
+
+impl Exchange {
+    pub(crate) fn of(request: &RecordedRequest, seq: usize) -> Self {
+        let body = &request.body;
+        Exchange {
+            model: body
+                .get("model")
+                .and_then(Value::as_str)
+                .unwrap_or("mock-model")
+                .to_owned(),
+            stream: request.is_stream(),
+            include_usage: body
+                .pointer("/stream_options/include_usage")
+                .and_then(Value::as_bool)
+                .unwrap_or(false),
+            seq,
+        }
+    }
+}
+
+/// One SSE event; `name` becomes an `event:` line (Anthropic names its events, OpenAI does not).
+pub(crate) fn sse_event(name: Option<&str>, data: &Value) -> String {
+    match name {
+        Some(name) => format!("event: {name}\ndata: {data}\n\n"),
+        None => format!("data: {data}\n\n"),
+    }
+}
+
+/// Text deltas the way models emit them: word by word, each word keeping its trailing space.
+pub(crate) fn text_pieces(text: &str) -> impl Iterator<Item = &str> {
+    text.split_inclusive(' ')
+}
+
+/// A JSON arguments string in two fragments split at a character boundary, so a client must
+/// join them before parsing. Empty strings give no fragment; one character gives one.
+pub(crate) fn argument_fragments(arguments: &str) -> Vec<&str> {
+    let mut mid = arguments.len() / 2;
+    while !arguments.is_char_boundary(mid) {
+        mid += 1;
+    }
+    let (head, tail) = arguments.split_at(mid);
+    [head, tail].into_iter().filter(|s| !s.is_empty()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fragments_rejoin_to_the_original_without_splitting_characters() {
+        for s in ["", "x", "{\"a\":1}", "{\"city\":\"Zürich\"}", "ééé"] {
+            let parts = argument_fragments(s);
+            assert_eq!(parts.concat(), s);
+            assert!(parts.iter().all(|p| !p.is_empty()));
+        }
+        assert_eq!(argument_fragments("{\"a\":1}").len(), 2);
+    }
+
+    #[test]
+    fn text_pieces_rejoin_to_the_text() {
+        let pieces: Vec<&str> = text_pieces("It is sunny.").collect();
+        assert_eq!(pieces, ["It ", "is ", "sunny."]);
+    }
+}
