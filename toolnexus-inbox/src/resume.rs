@@ -271,6 +271,16 @@ impl Inbox {
             (RunStatus::Pending, Some(request)) => Some(request.id.clone()),
             _ => None,
         };
+        let parked = match next.as_ref().map(|_| ToPark::of(&result, claim.turns)) {
+            Some(Err(e)) => {
+                // The new request cannot be kept (an unreadable expiresAt): resuming again
+                // would only meet it again.
+                self.record_failure(claim, &e.to_string(), true).await?;
+                return Err(e);
+            }
+            Some(Ok(parked)) => Some(parked),
+            None => None,
+        };
         let mut conn = self.inner.pool.acquire().await?;
         let mut tx = conn.begin_with(self.inner.engine.begin_write()).await?;
         let done = sqlx::query(
@@ -288,15 +298,15 @@ impl Inbox {
         if done.rows_affected() == 0 {
             return Err(InboxError::Claimed(claim.id.clone()));
         }
-        if let Some(next_id) = &next {
-            let parked = ToPark::of(&result, claim.turns)?;
-            if !insert(&mut *tx, &self.inner.agent, &parked).await? {
-                drop(tx);
+        if let Some(parked) = &parked {
+            if !insert(&mut *tx, &self.inner.agent, parked).await? {
+                tx.rollback().await?;
+                let next_id = parked.request.id.clone();
                 let why = format!(
                     "the resumed run halted on request `{next_id}`, which is already parked"
                 );
                 self.record_failure(claim, &why, true).await?;
-                return Err(InboxError::AlreadyParked(next_id.clone()));
+                return Err(InboxError::AlreadyParked(next_id));
             }
         }
         tx.commit().await?;
