@@ -64,16 +64,22 @@ fn myself(mode: &str) -> tokio::process::Command {
     command
 }
 
-/// p50 and p95 of a sample, in microseconds.
-fn percentiles(mut sample: Vec<Duration>) -> (f64, f64) {
-    sample.sort();
-    let at = |q: f64| sample[((sample.len() - 1) as f64 * q) as usize].as_secs_f64() * 1e6;
-    (at(0.50), at(0.95))
+/// Prints p50 and p95 of each sample, in microseconds; returns the p50s.
+fn report<'a>(labels: impl Iterator<Item = &'a str>, samples: Vec<Vec<Duration>>) -> Vec<f64> {
+    labels
+        .zip(samples)
+        .map(|(label, mut sample)| {
+            sample.sort();
+            let at = |q: f64| sample[((sample.len() - 1) as f64 * q) as usize].as_secs_f64() * 1e6;
+            let (p50, p95) = (at(0.50), at(0.95));
+            println!("  {label:<22} p50 {p50:7.1} µs   p95 {p95:7.1} µs");
+            p50
+        })
+        .collect()
 }
 
 const WARMUP: usize = 300;
 const CALLS: usize = 4000;
-const ROUNDS: usize = 8;
 
 async fn tool_calls() {
     type Client = rmcp::service::RunningService<rmcp::RoleClient, ()>;
@@ -98,27 +104,22 @@ async fn tool_calls() {
             client.call_tool(params.clone()).await.expect("call");
         }
     }
-    // Interleaved rounds, so that drift in the machine's load hits both alike.
-    for _ in 0..ROUNDS {
-        for (i, (_, client)) in clients.iter().enumerate() {
-            for _ in 0..CALLS / ROUNDS {
-                let start = Instant::now();
-                let result = client.call_tool(params.clone()).await.expect("call");
-                samples[i].push(start.elapsed());
-                assert_eq!(
-                    result.content[0].as_text().map(|t| t.text.as_str()),
-                    Some("5")
-                );
-            }
+    // One call to each server in turn, the order flipping every time, so that the
+    // machine's changing load hits both alike.
+    for n in 0..CALLS {
+        for k in 0..clients.len() {
+            let i = if n % 2 == 0 { k } else { clients.len() - 1 - k };
+            let start = Instant::now();
+            let result = clients[i].1.call_tool(params.clone()).await.expect("call");
+            samples[i].push(start.elapsed());
+            assert_eq!(
+                result.content[0].as_text().map(|t| t.text.as_str()),
+                Some("5")
+            );
         }
     }
     println!("one tools/call over stdio ({CALLS} calls each):");
-    let mut p50s = Vec::new();
-    for ((label, _), sample) in clients.iter().zip(samples) {
-        let (p50, p95) = percentiles(sample);
-        p50s.push(p50);
-        println!("  {label:<22} p50 {p50:7.1} µs   p95 {p95:7.1} µs");
-    }
+    let p50s = report(clients.iter().map(|(label, _)| *label), samples);
     println!("  ours / rmcp at p50: {:.3}×", p50s[0] / p50s[1]);
 }
 
@@ -168,23 +169,17 @@ async fn agent_runs() {
             client.run("add 2 and 3", tk).await.expect("run");
         }
     }
-    for _ in 0..ROUNDS {
-        for (i, (_, tk)) in kits.iter().enumerate() {
-            for _ in 0..runs / ROUNDS {
-                let start = Instant::now();
-                let result = client.run("add 2 and 3", tk).await.expect("run");
-                samples[i].push(start.elapsed());
-                assert_eq!(result.text, "the sum is 5");
-            }
+    for n in 0..runs {
+        for k in 0..kits.len() {
+            let i = if n % 2 == 0 { k } else { kits.len() - 1 - k };
+            let start = Instant::now();
+            let result = client.run("add 2 and 3", &kits[i].1).await.expect("run");
+            samples[i].push(start.elapsed());
+            assert_eq!(result.text, "the sum is 5");
         }
     }
     println!("one agent run, two LLM turns and one tool call ({runs} runs each):");
-    let mut p50s = Vec::new();
-    for ((label, _), sample) in kits.iter().zip(samples) {
-        let (p50, p95) = percentiles(sample);
-        p50s.push(p50);
-        println!("  {label:<22} p50 {p50:7.1} µs   p95 {p95:7.1} µs");
-    }
+    let p50s = report(kits.iter().map(|(label, _)| *label), samples);
     println!("  MCP tool costs {:.0} µs more at p50", p50s[1] - p50s[0]);
 }
 
