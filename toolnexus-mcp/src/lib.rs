@@ -37,6 +37,18 @@
 //! // server.serve_stdio().await?  — or mount server.http_service() at /mcp
 //! # drop(server);
 //! ```
+//!
+//! Consuming, the other way round:
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! use toolnexus::Toolkit;
+//! use toolnexus_mcp::McpTools;
+//!
+//! let files = McpTools::spawn(tokio::process::Command::new("some-mcp-server")).await?;
+//! let tk = Toolkit::builder().tools(files).build()?; // names: <server>__<tool>
+//! # Ok(()) }
+//! ```
 
 #![warn(missing_docs)]
 
