@@ -34,6 +34,8 @@ struct Options {
     runs: usize,
     concurrency: usize,
     sqlite_full: bool,
+    /// Answer every run before the worker starts: the drain then measures the worker alone.
+    answer_first: bool,
 }
 
 fn options() -> Result<Options, String> {
@@ -47,6 +49,7 @@ fn options() -> Result<Options, String> {
         runs: 10_000,
         concurrency: 1,
         sqlite_full: false,
+        answer_first: false,
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -60,6 +63,7 @@ fn options() -> Result<Options, String> {
                     .map_err(|e| format!("--concurrency: {e}"))?
             }
             "--sqlite-full" => o.sqlite_full = true,
+            "--answer-first" => o.answer_first = true,
             other => return Err(format!("unknown argument {other:?}")),
         }
     }
@@ -134,7 +138,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let rss_parked = rss_mib();
 
-    // Drain: the worker runs while every run is answered as fast as answers go in.
+    // Drain: the worker runs while every run is answered as fast as answers go in (or,
+    // with --answer-first, after all are answered).
+    let mut answer_ms = Vec::with_capacity(o.runs);
+    if o.answer_first {
+        answer_all(&people, &ids, &mut answer_ms).await?;
+    }
     let stop = CancellationToken::new();
     let worker = tokio::spawn(
         inbox
@@ -143,11 +152,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             .run(stop.clone().cancelled_owned()),
     );
     let started = Instant::now();
-    let mut answer_ms = Vec::with_capacity(o.runs);
-    for id in &ids {
-        let t = Instant::now();
-        people.answer_as(Answer::ok(id), "bench").await?;
-        answer_ms.push(ms(t.elapsed()));
+    if !o.answer_first {
+        answer_all(&people, &ids, &mut answer_ms).await?;
     }
     let answered_in = started.elapsed();
     let mut conn = sqlx::AnyConnection::connect(&any_url(&o.db)).await?;
@@ -226,6 +232,20 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!(
         "rss: {rss_start:.1} MiB at start, {rss_parked:.1} MiB parked, {rss_end:.1} MiB drained"
     );
+    Ok(())
+}
+
+/// Answers every run in turn, timing each answer.
+async fn answer_all(
+    people: &Inbox,
+    ids: &[String],
+    answer_ms: &mut Vec<f64>,
+) -> Result<(), toolnexus_inbox::InboxError> {
+    for id in ids {
+        let t = Instant::now();
+        people.answer_as(Answer::ok(id), "bench").await?;
+        answer_ms.push(ms(t.elapsed()));
+    }
     Ok(())
 }
 
