@@ -12,6 +12,12 @@ pub(crate) const TOKEN_FIELD: &str = "_forgery";
 /// all (a script or curl, which has no ambient cookie to abuse and must still pass the
 /// token checks).
 pub(crate) fn same_origin(headers: &HeaderMap) -> bool {
+    // A browser sends each of these once; several are a forgery attempt, never ours.
+    if headers.get_all("sec-fetch-site").iter().count() > 1
+        || headers.get_all(header::ORIGIN).iter().count() > 1
+    {
+        return false;
+    }
     if let Some(site) = headers.get("sec-fetch-site") {
         // `none` is a navigation the person started themselves (address bar, bookmark).
         if !matches!(site.to_str(), Ok("same-origin" | "none")) {

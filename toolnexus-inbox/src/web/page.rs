@@ -60,11 +60,20 @@ pub(crate) fn layout(root: &str, title: &str, refresh: Option<u32>, body: Markup
             }
             body {
                 header.top {
-                    a.brand href={ (root) "./" } { "toolnexus inbox" }
+                    a.brand href=(home(root)) { "toolnexus inbox" }
                 }
                 main { (body) }
             }
         }
+    }
+}
+
+/// The list's address from a page `root` away from it.
+fn home(root: &str) -> &str {
+    if root.is_empty() {
+        "./"
+    } else {
+        root
     }
 }
 
@@ -74,7 +83,7 @@ pub(crate) fn message(status: StatusCode, root: &str, title: &str, text: &str) -
         section.notice {
             h1 { (title) }
             p { (text) }
-            p { a href={ (root) "./" } { "Back to the inbox" } }
+            p { a href=(home(root)) { "Back to the inbox" } }
         }
     };
     (status, layout(root, title, None, body)).into_response()
