@@ -1,29 +1,33 @@
-//! A durable host: the run halts on the approval, the process exits, and a later process
-//! resumes it with the answer.
+//! A durable host on the inbox: the run halts on the approval and is parked in a database;
+//! a person answers from another process; a worker — any process, on any machine sharing
+//! the database — resumes it exactly once.
 //!
 //! ```sh
-//! cargo run --example durable_approval -- start          # prints `pending: <request id>`
-//! cargo run --example durable_approval -- approve <id>   # or: decline <id>
+//! cargo run --example durable_approval -- start              # parks a run: `pending: <id>`
+//! cargo run --example durable_approval -- list               # waiting and recent runs
+//! cargo run --example durable_approval -- approve <id>       # or: decline <id> [reason]
+//! cargo run --example durable_approval -- worker --until-idle   # resumes what is answered
+//! cargo run --example durable_approval -- worker             # keeps resuming until Ctrl-C
 //! ```
-//! Halted runs are kept as JSON files in `TOOLNEXUS_STATE_DIR` (default: a `toolnexus-durable`
-//! folder in the system's temporary directory), one per pending request.
+//! The inbox is a SQLite file in the system's temporary directory unless `--db URL` names
+//! another (`sqlite://PATH` or `postgres://USER@HOST/DB`). `worker --lease SECS` sets how
+//! long a claim lasts before another worker may take the run over (default 300).
 
 mod support;
 
-use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::{Duration, SystemTime};
 
-use serde::{Deserialize, Serialize};
-use toolnexus::testing::MockLlm;
-use toolnexus::{
-    pending, tool, Answer, LlmClient, Message, Request, RunResult, RunStatus, ToolResult, Toolkit,
-};
+use toolnexus::{pending, tool, Answer, LlmClient, RunResult, RunStatus, ToolResult, Toolkit};
+use toolnexus_inbox::{Inbox, InboxError, Parked};
 
 /// Requests spend approval before proceeding
 #[tool]
 async fn approve_purchase(item: String, answer: Option<&Answer>) -> ToolResult {
     match answer {
-        Some(a) if a.ok => ToolResult::ok(format!("approved: {item}")),
+        // The request id is the idempotency key: a purchase system given it would refuse
+        // a second order under the same key if a worker died mid-way and the run resumed.
+        Some(a) if a.ok => ToolResult::ok(format!("approved: {item} (order key {})", a.id)),
         Some(_) => ToolResult::error("declined"),
         None => pending!(
             kind = "approval",
@@ -32,121 +36,216 @@ async fn approve_purchase(item: String, answer: Option<&Answer>) -> ToolResult {
     }
 }
 
-/// What a halted run needs to be resumed by another process.
-#[derive(Serialize, Deserialize)]
-struct HaltedRun {
-    request: Request,
-    messages: Vec<Message>,
+type Failure = Box<dyn std::error::Error>;
+
+/// The command line, parsed.
+struct Cli {
+    db: String,
+    lease: Duration,
+    until_idle: bool,
+    words: Vec<String>,
 }
 
-fn state_dir() -> PathBuf {
-    std::env::var_os("TOOLNEXUS_STATE_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| std::env::temp_dir().join("toolnexus-durable"))
+fn parse(args: impl Iterator<Item = String>) -> Result<Cli, Failure> {
+    let default_db = std::env::temp_dir().join("toolnexus-durable-approval.db");
+    let mut cli = Cli {
+        db: format!("sqlite://{}", default_db.display()),
+        lease: Duration::from_secs(300),
+        until_idle: false,
+        words: Vec::new(),
+    };
+    let mut args = args;
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--db" => cli.db = args.next().ok_or("--db needs a URL")?,
+            "--lease" => {
+                let secs = args.next().ok_or("--lease needs a number of seconds")?;
+                let secs: f64 = secs
+                    .parse()
+                    .map_err(|_| format!("--lease {secs:?} is not a number"))?;
+                cli.lease =
+                    Duration::try_from_secs_f64(secs).map_err(|e| format!("--lease: {e}"))?;
+            }
+            "--until-idle" => cli.until_idle = true,
+            _ => cli.words.push(arg),
+        }
+    }
+    Ok(cli)
 }
 
-/// Request ids become file names: accept only what a generated id can contain, so an id
-/// from the command line can never name a path outside the state folder.
-fn file_for(dir: &Path, id: &str) -> Option<PathBuf> {
-    let safe = !id.is_empty()
-        && id.len() <= 64
-        && id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-');
-    safe.then(|| dir.join(format!("{id}.json")))
-}
+const USAGE: &str = "usage: durable_approval [--db URL] start | list | approve <id> | \
+                     decline <id> [reason] | worker [--until-idle] [--lease SECS]";
 
-/// Writes to a temporary file, then renames it into place: a crash leaves either the old
-/// state or the new one, never half a file.
-fn save(dir: &Path, halted: &HaltedRun) -> Result<PathBuf, Box<dyn std::error::Error>> {
-    std::fs::create_dir_all(dir)?;
-    let path =
-        file_for(dir, &halted.request.id).ok_or("the request id is not usable as a file name")?;
-    let tmp = dir.join(format!(".{}.tmp", halted.request.id));
-    std::fs::write(&tmp, serde_json::to_vec_pretty(halted)?)?;
-    std::fs::rename(&tmp, &path)?;
-    Ok(path)
+async fn open(cli: &Cli) -> Result<Inbox, Failure> {
+    Ok(Inbox::builder(&cli.db)
+        .agent("purchasing")
+        .lease(cli.lease)
+        .open()
+        .await?)
 }
 
 /// The client, and the embedded stub (kept alive as long as the client needs it).
-async fn client() -> Result<(LlmClient, Option<MockLlm>), Box<dyn std::error::Error>> {
+async fn client() -> Result<(LlmClient, Option<toolnexus::testing::MockLlm>), Failure> {
     let support::Endpoint { builder, stub } = support::endpoint(support::purchase_script).await?;
-    // No `wait_for`: a suspension halts the run instead of waiting in this process.
+    // No `wait_for`: a suspension halts the run, and the inbox keeps it.
     Ok((builder.build()?, stub))
 }
 
-/// Prints the outcome; a run that halted again is saved under its new request.
-fn settle(dir: &Path, result: RunResult) -> Result<(), Box<dyn std::error::Error>> {
-    match (result.status, result.pending) {
-        (RunStatus::Pending, Some(request)) => {
-            let path = save(
-                dir,
-                &HaltedRun {
-                    request: request.clone(),
-                    messages: result.messages,
-                },
-            )?;
+fn toolkit() -> Result<Toolkit, Failure> {
+    Ok(Toolkit::builder().tool(ApprovePurchase).build()?)
+}
+
+async fn start(inbox: &Inbox) -> Result<(), Failure> {
+    let (client, _stub) = client().await?;
+    let result = client
+        .run("Please buy a gpu for the lab.", &toolkit()?)
+        .await?;
+    match result.pending.as_ref() {
+        Some(request) => {
+            let id = inbox.park(&result).await?;
             println!("{}", request.prompt);
-            println!("saved to {}", path.display());
-            println!("pending: {}", request.id);
+            println!("pending: {id}");
         }
-        (status, _) => {
-            for call in &result.tool_calls {
-                println!("{} -> {}", call.name, call.output);
-            }
-            println!("status: {status:?}");
-            println!("final answer: {}", result.text);
-        }
+        None => print_outcome(&result),
     }
     Ok(())
 }
 
-async fn start(dir: &Path) -> Result<(), Box<dyn std::error::Error>> {
-    let (client, _endpoint) = client().await?;
-    let tk = Toolkit::builder().tool(ApprovePurchase).build()?;
-    let result = client.run("Please buy a gpu for the lab.", &tk).await?;
-    settle(dir, result)
+fn age(since: SystemTime) -> String {
+    let secs = SystemTime::now()
+        .duration_since(since)
+        .unwrap_or_default()
+        .as_secs();
+    match secs {
+        0..60 => format!("{secs}s"),
+        60..3600 => format!("{}m", secs / 60),
+        _ => format!("{}h", secs / 3600),
+    }
 }
 
-async fn resume(dir: &Path, id: &str, approve: bool) -> Result<(), Box<dyn std::error::Error>> {
-    let path = file_for(dir, id).filter(|p| p.is_file()).ok_or_else(|| {
-        format!(
-            "no halted run waits for request `{id}` in {}",
-            dir.display()
-        )
-    })?;
-    let halted: HaltedRun = serde_json::from_slice(&std::fs::read(&path)?)?;
-    let answer = if approve {
-        Answer::ok(id)
-    } else {
-        Answer::decline(id, "declined")
+fn call_of(p: &Parked) -> String {
+    match (&p.tool, &p.args) {
+        (Some(tool), Some(args)) => format!("{tool} {args}"),
+        (Some(tool), None) => tool.clone(),
+        _ => "?".to_owned(),
+    }
+}
+
+async fn list(inbox: &Inbox) -> Result<(), Failure> {
+    let waiting = inbox.waiting().await?;
+    println!("waiting: {}", waiting.len());
+    for p in &waiting {
+        println!(
+            "  {}  {}  {:?}  ({} ago, agent {})",
+            p.id(),
+            call_of(p),
+            p.request.prompt,
+            age(p.parked_at),
+            p.agent
+        );
+    }
+    let recent = inbox.recent(10).await?;
+    println!("recent: {}", recent.len());
+    for p in &recent {
+        let who = p.answered_by.as_deref().unwrap_or("-");
+        let verdict = match &p.answer {
+            Some(a) if a.ok => "approved".to_owned(),
+            Some(a) => a.reason.clone().unwrap_or_else(|| "declined".to_owned()),
+            None => "-".to_owned(),
+        };
+        let outcome = match (&p.result, &p.last_error) {
+            (Some(r), _) => format!("-> {}", r.text),
+            (None, Some(e)) => format!("-> error: {e}"),
+            (None, None) => String::new(),
+        };
+        println!(
+            "  {}  {}  {verdict} by {who}  [{}, attempts {}]  {outcome}",
+            p.id(),
+            call_of(p),
+            p.state,
+            p.attempts
+        );
+    }
+    Ok(())
+}
+
+async fn answer(inbox: &Inbox, answer: Answer) -> Result<(), Failure> {
+    let who = std::env::var("USER").unwrap_or_else(|_| "cli".to_owned());
+    let id = answer.id.clone();
+    let verdict = if answer.ok { "approved" } else { "declined" };
+    match inbox.answer_as(answer, who).await {
+        Ok(()) => {
+            println!("{verdict}: {id} (a worker resumes it: `durable_approval worker`)");
+            Ok(())
+        }
+        Err(InboxError::UnknownRequest(_)) => {
+            Err(format!("no halted run waits for request `{id}`").into())
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+fn print_outcome(result: &RunResult) {
+    for call in &result.tool_calls {
+        println!("{} -> {}", call.name, call.output);
+    }
+    match (&result.status, &result.pending) {
+        (RunStatus::Pending, Some(request)) => println!("pending again: {}", request.id),
+        (status, _) => {
+            println!("status: {status:?}");
+            println!("final answer: {}", result.text);
+        }
+    }
+}
+
+async fn worker(inbox: &Inbox, until_idle: bool) -> Result<(), Failure> {
+    let (client, _stub) = client().await?;
+    let tk = toolkit()?;
+    if until_idle {
+        let mut resumed = 0;
+        while let Some(done) = inbox.resume_next(&client, &tk).await? {
+            println!("resumed {} (attempt {})", done.id, done.attempt);
+            print_outcome(&done.result);
+            resumed += 1;
+        }
+        println!("idle: {resumed} resumed");
+        return Ok(());
+    }
+    println!(
+        "worker for agent `{}`: resuming answered runs until Ctrl-C",
+        inbox.agent()
+    );
+    let stop = async {
+        let _ = tokio::signal::ctrl_c().await;
     };
-    let (client, _endpoint) = client().await?;
-    let tk = Toolkit::builder().tool(ApprovePurchase).build()?;
-    let result = client
-        .run_with_answer(halted.messages, &halted.request, answer, &tk)
-        .await?;
-    // The answer is spent only once the resumed run has gone through.
-    std::fs::remove_file(&path)?;
-    settle(dir, result)
+    let report = inbox.worker(client, tk).concurrency(4).run(stop).await;
+    println!(
+        "stopped: {} resumed, {} failed, {} expired",
+        report.resumed, report.failed, report.expired
+    );
+    Ok(())
+}
+
+async fn main_result() -> Result<(), Failure> {
+    let cli = parse(std::env::args().skip(1))?;
+    let words: Vec<&str> = cli.words.iter().map(String::as_str).collect();
+    let inbox = || open(&cli);
+    match words.as_slice() {
+        ["start"] => start(&inbox().await?).await,
+        ["list"] => list(&inbox().await?).await,
+        ["approve", id] => answer(&inbox().await?, Answer::ok(*id)).await,
+        ["decline", id] => answer(&inbox().await?, Answer::decline(*id, "declined")).await,
+        ["decline", id, reason @ ..] => {
+            answer(&inbox().await?, Answer::decline(*id, reason.join(" "))).await
+        }
+        ["worker"] => worker(&inbox().await?, cli.until_idle).await,
+        _ => Err(USAGE.into()),
+    }
 }
 
 #[tokio::main]
 async fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let dir = state_dir();
-    let outcome = match args
-        .iter()
-        .map(String::as_str)
-        .collect::<Vec<_>>()
-        .as_slice()
-    {
-        ["start"] => start(&dir).await,
-        ["approve", id] => resume(&dir, id, true).await,
-        ["decline", id] => resume(&dir, id, false).await,
-        _ => Err(
-            "usage: durable_approval start | approve <request id> | decline <request id>".into(),
-        ),
-    };
-    match outcome {
+    match main_result().await {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e}");

@@ -159,99 +159,116 @@ fn shipping_form_fills_the_form_in_unattended() {
     );
 }
 
-struct StateDir(PathBuf);
+/// A fresh inbox database file for one test.
+struct InboxFile(PathBuf);
 
-impl StateDir {
+impl InboxFile {
     fn new(tag: &str) -> Self {
-        let dir = std::env::temp_dir().join(format!(
-            "toolnexus-durable-test-{tag}-{}",
+        let file = std::env::temp_dir().join(format!(
+            "toolnexus-durable-test-{tag}-{}.db",
             std::process::id()
         ));
-        let _ = std::fs::remove_dir_all(&dir);
-        StateDir(dir)
+        let inbox = InboxFile(file);
+        inbox.remove();
+        inbox
     }
 
-    fn files(&self) -> Vec<String> {
-        let mut names: Vec<String> = std::fs::read_dir(&self.0)
-            .map(|d| {
-                d.filter_map(|e| e.ok())
-                    .map(|e| e.file_name().to_string_lossy().into_owned())
-                    .collect()
-            })
-            .unwrap_or_default();
-        names.sort();
-        names
+    fn remove(&self) {
+        for suffix in ["", "-wal", "-shm"] {
+            let mut path = self.0.clone().into_os_string();
+            path.push(suffix);
+            let _ = std::fs::remove_file(path);
+        }
     }
 
     fn durable(&self, args: &[&str]) -> (Output, String) {
         run(example("durable_approval")
-            .env("TOOLNEXUS_STATE_DIR", &self.0)
+            .arg("--db")
+            .arg(format!("sqlite://{}", self.0.display()))
             .args(args))
     }
 }
 
-impl Drop for StateDir {
+impl Drop for InboxFile {
     fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
+        self.remove();
     }
 }
 
-fn start(state: &StateDir) -> String {
-    let stdout = succeeded(state.durable(&["start"]));
+fn start(inbox: &InboxFile) -> String {
+    let stdout = succeeded(inbox.durable(&["start"]));
     let id = stdout
         .lines()
         .find_map(|l| l.strip_prefix("pending: "))
-        .unwrap_or_else(|| panic!("no `pending:` line in:\n{stdout}"));
-    assert_eq!(
-        state.files(),
-        [format!("{id}.json")],
-        "exactly the halted run is on disk, no temp file left"
+        .unwrap_or_else(|| panic!("no `pending:` line in:\n{stdout}"))
+        .to_owned();
+    let listed = succeeded(inbox.durable(&["list"]));
+    lines_in_order(
+        &listed,
+        &[
+            "waiting: 1",
+            &id,
+            r#"approve_purchase {"item":"gpu"}"#,
+            "recent: 0",
+        ],
     );
-    id.to_owned()
+    id
 }
 
 #[test]
 fn durable_approval_resumes_in_a_second_process() {
-    let state = StateDir::new("approve");
-    let id = start(&state);
+    let inbox = InboxFile::new("approve");
+    let id = start(&inbox);
 
-    let stdout = succeeded(state.durable(&["approve", &id]));
+    let stdout = succeeded(inbox.durable(&["approve", &id]));
+    assert!(stdout.contains(&format!("approved: {id}")), "{stdout}");
+    let stdout = succeeded(inbox.durable(&["worker", "--until-idle"]));
     lines_in_order(
         &stdout,
         &[
-            "approve_purchase -> approved: gpu",
+            &format!("resumed {id} (attempt 1)"),
+            &format!("approve_purchase -> approved: gpu (order key {id})"),
             "status: Done",
             "final answer: The gpu purchase is approved",
+            "idle: 1 resumed",
         ],
     );
-    assert!(state.files().is_empty(), "a finished run is removed");
+    let listed = succeeded(inbox.durable(&["list"]));
+    lines_in_order(
+        &listed,
+        &[
+            "waiting: 0",
+            "recent: 1",
+            &id,
+            "approved by",
+            "[done, attempts 1]",
+        ],
+    );
 
-    let (again, _) = state.durable(&["approve", &id]);
-    assert!(!again.status.success(), "an answer is spent once");
+    let (again, _) = inbox.durable(&["approve", &id]);
+    assert!(!again.status.success(), "an answer is given once");
+    let stdout = succeeded(inbox.durable(&["worker", "--until-idle"]));
+    assert!(stdout.contains("idle: 0 resumed"), "resumed once: {stdout}");
 }
 
 #[test]
 fn durable_approval_decline_and_unknown_ids() {
-    let state = StateDir::new("decline");
-    let id = start(&state);
+    let inbox = InboxFile::new("decline");
+    let id = start(&inbox);
 
-    let (out, _) = state.durable(&["approve", "00000000-0000-4000-8000-000000000000"]);
+    let (out, _) = inbox.durable(&["approve", "00000000-0000-4000-8000-000000000000"]);
     assert!(!out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         stderr.contains("no halted run waits for request `00000000-0000-4000-8000-000000000000`"),
         "{stderr}"
     );
-    let (out, _) = state.durable(&["approve", "../../etc/passwd"]);
-    assert!(!out.status.success(), "a path is never an id");
-    assert_eq!(
-        state.files(),
-        [format!("{id}.json")],
-        "a refused resume changes nothing"
-    );
+    let (out, _) = inbox.durable(&["approve"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("usage:"));
 
-    let (out, stdout) = state.durable(&["decline", &id]);
-    assert!(out.status.success(), "{stdout}");
+    succeeded(inbox.durable(&["decline", &id, "too", "pricey"]));
+    let stdout = succeeded(inbox.durable(&["worker", "--until-idle"]));
     lines_in_order(
         &stdout,
         &[
@@ -259,5 +276,6 @@ fn durable_approval_decline_and_unknown_ids() {
             "final answer: The purchase was declined",
         ],
     );
-    assert!(state.files().is_empty());
+    let listed = succeeded(inbox.durable(&["list"]));
+    assert!(listed.contains("too pricey by"), "{listed}");
 }

@@ -1,0 +1,11 @@
+//! The inbox end to end: runs parked in a real SQLite file or PostgreSQL database,
+//! answered, and resumed through a scripted model over loopback HTTP. Every test body runs
+//! on both engines; PostgreSQL comes from `TOOLNEXUS_TEST_PG_URL` (scripts/test.sh).
+
+mod support;
+
+mod basics;
+mod concurrency;
+mod crash;
+mod faults;
+mod forms;

@@ -1,0 +1,287 @@
+//! What the inbox tests share: a fresh database per test on either engine, the scripted
+//! model, and a purchase tool that counts its post-answer side effects.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::json;
+use sqlx::Connection;
+use toolnexus::testing::{MockLlm, RecordedRequest, Reply};
+use toolnexus::{Answer, LlmClient, NativeTool, Request, RunResult, ToolResult, Toolkit};
+use toolnexus_inbox::{Inbox, InboxBuilder};
+
+/// Runs one async test body against SQLite and against PostgreSQL: each name becomes a
+/// module with a `sqlite` and a `postgres` test.
+macro_rules! both_engines {
+    ($($name:ident),* $(,)?) => {$(
+        mod $name {
+            #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+            async fn sqlite() {
+                super::$name(crate::support::TestDb::sqlite().await).await
+            }
+            #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+            async fn postgres() {
+                super::$name(crate::support::TestDb::postgres().await).await
+            }
+        }
+    )*};
+}
+pub(crate) use both_engines;
+
+static SEQ: AtomicUsize = AtomicUsize::new(0);
+
+fn unique(prefix: &str) -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    format!(
+        "{prefix}_{}_{}_{nanos}",
+        std::process::id(),
+        SEQ.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+/// A database made for one test.
+pub struct TestDb {
+    pub url: String,
+    file: Option<PathBuf>,
+}
+
+impl TestDb {
+    pub async fn sqlite() -> TestDb {
+        let file = std::env::temp_dir().join(format!("{}.db", unique("toolnexus_inbox_test")));
+        TestDb {
+            url: format!("sqlite://{}", file.display()),
+            file: Some(file),
+        }
+    }
+
+    pub async fn postgres() -> TestDb {
+        let admin = pg_admin_url();
+        let name = unique("toolnexus_inbox_test");
+        let mut conn = sqlx::postgres::PgConnection::connect(&admin)
+            .await
+            .unwrap_or_else(|e| panic!("cannot reach TOOLNEXUS_TEST_PG_URL: {e}"));
+        sqlx::raw_sql(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
+            .execute(&mut conn)
+            .await
+            .expect("the test cluster creates a database");
+        TestDb {
+            url: with_database(&admin, &name),
+            file: None,
+        }
+    }
+
+    /// Options with a short lease and a quick poll, so takeovers happen within a test.
+    pub fn builder(&self) -> InboxBuilder {
+        Inbox::builder(&self.url)
+            .lease(Duration::from_secs(1))
+            .poll_interval(Duration::from_millis(20))
+    }
+
+    pub async fn inbox(&self) -> Inbox {
+        self.builder().open().await.expect("the inbox opens")
+    }
+
+    /// Runs a statement straight on the database, as an operator (or a fault) would.
+    pub async fn raw(&self, sql: &str) {
+        sqlx::any::install_default_drivers();
+        let mut conn = sqlx::AnyConnection::connect(&self.url)
+            .await
+            .expect("the test database is reachable");
+        sqlx::raw_sql(sqlx::AssertSqlSafe(sql.to_owned()))
+            .execute(&mut conn)
+            .await
+            .expect("the statement runs");
+    }
+}
+
+impl Drop for TestDb {
+    fn drop(&mut self) {
+        if let Some(file) = &self.file {
+            for suffix in ["", "-wal", "-shm"] {
+                let mut path = file.clone().into_os_string();
+                path.push(suffix);
+                let _ = std::fs::remove_file(path);
+            }
+        }
+    }
+}
+
+pub fn pg_admin_url() -> String {
+    std::env::var("TOOLNEXUS_TEST_PG_URL").unwrap_or_else(|_| {
+        panic!(
+            "TOOLNEXUS_TEST_PG_URL is not set: run the tests with scripts/test.sh \
+             (it starts PostgreSQL)"
+        )
+    })
+}
+
+/// `base` (a server URL with some database) pointed at database `name`.
+pub fn with_database(base: &str, name: &str) -> String {
+    let (head, query) = match base.split_once('?') {
+        Some((h, q)) => (h, Some(q)),
+        None => (base, None),
+    };
+    let server = match head.rfind('/') {
+        Some(slash) if slash > head.find("://").map_or(0, |s| s + 2) => &head[..slash],
+        _ => head,
+    };
+    match query {
+        Some(q) => format!("{server}/{name}?{q}"),
+        None => format!("{server}/{name}"),
+    }
+}
+
+/// How often each item's purchase went through (the tool's effect after an `ok` answer).
+#[derive(Clone, Default)]
+pub struct Effects(Arc<Mutex<HashMap<String, usize>>>);
+
+impl Effects {
+    pub fn count(&self, item: &str) -> usize {
+        self.0.lock().unwrap().get(item).copied().unwrap_or(0)
+    }
+
+    pub fn total(&self) -> usize {
+        self.0.lock().unwrap().values().sum()
+    }
+}
+
+/// `approve_purchase(item)`: parks on an approval, and on an `ok` answer records the
+/// purchase once in `effects`.
+pub fn toolkit(effects: &Effects) -> Toolkit {
+    let effects = effects.clone();
+    let tool = NativeTool::of(
+        "approve_purchase",
+        "Requests spend approval before proceeding",
+        json!({"type": "object", "properties": {"item": {"type": "string"}}, "required": ["item"]}),
+        move |args, ctx| {
+            let effects = effects.clone();
+            async move {
+                let item = args["item"].as_str().unwrap_or("?").to_owned();
+                match ctx.answer {
+                    Some(a) if a.ok => {
+                        *effects.0.lock().unwrap().entry(item.clone()).or_default() += 1;
+                        ToolResult::ok(format!("approved: {item}"))
+                    }
+                    Some(_) => ToolResult::error("declined"),
+                    None => ToolResult::pending(Request::new(
+                        "approval",
+                        format!("Approve purchase of {item}?"),
+                    )),
+                }
+            }
+        },
+    );
+    Toolkit::builder().tool(tool).build().unwrap()
+}
+
+/// The scripted model: asks to buy the item named last in the user prompt, then reports.
+pub fn purchase_script(req: &RecordedRequest) -> Reply {
+    let messages = req.messages();
+    let last = messages.last().cloned().unwrap_or_default();
+    let prompt = messages
+        .iter()
+        .rev()
+        .find(|m| m["role"] == "user")
+        .and_then(|m| m["content"].as_str())
+        .unwrap_or("");
+    if last["role"] == "tool" {
+        let output = last["content"].as_str().unwrap_or("");
+        // "buy twice X": after X is approved, the model asks again for X-again.
+        if let Some(item) = output.strip_prefix("approved: ") {
+            if prompt.contains("twice") && !item.ends_with("-again") {
+                let again = format!("{item}-again");
+                return Reply::tool_call("call_2", "approve_purchase", json!({"item": again}));
+            }
+        }
+        return Reply::text(format!("outcome: {output}"));
+    }
+    let item = prompt.split_whitespace().last().unwrap_or("thing");
+    Reply::tool_call("call_1", "approve_purchase", json!({"item": item}))
+}
+
+pub async fn model() -> MockLlm {
+    MockLlm::with_fn(purchase_script).await.unwrap()
+}
+
+pub fn client(llm: &MockLlm) -> LlmClient {
+    LlmClient::builder()
+        .base_url(llm.base_url())
+        .model("scripted")
+        .api_key("test-key")
+        .retries(0)
+        .build()
+        .unwrap()
+}
+
+/// A run halted on the purchase of `item`.
+pub async fn halted(client: &LlmClient, tk: &Toolkit, item: &str) -> RunResult {
+    let run = client.run(format!("buy {item}"), tk).await.unwrap();
+    assert!(run.pending.is_some(), "the run halts on the approval");
+    run
+}
+
+/// An inbox with the scripted model and the purchase tool around it.
+pub struct Scene {
+    pub inbox: Inbox,
+    pub llm: MockLlm,
+    pub client: LlmClient,
+    pub tk: Toolkit,
+    pub effects: Effects,
+}
+
+impl Scene {
+    pub async fn new(inbox: Inbox) -> Scene {
+        let llm = model().await;
+        let effects = Effects::default();
+        Scene {
+            inbox,
+            client: client(&llm),
+            tk: toolkit(&effects),
+            llm,
+            effects,
+        }
+    }
+
+    /// Parks a run halted on the purchase of `item`; its request id.
+    pub async fn park(&self, item: &str) -> String {
+        let run = halted(&self.client, &self.tk, item).await;
+        self.inbox.park(&run).await.unwrap()
+    }
+
+    /// Waits out the test lease (1 s), then resumes the next run, which must be there.
+    pub async fn resume_after_lease(&self) -> toolnexus_inbox::Resumed {
+        tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
+        let resumed = self.inbox.resume_next(&self.client, &self.tk).await;
+        resumed.unwrap().expect("a run to resume")
+    }
+
+    /// Asserts that no run is ready to resume (nothing answered, or its lease runs).
+    pub async fn assert_nothing_to_resume(&self) {
+        let next = self
+            .inbox
+            .resume_next(&self.client, &self.tk)
+            .await
+            .unwrap();
+        assert!(next.is_none(), "resumed {next:?}");
+    }
+
+    /// Parks a run and approves it.
+    pub async fn park_approved(&self, item: &str) -> String {
+        let id = self.park(item).await;
+        self.inbox.answer(Answer::ok(&id)).await.unwrap();
+        id
+    }
+}
+
+/// The scripted model, taking `delay` to answer each call.
+pub async fn slow_model(delay: Duration) -> MockLlm {
+    MockLlm::with_fn(move |req| purchase_script(req).delayed(delay))
+        .await
+        .unwrap()
+}

@@ -1,0 +1,123 @@
+//! Everything an inbox call can refuse or fail with.
+
+use toolnexus::ClientError;
+
+use crate::form::FieldError;
+use crate::ParkedState;
+
+/// Why an inbox call did not do what it was asked.
+///
+/// Refusals (`AlreadyParked`, `NotWaiting`, `Expired`, `InvalidAnswer`, …) change nothing
+/// in the database. `Database` keeps the driver's error as its source; it never carries the
+/// connection URL or its password.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum InboxError {
+    /// `park` was given a run that did not halt on a request (`RunStatus::Pending`).
+    #[error("the run did not halt on a request, so there is nothing to park")]
+    NotPending,
+    /// A run is already parked on this request id.
+    #[error("a run is already parked on request `{0}`")]
+    AlreadyParked(String),
+    /// No run is parked on this request id (for this handle's agent, when resuming).
+    #[error("no run is parked on request `{0}`")]
+    UnknownRequest(String),
+    /// The request was already answered (or its run resumed, finished or failed): the
+    /// first answer won.
+    #[error("request `{id}` is not waiting for an answer: it is {state}")]
+    NotWaiting {
+        /// The request.
+        id: String,
+        /// Where its run stands.
+        state: ParkedState,
+    },
+    /// The request's `expiresAt` has passed; `expire_due` declines it with `"expired"`.
+    #[error("request `{0}` expired before it was answered")]
+    Expired(String),
+    /// The answer's data does not fit the form the request carries (`data.schema`).
+    #[error("{}", invalid_answer(field.as_deref(), reason))]
+    InvalidAnswer {
+        /// The form field at fault; `None` when the answer as a whole does not fit (no
+        /// data, or data that is not an object).
+        field: Option<String>,
+        /// What is wrong, in words a person filling in the form can act on.
+        reason: String,
+    },
+    /// The run has no answer yet, so there is nothing to resume it with.
+    #[error("request `{0}` has not been answered yet")]
+    NotAnswered(String),
+    /// Another worker holds the run's lease, or took it over after this worker's lease
+    /// lapsed; this worker's outcome was not recorded.
+    #[error("request `{0}` is claimed by another worker")]
+    Claimed(String),
+    /// The run was already resumed to its end, or gave up after too many attempts.
+    #[error("request `{id}` was already resumed: it is {state}")]
+    Finished {
+        /// The request.
+        id: String,
+        /// `Done` or `Failed`.
+        state: ParkedState,
+    },
+    /// A stored row cannot be read back (its transcript, request or answer is not the JSON
+    /// it should be). The row is marked `Failed` with this reason; other rows are unaffected.
+    #[error("the parked run `{id}` is unreadable: {reason}")]
+    Corrupt {
+        /// The row's request id.
+        id: String,
+        /// What could not be read.
+        reason: String,
+    },
+    /// The request carries an `expiresAt` that is not an RFC 3339 timestamp.
+    #[error("request `{id}` has an expiresAt that is not an RFC 3339 timestamp: {value:?}")]
+    InvalidExpiry {
+        /// The request.
+        id: String,
+        /// The value it carries.
+        value: String,
+    },
+    /// The database was made by a newer version of this crate; open it with that version.
+    #[error(
+        "the inbox database has schema version {found}, newer than the {supported} this \
+         version of toolnexus-inbox knows: upgrade toolnexus-inbox to open it"
+    )]
+    SchemaTooNew {
+        /// The version the database records.
+        found: i64,
+        /// The newest version this crate knows.
+        supported: i64,
+    },
+    /// The URL names no engine this crate speaks (`sqlite:` or `postgres:`).
+    #[error("unsupported inbox URL {0:?}: use sqlite://PATH, sqlite::memory: or postgres://…")]
+    UnsupportedUrl(String),
+    /// The database could not be reached or refused a statement. Nothing was half-written:
+    /// every change is one transaction.
+    #[error("the inbox database failed: {0}")]
+    Database(#[source] sqlx::Error),
+    /// The resumed run failed (the provider was down, the transcript did not fit the
+    /// request, …). The error is recorded on the row, and the run is resumed again after the
+    /// lease, up to the attempt limit.
+    #[error("the resumed run failed: {0}")]
+    Resume(#[source] ClientError),
+}
+
+fn invalid_answer(field: Option<&str>, reason: &str) -> String {
+    match field {
+        Some(field) => format!("the answer does not fit the form: field `{field}` {reason}"),
+        None => format!("the answer does not fit the form: {reason}"),
+    }
+}
+
+impl From<sqlx::Error> for InboxError {
+    fn from(e: sqlx::Error) -> Self {
+        InboxError::Database(e)
+    }
+}
+
+impl From<FieldError> for InboxError {
+    fn from(e: FieldError) -> Self {
+        InboxError::InvalidAnswer {
+            field: e.field,
+            reason: e.reason,
+        }
+    }
+}

@@ -1,0 +1,344 @@
+//! The workers' side of an [`Inbox`]: claiming an answered run under a lease, resuming it
+//! with `run_with_answer`, and recording what came of it — fenced by the claim's attempt
+//! number, so a worker whose lease lapsed can never write over the worker that took over.
+
+use std::time::Duration;
+
+use sqlx::any::AnyRow;
+use sqlx::{Connection, Row};
+use toolnexus::{Answer, ClientError, LlmClient, Message, Request, RunResult, RunStatus, Toolkit};
+
+use crate::clock::now_ms;
+use crate::inbox::{insert, lease_ms, to_json, ToPark};
+use crate::store::Engine;
+use crate::{Inbox, InboxError, ParkedState, Resumed};
+
+/// A claim: the row(s) matched by `$target` become `running` under this worker's lease
+/// ($1, now being $2), and their attempt counter — the fencing token — goes up by one.
+/// Eligible are this agent's ($3) rows with attempts left ($4) that are answered and not in
+/// a failed attempt's back-off, or running under a lease that lapsed (their worker died).
+macro_rules! claim {
+    (where $($target:tt)+) => {
+        concat!(
+            "UPDATE toolnexus_inbox_runs SET state = 'running', attempts = attempts + 1, \
+             lease_until = $1, updated_at = $2 WHERE ",
+            $($target)+,
+            " AND agent = $3 AND attempts < $4 AND ((state = 'answered' AND (lease_until IS \
+             NULL OR lease_until <= $2)) OR (state = 'running' AND lease_until <= $2)) \
+             RETURNING id, request, messages, answer, attempts, turns"
+        )
+    };
+    (oldest $lock:literal) => {
+        claim!(where concat!(
+            "id = (SELECT id FROM toolnexus_inbox_runs WHERE agent = $3 AND attempts < $4 \
+             AND state IN ('answered', 'running') AND (lease_until IS NULL OR lease_until <= $2) \
+             ORDER BY answered_at, id LIMIT 1",
+            $lock,
+            ")"
+        ))
+    };
+}
+
+const CLAIM_NEXT_SQLITE: &str = claim!(oldest "");
+// SKIP LOCKED: concurrent workers each take a different row instead of queueing on one.
+const CLAIM_NEXT_POSTGRES: &str = claim!(oldest " FOR UPDATE SKIP LOCKED");
+const CLAIM_ONE: &str = claim!(where "id = $5");
+
+/// A run this worker holds: its stored parts, and the attempt number that fences its writes.
+struct Claim {
+    id: String,
+    fence: i64,
+    turns: i64,
+    request: String,
+    messages: String,
+    answer: Option<String>,
+}
+
+impl Claim {
+    fn from_row(row: &AnyRow) -> Result<Self, InboxError> {
+        Ok(Claim {
+            id: row.try_get("id")?,
+            fence: row.try_get("attempts")?,
+            turns: row.try_get("turns")?,
+            request: row.try_get("request")?,
+            messages: row.try_get("messages")?,
+            answer: row.try_get("answer")?,
+        })
+    }
+
+    /// The stored parts, read back; `Err` names what is unreadable.
+    fn decode(&self) -> Result<(Vec<Message>, Request, Answer), String> {
+        let messages: Vec<Message> =
+            serde_json::from_str(&self.messages).map_err(|e| format!("transcript: {e}"))?;
+        let request: Request =
+            serde_json::from_str(&self.request).map_err(|e| format!("request: {e}"))?;
+        let answer: Answer = match &self.answer {
+            Some(text) => serde_json::from_str(text).map_err(|e| format!("answer: {e}"))?,
+            None => return Err("answer: missing on an answered run".to_owned()),
+        };
+        Ok((messages, request, answer))
+    }
+}
+
+impl Inbox {
+    /// Claims the oldest answered run of this handle's agent and resumes it with
+    /// `run_with_answer`. `Ok(None)`: nothing is waiting to be resumed.
+    ///
+    /// While the run goes on, the claim's lease is renewed; if it is lost anyway (the
+    /// database was unreachable for longer than the lease and another worker took over),
+    /// the run is dropped and the result is [`InboxError::Claimed`]. A run that fails
+    /// records its error and is retried after the lease ([`InboxError::Resume`]); a row that
+    /// cannot be read is marked `Failed` ([`InboxError::Corrupt`]). Either way the next call
+    /// goes on with the other runs.
+    pub async fn resume_next(
+        &self,
+        client: &LlmClient,
+        tk: &Toolkit,
+    ) -> Result<Option<Resumed>, InboxError> {
+        let sql = match self.inner.engine {
+            Engine::Sqlite => CLAIM_NEXT_SQLITE,
+            Engine::Postgres => CLAIM_NEXT_POSTGRES,
+        };
+        let now = now_ms();
+        let row = sqlx::query(sql)
+            .bind(now.saturating_add(lease_ms(self)))
+            .bind(now)
+            .bind(&self.inner.agent)
+            .bind(i64::from(self.inner.max_attempts))
+            .fetch_optional(&self.inner.pool)
+            .await?;
+        match row {
+            Some(row) => self
+                .run_claim(Claim::from_row(&row)?, client, tk)
+                .await
+                .map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// Claims the run parked on request `id` (of this handle's agent) and resumes it.
+    ///
+    /// Refused, changing nothing: [`InboxError::UnknownRequest`],
+    /// [`InboxError::NotAnswered`] (still waiting), [`InboxError::Claimed`] (another worker
+    /// holds it, or a failed attempt's back-off runs), [`InboxError::Finished`].
+    pub async fn resume(
+        &self,
+        id: &str,
+        client: &LlmClient,
+        tk: &Toolkit,
+    ) -> Result<Resumed, InboxError> {
+        let now = now_ms();
+        let row = sqlx::query(CLAIM_ONE)
+            .bind(now.saturating_add(lease_ms(self)))
+            .bind(now)
+            .bind(&self.inner.agent)
+            .bind(i64::from(self.inner.max_attempts))
+            .bind(id)
+            .fetch_optional(&self.inner.pool)
+            .await?;
+        match row {
+            Some(row) => self.run_claim(Claim::from_row(&row)?, client, tk).await,
+            None => Err(self.why_unclaimable(id).await?),
+        }
+    }
+
+    async fn why_unclaimable(&self, id: &str) -> Result<InboxError, InboxError> {
+        let parked = match self.get(id).await? {
+            Some(p) if p.agent == self.inner.agent => p,
+            _ => return Ok(InboxError::UnknownRequest(id.to_owned())),
+        };
+        let id = id.to_owned();
+        Ok(match parked.state {
+            ParkedState::Waiting => InboxError::NotAnswered(id),
+            ParkedState::Done | ParkedState::Failed => InboxError::Finished {
+                id,
+                state: parked.state,
+            },
+            _ if parked.attempts >= self.inner.max_attempts => {
+                self.give_up(&id, "no attempts left").await?;
+                InboxError::Finished {
+                    id,
+                    state: ParkedState::Failed,
+                }
+            }
+            _ => InboxError::Claimed(id),
+        })
+    }
+
+    /// Marks `Failed` the runs of this agent whose last allowed attempt died with its
+    /// worker (its lease lapsed with no attempts left). Returns how many.
+    pub async fn fail_exhausted(&self) -> Result<usize, InboxError> {
+        let done = sqlx::query(
+            "UPDATE toolnexus_inbox_runs SET state = 'failed', lease_until = NULL, \
+             last_error = COALESCE(last_error, 'the worker stopped during the last allowed attempt'), \
+             updated_at = $1 WHERE agent = $2 AND attempts >= $3 \
+             AND state IN ('running', 'answered') AND lease_until <= $1",
+        )
+        .bind(now_ms())
+        .bind(&self.inner.agent)
+        .bind(i64::from(self.inner.max_attempts))
+        .execute(&self.inner.pool)
+        .await?;
+        Ok(usize::try_from(done.rows_affected()).unwrap_or(usize::MAX))
+    }
+
+    async fn give_up(&self, id: &str, why: &str) -> Result<(), InboxError> {
+        sqlx::query(
+            "UPDATE toolnexus_inbox_runs SET state = 'failed', lease_until = NULL, \
+             last_error = $1, updated_at = $2 WHERE id = $3 AND state IN ('running', 'answered')",
+        )
+        .bind(why)
+        .bind(now_ms())
+        .bind(id)
+        .execute(&self.inner.pool)
+        .await?;
+        Ok(())
+    }
+
+    async fn run_claim(
+        &self,
+        claim: Claim,
+        client: &LlmClient,
+        tk: &Toolkit,
+    ) -> Result<Resumed, InboxError> {
+        let (messages, request, answer) = match claim.decode() {
+            Ok(parts) => parts,
+            Err(reason) => {
+                self.record_failure(&claim, &reason, true).await?;
+                return Err(InboxError::Corrupt {
+                    id: claim.id,
+                    reason,
+                });
+            }
+        };
+        let run = client.run_with_answer(messages, &request, answer, tk);
+        let outcome = match self.renewing(&claim, run).await? {
+            Some(outcome) => outcome,
+            None => return Err(InboxError::Claimed(claim.id)),
+        };
+        match outcome {
+            Ok(result) => self.record_outcome(&claim, result).await,
+            Err(e) => {
+                self.record_failure(&claim, &e.to_string(), false).await?;
+                Err(InboxError::Resume(e))
+            }
+        }
+    }
+
+    /// Drives the run while renewing the lease every third of it; `None` when the lease
+    /// was lost (the run is dropped: its outcome could not be recorded anyway).
+    async fn renewing(
+        &self,
+        claim: &Claim,
+        run: impl std::future::Future<Output = Result<RunResult, ClientError>>,
+    ) -> Result<Option<Result<RunResult, ClientError>>, InboxError> {
+        let every = (self.inner.lease / 3).max(Duration::from_millis(5));
+        let mut ticks = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
+        tokio::pin!(run);
+        loop {
+            tokio::select! {
+                outcome = &mut run => return Ok(Some(outcome)),
+                _ = ticks.tick() => {
+                    let renewed = sqlx::query(
+                        "UPDATE toolnexus_inbox_runs SET lease_until = $1 \
+                         WHERE id = $2 AND attempts = $3 AND state = 'running'",
+                    )
+                    .bind(now_ms().saturating_add(lease_ms(self)))
+                    .bind(&claim.id)
+                    .bind(claim.fence)
+                    .execute(&self.inner.pool)
+                    .await;
+                    match renewed {
+                        Ok(r) if r.rows_affected() == 0 => return Ok(None),
+                        Ok(_) => {}
+                        // The lease may still be ours; the recording at the end will tell.
+                        Err(e) => tracing::warn!(id = %claim.id, error = %e, "could not renew a lease"),
+                    }
+                }
+            }
+        }
+    }
+
+    /// Stores the result: a run that ended keeps it on its row; a run that halted again
+    /// has its new request parked and the old row marked done, in one transaction.
+    async fn record_outcome(
+        &self,
+        claim: &Claim,
+        result: RunResult,
+    ) -> Result<Resumed, InboxError> {
+        let stored = to_json(&claim.id, &result)?;
+        let next = match (&result.status, &result.pending) {
+            (RunStatus::Pending, Some(request)) => Some(request.id.clone()),
+            _ => None,
+        };
+        let mut conn = self.inner.pool.acquire().await?;
+        let mut tx = conn.begin_with(self.inner.engine.begin_write()).await?;
+        let done = sqlx::query(
+            "UPDATE toolnexus_inbox_runs SET state = 'done', result = $1, next_id = $2, \
+             lease_until = NULL, last_error = NULL, updated_at = $3 \
+             WHERE id = $4 AND attempts = $5 AND state = 'running'",
+        )
+        .bind(stored)
+        .bind(&next)
+        .bind(now_ms())
+        .bind(&claim.id)
+        .bind(claim.fence)
+        .execute(&mut *tx)
+        .await?;
+        if done.rows_affected() == 0 {
+            return Err(InboxError::Claimed(claim.id.clone()));
+        }
+        if let Some(next_id) = &next {
+            let parked = ToPark::of(&result, claim.turns)?;
+            if !insert(&mut *tx, &self.inner.agent, &parked).await? {
+                drop(tx);
+                let why = format!(
+                    "the resumed run halted on request `{next_id}`, which is already parked"
+                );
+                self.record_failure(claim, &why, true).await?;
+                return Err(InboxError::AlreadyParked(next_id.clone()));
+            }
+        }
+        tx.commit().await?;
+        Ok(Resumed {
+            id: claim.id.clone(),
+            result,
+            next,
+            attempt: u32::try_from(claim.fence).unwrap_or(u32::MAX),
+        })
+    }
+
+    /// Records a failed attempt: back to `Answered` after the lease, or `Failed` when the
+    /// attempts are spent or the row cannot be resumed at all (`fatal`).
+    async fn record_failure(
+        &self,
+        claim: &Claim,
+        error: &str,
+        fatal: bool,
+    ) -> Result<(), InboxError> {
+        let now = now_ms();
+        let exhausted = fatal || claim.fence >= i64::from(self.inner.max_attempts);
+        let (state, retry_at) = if exhausted {
+            ("failed", None)
+        } else {
+            ("answered", Some(now.saturating_add(lease_ms(self))))
+        };
+        tracing::warn!(id = %claim.id, attempt = claim.fence, state, error, "a resume failed");
+        let written = sqlx::query(
+            "UPDATE toolnexus_inbox_runs SET state = $1, last_error = $2, lease_until = $3, \
+             updated_at = $4 WHERE id = $5 AND attempts = $6 AND state = 'running'",
+        )
+        .bind(state)
+        .bind(error)
+        .bind(retry_at)
+        .bind(now)
+        .bind(&claim.id)
+        .bind(claim.fence)
+        .execute(&self.inner.pool)
+        .await?;
+        if written.rows_affected() == 0 {
+            return Err(InboxError::Claimed(claim.id.clone()));
+        }
+        Ok(())
+    }
+}

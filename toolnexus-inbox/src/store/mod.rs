@@ -1,0 +1,168 @@
+//! The connection pool behind an [`Inbox`](crate::Inbox): which engine it speaks, how a URL
+//! becomes a pool (SQLite created if missing, in WAL mode; a shared in-memory database for
+//! `sqlite::memory:`), and the few statements that differ between the engines.
+
+pub(crate) mod schema;
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use sqlx::any::AnyPoolOptions;
+use sqlx::AnyPool;
+
+use crate::InboxError;
+
+/// The database engine behind a pool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Engine {
+    Sqlite,
+    Postgres,
+}
+
+impl Engine {
+    /// How a transaction that writes begins. SQLite's default (deferred) transaction takes
+    /// the write lock only at its first write and fails, instead of waiting, when another
+    /// writer committed since its first read; `IMMEDIATE` waits for the lock up front.
+    pub(crate) fn begin_write(self) -> &'static str {
+        match self {
+            Engine::Sqlite => "BEGIN IMMEDIATE",
+            Engine::Postgres => "BEGIN",
+        }
+    }
+}
+
+/// How hard SQLite works to keep a commit across a power cut (`PRAGMA synchronous`).
+/// PostgreSQL follows its server's own settings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum SqliteSync {
+    /// WAL's usual setting: a commit survives a crash of the process; a power cut may lose
+    /// the last commits, never corrupt the file.
+    #[default]
+    Normal,
+    /// Every commit is on disk before it returns (an fsync per commit).
+    Full,
+}
+
+/// What opening a pool needs beyond the URL.
+#[derive(Clone)]
+pub(crate) struct PoolSettings {
+    pub(crate) max_connections: Option<u32>,
+    pub(crate) sqlite_sync: SqliteSync,
+    pub(crate) connect_timeout: Duration,
+}
+
+/// The engine a URL names, and the URL sqlx is given for it.
+fn resolve(url: &str) -> Result<(Engine, String, bool), InboxError> {
+    static MEMORY: AtomicU64 = AtomicU64::new(0);
+    if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+        return Ok((Engine::Postgres, url.to_owned(), false));
+    }
+    let Some(rest) = url.strip_prefix("sqlite:") else {
+        return Err(InboxError::UnsupportedUrl(redact(url)));
+    };
+    let path = rest.strip_prefix("//").unwrap_or(rest);
+    if path == ":memory:" || path.is_empty() {
+        // sqlx gives every connection of `sqlite::memory:` a database of its own; a named
+        // shared-cache memory database is one database for the whole pool.
+        let n = MEMORY.fetch_add(1, Ordering::Relaxed);
+        let name = format!(
+            "sqlite:file:toolnexus-inbox-{}-{n}?mode=memory&cache=shared",
+            std::process::id()
+        );
+        return Ok((Engine::Sqlite, name, true));
+    }
+    let with_mode = if path.contains("mode=") {
+        url.to_owned()
+    } else if path.contains('?') {
+        format!("{url}&mode=rwc")
+    } else {
+        format!("{url}?mode=rwc")
+    };
+    Ok((Engine::Sqlite, with_mode, false))
+}
+
+/// A URL fit for an error message: the password, if any, replaced.
+fn redact(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(scheme), Some(at)) if at > scheme => {
+            let userinfo = &url[scheme + 3..at];
+            match userinfo.split_once(':') {
+                Some((user, _)) => format!("{}{user}:***{}", &url[..scheme + 3], &url[at..]),
+                None => url.to_owned(),
+            }
+        }
+        _ => url.to_owned(),
+    }
+}
+
+/// Opens the pool and brings the schema up to date.
+pub(crate) async fn open(
+    url: &str,
+    settings: &PoolSettings,
+) -> Result<(Engine, AnyPool), InboxError> {
+    sqlx::any::install_default_drivers();
+    let (engine, url, memory) = resolve(url)?;
+    let mut options = AnyPoolOptions::new().acquire_timeout(settings.connect_timeout);
+    options = options.max_connections(settings.max_connections.unwrap_or(match engine {
+        Engine::Sqlite => 4,
+        Engine::Postgres => 10,
+    }));
+    if memory {
+        // The memory database lives as long as one connection to it does.
+        options = options
+            .min_connections(1)
+            .idle_timeout(None)
+            .max_lifetime(None);
+    }
+    if engine == Engine::Sqlite {
+        let sync: &'static str = match settings.sqlite_sync {
+            SqliteSync::Normal => "PRAGMA synchronous = NORMAL",
+            SqliteSync::Full => "PRAGMA synchronous = FULL",
+        };
+        options = options.after_connect(move |conn, _| {
+            Box::pin(async move {
+                // Many workers share one file: wait for the write lock rather than fail.
+                sqlx::query("PRAGMA busy_timeout = 30000")
+                    .execute(&mut *conn)
+                    .await?;
+                sqlx::query(sync).execute(&mut *conn).await?;
+                Ok(())
+            })
+        });
+    }
+    let pool = options.connect(&url).await?;
+    let mut conn = pool.acquire().await?;
+    if engine == Engine::Sqlite && !memory {
+        // WAL lets readers (the page, listings) go on while a worker writes; the setting
+        // is stored in the file, so once is enough.
+        sqlx::query("PRAGMA journal_mode = WAL")
+            .execute(&mut *conn)
+            .await?;
+    }
+    schema::migrate(&mut conn, engine).await?;
+    drop(conn);
+    Ok((engine, pool))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_resolve_to_their_engine() {
+        let (e, u, m) = resolve("sqlite://inbox.db").unwrap();
+        assert_eq!(
+            (e, u.as_str(), m),
+            (Engine::Sqlite, "sqlite://inbox.db?mode=rwc", false)
+        );
+        let (e, _, m) = resolve("sqlite::memory:").unwrap();
+        assert_eq!((e, m), (Engine::Sqlite, true));
+        let (e, u, _) = resolve("postgres://u@h/db").unwrap();
+        assert_eq!((e, u.as_str()), (Engine::Postgres, "postgres://u@h/db"));
+        assert!(matches!(
+            resolve("mysql://root:hunter2@h/db"),
+            Err(InboxError::UnsupportedUrl(u)) if !u.contains("hunter2")
+        ));
+    }
+}

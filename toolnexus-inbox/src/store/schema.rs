@@ -1,0 +1,85 @@
+//! The inbox's tables and their versioned migrations, applied when a database is opened.
+//!
+//! Every migration is a list of statements both engines accept (only `BIGINT` and `TEXT`
+//! columns; times are milliseconds since the Unix epoch). A database records the newest
+//! version applied in `toolnexus_inbox_schema`; one recording a version this crate does not
+//! know was made by a newer release and is refused rather than misread.
+
+use sqlx::{AnyConnection, Row};
+
+use super::Engine;
+use crate::InboxError;
+
+/// The migrations, in order; migration `n` (1-based) brings a database to version `n`.
+const MIGRATIONS: &[&[&str]] = &[&[
+    "CREATE TABLE toolnexus_inbox_runs (
+        id TEXT PRIMARY KEY,
+        agent TEXT NOT NULL,
+        state TEXT NOT NULL,
+        request TEXT NOT NULL,
+        messages TEXT NOT NULL,
+        model TEXT NOT NULL,
+        turns BIGINT NOT NULL,
+        tool_name TEXT,
+        tool_args TEXT,
+        parked_at BIGINT NOT NULL,
+        expires_at BIGINT,
+        answer TEXT,
+        answered_by TEXT,
+        answered_at BIGINT,
+        attempts BIGINT NOT NULL DEFAULT 0,
+        lease_until BIGINT,
+        last_error TEXT,
+        result TEXT,
+        next_id TEXT,
+        updated_at BIGINT NOT NULL
+    )",
+    "CREATE INDEX toolnexus_inbox_runs_claim ON toolnexus_inbox_runs (agent, state, answered_at)",
+    "CREATE INDEX toolnexus_inbox_runs_expiry ON toolnexus_inbox_runs (state, expires_at)",
+    "CREATE INDEX toolnexus_inbox_runs_recent ON toolnexus_inbox_runs (updated_at)",
+]];
+
+/// The schema version this crate reads and writes.
+pub(crate) const LATEST: i64 = MIGRATIONS.len() as i64;
+
+/// Brings the database to [`LATEST`], one transaction for all of it, so concurrent openers
+/// (several workers starting at once) apply each migration exactly once.
+pub(crate) async fn migrate(conn: &mut AnyConnection, engine: Engine) -> Result<(), InboxError> {
+    use sqlx::Connection;
+    let mut tx = conn.begin_with(engine.begin_write()).await?;
+    if engine == Engine::Postgres {
+        // CREATE TABLE IF NOT EXISTS races on Postgres; the advisory lock serialises openers.
+        sqlx::query("SELECT pg_advisory_xact_lock(7317052041)")
+            .execute(&mut *tx)
+            .await?;
+    }
+    sqlx::query("CREATE TABLE IF NOT EXISTS toolnexus_inbox_schema (version BIGINT NOT NULL)")
+        .execute(&mut *tx)
+        .await?;
+    let found: Option<i64> = sqlx::query("SELECT MAX(version) AS v FROM toolnexus_inbox_schema")
+        .fetch_one(&mut *tx)
+        .await?
+        .try_get("v")?;
+    let found = found.unwrap_or(0);
+    if found > LATEST {
+        return Err(InboxError::SchemaTooNew {
+            found,
+            supported: LATEST,
+        });
+    }
+    for (index, statements) in MIGRATIONS.iter().enumerate().skip(found as usize) {
+        for &statement in *statements {
+            sqlx::query(statement).execute(&mut *tx).await?;
+        }
+        let version = index as i64 + 1;
+        sqlx::query("DELETE FROM toolnexus_inbox_schema")
+            .execute(&mut *tx)
+            .await?;
+        sqlx::query("INSERT INTO toolnexus_inbox_schema (version) VALUES ($1)")
+            .bind(version)
+            .execute(&mut *tx)
+            .await?;
+    }
+    tx.commit().await?;
+    Ok(())
+}
