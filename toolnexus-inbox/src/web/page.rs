@@ -24,8 +24,10 @@ pub(crate) async fn secure_headers(request: Request, next: Next) -> Response {
         (header::CONTENT_SECURITY_POLICY, CONTENT_SECURITY_POLICY),
         (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
         (header::X_FRAME_OPTIONS, "DENY"),
-        // Request ids and prompts must not leak to a sign-in page through Referer.
-        (header::REFERRER_POLICY, "no-referrer"),
+        // Request ids must not leak to a sign-in page through Referer. Not `no-referrer`:
+        // under it a browser sends `Origin: null` with the page's own form posts, which
+        // the same-origin check must then refuse.
+        (header::REFERRER_POLICY, "same-origin"),
         (header::CACHE_CONTROL, "no-store"),
     ] {
         headers.insert(name, HeaderValue::from_static(value));

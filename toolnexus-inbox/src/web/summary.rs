@@ -118,7 +118,7 @@ pub(crate) fn decision(parked: &Parked, now: SystemTime) -> Markup {
     }
 }
 
-/// "approved", "declined: too expensive", "answered with {…}".
+/// "approved", "declined: “too expensive”", "answered city Lyon · express true".
 fn verdict(answer: &Answer) -> Markup {
     let said = answer
         .data
@@ -128,13 +128,28 @@ fn verdict(answer: &Answer) -> Markup {
     html! {
         @if answer.ok {
             @match &answer.data {
-                Some(data) => { "answered with " code { (data) } },
+                Some(Value::Object(fields)) => {
+                    "answered "
+                    @for (i, (name, value)) in fields.iter().enumerate() {
+                        @if i > 0 { " · " }
+                        span.field-name { (name) } " " (plain(value))
+                    }
+                },
+                Some(data) => { "answered " (plain(data)) },
                 None => "approved",
             }
         } @else {
             (answer.reason.as_deref().unwrap_or("declined"))
             @if let Some(said) = said { ": “" (said) "”" }
         }
+    }
+}
+
+/// A JSON value as a person reads it: strings without their quotes.
+fn plain(value: &Value) -> String {
+    match value {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
     }
 }
 
