@@ -728,3 +728,33 @@ fn the_example_refuses_unknown_options() {
     let status = example.child.wait().unwrap();
     assert_eq!(status.code(), Some(2));
 }
+
+#[tokio::test]
+async fn a_form_the_page_cannot_show_can_only_be_declined() {
+    let site = Site::start().await;
+    let id = site.nested().await;
+    let cookie = session(&site).await;
+    let (status, page) = get(&cookie, &site.request_url(&id)).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(page.contains("cannot be shown here"), "{page}");
+    assert!(page.contains("field `to`"), "{page}");
+    assert!(!page.contains(r#"value="submit""#), "{page}");
+    let token = forgery_token(&page);
+    let (status, _) = post_form(
+        &site,
+        &cookie,
+        &id,
+        &[("_forgery", token.as_str()), ("_action", "submit")],
+    )
+    .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    let (status, _) = post_form(
+        &site,
+        &cookie,
+        &id,
+        &[("_forgery", token.as_str()), ("_action", "decline")],
+    )
+    .await;
+    assert_eq!(status, StatusCode::SEE_OTHER);
+    assert_eq!(state_of(&site, &id).await, ParkedState::Answered);
+}

@@ -83,6 +83,21 @@ async fn lure(text: String, url: String, answer: Option<&Answer>) -> ToolResult 
     }
 }
 
+/// Asks for a form no page can show (a nested object)
+#[tool]
+async fn nested(answer: Option<&Answer>) -> ToolResult {
+    match answer {
+        Some(_) => ToolResult::ok("nested"),
+        None => pending!(
+            kind = "input",
+            prompt = "Where exactly?",
+            data = json!({"schema": {"type": "object",
+                                     "properties": {"to": {"type": "object"}},
+                                     "required": ["to"]}})
+        ),
+    }
+}
+
 /// Asks under an id of its own choosing
 #[tool]
 async fn named(id: String, answer: Option<&Answer>) -> ToolResult {
@@ -163,6 +178,7 @@ impl Site {
             .tool(Lure)
             .tool(Stale)
             .tool(Named)
+            .tool(Nested)
             .build()
             .expect("a toolkit");
         let inbox = Inbox::open("sqlite::memory:").await.expect("an inbox");
@@ -216,6 +232,11 @@ impl Site {
     pub async fn lure(&self, text: &str, url: &str) -> String {
         self.park(&format!("lure | {}", json!({ "text": text, "url": url })))
             .await
+    }
+
+    /// An input whose form the page cannot render.
+    pub async fn nested(&self) -> String {
+        self.park("nested").await
     }
 
     /// An approval parked under `id`.
