@@ -6,14 +6,18 @@
 //!
 //! ```sh
 //! cargo run --example approve_purchase                                 # embedded stub, asks y/n
-//! TOOLNEXUS_AUTO_ANSWER=decline cargo run --example approve_purchase   # answers by itself
+//! TOOLNEXUS_AUTO_ANSWER=decline cargo run --example approve_purchase   # approve|decline by itself
 //! OPENAI_API_KEY=sk-… cargo run --example approve_purchase             # a real model
 //! ```
-//! Also `TOOLNEXUS_BASE_URL`, `TOOLNEXUS_MODEL` and `TOOLNEXUS_STYLE=openai|anthropic`.
+//! Also `TOOLNEXUS_BASE_URL`, `TOOLNEXUS_MODEL` and `TOOLNEXUS_STYLE=openai|anthropic`. The
+//! answer is read from standard input, a terminal or a pipe; when it is closed (Ctrl-D),
+//! the purchase is declined.
 
 mod support;
 
-use toolnexus::{pending, tool, Answer, BeforeTool, Request, ToolOutcome, ToolResult, Toolkit};
+use toolnexus::{
+    pending, tool, Answer, BeforeTool, LlmClient, Request, ToolOutcome, ToolResult, Toolkit,
+};
 
 /// Requests spend approval before proceeding
 #[tool]
@@ -33,9 +37,14 @@ async fn approve_purchase(
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let endpoint = support::endpoint(support::purchase_script).await?;
-    let client = endpoint
-        .builder
+    let answering = support::Answering::from_env()?;
+    // The model: a real endpoint from the environment, or the embedded scripted stub.
+    let target = support::target(support::purchase_script).await?;
+    let client = LlmClient::builder()
+        .base_url(&target.base_url)
+        .style(target.style)
+        .model(&target.model)
+        .api_key(&target.api_key)
         .system_prompt("You buy things for the lab. Use approve_purchase before any purchase.")
         .before_tool(|call| async move {
             match &call.answer {
@@ -57,8 +66,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             }
             outcome.into_result()
         })
-        .wait_for(|request: Request| async move {
-            let approved = support::ask_yes_no(&request.prompt).await;
+        .wait_for(move |request: Request| async move {
+            let approved = support::ask_yes_no(&request.prompt, answering).await;
             println!(
                 "3. the human answered: {}",
                 if approved { "approve" } else { "decline" }

@@ -5,15 +5,17 @@
 //! then re-runs. toolnexus itself has no auth code: signing in happens entirely in the host.
 //!
 //! ```sh
-//! cargo run --example login          # open the printed URL in a browser to sign in
+//! cargo run --example login                                 # open the printed URL in a browser
+//! TOOLNEXUS_AUTO_ANSWER=approve cargo run --example login   # the example visits it itself
+//! TOOLNEXUS_AUTO_ANSWER=decline cargo run --example login   # nobody signs in
 //! ```
-//! With no terminal on standard input (or `TOOLNEXUS_AUTO_ANSWER=approve`), the example
-//! plays the browser and visits the URL itself.
+//! While it waits for the sign-in, a line on standard input or its end (Ctrl-D, or a
+//! closed input) gives up. Also `TOOLNEXUS_BASE_URL`, `TOOLNEXUS_MODEL` and
+//! `TOOLNEXUS_STYLE=openai|anthropic`, for a real model.
 
 mod support;
 
 use std::convert::Infallible;
-use std::io::IsTerminal;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
@@ -24,7 +26,9 @@ use hyper_util::rt::TokioIo;
 use serde_json::json;
 use tokio::sync::oneshot;
 use toolnexus::testing::{RecordedRequest, Reply};
-use toolnexus::{auth_required, tool, Answer, Request, ToolResult, Toolkit};
+use toolnexus::{auth_required, tool, Answer, LlmClient, Request, ToolResult, Toolkit};
+
+use support::Answering;
 
 /// Where the sign-in page is; set once the callback server is listening.
 static SIGN_IN_URL: OnceLock<String> = OnceLock::new();
@@ -100,44 +104,69 @@ async fn callback_server(waiting: Waiting) -> std::io::Result<String> {
     Ok(url)
 }
 
+/// The host's side of the sign-in: show where to go, then wait for the callback.
+async fn sign_in(request: Request, waiting: Waiting, answering: Answering) -> Answer {
+    let (tx, rx) = oneshot::channel();
+    *waiting.lock().unwrap_or_else(|p| p.into_inner()) = Some(tx);
+    let url = request.url.clone().unwrap_or_default();
+    println!("{}\n  -> {url}", request.prompt);
+    match answering {
+        Answering::Decline => {
+            println!("(TOOLNEXUS_AUTO_ANSWER=decline: not signing in)");
+            return Answer::decline(request.id, "declined");
+        }
+        Answering::Approve => {
+            println!("(TOOLNEXUS_AUTO_ANSWER=approve: visiting it myself)");
+            if let Err(e) = reqwest::get(&url).await {
+                println!("could not visit the sign-in page: {e}");
+            }
+        }
+        Answering::Ask => {}
+    }
+    let gave_up = async {
+        if answering == Answering::Ask {
+            let prompt = "(open it in a browser; Enter or Ctrl-D gives up) ";
+            support::read_line(prompt).await;
+        } else {
+            std::future::pending::<()>().await;
+        }
+    };
+    tokio::select! {
+        signed_in = tokio::time::timeout(Duration::from_secs(120), rx) => match signed_in {
+            Ok(Ok(user)) => {
+                if answering == Answering::Ask {
+                    println!(); // end the line the give-up prompt left open
+                }
+                println!("signed in as {user}");
+                Answer::ok(request.id).with_data(json!({"user": user}))
+            }
+            _ => {
+                println!("no sign-in arrived");
+                Answer::decline(request.id, "expired")
+            }
+        },
+        () = gave_up => {
+            println!("gave up waiting for the sign-in");
+            Answer::decline(request.id, "declined")
+        }
+    }
+}
+
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let answering = Answering::from_env()?;
     let waiting: Waiting = Arc::default();
     let url = callback_server(waiting.clone()).await?;
     let _ = SIGN_IN_URL.set(url);
 
-    let endpoint = support::endpoint(script).await?;
-    let client = endpoint
-        .builder
-        .wait_for(move |request: Request| {
-            let waiting = waiting.clone();
-            async move {
-                let (tx, rx) = oneshot::channel();
-                *waiting.lock().unwrap_or_else(|p| p.into_inner()) = Some(tx);
-                let url = request.url.clone().unwrap_or_default();
-                println!("{}\n  -> {url}", request.prompt);
-                let interactive = std::io::stdin().is_terminal()
-                    && std::env::var_os("TOOLNEXUS_AUTO_ANSWER").is_none();
-                if interactive {
-                    println!("(open it in a browser; waiting up to 2 minutes)");
-                } else {
-                    println!("(no one at the terminal: visiting it myself)");
-                    if let Err(e) = reqwest::get(&url).await {
-                        println!("could not visit the sign-in page: {e}");
-                    }
-                }
-                match tokio::time::timeout(Duration::from_secs(120), rx).await {
-                    Ok(Ok(user)) => {
-                        println!("signed in as {user}");
-                        Answer::ok(request.id).with_data(json!({"user": user}))
-                    }
-                    _ => {
-                        println!("no sign-in arrived");
-                        Answer::decline(request.id, "expired")
-                    }
-                }
-            }
-        })
+    // The model: a real endpoint from the environment, or the embedded scripted stub.
+    let target = support::target(script).await?;
+    let client = LlmClient::builder()
+        .base_url(&target.base_url)
+        .style(target.style)
+        .model(&target.model)
+        .api_key(&target.api_key)
+        .wait_for(move |request: Request| sign_in(request, waiting.clone(), answering))
         .build()?;
     let tk = Toolkit::builder().tool(ReadInbox).build()?;
 

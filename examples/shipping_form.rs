@@ -6,24 +6,29 @@
 //! it in; the tool re-runs with the address decoded into a `Shipping`.
 //!
 //! ```sh
-//! cargo run --example shipping_form                               # embedded stub, asks each field
-//! TOOLNEXUS_AUTO_ANSWER=1 cargo run --example shipping_form       # fills in sample values
-//! OPENAI_API_KEY=sk-… cargo run --example shipping_form           # a real model
+//! cargo run --example shipping_form                                 # embedded stub, asks each field
+//! TOOLNEXUS_AUTO_ANSWER=approve cargo run --example shipping_form   # fills in sample values
+//! TOOLNEXUS_AUTO_ANSWER=decline cargo run --example shipping_form   # refuses the form
+//! OPENAI_API_KEY=sk-… cargo run --example shipping_form             # a real model
 //! ```
 //! Also `TOOLNEXUS_BASE_URL`, `TOOLNEXUS_MODEL` and `TOOLNEXUS_STYLE=openai|anthropic`.
-//! Without a terminal on standard input it fills in sample values too, never waiting.
+//! The fields are read from standard input, a terminal or a pipe; when it is closed
+//! (Ctrl-D) before the form is complete, the form is declined.
 
 mod support;
 
 use std::collections::HashMap;
-use std::io::IsTerminal;
 use std::sync::{Arc, Mutex};
 
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 use toolnexus::testing::{RecordedRequest, Reply};
-use toolnexus::{pending, toolbox, Answer, Answered, Request, ToolResult, Toolbox, Toolkit};
+use toolnexus::{
+    pending, toolbox, Answer, Answered, LlmClient, Request, ToolResult, Toolbox, Toolkit,
+};
+
+use support::Answering;
 
 /// Where an order goes.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -173,20 +178,14 @@ fn parse(text: &str, field: &Value) -> Result<Value, String> {
     }
 }
 
-/// Asks each field at the terminal until it parses; an optional field may be left empty.
+/// Asks each field on standard input until it parses; an optional field may be left empty.
 /// `None` when standard input closes before the form is complete.
-fn ask(form: &Map<String, Value>) -> Option<Map<String, Value>> {
-    use std::io::Write;
+async fn ask(form: &Map<String, Value>) -> Option<Map<String, Value>> {
     let required = form["required"].as_array().cloned().unwrap_or_default();
     let mut filled = Map::new();
     for (name, field) in form["properties"].as_object().into_iter().flatten() {
         loop {
-            print!("   {name}: ");
-            let _ = std::io::stdout().flush();
-            let mut line = String::new();
-            if std::io::stdin().read_line(&mut line).ok()? == 0 {
-                return None;
-            }
+            let line = support::read_line(&format!("   {name}: ")).await?;
             let text = line.trim();
             if text.is_empty() && !required.contains(&json!(name)) {
                 break;
@@ -204,36 +203,37 @@ fn ask(form: &Map<String, Value>) -> Option<Map<String, Value>> {
 }
 
 /// The host's side of a suspension: render the form, fill it in, answer with the values.
-async fn fill_in(request: Request) -> Answer {
+async fn fill_in(request: Request, answering: Answering) -> Answer {
     let Some(Value::Object(form)) = request.data.as_ref().and_then(|d| d.get("schema")).cloned()
     else {
         println!("   the request carries no form; declining");
         return Answer::decline(request.id, "no form to fill in");
     };
     render(&request, &form);
-    let unattended = std::env::var_os("TOOLNEXUS_AUTO_ANSWER").is_some();
-    if unattended || !std::io::stdin().is_terminal() {
-        let why = if unattended {
-            "TOOLNEXUS_AUTO_ANSWER is set"
-        } else {
-            "no terminal on standard input"
-        };
-        println!("   {why}: filling in sample values");
-        let properties = form["properties"].as_object().cloned().unwrap_or_default();
-        let values: Map<String, Value> = properties
-            .iter()
-            .map(|(name, field)| (name.clone(), sample(name, field)))
-            .collect();
-        for (name, value) in &values {
-            println!("   {name} = {value}");
+    match answering {
+        Answering::Decline => {
+            println!("   TOOLNEXUS_AUTO_ANSWER=decline: declining the form");
+            Answer::decline(request.id, "declined")
         }
-        return Answer::ok(request.id).with_data(Value::Object(values));
-    }
-    // Reading standard input blocks, so it must not run on the async runtime's thread.
-    let asked = tokio::task::spawn_blocking(move || ask(&form)).await;
-    match asked {
-        Ok(Some(values)) => Answer::ok(request.id).with_data(Value::Object(values)),
-        _ => Answer::decline(request.id, "the form was not completed"),
+        Answering::Approve => {
+            println!("   TOOLNEXUS_AUTO_ANSWER=approve: filling in sample values");
+            let properties = form["properties"].as_object().cloned().unwrap_or_default();
+            let values: Map<String, Value> = properties
+                .iter()
+                .map(|(name, field)| (name.clone(), sample(name, field)))
+                .collect();
+            for (name, value) in &values {
+                println!("   {name} = {value}");
+            }
+            Answer::ok(request.id).with_data(Value::Object(values))
+        }
+        Answering::Ask => match ask(&form).await {
+            Some(values) => Answer::ok(request.id).with_data(Value::Object(values)),
+            None => {
+                println!("   standard input is closed: declining the form");
+                Answer::decline(request.id, "declined")
+            }
+        },
     }
 }
 
@@ -247,14 +247,19 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .tools(shop.clone().into_tools())
         .build()?;
 
-    let endpoint = support::endpoint(script).await?;
-    let client = endpoint
-        .builder
+    let answering = Answering::from_env()?;
+    // The model: a real endpoint from the environment, or the embedded scripted stub.
+    let target = support::target(script).await?;
+    let client = LlmClient::builder()
+        .base_url(&target.base_url)
+        .style(target.style)
+        .model(&target.model)
+        .api_key(&target.api_key)
         .system_prompt(
             "You sell hardware. Check the stock with `stock`, then place the order with \
              `order`; it asks the customer for the shipping address itself.",
         )
-        .wait_for(fill_in)
+        .wait_for(move |request: Request| fill_in(request, answering))
         .build()?;
 
     let result = client.run("Please send me 2 gpus.", &tk).await?;

@@ -3,6 +3,7 @@
 //! `cargo test` builds the examples next to the test binaries; these tests run those
 //! binaries with no key, no network and no terminal.
 
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 
@@ -40,6 +41,27 @@ fn run(cmd: &mut Command) -> (Output, String) {
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     (out, stdout)
 }
+
+/// Runs with `input` on standard input, which is then closed.
+fn run_with_input(cmd: &mut Command, input: &str) -> (Output, String) {
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the example starts");
+    let mut stdin = child.stdin.take().expect("standard input is piped");
+    stdin
+        .write_all(input.as_bytes())
+        .expect("the input is written");
+    drop(stdin);
+    let out = child.wait_with_output().expect("the example finishes");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    (out, stdout)
+}
+
+/// The examples that ask a human.
+const ASKING: [&str; 3] = ["approve_purchase", "login", "shipping_form"];
 
 /// The standard output of a run that must succeed; its standard error shows when not.
 fn succeeded((out, stdout): (Output, String)) -> String {
@@ -100,13 +122,15 @@ fn approve_purchase_auto_decline_feeds_the_refusal_back() {
 }
 
 #[test]
-fn approve_purchase_without_a_terminal_declines_instead_of_hanging() {
+fn approve_purchase_declines_when_standard_input_is_closed() {
     let (out, stdout) = run(&mut example("approve_purchase"));
     assert!(out.status.success(), "{stdout}");
     lines_in_order(
         &stdout,
         &[
-            "no terminal on standard input",
+            // The prompt's line is ended, as after Ctrl-D at a terminal.
+            "Approve purchase of gpu? [y/N] \n",
+            "   standard input is closed: declining\n",
             "3. the human answered: decline",
             "5. final answer: The purchase was declined",
         ],
@@ -114,8 +138,21 @@ fn approve_purchase_without_a_terminal_declines_instead_of_hanging() {
 }
 
 #[test]
-fn login_signs_in_through_the_local_callback() {
-    let stdout = succeeded(run(&mut example("login")));
+fn approve_purchase_reads_the_answer_from_a_pipe() {
+    let stdout = succeeded(run_with_input(&mut example("approve_purchase"), "y\n"));
+    lines_in_order(
+        &stdout,
+        &[
+            "Approve purchase of gpu? [y/N] ",
+            "3. the human answered: approve",
+            "5. final answer: The gpu purchase is approved",
+        ],
+    );
+}
+
+#[test]
+fn login_auto_approve_signs_in_through_the_local_callback() {
+    let stdout = succeeded(run(example("login").env("TOOLNEXUS_AUTO_ANSWER", "approve")));
     lines_in_order(
         &stdout,
         &[
@@ -130,8 +167,35 @@ fn login_signs_in_through_the_local_callback() {
 }
 
 #[test]
-fn shipping_form_fills_the_form_in_unattended() {
-    let stdout = succeeded(run(&mut example("shipping_form")));
+fn login_declines_when_told_to_or_when_standard_input_is_closed() {
+    let stdout = succeeded(run(example("login").env("TOOLNEXUS_AUTO_ANSWER", "decline")));
+    lines_in_order(
+        &stdout,
+        &[
+            "Sign in to read your inbox.",
+            "TOOLNEXUS_AUTO_ANSWER=decline: not signing in",
+            "final answer: I could not read your inbox because you did not sign in.",
+        ],
+    );
+    assert!(!stdout.contains("signed in as"), "{stdout}");
+
+    let stdout = succeeded(run(&mut example("login")));
+    lines_in_order(
+        &stdout,
+        &[
+            "(open it in a browser; Enter or Ctrl-D gives up) \n",
+            "gave up waiting for the sign-in",
+            "final answer: I could not read your inbox because you did not sign in.",
+        ],
+    );
+    assert!(!stdout.contains("signed in as"), "{stdout}");
+}
+
+#[test]
+fn shipping_form_auto_approve_fills_in_sample_values() {
+    let stdout = succeeded(run(
+        example("shipping_form").env("TOOLNEXUS_AUTO_ANSWER", "approve")
+    ));
     lines_in_order(
         &stdout,
         &[
@@ -139,24 +203,80 @@ fn shipping_form_fills_the_form_in_unattended() {
             "city (string, required): The recipient's city",
             "zip (string, required): Postal code",
             "express (boolean, required): Next-day delivery",
-            "no terminal on standard input: filling in sample values",
+            "TOOLNEXUS_AUTO_ANSWER=approve: filling in sample values",
             "stock({\"sku\":\"gpu\"}) -> 3 of gpu in stock",
             "order({\"sku\":\"gpu\",\"qty\":2}) -> order #1: 2 gpu to 75001 Paris",
             "final answer: Done: order #1: 2 gpu to 75001 Paris.",
             "shop: 1 gpu left",
         ],
     );
+}
 
-    let stdout = succeeded(run(
-        example("shipping_form").env("TOOLNEXUS_AUTO_ANSWER", "1")
+#[test]
+fn shipping_form_declines_when_told_to_or_when_standard_input_is_closed() {
+    let declined = succeeded(run(
+        example("shipping_form").env("TOOLNEXUS_AUTO_ANSWER", "decline")
+    ));
+    lines_in_order(
+        &declined,
+        &[
+            "== Where should the 2 gpu go?",
+            "TOOLNEXUS_AUTO_ANSWER=decline: declining the form",
+            "final answer: I could not place the order: declined/expired: Where should the 2 gpu go?",
+            "shop: 3 gpu left, orders: []",
+        ],
+    );
+
+    // Closed after one field: the form is not complete.
+    let (out, closed) = run_with_input(&mut example("shipping_form"), "Lyon\n");
+    assert!(out.status.success(), "{closed}");
+    lines_in_order(
+        &closed,
+        &[
+            "   city: ",
+            "   zip: \n",
+            "   standard input is closed: declining the form",
+            "final answer: I could not place the order",
+            "shop: 3 gpu left, orders: []",
+        ],
+    );
+}
+
+#[test]
+fn shipping_form_reads_the_fields_from_a_pipe() {
+    let stdout = succeeded(run_with_input(
+        &mut example("shipping_form"),
+        "Lyon\n69001\nmaybe\nyes\n",
     ));
     lines_in_order(
         &stdout,
         &[
-            "TOOLNEXUS_AUTO_ANSWER is set: filling in sample values",
-            "final answer: Done: order #1",
+            "   city: ",
+            "   zip: ",
+            "   express: ",
+            "expected yes or no",
+            "order #1: 2 gpu to 69001 Lyon, express",
+            "shop: 1 gpu left",
         ],
     );
+}
+
+#[test]
+fn an_unknown_auto_answer_is_an_error_naming_the_valid_ones() {
+    for name in ASKING {
+        let (out, stdout) = run(example(name).env("TOOLNEXUS_AUTO_ANSWER", "yes"));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{name} ran with `yes`:\n{stdout}");
+        assert!(
+            stderr.contains("TOOLNEXUS_AUTO_ANSWER must be `approve` or `decline`")
+                && stderr.contains("not `yes`"),
+            "{name}: {stderr}"
+        );
+        assert!(
+            !stdout.contains("final answer"),
+            "{name} did not stop:\n{stdout}"
+        );
+    }
 }
 
 /// A fresh inbox database file for one test.

@@ -16,12 +16,12 @@ const BUCKETS: [&str; 10] = [
 const HEADERS: [(&str, &str, &str); 6] = [
     (
         "toolnexus_llm_requests_total",
-        "LLM requests by model and status.",
+        "Total LLM requests.",
         "counter",
     ),
     (
         "toolnexus_llm_tokens_total",
-        "LLM tokens used, by type.",
+        "Total tokens, by type.",
         "counter",
     ),
     (
@@ -29,21 +29,13 @@ const HEADERS: [(&str, &str, &str); 6] = [
         "LLM request duration in seconds.",
         "histogram",
     ),
-    (
-        "toolnexus_tool_calls_total",
-        "Tool calls by tool, source and outcome.",
-        "counter",
-    ),
+    ("toolnexus_tool_calls_total", "Total tool calls.", "counter"),
     (
         "toolnexus_tool_duration_seconds",
-        "Tool call duration in seconds.",
+        "Tool execution duration in seconds.",
         "histogram",
     ),
-    (
-        "toolnexus_run_errors_total",
-        "Runs that ended in an error, by model.",
-        "counter",
-    ),
+    ("toolnexus_run_errors_total", "Total run errors.", "counter"),
 ];
 
 /// The HELP and TYPE lines of metric `i`.
@@ -160,19 +152,19 @@ async fn metrics_render_a_known_sequence_of_calls_exactly() {
     let remote = r#"source="mcp:\"eu\"\\west\n2""#;
     let expected = [
         header(0),
-        format!("toolnexus_llm_requests_total{{{model},status=\"200\"}} 2\n"),
-        format!("toolnexus_llm_requests_total{{{model},status=\"400\"}} 1\n"),
-        format!("toolnexus_llm_requests_total{{{model},status=\"503\"}} 1\n"),
+        format!("toolnexus_llm_requests_total{{{model},status=\"error\"}} 2\n"),
+        format!("toolnexus_llm_requests_total{{{model},status=\"ok\"}} 2\n"),
         header(1),
         "toolnexus_llm_tokens_total{type=\"completion\"} 9\n".into(),
         "toolnexus_llm_tokens_total{type=\"prompt\"} 25\n".into(),
         header(2),
         histogram("toolnexus_llm_request_duration_seconds", model, 4),
         header(3),
-        "toolnexus_tool_calls_total{tool=\"approve_purchase\",source=\"native\",is_error=\"false\"} 2\n".into(),
-        "toolnexus_tool_calls_total{tool=\"echo\",source=\"native\",is_error=\"false\"} 1\n".into(),
-        format!("toolnexus_tool_calls_total{{tool=\"lookup\",{remote},is_error=\"false\"}} 1\n"),
-        "toolnexus_tool_calls_total{tool=\"unknown\",source=\"unknown\",is_error=\"true\"} 2\n".into(),
+        "toolnexus_tool_calls_total{tool=\"approve_purchase\",source=\"native\",is_error=\"false\",pending=\"false\"} 1\n".into(),
+        "toolnexus_tool_calls_total{tool=\"approve_purchase\",source=\"native\",is_error=\"false\",pending=\"true\"} 1\n".into(),
+        "toolnexus_tool_calls_total{tool=\"echo\",source=\"native\",is_error=\"false\",pending=\"false\"} 1\n".into(),
+        format!("toolnexus_tool_calls_total{{tool=\"lookup\",{remote},is_error=\"false\",pending=\"false\"}} 1\n"),
+        "toolnexus_tool_calls_total{tool=\"unknown\",source=\"unknown\",is_error=\"true\",pending=\"false\"} 2\n".into(),
         header(4),
         histogram("toolnexus_tool_duration_seconds", "tool=\"approve_purchase\"", 2),
         histogram("toolnexus_tool_duration_seconds", "tool=\"echo\"", 1),

@@ -291,3 +291,24 @@ async fn a_newer_schema_is_refused(db: TestDb) {
     );
     assert!(err.to_string().contains("upgrade toolnexus-inbox"), "{err}");
 }
+
+/// Hosts share one handle across tasks and spawn its calls (checked at compile time).
+#[test]
+fn handles_are_shared_and_their_futures_are_send() {
+    fn send<T: Send>(_: &T) {}
+    fn shared<T: Clone + Send + Sync + 'static>() {}
+    shared::<Inbox>();
+    let _ = |inbox: Inbox, run: toolnexus::RunResult, client: toolnexus::LlmClient| {
+        let tk = toolnexus::Toolkit::builder().build().unwrap();
+        send(&inbox.park(&run));
+        send(&inbox.get("id"));
+        send(&inbox.waiting());
+        send(&inbox.recent(5));
+        send(&inbox.answer(Answer::ok("id")));
+        send(&inbox.answer_as(Answer::ok("id"), "ada"));
+        send(&inbox.expire_due());
+        send(&inbox.resume_next(&client, &tk));
+        send(&inbox.resume("id", &client, &tk));
+        send(&inbox.worker(client.clone(), tk.clone()).run(async {}));
+    };
+}

@@ -27,6 +27,34 @@
 //! assert_eq!(done.output, "approved: gpu");
 //! # });
 //! ```
+//!
+//! [`LlmClient`] runs the tool-calling loop against an OpenAI- or Anthropic-style endpoint
+//! and answers suspensions inline ([`LlmClientBuilder::wait_for`]) or halts so a host can
+//! resume later ([`LlmClient::run_with_answer`]). [`builtin`] holds ready-made tools.
+//!
+//! The `testing` feature adds `toolnexus::testing`, a scripted model on loopback for
+//! offline tests. These docs show it when built with every feature, as docs.rs does:
+//! `cargo doc -p toolnexus --all-features --no-deps --open`.
+//!
+//! Parameter and answer types derive `serde::Deserialize` and `schemars::JsonSchema`
+//! (schemars 1.x). [`serde`], [`schemars`] and [`serde_json`] are re-exported, so a crate
+//! can derive through toolnexus alone:
+//!
+//! ```
+//! use toolnexus::{schemars, serde, Answer};
+//!
+//! #[derive(serde::Deserialize, schemars::JsonSchema)]
+//! #[serde(crate = "toolnexus::serde")]
+//! #[schemars(crate = "toolnexus::schemars")]
+//! struct Size {
+//!     label: String,
+//! }
+//!
+//! let form = schemars::schema_for!(Size);
+//! assert_eq!(form.get("required"), Some(&toolnexus::serde_json::json!(["label"])));
+//! let answer = Answer::ok("req-1").with_data(toolnexus::serde_json::json!({"label": "M"}));
+//! assert_eq!(answer.data_as::<Size>().unwrap().label, "M");
+//! ```
 
 #![warn(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
@@ -35,6 +63,7 @@
 // crate itself too.
 extern crate self as toolnexus;
 
+pub mod builtin;
 mod client;
 mod form;
 mod native;
@@ -66,3 +95,17 @@ pub use tool::{Answered, BoxFuture, Tool, ToolContext, Toolbox};
 pub use toolkit::{sanitize_name, Toolkit, ToolkitBuilder, ToolkitError};
 
 pub use toolnexus_macros::{auth_required, pending, tool, toolbox};
+
+/// The schemars this crate implements against (1.x): derive `JsonSchema` through it with
+/// `#[schemars(crate = "toolnexus::schemars")]`.
+pub use schemars;
+/// The serde this crate implements against: derive through it with
+/// `#[serde(crate = "toolnexus::serde")]`.
+pub use serde;
+/// The serde_json whose `Value` the tool API speaks.
+pub use serde_json;
+
+/// The README's code blocks, run as doctests so the README cannot drift from the API.
+#[cfg(all(doctest, feature = "testing"))]
+#[doc = include_str!("../../README.md")]
+pub struct ReadmeDoctests;

@@ -32,11 +32,19 @@ impl LlmClient {
     /// whole transcript back, halted runs included (resume those with
     /// [`Conversation::resume`]). A failed run saves nothing.
     ///
-    /// ```no_run
-    /// # async fn demo(client: toolnexus::LlmClient, tk: toolnexus::Toolkit) -> Result<(), toolnexus::ClientError> {
+    /// ```
+    /// # #[cfg(not(feature = "testing"))] fn main() {}
+    /// # #[cfg(feature = "testing")] #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # use toolnexus::testing::{MockLlm, Reply};
+    /// # let model = MockLlm::start([Reply::text("Hello Ann."), Reply::text("Ann.")]).await?;
+    /// # let client = toolnexus::LlmClient::builder().base_url(model.base_url()).model("m").api_key("k").build()?;
+    /// # let tk = toolnexus::Toolkit::builder().build()?;
     /// client.ask("My name is Ann.", "user-42", &tk).await?;
     /// let reply = client.ask("What is my name?", "user-42", &tk).await?;
     /// println!("{}", reply.text); // the model saw the first exchange
+    /// # let second = &model.requests()[1];
+    /// # assert_eq!(second.messages()[0]["content"], "My name is Ann.");
     /// # Ok(())
     /// # }
     /// ```
@@ -96,13 +104,21 @@ fn store_error(e: StoreError) -> ClientError {
 /// One thread of a client's [`ConversationStore`](crate::ConversationStore), by id: each [`send`](Self::send) sees the
 /// messages before it.
 ///
-/// ```no_run
-/// # async fn demo(client: toolnexus::LlmClient, tk: toolnexus::Toolkit) -> Result<(), toolnexus::ClientError> {
+/// ```
+/// # #[cfg(not(feature = "testing"))] fn main() {}
+/// # #[cfg(feature = "testing")] #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// # use toolnexus::testing::{MockLlm, Reply};
+/// # let model = MockLlm::start([Reply::text("Noted."), Reply::text("On its way.")]).await?;
+/// # let client = toolnexus::LlmClient::builder().base_url(model.base_url()).model("m").api_key("k").build()?;
+/// # let tk = toolnexus::Toolkit::builder().build()?;
 /// let chat = client.conversation("support-7");
 /// chat.send("My order is #1234.", &tk).await?;
 /// let reply = chat.send("Where is it?", &tk).await?;
-/// assert!(chat.messages().await?.len() >= 4);
+/// assert_eq!(chat.messages().await?.len(), 4);
 /// chat.reset().await?; // forget the thread
+/// assert!(chat.messages().await?.is_empty());
+/// # assert_eq!(reply.text, "On its way.");
 /// # Ok(())
 /// # }
 /// ```

@@ -23,7 +23,8 @@ pub enum MetricEvent {
         model: String,
         /// The HTTP status, `None` when no complete response arrived (a connection failure,
         /// a body that broke off, went past `max_response_bytes`, or a stream that reported
-        /// an error). In Prometheus it is the `status` label, `"error"` for `None`.
+        /// an error). Prometheus folds it into the `status` label: `"ok"` for 2xx,
+        /// `"error"` otherwise.
         status: Option<u16>,
         /// Time until the whole response body (or stream) was read.
         ms: f64,

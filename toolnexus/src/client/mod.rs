@@ -63,18 +63,24 @@ pub enum Style {
 /// One client holds one HTTP connection pool; share it (it is cheap to clone, and
 /// `Send + Sync`) rather than building one per run.
 ///
-/// ```no_run
+/// ```
 /// use toolnexus::{LlmClient, RunStatus, Style, Toolkit};
 ///
-/// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+/// # #[cfg(not(feature = "testing"))] fn main() {}
+/// # #[cfg(feature = "testing")] #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// # use toolnexus::testing::{MockLlm, Reply};
+/// # let model = MockLlm::start([Reply::text("Hello!")]).await?;
 /// let client = LlmClient::builder()
 ///     .style(Style::OpenAi)
 ///     .model("gpt-4o-mini")
+/// #   .base_url(model.base_url()).api_key("test-key") // here: the scripted model
 ///     .build()?; // the key comes from OPENAI_API_KEY
 /// let tk = Toolkit::builder().build()?;
 /// let result = client.run("Say hello", &tk).await?;
 /// assert_eq!(result.status, RunStatus::Done);
 /// println!("{}", result.text);
+/// # assert_eq!(result.text, "Hello!");
 /// # Ok(())
 /// # }
 /// ```
@@ -156,15 +162,27 @@ impl LlmClient {
     /// result is `Err(ClientError::Cancelled)`. Shorthand for
     /// `self.with_cancel(cancel).run(prompt, tk)`.
     ///
-    /// ```no_run
+    /// ```
+    /// use std::time::Duration;
     /// use toolnexus::{CancellationToken, ClientError, LlmClient, Toolkit};
     ///
-    /// # async fn demo(client: LlmClient, tk: Toolkit) {
+    /// # #[cfg(not(feature = "testing"))] fn main() {}
+    /// # #[cfg(feature = "testing")] #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # use toolnexus::testing::{MockLlm, Reply};
+    /// # let slow = Reply::text("…").delayed(Duration::from_secs(30));
+    /// # let model = MockLlm::start([slow]).await?;
+    /// # let client = LlmClient::builder().base_url(model.base_url()).model("m").api_key("k").build()?;
+    /// # let tk = Toolkit::builder().build()?;
     /// let cancel = CancellationToken::new();
     /// let stop = cancel.clone(); // e.g. held by a "Stop" button
-    /// # stop.cancel();
+    /// tokio::spawn(async move {
+    ///     tokio::time::sleep(Duration::from_millis(50)).await;
+    ///     stop.cancel();
+    /// });
     /// let result = client.run_with_cancel("Summarize the logs", &tk, cancel).await;
     /// assert!(matches!(result, Err(ClientError::Cancelled)));
+    /// # Ok(())
     /// # }
     /// ```
     pub async fn run_with_cancel(
@@ -213,17 +231,20 @@ impl LlmClient {
     }
 
     /// The client's metrics in the Prometheus text format, counted since it was built (over
-    /// all its clones and handles):
+    /// all its clones and handles). The text is byte-identical to the other toolnexus ports'
+    /// for the same events:
     ///
     /// - `toolnexus_llm_requests_total{model,status}`: each HTTP request to the model,
-    ///   retries included; `status` is the HTTP status code, or `"error"` when no complete
-    ///   response arrived (connection failure, broken or oversized body, stream error);
-    /// - `toolnexus_llm_tokens_total{type}`: `prompt` and `completion` tokens;
+    ///   retries included; `status` is `"ok"` for a complete response with a 2xx status,
+    ///   `"error"` for an error status or no complete response (connection failure, broken
+    ///   or oversized body, stream error) — the code itself is in the `on_metric` event;
+    /// - `toolnexus_llm_tokens_total{type}`: `prompt` and `completion` tokens of successful
+    ///   requests;
     /// - `toolnexus_llm_request_duration_seconds{model}`: histogram of request durations;
-    /// - `toolnexus_tool_calls_total{tool,source,is_error}`: each tool execution (a
-    ///   suspension counts as `is_error="false"`); calls to a tool the toolkit does not
-    ///   have are counted as `tool="unknown"`, so names a model makes up cannot add series
-    ///   without bound (the `on_metric` event keeps the name called);
+    /// - `toolnexus_tool_calls_total{tool,source,is_error,pending}`: each tool execution (a
+    ///   suspension counts as `is_error="false",pending="true"`); calls to a tool the
+    ///   toolkit does not have are counted as `tool="unknown"`, so names a model makes up
+    ///   cannot add series without bound (the `on_metric` event keeps the name called);
     /// - `toolnexus_tool_duration_seconds{tool}`: histogram of tool durations;
     /// - `toolnexus_run_errors_total{model}`: runs that ended in `Err`.
     ///

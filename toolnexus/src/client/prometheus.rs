@@ -1,9 +1,10 @@
 //! Prometheus text exposition of the client's metrics, fed by every metric event and
 //! rendered by [`LlmClient::metrics`](crate::LlmClient::metrics).
 //!
-//! The layout is fixed so dashboards and the other toolnexus ports agree byte for byte:
-//! metrics always in the same order, each with its HELP and TYPE lines, series sorted by
-//! their label string, and the same histogram buckets everywhere.
+//! The text is byte-identical to what the other toolnexus ports render for the same events,
+//! so one dashboard reads them all: the same metrics in the same order, the same HELP
+//! strings, label names in the same order, series sorted by their label string, the same
+//! histogram buckets, and sums written as ECMAScript's `String(number)` writes them.
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -37,6 +38,24 @@ impl Histogram {
         self.counts[slot] += 1;
         self.sum += seconds;
         self.count += 1;
+    }
+}
+
+/// How a model request ended, as its `status` label says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum LlmStatus {
+    /// A complete, successful response.
+    Ok,
+    /// An error status, or no complete response at all.
+    Error,
+}
+
+impl LlmStatus {
+    fn label(self) -> &'static str {
+        match self {
+            LlmStatus::Ok => "ok",
+            LlmStatus::Error => "error",
+        }
     }
 }
 
@@ -83,38 +102,53 @@ impl Registry {
         f(&mut state)
     }
 
-    /// One LLM request: its outcome, its duration and the tokens it used.
+    /// One LLM request: its outcome, its duration and the tokens it used. Tokens are
+    /// counted for successful requests only (both series, even at zero), as in every port.
     pub(crate) fn llm(
         &self,
         model: &str,
-        status: &str,
+        status: LlmStatus,
         seconds: f64,
         prompt_tokens: u64,
         completion_tokens: u64,
     ) {
         self.with(|s| {
             let scratch = &mut s.scratch;
-            let pairs = [("model", model), ("status", status)];
+            let pairs = [("model", model), ("status", status.label())];
             bump(&mut s.llm_requests, scratch, &pairs, |n| *n += 1);
-            bump(&mut s.llm_duration, scratch, &[("model", model)], |h| {
-                h.observe(seconds)
-            });
-            for (kind, tokens) in [("prompt", prompt_tokens), ("completion", completion_tokens)] {
-                if tokens > 0 {
+            if status == LlmStatus::Ok {
+                for (kind, tokens) in [("prompt", prompt_tokens), ("completion", completion_tokens)]
+                {
                     bump(&mut s.llm_tokens, scratch, &[("type", kind)], |n| {
                         *n = n.saturating_add(tokens)
                     });
                 }
             }
+            bump(&mut s.llm_duration, scratch, &[("model", model)], |h| {
+                h.observe(seconds)
+            });
         });
     }
 
-    /// One tool call.
-    pub(crate) fn tool(&self, tool: &str, source: &str, is_error: bool, seconds: f64) {
+    /// One tool call. A suspension is `pending`, never `is_error`.
+    pub(crate) fn tool(
+        &self,
+        tool: &str,
+        source: &str,
+        is_error: bool,
+        pending: bool,
+        seconds: f64,
+    ) {
         let is_error = if is_error { "true" } else { "false" };
+        let pending = if pending { "true" } else { "false" };
         self.with(|s| {
             let scratch = &mut s.scratch;
-            let pairs = [("tool", tool), ("source", source), ("is_error", is_error)];
+            let pairs = [
+                ("tool", tool),
+                ("source", source),
+                ("is_error", is_error),
+                ("pending", pending),
+            ];
             bump(&mut s.tool_calls, scratch, &pairs, |n| *n += 1);
             bump(&mut s.tool_duration, scratch, &[("tool", tool)], |h| {
                 h.observe(seconds)
@@ -141,13 +175,13 @@ impl Registry {
             counter(
                 &mut out,
                 "toolnexus_llm_requests_total",
-                "LLM requests by model and status.",
+                "Total LLM requests.",
                 &s.llm_requests,
             );
             counter(
                 &mut out,
                 "toolnexus_llm_tokens_total",
-                "LLM tokens used, by type.",
+                "Total tokens, by type.",
                 &s.llm_tokens,
             );
             histogram(
@@ -159,19 +193,19 @@ impl Registry {
             counter(
                 &mut out,
                 "toolnexus_tool_calls_total",
-                "Tool calls by tool, source and outcome.",
+                "Total tool calls.",
                 &s.tool_calls,
             );
             histogram(
                 &mut out,
                 "toolnexus_tool_duration_seconds",
-                "Tool call duration in seconds.",
+                "Tool execution duration in seconds.",
                 &s.tool_duration,
             );
             counter(
                 &mut out,
                 "toolnexus_run_errors_total",
-                "Runs that ended in an error, by model.",
+                "Total run errors.",
                 &s.run_errors,
             );
             out
@@ -220,8 +254,62 @@ fn histogram(out: &mut String, name: &str, help: &str, series: &BTreeMap<String,
             let _ = writeln!(out, "{name}_bucket{{{labels},le=\"{le}\"}} {cumulative}");
         }
         let _ = writeln!(out, "{name}_bucket{{{labels},le=\"+Inf\"}} {}", h.count);
-        let _ = writeln!(out, "{name}_sum{{{labels}}} {}", h.sum);
+        let _ = write!(out, "{name}_sum{{{labels}}} ");
+        write_number(out, h.sum);
+        out.push('\n');
         let _ = writeln!(out, "{name}_count{{{labels}}} {}", h.count);
+    }
+}
+
+/// `x` as ECMAScript's `String(number)` writes it, the form every port's text uses: the
+/// shortest digits that read back to `x`, plain decimal from 1e-6 up to 1e21, exponent
+/// notation (`1e-7`, `1.5e+21`) outside that range, and no `.0` on whole numbers.
+fn write_number(out: &mut String, x: f64) {
+    if x == 0.0 {
+        out.push('0');
+        return;
+    }
+    if !x.is_finite() {
+        out.push_str(if x.is_nan() {
+            "NaN"
+        } else if x > 0.0 {
+            "Infinity"
+        } else {
+            "-Infinity"
+        });
+        return;
+    }
+    if x < 0.0 {
+        out.push('-');
+    }
+    // `{:e}` gives the shortest round-trip digits: `1.2e-1`, `6e1`.
+    let scientific = format!("{:e}", x.abs());
+    let (mantissa, exponent) = scientific.split_once('e').unwrap_or((&scientific, "0"));
+    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
+    let k = digits.len() as i32;
+    // The decimal point sits after `n` digits: x = 0.d1d2… × 10^n.
+    let n = exponent.parse::<i32>().unwrap_or(0) + 1;
+    let zeros = |count: i32| "0".repeat(count.max(0) as usize);
+    if k <= n && n <= 21 {
+        out.push_str(&digits);
+        out.push_str(&zeros(n - k));
+    } else if 0 < n && n <= 21 {
+        let (whole, fraction) = digits.split_at(n as usize);
+        out.push_str(whole);
+        out.push('.');
+        out.push_str(fraction);
+    } else if -6 < n && n <= 0 {
+        out.push_str("0.");
+        out.push_str(&zeros(-n));
+        out.push_str(&digits);
+    } else {
+        let (first, rest) = digits.split_at(1);
+        out.push_str(first);
+        if !rest.is_empty() {
+            out.push('.');
+            out.push_str(rest);
+        }
+        let _ = write!(out, "e{}{}", if n > 0 { '+' } else { '-' }, (n - 1).abs());
     }
 }
 
@@ -244,9 +332,9 @@ mod tests {
     #[test]
     fn series_are_sorted_and_labels_escaped() {
         let r = Registry::default();
-        r.tool("zeta", "native", false, 0.01);
-        r.tool("alpha", "native", true, 0.3);
-        r.tool("we\"ird\\na\nme", "native", false, 100.0);
+        r.tool("zeta", "native", false, false, 0.01);
+        r.tool("alpha", "native", true, false, 0.3);
+        r.tool("we\"ird\\na\nme", "native", false, true, 100.0);
         let text = r.render();
         let calls: Vec<&str> = text
             .lines()
@@ -255,9 +343,9 @@ mod tests {
         assert_eq!(
             calls,
             [
-                r#"toolnexus_tool_calls_total{tool="alpha",source="native",is_error="true"} 1"#,
-                r#"toolnexus_tool_calls_total{tool="we\"ird\\na\nme",source="native",is_error="false"} 1"#,
-                r#"toolnexus_tool_calls_total{tool="zeta",source="native",is_error="false"} 1"#,
+                r#"toolnexus_tool_calls_total{tool="alpha",source="native",is_error="true",pending="false"} 1"#,
+                r#"toolnexus_tool_calls_total{tool="we\"ird\\na\nme",source="native",is_error="false",pending="true"} 1"#,
+                r#"toolnexus_tool_calls_total{tool="zeta",source="native",is_error="false",pending="false"} 1"#,
             ]
         );
         assert!(
@@ -272,6 +360,101 @@ mod tests {
         assert!(text.contains(
             "toolnexus_tool_duration_seconds_bucket{tool=\"we\\\"ird\\\\na\\nme\",le=\"+Inf\"} 1\n"
         ));
+    }
+
+    /// The reference text all ports render for one successful model request (120 ms, 3
+    /// prompt and 2 completion tokens), one native tool call (40 ms) and one run that
+    /// ended without error.
+    const REFERENCE: &str = r#"# HELP toolnexus_llm_requests_total Total LLM requests.
+# TYPE toolnexus_llm_requests_total counter
+toolnexus_llm_requests_total{model="gpt-x",status="ok"} 1
+# HELP toolnexus_llm_tokens_total Total tokens, by type.
+# TYPE toolnexus_llm_tokens_total counter
+toolnexus_llm_tokens_total{type="completion"} 2
+toolnexus_llm_tokens_total{type="prompt"} 3
+# HELP toolnexus_llm_request_duration_seconds LLM request duration in seconds.
+# TYPE toolnexus_llm_request_duration_seconds histogram
+toolnexus_llm_request_duration_seconds_bucket{model="gpt-x",le="0.05"} 0
+toolnexus_llm_request_duration_seconds_bucket{model="gpt-x",le="0.1"} 0
+toolnexus_llm_request_duration_seconds_bucket{model="gpt-x",le="0.25"} 1
+toolnexus_llm_request_duration_seconds_bucket{model="gpt-x",le="0.5"} 1
+toolnexus_llm_request_duration_seconds_bucket{model="gpt-x",le="1"} 1
+toolnexus_llm_request_duration_seconds_bucket{model="gpt-x",le="2.5"} 1
+toolnexus_llm_request_duration_seconds_bucket{model="gpt-x",le="5"} 1
+toolnexus_llm_request_duration_seconds_bucket{model="gpt-x",le="10"} 1
+toolnexus_llm_request_duration_seconds_bucket{model="gpt-x",le="30"} 1
+toolnexus_llm_request_duration_seconds_bucket{model="gpt-x",le="60"} 1
+toolnexus_llm_request_duration_seconds_bucket{model="gpt-x",le="+Inf"} 1
+toolnexus_llm_request_duration_seconds_sum{model="gpt-x"} 0.12
+toolnexus_llm_request_duration_seconds_count{model="gpt-x"} 1
+# HELP toolnexus_tool_calls_total Total tool calls.
+# TYPE toolnexus_tool_calls_total counter
+toolnexus_tool_calls_total{tool="add",source="native",is_error="false",pending="false"} 1
+# HELP toolnexus_tool_duration_seconds Tool execution duration in seconds.
+# TYPE toolnexus_tool_duration_seconds histogram
+toolnexus_tool_duration_seconds_bucket{tool="add",le="0.05"} 1
+toolnexus_tool_duration_seconds_bucket{tool="add",le="0.1"} 1
+toolnexus_tool_duration_seconds_bucket{tool="add",le="0.25"} 1
+toolnexus_tool_duration_seconds_bucket{tool="add",le="0.5"} 1
+toolnexus_tool_duration_seconds_bucket{tool="add",le="1"} 1
+toolnexus_tool_duration_seconds_bucket{tool="add",le="2.5"} 1
+toolnexus_tool_duration_seconds_bucket{tool="add",le="5"} 1
+toolnexus_tool_duration_seconds_bucket{tool="add",le="10"} 1
+toolnexus_tool_duration_seconds_bucket{tool="add",le="30"} 1
+toolnexus_tool_duration_seconds_bucket{tool="add",le="60"} 1
+toolnexus_tool_duration_seconds_bucket{tool="add",le="+Inf"} 1
+toolnexus_tool_duration_seconds_sum{tool="add"} 0.04
+toolnexus_tool_duration_seconds_count{tool="add"} 1
+# HELP toolnexus_run_errors_total Total run errors.
+# TYPE toolnexus_run_errors_total counter
+"#;
+
+    #[test]
+    fn the_reference_event_set_renders_the_reference_text() {
+        let r = Registry::default();
+        r.llm("gpt-x", LlmStatus::Ok, 120.0 / 1000.0, 3, 2);
+        r.tool("add", "native", false, false, 40.0 / 1000.0);
+        assert_eq!(r.render(), REFERENCE);
+    }
+
+    #[test]
+    fn failed_requests_count_no_tokens_and_successful_ones_count_zero_too() {
+        let r = Registry::default();
+        r.llm("m", LlmStatus::Error, 0.2, 7, 7);
+        let text = r.render();
+        assert!(text.contains("toolnexus_llm_requests_total{model=\"m\",status=\"error\"} 1\n"));
+        assert!(!text.contains("toolnexus_llm_tokens_total{"), "{text}");
+        r.llm("m", LlmStatus::Ok, 0.2, 0, 0);
+        let text = r.render();
+        assert!(text.contains("toolnexus_llm_tokens_total{type=\"completion\"} 0\n"));
+        assert!(text.contains("toolnexus_llm_tokens_total{type=\"prompt\"} 0\n"));
+    }
+
+    #[test]
+    fn numbers_are_written_as_ecmascript_writes_them() {
+        let cases: [(f64, &str); 16] = [
+            (0.0, "0"),
+            (0.12, "0.12"),
+            (0.04, "0.04"),
+            (60.0, "60"),
+            (2.5, "2.5"),
+            (100.0, "100"),
+            (0.1 + 0.2, "0.30000000000000004"),
+            (0.000001, "0.000001"),
+            (0.0000015, "0.0000015"),
+            (1e-7, "1e-7"),
+            (1.5e-7, "1.5e-7"),
+            (123456.789, "123456.789"),
+            (1e20, "100000000000000000000"),
+            (1e21, "1e+21"),
+            (1.25e22, "1.25e+22"),
+            (-0.5, "-0.5"),
+        ];
+        for (x, expected) in cases {
+            let mut out = String::new();
+            write_number(&mut out, x);
+            assert_eq!(out, expected, "{x:e}");
+        }
     }
 
     #[test]

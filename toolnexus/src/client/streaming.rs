@@ -22,19 +22,27 @@ impl LlmClient {
     /// polled, and it advances only as it is polled. Dropping it aborts the run and its
     /// in-flight request. A failure is yielded as the last item.
     ///
-    /// ```no_run
+    /// ```
     /// use futures::StreamExt;
     /// use toolnexus::{LlmClient, StreamEvent, Toolkit};
     ///
-    /// # async fn demo(client: LlmClient, tk: Toolkit) -> Result<(), toolnexus::ClientError> {
+    /// # #[cfg(not(feature = "testing"))] fn main() {}
+    /// # #[cfg(feature = "testing")] #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # use toolnexus::testing::{MockLlm, Reply};
+    /// # let model = MockLlm::start([Reply::text("Once upon a time, a crab.")]).await?;
+    /// # let client = LlmClient::builder().base_url(model.base_url()).model("m").api_key("k").build()?;
+    /// # let tk = Toolkit::builder().build()?;
+    /// let mut story = String::new();
     /// let mut events = std::pin::pin!(client.stream("Tell me a story", &tk));
     /// while let Some(event) = events.next().await {
     ///     match event? {
-    ///         StreamEvent::Text { delta } => print!("{delta}"),
-    ///         StreamEvent::Done(result) => println!("\n[{:?}]", result.status),
+    ///         StreamEvent::Text { delta } => story.push_str(&delta),
+    ///         StreamEvent::Done(result) => println!("{story}\n[{:?}]", result.status),
     ///         _ => {}
     ///     }
     /// }
+    /// assert_eq!(story, "Once upon a time, a crab.");
     /// # Ok(())
     /// # }
     /// ```

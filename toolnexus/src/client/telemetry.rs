@@ -5,13 +5,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::prometheus::Registry;
+use super::prometheus::{LlmStatus, Registry};
 use super::{MetricEvent, RunStatus};
 
 pub(crate) type MetricSink = Arc<dyn Fn(&MetricEvent) + Send + Sync>;
-
-/// The `status` label of a request that got no complete response.
-const NO_RESPONSE: &str = "error";
 
 /// The source of a tool the toolkit does not have, and its `tool` label in the registry:
 /// names the model invents are folded into one series, so they cannot grow it unbounded.
@@ -52,14 +49,9 @@ impl Telemetry {
     }
 
     pub(crate) fn llm(&self, o: LlmObservation<'_>) {
-        let mut digits = [0u8; 5];
-        let status = match o.status {
-            Some(code) => decimal(code, &mut digits),
-            None => NO_RESPONSE,
-        };
         self.registry.llm(
             o.model,
-            status,
+            llm_status(o.status),
             o.ms / 1000.0,
             o.prompt_tokens,
             o.completion_tokens,
@@ -78,7 +70,8 @@ impl Telemetry {
 
     pub(crate) fn tool(&self, tool: &str, source: &str, is_error: bool, pending: bool, ms: f64) {
         let label = if source == UNKNOWN { UNKNOWN } else { tool };
-        self.registry.tool(label, source, is_error, ms / 1000.0);
+        self.registry
+            .tool(label, source, is_error, pending, ms / 1000.0);
         if let Some(sink) = &self.on_metric {
             sink(&MetricEvent::Tool {
                 tool: tool.to_owned(),
@@ -112,19 +105,13 @@ impl Telemetry {
     }
 }
 
-/// `n` in decimal, written into `buf` (a status label without an allocation per request).
-fn decimal(mut n: u16, buf: &mut [u8; 5]) -> &str {
-    let mut at = buf.len();
-    loop {
-        at -= 1;
-        buf[at] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
+/// A request is `ok` when a complete response with a success status arrived; an error
+/// status or no complete response at all is `error`.
+fn llm_status(http: Option<u16>) -> LlmStatus {
+    match http {
+        Some(200..=299) => LlmStatus::Ok,
+        _ => LlmStatus::Error,
     }
-    // Only ASCII digits were written.
-    std::str::from_utf8(&buf[at..]).unwrap_or(NO_RESPONSE)
 }
 
 #[cfg(test)]
@@ -132,10 +119,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn status_codes_render_as_their_decimal_digits() {
-        let mut buf = [0u8; 5];
-        for code in [0, 7, 200, 429, 999, u16::MAX] {
-            assert_eq!(decimal(code, &mut buf), code.to_string());
+    fn success_statuses_are_ok_and_everything_else_is_an_error() {
+        for code in [200, 201, 204, 299] {
+            assert_eq!(llm_status(Some(code)), LlmStatus::Ok, "{code}");
         }
+        for code in [100, 301, 400, 429, 500, 503] {
+            assert_eq!(llm_status(Some(code)), LlmStatus::Error, "{code}");
+        }
+        assert_eq!(llm_status(None), LlmStatus::Error);
     }
 }

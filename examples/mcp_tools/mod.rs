@@ -1,0 +1,65 @@
+//! The tools `mcp_server` serves (and the MCP tests drive): an approval and a typed
+//! shipping form, the two shapes of suspension a form-capable MCP client answers.
+#![allow(dead_code)] // the tests use part of it
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use toolnexus::{pending, tool, Answer, Answered, ToolResult, Toolkit};
+
+/// Requests spend approval before proceeding
+#[tool]
+pub async fn approve_purchase(
+    #[arg(description = "What to buy")] item: String,
+    answer: Option<&Answer>,
+) -> ToolResult {
+    match answer {
+        Some(a) if a.ok => ToolResult::ok(format!("approved: {item}")),
+        Some(_) => ToolResult::error("declined"),
+        None => pending!(
+            kind = "approval",
+            prompt = format!("Approve purchase of {item}?")
+        ),
+    }
+}
+
+/// Where an order goes.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct Shipping {
+    /// The recipient's city
+    pub city: String,
+    /// Postal code
+    pub zip: String,
+    /// Next-day delivery
+    pub express: bool,
+}
+
+/// Ships an order; asks the customer where to
+#[tool]
+pub async fn ship_order(
+    #[arg(description = "The order number")] order: u64,
+    shipping: Option<Answered<Shipping>>,
+) -> ToolResult {
+    match shipping {
+        None => pending!(
+            kind = "input",
+            prompt = format!("Where should order {order} go?"),
+            answer = Shipping
+        ),
+        Some(to) => {
+            let speed = if to.express { ", express" } else { "" };
+            ToolResult::ok(format!(
+                "order {order} ships to {} {}{speed}",
+                to.zip, to.city
+            ))
+        }
+    }
+}
+
+/// The toolkit `mcp_server` serves.
+pub fn toolkit() -> Toolkit {
+    Toolkit::builder()
+        .tool(ApprovePurchase)
+        .tool(ShipOrder)
+        .build()
+        .expect("two distinct tool names")
+}

@@ -1,0 +1,14 @@
+//! MCP in both directions: toolnexus tools served to MCP clients (rmcp's and the official
+//! Python SDK's), and MCP servers' tools used by toolnexus, suspensions included.
+
+#[path = "../examples/mcp_tools/mod.rs"]
+mod mcp_tools;
+
+#[path = "mcp/consume.rs"]
+mod consume;
+#[path = "mcp/python.rs"]
+mod python;
+#[path = "mcp/serve.rs"]
+mod serve;
+#[path = "mcp/support.rs"]
+mod support;

@@ -1,0 +1,66 @@
+//! An `input_required` round carried inside a suspension's request id.
+//!
+//! A tool re-run after a suspension receives only the [`Answer`](toolnexus::Answer), whose
+//! id echoes the request's; the retry needs the key of the server's input request and its
+//! `requestState`. Putting both in the id lets a halted run be persisted and resumed in
+//! another process with nothing else stored. The content is the server's own opaque
+//! state, which the protocol already treats as untrusted when it comes back.
+
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use serde::{Deserialize, Serialize};
+
+const PREFIX: &str = "mcp-";
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(super) struct Round {
+    /// The key of the input request in the server's `inputRequests`.
+    #[serde(rename = "k")]
+    pub(super) key: String,
+    /// The server's `requestState`, echoed byte for byte.
+    #[serde(rename = "s", default, skip_serializing_if = "Option::is_none")]
+    pub(super) state: Option<String>,
+    /// Makes every request id unique even when a server repeats key and state.
+    #[serde(rename = "n")]
+    nonce: String,
+}
+
+impl Round {
+    pub(super) fn new(key: String, state: Option<String>) -> Self {
+        Self {
+            key,
+            state,
+            nonce: uuid::Uuid::new_v4().simple().to_string(),
+        }
+    }
+
+    pub(super) fn to_id(&self) -> String {
+        let json = serde_json::to_vec(self).unwrap_or_default();
+        format!("{PREFIX}{}", URL_SAFE_NO_PAD.encode(json))
+    }
+
+    /// The round an answer's id names, or `None` when the id is not one of ours.
+    pub(super) fn from_id(id: &str) -> Option<Self> {
+        let encoded = id.strip_prefix(PREFIX)?;
+        let json = URL_SAFE_NO_PAD.decode(encoded).ok()?;
+        serde_json::from_slice(&json).ok()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_round_survives_its_id() {
+        let round = Round::new("ask".into(), Some("st.ate \"quoted\"\n".into()));
+        let id = round.to_id();
+        assert!(
+            id.chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+        );
+        assert_eq!(Round::from_id(&id), Some(round));
+        assert_eq!(Round::from_id("not-ours"), None);
+        assert_eq!(Round::from_id("mcp-!!!"), None);
+    }
+}

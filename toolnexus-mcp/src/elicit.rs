@@ -1,0 +1,204 @@
+//! The one mapping between toolnexus suspensions and MCP elicitation, used in both
+//! directions: a `Request` becomes `elicitation/create` parameters when serving, an
+//! elicitation becomes a `Request` when consuming, and answers map to elicitation results
+//! and back.
+
+use rmcp::model::{ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationSchema};
+use serde_json::{Value, json};
+use toolnexus::{Answer, Request};
+
+/// The `kind` of an `authorization` (login) suspension.
+pub(crate) const AUTHORIZATION: &str = "authorization";
+
+/// How a client must be able to elicit to answer a request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Mode {
+    Form,
+    Url,
+}
+
+impl Mode {
+    /// A login with a URL goes to the browser; everything else is a form.
+    pub(crate) fn of(request: &Request) -> Self {
+        if request.kind == AUTHORIZATION && request.url.is_some() {
+            Mode::Url
+        } else {
+            Mode::Form
+        }
+    }
+
+    pub(crate) fn label(self) -> &'static str {
+        match self {
+            Mode::Form => "form",
+            Mode::Url => "URL",
+        }
+    }
+}
+
+/// The elicitation that asks a human what `request` needs.
+///
+/// A typed form's schema (`data.schema`) is sent as it is: toolnexus form schemas keep to
+/// MCP's flat subset. A `question` or `input` without one asks for a single text `answer`;
+/// anything else (an `approval`) is an empty form, where accepting is the answer.
+pub(crate) fn to_elicitation(request: &Request) -> Result<ElicitRequestParams, String> {
+    if let (Mode::Url, Some(url)) = (Mode::of(request), &request.url) {
+        return Ok(ElicitRequestParams::UrlElicitationParams {
+            meta: None,
+            message: request.prompt.clone(),
+            url: url.clone(),
+            elicitation_id: request.id.clone(),
+        });
+    }
+    let schema = match request.data.as_ref().and_then(|d| d.get("schema")) {
+        Some(schema) => schema.clone(),
+        None if matches!(request.kind.as_str(), "question" | "input") => json!({
+            "type": "object",
+            "properties": {"answer": {"type": "string", "title": "Answer"}},
+            "required": ["answer"],
+        }),
+        None => json!({"type": "object", "properties": {}}),
+    };
+    let requested_schema: ElicitationSchema = serde_json::from_value(schema)
+        .map_err(|e| format!("its form schema is not an MCP elicitation schema: {e}"))?;
+    let mut message = request.prompt.clone();
+    if let Some(url) = &request.url {
+        message.push('\n');
+        message.push_str(url);
+    }
+    Ok(ElicitRequestParams::FormElicitationParams {
+        meta: None,
+        message,
+        requested_schema,
+    })
+}
+
+/// The suspension an MCP server's elicitation becomes: a form is an `input` with its
+/// schema at `data.schema`, a URL is an `authorization` with that `url`.
+pub(crate) fn to_request(id: String, params: &ElicitRequestParams) -> Request {
+    match params {
+        ElicitRequestParams::UrlElicitationParams { message, url, .. } => {
+            Request::new(AUTHORIZATION, message.clone())
+                .with_id(id)
+                .with_url(url.clone())
+        }
+        ElicitRequestParams::FormElicitationParams {
+            message,
+            requested_schema,
+            ..
+        } => {
+            let schema = serde_json::to_value(requested_schema).unwrap_or(Value::Null);
+            Request::new("input", message.clone())
+                .with_id(id)
+                .with_data(json!({ "schema": schema }))
+        }
+        // rmcp may learn new modes; one this crate does not know is still a question
+        // a human can read.
+        #[allow(unreachable_patterns)]
+        other => Request::new("input", format!("{other:?}")).with_id(id),
+    }
+}
+
+/// The answer an elicitation result carries: accept is `ok` with the content as data;
+/// decline and cancel are refusals with that reason.
+pub(crate) fn to_answer(id: &str, result: ElicitResult) -> Answer {
+    match result.action {
+        ElicitationAction::Accept => match result.content {
+            Some(content) => Answer::ok(id).with_data(content),
+            None => Answer::ok(id),
+        },
+        ElicitationAction::Cancel => Answer::decline(id, "cancelled"),
+        // Decline, and any action a later protocol adds, is a refusal.
+        _ => Answer::decline(id, "declined"),
+    }
+}
+
+/// The elicitation result an answer stands for; the inverse of [`to_answer`].
+pub(crate) fn to_result(answer: &Answer) -> ElicitResult {
+    if answer.ok {
+        let result = ElicitResult::new(ElicitationAction::Accept);
+        match &answer.data {
+            Some(data) => result.with_content(data.clone()),
+            None => result.with_content(json!({})),
+        }
+    } else if answer.reason.as_deref() == Some("cancelled") {
+        ElicitResult::new(ElicitationAction::Cancel)
+    } else {
+        ElicitResult::new(ElicitationAction::Decline)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn typed_forms_fit_the_elicitation_subset() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "city": {"type": "string", "minLength": 1},
+                "zip": {"type": "string"},
+                "express": {"type": "boolean"},
+                "floor": {"type": "integer", "minimum": 0},
+                "speed": {"type": "string", "enum": ["slow", "fast"]},
+            },
+            "required": ["city", "zip", "express"],
+        });
+        let request = Request::new("input", "Where?").with_data(json!({ "schema": schema }));
+        let params = to_elicitation(&request).unwrap();
+        let wire = serde_json::to_value(&params).unwrap();
+        assert_eq!(wire["mode"], "form");
+        assert_eq!(
+            wire["requestedSchema"]["properties"]["express"]["type"],
+            "boolean"
+        );
+        assert_eq!(
+            wire["requestedSchema"]["properties"]["speed"]["enum"],
+            json!(["slow", "fast"])
+        );
+        let back = to_request("r1".into(), &params);
+        assert_eq!(back.kind, "input");
+        assert_eq!(
+            back.data.unwrap()["schema"]["required"],
+            json!(["city", "zip", "express"])
+        );
+    }
+
+    #[test]
+    fn a_login_with_a_url_is_url_mode_keyed_by_the_request_id() {
+        let request = Request::new(AUTHORIZATION, "Sign in")
+            .with_id("req-7")
+            .with_url("https://example.com/login");
+        match to_elicitation(&request).unwrap() {
+            ElicitRequestParams::UrlElicitationParams {
+                url,
+                elicitation_id,
+                ..
+            } => {
+                assert_eq!(url, "https://example.com/login");
+                assert_eq!(elicitation_id, "req-7");
+            }
+            other => panic!("expected URL mode, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn answers_round_trip_through_elicitation_results() {
+        for answer in [
+            Answer::ok("a").with_data(json!({"city": "Paris"})),
+            Answer::decline("a", "declined"),
+            Answer::decline("a", "cancelled"),
+        ] {
+            assert_eq!(to_answer("a", to_result(&answer)), answer);
+        }
+    }
+
+    #[test]
+    fn a_schema_outside_the_subset_is_refused_with_a_reason() {
+        let request = Request::new("input", "Where?").with_data(
+            json!({"schema": {"type": "object", "properties": {"a": {"type": "array"}}}}),
+        );
+        let error = to_elicitation(&request).unwrap_err();
+        assert!(error.contains("not an MCP elicitation schema"), "{error}");
+    }
+}

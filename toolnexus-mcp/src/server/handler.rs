@@ -1,0 +1,278 @@
+//! What the server does with each MCP request: list the toolkit's tools, run a call, and
+//! carry a suspension across to the client by the best route it supports.
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ElicitRequest,
+    ElicitResult, Implementation, InputRequest, InputRequests, InputRequiredResult, InputResponses,
+    ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig,
+};
+use rmcp::service::{RequestContext, RoleServer};
+use rmcp::{ErrorData, ServerHandler, ServiceError};
+use serde_json::Value;
+use toolnexus::{Answer, Request, ToolContext, ToolResult};
+
+use super::McpServer;
+use super::state::Continuation;
+use crate::ParkedCall;
+use crate::elicit::{Mode, to_answer, to_elicitation};
+
+impl ServerHandler for McpServer {
+    fn get_info(&self) -> ServerConfig {
+        let mut info = ServerConfig::new(ServerCapabilities::builder().enable_tools().build());
+        info.server_info = Implementation::new(&self.inner.name, &self.inner.version);
+        info
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(self.inner.tools.clone()))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        Ok(self.call(request, &context).await)
+    }
+}
+
+/// What the client can answer, read from the current request's negotiated state.
+struct Client {
+    /// Protocol 2026-07-28 or later: no server-to-client requests, suspensions go back as
+    /// `input_required` results.
+    multi_round_trip: bool,
+    form: bool,
+    url: bool,
+}
+
+impl Client {
+    fn of(context: &RequestContext<RoleServer>) -> Self {
+        let multi_round_trip = context
+            .protocol_version()
+            .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str());
+        let (form, url) = match context.client_capabilities().and_then(|c| c.elicitation) {
+            None => (false, false),
+            // A client that declared elicitation without naming a mode predates URL mode.
+            Some(e) if e.form.is_none() && e.url.is_none() => (true, false),
+            Some(e) => (e.form.is_some(), e.url.is_some()),
+        };
+        Self {
+            multi_round_trip,
+            form,
+            url,
+        }
+    }
+
+    fn can(&self, mode: Mode) -> bool {
+        match mode {
+            Mode::Form => self.form,
+            Mode::Url => self.url,
+        }
+    }
+}
+
+impl McpServer {
+    async fn call(
+        &self,
+        params: CallToolRequestParams,
+        context: &RequestContext<RoleServer>,
+    ) -> CallToolResponse {
+        let name = params.name.to_string();
+        let args = Value::Object(params.arguments.unwrap_or_default());
+        if let Some(sealed) = params.request_state.as_deref() {
+            return complete(
+                self.retried(&name, args, sealed, params.input_responses)
+                    .await,
+            );
+        }
+        if let Some(park) = &self.inner.park
+            && let Some((request, answer)) = park.answer_for(&name, &args).await
+        {
+            return complete(self.answered(&name, args, &request, answer).await);
+        }
+        let result = self
+            .inner
+            .toolkit
+            .execute(&name, args.clone(), ToolContext::default())
+            .await;
+        match ToolResult::pending_of(&result) {
+            None => complete(result),
+            Some(request) => self.suspend(name, args, request, context).await,
+        }
+    }
+
+    /// Carries a suspension to the client by the best route it supports.
+    async fn suspend(
+        &self,
+        name: String,
+        args: Value,
+        request: Request,
+        context: &RequestContext<RoleServer>,
+    ) -> CallToolResponse {
+        let client = Client::of(context);
+        let mode = Mode::of(&request);
+        if !client.can(mode) {
+            return complete(self.park(name, args, request, mode).await);
+        }
+        let elicitation = match to_elicitation(&request) {
+            Ok(elicitation) => elicitation,
+            Err(why) => {
+                return complete(ToolResult::error(format!(
+                    "{}, but {why}",
+                    needs(&name, &request)
+                )));
+            }
+        };
+        if client.multi_round_trip {
+            let continuation = Continuation { request, args };
+            let sealed = match self.inner.sealer.seal(&name, &continuation) {
+                Ok(sealed) => sealed,
+                Err(e) => {
+                    return complete(ToolResult::error(format!(
+                        "could not seal the state of `{name}`: {e}"
+                    )));
+                }
+            };
+            let mut requests = InputRequests::new();
+            requests.insert(
+                continuation.request.id.clone(),
+                InputRequest::Elicitation(ElicitRequest::new(elicitation)),
+            );
+            return InputRequiredResult::new(Some(requests), Some(sealed)).into();
+        }
+        let reply = context
+            .peer
+            .create_elicitation_with_timeout(elicitation, Some(self.inner.elicitation_timeout))
+            .await;
+        let answer = match reply {
+            Ok(result) => to_answer(&request.id, result),
+            Err(ServiceError::Timeout { .. }) => Answer::decline(&request.id, "expired"),
+            Err(e) => {
+                return complete(ToolResult::error(format!(
+                    "{}, and asking the client failed: {e}",
+                    needs(&name, &request)
+                )));
+            }
+        };
+        complete(self.answered(&name, args, &request, answer).await)
+    }
+
+    /// A client that cannot be asked: park the request when a hook is set, else say what
+    /// the tool needs.
+    async fn park(&self, name: String, args: Value, request: Request, mode: Mode) -> ToolResult {
+        let needs = needs(&name, &request);
+        let Some(park) = &self.inner.park else {
+            return ToolResult::error(format!(
+                "{needs}, but this MCP client does not accept {} elicitation",
+                mode.label()
+            ));
+        };
+        let id = request.id.clone();
+        let call = ParkedCall {
+            tool: name.clone(),
+            args,
+            request,
+        };
+        match park.park(call).await {
+            Ok(()) => ToolResult::error(format!(
+                "{needs}; the request is waiting for a person as `{id}`. \
+                 Call `{name}` again with the same arguments once it is answered."
+            )),
+            Err(e) => ToolResult::error(format!("{needs}, and parking the request failed: {e}")),
+        }
+    }
+
+    /// The retry of an `input_required` result: verify the sealed state, read the
+    /// response, and apply it.
+    async fn retried(
+        &self,
+        name: &str,
+        args: Value,
+        sealed: &str,
+        responses: Option<InputResponses>,
+    ) -> ToolResult {
+        let continuation = match self.inner.sealer.open(name, sealed) {
+            Ok(continuation) => continuation,
+            Err(e) => {
+                return ToolResult::error(format!(
+                    "the retried call to `{name}` carries a requestState this server did not issue ({e})"
+                ));
+            }
+        };
+        if continuation.args != args {
+            return ToolResult::error(format!(
+                "the retried call to `{name}` has other arguments than the call that asked"
+            ));
+        }
+        let request = continuation.request;
+        let response = responses.and_then(|mut r| r.remove(&request.id));
+        let Some(response) = response else {
+            return ToolResult::error(format!(
+                "the retried call to `{name}` carries no response for `{}`",
+                request.id
+            ));
+        };
+        let answer = match serde_json::from_value::<ElicitResult>(response) {
+            Ok(result) => to_answer(&request.id, result),
+            Err(e) => {
+                return ToolResult::error(format!(
+                    "the response for `{}` is not an elicitation result: {e}",
+                    request.id
+                ));
+            }
+        };
+        self.answered(name, args, &request, answer).await
+    }
+
+    /// The agent loop's rule for an answered suspension: `ok` re-runs the tool once with
+    /// the answer; a refusal, or a re-run that suspends again, ends the call.
+    async fn answered(
+        &self,
+        name: &str,
+        args: Value,
+        request: &Request,
+        answer: Answer,
+    ) -> ToolResult {
+        if answer.id != request.id {
+            return ToolResult::error(format!(
+                "unresolved: {} (the answer does not echo the request id)",
+                request.prompt
+            ));
+        }
+        if !answer.ok {
+            return ToolResult::error(format!("declined/expired: {}", request.prompt));
+        }
+        let context = ToolContext::default().with_answer(answer);
+        let result = self.inner.toolkit.execute(name, args, context).await;
+        if result.is_pending() {
+            return ToolResult::error(format!("unresolved: {}", request.prompt));
+        }
+        result
+    }
+}
+
+/// "`tool` needs approval: Approve purchase of gpu?" — the start of every message about a
+/// suspension the client could not take.
+fn needs(name: &str, request: &Request) -> String {
+    let mut text = format!("`{name}` needs {}: {}", request.kind, request.prompt);
+    if let Some(url) = &request.url {
+        text.push_str(" (");
+        text.push_str(url);
+        text.push(')');
+    }
+    text
+}
+
+/// A finished call as MCP sees it: a tool error is an error result, never a protocol error.
+fn complete(result: ToolResult) -> CallToolResponse {
+    let content = vec![ContentBlock::text(result.output)];
+    if result.is_error {
+        CallToolResult::error(content).into()
+    } else {
+        CallToolResult::success(content).into()
+    }
+}

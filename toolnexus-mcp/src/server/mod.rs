@@ -1,0 +1,221 @@
+//! Serving a [`Toolkit`] over MCP: the public [`McpServer`], its options, and its
+//! transports. What a call does lives in `handler`, the sealed retry state in `state`.
+
+mod handler;
+mod state;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use rmcp::ServiceExt;
+use rmcp::model::Tool as McpTool;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use serde_json::{Map, Value};
+use toolnexus::Toolkit;
+
+use crate::{McpError, Park};
+use state::Sealer;
+
+/// How long a held-open `elicitation/create` waits for the human by default.
+const DEFAULT_ELICITATION_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// A [`Toolkit`] served over MCP.
+///
+/// Its tools are listed with their declarations; a call runs the tool, and a tool's error
+/// is an error result (`isError: true`), never a protocol error. A tool that suspends
+/// (`pending!`) is answered through the client, whatever it supports:
+///
+/// - on protocol 2026-07-28, the call returns an `input_required` result asking for one
+///   elicitation keyed by the request id, with the request sealed (HMAC) in
+///   `requestState`; the retried call carries the response, which becomes an
+///   [`Answer`](toolnexus::Answer) — accept is `ok` with the content as data, decline and
+///   cancel are refusals — and, as in the agent loop, an `ok` answer re-runs the tool once
+///   while a refusal ends the call with `declined/expired: <prompt>`;
+/// - on older protocols, when the client declared elicitation, the call is held open while
+///   the server sends `elicitation/create` (form mode; URL mode for an `authorization`
+///   with a `url`, its elicitation id being the request id); no reply within
+///   [`elicitation_timeout`](McpServerBuilder::elicitation_timeout) answers `expired`;
+/// - a client without elicitation gets an error result naming what the tool needs, or,
+///   with a [`Park`] hook, the request is parked and the result says so.
+///
+/// Cloning is cheap; clones share the toolkit and the key that seals retry state.
+#[derive(Clone)]
+pub struct McpServer {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    toolkit: Toolkit,
+    tools: Vec<McpTool>,
+    name: String,
+    version: String,
+    elicitation_timeout: Duration,
+    park: Option<Arc<dyn Park>>,
+    sealer: Sealer,
+}
+
+impl std::fmt::Debug for McpServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpServer")
+            .field("name", &self.inner.name)
+            .field("tools", &self.inner.tools.len())
+            .field("elicitation_timeout", &self.inner.elicitation_timeout)
+            .field("park", &self.inner.park.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl McpServer {
+    /// Serves `toolkit` with the default options (see [`McpServer::builder`]).
+    pub fn new(toolkit: Toolkit) -> Self {
+        Self::builder(toolkit).build()
+    }
+
+    /// Options: the server's name, the elicitation timeout, a [`Park`] hook, the key that
+    /// seals retry state.
+    pub fn builder(toolkit: Toolkit) -> McpServerBuilder {
+        McpServerBuilder {
+            toolkit,
+            name: "toolnexus".to_owned(),
+            version: env!("CARGO_PKG_VERSION").to_owned(),
+            elicitation_timeout: DEFAULT_ELICITATION_TIMEOUT,
+            park: None,
+            state_key: None,
+        }
+    }
+
+    /// Serves one client on this process's standard input and output until it disconnects.
+    pub async fn serve_stdio(self) -> Result<(), McpError> {
+        let running = self
+            .serve(rmcp::transport::stdio())
+            .await
+            .map_err(|e| McpError::Serve(Box::new(e)))?;
+        running
+            .waiting()
+            .await
+            .map_err(|e| McpError::Serve(Box::new(e)))?;
+        Ok(())
+    }
+
+    /// A streamable-HTTP endpoint, as a tower service to mount (e.g. with axum's
+    /// `Router::new().nest_service("/mcp", svc)`).
+    ///
+    /// Each MCP session gets its own handler sharing this server. By default only requests
+    /// whose `Host` is a loopback name (`localhost`, `127.0.0.1`, `::1`) are accepted, which
+    /// stops DNS-rebinding attacks on a locally running server; a public deployment lists
+    /// its own host names with [`http_service_with`](Self::http_service_with) and
+    /// `StreamableHttpServerConfig::default().with_allowed_hosts(["mcp.example.com"])`.
+    pub fn http_service(self) -> StreamableHttpService<McpServer, LocalSessionManager> {
+        self.http_service_with(StreamableHttpServerConfig::default())
+    }
+
+    /// [`http_service`](Self::http_service) with explicit transport options (allowed hosts
+    /// and origins, keep-alive, body limits).
+    pub fn http_service_with(
+        self,
+        config: StreamableHttpServerConfig,
+    ) -> StreamableHttpService<McpServer, LocalSessionManager> {
+        StreamableHttpService::new(
+            move || Ok(self.clone()),
+            Arc::new(LocalSessionManager::default()),
+            config,
+        )
+    }
+}
+
+/// Options of an [`McpServer`].
+pub struct McpServerBuilder {
+    toolkit: Toolkit,
+    name: String,
+    version: String,
+    elicitation_timeout: Duration,
+    park: Option<Arc<dyn Park>>,
+    state_key: Option<Vec<u8>>,
+}
+
+impl std::fmt::Debug for McpServerBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The state key is a secret: never shown.
+        f.debug_struct("McpServerBuilder")
+            .field("name", &self.name)
+            .field("elicitation_timeout", &self.elicitation_timeout)
+            .field("park", &self.park.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl McpServerBuilder {
+    /// The name the server introduces itself with (default `toolnexus`).
+    pub fn name(mut self, name: impl Into<String>) -> Self {
+        self.name = name.into();
+        self
+    }
+
+    /// The version it introduces itself with (default: this crate's).
+    pub fn version(mut self, version: impl Into<String>) -> Self {
+        self.version = version.into();
+        self
+    }
+
+    /// How long a held-open `elicitation/create` waits for the human before the request
+    /// is answered `expired` (default 10 minutes).
+    pub fn elicitation_timeout(mut self, timeout: Duration) -> Self {
+        self.elicitation_timeout = timeout;
+        self
+    }
+
+    /// Where requests go when the client cannot elicit (see [`Park`]).
+    pub fn park(mut self, park: impl Park) -> Self {
+        self.park = Some(Arc::new(park));
+        self
+    }
+
+    /// The key that seals the `requestState` of `input_required` results (at least 32
+    /// bytes). Servers behind one load balancer share it so that any of them accepts a
+    /// retry; by default each server draws a random one, so a retry must reach the server
+    /// (or a clone of it) that asked.
+    pub fn state_key(mut self, key: impl Into<Vec<u8>>) -> Self {
+        self.state_key = Some(key.into());
+        self
+    }
+
+    /// Builds the server; a state key shorter than 32 bytes is replaced by a random one
+    /// and logged, since a short HMAC key would make sealed state forgeable.
+    pub fn build(self) -> McpServer {
+        let tools = self
+            .toolkit
+            .tools()
+            .iter()
+            .map(|t| declaration(&**t))
+            .collect();
+        McpServer {
+            inner: Arc::new(Inner {
+                tools,
+                toolkit: self.toolkit,
+                name: self.name,
+                version: self.version,
+                elicitation_timeout: self.elicitation_timeout,
+                park: self.park,
+                sealer: Sealer::new(self.state_key),
+            }),
+        }
+    }
+}
+
+/// A tool's MCP declaration, built once per server.
+fn declaration(tool: &dyn toolnexus::Tool) -> McpTool {
+    let schema = match tool.input_schema() {
+        Value::Object(map) => map.clone(),
+        _ => {
+            let mut map = Map::new();
+            map.insert("type".into(), Value::String("object".into()));
+            map
+        }
+    };
+    McpTool::new(
+        tool.name().to_owned(),
+        tool.description().to_owned(),
+        Arc::new(schema),
+    )
+}
