@@ -1,0 +1,293 @@
+//! The approval inbox: an agent's runs park on a person, who answers them in a browser; a
+//! worker resumes each run with its answer.
+//!
+//! ```sh
+//! cargo run --example inbox                         # prints the page's link, then serves it
+//! cargo run --example inbox -- --port 8080 --db sqlite://inbox.db --exit-when-done
+//! OPENAI_API_KEY=sk-… cargo run --example inbox     # a real model instead of the stub
+//! ```
+//! The first line is `inbox: http://127.0.0.1:<port>/?token=<token>`: open it. Three runs wait
+//! there: a purchase to approve, a shipping form to fill in, and a calendar sign-in. Each
+//! answered run is resumed and its final text printed as `done <id>: <text>`.
+//!
+//! Options: `--port N` (default 0: any free port), `--db URL` (default
+//! `sqlite://toolnexus-inbox.db` in the working directory; `postgres://…` works too),
+//! `--exit-when-done` (exit once every run parked here is done). Also `TOOLNEXUS_BASE_URL`,
+//! `TOOLNEXUS_MODEL` and `TOOLNEXUS_STYLE=openai|anthropic`, as in the other examples.
+
+mod support;
+
+use std::collections::BTreeMap;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
+use toolnexus::testing::{RecordedRequest, Reply};
+use toolnexus::{auth_required, pending, tool, Answer, Answered, RunStatus, ToolResult, Toolkit};
+use toolnexus_inbox::{web, Inbox, ParkedState};
+
+/// Requests spend approval before proceeding
+#[tool]
+async fn approve_purchase(
+    #[arg(description = "What to buy")] item: String,
+    answer: Option<&Answer>,
+) -> ToolResult {
+    match answer {
+        Some(a) if a.ok => ToolResult::ok(format!("approved: {item}")),
+        Some(_) => ToolResult::error("declined"),
+        None => pending!(
+            kind = "approval",
+            prompt = format!("Approve purchase of {item}?")
+        ),
+    }
+}
+
+/// Where an order goes.
+#[derive(Debug, Deserialize, JsonSchema)]
+struct Shipping {
+    /// The recipient's city
+    city: String,
+    /// Postal code, five digits
+    #[schemars(length(min = 5, max = 5))]
+    zip: String,
+    /// How many parcels to split the order into
+    #[serde(default = "one")]
+    parcels: u32,
+    /// Next-day delivery
+    express: bool,
+    /// Who carries the parcels
+    carrier: Carrier,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+enum Carrier {
+    Post,
+    Courier,
+}
+
+fn one() -> u32 {
+    1
+}
+
+/// Orders items; asks the customer where to ship them
+#[tool]
+async fn order(sku: String, qty: u32, shipping: Option<Answered<Shipping>>) -> ToolResult {
+    let Some(to) = shipping else {
+        return pending!(
+            kind = "input",
+            prompt = format!("Where should the {qty} {sku} go?"),
+            answer = Shipping
+        );
+    };
+    let speed = if to.express { "express" } else { "standard" };
+    ToolResult::ok(format!(
+        "ordered {qty} {sku} to {} {} in {} parcel(s), {speed}, by {:?}",
+        to.zip, to.city, to.parcels, to.carrier
+    ))
+}
+
+/// Reads today's meetings from the user's calendar; needs them to sign in first
+#[tool]
+async fn calendar_today(answer: Option<&Answer>) -> ToolResult {
+    match answer {
+        Some(a) if a.ok => ToolResult::ok("09:30 stand-up; 14:00 design review"),
+        _ => auth_required!(
+            url = "https://accounts.example.com/authorize?client_id=toolnexus-inbox-demo",
+            prompt = "Sign in to your calendar so I can read today's meetings"
+        ),
+    }
+}
+
+/// The three things the agent is asked to do, each its own run.
+const PROMPTS: [&str; 3] = [
+    "Buy a gpu for the lab.",
+    "Ship 2 keyboards to the customer.",
+    "What is on my calendar today?",
+];
+
+/// What the embedded stub's model does: the tool each prompt calls, then a sentence about
+/// its result.
+fn script(req: &RecordedRequest) -> Reply {
+    let asked = req
+        .messages()
+        .iter()
+        .find(|m| m["role"] == "user")
+        .map(|m| m["content"].to_string())
+        .unwrap_or_default();
+    let output = support::last_tool_output(req);
+    if asked.contains("gpu") {
+        match output.as_deref() {
+            None => Reply::tool_call("call_1", "approve_purchase", json!({"item": "gpu"})),
+            Some(out) if out.starts_with("approved") => {
+                Reply::text("The gpu purchase is approved and on its way.")
+            }
+            Some(_) => Reply::text("The purchase was declined, so I did not buy the gpu."),
+        }
+    } else if asked.contains("keyboards") {
+        match output.as_deref() {
+            None => Reply::tool_call("call_1", "order", json!({"sku": "keyboard", "qty": 2})),
+            Some(out) if out.starts_with("ordered") => Reply::text(format!("Done: {out}.")),
+            Some(out) => Reply::text(format!("I could not place the order: {out}")),
+        }
+    } else {
+        match output.as_deref() {
+            None => Reply::tool_call("call_1", "calendar_today", json!({})),
+            Some(out) if out.contains("stand-up") => Reply::text(format!("Today you have: {out}.")),
+            Some(_) => Reply::text("Without a sign-in I cannot read your calendar."),
+        }
+    }
+}
+
+struct Options {
+    port: u16,
+    db: String,
+    exit_when_done: bool,
+}
+
+fn options() -> Result<Options, String> {
+    let mut options = Options {
+        port: 0,
+        db: "sqlite://toolnexus-inbox.db".to_owned(),
+        exit_when_done: false,
+    };
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--port" => {
+                let value = args.next().ok_or("--port needs a number")?;
+                options.port = value
+                    .parse()
+                    .map_err(|_| format!("--port needs a number from 0 to 65535, not {value:?}"))?;
+            }
+            "--db" => options.db = args.next().ok_or("--db needs a database URL")?,
+            "--exit-when-done" => options.exit_when_done = true,
+            other => {
+                return Err(format!(
+                    "unknown option {other:?}; use --port N, --db URL, --exit-when-done"
+                ))
+            }
+        }
+    }
+    Ok(options)
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let options = match options() {
+        Ok(options) => options,
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::from(2);
+        }
+    };
+    match serve(options).await {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn serve(options: Options) -> Result<ExitCode, Box<dyn std::error::Error>> {
+    // The link comes first, before anything else is printed, so a script can read it
+    // from the first line.
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", options.port)).await?;
+    let token = web::new_token()?;
+    println!("inbox: http://{}/?token={token}", listener.local_addr()?);
+
+    let inbox = Inbox::open(&options.db).await?;
+    let tk = Toolkit::builder()
+        .tool(ApprovePurchase)
+        .tool(Order)
+        .tool(CalendarToday)
+        .build()?;
+    let support::Endpoint {
+        builder,
+        stub: _stub,
+    } = support::endpoint(script).await?;
+    // No `wait_for`: each run halts on its request, and the inbox keeps it.
+    let client = builder
+        .system_prompt(
+            "You run errands with your tools: `approve_purchase` before buying anything, \
+             `order` to ship items (it asks where), `calendar_today` for the user's meetings.",
+        )
+        .build()?;
+
+    let mut tracked = BTreeMap::new();
+    for prompt in PROMPTS {
+        let run = client.run(prompt, &tk).await?;
+        match run.status {
+            RunStatus::Pending => {
+                let id = inbox.park(&run).await?;
+                println!("parked {id}: {prompt}");
+                tracked.insert(id, prompt);
+            }
+            _ => println!("finished without asking: {}", run.text),
+        }
+    }
+
+    let app = web::router(inbox.clone(), token);
+    let server = tokio::spawn(async move { axum::serve(listener, app).await });
+    let (stop_worker, stopped) = tokio::sync::oneshot::channel::<()>();
+    let worker = tokio::spawn(inbox.worker(client, tk).run(async move {
+        let _ = stopped.await;
+    }));
+
+    let all_done = watch_runs(&inbox, tracked, options.exit_when_done);
+    let outcome = tokio::select! {
+        failed = all_done => failed,
+        _ = tokio::signal::ctrl_c() => Ok(false),
+        served = server => return Err(format!("the page stopped serving: {served:?}").into()),
+    };
+    let _ = stop_worker.send(());
+    let _ = worker.await;
+    Ok(match outcome? {
+        false => ExitCode::SUCCESS,
+        true => ExitCode::FAILURE,
+    })
+}
+
+/// Prints each tracked run's outcome once it is done, following a run that asked again to
+/// its new request. With `exit`, returns once all are settled: `true` when one failed.
+async fn watch_runs(
+    inbox: &Inbox,
+    mut tracked: BTreeMap<String, &str>,
+    exit: bool,
+) -> Result<bool, Box<dyn std::error::Error>> {
+    let mut failed = false;
+    loop {
+        if tracked.is_empty() && exit {
+            return Ok(failed);
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let ids: Vec<String> = tracked.keys().cloned().collect();
+        for id in ids {
+            let Some(parked) = inbox.get(&id).await? else {
+                continue;
+            };
+            match (parked.state, parked.result, parked.next) {
+                (ParkedState::Done, _, Some(next)) => {
+                    if let Some(prompt) = tracked.remove(&id) {
+                        println!("asked again {next}: {prompt}");
+                        tracked.insert(next, prompt);
+                    }
+                }
+                (ParkedState::Done, Some(result), None) => {
+                    tracked.remove(&id);
+                    println!("done {id}: {}", result.text);
+                }
+                (ParkedState::Failed, _, _) => {
+                    tracked.remove(&id);
+                    failed = true;
+                    let why = parked.last_error.unwrap_or_default();
+                    println!("failed {id}: {why}");
+                }
+                _ => {}
+            }
+        }
+    }
+}

@@ -1,0 +1,760 @@
+//! The inbox page over real HTTP, without a browser: every status a request can get, the
+//! session and security headers, and the answers it records.
+
+mod inbox_web_support;
+
+use std::time::Duration;
+
+use inbox_web_support::{Example, Site};
+use reqwest::header::{self, HeaderMap};
+use reqwest::{redirect, Response, StatusCode};
+use serde_json::json;
+use toolnexus::Answer;
+use toolnexus_inbox::ParkedState;
+
+const CSP: &str = "default-src 'none'; style-src 'self'; form-action 'self'; \
+                   frame-ancestors 'none'; base-uri 'none'";
+
+/// A browser-like client that follows no redirects, so each status is seen as sent.
+fn http() -> reqwest::Client {
+    reqwest::Client::builder()
+        .redirect(redirect::Policy::none())
+        .build()
+        .expect("an HTTP client")
+}
+
+/// Signs in with the link token and returns the session cookie (`name=value`).
+async fn session(site: &Site) -> String {
+    let response = http()
+        .get(format!("{}?token={}", site.base, site.token))
+        .send()
+        .await
+        .expect("the page answers");
+    assert_eq!(response.status(), StatusCode::SEE_OTHER);
+    let set = set_cookie(response.headers());
+    set.split(';').next().expect("a cookie pair").to_owned()
+}
+
+fn set_cookie(headers: &HeaderMap) -> String {
+    headers
+        .get(header::SET_COOKIE)
+        .expect("a Set-Cookie header")
+        .to_str()
+        .expect("ASCII")
+        .to_owned()
+}
+
+async fn get(cookie: &str, url: &str) -> (StatusCode, String) {
+    let response = http()
+        .get(url)
+        .header(header::COOKIE, cookie)
+        .send()
+        .await
+        .expect("the page answers");
+    let status = response.status();
+    (status, response.text().await.expect("a body"))
+}
+
+/// The anti-forgery token in a request's page.
+fn forgery_token(page: &str) -> String {
+    let marker = r#"name="_forgery" value=""#;
+    let at = page
+        .find(marker)
+        .unwrap_or_else(|| panic!("no token in:\n{page}"))
+        + marker.len();
+    page[at..].split('"').next().expect("a value").to_owned()
+}
+
+/// Posts an answer the way the page's form does (same origin, with the page's token).
+async fn answer(site: &Site, cookie: &str, id: &str, fields: &[(&str, &str)]) -> Response {
+    let (_, page) = get(cookie, &site.request_url(id)).await;
+    let token = forgery_token(&page);
+    let mut form: Vec<(&str, &str)> = vec![("_forgery", token.as_str())];
+    form.extend_from_slice(fields);
+    post(site, cookie, id)
+        .form(&form)
+        .send()
+        .await
+        .expect("the page answers")
+}
+
+fn post(site: &Site, cookie: &str, id: &str) -> reqwest::RequestBuilder {
+    let host = site
+        .base
+        .trim_start_matches("http://")
+        .trim_end_matches('/');
+    http()
+        .post(site.request_url(id))
+        .header(header::COOKIE, cookie)
+        .header(header::ORIGIN, format!("http://{host}"))
+        .header("sec-fetch-site", "same-origin")
+}
+
+/// Posts `fields` as the page's form would, from the same origin.
+async fn post_form(
+    site: &Site,
+    cookie: &str,
+    id: &str,
+    fields: &[(&str, &str)],
+) -> (StatusCode, String) {
+    body(
+        post(site, cookie, id)
+            .form(fields)
+            .send()
+            .await
+            .expect("the page answers"),
+    )
+    .await
+}
+
+async fn state_of(site: &Site, id: &str) -> ParkedState {
+    site.inbox
+        .get(id)
+        .await
+        .expect("the store")
+        .expect("the run")
+        .state
+}
+
+async fn body(response: Response) -> (StatusCode, String) {
+    let status = response.status();
+    (status, response.text().await.expect("a body"))
+}
+
+fn assert_secure_headers(headers: &HeaderMap) {
+    let value = |name: &str| {
+        headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+    };
+    assert_eq!(value("content-security-policy"), CSP);
+    assert_eq!(value("x-content-type-options"), "nosniff");
+    assert_eq!(value("x-frame-options"), "DENY");
+    assert_eq!(value("referrer-policy"), "same-origin");
+    assert_eq!(value("cache-control"), "no-store");
+}
+
+#[tokio::test]
+async fn every_page_needs_the_token() {
+    let site = Site::start().await;
+    let id = site.approval("gpu").await;
+    for url in [site.base.clone(), site.request_url(&id)] {
+        let response = http().get(&url).send().await.unwrap();
+        assert_eq!(response.status(), StatusCode::UNAUTHORIZED, "{url}");
+        assert_secure_headers(response.headers());
+        assert!(response.headers().contains_key(header::WWW_AUTHENTICATE));
+        let page = response.text().await.unwrap();
+        assert!(page.contains("needs its access token"), "{page}");
+        assert!(!page.contains("Buy gpu"), "{page}");
+    }
+    let wrong = http()
+        .get(format!("{}?token=not-the-token", site.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(wrong.status(), StatusCode::UNAUTHORIZED);
+    assert!(!wrong.headers().contains_key(header::SET_COOKIE));
+    let forged = get("toolnexus_inbox_00000000=abc", &site.base).await;
+    assert_eq!(forged.0, StatusCode::UNAUTHORIZED);
+    let bad_bearer = http()
+        .get(&site.base)
+        .bearer_auth("nope")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(bad_bearer.status(), StatusCode::UNAUTHORIZED);
+}
+
+#[tokio::test]
+async fn the_link_token_moves_into_a_strict_http_only_cookie() {
+    let site = Site::start().await;
+    site.approval("gpu").await;
+    let response = http()
+        .get(format!("{}?token={}", site.base, site.token))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::SEE_OTHER);
+    assert_eq!(response.headers()[header::LOCATION], "./");
+    assert_secure_headers(response.headers());
+    let set = set_cookie(response.headers());
+    for attribute in ["HttpOnly", "SameSite=Strict", "Path=/"] {
+        assert!(set.contains(attribute), "{set}");
+    }
+    assert!(
+        !set.contains(&site.token),
+        "the cookie must not hold the token itself: {set}"
+    );
+
+    let cookie = set.split(';').next().unwrap();
+    let (status, page) = get(cookie, &site.base).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(page.contains("1 request waiting"), "{page}");
+    assert!(page.contains("Buy gpu?"), "{page}");
+
+    let bearer = http()
+        .get(&site.base)
+        .bearer_auth(&site.token)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(bearer.status(), StatusCode::OK);
+    assert!(set_cookie(bearer.headers()).starts_with(cookie));
+}
+
+#[tokio::test]
+async fn the_stylesheet_is_public_and_nothing_else_is() {
+    let site = Site::start().await;
+    let css = http()
+        .get(format!("{}style.css", site.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(css.status(), StatusCode::OK);
+    assert_eq!(
+        css.headers()[header::CONTENT_TYPE],
+        "text/css; charset=utf-8"
+    );
+    assert_secure_headers(css.headers());
+    let cookie = session(&site).await;
+    let (status, _) = get(&cookie, &format!("{}nowhere", site.base)).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    let put = http()
+        .put(site.request_url("x"))
+        .header(header::COOKIE, &cookie)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(put.status(), StatusCode::METHOD_NOT_ALLOWED);
+}
+
+#[tokio::test]
+async fn an_approval_is_answered_once_and_its_outcome_shown() {
+    let site = Site::start().await;
+    let id = site.approval("gpu").await;
+    let cookie = session(&site).await;
+    let (status, page) = get(&cookie, &site.request_url(&id)).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(
+        page.contains(r#"value="approve""#) && page.contains(r#"value="decline""#),
+        "{page}"
+    );
+    assert!(
+        page.contains("buy({&quot;item&quot;:&quot;gpu&quot;})"),
+        "{page}"
+    );
+    let token = forgery_token(&page);
+
+    let response = post(&site, &cookie, &id)
+        .form(&[("_forgery", token.as_str()), ("_action", "approve")])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::SEE_OTHER);
+    assert_eq!(response.headers()[header::LOCATION], id.as_str());
+    let parked = site.inbox.get(&id).await.unwrap().unwrap();
+    assert_eq!(parked.answer, Some(Answer::ok(&id)));
+    assert_eq!(parked.answered_by.as_deref(), Some("tester"));
+
+    let (_, page) = get(&cookie, &site.request_url(&id)).await;
+    assert!(page.contains("Answered."), "{page}");
+    assert!(page.contains("Waiting for a worker"), "{page}");
+    assert!(page.contains(r#"http-equiv="refresh""#), "{page}");
+    assert!(!page.contains("<form"), "{page}");
+
+    // The first answer won: a second one, from the page loaded before, is a conflict.
+    let (status, page) = post_form(
+        &site,
+        &cookie,
+        &id,
+        &[("_forgery", token.as_str()), ("_action", "decline")],
+    )
+    .await;
+    assert_eq!(status, StatusCode::CONFLICT);
+    assert!(page.contains("Already answered"), "{page}");
+    let parked = site.inbox.get(&id).await.unwrap().unwrap();
+    assert_eq!(parked.answer, Some(Answer::ok(&id)));
+
+    site.resume_all().await;
+    let (_, page) = get(&cookie, &site.request_url(&id)).await;
+    assert!(page.contains("finished: bought gpu"), "{page}");
+    assert!(!page.contains(r#"http-equiv="refresh""#), "{page}");
+    let (_, list) = get(&cookie, &site.base).await;
+    assert!(list.contains("Nothing waiting"), "{list}");
+    assert!(list.contains("Recently answered"), "{list}");
+    assert!(list.contains("finished: bought gpu"), "{list}");
+    assert!(list.contains("approved by tester"), "{list}");
+}
+
+#[tokio::test]
+async fn answers_not_from_the_page_are_refused() {
+    let site = Site::start().await;
+    let id = site.approval("gpu").await;
+    let other = site.approval("cpu").await;
+    let cookie = session(&site).await;
+    let (_, page) = get(&cookie, &site.request_url(&id)).await;
+    let token = forgery_token(&page);
+    let (_, other_page) = get(&cookie, &site.request_url(&other)).await;
+    let other_token = forgery_token(&other_page);
+    let approve = |t: &str| {
+        vec![
+            ("_forgery".to_owned(), t.to_owned()),
+            ("_action".to_owned(), "approve".to_owned()),
+        ]
+    };
+
+    // No session: the page never sees it.
+    let anonymous = http()
+        .post(site.request_url(&id))
+        .form(&approve(&token))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(anonymous.status(), StatusCode::UNAUTHORIZED);
+
+    // Another origin, told by either header.
+    for (name, value) in [
+        ("origin", "http://evil.example"),
+        ("sec-fetch-site", "cross-site"),
+    ] {
+        let response = http()
+            .post(site.request_url(&id))
+            .header(header::COOKIE, &cookie)
+            .header(name, value)
+            .form(&approve(&token))
+            .send()
+            .await
+            .unwrap();
+        let (status, page) = body(response).await;
+        assert_eq!(status, StatusCode::FORBIDDEN, "{name}: {value}");
+        assert!(page.contains("came from another site"), "{page}");
+    }
+
+    // No token, a wrong one, another request's.
+    for fields in [
+        vec![("_action".to_owned(), "approve".to_owned())],
+        approve("00ff"),
+        approve(&other_token),
+    ] {
+        let (status, page) = body(
+            post(&site, &cookie, &id)
+                .form(&fields)
+                .send()
+                .await
+                .unwrap(),
+        )
+        .await;
+        assert_eq!(status, StatusCode::FORBIDDEN, "{fields:?}");
+        assert!(page.contains("anti-forgery token"), "{page}");
+    }
+
+    // A button this request does not have, and a body that is no form.
+    let (status, _) = post_form(
+        &site,
+        &cookie,
+        &id,
+        &[("_forgery", token.as_str()), ("_action", "signed-in")],
+    )
+    .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    let (status, page) = body(
+        post(&site, &cookie, &id)
+            .header(header::CONTENT_TYPE, "application/json")
+            .body(r#"{"_action":"approve"}"#)
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert!(page.contains("Unreadable answer"), "{page}");
+
+    assert_eq!(state_of(&site, &id).await, ParkedState::Waiting);
+}
+
+#[tokio::test]
+async fn unknown_and_expired_requests_say_so() {
+    let site = Site::start().await;
+    let cookie = session(&site).await;
+    let (status, page) = get(&cookie, &site.request_url("no-such-id")).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    assert!(page.contains("No such request"), "{page}");
+    let (status, _) = post_form(
+        &site,
+        &cookie,
+        "no-such-id",
+        &[("_forgery", "00"), ("_action", "approve")],
+    )
+    .await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+
+    let id = site.stale(Duration::ZERO).await;
+    let (status, page) = get(&cookie, &site.request_url(&id)).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(page.contains("This request expired"), "{page}");
+    assert!(!page.contains("<form"), "{page}");
+    let (_, list) = get(&cookie, &site.base).await;
+    assert!(list.contains("expired"), "{list}");
+
+    // A page loaded before the deadline, answered after it: too late.
+    let id = site.stale(Duration::from_millis(1500)).await;
+    let (_, page) = get(&cookie, &site.request_url(&id)).await;
+    let token = forgery_token(&page);
+    tokio::time::sleep(Duration::from_millis(1600)).await;
+    let (status, page) = post_form(
+        &site,
+        &cookie,
+        &id,
+        &[("_forgery", token.as_str()), ("_action", "approve")],
+    )
+    .await;
+    assert_eq!(status, StatusCode::GONE);
+    assert!(page.contains("Request expired"), "{page}");
+    assert_eq!(state_of(&site, &id).await, ParkedState::Waiting);
+}
+
+#[tokio::test]
+async fn a_form_is_rendered_from_its_schema_and_checked_on_the_server() {
+    let site = Site::start().await;
+    let id = site.booking().await;
+    let cookie = session(&site).await;
+    let (_, page) = get(&cookie, &site.request_url(&id)).await;
+    for needle in [
+        r#"name="f.guest""#,
+        r#"<p class="help" id="field-guest-help">Who the room is for</p>"#,
+        r#"inputmode="numeric""#,
+        r#"type="checkbox""#,
+        r#"<option value="double">double</option>"#,
+        r#"inputmode="decimal""#,
+        "novalidate",
+    ] {
+        assert!(page.contains(needle), "`{needle}` missing in:\n{page}");
+    }
+    // guest, nights, breakfast and room are required; budget is not.
+    assert_eq!(page.matches(r#"title="required""#).count(), 4, "{page}");
+
+    // Typed values that do not parse are caught before the store, all at once.
+    let (status, page) = body(
+        answer(
+            &site,
+            &cookie,
+            &id,
+            &[
+                ("_action", "submit"),
+                ("f.guest", "Ada <Lovelace>"),
+                ("f.nights", "two"),
+                ("f.room", "double"),
+                ("f.budget", "cheap"),
+            ],
+        )
+        .await,
+    )
+    .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(page.contains("Enter a whole number"), "{page}");
+    assert!(page.contains("Enter a number"), "{page}");
+    assert!(
+        page.contains(r#"value="Ada &lt;Lovelace&gt;""#),
+        "the value typed is kept: {page}"
+    );
+    assert!(
+        page.contains(r#"<option value="double" selected>"#),
+        "{page}"
+    );
+
+    // Values that parse but do not fit the schema are the store's to refuse.
+    let (status, page) = body(
+        answer(
+            &site,
+            &cookie,
+            &id,
+            &[
+                ("_action", "submit"),
+                ("f.guest", "Ada"),
+                ("f.nights", "30"),
+                ("f.room", "double"),
+                ("f.breakfast", "true"),
+            ],
+        )
+        .await,
+    )
+    .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+    let error_at = page
+        .find(r#"id="field-nights-error""#)
+        .expect("an error on nights");
+    assert!(
+        page[error_at..].starts_with(r#"id="field-nights-error" role="alert">Must be at most 14"#),
+        "{page}"
+    );
+    assert!(
+        page.contains(r#"name="f.breakfast" value="true" checked"#),
+        "{page}"
+    );
+    assert_eq!(state_of(&site, &id).await, ParkedState::Waiting);
+
+    let response = answer(
+        &site,
+        &cookie,
+        &id,
+        &[
+            ("_action", "submit"),
+            ("f.guest", "Ada"),
+            ("f.nights", "3"),
+            ("f.room", "single"),
+            ("f.budget", ""),
+        ],
+    )
+    .await;
+    assert_eq!(response.status(), StatusCode::SEE_OTHER);
+    let parked = site.inbox.get(&id).await.unwrap().unwrap();
+    assert_eq!(
+        parked.answer.unwrap().data,
+        Some(json!({"guest": "Ada", "nights": 3, "breakfast": false, "room": "single"}))
+    );
+    site.resume_all().await;
+    let (_, page) = get(&cookie, &site.request_url(&id)).await;
+    assert!(
+        page.contains("finished: booked 3 nights in Lyon for Ada"),
+        "{page}"
+    );
+}
+
+#[tokio::test]
+async fn declining_a_form_skips_its_checks_and_keeps_the_reason() {
+    let site = Site::start().await;
+    let id = site.booking().await;
+    let cookie = session(&site).await;
+    let response = answer(
+        &site,
+        &cookie,
+        &id,
+        &[
+            ("_action", "decline"),
+            ("_reason", "no trip after all"),
+            ("f.nights", "many"),
+        ],
+    )
+    .await;
+    assert_eq!(response.status(), StatusCode::SEE_OTHER);
+    let parked = site.inbox.get(&id).await.unwrap().unwrap();
+    assert_eq!(
+        parked.answer,
+        Some(Answer::decline(&id, "declined").with_data(json!({"reason": "no trip after all"})))
+    );
+    let (_, page) = get(&cookie, &site.request_url(&id)).await;
+    assert!(page.contains("declined: “no trip after all”"), "{page}");
+}
+
+#[tokio::test]
+async fn a_sign_in_links_its_address_and_can_be_cancelled() {
+    let site = Site::start().await;
+    let id = site.sign_in().await;
+    let cookie = session(&site).await;
+    let (_, page) = get(&cookie, &site.request_url(&id)).await;
+    assert!(
+        page.contains(r#"<a href="https://login.example.com/authorize?app=inbox-tests" target="_blank" rel="noopener noreferrer">"#),
+        "{page}"
+    );
+    assert!(page.contains("I have signed in"), "{page}");
+    let response = answer(
+        &site,
+        &cookie,
+        &id,
+        &[("_action", "cancel"), ("_reason", "wrong account")],
+    )
+    .await;
+    assert_eq!(response.status(), StatusCode::SEE_OTHER);
+    let parked = site.inbox.get(&id).await.unwrap().unwrap();
+    assert_eq!(
+        parked.answer,
+        Some(Answer::decline(&id, "cancelled").with_data(json!({"reason": "wrong account"})))
+    );
+    site.resume_all().await;
+    let (_, list) = get(&cookie, &site.base).await;
+    assert!(list.contains("cancelled: “wrong account”"), "{list}");
+    assert!(list.contains("finished: declined/expired: "), "{list}");
+}
+
+#[tokio::test]
+async fn model_made_text_and_addresses_stay_inert() {
+    let site = Site::start().await;
+    let id = site
+        .lure(
+            "<script>alert('x')</script><img src=x onerror=alert(1)> Sign in",
+            "javascript:alert(document.cookie)",
+        )
+        .await;
+    let spaced = site.lure("Spaced", " javascript:alert(1)").await;
+    let cookie = session(&site).await;
+    for url in [
+        site.base.clone(),
+        site.request_url(&id),
+        site.request_url(&spaced),
+    ] {
+        let (status, page) = get(&cookie, &url).await;
+        assert_eq!(status, StatusCode::OK);
+        assert!(!page.contains("<script"), "{page}");
+        assert!(!page.contains("<img"), "{page}");
+        assert!(!page.contains("href=\"javascript"), "{page}");
+        assert!(!page.contains("href=\" javascript"), "{page}");
+    }
+    let (_, page) = get(&cookie, &site.request_url(&id)).await;
+    assert!(
+        page.contains("&lt;script&gt;alert('x')&lt;/script&gt;"),
+        "{page}"
+    );
+    assert!(page.contains("is not a web address"), "{page}");
+    assert!(
+        page.contains("<code>javascript:alert(document.cookie)</code>"),
+        "{page}"
+    );
+}
+
+#[tokio::test]
+async fn ids_that_need_escaping_round_trip() {
+    let site = Site::start().await;
+    let cookie = session(&site).await;
+    let id = site.named("a/b?c d").await;
+    let (_, list) = get(&cookie, &site.base).await;
+    assert!(list.contains(r#"href="r/a%2Fb%3Fc%20d""#), "{list}");
+    let (status, page) = get(&cookie, &format!("{}r/a%2Fb%3Fc%20d", site.base)).await;
+    assert_eq!(status, StatusCode::OK, "{page}");
+    assert!(page.contains(r#"action="a%2Fb%3Fc%20d""#), "{page}");
+    let token = forgery_token(&page);
+    let response = http()
+        .post(format!("{}r/a%2Fb%3Fc%20d", site.base))
+        .header(header::COOKIE, &cookie)
+        .form(&[("_forgery", token.as_str()), ("_action", "approve")])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::SEE_OTHER);
+    assert_eq!(response.headers()[header::LOCATION], "a%2Fb%3Fc%20d");
+    assert_eq!(
+        site.inbox.get(&id).await.unwrap().unwrap().answer,
+        Some(Answer::ok(&id))
+    );
+}
+
+/// The page's link and a session cookie for it, from the example's first line.
+async fn example_session(first: &str) -> (String, String) {
+    let url = first
+        .strip_prefix("inbox: ")
+        .unwrap_or_else(|| panic!("the first line is not the link: {first:?}"));
+    let (base, _) = url.split_once("?token=").expect("a token in the link");
+    let response = http().get(url).send().await.expect("the page answers");
+    assert_eq!(response.status(), StatusCode::SEE_OTHER);
+    let cookie = set_cookie(response.headers());
+    (
+        base.to_owned(),
+        cookie.split(';').next().unwrap().to_owned(),
+    )
+}
+
+/// Answers request `id` of the page at `base` with `fields`, as its form would.
+async fn answer_at(base: &str, cookie: &str, id: &str, fields: &[(&str, &str)]) -> StatusCode {
+    let url = format!("{base}r/{id}");
+    let (_, page) = get(cookie, &url).await;
+    let token = forgery_token(&page);
+    let mut form = vec![("_forgery", token.as_str())];
+    form.extend_from_slice(fields);
+    http()
+        .post(&url)
+        .header(header::COOKIE, cookie)
+        .form(&form)
+        .send()
+        .await
+        .expect("the page answers")
+        .status()
+}
+
+#[tokio::test]
+async fn the_example_prints_each_outcome_and_exits_when_done() {
+    let dir = std::env::temp_dir().join(format!("toolnexus-inbox-example-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let db = format!("sqlite://{}", dir.join("inbox.db").display());
+    let example = Example::start(&db, &["--exit-when-done"]);
+    let limit = Duration::from_secs(30);
+    let first = example.line(limit);
+    let (base, cookie) = example_session(&first).await;
+    let mut ids = Vec::new();
+    while ids.len() < 3 {
+        if let Some(rest) = example.line(limit).strip_prefix("parked ") {
+            ids.push(rest.split(':').next().unwrap().to_owned());
+        }
+    }
+    let answers: [&[(&str, &str)]; 3] = [
+        &[("_action", "approve")],
+        &[
+            ("_action", "submit"),
+            ("f.city", "Paris"),
+            ("f.zip", "75001"),
+            ("f.carrier", "post"),
+        ],
+        &[("_action", "cancel")],
+    ];
+    for (id, fields) in ids.iter().zip(answers) {
+        assert_eq!(
+            answer_at(&base, &cookie, id, fields).await,
+            StatusCode::SEE_OTHER
+        );
+    }
+    let mut done = Vec::new();
+    while done.len() < 3 {
+        let line = example.line(limit);
+        if line.starts_with("done ") {
+            done.push(line);
+        }
+    }
+    let mut example = example;
+    let status = example.child.wait().unwrap();
+    assert!(status.success(), "{status}");
+    for (id, text) in ids.iter().zip([
+        "The gpu purchase is approved and on its way.",
+        "Done: ordered 2 keyboard to 75001 Paris in 1 parcel(s), standard, by Post.",
+        "Without a sign-in I cannot read your calendar.",
+    ]) {
+        let line = format!("done {id}: {text}");
+        assert!(done.contains(&line), "`{line}` missing from {done:#?}");
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn the_example_refuses_unknown_options() {
+    let mut example = Example::start("sqlite::memory:", &["--colour"]);
+    let status = example.child.wait().unwrap();
+    assert_eq!(status.code(), Some(2));
+}
+
+#[tokio::test]
+async fn a_form_the_page_cannot_show_can_only_be_declined() {
+    let site = Site::start().await;
+    let id = site.nested().await;
+    let cookie = session(&site).await;
+    let (status, page) = get(&cookie, &site.request_url(&id)).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(page.contains("cannot be shown here"), "{page}");
+    assert!(page.contains("field `to`"), "{page}");
+    assert!(!page.contains(r#"value="submit""#), "{page}");
+    let token = forgery_token(&page);
+    let (status, _) = post_form(
+        &site,
+        &cookie,
+        &id,
+        &[("_forgery", token.as_str()), ("_action", "submit")],
+    )
+    .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    let (status, _) = post_form(
+        &site,
+        &cookie,
+        &id,
+        &[("_forgery", token.as_str()), ("_action", "decline")],
+    )
+    .await;
+    assert_eq!(status, StatusCode::SEE_OTHER);
+    assert_eq!(state_of(&site, &id).await, ParkedState::Answered);
+}

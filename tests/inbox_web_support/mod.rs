@@ -1,0 +1,353 @@
+//! An inbox page served in-process on loopback for the page's tests: a SQLite inbox, a
+//! scripted model whose runs park one request each (an approval, a form, a sign-in, and
+//! requests with hostile or expired content), and the page's router on an ephemeral port.
+#![allow(dead_code)] // each test file uses part of it
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
+use toolnexus::testing::{MockLlm, RecordedRequest, Reply};
+use toolnexus::{
+    auth_required, pending, tool, Answer, Answered, LlmClient, RunStatus, ToolResult, Toolkit,
+};
+use toolnexus_inbox::{web, Inbox};
+
+/// A purchase needs a yes
+#[tool]
+async fn buy(item: String, answer: Option<&Answer>) -> ToolResult {
+    match answer {
+        Some(a) if a.ok => ToolResult::ok(format!("bought {item}")),
+        _ => pending!(kind = "approval", prompt = format!("Buy {item}?")),
+    }
+}
+
+/// A room booking.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct Booking {
+    /// Who the room is for
+    pub guest: String,
+    /// Nights to stay, one to fourteen
+    #[schemars(range(min = 1, max = 14))]
+    pub nights: u32,
+    /// Breakfast included
+    pub breakfast: bool,
+    /// Room size
+    pub room: Room,
+    /// Budget per night, in euros
+    pub budget: Option<f64>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Room {
+    Single,
+    Double,
+}
+
+/// Books a hotel room; asks for the guest's details
+#[tool]
+async fn book(city: String, details: Option<Answered<Booking>>) -> ToolResult {
+    match details {
+        Some(d) => ToolResult::ok(format!(
+            "booked {} nights in {city} for {}",
+            d.nights, d.guest
+        )),
+        None => pending!(
+            kind = "input",
+            prompt = format!("Who stays in {city}?"),
+            answer = Booking
+        ),
+    }
+}
+
+/// Reads the mailbox after a sign-in
+#[tool]
+async fn mail(answer: Option<&Answer>) -> ToolResult {
+    match answer {
+        Some(a) if a.ok => ToolResult::ok("2 new messages"),
+        _ => auth_required!(url = "https://login.example.com/authorize?app=inbox-tests"),
+    }
+}
+
+/// Asks with text and an address a model made up
+#[tool]
+async fn lure(text: String, url: String, answer: Option<&Answer>) -> ToolResult {
+    match answer {
+        Some(_) => ToolResult::ok("lured"),
+        None => pending!(kind = "authorization", prompt = text, url = url),
+    }
+}
+
+/// Asks for a form no page can show (a nested object)
+#[tool]
+async fn nested(answer: Option<&Answer>) -> ToolResult {
+    match answer {
+        Some(_) => ToolResult::ok("nested"),
+        None => pending!(
+            kind = "input",
+            prompt = "Where exactly?",
+            data = json!({"schema": {"type": "object",
+                                     "properties": {"to": {"type": "object"}},
+                                     "required": ["to"]}})
+        ),
+    }
+}
+
+/// Asks under an id of its own choosing
+#[tool]
+async fn named(id: String, answer: Option<&Answer>) -> ToolResult {
+    match answer {
+        Some(_) => ToolResult::ok("named"),
+        None => pending!(kind = "approval", prompt = "Named?", id = id),
+    }
+}
+
+/// Asks with a deadline
+#[tool]
+async fn stale(expires_at: String, answer: Option<&Answer>) -> ToolResult {
+    match answer {
+        Some(_) => ToolResult::ok("in time"),
+        None => pending!(
+            kind = "approval",
+            prompt = "Approve before the deadline?",
+            expires_at = expires_at
+        ),
+    }
+}
+
+/// The model: each prompt names the tool to call and its arguments as JSON after a `|`;
+/// once a tool result is in, it reports it.
+fn script(req: &RecordedRequest) -> Reply {
+    if let Some(out) = last_tool_output(req) {
+        return Reply::text(format!("finished: {out}"));
+    }
+    let asked = req
+        .messages()
+        .iter()
+        .find(|m| m["role"] == "user")
+        .and_then(|m| m["content"].as_str())
+        .unwrap_or_default();
+    let (tool, args) = asked.split_once('|').unwrap_or((asked, "{}"));
+    let args = serde_json::from_str(args).unwrap_or_else(|e| panic!("bad args {args:?}: {e}"));
+    Reply::tool_call("call_1", tool.trim(), args)
+}
+
+fn last_tool_output(req: &RecordedRequest) -> Option<String> {
+    let last = req.messages().last()?;
+    (last["role"] == "tool").then(|| last["content"].as_str().unwrap_or_default().to_owned())
+}
+
+/// The page on loopback, and what is behind it.
+pub struct Site {
+    /// `http://127.0.0.1:PORT/`
+    pub base: String,
+    pub token: String,
+    pub inbox: Inbox,
+    pub client: LlmClient,
+    pub tk: Toolkit,
+    _model: MockLlm,
+    server: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for Site {
+    fn drop(&mut self) {
+        self.server.abort();
+    }
+}
+
+impl Site {
+    pub async fn start() -> Site {
+        let model = MockLlm::with_fn(script)
+            .await
+            .expect("the scripted model starts");
+        let client = LlmClient::builder()
+            .base_url(model.base_url())
+            .model("scripted")
+            .api_key("test-key")
+            .build()
+            .expect("a client");
+        let tk = Toolkit::builder()
+            .tool(Buy)
+            .tool(Book)
+            .tool(Mail)
+            .tool(Lure)
+            .tool(Stale)
+            .tool(Named)
+            .tool(Nested)
+            .build()
+            .expect("a toolkit");
+        let inbox = Inbox::open("sqlite::memory:").await.expect("an inbox");
+        let token = web::new_token().expect("a token");
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("a loopback port");
+        let base = format!("http://{}/", listener.local_addr().expect("an address"));
+        let app = web::InboxPage::new(inbox.clone(), token.clone())
+            .user("tester")
+            .router();
+        let server = tokio::spawn(async move {
+            axum::serve(listener, app).await.expect("the page serves");
+        });
+        Site {
+            base,
+            token,
+            inbox,
+            client,
+            tk,
+            _model: model,
+            server,
+        }
+    }
+
+    /// Runs `prompt` (`tool | {json args}`) until it halts, parks it, and returns the id.
+    pub async fn park(&self, prompt: &str) -> String {
+        let run = self.client.run(prompt, &self.tk).await.expect("the run");
+        assert_eq!(
+            run.status,
+            RunStatus::Pending,
+            "{prompt} did not halt: {}",
+            run.text
+        );
+        self.inbox.park(&run).await.expect("parked")
+    }
+
+    pub async fn approval(&self, item: &str) -> String {
+        self.park(&format!("buy | {}", json!({ "item": item })))
+            .await
+    }
+
+    pub async fn booking(&self) -> String {
+        self.park(r#"book | {"city": "Lyon"}"#).await
+    }
+
+    pub async fn sign_in(&self) -> String {
+        self.park("mail").await
+    }
+
+    pub async fn lure(&self, text: &str, url: &str) -> String {
+        self.park(&format!("lure | {}", json!({ "text": text, "url": url })))
+            .await
+    }
+
+    /// An input whose form the page cannot render.
+    pub async fn nested(&self) -> String {
+        self.park("nested").await
+    }
+
+    /// An approval parked under `id`.
+    pub async fn named(&self, id: &str) -> String {
+        self.park(&format!("named | {}", json!({ "id": id }))).await
+    }
+
+    /// An approval that expires `after` from now.
+    pub async fn stale(&self, after: Duration) -> String {
+        let at = time::OffsetDateTime::now_utc() + after;
+        let at = at
+            .format(&time::format_description::well_known::Rfc3339)
+            .expect("a timestamp");
+        self.park(&format!("stale | {}", json!({ "expires_at": at })))
+            .await
+    }
+
+    /// The page of request `id`, relative to the base.
+    pub fn request_url(&self, id: &str) -> String {
+        format!("{}r/{id}", self.base)
+    }
+
+    /// Resumes every answered run, as a worker would.
+    pub async fn resume_all(&self) {
+        while self
+            .inbox
+            .resume_next(&self.client, &self.tk)
+            .await
+            .expect("a resume")
+            .is_some()
+        {}
+    }
+}
+
+/// Polls `check` every 50 ms for up to `limit`; panics with `what` when it never holds.
+pub async fn eventually<F, Fut>(what: &str, limit: Duration, mut check: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let deadline = tokio::time::Instant::now() + limit;
+    while !check().await {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "timed out waiting for {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// The example binary, started with its options; its standard output arrives line by line.
+pub struct Example {
+    pub child: Child,
+    lines: mpsc::Receiver<String>,
+}
+
+impl Drop for Example {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Example {
+    pub fn start(db: &str, options: &[&str]) -> Example {
+        let exe = std::env::current_exe().expect("the test binary has a path");
+        let path = exe
+            .parent()
+            .and_then(|deps| deps.parent())
+            .map(|dir| dir.join("examples").join("inbox"))
+            .expect("the test binary lives in target/<profile>/deps");
+        assert!(
+            path.is_file(),
+            "{} is missing: run the suite with `cargo test --workspace` (or scripts/test.sh), \
+             which builds the examples",
+            path.display()
+        );
+        let mut command = Command::new(path);
+        for var in [
+            "OPENAI_API_KEY",
+            "ANTHROPIC_API_KEY",
+            "OPENROUTER_API_KEY",
+            "TOOLNEXUS_BASE_URL",
+            "TOOLNEXUS_MODEL",
+            "TOOLNEXUS_STYLE",
+        ] {
+            command.env_remove(var);
+        }
+        let mut child = command
+            .args(["--port", "0", "--db", db])
+            .args(options)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("the example starts");
+        let stdout = child.stdout.take().expect("a piped stdout");
+        let (send, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if send.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Example { child, lines }
+    }
+
+    /// The next line of its standard output, waiting up to `limit` for it.
+    pub fn line(&self, limit: Duration) -> String {
+        self.lines
+            .recv_timeout(limit)
+            .expect("the example printed a line in time")
+    }
+}

@@ -1,0 +1,218 @@
+//! From a submitted answer form to an [`Answer`]: what a request lets a person do (its
+//! shape), which button they pressed, and the values they typed, coerced by the schema.
+
+use serde_json::{json, Value};
+use toolnexus::{Answer, Request};
+
+use super::form::{Coerced, Form};
+
+/// The form field naming the button pressed.
+pub(crate) const ACTION_FIELD: &str = "_action";
+/// The form field holding an optional reason for declining.
+pub(crate) const REASON_FIELD: &str = "_reason";
+
+/// How a request is answered on the page.
+#[derive(Debug)]
+pub(crate) enum Shape {
+    /// A form from `data.schema`: submit it, or decline.
+    Form(Form),
+    /// A schema that is no form this page can show: only declining is possible.
+    Unrenderable(String),
+    /// `authorization`: sign in at the url, then confirm; or cancel.
+    Authorization,
+    /// `approval`, and any other kind without a form: approve or decline.
+    Approval,
+}
+
+impl Shape {
+    pub(crate) fn of(request: &Request) -> Shape {
+        if let Some(schema) = request.data.as_ref().and_then(|d| d.get("schema")) {
+            return match Form::from_schema(schema) {
+                Ok(form) => Shape::Form(form),
+                Err(why) => Shape::Unrenderable(why),
+            };
+        }
+        match request.kind.as_str() {
+            "authorization" => Shape::Authorization,
+            _ => Shape::Approval,
+        }
+    }
+}
+
+/// A button on an answer form.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Action {
+    Approve,
+    Decline,
+    SignedIn,
+    Cancel,
+    Submit,
+}
+
+impl Action {
+    /// The value the button sends.
+    pub(crate) fn value(self) -> &'static str {
+        match self {
+            Action::Approve => "approve",
+            Action::Decline => "decline",
+            Action::SignedIn => "signed-in",
+            Action::Cancel => "cancel",
+            Action::Submit => "submit",
+        }
+    }
+
+    fn parse(value: &str) -> Option<Action> {
+        [
+            Action::Approve,
+            Action::Decline,
+            Action::SignedIn,
+            Action::Cancel,
+            Action::Submit,
+        ]
+        .into_iter()
+        .find(|a| a.value() == value)
+    }
+
+    /// Whether a request of this shape offers the button.
+    fn fits(self, shape: &Shape) -> bool {
+        matches!(
+            (shape, self),
+            (Shape::Form(_), Action::Submit | Action::Decline)
+                | (Shape::Unrenderable(_), Action::Decline)
+                | (Shape::Authorization, Action::SignedIn | Action::Cancel)
+                | (Shape::Approval, Action::Approve | Action::Decline)
+        )
+    }
+}
+
+/// What a submitted answer form amounts to.
+#[derive(Debug)]
+pub(crate) enum Submission {
+    /// An answer to record.
+    Answer(Answer),
+    /// A form whose values could not be read; shown again with the messages.
+    Misfit(Coerced),
+    /// No button this request offers was pressed.
+    UnknownAction,
+}
+
+/// Reads a submitted answer form for `request`.
+pub(crate) fn read(request: &Request, shape: &Shape, fields: &[(String, String)]) -> Submission {
+    let value = |name: &str| {
+        fields
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    };
+    let Some(action) = value(ACTION_FIELD)
+        .and_then(Action::parse)
+        .filter(|a| a.fits(shape))
+    else {
+        return Submission::UnknownAction;
+    };
+    let id = request.id.clone();
+    // The person's own words stay beside the closed set of reasons, so the audit trail
+    // keeps them without the model-facing `reason` becoming free text.
+    let refusal = |reason: &str| {
+        let answer = Answer::decline(id.clone(), reason);
+        match value(REASON_FIELD).map(str::trim).filter(|r| !r.is_empty()) {
+            Some(said) => answer.with_data(json!({ "reason": said })),
+            None => answer,
+        }
+    };
+    Submission::Answer(match action {
+        Action::Approve | Action::SignedIn => Answer::ok(id),
+        Action::Decline => refusal("declined"),
+        Action::Cancel => refusal("cancelled"),
+        Action::Submit => {
+            let Shape::Form(form) = shape else {
+                return Submission::UnknownAction;
+            };
+            let coerced = form.coerce(fields);
+            if !coerced.errors.is_empty() {
+                return Submission::Misfit(coerced);
+            }
+            Answer::ok(id).with_data(Value::Object(coerced.values))
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fields(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+        pairs
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect()
+    }
+
+    fn answer_of(submission: Submission) -> Answer {
+        match submission {
+            Submission::Answer(answer) => answer,
+            other => panic!("not an answer: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn approvals_and_refusals() {
+        let request = Request::new("approval", "Buy?").with_id("r1");
+        let shape = Shape::of(&request);
+        let yes = answer_of(read(&request, &shape, &fields(&[("_action", "approve")])));
+        assert_eq!(yes, Answer::ok("r1"));
+        let no = answer_of(read(
+            &request,
+            &shape,
+            &fields(&[("_action", "decline"), ("_reason", " too dear ")]),
+        ));
+        assert_eq!(
+            no,
+            Answer::decline("r1", "declined").with_data(json!({"reason": "too dear"}))
+        );
+        assert!(matches!(
+            read(&request, &shape, &fields(&[("_action", "signed-in")])),
+            Submission::UnknownAction
+        ));
+    }
+
+    #[test]
+    fn a_cancelled_sign_in_says_so() {
+        let request = Request::new("authorization", "Sign in").with_id("a1");
+        let shape = Shape::of(&request);
+        let no = answer_of(read(&request, &shape, &fields(&[("_action", "cancel")])));
+        assert_eq!(no, Answer::decline("a1", "cancelled"));
+    }
+
+    #[test]
+    fn forms_are_coerced_and_declining_skips_them() {
+        let request = Request::new("input", "Where?").with_id("f1").with_data(json!({
+            "schema": {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
+        }));
+        let shape = Shape::of(&request);
+        let ok = answer_of(read(
+            &request,
+            &shape,
+            &fields(&[("_action", "submit"), ("f.n", "4")]),
+        ));
+        assert_eq!(ok.data, Some(json!({"n": 4})));
+        assert!(matches!(
+            read(
+                &request,
+                &shape,
+                &fields(&[("_action", "submit"), ("f.n", "four")])
+            ),
+            Submission::Misfit(_)
+        ));
+        let no = answer_of(read(
+            &request,
+            &shape,
+            &fields(&[("_action", "decline"), ("f.n", "x")]),
+        ));
+        assert!(!no.ok);
+        assert!(matches!(
+            read(&request, &shape, &fields(&[("_action", "approve")])),
+            Submission::UnknownAction
+        ));
+    }
+}

@@ -1,0 +1,180 @@
+//! Who may see the inbox: the access token, given once in the link (`?token=`) or as
+//! `Authorization: Bearer`, then kept in an HttpOnly, SameSite=Strict session cookie.
+//!
+//! A link's token is moved into the cookie by a redirect to the same page without it, so
+//! it does not stay in the address bar, the history or a bookmark.
+
+use std::sync::Arc;
+
+use axum::extract::{Query, Request, State};
+use axum::http::header::{self, HeaderMap, HeaderValue};
+use axum::http::{Method, StatusCode};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Redirect, Response};
+
+use super::page;
+use super::secret::Secret;
+
+/// How a request proved it may enter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Credential {
+    /// `?token=` in the URL.
+    Link,
+    /// `Authorization: Bearer`.
+    Bearer,
+    /// The session cookie set after one of the two above.
+    Cookie,
+}
+
+/// Lets a request through when it carries the token or the session; answers 401 otherwise.
+pub(crate) async fn require_token(
+    State(secret): State<Arc<Secret>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let credential = match credential(&secret, &request) {
+        Ok(credential) => credential,
+        Err(why) => return refused(why, &root_of(request.uri().path())),
+    };
+    let mut response = if credential == Credential::Link && request.method() == Method::GET {
+        Redirect::to(&without_query(request.uri().path())).into_response()
+    } else {
+        next.run(request).await
+    };
+    if credential != Credential::Cookie {
+        if let Some(cookie) = session_cookie(&secret) {
+            response.headers_mut().append(header::SET_COOKIE, cookie);
+        }
+    }
+    response
+}
+
+/// The credential a request carries, checked; an explicit but wrong token is refused even
+/// when a valid cookie comes with it, so a mistyped link never looks like it worked.
+fn credential(secret: &Secret, request: &Request) -> Result<Credential, &'static str> {
+    if let Some(token) = link_token(request) {
+        return if secret.is_token(&token) {
+            Ok(Credential::Link)
+        } else {
+            Err("The token in this link is not this inbox's token.")
+        };
+    }
+    if let Some(token) = bearer(request.headers()) {
+        return if secret.is_token(token) {
+            Ok(Credential::Bearer)
+        } else {
+            Err("The bearer token is not this inbox's token.")
+        };
+    }
+    match cookie(request.headers(), secret.cookie_name()) {
+        Some(value) if secret.is_session(value) => Ok(Credential::Cookie),
+        Some(_) => Err("Your session is not valid for this inbox any more."),
+        None => Err("This inbox needs its access token."),
+    }
+}
+
+fn link_token(request: &Request) -> Option<String> {
+    let Query(pairs) = Query::<Vec<(String, String)>>::try_from_uri(request.uri()).ok()?;
+    pairs
+        .into_iter()
+        .find(|(k, _)| k == "token")
+        .map(|(_, v)| v)
+}
+
+fn bearer(headers: &HeaderMap) -> Option<&str> {
+    let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
+    let (scheme, token) = value.split_once(' ')?;
+    scheme
+        .eq_ignore_ascii_case("bearer")
+        .then_some(token.trim())
+}
+
+/// The value of cookie `name`, from any `Cookie` header.
+fn cookie<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .find(|(k, _)| *k == name)
+        .map(|(_, v)| v)
+}
+
+fn session_cookie(secret: &Secret) -> Option<HeaderValue> {
+    let value = secret.session()?;
+    // No `Secure`: the inbox is served over plain HTTP on loopback by default, where a
+    // Secure cookie would never come back. `Path=/` so every page under any mount point
+    // gets it.
+    HeaderValue::from_str(&format!(
+        "{}={value}; HttpOnly; SameSite=Strict; Path=/",
+        secret.cookie_name()
+    ))
+    .ok()
+}
+
+/// The same page without its query, as a reference relative to the page itself (its last
+/// path segment, or `./`), which holds under any mount prefix.
+fn without_query(path: &str) -> String {
+    match path.rsplit('/').next() {
+        Some(last) if !last.is_empty() => last.to_owned(),
+        _ => "./".to_owned(),
+    }
+}
+
+/// The way from a page back to the router's root, for the refusal page's own links.
+fn root_of(path: &str) -> String {
+    "../".repeat(path.matches('/').count().saturating_sub(1))
+}
+
+fn refused(why: &str, root: &str) -> Response {
+    let mut response = page::message(
+        StatusCode::UNAUTHORIZED,
+        root,
+        "Sign-in needed",
+        &format!(
+            "{why} Open the inbox with the link it printed when it started (it ends in ?token=…)."
+        ),
+    );
+    response.headers_mut().insert(
+        header::WWW_AUTHENTICATE,
+        HeaderValue::from_static("Bearer realm=\"toolnexus inbox\""),
+    );
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_redirect_keeps_the_page_and_drops_the_query() {
+        assert_eq!(without_query("/"), "./");
+        assert_eq!(without_query("/r/abc"), "abc");
+        assert_eq!(without_query("/inbox/"), "./");
+        assert_eq!(root_of("/"), "");
+        assert_eq!(root_of("/r/abc"), "../");
+    }
+
+    #[test]
+    fn cookies_are_found_among_others() {
+        let mut headers = HeaderMap::new();
+        headers.append(header::COOKIE, HeaderValue::from_static("a=1; inbox_x=2"));
+        headers.append(header::COOKIE, HeaderValue::from_static("b=3"));
+        assert_eq!(cookie(&headers, "inbox_x"), Some("2"));
+        assert_eq!(cookie(&headers, "b"), Some("3"));
+        assert_eq!(cookie(&headers, "inbox"), None);
+    }
+
+    #[test]
+    fn bearer_is_case_insensitive_in_its_scheme() {
+        let mut headers = HeaderMap::new();
+        headers.insert(
+            header::AUTHORIZATION,
+            HeaderValue::from_static("bearer tok"),
+        );
+        assert_eq!(bearer(&headers), Some("tok"));
+        headers.insert(header::AUTHORIZATION, HeaderValue::from_static("Basic tok"));
+        assert_eq!(bearer(&headers), None);
+    }
+}

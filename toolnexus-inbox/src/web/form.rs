@@ -1,0 +1,436 @@
+//! The form a request's `data.schema` describes: reading the schema into fields, rendering
+//! them as HTML inputs, and turning what a browser submits back into typed JSON.
+//!
+//! The schema is the flat shape `pending!(…, answer = T)` produces (strings, numbers,
+//! integers, booleans, string enums). Anything else is refused as a whole, so the page
+//! never shows half a form the answer could not fit.
+//!
+//! The browser's own validation is switched off (`novalidate`): the server is the one
+//! judge, so a value is checked the same way whoever sends it, and its message appears
+//! next to the field with everything typed so far kept.
+
+use std::collections::BTreeMap;
+
+use maud::{html, Markup};
+use serde_json::{Map, Number, Value};
+
+/// Form controls are named with this prefix, so a schema property can never collide with
+/// the page's own fields (the anti-forgery token, the button pressed).
+const FIELD_PREFIX: &str = "f.";
+
+/// One property of the schema, ready to render and to coerce.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Field {
+    pub(crate) name: String,
+    label: String,
+    help: Option<String>,
+    required: bool,
+    kind: FieldKind,
+    default: Option<Value>,
+}
+
+/// What a property holds, which decides its control and how its text is read back.
+#[derive(Debug, Clone, PartialEq)]
+enum FieldKind {
+    Text { format: Option<String> },
+    Number,
+    Integer,
+    Boolean,
+    Choice(Vec<String>),
+}
+
+/// The fields of a request's form, in the schema's order.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Form {
+    pub(crate) fields: Vec<Field>,
+}
+
+/// What a person typed, by property name, exactly as submitted.
+pub(crate) type Entered = BTreeMap<String, String>;
+
+/// Messages to show next to fields, by property name.
+pub(crate) type FieldErrors = BTreeMap<String, String>;
+
+impl Form {
+    /// Reads a form schema; `Err` says why the schema cannot be shown as a form.
+    pub(crate) fn from_schema(schema: &Value) -> Result<Form, String> {
+        let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
+            return Err("the form schema has no properties".to_owned());
+        };
+        let required: Vec<&str> = schema
+            .get("required")
+            .and_then(Value::as_array)
+            .map(|r| r.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        let fields = properties
+            .iter()
+            .map(|(name, property)| {
+                Field::read(name, property, required.contains(&name.as_str()))
+                    .map_err(|why| format!("field `{name}` {why}"))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Form { fields })
+    }
+
+    /// The JSON object an answer carries, from submitted `name=value` pairs; `Err` holds a
+    /// message per field that could not be read, alongside what was entered.
+    pub(crate) fn coerce(&self, submitted: &[(String, String)]) -> Coerced {
+        let entered = self.entered(submitted);
+        let mut values = Map::new();
+        let mut errors = FieldErrors::new();
+        for field in &self.fields {
+            match field.coerce(entered.get(&field.name).map(String::as_str)) {
+                Ok(Some(value)) => {
+                    values.insert(field.name.clone(), value);
+                }
+                Ok(None) => {}
+                Err(message) => {
+                    errors.insert(field.name.clone(), message);
+                }
+            }
+        }
+        Coerced {
+            values,
+            errors,
+            entered,
+        }
+    }
+
+    /// The submitted values of this form's own fields, by property name.
+    fn entered(&self, submitted: &[(String, String)]) -> Entered {
+        submitted
+            .iter()
+            .filter_map(|(key, value)| {
+                let name = key.strip_prefix(FIELD_PREFIX)?;
+                self.fields
+                    .iter()
+                    .any(|f| f.name == name)
+                    .then(|| (name.to_owned(), value.clone()))
+            })
+            .collect()
+    }
+
+    /// The inputs, filled with what was entered (after a refused submit) or else the
+    /// schema's defaults, each with its help text and error.
+    pub(crate) fn render(&self, entered: Option<&Entered>, errors: &FieldErrors) -> Markup {
+        html! {
+            @for field in &self.fields {
+                (field.render(entered, errors.get(&field.name)))
+            }
+        }
+    }
+}
+
+/// The outcome of reading a submitted form.
+#[derive(Debug)]
+pub(crate) struct Coerced {
+    /// The typed values of the fields that were read.
+    pub(crate) values: Map<String, Value>,
+    /// A message per field that could not be read; empty when all were.
+    pub(crate) errors: FieldErrors,
+    /// What was typed, to fill the form again when it is shown with errors.
+    pub(crate) entered: Entered,
+}
+
+impl Field {
+    fn read(name: &str, property: &Value, required: bool) -> Result<Field, String> {
+        let Some(property) = property.as_object() else {
+            return Err("is not a schema".to_owned());
+        };
+        let kind = match (
+            property.get("type").and_then(Value::as_str),
+            property.get("enum"),
+        ) {
+            (Some("string") | None, Some(Value::Array(values))) => FieldKind::Choice(
+                values
+                    .iter()
+                    .map(|v| v.as_str().map(str::to_owned))
+                    .collect::<Option<Vec<_>>>()
+                    .ok_or("has an enum whose values are not all strings")?,
+            ),
+            (Some("string"), _) => FieldKind::Text {
+                format: property
+                    .get("format")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned),
+            },
+            (Some("number"), _) => FieldKind::Number,
+            (Some("integer"), _) => FieldKind::Integer,
+            (Some("boolean"), _) => FieldKind::Boolean,
+            (Some(other), _) => return Err(format!("has type `{other}`, which a form cannot ask")),
+            (None, _) => return Err("has no type".to_owned()),
+        };
+        let text = |key: &str| {
+            property
+                .get(key)
+                .and_then(Value::as_str)
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(str::to_owned)
+        };
+        Ok(Field {
+            name: name.to_owned(),
+            label: text("title").unwrap_or_else(|| name.to_owned()),
+            help: text("description"),
+            required,
+            kind,
+            default: property.get("default").cloned(),
+        })
+    }
+
+    /// The typed value of the field's submitted text: `Ok(None)` leaves an optional field
+    /// out of the answer.
+    fn coerce(&self, text: Option<&str>) -> Result<Option<Value>, String> {
+        // Surrounding spaces are never meant in a form field, and a number with them
+        // would not parse.
+        let trimmed = text.unwrap_or("").trim();
+        match &self.kind {
+            // An unchecked checkbox sends nothing at all: that is its `false`.
+            FieldKind::Boolean => match trimmed {
+                "" => Ok(Some(Value::Bool(false))),
+                "true" | "on" => Ok(Some(Value::Bool(true))),
+                _ => Err("Check the box or leave it empty.".to_owned()),
+            },
+            _ if trimmed.is_empty() => {
+                if self.required {
+                    Err("This field is required.".to_owned())
+                } else {
+                    Ok(None)
+                }
+            }
+            FieldKind::Text { .. } => Ok(Some(Value::String(text.unwrap_or("").to_owned()))),
+            FieldKind::Integer => trimmed
+                .parse::<i64>()
+                .map(|n| Some(Value::from(n)))
+                .map_err(|_| "Enter a whole number, e.g. 3.".to_owned()),
+            FieldKind::Number => trimmed
+                .parse::<f64>()
+                .ok()
+                .and_then(Number::from_f64)
+                .map(|n| Some(Value::Number(n)))
+                .ok_or_else(|| "Enter a number, e.g. 2.5.".to_owned()),
+            FieldKind::Choice(options) => options
+                .iter()
+                .find(|o| o.as_str() == trimmed)
+                .map(|o| Some(Value::String(o.clone())))
+                .ok_or_else(|| "Pick one of the listed options.".to_owned()),
+        }
+    }
+
+    /// The text a control starts with: what was entered, else the default.
+    fn initial(&self, entered: Option<&Entered>) -> Option<String> {
+        if let Some(entered) = entered {
+            return entered.get(&self.name).cloned();
+        }
+        match &self.default {
+            Some(Value::String(s)) => Some(s.clone()),
+            Some(Value::Number(n)) => Some(n.to_string()),
+            Some(Value::Bool(b)) => Some(b.to_string()),
+            _ => None,
+        }
+    }
+
+    fn render(&self, entered: Option<&Entered>, error: Option<&String>) -> Markup {
+        let control = format!("{FIELD_PREFIX}{}", self.name);
+        let id = format!("field-{}", self.name);
+        let help_id = format!("{id}-help");
+        let error_id = format!("{id}-error");
+        let described = match (self.help.is_some(), error.is_some()) {
+            (true, true) => Some(format!("{help_id} {error_id}")),
+            (true, false) => Some(help_id.clone()),
+            (false, true) => Some(error_id.clone()),
+            (false, false) => None,
+        };
+        let initial = self.initial(entered);
+        html! {
+            div.field.invalid[error.is_some()] {
+                @if self.kind == FieldKind::Boolean {
+                    label for=(id) {
+                        (self.control(&id, &control, initial.as_deref(), described.as_deref()))
+                        " " (self.label)
+                        @if self.required { " " span.req title="required" { "*" } }
+                    }
+                } @else {
+                    label for=(id) {
+                        (self.label)
+                        @if self.required { " " span.req title="required" { "*" } }
+                    }
+                    (self.control(&id, &control, initial.as_deref(), described.as_deref()))
+                }
+                @if let Some(help) = &self.help {
+                    p.help id=(help_id) { (help) }
+                }
+                @if let Some(error) = error {
+                    p.error id=(error_id) role="alert" { (error) }
+                }
+            }
+        }
+    }
+
+    fn control(
+        &self,
+        id: &str,
+        name: &str,
+        initial: Option<&str>,
+        described: Option<&str>,
+    ) -> Markup {
+        match &self.kind {
+            FieldKind::Choice(options) => html! {
+                select id=(id) name=(name) required[self.required] aria-describedby=[described] {
+                    @if !self.required || initial.is_none() {
+                        option value="" { "—" }
+                    }
+                    @for option in options {
+                        option value=(option) selected[initial == Some(option.as_str())] { (option) }
+                    }
+                }
+            },
+            // Numbers are typed as text (with a numeric keyboard): a `type=number` input
+            // silently empties what it cannot parse, so the person would never learn why.
+            FieldKind::Integer => html! {
+                input type="text" inputmode="numeric" id=(id) name=(name) value=[initial]
+                    required[self.required] aria-describedby=[described];
+            },
+            FieldKind::Number => html! {
+                input type="text" inputmode="decimal" id=(id) name=(name) value=[initial]
+                    required[self.required] aria-describedby=[described];
+            },
+            FieldKind::Text { format } => {
+                let input_type = match format.as_deref() {
+                    Some("email") => "email",
+                    Some("uri") => "url",
+                    Some("date") => "date",
+                    _ => "text",
+                };
+                html! {
+                    input type=(input_type) id=(id) name=(name) value=[initial]
+                        required[self.required] aria-describedby=[described];
+                }
+            }
+            FieldKind::Boolean => html! {
+                input type="checkbox" id=(id) name=(name) value="true"
+                    checked[initial == Some("true")] aria-describedby=[described];
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn shipping() -> Form {
+        Form::from_schema(&json!({
+            "type": "object",
+            "properties": {
+                "city": {"type": "string", "description": "The recipient's city"},
+                "zip": {"type": "string", "minLength": 5},
+                "parcels": {"type": "integer", "default": 1},
+                "weight": {"type": "number"},
+                "express": {"type": "boolean", "description": "Next-day delivery"},
+                "carrier": {"type": "string", "enum": ["post", "courier"]}
+            },
+            "required": ["city", "zip", "express", "carrier"]
+        }))
+        .unwrap()
+    }
+
+    fn pairs(items: &[(&str, &str)]) -> Vec<(String, String)> {
+        items
+            .iter()
+            .map(|(k, v)| (format!("f.{k}"), (*v).to_owned()))
+            .collect()
+    }
+
+    #[test]
+    fn values_are_typed_by_the_schema() {
+        let coerced = shipping().coerce(&pairs(&[
+            ("city", "Paris"),
+            ("zip", "75001"),
+            ("parcels", " 2 "),
+            ("weight", "1.5"),
+            ("express", "true"),
+            ("carrier", "courier"),
+        ]));
+        assert!(coerced.errors.is_empty(), "{:?}", coerced.errors);
+        assert_eq!(
+            Value::Object(coerced.values),
+            json!({"city": "Paris", "zip": "75001", "parcels": 2, "weight": 1.5,
+                   "express": true, "carrier": "courier"})
+        );
+    }
+
+    #[test]
+    fn an_unchecked_box_is_false_and_empty_optionals_are_left_out() {
+        let coerced = shipping().coerce(&pairs(&[
+            ("city", "Paris"),
+            ("zip", "75001"),
+            ("parcels", ""),
+            ("carrier", "post"),
+        ]));
+        assert!(coerced.errors.is_empty(), "{:?}", coerced.errors);
+        assert_eq!(
+            Value::Object(coerced.values),
+            json!({"city": "Paris", "zip": "75001", "express": false, "carrier": "post"})
+        );
+    }
+
+    #[test]
+    fn misfits_name_their_field_and_keep_what_was_typed() {
+        let coerced = shipping().coerce(&pairs(&[
+            ("city", ""),
+            ("zip", "75001"),
+            ("parcels", "two"),
+            ("weight", "NaN"),
+            ("carrier", "pigeon"),
+            ("unknown", "x"),
+        ]));
+        let fields: Vec<&str> = coerced.errors.keys().map(String::as_str).collect();
+        assert_eq!(fields, ["carrier", "city", "parcels", "weight"]);
+        assert_eq!(
+            coerced.entered.get("parcels").map(String::as_str),
+            Some("two")
+        );
+        assert!(!coerced.entered.contains_key("unknown"));
+    }
+
+    #[test]
+    fn rendering_marks_required_fields_and_fills_defaults() {
+        let page = shipping().render(None, &FieldErrors::new()).into_string();
+        assert!(page.contains(r#"name="f.parcels" value="1""#), "{page}");
+        assert!(
+            page.contains(r#"<p class="help" id="field-city-help">The recipient's city</p>"#),
+            "{page}"
+        );
+        assert_eq!(page.matches(r#"title="required""#).count(), 4, "{page}");
+        assert!(
+            page.contains(r#"<option value="courier">courier</option>"#),
+            "{page}"
+        );
+    }
+
+    #[test]
+    fn entered_values_and_errors_are_shown_escaped() {
+        let form = shipping();
+        let coerced = form.coerce(&pairs(&[("city", "<b>\"x\"</b>"), ("parcels", "two")]));
+        let page = form
+            .render(Some(&coerced.entered), &coerced.errors)
+            .into_string();
+        assert!(
+            page.contains("value=\"&lt;b&gt;&quot;x&quot;&lt;/b&gt;\""),
+            "{page}"
+        );
+        assert!(page.contains("Enter a whole number"), "{page}");
+        assert!(!page.contains("<b>"), "{page}");
+    }
+
+    #[test]
+    fn schemas_a_form_cannot_ask_are_refused() {
+        let nested = json!({"properties": {"to": {"type": "object"}}});
+        assert!(Form::from_schema(&nested).unwrap_err().contains("`to`"));
+        assert!(Form::from_schema(&json!({"type": "object"})).is_err());
+        let mixed = json!({"properties": {"n": {"type": "string", "enum": ["a", 1]}}});
+        assert!(Form::from_schema(&mixed).is_err());
+    }
+}

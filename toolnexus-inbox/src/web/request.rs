@@ -1,0 +1,323 @@
+//! One request's page: its details and the controls to answer it (`GET r/{id}`), and the
+//! answer it receives (`POST r/{id}`), followed by the decision and the run's outcome.
+
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use axum::extract::rejection::FormRejection;
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Redirect, Response};
+use axum::Form as Body;
+use maud::{html, Markup};
+
+use super::answer::{self, Action, Shape, Submission, ACTION_FIELD, REASON_FIELD};
+use super::forgery::{self, TOKEN_FIELD};
+use super::form::{Entered, FieldErrors};
+use super::link::web_link;
+use super::page::{self, layout};
+use super::summary::{self, segment};
+use super::Shared;
+use crate::{InboxError, Parked, ParkedState};
+
+/// A request's page lives at `r/{id}`, one level below the router's root.
+const ROOT: &str = "../";
+
+/// Seconds between reloads of a page whose outcome is still to come.
+const REFRESH_SECONDS: u32 = 2;
+
+/// What a refused submit shows again: the values typed and the messages.
+#[derive(Default)]
+struct Retry {
+    entered: Option<Entered>,
+    errors: FieldErrors,
+    /// A problem with the answer as a whole, shown above the form.
+    problem: Option<String>,
+}
+
+pub(crate) async fn show(State(shared): State<Arc<Shared>>, Path(id): Path<String>) -> Response {
+    match shared.inbox.get(&id).await {
+        Ok(Some(parked)) => render(&shared, &parked, StatusCode::OK, &Retry::default()),
+        Ok(None) => unknown(),
+        Err(e) => store_failed(&e),
+    }
+}
+
+pub(crate) async fn submit(
+    State(shared): State<Arc<Shared>>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    body: Result<Body<Vec<(String, String)>>, FormRejection>,
+) -> Response {
+    if !forgery::same_origin(&headers) {
+        return page::message(
+            StatusCode::FORBIDDEN,
+            ROOT,
+            "Answer refused",
+            "This answer came from another site, so it was not recorded. Answer from the \
+             inbox page itself.",
+        );
+    }
+    let Ok(Body(fields)) = body else {
+        return page::message(
+            StatusCode::BAD_REQUEST,
+            ROOT,
+            "Unreadable answer",
+            "The answer was not a form this page sent. Open the request and answer again.",
+        );
+    };
+    let parked = match shared.inbox.get(&id).await {
+        Ok(Some(parked)) => parked,
+        Ok(None) => return unknown(),
+        Err(e) => return store_failed(&e),
+    };
+    let forgery_token = fields
+        .iter()
+        .find(|(k, _)| k == TOKEN_FIELD)
+        .map(|(_, v)| v);
+    if !forgery_token.is_some_and(|t| shared.secret.is_answer_token(&id, t)) {
+        return page::message(
+            StatusCode::FORBIDDEN,
+            ROOT,
+            "Answer refused",
+            "This answer did not come from this request's page (its anti-forgery token is \
+             missing or wrong), so it was not recorded. Open the request and answer again.",
+        );
+    }
+    if let Some(response) = closed(&parked, SystemTime::now()) {
+        return response;
+    }
+    let shape = Shape::of(&parked.request);
+    let answer =
+        match answer::read(&parked.request, &shape, &fields) {
+            Submission::Answer(answer) => answer,
+            Submission::Misfit(coerced) => {
+                let retry = Retry {
+                    entered: Some(coerced.entered),
+                    errors: coerced.errors,
+                    problem: None,
+                };
+                return render(&shared, &parked, StatusCode::UNPROCESSABLE_ENTITY, &retry);
+            }
+            Submission::UnknownAction => return page::message(
+                StatusCode::BAD_REQUEST,
+                ROOT,
+                "Unknown answer",
+                "That is not one of the answers this request takes. Open it and use its buttons.",
+            ),
+        };
+    match shared.inbox.answer_as(answer, shared.user.as_str()).await {
+        Ok(()) => Redirect::to(&segment(&id)).into_response(),
+        Err(InboxError::InvalidAnswer { field, reason }) => {
+            let entered = match &shape {
+                Shape::Form(form) => form.coerce(&fields).entered,
+                _ => Entered::new(),
+            };
+            let mut retry = Retry {
+                entered: Some(entered),
+                ..Retry::default()
+            };
+            match field.filter(|f| has_field(&shape, f)) {
+                Some(field) => {
+                    retry.errors.insert(field, capitalized(&reason));
+                }
+                None => retry.problem = Some(capitalized(&reason)),
+            }
+            render(&shared, &parked, StatusCode::UNPROCESSABLE_ENTITY, &retry)
+        }
+        Err(InboxError::NotWaiting { state, .. } | InboxError::Finished { state, .. }) => {
+            already(state)
+        }
+        Err(InboxError::Expired(_)) => expired(),
+        Err(InboxError::UnknownRequest(_)) => unknown(),
+        Err(e) => store_failed(&e),
+    }
+}
+
+fn has_field(shape: &Shape, name: &str) -> bool {
+    matches!(shape, Shape::Form(form) if form.fields.iter().any(|f| f.name == name))
+}
+
+/// The store's reasons read "must be at least 5 characters"; next to a field they start a
+/// sentence.
+fn capitalized(reason: &str) -> String {
+    let mut chars = reason.chars();
+    match chars.next() {
+        Some(first) => format!(
+            "{}{}.",
+            first.to_uppercase(),
+            chars.as_str().trim_end_matches('.')
+        ),
+        None => String::new(),
+    }
+}
+
+/// The refusal for a request that can no longer be answered, checked before the answer is
+/// read so the person learns that first (the store checks again, atomically).
+fn closed(parked: &Parked, now: SystemTime) -> Option<Response> {
+    if parked.state != ParkedState::Waiting {
+        return Some(already(parked.state));
+    }
+    parked.expires_at.filter(|at| *at <= now).map(|_| expired())
+}
+
+fn already(state: ParkedState) -> Response {
+    page::message(
+        StatusCode::CONFLICT,
+        ROOT,
+        "Already answered",
+        &format!(
+            "This request was answered before your answer arrived (its run is now {state}); \
+             the first answer counts. Open the request to see it."
+        ),
+    )
+}
+
+fn expired() -> Response {
+    page::message(
+        StatusCode::GONE,
+        ROOT,
+        "Request expired",
+        "This request expired before it was answered; it is declined as expired and the \
+         run is told so.",
+    )
+}
+
+fn unknown() -> Response {
+    page::message(
+        StatusCode::NOT_FOUND,
+        ROOT,
+        "No such request",
+        "No run is parked on this request. It may belong to another inbox, or the link is \
+         mistyped.",
+    )
+}
+
+/// The store could not be read or written; the reason goes to the log, not the page.
+pub(crate) fn store_failed(error: &InboxError) -> Response {
+    tracing::error!(%error, "the inbox page could not reach its store");
+    let (status, text) = match error {
+        InboxError::Database(_) => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            "The inbox database cannot be reached right now. Try again in a moment.",
+        ),
+        _ => (
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "The inbox could not read this request. Its details are in the server's log.",
+        ),
+    };
+    page::message(status, ROOT, "Inbox unavailable", text)
+}
+
+fn render(shared: &Shared, parked: &Parked, status: StatusCode, retry: &Retry) -> Response {
+    let now = SystemTime::now();
+    let open = parked.state == ParkedState::Waiting && parked.expires_at.is_none_or(|at| at > now);
+    let refresh = summary::in_flight(parked).then_some(REFRESH_SECONDS);
+    let body = html! {
+        section.request {
+            div.head {
+                (summary::kind_badge(&parked.request.kind)) " "
+                @if parked.state != ParkedState::Waiting { (summary::state_badge(parked.state)) }
+            }
+            h1 { (parked.request.prompt) }
+            @if let Some(call) = summary::call(parked, None) { (call) }
+            p.meta { (summary::times(parked, now)) }
+            @if open {
+                (controls(shared, parked, retry))
+            } @else if parked.state == ParkedState::Waiting {
+                p.banner.problem { "This request expired; it can no longer be answered." }
+            } @else {
+                p.banner { "Answered." }
+                (summary::decision(parked, now))
+                (summary::outcome(parked))
+            }
+        }
+    };
+    let title = parked.request.prompt.as_str();
+    (status, layout(ROOT, title, refresh, body)).into_response()
+}
+
+fn controls(shared: &Shared, parked: &Parked, retry: &Retry) -> Markup {
+    let shape = Shape::of(&parked.request);
+    let token = shared.secret.answer_token(parked.id());
+    let target = segment(parked.id());
+    // Declining is a form of its own, so Enter in the reason field declines instead of
+    // pressing the other form's first button.
+    let (primary, refusal) = match &shape {
+        Shape::Form(form) => (
+            html! {
+                (form.render(retry.entered.as_ref(), &retry.errors))
+                div.buttons { (button(Action::Submit, "primary", "Submit")) }
+            },
+            (Action::Decline, "Decline"),
+        ),
+        Shape::Unrenderable(why) => {
+            let note = html! {
+                p.banner.problem {
+                    "This request's form cannot be shown here (" (why) "); it can only be declined."
+                }
+            };
+            return html! { (note) (decline_form(&target, &token, Action::Decline, "Decline")) };
+        }
+        Shape::Authorization => (
+            html! {
+                div.buttons { (button(Action::SignedIn, "primary", "I have signed in")) }
+            },
+            (Action::Cancel, "Cancel"),
+        ),
+        Shape::Approval => (
+            html! { div.buttons { (button(Action::Approve, "primary", "Approve")) } },
+            (Action::Decline, "Decline"),
+        ),
+    };
+    html! {
+        @if let Shape::Authorization = shape {
+            (sign_in(parked.request.url.as_deref()))
+        }
+        form.answer method="post" action=(target) novalidate {
+            input type="hidden" name=(TOKEN_FIELD) value=(token);
+            @if let Some(problem) = &retry.problem {
+                p.banner.problem role="alert" { (problem) }
+            }
+            (primary)
+        }
+        (decline_form(&target, &token, refusal.0, refusal.1))
+    }
+}
+
+fn sign_in(url: Option<&str>) -> Markup {
+    html! {
+        @match url {
+            Some(url) => @match web_link(url) {
+                Some(href) => p.signin {
+                    "Sign in at "
+                    a href=(href) target="_blank" rel="noopener noreferrer" { (href) }
+                    ", then come back here."
+                },
+                None => p.unsafe {
+                    "The sign-in address of this request is not a web address, so it is not "
+                    "linked: " code { (url) }
+                },
+            },
+            None => p.meta { "This request names no sign-in address." },
+        }
+    }
+}
+
+fn button(action: Action, class: &str, label: &str) -> Markup {
+    html! {
+        button type="submit" class=(class) name=(ACTION_FIELD) value=(action.value()) { (label) }
+    }
+}
+
+fn decline_form(target: &str, token: &str, action: Action, label: &str) -> Markup {
+    let id = format!("reason-{}", action.value());
+    html! {
+        form.decline method="post" action=(target) {
+            input type="hidden" name=(TOKEN_FIELD) value=(token);
+            label for=(id) { "Reason (optional)" }
+            input.reason type="text" id=(id) name=(REASON_FIELD);
+            div.buttons { (button(action, "danger", label)) }
+        }
+    }
+}

@@ -1,0 +1,255 @@
+//! How a parked run reads on the page: its kind, prompt and halted call, how old it is and
+//! when it expires, the answer it got and what came of it once resumed. Every piece of it
+//! is model-influenced text, so it only ever goes through maud's escaping.
+
+use std::time::{Duration, SystemTime};
+
+use maud::{html, Markup};
+use serde_json::Value;
+use time::format_description::well_known::Rfc3339;
+use time::OffsetDateTime;
+use toolnexus::{Answer, RunStatus};
+
+use crate::{Parked, ParkedState};
+
+/// Arguments longer than this are cut on the list: a page of a thousand requests must stay
+/// light, and the request's own page shows them whole.
+const ARGS_ON_LIST: usize = 240;
+
+/// The reference to a request's page from the router's root: `r/<id>`, the id
+/// percent-encoded so any id makes one path segment.
+pub(crate) fn request_path(id: &str) -> String {
+    format!("r/{}", segment(id))
+}
+
+/// `text` as one URL path segment: unreserved characters kept, every other byte
+/// percent-encoded.
+pub(crate) fn segment(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for byte in text.bytes() {
+        if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'.' | b'_' | b'~') {
+            out.push(char::from(byte));
+        } else {
+            out.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    out
+}
+
+/// The kind as a badge; the class only ever takes one of the known kinds.
+pub(crate) fn kind_badge(kind: &str) -> Markup {
+    let class = match kind {
+        "approval" | "authorization" | "input" | "question" => kind,
+        _ => "other",
+    };
+    html! { span class={ "kind " (class) } { (kind) } }
+}
+
+/// The tool call the run halted in, as `name(args)`; `limit` cuts long arguments.
+pub(crate) fn call(parked: &Parked, limit: Option<usize>) -> Option<Markup> {
+    let tool = parked.tool.as_deref()?;
+    let mut args = parked
+        .args
+        .as_ref()
+        .map(Value::to_string)
+        .unwrap_or_default();
+    if let Some(limit) = limit {
+        if let Some((cut, _)) = args.char_indices().nth(limit) {
+            args.truncate(cut);
+            args.push('…');
+        }
+    }
+    Some(html! { code.call { (tool) "(" (args) ")" } })
+}
+
+/// The list's card for a run: kind, prompt (linking to its page), call, times, and for a
+/// decided run its answer and outcome.
+pub(crate) fn card(parked: &Parked, now: SystemTime) -> Markup {
+    html! {
+        article.card {
+            div.head {
+                (kind_badge(&parked.request.kind))
+                span.prompt { a href=(request_path(parked.id())) { (parked.request.prompt) } }
+                @if parked.state != ParkedState::Waiting {
+                    (state_badge(parked.state))
+                }
+            }
+            @if let Some(call) = call(parked, Some(ARGS_ON_LIST)) { (call) }
+            p.meta { (times(parked, now)) }
+            @if parked.state != ParkedState::Waiting {
+                (decision(parked, now))
+                (outcome(parked))
+            }
+        }
+    }
+}
+
+pub(crate) fn state_badge(state: ParkedState) -> Markup {
+    html! { span class={ "state " (state.as_str()) } { (state.as_str()) } }
+}
+
+/// "parked 3 min ago · expires in 1 h · agent purchasing", with exact times on hover.
+pub(crate) fn times(parked: &Parked, now: SystemTime) -> Markup {
+    html! {
+        span title=(exact(parked.parked_at)) { "parked " (ago(parked.parked_at, now)) }
+        @if let Some(at) = parked.expires_at {
+            " · "
+            span title=(exact(at)) {
+                @if at <= now { "expired " (ago(at, now)) } @else { "expires " (ahead(at, now)) }
+            }
+        }
+        " · agent " (parked.agent)
+    }
+}
+
+/// The answer a decided run got, who gave it and when.
+pub(crate) fn decision(parked: &Parked, now: SystemTime) -> Markup {
+    let Some(answer) = &parked.answer else {
+        return html! {};
+    };
+    html! {
+        p.meta {
+            (verdict(answer))
+            @if let Some(by) = &parked.answered_by { " by " (by) }
+            @if let Some(at) = parked.answered_at {
+                " " span title=(exact(at)) { (ago(at, now)) }
+            }
+        }
+    }
+}
+
+/// "approved", "declined: “too expensive”", "answered city Lyon · express true".
+fn verdict(answer: &Answer) -> Markup {
+    let said = answer
+        .data
+        .as_ref()
+        .and_then(|d| d.get("reason"))
+        .and_then(Value::as_str);
+    html! {
+        @if answer.ok {
+            @match &answer.data {
+                Some(Value::Object(fields)) => {
+                    "answered "
+                    @for (i, (name, value)) in fields.iter().enumerate() {
+                        @if i > 0 { " · " }
+                        span.field-name { (name) } " " (plain(value))
+                    }
+                },
+                Some(data) => { "answered " (plain(data)) },
+                None => "approved",
+            }
+        } @else {
+            (answer.reason.as_deref().unwrap_or("declined"))
+            @if let Some(said) = said { ": “" (said) "”" }
+        }
+    }
+}
+
+/// A JSON value as a person reads it: strings without their quotes.
+fn plain(value: &Value) -> String {
+    match value {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// What came of a decided run: the resumed run's final text, that it halted again, its
+/// error, or that a worker has yet to resume it.
+pub(crate) fn outcome(parked: &Parked) -> Markup {
+    match (parked.state, &parked.result) {
+        (ParkedState::Done, Some(result)) => match result.status {
+            RunStatus::Done => html! { p.outcome.ok { (result.text) } },
+            RunStatus::Pending => html! {
+                p.outcome {
+                    "The run asked again: "
+                    @match &parked.next {
+                        Some(next) => a href=(request_path(next)) {
+                            (result.pending.as_ref().map_or("a new request", |r| r.prompt.as_str()))
+                        },
+                        None => (result.pending.as_ref().map_or("a new request", |r| r.prompt.as_str())),
+                    }
+                }
+            },
+            RunStatus::Incomplete => html! {
+                p.outcome.error { "The run stopped at its turn limit. " (result.text) }
+            },
+        },
+        (ParkedState::Failed, _) => html! {
+            p.outcome.error {
+                "The run failed"
+                @if let Some(error) = &parked.last_error { ": " (error) }
+            }
+        },
+        (ParkedState::Answered | ParkedState::Running, _) => html! {
+            p.outcome.meta {
+                @if parked.state == ParkedState::Running {
+                    "A worker is resuming the run…"
+                } @else {
+                    "Waiting for a worker to resume the run…"
+                }
+                @if let Some(error) = &parked.last_error {
+                    " (attempt " (parked.attempts) " failed: " (error) ")"
+                }
+            }
+        },
+        _ => html! {},
+    }
+}
+
+/// Whether the run's outcome is still to come, so its page should refresh itself.
+pub(crate) fn in_flight(parked: &Parked) -> bool {
+    matches!(parked.state, ParkedState::Answered | ParkedState::Running)
+}
+
+pub(crate) fn ago(at: SystemTime, now: SystemTime) -> String {
+    format!("{} ago", span(now.duration_since(at).unwrap_or_default()))
+}
+
+fn ahead(at: SystemTime, now: SystemTime) -> String {
+    format!("in {}", span(at.duration_since(now).unwrap_or_default()))
+}
+
+/// A duration as people say it: the largest whole unit.
+fn span(d: Duration) -> String {
+    let s = d.as_secs();
+    match s {
+        0..=59 => format!("{s} s"),
+        60..=3599 => format!("{} min", s / 60),
+        3600..=86_399 => format!("{} h", s / 3600),
+        _ => format!("{} d", s / 86_400),
+    }
+}
+
+fn exact(at: SystemTime) -> String {
+    OffsetDateTime::from(at)
+        .format(&Rfc3339)
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_become_one_path_segment() {
+        assert_eq!(request_path("3f2a-9c"), "r/3f2a-9c");
+        assert_eq!(request_path("a/b?c#d e"), "r/a%2Fb%3Fc%23d%20e");
+        assert_eq!(segment("é"), "%C3%A9");
+    }
+
+    #[test]
+    fn durations_read_in_their_largest_unit() {
+        let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_000_000);
+        assert_eq!(ago(now - Duration::from_secs(5), now), "5 s ago");
+        assert_eq!(ago(now - Duration::from_secs(150), now), "2 min ago");
+        assert_eq!(ahead(now + Duration::from_secs(7300), now), "in 2 h");
+        assert_eq!(ago(now - Duration::from_secs(200_000), now), "2 d ago");
+    }
+
+    #[test]
+    fn unknown_kinds_never_reach_the_class_attribute() {
+        let badge = kind_badge("x\" onclick=\"y").into_string();
+        assert!(badge.starts_with(r#"<span class="kind other">"#), "{badge}");
+        assert!(badge.contains("x&quot; onclick=&quot;y"), "{badge}");
+    }
+}
