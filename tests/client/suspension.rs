@@ -181,6 +181,10 @@ async fn without_wait_for_the_run_halts_pending() {
     let request = result.pending.clone().expect("the request it halted on");
     assert_eq!(request.kind, "approval");
     assert_eq!(request.prompt, "Approve purchase of gpu?");
+    assert_eq!(
+        result.text, request.prompt,
+        "a halted run's text is the prompt"
+    );
     assert!(result.limit.is_none());
     assert_eq!(result.tool_calls.len(), 1);
     assert_eq!(
