@@ -209,6 +209,40 @@ async fn without_wait_for_the_run_halts_pending() {
     );
 }
 
+#[tokio::test]
+async fn a_halted_placeholder_holds_the_bare_prompt_even_with_a_url() {
+    let sign_in = NativeTool::of(
+        "sign_in",
+        "Needs a browser sign-in",
+        json!({"type": "object"}),
+        |_, _| async {
+            ToolResult::pending(
+                Request::new("oauth", "Sign in to the calendar").with_url("https://id.example/x"),
+            )
+        },
+    );
+    let mock = MockLlm::start([Reply::tool_call("call_1", "sign_in", json!({}))])
+        .await
+        .unwrap();
+    let client = on(&mock, Style::OpenAi).build().unwrap();
+    let tk = Toolkit::builder().tool(sign_in).build().unwrap();
+    let result = client.run("book", &tk).await.unwrap();
+
+    assert_eq!(result.status, RunStatus::Pending);
+    let Some(Message::ToolResults { results }) = result.messages.last() else {
+        panic!(
+            "the transcript ends with the halted group: {:?}",
+            result.messages
+        );
+    };
+    assert_eq!(results[0].output, "Sign in to the calendar");
+    let request = results[0]
+        .pending
+        .as_ref()
+        .expect("the placeholder keeps its request");
+    assert_eq!(request.url.as_deref(), Some("https://id.example/x"));
+}
+
 /// `park`: suspends with a prompt naming its `tag`; with `late: true` it first waits until
 /// a sibling `park` without `late` has suspended, so the first suspension in call order is
 /// the last to finish.
