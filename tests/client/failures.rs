@@ -104,3 +104,24 @@ async fn an_unreachable_host_is_retried_then_reported() {
         "{err}"
     );
 }
+
+#[tokio::test]
+async fn a_one_letter_key_is_masked_without_garbling_the_error() {
+    let mock = MockLlm::start([Reply::error(401, "bad key k, see the MockLlm docs")])
+        .await
+        .unwrap();
+    let client = on(&mock, Style::OpenAi).api_key("k").build().unwrap();
+    let err = client.run("hi", &Toolkit::empty()).await.unwrap_err();
+    let shown = err.to_string();
+    assert!(
+        shown.contains("bad key [redacted], see the MockLlm docs"),
+        "{shown}"
+    );
+
+    let exhausted = MockLlm::start(Vec::<Reply>::new()).await.unwrap();
+    let client = on(&exhausted, Style::OpenAi).api_key("k").build().unwrap();
+    let err = client.run("hi", &Toolkit::empty()).await.unwrap_err();
+    let shown = err.to_string();
+    assert!(shown.contains("MockLlm: script exhausted"), "{shown}");
+    assert!(!shown.contains("[redacted]"), "{shown}");
+}

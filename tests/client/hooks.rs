@@ -166,7 +166,6 @@ async fn after_tool_replaces_results_and_never_sees_a_suspension_as_a_failure() 
     assert_eq!(
         seen,
         [
-            "approve_purchase pending answered=false",
             "approve_purchase success answered=true",
             "missing failure answered=false",
         ]
@@ -226,8 +225,8 @@ async fn a_suspension_raised_by_before_tool_is_resolved_like_the_tools_own() {
     assert_eq!(result.tool_calls[0].output, "echo: guarded");
     assert_eq!(
         *outcomes.lock().unwrap(),
-        [false, false],
-        "no failure path for the suspension"
+        [false],
+        "the hook sees only the resolved call"
     );
     assert_eq!(
         metrics.tools(),
@@ -236,4 +235,37 @@ async fn a_suspension_raised_by_before_tool_is_resolved_like_the_tools_own() {
             ("echo".to_owned(), false, false)
         ]
     );
+}
+
+#[tokio::test]
+async fn after_tool_skips_a_halted_call_and_sees_it_once_on_resume() {
+    let approver = Approver::default();
+    let mock = purchase_mock().await;
+    let seen = Arc::new(Mutex::new(Vec::<bool>::new()));
+    let seen2 = seen.clone();
+    let client = on(&mock, Style::OpenAi)
+        .after_tool(move |call, _| {
+            seen2.lock().unwrap().push(call.answer.is_some());
+            async { ToolResult::ok("replaced") }
+        })
+        .build()
+        .unwrap();
+    let tk = Toolkit::builder().tool(approver.tool()).build().unwrap();
+    let halted = client.run("buy", &tk).await.unwrap();
+
+    assert_eq!(
+        halted.status,
+        RunStatus::Pending,
+        "the hook cannot cancel it"
+    );
+    assert!(seen.lock().unwrap().is_empty(), "skipped while pending");
+    let request = halted.pending.clone().unwrap();
+    let answer = Answer::ok(request.id.clone());
+    let done = client
+        .run_with_answer(halted.messages, &request, answer, &tk)
+        .await
+        .unwrap();
+    assert_eq!(done.status, RunStatus::Done);
+    assert_eq!(*seen.lock().unwrap(), [true], "once, on the settled result");
+    assert_eq!(tool_contents(&mock.requests()[1])[0].1, "replaced");
 }

@@ -206,7 +206,7 @@ async fn a_halted_stream_ends_with_a_pending_done_and_resumes_as_a_stream() {
                 "usage:10/5",
                 r#"call:call_1 approve_purchase {"item":"gpu"}"#,
                 "pending:Approve purchase of gpu?",
-                "done:Pending ",
+                "done:Pending Approve purchase of gpu?",
             ],
             "{style:?}"
         );

@@ -181,6 +181,10 @@ async fn without_wait_for_the_run_halts_pending() {
     let request = result.pending.clone().expect("the request it halted on");
     assert_eq!(request.kind, "approval");
     assert_eq!(request.prompt, "Approve purchase of gpu?");
+    assert_eq!(
+        result.text, request.prompt,
+        "a halted run's text is the prompt"
+    );
     assert!(result.limit.is_none());
     assert_eq!(result.tool_calls.len(), 1);
     assert_eq!(
@@ -203,6 +207,40 @@ async fn without_wait_for_the_run_halts_pending() {
             }]
         })
     );
+}
+
+#[tokio::test]
+async fn a_halted_placeholder_holds_the_bare_prompt_even_with_a_url() {
+    let sign_in = NativeTool::of(
+        "sign_in",
+        "Needs a browser sign-in",
+        json!({"type": "object"}),
+        |_, _| async {
+            ToolResult::pending(
+                Request::new("oauth", "Sign in to the calendar").with_url("https://id.example/x"),
+            )
+        },
+    );
+    let mock = MockLlm::start([Reply::tool_call("call_1", "sign_in", json!({}))])
+        .await
+        .unwrap();
+    let client = on(&mock, Style::OpenAi).build().unwrap();
+    let tk = Toolkit::builder().tool(sign_in).build().unwrap();
+    let result = client.run("book", &tk).await.unwrap();
+
+    assert_eq!(result.status, RunStatus::Pending);
+    let Some(Message::ToolResults { results }) = result.messages.last() else {
+        panic!(
+            "the transcript ends with the halted group: {:?}",
+            result.messages
+        );
+    };
+    assert_eq!(results[0].output, "Sign in to the calendar");
+    let request = results[0]
+        .pending
+        .as_ref()
+        .expect("the placeholder keeps its request");
+    assert_eq!(request.url.as_deref(), Some("https://id.example/x"));
 }
 
 /// `park`: suspends with a prompt naming its `tag`; with `late: true` it first waits until

@@ -302,8 +302,10 @@ impl LlmClientBuilder {
     }
 
     /// Runs after each tool execution with its sorted outcome and returns the result to
-    /// keep (return `outcome.into_result()` to keep it unchanged). A suspension arrives as
-    /// [`ToolOutcome::Pending`], never as a failure.
+    /// keep (return `outcome.into_result()` to keep it unchanged). It never sees a
+    /// suspension: it is skipped while a call is pending and runs once on the resolved
+    /// result (with `wait_for`, the re-run's; after a halt, the one `run_with_answer`
+    /// settles). A refusal the loop answers itself does not pass through it.
     pub fn after_tool<F, Fut>(mut self, f: F) -> Self
     where
         F: Fn(ToolCallInfo, ToolOutcome) -> Fut + Send + Sync + 'static,

@@ -4,6 +4,8 @@
 use std::fmt;
 use std::sync::Arc;
 
+use super::redact::reveals;
+
 type Source = Arc<dyn std::error::Error + Send + Sync + 'static>;
 
 /// The text of a [`ClientError`] and, when there is one, the error that caused it (a
@@ -61,7 +63,7 @@ impl ErrorDetail {
     pub(crate) fn unless_revealing(mut self, secrets: &[String]) -> Self {
         if let Some(source) = &self.source {
             let text = source.to_string();
-            if secrets.iter().any(|s| text.contains(s.as_str())) {
+            if secrets.iter().any(|s| reveals(&text, s)) {
                 self.source = None;
             }
         }

@@ -103,13 +103,18 @@ pub struct ToolOutput {
 
 impl ToolOutput {
     /// The transcript entry of `call`'s settled outcome; a suspension's placeholder keeps
-    /// its request.
+    /// its request, and its content is the bare prompt (the url is the host's to show,
+    /// not the model's to read).
     pub(crate) fn settled(call: &ToolCall, outcome: &ToolOutcome) -> Self {
         let result = outcome.result();
+        let output = match outcome.pending() {
+            Some(request) => request.prompt.clone(),
+            None => result.output.clone(),
+        };
         ToolOutput {
             call_id: call.id.clone(),
             name: call.name.clone(),
-            output: result.output.clone(),
+            output,
             is_error: result.is_error,
             pending: outcome.pending().cloned(),
         }

@@ -20,14 +20,48 @@ pub(crate) fn excerpt(body: &[u8], secrets: &[String]) -> String {
     }
 }
 
-/// `text` with every secret replaced by `[redacted]`.
-pub(crate) fn redact(mut text: String, secrets: &[String]) -> String {
-    for secret in secrets {
-        if text.contains(secret.as_str()) {
-            text = text.replace(secret.as_str(), "[redacted]");
-        }
+/// `text` with every standalone occurrence of a secret replaced by `[redacted]`.
+///
+/// A key or header value shows up in a body as a token of its own (quoted, after
+/// `Bearer `, between separators); the same letters inside a longer word are not the
+/// secret, and masking them would garble the text (`k` in `MockLlm`).
+pub(crate) fn redact(text: String, secrets: &[String]) -> String {
+    secrets
+        .iter()
+        .fold(text, |text, secret| mask_standalone(&text, secret))
+}
+
+/// Whether `text` holds `secret` as a standalone token.
+pub(crate) fn reveals(text: &str, secret: &str) -> bool {
+    standalone(text, secret).next().is_some()
+}
+
+fn mask_standalone(text: &str, secret: &str) -> String {
+    let mut masked = String::with_capacity(text.len());
+    let mut kept = 0;
+    for at in standalone(text, secret) {
+        masked.push_str(&text[kept..at]);
+        masked.push_str("[redacted]");
+        kept = at + secret.len();
     }
-    text
+    masked.push_str(&text[kept..]);
+    masked
+}
+
+/// Where `secret` starts in `text` with no token character right before or after it.
+fn standalone<'t>(text: &'t str, secret: &'t str) -> impl Iterator<Item = usize> + 't {
+    let token = |c: char| c.is_alphanumeric() || c == '-' || c == '_';
+    let matches = if secret.is_empty() {
+        None
+    } else {
+        Some(text.match_indices(secret))
+    };
+    matches.into_iter().flatten().filter_map(move |(at, _)| {
+        let before = text[..at].chars().next_back();
+        let after = text[at + secret.len()..].chars().next();
+        let bounded = !before.is_some_and(token) && !after.is_some_and(token);
+        bounded.then_some(at)
+    })
 }
 
 /// A base URL fit for `Debug` output: credentials in its user-info and query (`?key=…`,
@@ -56,6 +90,17 @@ mod tests {
         assert!(!text.contains("sk-secret"));
         assert_eq!(text.chars().count(), EXCERPT_CHARS + 1);
         assert_eq!(excerpt(b"  ", &[]), "(empty body)");
+    }
+
+    #[test]
+    fn a_short_key_is_masked_only_where_it_stands_alone() {
+        let secrets = ["k".to_owned()];
+        let text = redact("MockLlm: key \"k\" (Bearer k) k".to_owned(), &secrets);
+        assert_eq!(
+            text,
+            "MockLlm: key \"[redacted]\" (Bearer [redacted]) [redacted]"
+        );
+        assert!(reveals("key=k;", "k") && !reveals("kk", "k") && !reveals("x", ""));
     }
 
     #[test]

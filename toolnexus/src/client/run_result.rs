@@ -45,7 +45,8 @@ pub enum Limit {
 pub struct RunResult {
     /// How the run ended.
     pub status: RunStatus,
-    /// The text of the last model turn (the final answer when `status` is `Done`).
+    /// The text of the last model turn (the final answer when `status` is `Done`); for a
+    /// halted run (`Pending`), the prompt of the request it halted on.
     pub text: String,
     /// The tool calls this invocation settled, in order, each with its final result (a
     /// call resolved through `wait_for` shows the resolved result, not the suspension). A

@@ -55,7 +55,8 @@ pub(super) async fn settle_answered<E: Events>(
 }
 
 /// Runs `call` once, in its own span: `before_tool`, the tool (unless the hook answered,
-/// or the arguments were unusable), then `after_tool`; the result is sorted once here.
+/// or the arguments were unusable), then `after_tool` unless the call suspended; the
+/// result is sorted once here.
 async fn attempt<E: Events>(
     cx: Cx<'_, E>,
     call: &ToolCall,
@@ -116,7 +117,13 @@ async fn hooked<E: Events>(
         Some(result) => result,
         None => execute(cx, call, args.clone(), answer.clone()).await,
     };
-    let kept = after(info(args, answer), ToolOutcome::classify(result)).await;
+    // A suspension is not a result yet: the hook sees the call once it is resolved (the
+    // re-run's result), so a hook that replaces results cannot cancel a suspension.
+    let outcome = ToolOutcome::classify(result);
+    if outcome.is_pending() {
+        return outcome;
+    }
+    let kept = after(info(args, answer), outcome).await;
     ToolOutcome::classify(kept)
 }
 

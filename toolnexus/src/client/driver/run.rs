@@ -198,15 +198,19 @@ impl<E: Events> Driver<'_, E> {
             error: outcome.as_ref().err().map(ToString::to_string),
         });
         let (status, pending, limit) = outcome?;
-        let text = st
-            .messages
-            .iter()
-            .rev()
-            .find_map(|m| match m {
-                Message::Assistant { content, .. } => Some(content.clone()),
-                _ => None,
-            })
-            .unwrap_or_default();
+        // A halted run's text is what the host must show the human: the request's prompt.
+        let text = match &pending {
+            Some(request) => request.prompt.clone(),
+            None => st
+                .messages
+                .iter()
+                .rev()
+                .find_map(|m| match m {
+                    Message::Assistant { content, .. } => Some(content.clone()),
+                    _ => None,
+                })
+                .unwrap_or_default(),
+        };
         Ok(RunResult {
             status,
             text,
