@@ -53,20 +53,19 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             }
             BeforeTool::Continue
         })
+        // A suspension never reaches after_tool: it sees the call once, settled.
         .after_tool(|_call, outcome| async move {
             match &outcome {
-                ToolOutcome::Pending { request, .. } => {
-                    println!(
-                        "2. the tool parked on request {} ({}): {}",
-                        request.id, request.kind, request.prompt
-                    )
-                }
-                ToolOutcome::Success(r) => println!("   the tool finished: {}", r.output),
                 ToolOutcome::Failure(r) => println!("   the tool failed: {}", r.output),
+                other => println!("   the tool finished: {}", other.result().output),
             }
             outcome.into_result()
         })
         .wait_for(move |request: Request| async move {
+            println!(
+                "2. the tool parked on request {} ({}): {}",
+                request.id, request.kind, request.prompt
+            );
             let approved = support::ask_yes_no(&request.prompt, answering).await;
             println!(
                 "3. the human answered: {}",
