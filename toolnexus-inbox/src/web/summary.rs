@@ -173,6 +173,8 @@ pub(crate) fn outcome(parked: &Parked) -> Markup {
             RunStatus::Incomplete => html! {
                 p.outcome.error { "The run stopped at its turn limit. " (result.text) }
             },
+            // A status added to the core later: show what the run said.
+            _ => html! { p.outcome { (result.text) } },
         },
         (ParkedState::Failed, _) => html! {
             p.outcome.error {
