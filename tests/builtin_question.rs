@@ -149,34 +149,27 @@ async fn arguments_off_the_schema_are_an_error_naming_the_field() {
 }
 
 #[test]
-fn it_is_declared_with_the_ports_schema() {
+fn it_is_declared_with_the_ports_argument_shape() {
     let tk = Toolkit::builder().tool(Question).build().unwrap();
     let declared = &tk.to_openai()[0]["function"];
     assert_eq!(declared["name"], "question");
-    assert_eq!(
-        declared["parameters"],
-        json!({
-            "type": "object",
-            "properties": {
-                "questions": {
-                    "type": "array",
-                    "description": "Questions to ask",
-                    "items": {
-                        "type": "object",
-                        "properties": {
-                            "question": {"type": "string"},
-                            "header": {"type": "string"},
-                            "options": {"type": "array", "items": {"type": "string"}},
-                            "multiple": {"type": "boolean"}
-                        },
-                        "required": ["question"]
-                    }
-                }
-            },
-            "required": ["questions"],
-            "additionalProperties": false
-        })
-    );
+    let parameters = &declared["parameters"];
+    // What the ports accept: a required list of questions, each needing only its text.
+    assert_eq!(parameters["required"], json!(["questions"]));
+    assert_eq!(parameters["additionalProperties"], json!(false));
+    let questions = &parameters["properties"]["questions"];
+    assert_eq!(questions["type"], "array");
+    let item = &questions["items"];
+    assert_eq!(item["required"], json!(["question"]));
+    for (field, kind) in [
+        ("question", "string"),
+        ("header", "string"),
+        ("options", "array"),
+        ("multiple", "boolean"),
+    ] {
+        assert_eq!(item["properties"][field]["type"], kind, "{field}");
+    }
+    assert_eq!(item["properties"]["options"]["items"]["type"], "string");
     assert_eq!(Question.source(), "builtin");
 }
 
