@@ -27,6 +27,8 @@ async fn approve_purchase(
 ) -> ToolResult {
     match answer {
         Some(a) if a.ok => ToolResult::ok(format!("approved: {item}")),
+        // Only a direct `Toolkit::execute` gets here: under `LlmClient` a refusal never
+        // re-runs the tool, the loop feeds the model `declined/expired: <prompt> (reason: …)`.
         Some(_) => ToolResult::error("declined"),
         None => pending!(
             kind = "approval",

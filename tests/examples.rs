@@ -111,7 +111,7 @@ fn approve_purchase_auto_decline_feeds_the_refusal_back() {
         &stdout,
         &[
             "3. the human answered: decline",
-            "recorded: approve_purchase -> declined/expired: Approve purchase of gpu?",
+            "recorded: approve_purchase -> declined/expired: Approve purchase of gpu? (reason: declined)\n",
             "5. final answer: The purchase was declined",
         ],
     );
@@ -222,7 +222,7 @@ fn shipping_form_declines_when_told_to_or_when_standard_input_is_closed() {
         &[
             "== Where should the 2 gpu go?",
             "TOOLNEXUS_AUTO_ANSWER=decline: declining the form",
-            "final answer: I could not place the order: declined/expired: Where should the 2 gpu go?",
+            "final answer: I could not place the order: declined/expired: Where should the 2 gpu go? (reason: declined)\n",
             "shop: 3 gpu left, orders: []",
         ],
     );
@@ -392,7 +392,7 @@ fn durable_approval_decline_and_unknown_ids() {
     lines_in_order(
         &stdout,
         &[
-            "approve_purchase -> declined/expired: Approve purchase of gpu?",
+            "approve_purchase -> declined/expired: Approve purchase of gpu? (reason: too pricey)\n",
             "final answer: The purchase was declined",
         ],
     );

@@ -139,7 +139,7 @@ async fn a_declined_resume_feeds_back_the_refusal() {
     assert_eq!(approver.runs(), 1, "a refusal does not re-run the tool");
     assert_eq!(
         tool_contents(&mock.requests()[1])[0].1,
-        "declined/expired: Approve purchase of gpu?"
+        "declined/expired: Approve purchase of gpu? (reason: expired)"
     );
     assert!(result.tool_calls[0].is_error);
 }
@@ -267,7 +267,7 @@ async fn anthropic_resume_sends_one_user_message_of_results() {
         sent[2],
         json!({"role": "user", "content": [
             {"type": "tool_result", "tool_use_id": "tu_1", "content": "approved: gpu"},
-            {"type": "tool_result", "tool_use_id": "tu_2", "content": "declined/expired: Approve purchase of cpu?", "is_error": true},
+            {"type": "tool_result", "tool_use_id": "tu_2", "content": "declined/expired: Approve purchase of cpu? (reason: declined)", "is_error": true},
         ]})
     );
 }

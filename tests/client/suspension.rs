@@ -40,6 +40,78 @@ async fn an_ok_answer_reruns_the_same_call_once_with_the_answer() {
     assert_eq!(result.tool_calls[0].metadata, None);
 }
 
+/// What the model is sent for a refusal `wait_for` gives, in `style`.
+async fn refusal_sent(
+    style: Style,
+    answer: impl Fn(String) -> Answer + Send + Sync + 'static,
+) -> (String, bool) {
+    let approver = Approver::default();
+    let mock = MockLlm::start([
+        Reply::tool_call("call_1", "approve_purchase", json!({"item": "gpu"})),
+        Reply::text("not bought"),
+    ])
+    .await
+    .unwrap();
+    let client = on(&mock, style)
+        .wait_for(move |req: Request| std::future::ready(answer(req.id)))
+        .build()
+        .unwrap();
+    let tk = Toolkit::builder().tool(approver.tool()).build().unwrap();
+    let result = client.run("buy", &tk).await.unwrap();
+    assert_eq!(result.status, RunStatus::Done);
+    assert_eq!(approver.runs(), 1, "a refusal is not re-run");
+    let record = &result.tool_calls[0];
+    let requests = mock.requests();
+    let sent = requests[1].messages();
+    let fed_back = match style {
+        Style::OpenAi => sent.last().unwrap()["content"].clone(),
+        _ => sent.last().unwrap()["content"][0]["content"].clone(),
+    };
+    assert_eq!(
+        fed_back,
+        record.output.as_str(),
+        "the record is what the model saw"
+    );
+    (record.output.clone(), record.is_error)
+}
+
+#[tokio::test]
+async fn a_refusals_reason_reaches_the_model_in_each_style() {
+    for style in STYLES {
+        let with_reason = |id: String| Answer::decline(id, "too risky on a Friday");
+        assert_eq!(
+            refusal_sent(style, with_reason).await,
+            (
+                "declined/expired: Approve purchase of gpu? (reason: too risky on a Friday)"
+                    .to_owned(),
+                true
+            ),
+            "{style:?}"
+        );
+        let expired = |id: String| Answer::decline(id, "expired");
+        assert_eq!(
+            refusal_sent(style, expired).await.0,
+            "declined/expired: Approve purchase of gpu? (reason: expired)",
+            "{style:?}: an expiry is told from a decline"
+        );
+        // Without a reason (none, or only blanks) the text is the other ports' exactly.
+        for reason in [None, Some("  ")] {
+            let answer = move |id: String| Answer {
+                reason: reason.map(str::to_owned),
+                ..Answer::decline(id, "")
+            };
+            assert_eq!(
+                refusal_sent(style, answer).await,
+                (
+                    "declined/expired: Approve purchase of gpu?".to_owned(),
+                    true
+                ),
+                "{style:?} {reason:?}"
+            );
+        }
+    }
+}
+
 #[tokio::test]
 async fn a_second_suspension_on_the_rerun_is_unresolved() {
     let runs = Arc::new(AtomicUsize::new(0));
@@ -156,7 +228,7 @@ async fn several_suspensions_with_wait_for_each_resolve() {
             ("call_1".to_owned(), "approved: gpu".to_owned()),
             (
                 "call_2".to_owned(),
-                "declined/expired: Approve purchase of cpu?".to_owned()
+                "declined/expired: Approve purchase of cpu? (reason: declined)".to_owned()
             ),
             ("call_3".to_owned(), "approved: ram".to_owned()),
         ]

@@ -248,7 +248,9 @@ impl LlmClientBuilder {
     }
 
     /// Resolves suspensions in-process: called with each suspended call's request, its
-    /// answer decides what happens (an `ok` answer re-runs the call once with it). Without
+    /// answer decides what happens (an `ok` answer re-runs the call once with it; a refusal
+    /// is fed back as `declined/expired: <prompt> (reason: <reason>)`, see
+    /// [`LlmClient::run`](crate::LlmClient::run)). Without
     /// it, a suspension halts the run with [`RunStatus::Pending`](crate::RunStatus::Pending).
     ///
     /// An answer whose id does not echo the request's is not trusted: the call gets the

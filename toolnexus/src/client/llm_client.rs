@@ -101,6 +101,12 @@ impl LlmClient {
     /// Runs `prompt` (after the system prompt, if any) until the model answers without
     /// calling tools, a suspension halts the run, or `max_turns` is reached.
     ///
+    /// A suspended call with [`wait_for`](crate::LlmClientBuilder::wait_for) set is settled
+    /// by the answer: `ok` re-runs it once with the answer; a refusal is not run again and
+    /// the model gets the error result `declined/expired: <prompt>`, followed by
+    /// ` (reason: <reason>)` when [`Answer::reason`] is not blank (e.g.
+    /// `declined/expired: Approve purchase of gpu? (reason: too risky on a Friday)`).
+    ///
     /// A turn's tool calls run concurrently; their results go back in call order. Tool
     /// failures (unknown tool, bad arguments, a panic) are fed back to the model as error
     /// results. `Err` means the run could not go on: the provider failed (after retries) or
@@ -170,8 +176,9 @@ impl LlmClient {
     /// - `answer.id` must echo `request.id`, and `request` must be the one the transcript's
     ///   placeholder holds ([`ToolOutput::pending`]); otherwise `Err`, and nothing is sent.
     /// - The halted call is settled with the answer (an `ok` answer re-runs it once; a
-    ///   refusal gives the error result `declined/expired: <prompt>`; a re-run that
-    ///   suspends again gives `unresolved: <prompt>`) and its placeholder is replaced.
+    ///   refusal does not run it and gives the error result `declined/expired: <prompt>`,
+    ///   followed by ` (reason: <reason>)` when [`Answer::reason`] is not blank; a re-run
+    ///   that suspends again gives `unresolved: <prompt>`) and its placeholder is replaced.
     /// - Calls of that turn that already have a result are not re-run; calls that have none
     ///   run now, and one that suspends (without `wait_for`) halts the run again on its own
     ///   request.
