@@ -15,6 +15,7 @@
 //! `--exit-when-done` (exit once every run parked here is done). Also `TOOLNEXUS_BASE_URL`,
 //! `TOOLNEXUS_MODEL` and `TOOLNEXUS_STYLE=openai|anthropic`, as in the other examples.
 
+mod shop;
 mod support;
 
 use std::collections::BTreeMap;
@@ -27,22 +28,6 @@ use serde_json::json;
 use toolnexus::testing::{RecordedRequest, Reply};
 use toolnexus::{auth_required, pending, tool, Answer, Answered, RunStatus, ToolResult, Toolkit};
 use toolnexus_inbox::{web, Inbox, ParkedState};
-
-/// Requests spend approval before proceeding
-#[tool]
-async fn approve_purchase(
-    #[arg(description = "What to buy")] item: String,
-    answer: Option<&Answer>,
-) -> ToolResult {
-    match answer {
-        Some(a) if a.ok => ToolResult::ok(format!("approved: {item}")),
-        Some(_) => ToolResult::error("declined"),
-        None => pending!(
-            kind = "approval",
-            prompt = format!("Approve purchase of {item}?")
-        ),
-    }
-}
 
 /// Where an order goes.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -201,7 +186,7 @@ async fn serve(options: Options) -> Result<ExitCode, Box<dyn std::error::Error>>
 
     let inbox = Inbox::open(&options.db).await?;
     let tk = Toolkit::builder()
-        .tool(ApprovePurchase)
+        .tool(shop::ApprovePurchase)
         .tool(Order)
         .tool(CalendarToday)
         .build()?;

@@ -7,15 +7,13 @@
 //! cargo run --example mcp_server -- --http 127.0.0.1:8080   # streamable HTTP at /mcp
 //! ```
 
-mod mcp_tools;
+mod shop;
 
 use toolnexus_mcp::McpServer;
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let server = McpServer::builder(mcp_tools::toolkit())
-        .name("shop")
-        .build();
+    let server = McpServer::builder(shop::toolkit()).name("shop").build();
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.as_slice() {
         [] => server.serve_stdio().await?,

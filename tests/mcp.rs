@@ -1,8 +1,8 @@
 //! MCP in both directions: toolnexus tools served to MCP clients (rmcp's and the official
 //! Python SDK's), and MCP servers' tools used by toolnexus, suspensions included.
 
-#[path = "../examples/mcp_tools/mod.rs"]
-mod mcp_tools;
+#[path = "../examples/shop/mod.rs"]
+mod shop;
 
 #[path = "mcp/consume.rs"]
 mod consume;

@@ -13,14 +13,14 @@ use toolnexus::{
 };
 use toolnexus_mcp::{McpServer, McpTools, McpToolsBuilder};
 
-use crate::mcp_tools;
+use crate::shop;
 use crate::support::{legacy, paris, serve_in_process};
 
 const KEY: &[u8] = b"a key both server processes share, 32+ bytes";
 
 /// The shop as a server process would build it (same name, same sealing key).
 fn shop() -> McpServer {
-    McpServer::builder(mcp_tools::toolkit())
+    McpServer::builder(shop::toolkit())
         .name("shop")
         .state_key(KEY)
         .build()
@@ -217,7 +217,7 @@ async fn a_hung_call_times_out_and_the_rest_keeps_working() {
     );
     let server_tk = Toolkit::builder()
         .tool(stall)
-        .tool(mcp_tools::ApprovePurchase)
+        .tool(shop::ApprovePurchase)
         .build()
         .unwrap();
     let (stream, _task) = serve_in_process(McpServer::builder(server_tk).name("slow").build());

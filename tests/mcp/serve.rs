@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 use toolnexus::{auth_required, tool, Answer, BoxFuture, Request, ToolResult, Toolkit};
 use toolnexus_mcp::{McpServer, McpTools, Park, ParkedCall};
 
-use crate::mcp_tools;
+use crate::shop;
 use crate::support::{
     ask, call, client, form_and_url, legacy, modern, no_elicitation, paris, text, Human, Says,
 };
@@ -24,9 +24,7 @@ async fn sign_in(answer: Option<&Answer>) -> ToolResult {
 }
 
 fn shop() -> McpServer {
-    McpServer::builder(mcp_tools::toolkit())
-        .name("shop")
-        .build()
+    McpServer::builder(shop::toolkit()).name("shop").build()
 }
 
 #[tokio::test]
@@ -34,7 +32,7 @@ async fn lists_the_toolkits_declarations() {
     let human = Human::new(form_and_url(), []);
     let client = client(shop(), human, legacy()).await;
     let tools = client.list_all_tools().await.unwrap();
-    let tk = mcp_tools::toolkit();
+    let tk = shop::toolkit();
     assert_eq!(tools.len(), tk.tools().len());
     for (listed, ours) in tools.iter().zip(tk.tools()) {
         assert_eq!(listed.name, ours.name());
@@ -197,7 +195,7 @@ async fn a_login_with_a_url_is_a_url_elicitation() {
 
 #[tokio::test]
 async fn an_unanswered_elicitation_expires() {
-    let server = McpServer::builder(mcp_tools::toolkit())
+    let server = McpServer::builder(shop::toolkit())
         .elicitation_timeout(Duration::from_millis(200))
         .build();
     let human = Human::new(form_and_url(), [Says::Stall]);
@@ -260,7 +258,7 @@ impl Park for Shelf {
 #[tokio::test]
 async fn with_a_park_hook_the_request_waits_for_a_person() {
     let shelf = Shelf::default();
-    let server = McpServer::builder(mcp_tools::toolkit())
+    let server = McpServer::builder(shop::toolkit())
         .park(shelf.clone())
         .build();
     let client = client(server, Human::new(no_elicitation(), []), legacy()).await;

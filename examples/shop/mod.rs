@@ -1,5 +1,6 @@
-//! The tools `mcp_server` serves (and the MCP tests drive): an approval and a typed
-//! shipping form, the two shapes of suspension a form-capable MCP client answers.
+//! The demo shop's tools: an approval and a typed shipping form, the two shapes of
+//! suspension a person answers. `mcp_server` serves them (and the MCP tests drive them);
+//! `inbox` parks the approval.
 #![allow(dead_code)] // the tests use part of it
 
 use schemars::JsonSchema;
