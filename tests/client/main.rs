@@ -3,6 +3,7 @@
 mod support;
 
 mod config;
+mod extensions;
 mod failures;
 mod hooks;
 mod limits;
@@ -12,6 +13,7 @@ mod metrics;
 mod observability;
 mod resilience;
 mod resume;
+mod settings;
 mod sharing;
 mod streaming;
 mod suspension;

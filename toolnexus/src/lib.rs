@@ -66,6 +66,7 @@ extern crate self as toolnexus;
 pub mod builtin;
 mod client;
 mod decoded_reply;
+mod extensions;
 #[macro_use]
 mod suspend_macros;
 mod form;
@@ -88,10 +89,11 @@ pub mod __private;
 
 pub use client::{
     BeforeTool, ClientError, Conversation, ConversationStore, ErrorDetail, InMemoryStore, Limit,
-    LlmCall, LlmClient, LlmClientBuilder, Message, MetricEvent, RetryDecision, RunResult,
-    RunStatus, StoreError, StreamEvent, Style, ToolCall, ToolCallInfo, ToolCallRecord, ToolOutput,
-    Usage,
+    LlmCall, LlmClient, LlmClientBuilder, Message, MetricEvent, RetryDecision, RunOptions,
+    RunResult, RunStatus, StoreError, StreamEvent, Style, ToolCall, ToolCallInfo, ToolCallRecord,
+    ToolChoice, ToolOutput, Usage,
 };
+pub use extensions::{Ext, Extensions, MissingExtension};
 pub use native::NativeTool;
 pub use outcome::ToolOutcome;
 pub use result::{IntoToolResult, Json, ToolResult};

@@ -220,7 +220,7 @@ pub fn encode_turn(
         model,
         messages,
         tools: tools.declarations_json(style),
-        max_tokens: None,
+        options: &Default::default(),
         stream: false,
     };
     style

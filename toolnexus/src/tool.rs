@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::{Answer, ToolResult};
+use crate::{Answer, Extensions, ToolResult};
 
 /// A boxed, `Send` future, the return type of [`Tool::execute`].
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -29,6 +29,9 @@ pub struct ToolContext {
     pub answer: Option<Answer>,
     /// The provider's id of the tool call, when the call comes from a model.
     pub call_id: Option<String>,
+    /// The values the host attached to the run
+    /// ([`RunOptions::extension`](crate::RunOptions::extension)); never seen by the model.
+    pub extensions: Extensions,
 }
 
 impl ToolContext {
@@ -42,6 +45,26 @@ impl ToolContext {
     pub fn with_call_id(mut self, call_id: impl Into<String>) -> Self {
         self.call_id = Some(call_id.into());
         self
+    }
+
+    /// Attaches the run's values (replacing any attached before).
+    pub fn with_extensions(mut self, extensions: Extensions) -> Self {
+        self.extensions = extensions;
+        self
+    }
+
+    /// The run's value of type `T`, if the host attached one.
+    ///
+    /// ```
+    /// use toolnexus::{Extensions, ToolContext};
+    ///
+    /// struct Tenant(&'static str);
+    /// let ctx = ToolContext::default().with_extensions(Extensions::new().with(Tenant("acme")));
+    /// assert_eq!(ctx.extension::<Tenant>().map(|t| t.0), Some("acme"));
+    /// assert!(ctx.extension::<u64>().is_none());
+    /// ```
+    pub fn extension<T: Send + Sync + 'static>(&self) -> Option<&T> {
+        self.extensions.get()
     }
 }
 

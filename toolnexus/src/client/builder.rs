@@ -14,10 +14,12 @@ use super::hooks::{boxed, boxed2, BeforeTool, Hooks, LlmCall, ToolCallInfo};
 use super::metrics::MetricEvent;
 use super::provider::{Provider, Style};
 use super::redact::url_for_display;
+use super::request_options::RequestOptions;
 use super::retry::{Classifier, RetryDecision, RetryPolicy};
 use super::settings::Settings;
 use super::store::{ConversationStore, InMemoryStore};
 use super::telemetry::{MetricSink, Telemetry};
+use super::tool_choice::ToolChoice;
 use super::transport::Transport;
 use crate::{Answer, Request, ToolOutcome, ToolResult};
 
@@ -58,7 +60,7 @@ pub struct LlmClientBuilder {
     headers: Vec<(String, String)>,
     system_prompt: Option<String>,
     max_turns: usize,
-    max_tokens: Option<u32>,
+    request: RequestOptions,
     retries: u32,
     retry_base: Duration,
     max_retry_delay: Duration,
@@ -81,7 +83,7 @@ impl Default for LlmClientBuilder {
             headers: Vec::new(),
             system_prompt: None,
             max_turns: DEFAULT_MAX_TURNS,
-            max_tokens: None,
+            request: RequestOptions::default(),
             retries: DEFAULT_RETRIES,
             retry_base: DEFAULT_RETRY_BASE,
             max_retry_delay: DEFAULT_MAX_RETRY_DELAY,
@@ -106,7 +108,7 @@ impl fmt::Debug for LlmClientBuilder {
             .field("api_key", &self.api_key.as_ref().map(|_| "[redacted]"))
             .field("headers", &header_names)
             .field("max_turns", &self.max_turns)
-            .field("max_tokens", &self.max_tokens)
+            .field("request", &self.request)
             .field("retries", &self.retries)
             .field("timeout", &self.timeout)
             .field("max_response_bytes", &self.max_response_bytes)
@@ -169,7 +171,59 @@ impl LlmClientBuilder {
     /// `max_tokens` per model call. Anthropic requires it (default 4096); for OpenAI it is
     /// sent only when set.
     pub fn max_tokens(mut self, tokens: u32) -> Self {
-        self.max_tokens = Some(tokens);
+        self.request.max_tokens = Some(tokens);
+        self
+    }
+
+    /// Sampling temperature (a finite number, at least 0; the provider's own range
+    /// applies), sent on every model call. Unset, the provider's default applies.
+    pub fn temperature(mut self, temperature: f64) -> Self {
+        self.request.temperature = Some(temperature);
+        self
+    }
+
+    /// Whether and which tools the model must call (see [`ToolChoice`] for the wire
+    /// shapes). Unset, nothing is sent and the provider's default (`auto`) applies; it is
+    /// never sent on a turn that offers no tools.
+    pub fn tool_choice(mut self, choice: ToolChoice) -> Self {
+        self.request.tool_choice = Some(choice);
+        self
+    }
+
+    /// Whether the model may ask for several tool calls in one turn. OpenAI receives
+    /// `parallel_tool_calls`; Anthropic, for `false`, `disable_parallel_tool_use: true`
+    /// inside its `tool_choice` (with `{"type": "auto"}` when no choice is set). Never sent on
+    /// a turn that offers no tools.
+    pub fn parallel_tool_calls(mut self, allowed: bool) -> Self {
+        self.request.parallel_tool_calls = Some(allowed);
+        self
+    }
+
+    /// Sequences that end the model's reply: OpenAI `stop`, Anthropic `stop_sequences`.
+    pub fn stop<S: Into<String>>(mut self, sequences: impl IntoIterator<Item = S>) -> Self {
+        self.request.stop = Some(sequences.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Fields the client does not know, added to every request body (`top_p`, `seed`,
+    /// `metadata`, a gateway's own fields, …): a JSON object, written last, so a key this
+    /// client also writes (`temperature`, `max_tokens`, `tool_choice`, …) takes the value
+    /// given here. The keys the loop depends on (`model`, `messages`, `system`, `tools`,
+    /// `stream`, `stream_options`) are refused. A run's
+    /// [`RunOptions::extra_body`](crate::RunOptions::extra_body) is merged over these, key
+    /// by key.
+    ///
+    /// ```
+    /// use toolnexus::{ClientError, LlmClient};
+    /// use toolnexus::serde_json::json;
+    ///
+    /// let ok = LlmClient::builder().model("m").api_key("k").extra_body(json!({"seed": 7}));
+    /// assert!(ok.build().is_ok());
+    /// let bad = LlmClient::builder().model("m").api_key("k").extra_body(json!({"model": "x"}));
+    /// assert!(matches!(bad.build(), Err(ClientError::Config(_))));
+    /// ```
+    pub fn extra_body(mut self, fields: Value) -> Self {
+        self.request.extra_body = Some(fields);
         self
     }
 
@@ -345,7 +399,7 @@ impl LlmClientBuilder {
             base_url,
             system_prompt: self.system_prompt,
             max_turns: self.max_turns,
-            max_tokens: self.max_tokens,
+            request: self.request,
             timeout: self.timeout,
             max_tool_output_bytes: self.max_tool_output_bytes,
             transport: Transport {
@@ -381,6 +435,9 @@ impl LlmClientBuilder {
                 "max_response_bytes and max_tool_output_bytes must be at least 1".into(),
             ));
         }
+        self.request
+            .check()
+            .map_err(|e| ClientError::Config(e.into()))?;
         if self.timeout == Some(Duration::ZERO) {
             return Err(ClientError::Config(
                 "timeout must be longer than zero".into(),

@@ -130,6 +130,10 @@ pub enum ClientError {
     },
     /// A builder setting is invalid (model missing, malformed base URL or header, …).
     Config(ErrorDetail),
+    /// A run's request settings cannot be used: a [`RunOptions`](crate::RunOptions) value
+    /// is invalid, or a [`ToolChoice::Tool`](crate::ToolChoice::Tool) names a tool the
+    /// toolkit does not have. Nothing was sent.
+    InvalidOptions(ErrorDetail),
     /// The provider answered with a non-success HTTP status (after any retries).
     Status {
         /// The HTTP status code.
@@ -181,6 +185,7 @@ impl fmt::Display for ClientError {
                 "no API key: pass one with `.api_key(..)` or set the {var} environment variable"
             ),
             ClientError::Config(d) => write!(f, "invalid client configuration: {d}"),
+            ClientError::InvalidOptions(d) => write!(f, "invalid request settings: {d}"),
             ClientError::Status { status, excerpt } => {
                 write!(f, "the provider answered HTTP {status}: {excerpt}")
             }

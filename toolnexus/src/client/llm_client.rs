@@ -15,6 +15,7 @@ use super::event::{Silent, StreamEvent};
 use super::message::Message;
 use super::provider::Style;
 use super::redact::url_for_display;
+use super::run_options::RunOptions;
 use super::run_result::RunResult;
 use super::settings::Settings;
 use super::store::{ConversationStore, StoreError};
@@ -52,6 +53,8 @@ pub struct LlmClient {
     inner: Arc<Settings>,
     /// Set on the handles made by [`LlmClient::with_cancel`].
     cancel: Option<CancellationToken>,
+    /// Set on the handles made by [`LlmClient::with_options`].
+    options: Option<Arc<RunOptions>>,
 }
 
 impl fmt::Debug for LlmClient {
@@ -63,10 +66,11 @@ impl fmt::Debug for LlmClient {
             .field("model", &inner.model)
             .field("api_key", &"[redacted]")
             .field("max_turns", &inner.max_turns)
-            .field("max_tokens", &inner.max_tokens)
+            .field("request", &inner.request)
             .field("retries", &inner.retry.retries)
             .field("timeout", &inner.timeout)
             .field("cancellable", &self.cancel.is_some())
+            .field("options", &self.options)
             .field("hooks", &inner.hooks)
             .finish_non_exhaustive()
     }
@@ -78,6 +82,7 @@ impl LlmClientBuilder {
         Ok(LlmClient {
             inner: Arc::new(self.into_settings()?),
             cancel: None,
+            options: None,
         })
     }
 }
@@ -164,9 +169,81 @@ impl LlmClient {
     /// in-flight request. A token already cancelled stops a run before it sends anything.
     pub fn with_cancel(&self, cancel: CancellationToken) -> LlmClient {
         LlmClient {
-            inner: self.inner.clone(),
             cancel: Some(cancel),
+            ..self.clone()
         }
+    }
+
+    /// A handle on this client (same settings, connections and metrics) whose runs of every
+    /// kind — `run`, `run_with_history`, `run_with_answer`, `ask`, streams, conversations —
+    /// carry `options`: its [`Extensions`](crate::Extensions) reach every tool call (resumed
+    /// and streamed runs included) and its request settings replace the client's. It
+    /// replaces the options of a handle that had some; a cancellation token is kept.
+    ///
+    /// ```
+    /// use toolnexus::{tool, LlmClient, RunOptions, ToolChoice, ToolContext, ToolResult, Toolkit};
+    ///
+    /// struct Tenant(String);
+    ///
+    /// /// Lists the tenant's open orders
+    /// #[tool]
+    /// async fn open_orders(ctx: &ToolContext) -> ToolResult {
+    ///     match ctx.extensions.require::<Tenant>() {
+    ///         Ok(tenant) => ToolResult::ok(format!("no open orders for {}", tenant.0)),
+    ///         Err(missing) => ToolResult::error(format!("open_orders {missing}")),
+    ///     }
+    /// }
+    ///
+    /// # #[cfg(not(feature = "testing"))] fn main() {}
+    /// # #[cfg(feature = "testing")] #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # use toolnexus::testing::{MockLlm, Reply};
+    /// # let model = MockLlm::start([
+    /// #     Reply::tool_call("c1", "open_orders", toolnexus::serde_json::json!({})),
+    /// #     Reply::text("None open."),
+    /// # ]).await?;
+    /// # let client = LlmClient::builder().base_url(model.base_url()).model("m").api_key("k").build()?;
+    /// let tk = Toolkit::builder().tool(OpenOrders).build()?;
+    /// let options = RunOptions::new()
+    ///     .extension(Tenant("acme".into()))
+    ///     .tool_choice(ToolChoice::tool("open_orders"));
+    /// let result = client.with_options(options).run("Anything open?", &tk).await?;
+    /// assert_eq!(result.tool_calls[0].output, "no open orders for acme");
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn with_options(&self, options: RunOptions) -> LlmClient {
+        LlmClient {
+            options: Some(Arc::new(options)),
+            ..self.clone()
+        }
+    }
+
+    /// [`run`](Self::run) with per-run `options`; shorthand for
+    /// `self.with_options(options).run(prompt, tk)`.
+    pub async fn run_with_options(
+        &self,
+        prompt: impl Into<String>,
+        tk: &Toolkit,
+        options: RunOptions,
+    ) -> Result<RunResult, ClientError> {
+        self.with_options(options).run(prompt, tk).await
+    }
+
+    /// [`run_with_answer`](Self::run_with_answer) with per-run `options`; shorthand for
+    /// `self.with_options(options).run_with_answer(messages, request, answer, tk)`. A
+    /// halted run's extensions are not stored with it: give them again here.
+    pub async fn run_with_answer_and_options(
+        &self,
+        messages: Vec<Message>,
+        request: &Request,
+        answer: Answer,
+        tk: &Toolkit,
+        options: RunOptions,
+    ) -> Result<RunResult, ClientError> {
+        self.with_options(options)
+            .run_with_answer(messages, request, answer, tk)
+            .await
     }
 
     /// Resumes a run that halted on `request` ([`RunStatus::Pending`]) with the host's
@@ -356,7 +433,11 @@ impl LlmClient {
         tk: &Toolkit,
         ev: &E,
     ) -> Result<RunResult, ClientError> {
-        driver::run(&self.inner, self.cancel.as_ref(), messages, start, tk, ev).await
+        let scope = driver::Scope {
+            cancel: self.cancel.as_ref(),
+            options: self.options.as_deref(),
+        };
+        driver::run(&self.inner, scope, messages, start, tk, ev).await
     }
 }
 

@@ -16,12 +16,15 @@ mod metrics;
 mod prometheus;
 mod provider;
 mod redact;
+mod request_options;
 mod retry;
+mod run_options;
 mod run_result;
 mod settings;
 mod store;
 mod streaming;
 mod telemetry;
+mod tool_choice;
 mod transport;
 
 pub use builder::LlmClientBuilder;
@@ -34,7 +37,9 @@ pub use message::{Message, ToolCall, ToolOutput};
 pub use metrics::MetricEvent;
 pub use provider::Style;
 pub use retry::RetryDecision;
+pub use run_options::RunOptions;
 pub use run_result::{Limit, RunResult, RunStatus, ToolCallRecord, Usage};
 pub use store::{ConversationStore, InMemoryStore, StoreError};
+pub use tool_choice::ToolChoice;
 
 pub(crate) use provider::Outgoing;

@@ -1,4 +1,5 @@
-//! [`Settings`]: everything a built client holds — its configuration and the parts it runs
+//! [`Settings`]: everything a built client holds — its configuration (request settings
+//! included) and the parts it runs
 //! with (HTTP transport, retry policy, hooks, telemetry, store) — shared by all its handles
 //! and read by the run driver.
 
@@ -7,6 +8,7 @@ use std::time::Duration;
 
 use super::hooks::Hooks;
 use super::provider::Style;
+use super::request_options::RequestOptions;
 use super::retry::RetryPolicy;
 use super::store::ConversationStore;
 use super::telemetry::Telemetry;
@@ -18,7 +20,7 @@ pub(crate) struct Settings {
     pub(crate) base_url: String,
     pub(crate) system_prompt: Option<String>,
     pub(crate) max_turns: usize,
-    pub(crate) max_tokens: Option<u32>,
+    pub(crate) request: RequestOptions,
     pub(crate) timeout: Option<Duration>,
     pub(crate) max_tool_output_bytes: usize,
     pub(crate) transport: Transport,

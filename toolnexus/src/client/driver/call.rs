@@ -135,6 +135,9 @@ async fn execute<E: Events>(
 ) -> ToolResult {
     let mut ctx = ToolContext::default().with_call_id(call.id.as_str());
     ctx.answer = answer;
+    if let Some(extensions) = cx.extensions {
+        ctx.extensions = extensions.clone();
+    }
     cx.tk.execute(&call.name, args, ctx).await
 }
 

@@ -1,12 +1,17 @@
-//! [`Cx`]: what every level of a run reads — the client's settings, the toolkit and the
-//! event sink — borrowed once and passed down.
+//! [`Cx`]: what every level of a run reads — the client's settings, the run's request
+//! settings and extensions, the toolkit and the event sink — borrowed once and passed down.
 
 use crate::client::event::Events;
+use crate::client::request_options::RequestOptions;
 use crate::client::settings::Settings;
-use crate::Toolkit;
+use crate::{Extensions, Toolkit};
 
 pub(super) struct Cx<'a, E> {
     pub(super) settings: &'a Settings,
+    /// The client's request settings with the run's overrides.
+    pub(super) request: &'a RequestOptions,
+    /// The values the host attached to the run, for its tool calls.
+    pub(super) extensions: Option<&'a Extensions>,
     pub(super) tk: &'a Toolkit,
     pub(super) ev: &'a E,
 }

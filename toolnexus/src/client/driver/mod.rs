@@ -9,4 +9,4 @@ mod run;
 mod suspension;
 mod turn;
 
-pub(crate) use run::{run, Start};
+pub(crate) use run::{run, Scope, Start};

@@ -3,6 +3,7 @@
 //! halts the run or the turn limit is reached, and turns the state into a [`RunResult`]
 //! with its `Run` observation.
 
+use std::borrow::Cow;
 use std::time::Instant;
 
 use tokio_util::sync::CancellationToken;
@@ -17,10 +18,19 @@ use crate::client::error::ClientError;
 use crate::client::event::{Events, StreamEvent};
 use crate::client::message::Message;
 use crate::client::metrics::millis;
+use crate::client::run_options::RunOptions;
 use crate::client::run_result::{Limit, RunResult, RunStatus, ToolCallRecord, Usage};
 use crate::client::settings::Settings;
 use crate::client::telemetry::RunObservation;
 use crate::{Answer, Request, Toolkit};
+
+/// What the handle a run is started from adds to the client: a cancellation token and
+/// per-run options.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct Scope<'a> {
+    pub(crate) cancel: Option<&'a CancellationToken>,
+    pub(crate) options: Option<&'a RunOptions>,
+}
 
 /// Where an invocation starts: a transcript ending with a new user message, or a halted
 /// transcript and the answer to its request.
@@ -68,7 +78,7 @@ struct Driver<'a, E> {
 /// and the cancellation token, then the result and its `Run` observation.
 pub(crate) async fn run<E: Events>(
     settings: &Settings,
-    cancel: Option<&CancellationToken>,
+    scope: Scope<'_>,
     messages: Vec<Message>,
     start: Start<'_>,
     tk: &Toolkit,
@@ -83,8 +93,22 @@ pub(crate) async fn run<E: Events>(
         turns = Empty,
         status = Empty,
     );
+    let request = match scope.options {
+        None => Cow::Borrowed(&settings.request),
+        Some(options) => Cow::Owned(settings.request.overridden_by(&options.request)),
+    };
+    if let Err(why) = request.check() {
+        // Only a run's options can be invalid here: the client's were checked when built.
+        return Err(ClientError::InvalidOptions(why.into()));
+    }
     let mut driver = Driver {
-        cx: Cx { settings, tk, ev },
+        cx: Cx {
+            settings,
+            request: &request,
+            extensions: scope.options.map(|o| &o.extensions),
+            tk,
+            ev,
+        },
         state: RunState {
             messages,
             tool_calls: Vec::new(),
@@ -93,7 +117,7 @@ pub(crate) async fn run<E: Events>(
         },
     };
     let work = driver.go(start);
-    let ending = bounded(settings.timeout, cancel, work)
+    let ending = bounded(settings.timeout, scope.cancel, work)
         .instrument(span.clone())
         .await;
     span.record("turns", driver.state.turns);

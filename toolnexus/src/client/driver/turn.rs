@@ -48,6 +48,8 @@ pub(super) async fn call_model<E: Events>(
         }
         None => (messages, cx.tk),
     };
+    // Checked on the tools the turn offers, which a `before_llm` hook may have replaced.
+    cx.request.check_tools(tools)?;
     let body = s
         .style
         .provider()
@@ -55,7 +57,7 @@ pub(super) async fn call_model<E: Events>(
             model: &s.model,
             messages,
             tools: tools.declarations_json(s.style),
-            max_tokens: s.max_tokens,
+            options: cx.request,
             stream: E::STREAMING,
         })
         // Only a transcript a host edited into something unencodable can get here.

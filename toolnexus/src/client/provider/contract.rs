@@ -4,12 +4,14 @@
 //! [`Unreadable`].
 
 use reqwest::header::{HeaderMap, HeaderValue, InvalidHeaderValue};
+use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
 
 use crate::client::error::{ClientError, ErrorDetail};
 use crate::client::message::{Message, ToolCall};
 use crate::client::redact::{excerpt, redact};
+use crate::client::request_options::RequestOptions;
 use crate::client::run_result::Usage;
 
 /// One provider's wire knowledge. A new provider is a module implementing this, plus a
@@ -68,9 +70,27 @@ pub(crate) struct Outgoing<'a> {
     pub(crate) messages: &'a [Message],
     /// The toolkit's declarations for this provider, serialized once; `None` without tools.
     pub(crate) tools: Option<&'a RawValue>,
-    pub(crate) max_tokens: Option<u32>,
+    /// The run's request settings (temperature, tool choice, extra fields, …).
+    pub(crate) options: &'a RequestOptions,
     /// Ask for the reply as server-sent events.
     pub(crate) stream: bool,
+}
+
+/// Serializes a provider's `body`, then writes the run's extra fields over it: they come
+/// last, so they replace a field of the same name (the loop's own fields were refused when
+/// the settings were checked). Without extra fields the body goes straight to bytes.
+pub(crate) fn body_bytes<B: Serialize>(
+    body: &B,
+    out: &Outgoing<'_>,
+) -> serde_json::Result<Vec<u8>> {
+    let Some(extra) = out.options.extra_fields() else {
+        return serde_json::to_vec(body);
+    };
+    let mut value = serde_json::to_value(body)?;
+    if let Value::Object(fields) = &mut value {
+        fields.extend(extra.iter().map(|(k, v)| (k.clone(), v.clone())));
+    }
+    serde_json::to_vec(&value)
 }
 
 /// What one model turn produced, in provider-neutral form.

@@ -9,7 +9,9 @@ mod stream;
 use reqwest::header::{HeaderMap, HeaderValue, InvalidHeaderValue};
 use serde_json::{json, Value};
 
-use super::contract::{sensitive, ModelReply, Outgoing, Provider, StreamDecoder, Unreadable};
+use super::contract::{
+    body_bytes, sensitive, ModelReply, Outgoing, Provider, StreamDecoder, Unreadable,
+};
 
 const API_VERSION: &str = "2023-06-01";
 
@@ -49,7 +51,7 @@ impl Provider for Anthropic {
     }
 
     fn encode(&self, out: &Outgoing<'_>) -> serde_json::Result<Vec<u8>> {
-        serde_json::to_vec(&request::Body::new(out))
+        body_bytes(&request::Body::new(out), out)
     }
 
     fn decode(&self, body: &[u8]) -> Result<ModelReply, Unreadable> {

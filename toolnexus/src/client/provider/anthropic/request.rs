@@ -1,5 +1,6 @@
 //! The Anthropic request body: system messages lifted to the top-level `system`, tool
-//! results as `tool_result` blocks, serialized straight from the borrowed transcript.
+//! results as `tool_result` blocks, serialized straight from the borrowed transcript, with
+//! the run's request settings in Anthropic's shapes.
 
 use std::borrow::Cow;
 
@@ -10,6 +11,7 @@ use serde_json::Value;
 
 use crate::client::message::{Message, ToolCall, ToolOutput};
 use crate::client::provider::contract::Outgoing;
+use crate::ToolChoice;
 
 /// Default `max_tokens`, which Anthropic requires.
 const DEFAULT_MAX_TOKENS: u32 = 4096;
@@ -23,18 +25,64 @@ pub(crate) struct Body<'a> {
     messages: Messages<'a>,
     #[serde(skip_serializing_if = "Option::is_none")]
     tools: Option<&'a RawValue>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_choice: Option<Choice<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    temperature: Option<f64>,
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    stop_sequences: &'a [String],
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     stream: bool,
 }
 
+/// `tool_choice`: `{"type": "auto" | "any" | "tool" | "none"}`, `name` for `tool`; turning
+/// parallel calls off is `disable_parallel_tool_use` inside it.
+#[derive(Serialize)]
+struct Choice<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    name: Option<&'a str>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    disable_parallel_tool_use: bool,
+}
+
+impl<'a> Choice<'a> {
+    /// The choice to send, if any: none without tools; `auto` when only parallel calls are
+    /// turned off.
+    fn of(out: &Outgoing<'a>) -> Option<Self> {
+        out.tools?;
+        let options = out.options;
+        let serial = options.parallel_tool_calls == Some(false);
+        let (kind, name) = match &options.tool_choice {
+            None if serial => ("auto", None),
+            None => return None,
+            Some(ToolChoice::Auto) => ("auto", None),
+            Some(ToolChoice::Required) => ("any", None),
+            Some(ToolChoice::Tool(name)) => ("tool", Some(name.as_str())),
+            // No call at all: there is nothing to run in parallel.
+            Some(ToolChoice::None) => ("none", None),
+        };
+        Some(Choice {
+            kind,
+            name,
+            disable_parallel_tool_use: serial && kind != "none",
+        })
+    }
+}
+
 impl<'a> Body<'a> {
     pub(crate) fn new(out: &Outgoing<'a>) -> Self {
+        let options = out.options;
         Body {
             model: out.model,
-            max_tokens: out.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
+            max_tokens: options.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
             system: system_prompt(out.messages),
             messages: Messages(out.messages),
             tools: out.tools,
+            tool_choice: Choice::of(out),
+            temperature: options.temperature,
+            stop_sequences: options.stop(),
             stream: out.stream,
         }
     }

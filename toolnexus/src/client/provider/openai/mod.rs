@@ -9,7 +9,9 @@ mod stream;
 use reqwest::header::{HeaderMap, InvalidHeaderValue, AUTHORIZATION};
 use serde_json::{json, Value};
 
-use super::contract::{sensitive, ModelReply, Outgoing, Provider, StreamDecoder, Unreadable};
+use super::contract::{
+    body_bytes, sensitive, ModelReply, Outgoing, Provider, StreamDecoder, Unreadable,
+};
 
 pub(crate) struct OpenAi;
 
@@ -40,7 +42,7 @@ impl Provider for OpenAi {
     }
 
     fn encode(&self, out: &Outgoing<'_>) -> serde_json::Result<Vec<u8>> {
-        serde_json::to_vec(&request::Body::new(out))
+        body_bytes(&request::Body::new(out), out)
     }
 
     fn decode(&self, body: &[u8]) -> Result<ModelReply, Unreadable> {

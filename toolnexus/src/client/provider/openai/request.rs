@@ -1,5 +1,6 @@
 //! The OpenAI request body: the transcript in chat-completions shape, serialized straight
-//! from the borrowed messages, with the toolkit's pre-serialized declarations.
+//! from the borrowed messages, with the toolkit's pre-serialized declarations and the run's
+//! request settings.
 
 use serde::ser::{SerializeSeq, Serializer};
 use serde::Serialize;
@@ -8,6 +9,7 @@ use serde_json::Value;
 
 use crate::client::message::{Message, ToolCall};
 use crate::client::provider::contract::Outgoing;
+use crate::ToolChoice;
 
 #[derive(Serialize)]
 pub(crate) struct Body<'a> {
@@ -16,11 +18,47 @@ pub(crate) struct Body<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     tools: Option<&'a RawValue>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    tool_choice: Option<Choice<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    parallel_tool_calls: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    temperature: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     max_tokens: Option<u32>,
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    stop: &'a [String],
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     stream: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     stream_options: Option<StreamOptions>,
+}
+
+/// `tool_choice`: `"auto"`, `"none"`, `"required"`, or one function by name.
+struct Choice<'a>(&'a ToolChoice);
+
+impl Serialize for Choice<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct Named<'a> {
+            #[serde(rename = "type")]
+            kind: &'static str,
+            function: Name<'a>,
+        }
+        #[derive(Serialize)]
+        struct Name<'a> {
+            name: &'a str,
+        }
+        match self.0 {
+            ToolChoice::Auto => serializer.serialize_str("auto"),
+            ToolChoice::None => serializer.serialize_str("none"),
+            ToolChoice::Required => serializer.serialize_str("required"),
+            ToolChoice::Tool(name) => Named {
+                kind: "function",
+                function: Name { name },
+            }
+            .serialize(serializer),
+        }
+    }
 }
 
 /// Without it, a streamed reply carries no token counts.
@@ -31,11 +69,22 @@ struct StreamOptions {
 
 impl<'a> Body<'a> {
     pub(crate) fn new(out: &Outgoing<'a>) -> Self {
+        let options = out.options;
+        // Tool settings mean nothing, and are refused, without tools.
+        let with_tools = out.tools.is_some();
         Body {
             model: out.model,
             messages: Messages(out.messages),
             tools: out.tools,
-            max_tokens: out.max_tokens,
+            tool_choice: options
+                .tool_choice
+                .as_ref()
+                .filter(|_| with_tools)
+                .map(Choice),
+            parallel_tool_calls: options.parallel_tool_calls.filter(|_| with_tools),
+            temperature: options.temperature,
+            max_tokens: options.max_tokens,
+            stop: options.stop(),
             stream: out.stream,
             stream_options: out.stream.then_some(StreamOptions {
                 include_usage: true,
