@@ -1,6 +1,6 @@
-//! The inbox benchmark: N runs parked, then answered while a worker drains them; it
-//! reports resumes per second, the latency from answer to stored result (p50/p99), park and
-//! answer latency, and the process's memory before and after.
+//! The inbox benchmark: N runs parked, then answered by concurrent answerers while a worker
+//! drains them; it reports resumes per second, the latency from answer to stored result
+//! (p50/p99), park + answer latency, and the process's memory at start, middle and end.
 //!
 //! ```sh
 //! cargo run --release --example bench_inbox -- --db sqlite:///tmp/bench.db --concurrency 8
@@ -8,12 +8,18 @@
 //! cargo run --release --example bench_inbox -- --db sqlite:///tmp/b.db --sqlite-full --runs 2000
 //! ```
 //! Each run uses an agent name of its own, so a database can be reused. The model is the
-//! embedded scripted stub (`MockLlm`): what is measured is the inbox, not a provider.
+//! embedded scripted stub (`MockLlm`): what is measured is the inbox, not a provider. The
+//! stub keeps every request it saw, so it is served from a child process of this program:
+//! the memory figures are the inbox's and the worker's alone (the stub's are shown apart).
 
 mod support;
 
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, Command, Stdio};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use futures::{stream, StreamExt, TryStreamExt};
 use sqlx::Connection;
 use toolnexus::testing::MockLlm;
 use toolnexus::{pending, tool, Answer, CancellationToken, LlmClient, ToolResult, Toolkit};
@@ -33,12 +39,14 @@ struct Options {
     db: String,
     runs: usize,
     concurrency: usize,
+    /// How many tasks answer at once, as many people on the page would.
+    answerers: usize,
     sqlite_full: bool,
     /// Answer every run before the worker starts: the drain then measures the worker alone.
     answer_first: bool,
 }
 
-fn options() -> Result<Options, String> {
+fn options(mut args: impl Iterator<Item = String>) -> Result<Options, String> {
     let mut o = Options {
         db: format!(
             "sqlite://{}",
@@ -48,20 +56,20 @@ fn options() -> Result<Options, String> {
         ),
         runs: 10_000,
         concurrency: 1,
+        answerers: 8,
         sqlite_full: false,
         answer_first: false,
     };
-    let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
-        let mut value = || args.next().ok_or(format!("{arg} needs a value"));
+        let mut number = |name: &str| -> Result<usize, String> {
+            let value = args.next().ok_or(format!("{name} needs a value"))?;
+            value.parse().map_err(|e| format!("{name}: {e}"))
+        };
         match arg.as_str() {
-            "--db" => o.db = value()?,
-            "--runs" => o.runs = value()?.parse().map_err(|e| format!("--runs: {e}"))?,
-            "--concurrency" => {
-                o.concurrency = value()?
-                    .parse()
-                    .map_err(|e| format!("--concurrency: {e}"))?
-            }
+            "--db" => o.db = args.next().ok_or("--db needs a value")?,
+            "--runs" => o.runs = number("--runs")?,
+            "--concurrency" => o.concurrency = number("--concurrency")?.max(1),
+            "--answerers" => o.answerers = number("--answerers")?.max(1),
             "--sqlite-full" => o.sqlite_full = true,
             "--answer-first" => o.answer_first = true,
             other => return Err(format!("unknown argument {other:?}")),
@@ -70,13 +78,20 @@ fn options() -> Result<Options, String> {
     Ok(o)
 }
 
-fn rss_mib() -> f64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+/// Resident memory of a process, in MiB (`self` or a pid).
+fn rss_mib(process: &str) -> f64 {
+    let status = std::fs::read_to_string(format!("/proc/{process}/status")).unwrap_or_default();
     status
         .lines()
         .find_map(|l| l.strip_prefix("VmRSS:"))
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
         .map_or(0.0, |kb| kb / 1024.0)
+}
+
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_default()
 }
 
 fn percentile(sorted: &[f64], p: f64) -> f64 {
@@ -100,23 +115,77 @@ async fn open(o: &Options, agent: &str) -> Result<Inbox, Box<dyn std::error::Err
     Ok(Inbox::builder(&o.db)
         .agent(agent)
         .sqlite_sync(sync)
-        .pool_size(o.concurrency as u32 + 4)
+        .pool_size(o.concurrency.max(o.answerers) as u32 + 2)
         .open()
         .await?)
 }
 
+/// The scripted model in a child process: this program again, with `--serve-model`.
+struct ModelProcess(Child);
+
+impl ModelProcess {
+    fn start() -> Result<(ModelProcess, String), Box<dyn std::error::Error>> {
+        let mut child = Command::new(std::env::current_exe()?)
+            .arg("--serve-model")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()?;
+        let mut line = String::new();
+        if let Some(out) = child.stdout.take() {
+            BufReader::new(out).read_line(&mut line)?;
+        }
+        let url = line.trim().to_owned();
+        if url.is_empty() {
+            let _ = child.kill();
+            return Err("the model process printed no address".into());
+        }
+        Ok((ModelProcess(child), url))
+    }
+
+    fn rss(&self) -> f64 {
+        rss_mib(&self.0.id().to_string())
+    }
+}
+
+impl Drop for ModelProcess {
+    fn drop(&mut self) {
+        // Closing its stdin tells it to stop.
+        drop(self.0.stdin.take());
+        let _ = self.0.wait();
+    }
+}
+
+/// Serves the stub until standard input closes; its first line is its address.
+async fn serve_model() -> Result<(), Box<dyn std::error::Error>> {
+    let mock = MockLlm::with_fn(support::purchase_script).await?;
+    println!("{}", mock.base_url());
+    std::io::stdout().flush()?;
+    tokio::task::spawn_blocking(|| {
+        let mut sink = String::new();
+        while std::io::stdin().read_line(&mut sink).is_ok_and(|n| n > 0) {}
+    })
+    .await?;
+    drop(mock);
+    Ok(())
+}
+
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let o = options()?;
-    let agent = format!("bench-{}-{}", std::process::id(), toolnexus_now());
+    let mut args = std::env::args().skip(1).peekable();
+    if args.peek().map(String::as_str) == Some("--serve-model") {
+        return serve_model().await;
+    }
+    let o = options(args)?;
+    let agent = format!("bench-{}-{}", std::process::id(), unique());
     let engine = if o.db.starts_with("sqlite") {
         "sqlite"
     } else {
         "postgres"
     };
-    let mock = MockLlm::with_fn(support::purchase_script).await?;
+    let load_at_start = load_average();
+    let (model, model_url) = ModelProcess::start()?;
     let client = LlmClient::builder()
-        .base_url(mock.base_url())
+        .base_url(model_url)
         .model("scripted")
         .api_key("bench-key")
         .retries(0)
@@ -125,24 +194,24 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     // The worker's handle, and the answering side's (a separate pool, as a page would have).
     let inbox = open(&o, &agent).await?;
     let people = open(&o, &agent).await?;
-    let rss_start = rss_mib();
+    let rss_start = rss_mib("self");
 
-    // Park: the halted runs come from real runs against the stub; only `park` is timed.
-    let mut ids = Vec::with_capacity(o.runs);
-    let mut park_ms = Vec::with_capacity(o.runs);
-    for _ in 0..o.runs {
-        let run = client.run("buy a gpu", &tk).await?;
-        let t = Instant::now();
-        ids.push(inbox.park(&run).await?);
-        park_ms.push(ms(t.elapsed()));
-    }
-    let rss_parked = rss_mib();
+    // Park: the halted runs come from real runs against the stub, eight at a time.
+    let ids: Vec<String> = stream::iter(0..o.runs)
+        .map(|_| async {
+            let run = client.run("buy a gpu", &tk).await?;
+            Ok::<_, Box<dyn std::error::Error>>(inbox.park(&run).await?)
+        })
+        .buffer_unordered(8)
+        .try_collect()
+        .await?;
+    let rss_parked = rss_mib("self");
 
-    // Drain: the worker runs while every run is answered as fast as answers go in (or,
+    // Drain: the worker runs while every run is answered by concurrent answerers (or,
     // with --answer-first, after all are answered).
-    let mut answer_ms = Vec::with_capacity(o.runs);
+    let answer_ms = Mutex::new(Vec::with_capacity(o.runs));
     if o.answer_first {
-        answer_all(&people, &ids, &mut answer_ms).await?;
+        answer_all(&people, &ids, o.answerers, &answer_ms).await?;
     }
     let stop = CancellationToken::new();
     let worker = tokio::spawn(
@@ -152,27 +221,39 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             .run(stop.clone().cancelled_owned()),
     );
     let started = Instant::now();
-    if !o.answer_first {
-        answer_all(&people, &ids, &mut answer_ms).await?;
-    }
-    let answered_in = started.elapsed();
-    let mut conn = sqlx::AnyConnection::connect(&any_url(&o.db)).await?;
-    loop {
-        let done: i64 = sqlx::query_scalar(
-            "SELECT COUNT(*) FROM toolnexus_inbox_runs WHERE agent = $1 AND state = 'done'",
-        )
-        .bind(&agent)
-        .fetch_one(&mut conn)
-        .await?;
-        if done as usize >= o.runs {
-            break;
+    let answering = async {
+        if !o.answer_first {
+            answer_all(&people, &ids, o.answerers, &answer_ms).await?;
         }
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
-    let drained_in = started.elapsed();
+        Ok::<_, toolnexus_inbox::InboxError>(started.elapsed())
+    };
+    let mut conn = sqlx::AnyConnection::connect(&o.db).await?;
+    let mut rss_middle = None;
+    let watching = async {
+        loop {
+            let done: i64 = sqlx::query_scalar(
+                "SELECT COUNT(*) FROM toolnexus_inbox_runs WHERE agent = $1 AND state = 'done'",
+            )
+            .bind(&agent)
+            .fetch_one(&mut conn)
+            .await?;
+            if rss_middle.is_none() && done as usize >= o.runs / 2 {
+                rss_middle = Some((rss_mib("self"), model.rss()));
+            }
+            if done as usize >= o.runs {
+                return Ok::<_, sqlx::Error>(started.elapsed());
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    };
+    let (answered_in, drained_in) = tokio::try_join!(
+        async { answering.await.map_err(Box::<dyn std::error::Error>::from) },
+        async { watching.await.map_err(Box::<dyn std::error::Error>::from) }
+    )?;
     stop.cancel();
     let report = worker.await?;
-    let rss_end = rss_mib();
+    let rss_end = rss_mib("self");
+    let (rss_middle, model_middle) = rss_middle.unwrap_or_default();
 
     let rows: Vec<(i64, i64)> = sqlx::query_as(
         "SELECT answered_at, updated_at FROM toolnexus_inbox_runs WHERE agent = $1 AND state = 'done'",
@@ -182,31 +263,44 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     .await?;
     let mut latency: Vec<f64> = rows.iter().map(|(a, u)| (u - a) as f64).collect();
     latency.sort_by(f64::total_cmp);
-    park_ms.sort_by(f64::total_cmp);
+    let mut answer_ms = answer_ms.into_inner().unwrap_or_default();
     answer_ms.sort_by(f64::total_cmp);
-    let mut park_answer: Vec<f64> = Vec::new();
-    // Park + answer of one run, measured back to back on a fresh run (not drained).
+    // Park, and park + answer, of one run at a time on a fresh agent (not drained).
+    let mut park_ms = Vec::new();
+    let mut park_answer = Vec::new();
     {
         let side = open(&o, &format!("{agent}-pa")).await?;
         for _ in 0..o.runs.min(1000) {
             let run = client.run("buy a gpu", &tk).await?;
             let t = Instant::now();
             let id = side.park(&run).await?;
+            park_ms.push(ms(t.elapsed()));
             side.answer(Answer::ok(id)).await?;
             park_answer.push(ms(t.elapsed()));
         }
+        park_ms.sort_by(f64::total_cmp);
         park_answer.sort_by(f64::total_cmp);
     }
 
     println!(
-        "engine {engine}, {} runs, concurrency {}{}",
+        "engine {engine}, {} runs, concurrency {}, {} answerers{}{}",
         o.runs,
         o.concurrency,
+        o.answerers,
         if o.sqlite_full {
             ", synchronous=FULL"
         } else {
             ""
+        },
+        if o.answer_first {
+            ", all answered before the worker started"
+        } else {
+            ""
         }
+    );
+    println!(
+        "load average at start {load_at_start}, at end {}",
+        load_average()
     );
     println!(
         "drain: {:.0} resumes/s ({} resumed by the worker, {} failed; answers all in after {:.2} s, all stored after {:.2} s)",
@@ -222,40 +316,44 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         percentile(&latency, 99.0)
     );
     println!(
-        "park p50 {:.3} ms, p99 {:.3} ms; answer (while draining) p50 {:.3} ms; park+answer p50 {:.3} ms, p99 {:.3} ms",
-        percentile(&park_ms, 50.0),
-        percentile(&park_ms, 99.0),
+        "answer (while draining) p50 {:.3} ms, p99 {:.3} ms; one at a time: park p50 {:.3} ms, park+answer p50 {:.3} ms, p99 {:.3} ms",
         percentile(&answer_ms, 50.0),
+        percentile(&answer_ms, 99.0),
+        percentile(&park_ms, 50.0),
         percentile(&park_answer, 50.0),
         percentile(&park_answer, 99.0)
     );
     println!(
-        "rss: {rss_start:.1} MiB at start, {rss_parked:.1} MiB parked, {rss_end:.1} MiB drained"
+        "rss of this process: {rss_start:.1} MiB at start, {rss_parked:.1} MiB parked, \
+         {rss_middle:.1} MiB half drained, {rss_end:.1} MiB drained \
+         (the stub's process: {model_middle:.1} MiB half drained, {:.1} MiB at the end)",
+        model.rss()
     );
     Ok(())
 }
 
-/// Answers every run in turn, timing each answer.
+/// Answers every run, `answerers` at a time, timing each answer.
 async fn answer_all(
     people: &Inbox,
     ids: &[String],
-    answer_ms: &mut Vec<f64>,
+    answerers: usize,
+    answer_ms: &Mutex<Vec<f64>>,
 ) -> Result<(), toolnexus_inbox::InboxError> {
-    for id in ids {
-        let t = Instant::now();
-        people.answer_as(Answer::ok(id), "bench").await?;
-        answer_ms.push(ms(t.elapsed()));
-    }
-    Ok(())
+    stream::iter(ids)
+        .map(|id| async move {
+            let t = Instant::now();
+            people.answer_as(Answer::ok(id), "bench").await?;
+            if let Ok(mut times) = answer_ms.lock() {
+                times.push(ms(t.elapsed()));
+            }
+            Ok(())
+        })
+        .buffer_unordered(answerers)
+        .try_collect()
+        .await
 }
 
-/// The URL a plain connection takes (the inbox adds `mode=rwc` for SQLite itself).
-fn any_url(db: &str) -> String {
-    sqlx::any::install_default_drivers();
-    db.to_owned()
-}
-
-fn toolnexus_now() -> u128 {
+fn unique() -> u128 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos())

@@ -1,5 +1,6 @@
 //! How fast the inbox page is, over real HTTP on loopback against a SQLite file: the list
-//! with 1,000 waiting requests, and an answer posted from a request's page.
+//! with 1,000 waiting requests (as served, a page at a time, and all on one page), and an
+//! answer posted from a request's page.
 //!
 //! ```sh
 //! cargo run --release --example bench_inbox_page            # 1,000 waiting, 300 samples
@@ -65,6 +66,57 @@ fn forgery_token(page: &str) -> Option<String> {
     page[at..].split('"').next().map(str::to_owned)
 }
 
+/// Serves `app` on a loopback port and signs in: its base URL, the session cookie, and the
+/// server task.
+async fn serve(
+    http: &reqwest::Client,
+    app: axum::Router,
+    token: &str,
+) -> Result<
+    (String, String, tokio::task::JoinHandle<std::io::Result<()>>),
+    Box<dyn std::error::Error>,
+> {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let base = format!("http://{}/", listener.local_addr()?);
+    let server = tokio::spawn(async move { axum::serve(listener, app).await });
+    let signed_in = http.get(format!("{base}?token={token}")).send().await?;
+    let cookie = signed_in
+        .headers()
+        .get("set-cookie")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .ok_or("no session cookie")?
+        .to_owned();
+    Ok((base, cookie, server))
+}
+
+/// `samples` loads of the list (after a warm-up), and the page's size in bytes.
+async fn time_list(
+    http: &reqwest::Client,
+    base: &str,
+    cookie: &str,
+    samples: usize,
+) -> Result<(Vec<Duration>, usize), Box<dyn std::error::Error>> {
+    let mut times = Vec::with_capacity(samples);
+    let mut size = 0;
+    for i in 0..samples + 20 {
+        let t = Instant::now();
+        let page = http
+            .get(base)
+            .header("cookie", cookie)
+            .send()
+            .await?
+            .text()
+            .await?;
+        // The first few warm the connection and the database's cache.
+        if i >= 20 {
+            times.push(t.elapsed());
+        }
+        size = page.len();
+    }
+    Ok((times, size))
+}
+
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
@@ -94,43 +146,35 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     );
 
     let token = web::new_token()?;
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-    let base = format!("http://{}/", listener.local_addr()?);
-    let app = web::router(inbox.clone(), token.clone());
-    let server = tokio::spawn(async move { axum::serve(listener, app).await });
     let http = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .build()?;
-    let signed_in = http.get(format!("{base}?token={token}")).send().await?;
-    let cookie = signed_in
-        .headers()
-        .get("set-cookie")
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.split(';').next())
-        .ok_or("no session cookie")?
-        .to_owned();
-
-    let mut list = Vec::with_capacity(samples);
-    let mut size = 0;
-    for i in 0..samples + 20 {
-        let t = Instant::now();
-        let page = http
-            .get(&base)
-            .header("cookie", &cookie)
-            .send()
-            .await?
-            .text()
-            .await?;
-        // The first few warm the connection and the database's cache.
-        if i >= 20 {
-            list.push(t.elapsed());
-        }
-        size = page.len();
-    }
+    // The list as served (a page of the default size), and with every waiting request on
+    // one page, to show what paging saves.
+    let (base, cookie, server) =
+        serve(&http, web::router(inbox.clone(), token.clone()), &token).await?;
+    let whole = web::InboxPage::new(inbox.clone(), token.clone())
+        .page_size(waiting.max(1))
+        .router();
+    let (whole_base, whole_cookie, whole_server) = serve(&http, whole, &token).await?;
+    let list = time_list(&http, &base, &cookie, samples).await?;
     report(
-        &format!("GET / with {waiting} waiting ({} KiB)", size / 1024),
-        list,
+        &format!(
+            "GET / with {waiting} waiting, {} a page ({} KiB)",
+            web::DEFAULT_PAGE_SIZE,
+            list.1 / 1024
+        ),
+        list.0,
     );
+    let list = time_list(&http, &whole_base, &whole_cookie, samples).await?;
+    report(
+        &format!(
+            "GET / with {waiting} waiting, all on one page ({} KiB)",
+            list.1 / 1024
+        ),
+        list.0,
+    );
+    whole_server.abort();
 
     let mut answers = Vec::with_capacity(samples);
     for id in ids.iter().take(samples.min(waiting)) {

@@ -282,10 +282,7 @@ async fn a_newer_schema_is_refused(db: TestDb) {
     assert!(
         matches!(
             err,
-            InboxError::SchemaTooNew {
-                found: 99,
-                supported: 1
-            }
+            InboxError::SchemaTooNew { found: 99, supported } if supported < 99
         ),
         "{err:?}"
     );

@@ -2,6 +2,7 @@
 //! answered, and resumed through a scripted model over loopback HTTP. Every test body runs
 //! on both engines; PostgreSQL comes from `TOOLNEXUS_TEST_PG_URL` (scripts/test.sh).
 
+mod pg;
 mod support;
 
 mod basics;

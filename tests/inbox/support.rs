@@ -13,6 +13,8 @@ use toolnexus::testing::{MockLlm, RecordedRequest, Reply};
 use toolnexus::{Answer, LlmClient, NativeTool, Request, RunResult, ToolResult, Toolkit};
 use toolnexus_inbox::{Inbox, InboxBuilder};
 
+pub use crate::pg::{create_database, pg_admin_url};
+
 /// Runs one async test body against SQLite and against PostgreSQL: each name becomes a
 /// module with a `sqlite` and a `postgres` test.
 macro_rules! both_engines {
@@ -61,17 +63,8 @@ impl TestDb {
     }
 
     pub async fn postgres() -> TestDb {
-        let admin = pg_admin_url();
-        let name = unique("toolnexus_inbox_test");
-        let mut conn = sqlx::postgres::PgConnection::connect(&admin)
-            .await
-            .unwrap_or_else(|e| panic!("cannot reach TOOLNEXUS_TEST_PG_URL: {e}"));
-        sqlx::raw_sql(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
-            .execute(&mut conn)
-            .await
-            .expect("the test cluster creates a database");
         TestDb {
-            url: with_database(&admin, &name),
+            url: create_database(&unique("toolnexus_inbox_test")).await,
             file: None,
         }
     }
@@ -109,31 +102,6 @@ impl Drop for TestDb {
                 let _ = std::fs::remove_file(path);
             }
         }
-    }
-}
-
-pub fn pg_admin_url() -> String {
-    std::env::var("TOOLNEXUS_TEST_PG_URL").unwrap_or_else(|_| {
-        panic!(
-            "TOOLNEXUS_TEST_PG_URL is not set: run the tests with scripts/test.sh \
-             (it starts PostgreSQL)"
-        )
-    })
-}
-
-/// `base` (a server URL with some database) pointed at database `name`.
-pub fn with_database(base: &str, name: &str) -> String {
-    let (head, query) = match base.split_once('?') {
-        Some((h, q)) => (h, Some(q)),
-        None => (base, None),
-    };
-    let server = match head.rfind('/') {
-        Some(slash) if slash > head.find("://").map_or(0, |s| s + 2) => &head[..slash],
-        _ => head,
-    };
-    match query {
-        Some(q) => format!("{server}/{name}?{q}"),
-        None => format!("{server}/{name}"),
     }
 }
 

@@ -15,7 +15,11 @@ use toolnexus::testing::{MockLlm, RecordedRequest, Reply};
 use toolnexus::{
     auth_required, pending, tool, Answer, Answered, LlmClient, RunStatus, ToolResult, Toolkit,
 };
+use toolnexus_inbox::web::InboxPage;
 use toolnexus_inbox::{web, Inbox};
+
+#[path = "../inbox/pg.rs"]
+pub mod pg;
 
 /// A purchase needs a yes
 #[tool]
@@ -161,7 +165,14 @@ impl Drop for Site {
 }
 
 impl Site {
+    /// The page with its defaults on an in-memory SQLite inbox.
     pub async fn start() -> Site {
+        let inbox = Inbox::open("sqlite::memory:").await.expect("an inbox");
+        Site::serve(inbox, |page| page).await
+    }
+
+    /// The page for `inbox`, with options `configure` adds.
+    pub async fn serve(inbox: Inbox, configure: impl FnOnce(InboxPage) -> InboxPage) -> Site {
         let model = MockLlm::with_fn(script)
             .await
             .expect("the scripted model starts");
@@ -181,15 +192,12 @@ impl Site {
             .tool(Nested)
             .build()
             .expect("a toolkit");
-        let inbox = Inbox::open("sqlite::memory:").await.expect("an inbox");
         let token = web::new_token().expect("a token");
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .expect("a loopback port");
         let base = format!("http://{}/", listener.local_addr().expect("an address"));
-        let app = web::InboxPage::new(inbox.clone(), token.clone())
-            .user("tester")
-            .router();
+        let app = configure(InboxPage::new(inbox.clone(), token.clone()).user("tester")).router();
         let server = tokio::spawn(async move {
             axum::serve(listener, app).await.expect("the page serves");
         });

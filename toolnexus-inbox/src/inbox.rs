@@ -14,9 +14,10 @@ use crate::clock::{ms, now_ms, parse_rfc3339};
 use crate::form::check_answer;
 use crate::parked::parked_columns;
 use crate::store::{self, Engine, PoolSettings, SqliteSync};
-use crate::{InboxError, Parked, ParkedState};
+use crate::{InboxError, Parked, ParkedState, WaitingPage};
 
-/// The PostgreSQL channel answers are announced on, so idle workers wake at once.
+/// The PostgreSQL channel answers are announced on, so idle workers wake at once (spelled
+/// out again in [`ANSWER_AND_ANNOUNCE`]).
 pub(crate) const CHANNEL: &str = "toolnexus_inbox";
 
 /// Parked runs in a database: people answer them, and any worker resumes each exactly once.
@@ -221,6 +222,36 @@ impl Inbox {
         Ok(readable(&rows))
     }
 
+    /// One page of [`waiting`](Self::waiting): at most `limit` runs from the `offset`-th
+    /// (0-based), oldest first, with how many are waiting in all — what a list shows
+    /// without reading every waiting run.
+    pub async fn waiting_page(
+        &self,
+        offset: usize,
+        limit: usize,
+    ) -> Result<WaitingPage, InboxError> {
+        let pool = &self.inner.pool;
+        let count = sqlx::query_scalar::<_, i64>(
+            "SELECT COUNT(*) FROM toolnexus_inbox_runs WHERE state = 'waiting'",
+        )
+        .fetch_one(pool);
+        let page = sqlx::query(concat!(
+            "SELECT ",
+            parked_columns!(),
+            " FROM toolnexus_inbox_runs WHERE state = 'waiting' ORDER BY parked_at, id \
+             LIMIT $1 OFFSET $2"
+        ))
+        .bind(i64::try_from(limit).unwrap_or(i64::MAX))
+        .bind(i64::try_from(offset).unwrap_or(i64::MAX))
+        .fetch_all(pool);
+        let (total, rows) = tokio::try_join!(count, page)?;
+        Ok(WaitingPage {
+            runs: readable(&rows),
+            offset,
+            total: usize::try_from(total).unwrap_or(0),
+        })
+    }
+
     /// The `limit` runs that changed last among those no longer waiting (answered,
     /// running, done, failed), newest first, of every agent: what was decided lately and
     /// what came of it.
@@ -288,13 +319,13 @@ impl Inbox {
         expiring: bool,
     ) -> Result<(), InboxError> {
         let pool = &self.inner.pool;
-        let row: Option<(String, String, Option<i64>, String)> = sqlx::query_as(
-            "SELECT state, request, expires_at, agent FROM toolnexus_inbox_runs WHERE id = $1",
+        let row: Option<(String, String, Option<i64>)> = sqlx::query_as(
+            "SELECT state, request, expires_at FROM toolnexus_inbox_runs WHERE id = $1",
         )
         .bind(&answer.id)
         .fetch_optional(pool)
         .await?;
-        let Some((state, request, expires_at, agent)) = row else {
+        let Some((state, request, expires_at)) = row else {
             return Err(InboxError::UnknownRequest(answer.id));
         };
         let state = ParkedState::parse(&state).ok_or_else(|| InboxError::Corrupt {
@@ -317,17 +348,18 @@ impl Inbox {
         })?;
         check_answer(&request, &answer)?;
         let stored = to_json(&answer.id, &answer)?;
-        let updated = sqlx::query(
-            "UPDATE toolnexus_inbox_runs SET state = 'answered', answer = $1, answered_by = $2, \
-             answered_at = $3, updated_at = $3 WHERE id = $4 AND state = 'waiting'",
-        )
-        .bind(stored)
-        .bind(answered_by)
-        .bind(now)
-        .bind(&answer.id)
-        .execute(pool)
-        .await?;
-        if updated.rows_affected() == 0 {
+        let sql = match self.inner.engine {
+            Engine::Sqlite => ANSWER,
+            Engine::Postgres => ANSWER_AND_ANNOUNCE,
+        };
+        let answered = sqlx::query(sql)
+            .bind(stored)
+            .bind(answered_by)
+            .bind(now)
+            .bind(&answer.id)
+            .fetch_optional(pool)
+            .await?;
+        if answered.is_none() {
             // Another answer got in between the read and the write.
             let state = self
                 .get(&answer.id)
@@ -338,27 +370,29 @@ impl Inbox {
                 state,
             });
         }
-        self.announce(&agent).await;
+        // This process's idle workers at once; other processes' heard the NOTIFY.
+        self.inner.answered.notify_waiters();
         Ok(())
     }
-
-    /// Wakes idle workers: this process's at once, other processes' through PostgreSQL's
-    /// NOTIFY. A lost notification only delays a worker until its next poll.
-    async fn announce(&self, agent: &str) {
-        self.inner.answered.notify_waiters();
-        if self.inner.engine == Engine::Postgres {
-            let sent = sqlx::query(
-                "SELECT 1 AS sent FROM (SELECT pg_notify('toolnexus_inbox', $1)) AS notified",
-            )
-            .bind(agent)
-            .execute(&self.inner.pool)
-            .await;
-            if let Err(e) = sent {
-                tracing::warn!(error = %e, "could not announce an answer to other workers");
-            }
-        }
-    }
 }
+
+/// Records an answer on a run still waiting; a row comes back when it did.
+macro_rules! answer {
+    () => {
+        "UPDATE toolnexus_inbox_runs SET state = 'answered', answer = $1, answered_by = $2, \
+         answered_at = $3, updated_at = $3 WHERE id = $4 AND state = 'waiting' RETURNING agent"
+    };
+}
+const ANSWER: &str = answer!();
+/// The same, and in the same statement the NOTIFY that wakes idle workers of the run's agent
+/// in every process (sent when the answer commits). `pg_notify` returns `void`, which no
+/// row may carry, so it runs in a lateral subquery of its own.
+const ANSWER_AND_ANNOUNCE: &str = concat!(
+    "WITH answered AS (",
+    answer!(),
+    ") SELECT answered.agent FROM answered, \
+     LATERAL (SELECT pg_notify('toolnexus_inbox', answered.agent)) AS announced"
+);
 
 fn readable(rows: &[sqlx::any::AnyRow]) -> Vec<Parked> {
     rows.iter()

@@ -71,7 +71,7 @@ pub mod web;
 
 pub use error::InboxError;
 pub use inbox::{Inbox, InboxBuilder};
-pub use parked::{Parked, Resumed};
+pub use parked::{Parked, Resumed, WaitingPage};
 pub use state::ParkedState;
 pub use store::SqliteSync;
 pub use worker::{Worker, WorkerReport};

@@ -120,6 +120,18 @@ fn json_column<T: serde::de::DeserializeOwned>(
     }
 }
 
+/// A page of the waiting runs ([`Inbox::waiting_page`](crate::Inbox::waiting_page)).
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct WaitingPage {
+    /// The runs on this page, oldest first.
+    pub runs: Vec<Parked>,
+    /// The position of the first of them among all waiting runs (0-based).
+    pub offset: usize,
+    /// How many runs are waiting in all.
+    pub total: usize,
+}
+
 /// A run the inbox resumed.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]

@@ -17,6 +17,7 @@ use crate::{Inbox, InboxError, ParkedState, Resumed};
 /// ($1, now being $2), and their attempt counter — the fencing token — goes up by one.
 /// Eligible are this agent's ($3) rows with attempts left ($4) that are answered and not in
 /// a failed attempt's back-off, or running under a lease that lapsed (their worker died).
+/// One statement: the claim returns everything the resume needs.
 macro_rules! claim {
     (where $($target:tt)+) => {
         concat!(
@@ -28,13 +29,21 @@ macro_rules! claim {
              RETURNING id, request, messages, answer, attempts, turns"
         )
     };
+    // Two lookups, each a walk down the claim index in its own order, so a claim costs
+    // the same with ten thousand runs answered as with one: first a run whose worker died
+    // (few, and the oldest claims), else the oldest answer. The second runs only when the
+    // first finds nothing.
     (oldest $lock:literal) => {
         claim!(where concat!(
-            "id = (SELECT id FROM toolnexus_inbox_runs WHERE agent = $3 AND attempts < $4 \
-             AND state IN ('answered', 'running') AND (lease_until IS NULL OR lease_until <= $2) \
+            "id = COALESCE((SELECT id FROM toolnexus_inbox_runs WHERE agent = $3 \
+             AND state = 'running' AND lease_until <= $2 AND attempts < $4 \
              ORDER BY answered_at, id LIMIT 1",
             $lock,
-            ")"
+            "), (SELECT id FROM toolnexus_inbox_runs WHERE agent = $3 AND state = 'answered' \
+             AND attempts < $4 AND (lease_until IS NULL OR lease_until <= $2) \
+             ORDER BY answered_at, id LIMIT 1",
+            $lock,
+            "))"
         ))
     };
 }
@@ -281,8 +290,6 @@ impl Inbox {
             Some(Ok(parked)) => Some(parked),
             None => None,
         };
-        let mut conn = self.inner.pool.acquire().await?;
-        let mut tx = conn.begin_with(self.inner.engine.begin_write()).await?;
         let done = sqlx::query(
             "UPDATE toolnexus_inbox_runs SET state = 'done', result = $1, next_id = $2, \
              lease_until = NULL, last_error = NULL, updated_at = $3 \
@@ -292,30 +299,29 @@ impl Inbox {
         .bind(&next)
         .bind(now_ms())
         .bind(&claim.id)
-        .bind(claim.fence)
-        .execute(&mut *tx)
-        .await?;
-        if done.rows_affected() == 0 {
+        .bind(claim.fence);
+        let Some(parked) = &parked else {
+            // A run that ended: one fenced statement, no transaction to open and close.
+            if done.execute(&self.inner.pool).await?.rows_affected() == 0 {
+                return Err(InboxError::Claimed(claim.id.clone()));
+            }
+            return Ok(resumed(claim, result, next));
+        };
+        let mut conn = self.inner.pool.acquire().await?;
+        let mut tx = conn.begin_with(self.inner.engine.begin_write()).await?;
+        if done.execute(&mut *tx).await?.rows_affected() == 0 {
             return Err(InboxError::Claimed(claim.id.clone()));
         }
-        if let Some(parked) = &parked {
-            if !insert(&mut *tx, &self.inner.agent, parked).await? {
-                tx.rollback().await?;
-                let next_id = parked.request.id.clone();
-                let why = format!(
-                    "the resumed run halted on request `{next_id}`, which is already parked"
-                );
-                self.record_failure(claim, &why, true).await?;
-                return Err(InboxError::AlreadyParked(next_id));
-            }
+        if !insert(&mut *tx, &self.inner.agent, parked).await? {
+            tx.rollback().await?;
+            let next_id = parked.request.id.clone();
+            let why =
+                format!("the resumed run halted on request `{next_id}`, which is already parked");
+            self.record_failure(claim, &why, true).await?;
+            return Err(InboxError::AlreadyParked(next_id));
         }
         tx.commit().await?;
-        Ok(Resumed {
-            id: claim.id.clone(),
-            result,
-            next,
-            attempt: u32::try_from(claim.fence).unwrap_or(u32::MAX),
-        })
+        Ok(resumed(claim, result, next))
     }
 
     /// Records a failed attempt: back to `Answered` after the lease, or `Failed` when the
@@ -350,5 +356,14 @@ impl Inbox {
             return Err(InboxError::Claimed(claim.id.clone()));
         }
         Ok(())
+    }
+}
+
+fn resumed(claim: &Claim, result: RunResult, next: Option<String>) -> Resumed {
+    Resumed {
+        id: claim.id.clone(),
+        result,
+        next,
+        attempt: u32::try_from(claim.fence).unwrap_or(u32::MAX),
     }
 }

@@ -64,6 +64,10 @@ impl Inbox {
     }
 }
 
+fn pool_size(inbox: &Inbox) -> usize {
+    usize::try_from(inbox.inner.pool.options().get_max_connections()).unwrap_or(usize::MAX)
+}
+
 #[derive(Default)]
 struct Counts {
     resumed: AtomicUsize,
@@ -72,7 +76,10 @@ struct Counts {
 }
 
 impl Worker {
-    /// How many runs it resumes at once (default 1).
+    /// How many runs it resumes at once (default 1). Each resume holds a connection only
+    /// while it claims and records, but give the inbox's pool at least this many
+    /// ([`InboxBuilder::pool_size`](crate::InboxBuilder::pool_size)) so resumes never queue
+    /// for one.
     pub fn concurrency(mut self, n: usize) -> Self {
         self.concurrency = n.max(1);
         self
@@ -91,6 +98,14 @@ impl Worker {
     pub async fn run(self, shutdown: impl Future<Output = ()>) -> WorkerReport {
         let (stop_tx, stop) = watch::channel(false);
         let counts = Arc::new(Counts::default());
+        let pool = pool_size(&self.inbox);
+        if pool < self.concurrency {
+            tracing::warn!(
+                pool,
+                concurrency = self.concurrency,
+                "the inbox's pool has fewer connections than the worker has resumes at once"
+            );
+        }
         let me = Arc::new(self);
         let mut tasks = tokio::task::JoinSet::new();
         for _ in 0..me.concurrency {

@@ -37,6 +37,14 @@ const MIGRATIONS: &[&[&str]] = &[&[
     "CREATE INDEX toolnexus_inbox_runs_claim ON toolnexus_inbox_runs (agent, state, answered_at)",
     "CREATE INDEX toolnexus_inbox_runs_expiry ON toolnexus_inbox_runs (state, expires_at)",
     "CREATE INDEX toolnexus_inbox_runs_recent ON toolnexus_inbox_runs (updated_at)",
+], &[
+    // A claim walks this index in its `ORDER BY answered_at, id` for one state at a time,
+    // so finding the next run never sorts the answered ones.
+    "DROP INDEX toolnexus_inbox_runs_claim",
+    "CREATE INDEX toolnexus_inbox_runs_claim_order \
+     ON toolnexus_inbox_runs (agent, state, answered_at, id)",
+    // The page lists the waiting runs oldest first, a page at a time.
+    "CREATE INDEX toolnexus_inbox_runs_waiting ON toolnexus_inbox_runs (state, parked_at, id)",
 ]];
 
 /// The schema version this crate reads and writes.

@@ -7,7 +7,8 @@
 //!
 //! | route          | what                                                          |
 //! |----------------|---------------------------------------------------------------|
-//! | `GET /`        | the waiting requests, oldest first; the recently decided below |
+//! | `GET /`        | the waiting requests, oldest first, 50 a page; the recently decided below |
+//! | `GET /?from=N` | the waiting requests from the (N+1)-th on, one page of them   |
 //! | `GET /r/{id}`  | one request, with the controls its kind and form call for      |
 //! | `POST /r/{id}` | its answer; then the page shows the decision and the outcome   |
 //! | `GET /style.css` | the stylesheet (public: it holds nothing of the inbox)       |
@@ -88,7 +89,12 @@ pub struct InboxPage {
     token: String,
     user: String,
     recent: usize,
+    page_size: usize,
 }
+
+/// How many waiting requests the list shows at once unless told otherwise: enough to work
+/// through in one sitting, few enough that the page stays quick however long the queue.
+pub const DEFAULT_PAGE_SIZE: usize = 50;
 
 impl std::fmt::Debug for InboxPage {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -96,6 +102,7 @@ impl std::fmt::Debug for InboxPage {
         f.debug_struct("InboxPage")
             .field("user", &self.user)
             .field("recent", &self.recent)
+            .field("page_size", &self.page_size)
             .finish_non_exhaustive()
     }
 }
@@ -108,6 +115,7 @@ impl InboxPage {
             token: token.into(),
             user: "inbox page".to_owned(),
             recent: 20,
+            page_size: DEFAULT_PAGE_SIZE,
         }
     }
 
@@ -124,6 +132,13 @@ impl InboxPage {
         self
     }
 
+    /// How many waiting requests the list shows at once (default [`DEFAULT_PAGE_SIZE`]); a
+    /// "More" link leads to the next ones, and the list always says how many wait in all.
+    pub fn page_size(mut self, n: usize) -> Self {
+        self.page_size = n.max(1);
+        self
+    }
+
     /// The router.
     pub fn router(self) -> Router {
         let secret = Arc::new(Secret::new(&self.token));
@@ -132,6 +147,7 @@ impl InboxPage {
             secret: secret.clone(),
             user: self.user,
             recent: self.recent,
+            page_size: self.page_size,
         });
         Router::new()
             .route("/", get(list::show))
@@ -149,4 +165,5 @@ struct Shared {
     secret: Arc<Secret>,
     user: String,
     recent: usize,
+    page_size: usize,
 }
