@@ -17,7 +17,7 @@ use crate::store::{self, Engine, PoolSettings, SqliteSync};
 use crate::{InboxError, Parked, ParkedState, WaitingPage};
 
 /// The PostgreSQL channel answers are announced on, so idle workers wake at once (spelled
-/// out again in [`ANSWER_AND_ANNOUNCE`]).
+/// out again in the answer statement, `and_announce!`).
 pub(crate) const CHANNEL: &str = "toolnexus_inbox";
 
 /// Parked runs in a database: people answer them, and any worker resumes each exactly once.
@@ -319,6 +319,10 @@ impl Inbox {
         expiring: bool,
     ) -> Result<(), InboxError> {
         let pool = &self.inner.pool;
+        let now = now_ms();
+        if !expiring && self.answer_at_once(&answer, &answered_by, now).await? {
+            return Ok(());
+        }
         let row: Option<(String, String, Option<i64>)> = sqlx::query_as(
             "SELECT state, request, expires_at FROM toolnexus_inbox_runs WHERE id = $1",
         )
@@ -338,7 +342,6 @@ impl Inbox {
                 state,
             });
         }
-        let now = now_ms();
         if !expiring && expires_at.is_some_and(|at| at <= now) {
             return Err(InboxError::Expired(answer.id));
         }
@@ -374,25 +377,76 @@ impl Inbox {
         self.inner.answered.notify_waiters();
         Ok(())
     }
+
+    /// The common case in one statement: an answer to a request that is waiting, not
+    /// expired, and has no form to check the answer against (or is declined, which skips
+    /// the form). `false`: not that case — the caller reads the row to say why, or to check
+    /// the form. Rows that merely mention a schema take that slower way too, which is safe.
+    async fn answer_at_once(
+        &self,
+        answer: &Answer,
+        answered_by: &Option<String>,
+        now: i64,
+    ) -> Result<bool, InboxError> {
+        let sql = match self.inner.engine {
+            Engine::Sqlite => ANSWER_UNCHECKED,
+            Engine::Postgres => ANSWER_UNCHECKED_AND_ANNOUNCE,
+        };
+        let answered = sqlx::query(sql)
+            .bind(to_json(&answer.id, answer)?)
+            .bind(answered_by)
+            .bind(now)
+            .bind(&answer.id)
+            .bind(i64::from(!answer.ok))
+            .fetch_optional(&self.inner.pool)
+            .await?;
+        if answered.is_some() {
+            self.inner.answered.notify_waiters();
+        }
+        Ok(answered.is_some())
+    }
 }
 
-/// Records an answer on a run still waiting; a row comes back when it did.
+/// Records an answer ($1, by $2, at $3) on run $4 if it is still waiting (and, with more
+/// `AND …` conditions, if those hold); a row comes back when it did.
 macro_rules! answer {
-    () => {
-        "UPDATE toolnexus_inbox_runs SET state = 'answered', answer = $1, answered_by = $2, \
-         answered_at = $3, updated_at = $3 WHERE id = $4 AND state = 'waiting' RETURNING agent"
+    ($($condition:expr)?) => {
+        concat!(
+            "UPDATE toolnexus_inbox_runs SET state = 'answered', answer = $1, answered_by = $2, \
+             answered_at = $3, updated_at = $3 WHERE id = $4 AND state = 'waiting'",
+            $($condition,)?
+            " RETURNING agent"
+        )
     };
 }
+
+/// In the same statement, the NOTIFY that wakes idle workers of the run's agent in every
+/// process (sent when the answer commits). `pg_notify` returns `void`, which no row may
+/// carry, so it runs in a lateral subquery of its own.
+macro_rules! and_announce {
+    ($update:expr) => {
+        concat!(
+            "WITH answered AS (",
+            $update,
+            ") SELECT answered.agent FROM answered, \
+             LATERAL (SELECT pg_notify('toolnexus_inbox', answered.agent)) AS announced"
+        )
+    };
+}
+
+/// The fast path's extra conditions: not expired at $3, and either declined ($5 = 1) or a
+/// request with no form (`data.schema`) in its stored JSON.
+macro_rules! unchecked {
+    () => {
+        " AND (expires_at IS NULL OR expires_at > $3) \
+         AND ($5 = 1 OR request NOT LIKE '%\"schema\"%')"
+    };
+}
+
 const ANSWER: &str = answer!();
-/// The same, and in the same statement the NOTIFY that wakes idle workers of the run's agent
-/// in every process (sent when the answer commits). `pg_notify` returns `void`, which no
-/// row may carry, so it runs in a lateral subquery of its own.
-const ANSWER_AND_ANNOUNCE: &str = concat!(
-    "WITH answered AS (",
-    answer!(),
-    ") SELECT answered.agent FROM answered, \
-     LATERAL (SELECT pg_notify('toolnexus_inbox', answered.agent)) AS announced"
-);
+const ANSWER_AND_ANNOUNCE: &str = and_announce!(answer!());
+const ANSWER_UNCHECKED: &str = answer!(unchecked!());
+const ANSWER_UNCHECKED_AND_ANNOUNCE: &str = and_announce!(answer!(unchecked!()));
 
 fn readable(rows: &[sqlx::any::AnyRow]) -> Vec<Parked> {
     rows.iter()
