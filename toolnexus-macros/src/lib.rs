@@ -103,9 +103,15 @@ use proc_macro::TokenStream;
 /// |---|---|
 /// | `Option<&Answer>` | the host's answer on a resumed call, `None` on a first call |
 /// | `Option<Answered<T>>` | that answer with its data decoded into `T` (a typed answer) |
-/// | `&ToolContext` | the whole call context (answer, provider call id, …) |
+/// | `&ToolContext` | the whole call context (answer, provider call id, extensions, …) |
+/// | `Ext<T>` | the value of type `T` the host attached to the run (`RunOptions::extension`) |
+/// | `Option<Ext<T>>` | the same, `None` when the run has none |
 ///
-/// They are recognised by how the type is written: `Answer`, `Answered` and `ToolContext`
+/// A call whose run lacks the value of an `Ext<T>` parameter does not reach the body: its
+/// result is the error ``tool `x` needs a `T` extension: attach it to the run with
+/// `RunOptions::extension` ``, naming the tool and the type.
+///
+/// They are recognised by how the type is written: `Answer`, `Answered`, `ToolContext` and `Ext`
 /// bare or behind the runtime's path (`toolnexus::Answer`, `::toolnexus::Answer`, or the
 /// name the dependency is renamed to), any parameter name. The generated code then hands
 /// over a value of the runtime's own type, so a type of yours that is merely also called
@@ -298,8 +304,8 @@ pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// A `#[tool]` method follows every rule of a [`#[tool]`](macro@tool) fn: its name,
 /// description and schema come from its signature and doc comment, with the same
 /// `#[tool(name = "…", description = "…", struct_name = "…")]` options and `#[arg]`
-/// descriptions; `Option<&Answer>`, `Option<Answered<T>>` and `&ToolContext` parameters are
-/// injected; arguments are decoded before the body runs, a panic becomes an error result,
+/// descriptions; `Option<&Answer>`, `Option<Answered<T>>`, `&ToolContext` and `Ext<T>`
+/// parameters are injected; arguments are decoded before the body runs, a panic becomes an error result,
 /// and the future must be `Send`. On top of that:
 ///
 /// - The receiver is `&self` (also written `&'a self` or `self: &Self`). A toolbox's tools

@@ -6,7 +6,9 @@ use std::future::Future;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
-use crate::{Answer, Answered, Request, ToolContext, ToolResult};
+use crate::{
+    Answer, Answered, Ext, Extensions, MissingExtension, Request, ToolContext, ToolResult,
+};
 
 pub use schemars;
 pub use serde;
@@ -130,6 +132,35 @@ pub trait FromContext<'a>: Sized {
 impl<'a> FromContext<'a> for &'a ToolContext {
     fn from_context(ctx: &'a ToolContext) -> Self {
         ctx
+    }
+}
+
+/// Fills a parameter with a value the host attached to the run: `Ext<T>`, or
+/// `Option<Ext<T>>`. A missing `Ext<T>` ends the call with an error result naming `T`.
+#[diagnostic::on_unimplemented(
+    message = "a parameter of type `{Self}` cannot receive a run's extension",
+    label = "run extensions go to `Ext<T>` or `Option<Ext<T>>`, where `T: Send + Sync + 'static`"
+)]
+pub trait FromExtensions: Sized {
+    /// The value for a call of `tool` made with `extensions`.
+    fn from_extensions(tool: &'static str, extensions: &Extensions) -> Result<Self, ToolResult>;
+}
+
+impl<T: Send + Sync + 'static> FromExtensions for Ext<T> {
+    fn from_extensions(tool: &'static str, extensions: &Extensions) -> Result<Self, ToolResult> {
+        match extensions.get_arc::<T>() {
+            Some(value) => Ok(Ext::from(value)),
+            None => Err(ToolResult::error(format!(
+                "tool `{tool}` {}",
+                MissingExtension::of::<T>()
+            ))),
+        }
+    }
+}
+
+impl<T: Send + Sync + 'static> FromExtensions for Option<Ext<T>> {
+    fn from_extensions(_tool: &'static str, extensions: &Extensions) -> Result<Self, ToolResult> {
+        Ok(extensions.get_arc::<T>().map(Ext::from))
     }
 }
 

@@ -269,7 +269,7 @@ fn execute_body(model: &ToolFn) -> TokenStream {
 }
 
 /// One `let` per parameter, spanned at the user's parameter type. Injected values go
-/// through the runtime's `FromAnswer`/`FromContext`, so the parameter's type decides what
+/// through the runtime's `FromAnswer`/`FromContext`/`FromExtensions`, so the parameter's type decides what
 /// is filled in, and a type that merely shares a name (a user's own `Answer`) is a trait
 /// error on that parameter, never a silently wrong value.
 fn binding(krate: &syn::Path, param: &Param) -> TokenStream {
@@ -303,6 +303,15 @@ fn binding(krate: &syn::Path, param: &Param) -> TokenStream {
             quote_spanned! {span=>
                 let #ident: #ty = #krate::__private::FromContext::from_context(&#ctx);
             }
+        }
+        Role::Extension => {
+            let value = unwrap(quote_spanned! {span=>
+                #krate::__private::FromExtensions::from_extensions(
+                    __TOOLNEXUS_NAME,
+                    &#ctx.extensions,
+                )
+            });
+            quote_spanned!(span=> let #ident: #ty = #value;)
         }
     }
 }

@@ -87,6 +87,9 @@ pub(crate) enum Role {
     Answer,
     /// The call's context: `&ToolContext`, or any type marked `#[context]`.
     Context,
+    /// A value the host attached to the run: `Ext<T>`, or `Option<Ext<T>>` when the tool
+    /// can do without it.
+    Extension,
 }
 
 impl ToolFn {
@@ -253,6 +256,9 @@ fn injected(ty: &Type, krate: &Path) -> Option<Role> {
                 .then_some(Role::Context)
         }
         Type::Path(p) if p.qself.is_none() => {
+            if is_extension(&p.path, krate) {
+                return Some(Role::Extension);
+            }
             let inner = option_arg(&p.path)?;
             match strip_group(inner) {
                 Type::Reference(r) if r.mutability.is_none() => match strip_group(&r.elem) {
@@ -261,6 +267,9 @@ fn injected(ty: &Type, krate: &Path) -> Option<Role> {
                     }
                     _ => None,
                 },
+                Type::Path(p) if p.qself.is_none() && is_extension(&p.path, krate) => {
+                    Some(Role::Extension)
+                }
                 Type::Path(p) if p.qself.is_none() => {
                     let last = p.path.segments.last()?;
                     if last.ident != "Answered" || !is_runtime_prefix(&p.path, krate) {
@@ -273,6 +282,15 @@ fn injected(ty: &Type, krate: &Path) -> Option<Role> {
         }
         _ => None,
     }
+}
+
+/// `Ext<T>`, bare or behind the runtime crate's path.
+fn is_extension(path: &Path, krate: &Path) -> bool {
+    path.segments.last().is_some_and(|last| {
+        last.ident == "Ext"
+            && single_type_arg(&last.arguments).is_some()
+            && is_runtime_prefix(path, krate)
+    })
 }
 
 /// The `Answer` of an `Option<Answer>` written without the `&`.
@@ -409,6 +427,16 @@ mod tests {
             role(syn::parse_quote!(Option<Answered<Form>>)),
             Some(Role::Answer)
         ));
+        assert!(matches!(
+            role(syn::parse_quote!(Ext<Tenant>)),
+            Some(Role::Extension)
+        ));
+        assert!(matches!(
+            role(syn::parse_quote!(Option<::toolnexus::Ext<db::Pool>>)),
+            Some(Role::Extension)
+        ));
+        assert!(role(syn::parse_quote!(other::Ext<Tenant>)).is_none());
+        assert!(role(syn::parse_quote!(Ext)).is_none());
         assert!(role(syn::parse_quote!(Option<&other::Answer>)).is_none());
         assert!(role(syn::parse_quote!(Option<Answer>)).is_none());
         assert!(role(syn::parse_quote!(&mut ToolContext)).is_none());
