@@ -68,7 +68,7 @@ mod client;
 mod decoded_reply;
 #[macro_use]
 mod suspend_macros;
-mod form;
+pub mod form;
 mod native;
 mod outcome;
 mod panics;
