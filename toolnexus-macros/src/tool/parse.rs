@@ -23,6 +23,8 @@ pub(crate) struct ToolFn {
     /// The generated struct.
     pub(crate) vis: Visibility,
     pub(crate) struct_ident: Ident,
+    /// The hidden module the struct is defined in (see [`expand`](super::expand)).
+    pub(crate) module_ident: Ident,
     /// The user's fn.
     pub(crate) fn_ident: Ident,
     /// The tool's name and description as the model sees them.
@@ -38,6 +40,10 @@ pub(crate) struct ToolFn {
     /// Where errors about the future (not `Send`) and the result type are reported.
     pub(crate) sig_span: Span,
     pub(crate) output: ReturnType,
+    /// An `async fn` is awaited; a plain `fn` is called as is.
+    pub(crate) is_async: bool,
+    /// `#[tool(output_schema)]`, where it was written.
+    pub(crate) output_schema: Option<Span>,
 }
 
 /// Where the fn is declared, which decides what the generated struct holds and how the fn
@@ -48,7 +54,7 @@ pub(crate) enum Owner {
     /// A method of a `#[toolbox]` impl on `self_ty`: the struct holds an `Arc` of it.
     Toolbox {
         self_ty: Box<Type>,
-        /// Names the struct: `Shop` + `stock` gives `ShopStockTool`.
+        /// Names the struct: `Shop` + `stock` gives `ShopStock`.
         self_ident: Ident,
         /// Whether the method takes `&self`; an associated fn without `self` is a tool that
         /// merely lives in the box.
@@ -79,8 +85,11 @@ pub(crate) struct Param {
 pub(crate) enum Role {
     /// Decoded from the call's arguments: a property of the input schema.
     Arg {
+        /// The property's name on the wire (`#[arg(rename)]`, else the parameter's).
         name: String,
         description: Option<String>,
+        /// `#[arg(default = EXPR)]`: the property is optional and shows this default.
+        default: Option<Box<syn::Expr>>,
     },
     /// The host's answer on a resumed call: `Option<&Answer>`, `Option<Answered<T>>`, or
     /// any type marked `#[answer]`.
@@ -106,6 +115,7 @@ impl ToolFn {
         let FnParts { attrs, vis, sig } = func;
         let fn_ident = sig.ident.clone();
         let struct_ident = struct_ident(&fn_ident, &owner, options, errors);
+        let module_ident = module_ident(&fn_ident, &owner);
         let name = match &options.name {
             Some(lit) => lit.value(),
             None => fn_ident.unraw().to_string(),
@@ -128,10 +138,13 @@ impl ToolFn {
         ToolFn {
             sig_span: sig.ident.span(),
             output: sig.output.clone(),
+            is_async: sig.asyncness.is_some(),
+            output_schema: options.output_schema,
             vis: vis.clone(),
             krate,
             owner,
             struct_ident,
+            module_ident,
             fn_ident,
             name,
             name_lit: options.name.clone(),
@@ -158,10 +171,12 @@ fn struct_ident(
             ),
         }
     }
+    // One rule for both: the UpperCamelCase of the fn's path in its module, so
+    // `approve_purchase` gives `ApprovePurchase` and `Shop::stock` gives `ShopStock`.
     let camel = match owner {
         Owner::Free => upper_camel(&fn_ident.unraw().to_string()),
         Owner::Toolbox { self_ident, .. } => format!(
-            "{}{}Tool",
+            "{}{}",
             self_ident.unraw(),
             upper_camel(&fn_ident.unraw().to_string())
         ),
@@ -180,6 +195,23 @@ fn struct_ident(
             Ident::new("__ToolnexusInvalidName", fn_ident.span())
         }
     }
+}
+
+/// The hidden module holding the struct, named after the fn (not the struct), so two
+/// tools whose structs would share a name collide on that name, where the check says how
+/// to rename one.
+fn module_ident(fn_ident: &Ident, owner: &Owner) -> Ident {
+    let name = match owner {
+        Owner::Free => format!("__toolnexus_tool_{}", fn_ident.unraw()),
+        Owner::Toolbox { self_ident, .. } => {
+            format!(
+                "__toolnexus_tool_{}_{}",
+                self_ident.unraw(),
+                fn_ident.unraw()
+            )
+        }
+    };
+    Ident::new(&name, fn_ident.span())
 }
 
 /// `approve_purchase` → `ApprovePurchase`.
@@ -229,8 +261,12 @@ fn read_param(arg: &mut syn::PatType, krate: &Path, errors: &mut Errors) -> Opti
         Role::Context
     } else {
         injected(&arg.ty, krate).unwrap_or_else(|| Role::Arg {
-            name: ident.unraw().to_string(),
+            name: match &attrs.rename {
+                Some(lit) => lit.value(),
+                None => ident.unraw().to_string(),
+            },
             description: attrs.description.clone(),
+            default: attrs.default.clone().map(Box::new),
         })
     };
     Some(Param {
@@ -304,6 +340,38 @@ pub(crate) fn owned_answer<'t>(ty: &'t Type, krate: &Path) -> Option<&'t Type> {
             Some(inner)
         }
         _ => None,
+    }
+}
+
+/// The typed value a tool returns, for `output_schema`: `T` of `-> T`, `-> Json<T>`,
+/// `-> Result<T, E>` or `-> Result<Json<T>, E>` (any `Result` alias with the value first).
+/// `None` when it returns nothing, text or a `ToolResult`.
+pub(crate) fn output_value(output: &ReturnType) -> Option<&Type> {
+    let ReturnType::Type(_, ty) = output else {
+        return None;
+    };
+    let mut ty = strip_group(ty);
+    for wrapper in ["Result", "Json"] {
+        if let Type::Path(p) = ty {
+            let last = p.path.segments.last()?;
+            if last.ident == wrapper {
+                if let PathArguments::AngleBracketed(args) = &last.arguments {
+                    if let Some(GenericArgument::Type(inner)) = args.args.first() {
+                        ty = strip_group(inner);
+                    }
+                }
+            }
+        }
+    }
+    let text = match ty {
+        Type::Path(p) => p.path.segments.last().map(|s| s.ident.to_string()),
+        Type::Reference(_) => Some("str".to_owned()),
+        Type::Tuple(t) if t.elems.is_empty() => Some("()".to_owned()),
+        _ => None,
+    };
+    match text.as_deref() {
+        Some("ToolResult" | "String" | "str" | "()") => None,
+        _ => Some(ty),
     }
 }
 
