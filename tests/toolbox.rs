@@ -225,7 +225,7 @@ async fn one_tool_alone_and_the_methods_as_written() {
     let shop = Shop::with(&[("a", 3)]);
     // The generated structs are named after the type and the method (or `struct_name`).
     let tk = Toolkit::builder()
-        .tool(ShopStockTool::new(shop.clone()))
+        .tool(ShopStock::new(shop.clone()))
         .tool(Restock::new(shop.clone()))
         .build()
         .unwrap();
@@ -245,7 +245,7 @@ async fn one_tool_alone_and_the_methods_as_written() {
         ToolResult::error("only 4 of a left"),
         "a method without #[tool] is untouched"
     );
-    assert!(format!("{:?}", ShopStockTool::new(shop)).starts_with("ShopStockTool"));
+    assert!(format!("{:?}", ShopStock::new(shop)).starts_with("ShopStock"));
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]

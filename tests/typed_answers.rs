@@ -1,6 +1,9 @@
-//! Typed answers end to end: `pending!(…, answer = T)` asks with `T`'s form, and an
-//! `Option<Answered<T>>` parameter receives the human's data decoded into `T`, through
-//! `wait_for` or a durable resume; data that does not decode never reaches the body.
+//! Typed answers end to end: `pending!(…, answer = T)` asks with `T`'s form (so does a
+//! bare `pending!` in a tool taking `Option<Answered<T>>`), and an `Option<Answered<T>>`
+//! parameter receives the human's data decoded into `T`, through `wait_for` or a durable
+//! resume; data that does not fit never reaches the body and is reported naming the field,
+//! a host can check it before resuming, and a type that is no form is refused when the
+//! toolkit is built.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -10,8 +13,8 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 use toolnexus::testing::{MockLlm, RecordedRequest, Reply};
 use toolnexus::{
-    pending, tool, Answer, Answered, LlmClient, LlmClientBuilder, Message, Request, RunResult,
-    RunStatus, Style, Tool, ToolContext, ToolResult, Toolkit,
+    pending, tool, toolbox, Answer, Answered, LlmClient, LlmClientBuilder, Message, Request,
+    RunResult, RunStatus, Style, Tool, ToolContext, ToolResult, Toolbox, Toolkit, ToolkitError,
 };
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -166,11 +169,7 @@ async fn a_mistyped_answer_is_an_error_result_and_never_reaches_the_body() {
     assert_eq!(result.text, "the address was wrong");
     let call = &result.tool_calls[0];
     assert!(call.is_error);
-    assert!(
-        call.output.starts_with("invalid answer for ship: ") && call.output.contains("string"),
-        "{}",
-        call.output
-    );
+    assert_eq!(call.output, "invalid answer for ship: `zip`: must be text");
     assert_eq!(runs(2), 1, "only the first call ran the body");
     assert_eq!(last_tool_output(&mock.requests()[1]), call.output);
 
@@ -179,7 +178,7 @@ async fn a_mistyped_answer_is_an_error_result_and_never_reaches_the_body() {
     let refused = Ship.execute(json!({"order": 2}), bare).await;
     assert_eq!(
         refused,
-        ToolResult::error("invalid answer for ship: the answer carries no data")
+        ToolResult::error("invalid answer for ship: the form was not filled in")
     );
     assert_eq!(runs(2), 1);
 }
@@ -240,10 +239,7 @@ async fn a_durable_resume_with_a_mistyped_answer_feeds_the_error_back() {
 
     assert_eq!(result.status, RunStatus::Done);
     let output = &result.tool_calls[0].output;
-    assert_eq!(
-        output, "invalid answer for ship: missing field `zip`",
-        "{output}"
-    );
+    assert_eq!(output, "invalid answer for ship: `zip`: is required");
     assert_eq!(runs(4), 1, "the body never saw the bad answer");
     assert_eq!(&last_tool_output(&mock.requests()[1]), output);
 }
@@ -263,32 +259,137 @@ async fn label(parcel: u64, answer: Option<Answered<Labels>>) -> ToolResult {
 }
 
 #[tokio::test]
-async fn an_answer_type_that_is_not_a_form_fails_the_call_without_asking() {
-    let mock = MockLlm::start([
-        Reply::tool_call("c1", "label", json!({"parcel": 9})),
-        Reply::text("could not label it"),
-    ])
-    .await
-    .unwrap();
-    let client = client(&mock)
-        .wait_for(|req: Request| async move {
-            panic!("nobody is asked for an unusable form: {}", req.prompt)
-        })
+async fn an_answer_type_that_is_not_a_form_is_refused_when_the_toolkit_is_built() {
+    let refused = Toolkit::builder()
+        .tool(Ship)
+        .tool(Label)
+        .build()
+        .unwrap_err();
+    let ToolkitError::AnswerForm { tool, reason } = &refused else {
+        panic!("not an answer-form error: {refused:?}");
+    };
+    assert_eq!(tool, "label");
+    assert!(
+        reason.contains("Labels` cannot be asked for as an answer: field `tags` is an array"),
+        "{reason}"
+    );
+    assert!(refused
+        .to_string()
+        .starts_with("the tool `label` cannot ask for its answers: "));
+
+    // Called directly, outside any toolkit, it still never asks for the unusable form.
+    let result = Label
+        .execute(json!({"parcel": 9}), ToolContext::default())
+        .await;
+    assert!(result.is_error && !result.is_pending(), "{result:?}");
+    assert!(
+        result.output.contains("field `tags` is an array"),
+        "{}",
+        result.output
+    );
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+struct Size {
+    /// S, M or L
+    label: String,
+    qty: u32,
+}
+
+struct Shop;
+
+#[toolbox]
+impl Shop {
+    /// Orders a shirt, asking which size with a bare `pending!`
+    #[tool]
+    async fn order(&self, size: Option<Answered<Size>>) -> ToolResult {
+        match size {
+            None => pending!(kind = "input", prompt = "Which size?"),
+            Some(s) => ToolResult::ok(format!("{} x {}", s.qty, s.label)),
+        }
+    }
+
+    /// Same, with data of its own next to the form
+    #[tool]
+    async fn gift(&self, size: Option<Answered<Size>>) -> ToolResult {
+        match size {
+            None => pending!(
+                kind = "input",
+                prompt = "Which size?",
+                data = json!({"for": "Ada"})
+            ),
+            Some(s) => ToolResult::ok(s.label.clone()),
+        }
+    }
+}
+
+/// Asks with a bare `pending!`: the form comes from the parameter
+#[tool]
+async fn size_up(size: Option<Answered<Size>>) -> ToolResult {
+    match size {
+        None => pending!(kind = "input", prompt = "Which size?"),
+        Some(s) => ToolResult::ok(s.label.clone()),
+    }
+}
+
+#[tokio::test]
+async fn the_form_comes_from_the_signature_when_pending_does_not_name_it() {
+    let tk = Toolkit::builder()
+        .tool(SizeUp)
+        .tools(std::sync::Arc::new(Shop).into_tools())
         .build()
         .unwrap();
-    let tk = Toolkit::builder().tool(Label).build().unwrap();
+    for name in ["size_up", "order"] {
+        let parked = tk.execute(name, json!({}), ToolContext::default()).await;
+        let request = ToolResult::pending_of(&parked).expect(name);
+        let form = &request.data.as_ref().expect("data")["schema"];
+        assert_eq!(form["required"], json!(["label", "qty"]), "{name}");
+        assert_eq!(form["properties"]["qty"]["type"], "integer", "{name}");
+        assert_eq!(form["properties"]["label"]["description"], "S, M or L");
+        assert_eq!(tk.get(name).unwrap().answer_schema(), Some(Ok(form)));
+    }
+    let parked = tk.execute("gift", json!({}), ToolContext::default()).await;
+    let data = ToolResult::pending_of(&parked).unwrap().data.unwrap();
+    assert_eq!(data["for"], "Ada");
+    assert_eq!(data["schema"]["required"], json!(["label", "qty"]));
+    assert_eq!(Ship.answer_schema().map(|f| f.is_ok()), Some(true));
+}
 
-    let result = client.run("label parcel 9", &tk).await.unwrap();
+#[tokio::test]
+async fn a_host_checks_an_answer_against_the_form_before_resuming() {
+    let tk = Toolkit::builder().tool(SizeUp).build().unwrap();
+    let parked = tk
+        .execute("size_up", json!({}), ToolContext::default())
+        .await;
+    let request = ToolResult::pending_of(&parked).unwrap();
 
-    assert_eq!(result.status, RunStatus::Done);
-    let call = &result.tool_calls[0];
-    assert!(call.is_error);
-    assert!(
-        call.output.starts_with("pending!(answer = ..): `")
-            && call
-                .output
-                .contains("Labels` cannot be asked for as an answer: field `tags` is an array"),
-        "{}",
-        call.output
+    // What the person typed, checked before any run sees it.
+    let typo = Answer::ok(&request.id).with_data(json!({"label": "M", "qty": "two"}));
+    let misfit = request.check_answer(&typo).unwrap_err();
+    assert_eq!(misfit.field.as_deref(), Some("qty"));
+    assert_eq!(misfit.to_string(), "`qty`: must be a whole number");
+    let missing = Answer::ok(&request.id).with_data(json!({"qty": 2}));
+    assert_eq!(
+        request.check_answer(&missing).unwrap_err().field.as_deref(),
+        Some("label")
     );
+
+    // The tool itself holds an answer that slipped through to the same form.
+    let ctx = ToolContext::default().with_answer(typo);
+    let refused = tk.execute("size_up", json!({}), ctx).await;
+    assert_eq!(
+        refused,
+        ToolResult::error("invalid answer for size_up: `qty`: must be a whole number")
+    );
+
+    let fixed = Answer::ok(&request.id).with_data(json!({"label": "M", "qty": 2}));
+    assert_eq!(request.check_answer(&fixed), Ok(()));
+    let done = tk
+        .execute(
+            "size_up",
+            json!({}),
+            ToolContext::default().with_answer(fixed),
+        )
+        .await;
+    assert_eq!(done.output, "M");
 }

@@ -213,3 +213,56 @@ async fn concurrent_runs_on_one_client_keep_their_own_values() {
     let shown = format!("{:?}", client.with_options(as_user("ada")));
     assert!(!shown.contains(SECRET), "{shown}");
 }
+
+/// The `#[tool]` form: an `Ext<T>` parameter is injected with the run's value.
+mod injected {
+    use toolnexus::{tool, Ext};
+
+    use super::Caller;
+
+    /// Lists the caller's open orders
+    #[tool]
+    pub async fn open_orders(caller: Ext<Caller>) -> String {
+        format!("{} has no open orders", caller.user)
+    }
+}
+
+#[tokio::test]
+async fn an_ext_parameter_receives_the_runs_value_or_names_what_is_missing() {
+    for style in STYLES {
+        let mock = MockLlm::start([
+            Reply::tool_call("call_1", "open_orders", json!({})),
+            Reply::text("none"),
+            Reply::tool_call("call_1", "open_orders", json!({})),
+            Reply::text("cannot tell"),
+        ])
+        .await
+        .unwrap();
+        let client = on(&mock, style).build().unwrap();
+        let tk = Toolkit::builder()
+            .tool(injected::OpenOrders)
+            .build()
+            .unwrap();
+        assert_eq!(
+            tk.to_openai()[0]["function"]["parameters"]["properties"],
+            json!({}),
+            "never shown to the model"
+        );
+        let options = RunOptions::new().extension(ada());
+        let result = client
+            .run_with_options("open?", &tk, options)
+            .await
+            .unwrap();
+        assert_eq!(result.tool_calls[0].output, "ada has no open orders");
+        assert_no_trace(&mock, &serde_json::to_string(&result).unwrap());
+
+        let result = client.run("open?", &tk).await.unwrap();
+        let call = &result.tool_calls[0];
+        assert!(call.is_error, "{style:?}");
+        assert_eq!(
+            call.output,
+            "tool `open_orders` needs a `client::extensions::Caller` extension: attach it to \
+             the run with `RunOptions::extension`"
+        );
+    }
+}

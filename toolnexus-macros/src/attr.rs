@@ -1,8 +1,11 @@
 //! The options of `#[tool(...)]` and `#[toolbox(...)]`, the helper attributes on
-//! parameters (`#[arg(...)]`, `#[answer]`, `#[context]`) and descriptions from doc comments.
+//! parameters (`#[arg(...)]`, `#[answer]`, `#[context]`, and schemars' own
+//! `#[schemars(...)]`, passed through to the schema) and descriptions from doc comments.
 
 use proc_macro2::{Span, TokenStream};
 use syn::{Attribute, Expr, Lit, LitStr, Meta};
+
+use crate::named::Value;
 
 use crate::diag::Errors;
 use crate::named::{NamedArgs, Spec};
@@ -11,6 +14,7 @@ const TOOL_SPEC: Spec = Spec {
     context: "#[tool]",
     exprs: &["name", "description", "struct_name", "crate"],
     types: &[],
+    flags: &["output_schema"],
     example: "#[tool(name = \"get_weather\", description = \"Current weather for a city\")]",
 };
 
@@ -18,14 +22,17 @@ const TOOLBOX_SPEC: Spec = Spec {
     context: "#[toolbox]",
     exprs: &["crate"],
     types: &[],
+    flags: &[],
     example: "#[toolbox(crate = \"::toolnexus\")]",
 };
 
 const ARG_SPEC: Spec = Spec {
     context: "#[arg]",
-    exprs: &["description"],
+    exprs: &["description", "default", "rename"],
     types: &[],
-    example: "#[arg(description = \"The city to look up\")]",
+    flags: &[],
+    example:
+        "#[arg(description = \"The city to look up\", default = \"Paris\", rename = \"city\")]",
 };
 
 /// What `#[tool(...)]` says.
@@ -35,6 +42,8 @@ pub(crate) struct ToolOptions {
     pub(crate) description: Option<LitStr>,
     pub(crate) struct_name: Option<LitStr>,
     pub(crate) krate: Option<LitStr>,
+    /// `output_schema`: declare the schema of the returned value.
+    pub(crate) output_schema: Option<Span>,
 }
 
 impl ToolOptions {
@@ -46,6 +55,10 @@ impl ToolOptions {
             description: str_of("description"),
             struct_name: str_of("struct_name"),
             krate: str_of("crate"),
+            output_schema: args
+                .get("output_schema")
+                .filter(|n| matches!(n.value, Value::Flag))
+                .map(|n| n.key.span()),
         }
     }
 }
@@ -69,6 +82,12 @@ impl ToolboxOptions {
 pub(crate) struct ParamAttrs {
     /// `#[arg(description = "...")]`
     pub(crate) description: Option<String>,
+    /// `#[arg(default = EXPR)]`: the value when the model leaves the argument out.
+    pub(crate) default: Option<Expr>,
+    /// `#[arg(rename = "...")]`: the property's name on the wire.
+    pub(crate) rename: Option<LitStr>,
+    /// `#[schemars(...)]`, passed through to the property's schema.
+    pub(crate) schemars: Vec<Attribute>,
     /// Where `#[arg(...)]` was written, to reject it on injected parameters.
     pub(crate) arg: Option<Span>,
     /// `#[answer]`: inject the host's answer whatever the type is spelled like.
@@ -77,7 +96,7 @@ pub(crate) struct ParamAttrs {
     pub(crate) context: Option<Span>,
 }
 
-const HELPERS: &[&str] = &["arg", "answer", "context"];
+const HELPERS: &[&str] = &["arg", "answer", "context", "schemars"];
 
 /// Whether `attr` is one of ours, to be removed before the fn is re-emitted (the compiler
 /// would reject it on a parameter).
@@ -102,7 +121,13 @@ pub(crate) fn take_param_attrs(attrs: &mut Vec<Attribute>, errors: &mut Errors) 
             if let Some(lit) = args.get("description").and_then(|n| n.lit_str(errors)) {
                 found.description = Some(lit.value().trim().to_owned());
             }
+            if let Some(Value::Expr(expr)) = args.get("default").map(|n| &n.value) {
+                found.default = Some(expr.clone());
+            }
+            found.rename = args.get("rename").and_then(|n| n.lit_str(errors));
             found.arg = Some(span);
+        } else if attr.path().is_ident("schemars") {
+            found.schemars.push(attr.clone());
         } else {
             if !matches!(attr.meta, Meta::Path(_)) {
                 errors.at(

@@ -11,7 +11,7 @@ mod toolbox;
 
 use proc_macro::TokenStream;
 
-/// Turns an `async fn` into a tool a model can call.
+/// Turns a fn (`async` or not) into a tool a model can call.
 ///
 /// ```
 /// use toolnexus::{pending, tool, Answer, Tool, ToolResult};
@@ -35,6 +35,24 @@ use proc_macro::TokenStream;
 /// after it in UpperCamelCase (`ApprovePurchase`), with the fn's visibility, implementing
 /// `Tool`. Register it with `Toolkit::builder().tool(ApprovePurchase)`.
 ///
+/// # The struct's name
+///
+/// One rule for free fns and [`#[toolbox]`](macro@toolbox) methods: the UpperCamelCase of
+/// the fn's path in its module, so `approve_purchase` gives `ApprovePurchase` and the method
+/// `Shop::stock` gives `ShopStock`. `#[tool(struct_name = "…")]` sets another. A name that is
+/// already taken in the scope — `#[tool] async fn estimate(..) -> Estimate` next to your own
+/// `struct Estimate`, or `fn add` next to `use std::ops::Add` — is a compile error at the
+/// fn that says so and suggests `struct_name` (a name brought in by a glob import, such as
+/// `use super::*`, is reported as ambiguous at the same place):
+///
+/// ```text
+/// error[E0277]: `Estimate` is already a name in this scope, so `#[tool]` cannot give it to
+///               the struct it generates for `fn estimate`
+///    |
+///    | async fn estimate(city: String) -> Estimate {
+///    |          ^^^^^^^^ name the generated struct yourself: `#[tool(struct_name = "EstimateTool")]`
+/// ```
+///
 /// # Name and description
 ///
 /// The tool is named after the fn (`r#type` gives `type`) and described by its `///` doc
@@ -47,6 +65,7 @@ use proc_macro::TokenStream;
 /// | `name = "get_weather"` | the name the model calls; only `a-z A-Z 0-9 _ -`, not empty |
 /// | `description = "..."` | replaces the doc comment as the description |
 /// | `struct_name = "AddTool"` | names the struct (e.g. when `Add` is already taken) |
+/// | `output_schema` | declares the schema of the returned value (below) |
 /// | `crate = "path"` | where the runtime crate is, e.g. when it is re-exported |
 ///
 /// ```
@@ -66,7 +85,19 @@ use proc_macro::TokenStream;
 /// parameter order, with the name of the parameter. Its type must implement
 /// `serde::Deserialize` and `schemars::JsonSchema` (nested structs and enums are inlined into
 /// one self-contained schema). `Option<T>` parameters are optional; all others are
-/// required. Describe a parameter to the model with `#[arg(description = "...")]`:
+/// required. One helper attribute shapes a property, `#[arg(...)]`, with any of:
+///
+/// | option | effect |
+/// |---|---|
+/// | `description = "..."` | the property's description |
+/// | `default = EXPR` | the value when the argument is missing or `null`; the property is then not required, and the schema shows the default (the type must be `Serialize`). A string literal converts with `From` (`default = "metric"` for a `String`) |
+/// | `rename = "cityName"` | the property's name on the wire (and in error messages); the Rust name stays |
+///
+/// schemars' own field attributes on a parameter (`#[schemars(range(min = 1, max = 10))]`,
+/// `#[schemars(length(max = 5))]`, `#[schemars(description = "...")]`, …) are passed
+/// through to the property's schema; they shape what the model is told, not what is
+/// decoded.
+///
 ///
 /// ```
 /// use toolnexus::{tool, Tool};
@@ -103,9 +134,15 @@ use proc_macro::TokenStream;
 /// |---|---|
 /// | `Option<&Answer>` | the host's answer on a resumed call, `None` on a first call |
 /// | `Option<Answered<T>>` | that answer with its data decoded into `T` (a typed answer) |
-/// | `&ToolContext` | the whole call context (answer, provider call id, …) |
+/// | `&ToolContext` | the whole call context (answer, provider call id, extensions, …) |
+/// | `Ext<T>` | the value of type `T` the host attached to the run (`RunOptions::extension`) |
+/// | `Option<Ext<T>>` | the same, `None` when the run has none |
 ///
-/// They are recognised by how the type is written: `Answer`, `Answered` and `ToolContext`
+/// A call whose run lacks the value of an `Ext<T>` parameter does not reach the body: its
+/// result is the error ``tool `x` needs a `T` extension: attach it to the run with
+/// `RunOptions::extension` ``, naming the tool and the type.
+///
+/// They are recognised by how the type is written: `Answer`, `Answered`, `ToolContext` and `Ext`
 /// bare or behind the runtime's path (`toolnexus::Answer`, `::toolnexus::Answer`, or the
 /// name the dependency is renamed to), any parameter name. The generated code then hands
 /// over a value of the runtime's own type, so a type of yours that is merely also called
@@ -119,9 +156,33 @@ use proc_macro::TokenStream;
 ///
 /// # Return type
 ///
-/// Anything that implements `IntoToolResult`: `ToolResult`, `String`, `&'static str`, `()`,
+/// Anything that implements `IntoToolResult` — `ToolResult`, `String`, `&'static str`, `()`,
 /// `toolnexus::Json<T>`, or a `Result` of one of these whose error implements `Display`
-/// (an `Err` becomes an error result with its message).
+/// (an `Err` becomes an error result with its message) — keeps its meaning; on top of
+/// that any `T: serde::Serialize`, and `Result<T: Serialize, E: Display>`, is rendered as
+/// compact JSON text, like `Json<T>`. A `String` is still plain text, not a JSON string.
+/// Anything else is a compile error at the return type listing these.
+///
+/// `#[tool(output_schema)]` declares the JSON Schema of the returned value (`T` of `T`,
+/// `Json<T>`, `Result<T, E>`; `T: schemars::JsonSchema`) as `Tool::output_schema()`, for
+/// hosts that check or display structured output:
+///
+/// ```
+/// use toolnexus::{tool, Tool};
+///
+/// #[derive(serde::Serialize, schemars::JsonSchema)]
+/// struct Quote {
+///     days: u32,
+/// }
+///
+/// /// Quotes a delivery time
+/// #[tool(output_schema, struct_name = "QuoteTool")] // `Quote` is the value's type
+/// fn quote(city: String) -> Result<Quote, String> {
+///     Ok(Quote { days: city.len() as u32 })
+/// }
+///
+/// assert_eq!(QuoteTool.output_schema().unwrap()["required"], serde_json::json!(["days"]));
+/// ```
 ///
 /// # Suspending
 ///
@@ -165,8 +226,10 @@ use proc_macro::TokenStream;
 ///
 /// # Typed answers
 ///
-/// When the human must type something in (an address, a choice, a quantity), ask with
-/// `pending!(…, answer = T)` and take an `Option<Answered<T>>` parameter. `T` derives
+/// When the human must type something in (an address, a choice, a quantity), take an
+/// `Option<Answered<T>>` parameter and ask with `pending!`: the form is `T`'s, known from
+/// the signature (`pending!(…, answer = T)` names it explicitly, for a tool that reads the
+/// answer as `Option<&Answer>`). `T` derives
 /// `serde::Deserialize` and `schemars::JsonSchema` and is a *form*: a struct whose named
 /// fields are strings, numbers, integers, booleans or string enums, optional or not.
 ///
@@ -198,17 +261,24 @@ use proc_macro::TokenStream;
 /// }
 /// ```
 ///
-/// Data that does not decode into `T` (a number where a string belongs, a missing required
+/// Data that does not fit the form (a number where a string belongs, a missing required
 /// field, no data at all) never reaches the body: the call's result is the error
-/// `invalid answer for ship: <reason>`, and the agent loop feeds it back to the model. A
-/// `T` that is not a form (a `Vec` or nested struct field, say) cannot be checked before
-/// its schema exists at run time: `pending!` then returns an error result naming the
-/// field instead of suspending, so no host is ever asked to fill in an unusable form.
+/// `invalid answer for ship: `zip`: must be text`, naming the field, and the agent loop
+/// feeds it back to the model. A host checks the answer first with
+/// `Request::check_answer`, the same check, so the person who typed it fixes it instead.
+/// A `T` that is not a form (a `Vec` or nested struct field, say) is refused when a
+/// `Toolkit` holding the tool is built (`ToolkitError::AnswerForm`, naming the tool and the
+/// field; the tool gives its form as `Tool::answer_schema`), so no host is ever asked to
+/// fill in an unusable form.
 ///
 /// # Requirements
 ///
+/// The fn may be `async` or plain; a plain fn's body runs as is, on the task that runs the
+/// tool, so keep it short (or hand blocking work to `tokio::task::spawn_blocking` from an
+/// `async fn`).
+///
 /// Each of these is a compile error at the offending token, saying what to write instead:
-/// the fn must be `async`; it cannot have type or const parameters or a `where` clause; it
+/// it cannot have type or const parameters or a `where` clause; it
 /// cannot take `self` (put `#[toolbox]` on the impl block for methods sharing a value);
 /// every parameter is a plain identifier (destructure in the body); parameters are owned
 /// (`String`, not `&str`) and not `impl Trait`; and the future of the body must be `Send`,
@@ -298,8 +368,8 @@ pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// A `#[tool]` method follows every rule of a [`#[tool]`](macro@tool) fn: its name,
 /// description and schema come from its signature and doc comment, with the same
 /// `#[tool(name = "…", description = "…", struct_name = "…")]` options and `#[arg]`
-/// descriptions; `Option<&Answer>`, `Option<Answered<T>>` and `&ToolContext` parameters are
-/// injected; arguments are decoded before the body runs, a panic becomes an error result,
+/// descriptions; `Option<&Answer>`, `Option<Answered<T>>`, `&ToolContext` and `Ext<T>`
+/// parameters are injected; arguments are decoded before the body runs, a panic becomes an error result,
 /// and the future must be `Send`. On top of that:
 ///
 /// - The receiver is `&self` (also written `&'a self` or `self: &Self`). A toolbox's tools
@@ -315,10 +385,11 @@ pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
 ///   the method for its own macro. To put another crate's `tool` attribute on a toolbox
 ///   method, spell its path.
 ///
-/// Each tool is a struct next to the impl, named after the type and the method
-/// (`Shop` + `stock` gives `ShopStockTool`; `struct_name` overrides it) with the method's
-/// visibility. It holds an `Arc` of the value; `ShopStockTool::new(arc)` makes that tool
-/// alone, e.g. to give an agent only some of the box.
+/// Each tool is a struct next to the impl, named by the rule of `#[tool]`, the
+/// UpperCamelCase of the method's path (`Shop::stock` gives `ShopStock`; `struct_name`
+/// overrides it; see [the struct's name](macro@tool#the-structs-name)), with the method's
+/// visibility. It shares the value; `ShopStock::new(arc)` makes that tool alone, e.g. to
+/// give an agent only some of the box.
 ///
 /// # The impl block
 ///

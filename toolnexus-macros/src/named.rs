@@ -17,6 +17,8 @@ pub(crate) struct Spec {
     pub(crate) exprs: &'static [&'static str],
     /// Keys whose value is a type.
     pub(crate) types: &'static [&'static str],
+    /// Keys written alone, without a value (`#[tool(output_schema)]`).
+    pub(crate) flags: &'static [&'static str],
     /// A complete, valid example, shown when the input is not a `key = value` list.
     pub(crate) example: &'static str,
 }
@@ -28,6 +30,7 @@ impl Spec {
             .exprs
             .iter()
             .chain(self.types)
+            .chain(self.flags)
             .map(|k| format!("`{k}`"))
             .collect();
         match keys.as_slice() {
@@ -41,6 +44,8 @@ impl Spec {
 pub(crate) enum Value {
     Expr(Expr),
     Type(Type),
+    /// A flag key written alone.
+    Flag,
 }
 
 /// One `key = value` pair.
@@ -61,6 +66,10 @@ impl Named {
         let tokens = match &self.value {
             Value::Expr(e) => quote::quote!(#e),
             Value::Type(t) => quote::quote!(#t),
+            Value::Flag => {
+                let key = &self.key;
+                quote::quote!(#key)
+            }
         };
         errors.at(
             tokens,
@@ -123,6 +132,30 @@ fn parse_list(
             )
         })?;
         let key = key.unraw();
+        let name = key.to_string();
+        let alone = input.is_empty() || input.peek(Token![,]);
+        if alone && spec.flags.contains(&name.as_str()) {
+            push_unique(
+                items,
+                Named {
+                    key,
+                    value: Value::Flag,
+                },
+                spec,
+                errors,
+            );
+            if input.is_empty() {
+                break;
+            }
+            input.parse::<Token![,]>()?;
+            continue;
+        }
+        if spec.flags.contains(&name.as_str()) {
+            return Err(syn::Error::new(
+                key.span(),
+                format_args!("`{key}` takes no value: write just `{key}`"),
+            ));
+        }
         if !input.peek(Token![=]) {
             return Err(syn::Error::new(
                 key.span(),
@@ -133,7 +166,6 @@ fn parse_list(
             ));
         }
         input.parse::<Token![=]>()?;
-        let name = key.to_string();
         let known = spec.exprs.contains(&name.as_str()) || spec.types.contains(&name.as_str());
         let value = if spec.types.contains(&name.as_str()) {
             Some(Value::Type(input.parse()?))
@@ -152,17 +184,7 @@ fn parse_list(
             None
         };
         if let Some(value) = value {
-            if items.iter().any(|n| n.key == key) {
-                errors.at(
-                    &key,
-                    format_args!(
-                        "duplicate argument `{key}` in {}; give it once",
-                        spec.context
-                    ),
-                );
-            } else {
-                items.push(Named { key, value });
-            }
+            push_unique(items, Named { key, value }, spec, errors);
         }
         if input.is_empty() {
             break;
@@ -170,6 +192,21 @@ fn parse_list(
         input.parse::<Token![,]>()?;
     }
     Ok(())
+}
+
+/// Adds `named` unless its key was given already, which is reported at the repeat.
+fn push_unique(items: &mut Vec<Named>, named: Named, spec: &Spec, errors: &mut Errors) {
+    if items.iter().any(|n| n.key == named.key) {
+        errors.at(
+            &named.key,
+            format_args!(
+                "duplicate argument `{}` in {}; give it once",
+                named.key, spec.context
+            ),
+        );
+    } else {
+        items.push(named);
+    }
 }
 
 /// Skips an unknown key's value up to the next top-level comma, so the keys after it are

@@ -14,6 +14,7 @@ const PENDING: Spec = Spec {
     context: "pending!",
     exprs: &["kind", "prompt", "url", "data", "id", "expires_at"],
     types: &["answer"],
+    flags: &[],
     example: "pending!(kind = \"approval\", prompt = \"Approve the purchase?\")",
 };
 
@@ -21,6 +22,7 @@ const AUTH_REQUIRED: Spec = Spec {
     context: "auth_required!",
     exprs: &["url", "prompt"],
     types: &[],
+    flags: &[],
     example: "auth_required!(url = \"https://example.com/login\")",
 };
 
@@ -168,7 +170,7 @@ fn bind_in_order(args: &NamedArgs) -> Vec<TokenStream> {
                 let var = var(arg);
                 Some(quote_spanned!(expr.span()=> let #var = #expr;))
             }
-            Value::Type(_) => None,
+            Value::Type(_) | Value::Flag => None,
         })
         .collect()
 }
@@ -184,5 +186,6 @@ fn value_span(arg: &Named) -> Span {
     match &arg.value {
         Value::Expr(e) => e.span(),
         Value::Type(t) => t.span(),
+        Value::Flag => arg.key.span(),
     }
 }

@@ -181,7 +181,7 @@ fn check_unique_names(models: &[ToolFn], errors: &mut Errors) {
 /// clone of the `Arc`. Spanned at the type, so a value that is not `Send + Sync + 'static`
 /// is reported there.
 fn toolbox_impl(self_ty: &Type, krate: &Path, models: &[ToolFn]) -> TokenStream {
-    let structs = models.iter().map(|m| &m.struct_ident);
+    let structs = models.iter().map(tool::struct_path);
     let arc_tool = quote!(::std::sync::Arc<dyn #krate::Tool>);
     let krate_at_ty = runtime::at(krate, self_ty.span());
     let head = quote_spanned!(self_ty.span()=> impl #krate_at_ty::Toolbox for #self_ty);
@@ -190,7 +190,7 @@ fn toolbox_impl(self_ty: &Type, krate: &Path, models: &[ToolFn]) -> TokenStream 
         #head {
             fn into_tools(self: ::std::sync::Arc<Self>) -> ::std::vec::Vec<#arc_tool> {
                 ::std::vec![
-                    #(::std::sync::Arc::new(#structs(::std::sync::Arc::clone(&self))) as #arc_tool),*
+                    #(::std::sync::Arc::new(#structs::new(::std::sync::Arc::clone(&self))) as #arc_tool),*
                 ]
             }
         }
@@ -247,8 +247,8 @@ mod tests {
             !names.iter().any(|n| n == "tool" || n == "arg"),
             "{names:?}"
         );
-        assert!(names.iter().any(|n| n == "ShopStockTool"));
-        assert!(names.iter().any(|n| n == "ShopReserveTool"));
+        assert!(names.iter().any(|n| n == "ShopStock"));
+        assert!(names.iter().any(|n| n == "ShopReserve"));
         assert!(names.iter().any(|n| n == "inline"), "other attributes stay");
     }
 

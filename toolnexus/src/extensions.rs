@@ -142,9 +142,24 @@ impl PartialEq for Extensions {
 /// A parameter of type `Ext<T>` is injected (never shown to the model) with the value the
 /// host attached to the run ([`RunOptions::extension`](crate::RunOptions::extension)); a
 /// call made without one does not reach the body: its result is the error
-/// [`MissingExtension`] describes. `Ext<T>` dereferences to `T`.
+/// [`MissingExtension`] describes. `Ext<T>` dereferences to `T`; its own field is private,
+/// so `caller.0` on an `Ext<Caller>` reads `Caller`'s field.
 #[derive(Debug)]
-pub struct Ext<T: ?Sized>(pub Arc<T>);
+pub struct Ext<T: ?Sized>(Arc<T>);
+
+impl<T: ?Sized> Ext<T> {
+    /// The shared value, e.g. to keep it beyond the call.
+    pub fn into_arc(self) -> Arc<T> {
+        self.0
+    }
+}
+
+/// For calling a tool fn directly, with a value of your own.
+impl<T: ?Sized> From<Arc<T>> for Ext<T> {
+    fn from(value: Arc<T>) -> Self {
+        Ext(value)
+    }
+}
 
 impl<T: ?Sized> Clone for Ext<T> {
     fn clone(&self) -> Self {

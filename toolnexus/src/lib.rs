@@ -69,7 +69,7 @@ mod decoded_reply;
 mod extensions;
 #[macro_use]
 mod suspend_macros;
-mod form;
+pub mod form;
 mod native;
 mod outcome;
 mod panics;

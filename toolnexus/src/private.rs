@@ -6,7 +6,9 @@ use std::future::Future;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
-use crate::{Answer, Answered, Request, ToolContext, ToolResult};
+use crate::{
+    Answer, Answered, Ext, Extensions, MissingExtension, Request, ToolContext, ToolResult,
+};
 
 pub use schemars;
 pub use serde;
@@ -57,6 +59,54 @@ impl Args {
             }),
         }
     }
+
+    /// Takes and decodes one argument that has a default (`#[arg(default = ..)]`): a
+    /// missing or `null` argument is `default()`.
+    pub fn take_or<T: ToolParam>(
+        &mut self,
+        name: &str,
+        default: impl FnOnce() -> T,
+    ) -> Result<T, ToolResult> {
+        match self.map.get(name) {
+            None | Some(Value::Null) => Ok(default()),
+            Some(_) => self.take(name),
+        }
+    }
+}
+
+/// The input schema of a tool's parameter struct, with the defaults of `#[arg(default =
+/// ..)]` parameters shown and those parameters no longer required.
+pub fn args_schema<T: schemars::JsonSchema>(defaults: &[(&str, Value)]) -> Value {
+    let mut schema = schema_for::<T>();
+    for (name, default) in defaults {
+        if let Some(property) = schema
+            .get_mut("properties")
+            .and_then(|p| p.get_mut(*name))
+            .and_then(Value::as_object_mut)
+        {
+            property.insert("default".to_owned(), default.clone());
+        }
+        if let Some(required) = schema.get_mut("required").and_then(Value::as_array_mut) {
+            required.retain(|r| r.as_str() != Some(name));
+        }
+    }
+    schema
+}
+
+/// What the default of an `#[arg(default = ..)]` parameter must be: the schema shows it.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be shown as a default: it must implement `serde::Serialize`",
+    label = "the input schema shows this default to the model",
+    note = "derive `serde::Serialize` on the parameter's type, or leave `default` out and take an `Option`"
+)]
+pub trait ArgDefault: serde::Serialize {}
+
+impl<T: serde::Serialize> ArgDefault for T {}
+
+/// A default as the schema shows it; `null` if it does not serialize (a map with non-string
+/// keys, say), which leaves the schema valid.
+pub fn default_json<T: ArgDefault>(value: &T) -> Value {
+    serde_json::to_value(value).unwrap_or(Value::Null)
 }
 
 /// What a decoded (not injected) parameter's type must be.
@@ -76,14 +126,26 @@ pub fn schema_for<T: schemars::JsonSchema>() -> Value {
     crate::toolkit::normalize_schema(&schema.to_value())
 }
 
-/// Decodes a typed answer for a `Option<Answered<T>>` parameter.
+/// The form of a tool's typed answers, as [`Tool::answer_schema`](crate::Tool) gives it.
+pub type FormRef<'a> = Option<Result<&'a Value, &'a str>>;
+
+/// Decodes a typed answer for a `Option<Answered<T>>` parameter. A granted answer is first
+/// held against the tool's form, so a misfit names its field.
 pub fn answered<T: DeserializeOwned>(
     tool: &'static str,
     answer: Option<&Answer>,
+    form: FormRef<'_>,
 ) -> Result<Option<Answered<T>>, ToolResult> {
     let Some(answer) = answer else {
         return Ok(None);
     };
+    if let (true, Some(Ok(Value::Object(form)))) = (answer.ok, form) {
+        if let Err(misfit) = crate::form::check_data(form, answer.data.as_ref()) {
+            return Err(ToolResult::error(format!(
+                "invalid answer for {tool}: {misfit}"
+            )));
+        }
+    }
     match answer.data_as::<T>() {
         Ok(value) => Ok(Some(Answered {
             value,
@@ -100,20 +162,73 @@ pub fn answered<T: DeserializeOwned>(
     label = "the answer goes to `Option<&Answer>` or `Option<Answered<T>>` (import the runtime's `Answer`/`Answered`, or mark an alias of them `#[answer]`)"
 )]
 pub trait FromAnswer<'a>: Sized {
-    /// The value for a call that received `answer`.
-    fn from_answer(tool: &'static str, answer: Option<&'a Answer>) -> Result<Self, ToolResult>;
+    /// The value for a call that received `answer`; `form` is the tool's
+    /// [`answer_form`](Self::answer_form), built once.
+    fn from_answer(
+        tool: &'static str,
+        answer: Option<&'a Answer>,
+        form: FormRef<'_>,
+    ) -> Result<Self, ToolResult>;
+
+    /// The form this parameter's answers are asked with, or why its type cannot be one;
+    /// `None` for an untyped answer.
+    fn answer_form() -> Option<Result<Value, String>> {
+        None
+    }
 }
 
 impl<'a> FromAnswer<'a> for Option<&'a Answer> {
-    fn from_answer(_tool: &'static str, answer: Option<&'a Answer>) -> Result<Self, ToolResult> {
+    fn from_answer(
+        _tool: &'static str,
+        answer: Option<&'a Answer>,
+        _form: FormRef<'_>,
+    ) -> Result<Self, ToolResult> {
         Ok(answer)
     }
 }
 
-impl<T: DeserializeOwned> FromAnswer<'_> for Option<Answered<T>> {
-    fn from_answer(tool: &'static str, answer: Option<&Answer>) -> Result<Self, ToolResult> {
-        answered(tool, answer)
+impl<T: DeserializeOwned + AnswerForm> FromAnswer<'_> for Option<Answered<T>> {
+    fn from_answer(
+        tool: &'static str,
+        answer: Option<&Answer>,
+        form: FormRef<'_>,
+    ) -> Result<Self, ToolResult> {
+        answered(tool, answer, form)
     }
+
+    fn answer_form() -> Option<Result<Value, String>> {
+        Some(answer_schema::<T>())
+    }
+}
+
+/// Gives a suspension the tool's answer form when it asks without one (`pending!` with no
+/// `answer = T` in a tool taking `Option<Answered<T>>`): the form is known from the
+/// signature. A request that already has a `schema`, or `data` that is not an object, is
+/// left as it is.
+pub fn attach_form(result: ToolResult, form: FormRef<'_>) -> ToolResult {
+    let Some(form) = form else {
+        return result;
+    };
+    let Some(mut request) = ToolResult::pending_of(&result) else {
+        return result;
+    };
+    let form = match form {
+        Ok(form) => form,
+        Err(reason) => return ToolResult::error(format!("cannot ask for an answer: {reason}")),
+    };
+    match &mut request.data {
+        Some(Value::Object(data)) if data.contains_key("schema") => return result,
+        Some(Value::Object(data)) => {
+            data.insert("schema".to_owned(), form.clone());
+        }
+        Some(_) => return result,
+        None => request.data = Some(serde_json::json!({ "schema": form })),
+    }
+    let mut result = result;
+    if let (Some(metadata), Ok(value)) = (&mut result.metadata, serde_json::to_value(&request)) {
+        metadata.insert(crate::result::PENDING_KEY.to_owned(), value);
+    }
+    result
 }
 
 /// Fills a parameter with the call's context: `&ToolContext`, or an alias of it marked
@@ -130,6 +245,35 @@ pub trait FromContext<'a>: Sized {
 impl<'a> FromContext<'a> for &'a ToolContext {
     fn from_context(ctx: &'a ToolContext) -> Self {
         ctx
+    }
+}
+
+/// Fills a parameter with a value the host attached to the run: `Ext<T>`, or
+/// `Option<Ext<T>>`. A missing `Ext<T>` ends the call with an error result naming `T`.
+#[diagnostic::on_unimplemented(
+    message = "a parameter of type `{Self}` cannot receive a run's extension",
+    label = "run extensions go to `Ext<T>` or `Option<Ext<T>>`, where `T: Send + Sync + 'static`"
+)]
+pub trait FromExtensions: Sized {
+    /// The value for a call of `tool` made with `extensions`.
+    fn from_extensions(tool: &'static str, extensions: &Extensions) -> Result<Self, ToolResult>;
+}
+
+impl<T: Send + Sync + 'static> FromExtensions for Ext<T> {
+    fn from_extensions(tool: &'static str, extensions: &Extensions) -> Result<Self, ToolResult> {
+        match extensions.get_arc::<T>() {
+            Some(value) => Ok(Ext::from(value)),
+            None => Err(ToolResult::error(format!(
+                "tool `{tool}` {}",
+                MissingExtension::of::<T>()
+            ))),
+        }
+    }
+}
+
+impl<T: Send + Sync + 'static> FromExtensions for Option<Ext<T>> {
+    fn from_extensions(_tool: &'static str, extensions: &Extensions) -> Result<Self, ToolResult> {
+        Ok(extensions.get_arc::<T>().map(Ext::from))
     }
 }
 
@@ -228,3 +372,153 @@ pub fn encode_turn(
         .encode(&out)
         .map_err(|e| crate::ClientError::InvalidTranscript(format!("could not encode it: {e}")))
 }
+
+/// How a `#[tool]` body's return value becomes a [`ToolResult`], chosen at compile time by
+/// autoref specialization: generated code calls
+/// `(&&&&Ret::of(&out)).__toolnexus_kind().convert(out)`, and method lookup takes the first
+/// of these that applies (each level is one more `&` away):
+///
+/// 1. [`IntoToolResult`](crate::IntoToolResult), so `String` stays plain text and
+///    `ToolResult`, `Json<T>`, `Result<T: IntoToolResult, E>` keep their meaning;
+/// 2. `Result<T: Serialize, E: Display>`: `Ok` as JSON text, `Err` as an error result;
+/// 3. any `T: Serialize`, as JSON text;
+/// 4. anything else, which requires `IntoToolResult` and so fails with its diagnostic.
+pub struct Ret<T>(std::marker::PhantomData<T>);
+
+impl<T> Ret<T> {
+    /// The return type of `value`.
+    pub fn of(_value: &T) -> Self {
+        Ret(std::marker::PhantomData)
+    }
+}
+
+/// Level 1 of [`Ret`]: the value converts itself.
+pub struct ViaInto;
+/// Level 2 of [`Ret`]: a `Result` whose `Ok` value is rendered as JSON.
+pub struct ViaResultJson;
+/// Level 3 of [`Ret`]: a value rendered as JSON.
+pub struct ViaJson;
+/// Level 4 of [`Ret`]: nothing applies; `convert` reports why.
+pub struct ViaNothing;
+
+/// Selects [`ViaInto`].
+pub trait PickInto {
+    /// The conversion to use.
+    fn __toolnexus_kind(&self) -> ViaInto {
+        ViaInto
+    }
+}
+impl<T: crate::IntoToolResult> PickInto for &&&Ret<T> {}
+
+/// Selects [`ViaResultJson`].
+pub trait PickResultJson {
+    /// The conversion to use.
+    fn __toolnexus_kind(&self) -> ViaResultJson {
+        ViaResultJson
+    }
+}
+impl<T: serde::Serialize, E: std::fmt::Display> PickResultJson for &&Ret<Result<T, E>> {}
+
+/// Selects [`ViaJson`].
+pub trait PickJson {
+    /// The conversion to use.
+    fn __toolnexus_kind(&self) -> ViaJson {
+        ViaJson
+    }
+}
+impl<T: serde::Serialize> PickJson for &Ret<T> {}
+
+/// Selects [`ViaNothing`].
+pub trait PickNothing {
+    /// The conversion to use.
+    fn __toolnexus_kind(&self) -> ViaNothing {
+        ViaNothing
+    }
+}
+impl<T> PickNothing for Ret<T> {}
+
+impl ViaInto {
+    /// `value.into_tool_result()`.
+    pub fn convert<T: crate::IntoToolResult>(self, value: T) -> ToolResult {
+        value.into_tool_result()
+    }
+}
+
+impl ViaResultJson {
+    /// `Ok` as JSON text, `Err` as an error result with its message.
+    pub fn convert<T: serde::Serialize, E: std::fmt::Display>(
+        self,
+        value: Result<T, E>,
+    ) -> ToolResult {
+        match value {
+            Ok(value) => crate::result::json_result(&value),
+            Err(e) => ToolResult::error(e.to_string()),
+        }
+    }
+}
+
+impl ViaJson {
+    /// The value as JSON text.
+    pub fn convert<T: serde::Serialize>(self, value: T) -> ToolResult {
+        crate::result::json_result(&value)
+    }
+}
+
+impl ViaNothing {
+    /// Never compiles for a type that reaches it: the `IntoToolResult` bound fails with the
+    /// diagnostic that lists what a tool may return.
+    pub fn convert<T: crate::IntoToolResult>(self, value: T) -> ToolResult {
+        value.into_tool_result()
+    }
+}
+
+/// The JSON Schema of what a tool returns, for `#[tool(output_schema)]`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` has no JSON Schema to declare as the tool's output",
+    label = "`#[tool(output_schema)]` declares the schema of this type",
+    note = "derive it: `#[derive(serde::Serialize, schemars::JsonSchema)]`, or drop `output_schema`"
+)]
+pub trait OutputSchema: schemars::JsonSchema {}
+
+impl<T: schemars::JsonSchema> OutputSchema for T {}
+
+/// The output schema of a tool returning `T`, self-contained like input schemas.
+pub fn output_schema<T: OutputSchema>() -> Value {
+    schema_for::<T>()
+}
+
+/// The answer form of an injected parameter's type, for `Tool::answer_schema`, chosen by
+/// autoref specialization so that a type that cannot receive the answer is reported once,
+/// by the parameter's binding, and not again here:
+/// `(&&FormProbe::<T>::new()).__toolnexus_form()`.
+pub struct FormProbe<T>(std::marker::PhantomData<T>);
+
+impl<T> FormProbe<T> {
+    /// A probe of `T`.
+    #[allow(clippy::new_without_default)]
+    pub fn new() -> Self {
+        FormProbe(std::marker::PhantomData)
+    }
+}
+
+/// The form of a type that receives answers.
+pub trait PickForm {
+    /// `T::answer_form()`.
+    fn __toolnexus_form(&self) -> Option<Result<Value, String>>;
+}
+
+impl<'a, T: FromAnswer<'a>> PickForm for &FormProbe<T> {
+    fn __toolnexus_form(&self) -> Option<Result<Value, String>> {
+        T::answer_form()
+    }
+}
+
+/// No form, for a type that does not receive answers (an error reported elsewhere).
+pub trait PickNoForm {
+    /// `None`.
+    fn __toolnexus_form(&self) -> Option<Result<Value, String>> {
+        None
+    }
+}
+
+impl<T> PickNoForm for FormProbe<T> {}

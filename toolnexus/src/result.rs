@@ -114,10 +114,14 @@ impl ToolResult {
 ///
 /// Implemented for [`ToolResult`], `String`, `&'static str`, [`Json<T>`], `()` and
 /// `Result<T: IntoToolResult, E: Display>` (an `Err` becomes an error result with its message).
+///
+/// A `#[tool]` fn may also return any `T: Serialize` and `Result<T: Serialize, E: Display>`
+/// directly, rendered as JSON text like `Json<T>`; these impls come first, so a `String`
+/// is still plain text, not a JSON string.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be returned from a tool",
-    label = "a tool must return something that implements `IntoToolResult`",
-    note = "return `ToolResult`, `String`, `&'static str`, `toolnexus::Json<T>` or `Result<T, E: Display>` of one of these"
+    label = "a tool returns text, a `ToolResult`, or a value it renders as JSON",
+    note = "return `ToolResult`, `String`, `&'static str`, `()`, a `T: serde::Serialize` (rendered as JSON), `toolnexus::Json<T>`, or a `Result<T, E: Display>` of one of these"
 )]
 pub trait IntoToolResult {
     /// Performs the conversion.
@@ -170,9 +174,14 @@ pub struct Json<T>(pub T);
 
 impl<T: Serialize> IntoToolResult for Json<T> {
     fn into_tool_result(self) -> ToolResult {
-        match serde_json::to_string(&self.0) {
-            Ok(text) => ToolResult::ok(text),
-            Err(e) => ToolResult::error(format!("could not render the result as JSON: {e}")),
-        }
+        json_result(&self.0)
+    }
+}
+
+/// A value as compact JSON text, or an error result when it does not serialize.
+pub(crate) fn json_result<T: Serialize + ?Sized>(value: &T) -> ToolResult {
+    match serde_json::to_string(value) {
+        Ok(text) => ToolResult::ok(text),
+        Err(e) => ToolResult::error(format!("could not render the result as JSON: {e}")),
     }
 }

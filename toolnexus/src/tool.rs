@@ -87,6 +87,19 @@ pub trait Tool: Send + Sync + 'static {
     fn source(&self) -> &str {
         "native"
     }
+    /// The form the tool's typed answers are asked with (`request.data["schema"]`), when it
+    /// takes one: `Some(Ok(form))`, or `Some(Err(reason))` when the answer type cannot be a
+    /// form (a [`Toolkit`](crate::Toolkit) refuses such a tool when it is built). A
+    /// `#[tool]` with an `Option<Answered<T>>` parameter gives `T`'s form; the default is
+    /// `None`.
+    fn answer_schema(&self) -> Option<Result<&Value, &str>> {
+        None
+    }
+    /// The JSON Schema of what the tool returns, when it declares one (a `#[tool]` with
+    /// `output_schema`, a [`NativeTool`](crate::NativeTool) given one); the default is `None`.
+    fn output_schema(&self) -> Option<&Value> {
+        None
+    }
     /// Whether `execute` itself turns a panic into an error result (generated and
     /// [`NativeTool`](crate::NativeTool) tools do), so a toolkit need not guard it again.
     /// Not public API.
@@ -112,6 +125,12 @@ impl<T: Tool + ?Sized> Tool for Arc<T> {
     fn source(&self) -> &str {
         (**self).source()
     }
+    fn answer_schema(&self) -> Option<Result<&Value, &str>> {
+        (**self).answer_schema()
+    }
+    fn output_schema(&self) -> Option<&Value> {
+        (**self).output_schema()
+    }
     fn __catches_panics(&self) -> bool {
         (**self).__catches_panics()
     }
@@ -132,6 +151,12 @@ impl<T: Tool + ?Sized> Tool for Box<T> {
     }
     fn source(&self) -> &str {
         (**self).source()
+    }
+    fn answer_schema(&self) -> Option<Result<&Value, &str>> {
+        (**self).answer_schema()
+    }
+    fn output_schema(&self) -> Option<&Value> {
+        (**self).output_schema()
     }
     fn __catches_panics(&self) -> bool {
         (**self).__catches_panics()

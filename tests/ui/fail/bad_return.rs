@@ -1,9 +1,12 @@
 use toolnexus::tool;
 
+/// Not serializable, so not a tool's result
+pub struct Letters(usize);
+
 /// Counts letters
 #[tool]
-async fn count(item: String) -> usize {
-    item.len()
+async fn count(item: String) -> Letters {
+    Letters(item.len())
 }
 
 fn main() {}

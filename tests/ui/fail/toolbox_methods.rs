@@ -30,5 +30,5 @@ impl Counter {
 fn main() {
     // The stand-ins keep uses of the generated items from adding errors of their own.
     let _ = Arc::new(Counter { n: 0 }).into_tools();
-    let _ = CounterBumpTool::new(Arc::new(Counter { n: 0 }));
+    let _ = CounterBump::new(Arc::new(Counter { n: 0 }));
 }

@@ -3,7 +3,7 @@
 use serde::Deserialize;
 use toolnexus::{tool, Answer, Answered, Tool, ToolContext, ToolResult};
 
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 struct Shipping {
     zip: String,
 }

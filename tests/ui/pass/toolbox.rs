@@ -55,8 +55,8 @@ fn main() {
     let tools = Arc::new(Counter::new()).into_tools();
     let names: Vec<&str> = tools.iter().map(|t| t.name()).collect();
     assert_eq!(names, ["bump", "read", "unit"]);
-    let one: CounterBumpTool = CounterBumpTool::new(Arc::new(Counter::new()));
-    let _: Vec<Box<dyn Tool>> = vec![Box::new(one.clone()), Box::new(CounterGetTool::new(Arc::new(Counter::new())))];
+    let one: CounterBump = CounterBump::new(Arc::new(Counter::new()));
+    let _: Vec<Box<dyn Tool>> = vec![Box::new(one.clone()), Box::new(CounterGet::new(Arc::new(Counter::new())))];
     assert_eq!(Arc::new(Local).into_tools()[0].name(), "ping");
     let _ = ToolContext::default();
 }

@@ -18,15 +18,12 @@ pub(crate) fn tool(model: &ToolFn, sig: &Signature, errors: &mut Errors) {
     description(model, errors);
     receiver(model, errors);
     params(model, errors);
+    wire_names(model, errors);
+    output_schema(model, errors);
 }
 
 fn signature(sig: &Signature, errors: &mut Errors) {
-    if sig.asyncness.is_none() {
-        errors.at(
-            sig.fn_token,
-            "a #[tool] fn must be `async`: write `async fn` (tools run inside the async agent loop)",
-        );
-    }
+    // A plain `fn` is fine: its body runs as is, inside the tool's future.
     if let Some(unsafety) = &sig.unsafety {
         errors.at(
             unsafety,
@@ -159,16 +156,80 @@ fn params(model: &ToolFn, errors: &mut Errors) {
             );
             continue;
         }
-        if let (Some(arg), false) = (attrs.arg, matches!(param.role, Role::Arg { .. })) {
+        let is_arg = matches!(param.role, Role::Arg { .. });
+        if let (Some(arg), false) = (attrs.arg, is_arg) {
             errors.at_span(
                 arg,
                 "`#[arg]` describes a schema property, but this parameter is injected by the \
                  runtime and is not in the schema: remove `#[arg(...)]`",
             );
         }
+        if let (Some(attr), false) = (attrs.schemars.first(), is_arg) {
+            errors.at(
+                attr,
+                "`#[schemars(...)]` shapes a schema property, but this parameter is injected by \
+                 the runtime and is not in the schema: remove it",
+            );
+        }
+        if let Some(lit) = &attrs.rename {
+            if !is_valid_property(&lit.value()) {
+                errors.at(
+                    lit,
+                    "a property name must be 1 to 64 characters of `a-z`, `A-Z`, `0-9`, `_`, \
+                     `.` and `-` (what every provider accepts), e.g. `rename = \"cityName\"`",
+                );
+            }
+        }
         if matches!(param.role, Role::Arg { .. }) {
             decoded(&param.ty, &model.krate, errors);
         }
+    }
+}
+
+fn is_valid_property(name: &str) -> bool {
+    (1..=MAX_NAME_CHARS).contains(&name.chars().count())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'))
+}
+
+/// Two parameters with one wire name would make one of them unreachable.
+fn wire_names(model: &ToolFn, errors: &mut Errors) {
+    let mut seen: Vec<&str> = Vec::new();
+    for param in &model.params {
+        let Role::Arg { name, .. } = &param.role else {
+            continue;
+        };
+        if seen.contains(&name.as_str()) {
+            let at = match &param.attrs.rename {
+                Some(lit) => lit.span(),
+                None => param.ident.span(),
+            };
+            errors.at_span(
+                at,
+                format_args!(
+                    "two parameters are named `{name}` in the input schema: give one another \
+                     name with `#[arg(rename = \"...\")]`"
+                ),
+            );
+        } else {
+            seen.push(name);
+        }
+    }
+}
+
+/// `output_schema` declares the schema of a value, so there must be one.
+fn output_schema(model: &ToolFn, errors: &mut Errors) {
+    let Some(flag) = model.output_schema else {
+        return;
+    };
+    if super::parse::output_value(&model.output).is_none() {
+        errors.at_span(
+            flag,
+            "`output_schema` declares the schema of the value a tool returns, and this tool \
+             returns text or a `ToolResult`: return a typed value (`T`, `Json<T>` or \
+             `Result<T, E>`), or remove `output_schema`",
+        );
     }
 }
 

@@ -1,14 +1,19 @@
 //! The code `#[tool]` generates: a struct implementing `Tool` (a unit struct for a free fn,
-//! one holding an `Arc` of the value for a `#[toolbox]` method), whose hidden helpers (the
+//! one holding the shared value for a `#[toolbox]` method), whose hidden helpers (the
 //! argument struct schemars derives the schema from, the tool's name) live inside a
 //! `const _: () = { … };` so they never clash with the user's items.
+//!
+//! The struct itself is defined in a hidden module and brought in by a glob import. An item
+//! of the user's with the same name shadows a glob import without an error, so a name
+//! already taken is caught by a check of ours, whose message says to set `struct_name`,
+//! rather than by the compiler's "defined multiple times" and a cascade of derive errors.
 
 use proc_macro2::{Group, Span, TokenStream, TokenTree};
 use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
-use syn::{ItemFn, ReturnType};
+use syn::{Expr, ItemFn, Lit, ReturnType};
 
-use super::parse::{Owner, Param, Role, ToolFn};
+use super::parse::{output_value, Owner, Param, Role, ToolFn};
 use crate::runtime;
 
 /// The user's fn (helper attributes removed), the tool struct and its `Tool` impl.
@@ -20,11 +25,15 @@ pub(crate) fn tool(func: &ItemFn, model: &ToolFn) -> TokenStream {
 /// The tool struct and its `Tool` impl.
 pub(crate) fn items(model: &ToolFn) -> TokenStream {
     let krate = &model.krate;
-    let struct_ident = &model.struct_ident;
+    let struct_path = struct_path(model);
     let struct_def = struct_def(model);
+    let name_check = name_check(model);
     let description = &model.description;
     let name = &model.name;
     let args_struct = args_struct(model);
+    let input_schema = input_schema(model);
+    let answer_schema = answer_schema(model);
+    let output_schema = output_schema(model);
     let execute_body = execute_body(model);
     let value = quote!(#krate::__private::serde_json::Value);
     quote! {
@@ -33,8 +42,10 @@ pub(crate) fn items(model: &ToolFn) -> TokenStream {
         const _: () = {
             const __TOOLNEXUS_NAME: &str = #name;
 
+            #name_check
+
             #[automatically_derived]
-            impl #krate::Tool for #struct_ident {
+            impl #krate::Tool for #struct_path {
                 fn name(&self) -> &str {
                     __TOOLNEXUS_NAME
                 }
@@ -44,12 +55,12 @@ pub(crate) fn items(model: &ToolFn) -> TokenStream {
                 }
 
                 fn input_schema(&self) -> &#value {
-                    // Built on first use, then shared by every call and every toolkit.
-                    static __TOOLNEXUS_SCHEMA: ::std::sync::OnceLock<#value> =
-                        ::std::sync::OnceLock::new();
-                    __TOOLNEXUS_SCHEMA
-                        .get_or_init(#krate::__private::schema_for::<__ToolnexusArgs>)
+                    #input_schema
                 }
+
+                #answer_schema
+
+                #output_schema
 
                 fn execute(
                     &self,
@@ -72,19 +83,157 @@ pub(crate) fn items(model: &ToolFn) -> TokenStream {
     }
 }
 
+/// `__toolnexus_tool_f::F`: how generated code names the struct, whatever the glob import
+/// resolves to.
+pub(crate) fn struct_path(model: &ToolFn) -> TokenStream {
+    let module = &model.module_ident;
+    let struct_ident = &model.struct_ident;
+    quote!(#module::#struct_ident)
+}
+
+/// Fails, spanned at the fn's name, when the struct's name resolves to anything but the
+/// generated struct: an item of the user's (or an explicit import) with that name shadows
+/// the glob import. The trait is local, so its message can name the fn and a fix.
+fn name_check(model: &ToolFn) -> TokenStream {
+    let struct_ident = &model.struct_ident;
+    let struct_path = struct_path(model);
+    let span = model.fn_ident.span();
+    let message = format!(
+        "`{{Self}}` is already a name in this scope, so `#[tool]` cannot give it to the \
+         struct it generates for `fn {}`",
+        model.fn_ident
+    );
+    let label = format!(
+        "name the generated struct yourself: `#[tool(struct_name = \"{struct_ident}Tool\")]`"
+    );
+    let check = quote_spanned!(span=> struct_name_must_be_free::<#struct_ident>());
+    quote! {
+        #[diagnostic::on_unimplemented(message = #message, label = #label)]
+        trait __ToolnexusStructName {}
+        impl __ToolnexusStructName for #struct_path {}
+        fn struct_name_must_be_free<T: __ToolnexusStructName>() {}
+        #[allow(dead_code)]
+        fn __toolnexus_struct_name() {
+            #check;
+        }
+    }
+}
+
+/// The input schema, built on first use and then shared by every call and every toolkit;
+/// `#[arg(default = ..)]` values are shown in it.
+fn input_schema(model: &ToolFn) -> TokenStream {
+    let krate = &model.krate;
+    let value = quote!(#krate::__private::serde_json::Value);
+    let defaults = model.params.iter().filter_map(|p| {
+        let Role::Arg {
+            name,
+            default: Some(default),
+            ..
+        } = &p.role
+        else {
+            return None;
+        };
+        let default = default_value(p, default);
+        let krate = runtime::at(krate, default.span());
+        Some(quote!((#name, #krate::__private::default_json(&#default))))
+    });
+    quote! {
+        static __TOOLNEXUS_SCHEMA: ::std::sync::OnceLock<#value> = ::std::sync::OnceLock::new();
+        __TOOLNEXUS_SCHEMA.get_or_init(|| {
+            #krate::__private::args_schema::<__ToolnexusArgs>(&[#(#defaults),*])
+        })
+    }
+}
+
+/// `{ let v: T = EXPR; v }`, spanned at the user's expression so a type mismatch lands
+/// there. A string literal goes through `From`, so `default = "metric"` works for `String`.
+fn default_value(param: &Param, default: &Expr) -> TokenStream {
+    let ty = &param.ty;
+    let value = match default {
+        Expr::Lit(lit) if matches!(lit.lit, Lit::Str(_)) => {
+            quote_spanned!(default.span()=> ::core::convert::From::from(#default))
+        }
+        _ => quote!(#default),
+    };
+    quote_spanned!(default.span()=> { let __toolnexus_default: #ty = #value; __toolnexus_default })
+}
+
+/// `Tool::answer_schema`, for a tool with an answer parameter: the form of its typed
+/// answers, known from the parameter's type (`FromAnswer::answer_form`), built once.
+fn answer_schema(model: &ToolFn) -> Option<TokenStream> {
+    let krate = &model.krate;
+    let forms: Vec<TokenStream> = model
+        .params
+        .iter()
+        .filter(|p| matches!(p.role, Role::Answer))
+        .map(|p| {
+            let ty = elide_lifetimes(&p.ty);
+            let krate = runtime::at(krate, p.ty.span());
+            quote_spanned! {p.ty.span()=>
+                let __toolnexus_form = __toolnexus_form.or_else(|| {
+                    (&&#krate::__private::FormProbe::<#ty>::new()).__toolnexus_form()
+                });
+            }
+        })
+        .collect();
+    if forms.is_empty() {
+        return None;
+    }
+    let value = quote!(#krate::__private::serde_json::Value);
+    Some(quote! {
+        fn answer_schema(
+            &self,
+        ) -> ::core::option::Option<::core::result::Result<&#value, &str>> {
+            static __TOOLNEXUS_FORM: ::std::sync::OnceLock<
+                ::core::option::Option<::core::result::Result<#value, ::std::string::String>>,
+            > = ::std::sync::OnceLock::new();
+            __TOOLNEXUS_FORM
+                .get_or_init(|| {
+                    #[allow(unused_imports)]
+                    use #krate::__private::{PickForm as _, PickNoForm as _};
+                    let __toolnexus_form = ::core::option::Option::None;
+                    #(#forms)*
+                    __toolnexus_form
+                })
+                .as_ref()
+                .map(|__toolnexus_form| {
+                    __toolnexus_form.as_ref().map_err(::std::string::String::as_str)
+                })
+        }
+    })
+}
+
+/// `Tool::output_schema`, for `#[tool(output_schema)]`: the schema of the returned value.
+fn output_schema(model: &ToolFn) -> Option<TokenStream> {
+    model.output_schema?;
+    let ty = output_value(&model.output)?;
+    let krate = &model.krate;
+    let value = quote!(#krate::__private::serde_json::Value);
+    let krate_at_ty = runtime::at(krate, ty.span());
+    let schema = quote_spanned!(ty.span()=> || #krate_at_ty::__private::output_schema::<#ty>());
+    // The closure is there to carry the type's span; clippy would fold it away.
+    Some(quote! {
+        #[allow(clippy::redundant_closure)]
+        fn output_schema(&self) -> ::core::option::Option<&#value> {
+            static __TOOLNEXUS_OUTPUT: ::std::sync::OnceLock<#value> = ::std::sync::OnceLock::new();
+            ::core::option::Option::Some(__TOOLNEXUS_OUTPUT.get_or_init(#schema))
+        }
+    })
+}
+
 /// What is emitted next to the errors of a fn that could not become a tool: the struct
 /// with an impl that is never run (the crate does not compile), so uses of the struct
 /// elsewhere do not add "cannot find" errors to the real ones.
 pub(crate) fn stub(model: &ToolFn) -> TokenStream {
     let krate = &model.krate;
-    let struct_ident = &model.struct_ident;
+    let struct_path = struct_path(model);
     let struct_def = struct_def(model);
     let name = &model.name;
     quote! {
         #struct_def
 
         #[automatically_derived]
-        impl #krate::Tool for #struct_ident {
+        impl #krate::Tool for #struct_path {
             fn name(&self) -> &str {
                 #name
             }
@@ -105,9 +254,13 @@ pub(crate) fn stub(model: &ToolFn) -> TokenStream {
     }
 }
 
+/// The hidden module with the struct, the glob import that names it in the user's scope,
+/// and, for a toolbox method, the struct's constructor and its `Clone` and `Debug`.
 fn struct_def(model: &ToolFn) -> TokenStream {
     let vis = &model.vis;
+    let module = &model.module_ident;
     let struct_ident = &model.struct_ident;
+    let struct_path = struct_path(model);
     let summary = match &model.owner {
         Owner::Free => format!(
             " The `{}` tool, generated by `#[tool]` from `fn {}`.",
@@ -130,29 +283,46 @@ fn struct_def(model: &ToolFn) -> TokenStream {
         #[doc = ""]
         #(#[doc = #description])*
     };
+    // `pub` inside the private module; the glob import gives it the fn's visibility.
+    let import = quote! {
+        #[allow(unused_imports)]
+        #vis use #module::*;
+    };
     let Owner::Toolbox { self_ty, .. } = &model.owner else {
         return quote! {
-            #docs
-            #[derive(
-                ::core::clone::Clone,
-                ::core::marker::Copy,
-                ::core::fmt::Debug,
-                ::core::default::Default
-            )]
-            #vis struct #struct_ident;
+            #[allow(non_snake_case)]
+            mod #module {
+                #docs
+                #[derive(
+                    ::core::clone::Clone,
+                    ::core::marker::Copy,
+                    ::core::fmt::Debug,
+                    ::core::default::Default
+                )]
+                pub struct #struct_ident;
+            }
+            #import
         };
     };
     let debug_name = struct_ident.to_string();
     let arc = quote!(::std::sync::Arc<#self_ty>);
-    // Clone and Debug by hand: derived ones would require them of the shared value.
+    // The module cannot name the user's type (it may be local to a fn body), so the struct
+    // holds the value as `dyn Any`; only `new`, outside, puts one in, of the right type.
+    let shared = quote!(
+        ::std::sync::Arc<dyn ::core::any::Any + ::core::marker::Send + ::core::marker::Sync>
+    );
     quote! {
-        #docs
-        #[doc = ""]
-        #[doc = " `into_tools()` on the `Arc` makes it with the other tools of the box;"]
-        #[doc = " [`new`](Self::new) makes this tool alone."]
-        #vis struct #struct_ident(#arc);
+        #[allow(non_snake_case)]
+        mod #module {
+            #docs
+            #[doc = ""]
+            #[doc = " `into_tools()` on the `Arc` makes it with the other tools of the box;"]
+            #[doc = " `new` makes this tool alone."]
+            pub struct #struct_ident(pub(super) #shared);
+        }
+        #import
 
-        impl #struct_ident {
+        impl #struct_path {
             /// This tool alone, sharing `value`.
             #[allow(dead_code, private_interfaces)]
             #vis fn new(value: #arc) -> Self {
@@ -161,14 +331,14 @@ fn struct_def(model: &ToolFn) -> TokenStream {
         }
 
         #[automatically_derived]
-        impl ::core::clone::Clone for #struct_ident {
+        impl ::core::clone::Clone for #struct_path {
             fn clone(&self) -> Self {
                 Self(::std::sync::Arc::clone(&self.0))
             }
         }
 
         #[automatically_derived]
-        impl ::core::fmt::Debug for #struct_ident {
+        impl ::core::fmt::Debug for #struct_path {
             fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
                 f.debug_tuple(#debug_name).finish_non_exhaustive()
             }
@@ -177,20 +347,26 @@ fn struct_def(model: &ToolFn) -> TokenStream {
 }
 
 /// The struct schemars derives the input schema from: one field per schema property, in
-/// parameter order. Each field carries the span of the user's parameter type, so a type
-/// without `JsonSchema` is reported on that type.
+/// parameter order, carrying the parameter's `#[schemars(...)]` attributes. Each field
+/// carries the span of the user's parameter type, so a type without `JsonSchema` is
+/// reported on that type.
 fn args_struct(model: &ToolFn) -> TokenStream {
     let krate = &model.krate;
     let schemars_path = format!("{}::__private::schemars", path_string(krate));
     let fields = model.params.iter().filter_map(|p| {
-        let Role::Arg { name, description } = &p.role else {
+        let Role::Arg {
+            name, description, ..
+        } = &p.role
+        else {
             return None;
         };
         let ident = &p.ident;
         let ty = &p.ty;
         let doc = description.as_ref().map(|d| quote!(#[doc = #d]));
+        let schemars = &p.attrs.schemars;
         Some(quote_spanned! {ty.span()=>
             #doc
+            #(#schemars)*
             #[schemars(rename = #name)]
             #ident: #ty
         })
@@ -230,21 +406,47 @@ fn execute_body(model: &ToolFn) -> TokenStream {
     });
     let fn_ident = &model.fn_ident;
     let krate_at_fn = runtime::at(krate, model.sig_span);
-    let callee = match &model.owner {
-        Owner::Free => quote_spanned!(model.sig_span=> #fn_ident(#(#call_args),*)),
+    let (shared, callee) = match &model.owner {
+        Owner::Free => (
+            None,
+            quote_spanned!(model.sig_span=> #fn_ident(#(#call_args),*)),
+        ),
         Owner::Toolbox {
             self_ty,
             takes_self: true,
             ..
-        } => quote_spanned!(model.sig_span=> <#self_ty>::#fn_ident(&*self.0, #(#call_args),*)),
-        Owner::Toolbox { self_ty, .. } => {
-            quote_spanned!(model.sig_span=> <#self_ty>::#fn_ident(#(#call_args),*))
+        } => {
+            // Only `new` fills the field, always with a `self_ty`; a value of another type
+            // (put there by hand through the hidden field) is refused, not a panic.
+            let shared = quote! {
+                let ::core::option::Option::Some(__toolnexus_self) =
+                    self.0.downcast_ref::<#self_ty>()
+                else {
+                    return #krate::ToolResult::error(::std::format!(
+                        "{}: the tool does not hold a `{}`",
+                        __TOOLNEXUS_NAME,
+                        ::core::any::type_name::<#self_ty>()
+                    ));
+                };
+            };
+            let callee = quote_spanned! {model.sig_span=>
+                <#self_ty>::#fn_ident(__toolnexus_self, #(#call_args),*)
+            };
+            (Some(shared), callee)
         }
+        Owner::Toolbox { self_ty, .. } => (
+            None,
+            quote_spanned!(model.sig_span=> <#self_ty>::#fn_ident(#(#call_args),*)),
+        ),
     };
     // Spanned at the fn, so a body that holds something not `Send` across an `.await` is
-    // reported there rather than at the `#[tool]` attribute.
-    let call = quote_spanned! {model.sig_span=>
-        #krate_at_fn::__private::tool_future_must_be_send(#callee)
+    // reported there rather than at the `#[tool]` attribute. A plain fn is just called.
+    let call = if model.is_async {
+        quote_spanned! {model.sig_span=>
+            #krate_at_fn::__private::tool_future_must_be_send(#callee).await
+        }
+    } else {
+        callee
     };
     let output_span = match &model.output {
         ReturnType::Type(_, ty) => ty.span(),
@@ -254,24 +456,40 @@ fn execute_body(model: &ToolFn) -> TokenStream {
     // Only the return type's span on the conversion, so "cannot be returned from a tool"
     // underlines exactly that type.
     let result = quote_spanned! {output_span=>
-        #krate_at_output::IntoToolResult::into_tool_result(__toolnexus_output)
+        (&&&&#krate_at_output::__private::Ret::of(&__toolnexus_output))
+            .__toolnexus_kind()
+            .convert(__toolnexus_output)
+    };
+    let has_answer = model.params.iter().any(|p| matches!(p.role, Role::Answer));
+    let result = if has_answer {
+        quote! {
+            #krate::__private::attach_form(#result, #krate::Tool::answer_schema(self))
+        }
+    } else {
+        result
     };
     quote! {
+        #[allow(unused_imports)]
+        use #krate::__private::{
+            PickInto as _, PickJson as _, PickNothing as _, PickResultJson as _,
+        };
         let __toolnexus_ctx = __toolnexus_ctx;
         #args_binding = match #krate::__private::Args::new(__TOOLNEXUS_NAME, __toolnexus_args) {
             ::core::result::Result::Ok(__toolnexus_args) => __toolnexus_args,
             ::core::result::Result::Err(__toolnexus_error) => return __toolnexus_error,
         };
+        #shared
         #(#bindings)*
-        let __toolnexus_output = #call.await;
+        let __toolnexus_output = #call;
         #result
     }
 }
 
 /// One `let` per parameter, spanned at the user's parameter type. Injected values go
-/// through the runtime's `FromAnswer`/`FromContext`, so the parameter's type decides what
-/// is filled in, and a type that merely shares a name (a user's own `Answer`) is a trait
-/// error on that parameter, never a silently wrong value.
+/// through the runtime's `FromAnswer`/`FromContext`/`FromExtensions`, so the parameter's
+/// type decides what is filled in, and a type that merely shares a name (a user's own
+/// `Answer`) is a trait error on that parameter, never a silently wrong value. A new injected role adds an arm
+/// here and a variant to [`Role`].
 fn binding(krate: &syn::Path, param: &Param) -> TokenStream {
     let ident = &param.ident;
     let ty = &param.ty;
@@ -287,14 +505,33 @@ fn binding(krate: &syn::Path, param: &Param) -> TokenStream {
         }
     };
     match &param.role {
-        Role::Arg { name, .. } => {
+        Role::Arg {
+            name,
+            default: None,
+            ..
+        } => {
             let value = unwrap(quote_spanned!(span=> __toolnexus_args.take::<#ty>(#name)));
+            quote_spanned!(span=> let #ident: #ty = #value;)
+        }
+        Role::Arg {
+            name,
+            default: Some(default),
+            ..
+        } => {
+            let default = default_value(param, default);
+            let value = unwrap(quote_spanned! {span=>
+                __toolnexus_args.take_or::<#ty>(#name, || #default)
+            });
             quote_spanned!(span=> let #ident: #ty = #value;)
         }
         Role::Answer => {
             let ty = elide_lifetimes(ty);
             let value = unwrap(quote_spanned! {span=>
-                #krate::__private::FromAnswer::from_answer(__TOOLNEXUS_NAME, #ctx.answer.as_ref())
+                #krate::__private::FromAnswer::from_answer(
+                    __TOOLNEXUS_NAME,
+                    #ctx.answer.as_ref(),
+                    #krate::Tool::answer_schema(self),
+                )
             });
             quote_spanned!(span=> let #ident: #ty = #value;)
         }
@@ -303,6 +540,15 @@ fn binding(krate: &syn::Path, param: &Param) -> TokenStream {
             quote_spanned! {span=>
                 let #ident: #ty = #krate::__private::FromContext::from_context(&#ctx);
             }
+        }
+        Role::Extension => {
+            let value = unwrap(quote_spanned! {span=>
+                #krate::__private::FromExtensions::from_extensions(
+                    __TOOLNEXUS_NAME,
+                    &#ctx.extensions,
+                )
+            });
+            quote_spanned!(span=> let #ident: #ty = #value;)
         }
     }
 }

@@ -13,7 +13,7 @@ use syn::{FnArg, ImplItemFn, ItemFn, Path};
 use crate::attr::ToolOptions;
 use crate::diag::Errors;
 use crate::runtime;
-pub(crate) use expand::{items, stub};
+pub(crate) use expand::{items, struct_path, stub};
 use parse::FnParts;
 pub(crate) use parse::{is_runtime_prefix, Owner, ToolFn};
 
@@ -23,8 +23,8 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
         Err(_) => {
             let error = syn::Error::new(
                 Span::call_site(),
-                "#[tool] goes on an `async fn`; for methods sharing a value, put `#[toolbox]` \
-                 on their impl block",
+                "#[tool] goes on a fn (`async` or not); for methods sharing a value, put \
+                 `#[toolbox]` on their impl block",
             )
             .into_compile_error();
             return quote!(#error #item);

@@ -23,6 +23,8 @@ pub(crate) struct ToolFn {
     /// The generated struct.
     pub(crate) vis: Visibility,
     pub(crate) struct_ident: Ident,
+    /// The hidden module the struct is defined in (see [`expand`](super::expand)).
+    pub(crate) module_ident: Ident,
     /// The user's fn.
     pub(crate) fn_ident: Ident,
     /// The tool's name and description as the model sees them.
@@ -38,6 +40,10 @@ pub(crate) struct ToolFn {
     /// Where errors about the future (not `Send`) and the result type are reported.
     pub(crate) sig_span: Span,
     pub(crate) output: ReturnType,
+    /// An `async fn` is awaited; a plain `fn` is called as is.
+    pub(crate) is_async: bool,
+    /// `#[tool(output_schema)]`, where it was written.
+    pub(crate) output_schema: Option<Span>,
 }
 
 /// Where the fn is declared, which decides what the generated struct holds and how the fn
@@ -48,7 +54,7 @@ pub(crate) enum Owner {
     /// A method of a `#[toolbox]` impl on `self_ty`: the struct holds an `Arc` of it.
     Toolbox {
         self_ty: Box<Type>,
-        /// Names the struct: `Shop` + `stock` gives `ShopStockTool`.
+        /// Names the struct: `Shop` + `stock` gives `ShopStock`.
         self_ident: Ident,
         /// Whether the method takes `&self`; an associated fn without `self` is a tool that
         /// merely lives in the box.
@@ -79,14 +85,20 @@ pub(crate) struct Param {
 pub(crate) enum Role {
     /// Decoded from the call's arguments: a property of the input schema.
     Arg {
+        /// The property's name on the wire (`#[arg(rename)]`, else the parameter's).
         name: String,
         description: Option<String>,
+        /// `#[arg(default = EXPR)]`: the property is optional and shows this default.
+        default: Option<Box<syn::Expr>>,
     },
     /// The host's answer on a resumed call: `Option<&Answer>`, `Option<Answered<T>>`, or
     /// any type marked `#[answer]`.
     Answer,
     /// The call's context: `&ToolContext`, or any type marked `#[context]`.
     Context,
+    /// A value the host attached to the run: `Ext<T>`, or `Option<Ext<T>>` when the tool
+    /// can do without it.
+    Extension,
 }
 
 impl ToolFn {
@@ -103,6 +115,7 @@ impl ToolFn {
         let FnParts { attrs, vis, sig } = func;
         let fn_ident = sig.ident.clone();
         let struct_ident = struct_ident(&fn_ident, &owner, options, errors);
+        let module_ident = module_ident(&fn_ident, &owner);
         let name = match &options.name {
             Some(lit) => lit.value(),
             None => fn_ident.unraw().to_string(),
@@ -125,10 +138,13 @@ impl ToolFn {
         ToolFn {
             sig_span: sig.ident.span(),
             output: sig.output.clone(),
+            is_async: sig.asyncness.is_some(),
+            output_schema: options.output_schema,
             vis: vis.clone(),
             krate,
             owner,
             struct_ident,
+            module_ident,
             fn_ident,
             name,
             name_lit: options.name.clone(),
@@ -155,10 +171,12 @@ fn struct_ident(
             ),
         }
     }
+    // One rule for both: the UpperCamelCase of the fn's path in its module, so
+    // `approve_purchase` gives `ApprovePurchase` and `Shop::stock` gives `ShopStock`.
     let camel = match owner {
         Owner::Free => upper_camel(&fn_ident.unraw().to_string()),
         Owner::Toolbox { self_ident, .. } => format!(
-            "{}{}Tool",
+            "{}{}",
             self_ident.unraw(),
             upper_camel(&fn_ident.unraw().to_string())
         ),
@@ -177,6 +195,23 @@ fn struct_ident(
             Ident::new("__ToolnexusInvalidName", fn_ident.span())
         }
     }
+}
+
+/// The hidden module holding the struct, named after the fn (not the struct), so two
+/// tools whose structs would share a name collide on that name, where the check says how
+/// to rename one.
+fn module_ident(fn_ident: &Ident, owner: &Owner) -> Ident {
+    let name = match owner {
+        Owner::Free => format!("__toolnexus_tool_{}", fn_ident.unraw()),
+        Owner::Toolbox { self_ident, .. } => {
+            format!(
+                "__toolnexus_tool_{}_{}",
+                self_ident.unraw(),
+                fn_ident.unraw()
+            )
+        }
+    };
+    Ident::new(&name, fn_ident.span())
 }
 
 /// `approve_purchase` → `ApprovePurchase`.
@@ -226,8 +261,12 @@ fn read_param(arg: &mut syn::PatType, krate: &Path, errors: &mut Errors) -> Opti
         Role::Context
     } else {
         injected(&arg.ty, krate).unwrap_or_else(|| Role::Arg {
-            name: ident.unraw().to_string(),
+            name: match &attrs.rename {
+                Some(lit) => lit.value(),
+                None => ident.unraw().to_string(),
+            },
             description: attrs.description.clone(),
+            default: attrs.default.clone().map(Box::new),
         })
     };
     Some(Param {
@@ -253,6 +292,9 @@ fn injected(ty: &Type, krate: &Path) -> Option<Role> {
                 .then_some(Role::Context)
         }
         Type::Path(p) if p.qself.is_none() => {
+            if is_extension(&p.path, krate) {
+                return Some(Role::Extension);
+            }
             let inner = option_arg(&p.path)?;
             match strip_group(inner) {
                 Type::Reference(r) if r.mutability.is_none() => match strip_group(&r.elem) {
@@ -261,6 +303,9 @@ fn injected(ty: &Type, krate: &Path) -> Option<Role> {
                     }
                     _ => None,
                 },
+                Type::Path(p) if p.qself.is_none() && is_extension(&p.path, krate) => {
+                    Some(Role::Extension)
+                }
                 Type::Path(p) if p.qself.is_none() => {
                     let last = p.path.segments.last()?;
                     if last.ident != "Answered" || !is_runtime_prefix(&p.path, krate) {
@@ -275,6 +320,15 @@ fn injected(ty: &Type, krate: &Path) -> Option<Role> {
     }
 }
 
+/// `Ext<T>`, bare or behind the runtime crate's path.
+fn is_extension(path: &Path, krate: &Path) -> bool {
+    path.segments.last().is_some_and(|last| {
+        last.ident == "Ext"
+            && single_type_arg(&last.arguments).is_some()
+            && is_runtime_prefix(path, krate)
+    })
+}
+
 /// The `Answer` of an `Option<Answer>` written without the `&`.
 pub(crate) fn owned_answer<'t>(ty: &'t Type, krate: &Path) -> Option<&'t Type> {
     let Type::Path(p) = strip_group(ty) else {
@@ -286,6 +340,38 @@ pub(crate) fn owned_answer<'t>(ty: &'t Type, krate: &Path) -> Option<&'t Type> {
             Some(inner)
         }
         _ => None,
+    }
+}
+
+/// The typed value a tool returns, for `output_schema`: `T` of `-> T`, `-> Json<T>`,
+/// `-> Result<T, E>` or `-> Result<Json<T>, E>` (any `Result` alias with the value first).
+/// `None` when it returns nothing, text or a `ToolResult`.
+pub(crate) fn output_value(output: &ReturnType) -> Option<&Type> {
+    let ReturnType::Type(_, ty) = output else {
+        return None;
+    };
+    let mut ty = strip_group(ty);
+    for wrapper in ["Result", "Json"] {
+        if let Type::Path(p) = ty {
+            let last = p.path.segments.last()?;
+            if last.ident == wrapper {
+                if let PathArguments::AngleBracketed(args) = &last.arguments {
+                    if let Some(GenericArgument::Type(inner)) = args.args.first() {
+                        ty = strip_group(inner);
+                    }
+                }
+            }
+        }
+    }
+    let text = match ty {
+        Type::Path(p) => p.path.segments.last().map(|s| s.ident.to_string()),
+        Type::Reference(_) => Some("str".to_owned()),
+        Type::Tuple(t) if t.elems.is_empty() => Some("()".to_owned()),
+        _ => None,
+    };
+    match text.as_deref() {
+        Some("ToolResult" | "String" | "str" | "()") => None,
+        _ => Some(ty),
     }
 }
 
@@ -409,6 +495,16 @@ mod tests {
             role(syn::parse_quote!(Option<Answered<Form>>)),
             Some(Role::Answer)
         ));
+        assert!(matches!(
+            role(syn::parse_quote!(Ext<Tenant>)),
+            Some(Role::Extension)
+        ));
+        assert!(matches!(
+            role(syn::parse_quote!(Option<::toolnexus::Ext<db::Pool>>)),
+            Some(Role::Extension)
+        ));
+        assert!(role(syn::parse_quote!(other::Ext<Tenant>)).is_none());
+        assert!(role(syn::parse_quote!(Ext)).is_none());
         assert!(role(syn::parse_quote!(Option<&other::Answer>)).is_none());
         assert!(role(syn::parse_quote!(Option<Answer>)).is_none());
         assert!(role(syn::parse_quote!(&mut ToolContext)).is_none());

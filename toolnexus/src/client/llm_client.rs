@@ -181,17 +181,14 @@ impl LlmClient {
     /// replaces the options of a handle that had some; a cancellation token is kept.
     ///
     /// ```
-    /// use toolnexus::{tool, LlmClient, RunOptions, ToolChoice, ToolContext, ToolResult, Toolkit};
+    /// use toolnexus::{tool, Ext, LlmClient, RunOptions, ToolChoice, Toolkit};
     ///
     /// struct Tenant(String);
     ///
     /// /// Lists the tenant's open orders
     /// #[tool]
-    /// async fn open_orders(ctx: &ToolContext) -> ToolResult {
-    ///     match ctx.extensions.require::<Tenant>() {
-    ///         Ok(tenant) => ToolResult::ok(format!("no open orders for {}", tenant.0)),
-    ///         Err(missing) => ToolResult::error(format!("open_orders {missing}")),
-    ///     }
+    /// async fn open_orders(tenant: Ext<Tenant>) -> String {
+    ///     format!("no open orders for {}", tenant.0)
     /// }
     ///
     /// # #[cfg(not(feature = "testing"))] fn main() {}

@@ -29,6 +29,15 @@ pub enum ToolkitError {
     /// A tool's name is empty.
     #[error("a tool has an empty name")]
     EmptyName,
+    /// A tool asks for typed answers of a type that cannot be a form (see
+    /// [`Tool::answer_schema`]), so no host could ever answer it.
+    #[error("the tool `{tool}` cannot ask for its answers: {reason}")]
+    AnswerForm {
+        /// The tool's (sanitized) name.
+        tool: String,
+        /// Why its answer type is not a form, naming the field at fault.
+        reason: String,
+    },
 }
 
 /// The tools offered to a model, in registration order.
@@ -110,7 +119,7 @@ impl ToolkitBuilder {
         self
     }
 
-    /// Checks names and builds the toolkit.
+    /// Checks names and answer forms, and builds the toolkit.
     pub fn build(self) -> Result<Toolkit, ToolkitError> {
         let mut names = Vec::with_capacity(self.tools.len());
         let mut index = HashMap::with_capacity(self.tools.len());
@@ -121,6 +130,12 @@ impl ToolkitBuilder {
             }
             if index.insert(name.clone(), i).is_some() {
                 return Err(ToolkitError::DuplicateName(name));
+            }
+            if let Some(Err(reason)) = tool.answer_schema() {
+                return Err(ToolkitError::AnswerForm {
+                    tool: name,
+                    reason: reason.to_owned(),
+                });
             }
             names.push(name);
         }

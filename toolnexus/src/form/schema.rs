@@ -1,9 +1,7 @@
-//! Form schemas: what `pending!(…, answer = T)` asks a host to fill in.
-//!
-//! A host renders the schema as a form (MCP elicitation's `requestedSchema` is the model),
-//! so only a flat object is allowed, whose properties are strings, numbers, integers,
-//! booleans or string enums. Anything richer would be a schema no form renderer accepts,
-//! so it is refused with a message naming the property.
+//! Building a form schema from a type's JSON Schema: only a flat object is allowed, whose
+//! properties are strings, numbers, integers, booleans or string enums. Anything richer
+//! would be a schema no form renderer accepts, so it is refused with a message naming the
+//! property.
 
 use serde_json::{Map, Value};
 
@@ -22,9 +20,6 @@ const PROPERTY_KEYWORDS: &[&str] = &[
     "minimum",
     "maximum",
 ];
-
-/// The string formats a form renderer understands.
-const STRING_FORMATS: &[&str] = &["email", "uri", "date", "date-time"];
 
 const SCALARS: &[&str] = &["string", "number", "integer", "boolean"];
 
@@ -86,7 +81,7 @@ fn form_property(property: &Value) -> Result<Value, String> {
     let format = map
         .get("format")
         .and_then(Value::as_str)
-        .filter(|f| kind == "string" && STRING_FORMATS.contains(f))
+        .filter(|f| kind == "string" && super::formats::is_known(f))
         .map(str::to_owned);
     let mut field: Map<String, Value> = map
         .into_iter()

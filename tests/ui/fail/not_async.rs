@@ -1,9 +1,0 @@
-use toolnexus::tool;
-
-/// Echoes its input
-#[tool]
-fn echo(text: String) -> String {
-    text
-}
-
-fn main() {}

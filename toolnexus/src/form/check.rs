@@ -1,0 +1,252 @@
+//! Holding an answer's data against a form: required fields present, no unknown fields,
+//! each value of its field's type and within its limits. Every misfit names its field.
+
+use std::fmt;
+
+use serde_json::{Map, Value};
+
+use crate::Request;
+
+/// Why an answer does not fit its form.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AnswerError {
+    /// The field at fault; `None` when the data as a whole does not fit (no data, or data
+    /// that is not an object).
+    pub field: Option<String>,
+    /// What is wrong, in words a person filling in the form can act on, e.g.
+    /// `"must be at least 3 characters"`.
+    pub reason: String,
+}
+
+impl AnswerError {
+    fn field(name: &str, reason: impl Into<String>) -> Self {
+        AnswerError {
+            field: Some(name.to_owned()),
+            reason: reason.into(),
+        }
+    }
+
+    fn whole(reason: impl Into<String>) -> Self {
+        AnswerError {
+            field: None,
+            reason: reason.into(),
+        }
+    }
+}
+
+/// "`zip`: must be text", or the reason alone when no single field is at fault: the shape
+/// argument errors have too.
+impl fmt::Display for AnswerError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.field {
+            Some(field) => write!(f, "`{field}`: {}", self.reason),
+            None => f.write_str(&self.reason),
+        }
+    }
+}
+
+impl std::error::Error for AnswerError {}
+
+/// The form a request asks to be filled in: its `data["schema"]`, when it is an object.
+pub fn form_of(request: &Request) -> Option<&Map<String, Value>> {
+    request.data.as_ref()?.get("schema")?.as_object()
+}
+
+/// Checks an answer's data against a form schema. Fields are checked in the order the
+/// data lists them, after the required ones, so the first misfit is reported.
+///
+/// ```
+/// use toolnexus::form::check_data;
+/// use toolnexus::serde_json::json;
+///
+/// let form = json!({"type": "object",
+///                   "properties": {"qty": {"type": "integer", "minimum": 1}},
+///                   "required": ["qty"]});
+/// let form = form.as_object().unwrap();
+/// assert!(check_data(form, Some(&json!({"qty": 2}))).is_ok());
+/// let err = check_data(form, Some(&json!({"qty": "two"}))).unwrap_err();
+/// assert_eq!(err.to_string(), "`qty`: must be a whole number");
+/// ```
+pub fn check_data(form: &Map<String, Value>, data: Option<&Value>) -> Result<(), AnswerError> {
+    let empty = Map::new();
+    let properties = form
+        .get("properties")
+        .and_then(Value::as_object)
+        .unwrap_or(&empty);
+    let data = match data {
+        Some(Value::Object(data)) => data,
+        None | Some(Value::Null) if properties.is_empty() => return Ok(()),
+        None | Some(Value::Null) => return Err(AnswerError::whole("the form was not filled in")),
+        Some(_) => return Err(AnswerError::whole("the answer's data must be an object")),
+    };
+    if let Some(required) = form.get("required").and_then(Value::as_array) {
+        for name in required.iter().filter_map(Value::as_str) {
+            if data.get(name).is_none_or(Value::is_null) {
+                return Err(AnswerError::field(name, "is required"));
+            }
+        }
+    }
+    for (name, value) in data {
+        let Some(property) = properties.get(name) else {
+            return Err(AnswerError::field(name, "is not a field of this form"));
+        };
+        if value.is_null() {
+            continue; // an optional field left empty; required ones were checked above
+        }
+        check_value(property, value).map_err(|reason| AnswerError::field(name, reason))?;
+    }
+    Ok(())
+}
+
+/// One field's value against its property schema; `Err` holds the reason.
+fn check_value(property: &Value, value: &Value) -> Result<(), String> {
+    let kind = property.get("type").and_then(Value::as_str).unwrap_or("");
+    match kind {
+        "string" => check_string(property, value),
+        "number" => check_number(property, value.as_f64().ok_or("must be a number")?),
+        "integer" => {
+            if !(value.is_i64() || value.is_u64()) {
+                return Err("must be a whole number".to_owned());
+            }
+            check_number(property, value.as_f64().ok_or("must be a whole number")?)
+        }
+        "boolean" if value.is_boolean() => Ok(()),
+        "boolean" => Err("must be true or false".to_owned()),
+        // A property of a type no form renders: nothing to hold the value against.
+        _ => Ok(()),
+    }
+}
+
+fn check_string(property: &Value, value: &Value) -> Result<(), String> {
+    let text = value.as_str().ok_or("must be text")?;
+    if let Some(options) = property.get("enum").and_then(Value::as_array) {
+        if !options.iter().any(|o| o.as_str() == Some(text)) {
+            let names: Vec<&str> = options.iter().filter_map(Value::as_str).collect();
+            return Err(format!("must be one of: {}", names.join(", ")));
+        }
+    }
+    let chars = text.chars().count() as u64;
+    if let Some(min) = property.get("minLength").and_then(Value::as_u64) {
+        if chars < min {
+            return Err(format!("must be at least {min} characters"));
+        }
+    }
+    if let Some(max) = property.get("maxLength").and_then(Value::as_u64) {
+        if chars > max {
+            return Err(format!("must be at most {max} characters"));
+        }
+    }
+    match property.get("format").and_then(Value::as_str) {
+        Some(format) => super::formats::check(format, text).map_err(str::to_owned),
+        None => Ok(()),
+    }
+}
+
+fn check_number(property: &Value, n: f64) -> Result<(), String> {
+    if let Some(min) = property.get("minimum").and_then(Value::as_f64) {
+        if n < min {
+            return Err(format!("must be at least {min}"));
+        }
+    }
+    if let Some(max) = property.get("maximum").and_then(Value::as_f64) {
+        if n > max {
+            return Err(format!("must be at most {max}"));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Answer;
+    use serde_json::json;
+
+    fn form() -> Map<String, Value> {
+        json!({
+            "type": "object",
+            "properties": {
+                "zip": {"type": "string", "minLength": 5, "maxLength": 5},
+                "speed": {"type": "string", "enum": ["slow", "fast"]},
+                "count": {"type": "integer", "minimum": 1, "maximum": 9},
+                "weight": {"type": "number", "minimum": 0.5},
+                "gift": {"type": "boolean"},
+                "mail": {"type": "string", "format": "email"},
+                "site": {"type": "string", "format": "uri"},
+                "day": {"type": "string", "format": "date"},
+                "at": {"type": "string", "format": "date-time"}
+            },
+            "required": ["zip", "count"]
+        })
+        .as_object()
+        .cloned()
+        .unwrap()
+    }
+
+    fn field_of(data: Value) -> Option<String> {
+        check_data(&form(), Some(&data)).unwrap_err().field
+    }
+
+    #[test]
+    fn a_fitting_answer_passes_and_unknown_fields_are_named() {
+        let data = json!({"zip": "12345", "count": 3, "speed": "fast", "weight": 1.5,
+            "gift": false, "mail": "a@b.example", "site": "https://x.example/a",
+            "day": "2026-01-31", "at": "2026-01-31T10:00:00Z", "note": null});
+        let err = check_data(&form(), Some(&data)).unwrap_err();
+        assert_eq!(err.field.as_deref(), Some("note"));
+        let mut data = data;
+        data.as_object_mut().unwrap().remove("note");
+        assert_eq!(check_data(&form(), Some(&data)), Ok(()));
+    }
+
+    #[test]
+    fn each_misfit_names_its_field() {
+        let with = |k: &str, v: Value| {
+            let mut d = json!({"zip": "12345", "count": 3});
+            d[k] = v;
+            d
+        };
+        assert_eq!(field_of(json!({"count": 3})).as_deref(), Some("zip"));
+        for (field, bad) in [
+            ("zip", json!("123")),
+            ("zip", json!(12345)),
+            ("count", json!(2.5)),
+            ("count", json!(10)),
+            ("weight", json!(0.1)),
+            ("speed", json!("warp")),
+            ("gift", json!("yes")),
+            ("mail", json!("nobody")),
+            ("site", json!("no uri")),
+            ("day", json!("31/01/2026")),
+            ("at", json!("tomorrow")),
+        ] {
+            assert_eq!(field_of(with(field, bad)).as_deref(), Some(field));
+        }
+    }
+
+    #[test]
+    fn data_that_is_no_object_is_refused_as_a_whole() {
+        let err = check_data(&form(), None).unwrap_err();
+        assert_eq!(
+            (err.field, err.reason.as_str()),
+            (None, "the form was not filled in")
+        );
+        assert_eq!(
+            check_data(&form(), Some(&json!([1]))).unwrap_err().field,
+            None
+        );
+    }
+
+    #[test]
+    fn refusals_and_formless_requests_always_fit() {
+        let request = Request::new("approval", "ok?").with_id("r");
+        assert!(request
+            .check_answer(&Answer::ok("r").with_data(json!(5)))
+            .is_ok());
+        let with_form = request.with_data(json!({"schema": Value::Object(form())}));
+        assert!(with_form
+            .check_answer(&Answer::decline("r", "declined"))
+            .is_ok());
+        assert!(with_form.check_answer(&Answer::ok("r")).is_err());
+    }
+}

@@ -1,0 +1,47 @@
+//! Forms: what `pending!(…, answer = T)` and an `Option<Answered<T>>` parameter ask a host
+//! to fill in, and the check of an answer against one.
+//!
+//! A host renders `request.data["schema"]` as a form (MCP elicitation's `requestedSchema`
+//! is the model): a flat object whose properties are strings (with `minLength`,
+//! `maxLength`, `enum`, `format` of `email`, `uri`, `date`, `date-time`), numbers and
+//! integers (with `minimum`, `maximum`) or booleans, and a `required` list. Before it
+//! resumes a run, a host checks what the person typed with [`Request::check_answer`]
+//! (or [`check_data`]), so a typo is reported to the person, naming the field, and never
+//! reaches the tool. A tool with an `Option<Answered<T>>` parameter runs the same check on
+//! the answer it receives.
+
+mod check;
+mod formats;
+mod schema;
+
+pub use check::{check_data, form_of, AnswerError};
+pub(crate) use schema::form_schema;
+
+use crate::{Answer, Request};
+
+impl Request {
+    /// Checks `answer` against the form this request carries (`data["schema"]`). A refusal
+    /// (`ok == false`) and a request without a form always fit.
+    ///
+    /// ```
+    /// use toolnexus::serde_json::json;
+    /// use toolnexus::{Answer, Request};
+    ///
+    /// let request = Request::new("input", "Where to?").with_id("r1").with_data(json!({
+    ///     "schema": {"type": "object",
+    ///                "properties": {"zip": {"type": "string", "minLength": 5}},
+    ///                "required": ["zip"]}
+    /// }));
+    /// let short = Answer::ok("r1").with_data(json!({"zip": "123"}));
+    /// let err = request.check_answer(&short).unwrap_err();
+    /// assert_eq!(err.field.as_deref(), Some("zip"));
+    /// assert_eq!(err.to_string(), "`zip`: must be at least 5 characters");
+    /// assert!(request.check_answer(&Answer::ok("r1").with_data(json!({"zip": "12345"}))).is_ok());
+    /// ```
+    pub fn check_answer(&self, answer: &Answer) -> Result<(), AnswerError> {
+        match form_of(self) {
+            Some(form) if answer.ok => check_data(form, answer.data.as_ref()),
+            _ => Ok(()),
+        }
+    }
+}
