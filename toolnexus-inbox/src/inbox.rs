@@ -49,7 +49,10 @@ pub(crate) struct Inner {
     pub(crate) lease: Duration,
     pub(crate) max_attempts: u32,
     pub(crate) poll_interval: Duration,
-    /// Wakes this process's idle workers when this process answers.
+    /// Wakes one idle worker slot per answer (this process's answers, and other processes'
+    /// relayed from NOTIFY): one answer is one run to resume, so waking every idle slot
+    /// would only send the others to claim nothing. A slot that gets a run goes on claiming
+    /// until none is left, so runs answered in a burst are all taken.
     pub(crate) answered: Notify,
 }
 
@@ -374,7 +377,7 @@ impl Inbox {
             });
         }
         // This process's idle workers at once; other processes' heard the NOTIFY.
-        self.inner.answered.notify_waiters();
+        self.inner.answered.notify_one();
         Ok(())
     }
 
@@ -401,7 +404,7 @@ impl Inbox {
             .fetch_optional(&self.inner.pool)
             .await?;
         if answered.is_some() {
-            self.inner.answered.notify_waiters();
+            self.inner.answered.notify_one();
         }
         Ok(answered.is_some())
     }

@@ -188,7 +188,7 @@ impl Worker {
                 loop {
                     let note = listener.recv().await?;
                     if note.payload() == inner.agent {
-                        inner.answered.notify_waiters();
+                        inner.answered.notify_one();
                     }
                 }
             };
