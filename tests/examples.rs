@@ -3,35 +3,14 @@
 //! `cargo test` builds the examples next to the test binaries; these tests run those
 //! binaries with no key, no network and no terminal.
 
+mod example_bin;
+
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 
 fn example(name: &str) -> Command {
-    // target/<profile>/deps/examples-<hash> → target/<profile>/examples/<name>
-    let exe = std::env::current_exe().expect("the test binary has a path");
-    let dir = exe
-        .parent()
-        .and_then(|deps| deps.parent())
-        .expect("the test binary lives in target/<profile>/deps");
-    let path: PathBuf = dir.join("examples").join(name);
-    assert!(
-        path.is_file(),
-        "{} is missing: run the suite with `cargo test --workspace`, which builds the examples",
-        path.display()
-    );
-    let mut cmd = Command::new(path);
-    for var in [
-        "OPENAI_API_KEY",
-        "ANTHROPIC_API_KEY",
-        "OPENROUTER_API_KEY",
-        "TOOLNEXUS_BASE_URL",
-        "TOOLNEXUS_MODEL",
-        "TOOLNEXUS_STYLE",
-        "TOOLNEXUS_AUTO_ANSWER",
-    ] {
-        cmd.env_remove(var);
-    }
+    let mut cmd = example_bin::command(name);
     cmd.stdin(Stdio::null());
     cmd
 }

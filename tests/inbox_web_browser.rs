@@ -7,6 +7,7 @@
 //! when missing, starts the driver and exports `TOOLNEXUS_TEST_WEBDRIVER` and
 //! `TOOLNEXUS_TEST_CHROME_PROFILE`.
 
+mod example_bin;
 mod inbox_web_support;
 
 use std::path::PathBuf;

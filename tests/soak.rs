@@ -9,8 +9,9 @@
 //! read from `/proc`, so the test exists on Linux only.
 #![cfg(target_os = "linux")]
 
+mod example_bin;
+
 use std::io::{BufRead, BufReader};
-use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
 use serde_json::{json, Value};
@@ -23,22 +24,6 @@ const MEASURED: usize = 600;
 /// A leak of 1 KiB per run adds 600 kB over the measured runs (2 KiB leaked by every other
 /// run was measured at 612 kB); a healthy client varies by about 12 kB.
 const GROWTH_LIMIT_KB: i64 = 512;
-
-/// The soak example, built next to this test binary (`target/<profile>/examples/soak`).
-fn soak_example() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let profile_dir = exe
-        .parent()
-        .and_then(|deps| deps.parent())
-        .expect("test binaries live in target/<profile>/deps");
-    let example = profile_dir.join("examples/soak");
-    assert!(
-        example.exists(),
-        "{} is missing: build it with `cargo build --example soak` (`cargo test` builds it)",
-        example.display()
-    );
-    example
-}
 
 fn resident_kb() -> i64 {
     let status = std::fs::read_to_string("/proc/self/status").unwrap();
@@ -70,7 +55,7 @@ fn toolkit() -> Toolkit {
 
 #[tokio::test]
 async fn no_memory_growth_over_hundreds_of_runs() {
-    let mut child = Command::new(soak_example())
+    let mut child = Command::new(example_bin::path("soak"))
         .arg("serve")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

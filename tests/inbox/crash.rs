@@ -1,7 +1,6 @@
 //! A worker process killed mid-resume (SIGKILL: no chance to clean up): another worker
 //! takes the run over once the dead one's lease lapses, and the outcome is recorded once.
 
-use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
@@ -11,23 +10,6 @@ use crate::support::{both_engines, slow_model, Scene, TestDb};
 
 both_engines!(a_killed_worker_process_is_taken_over_after_the_lease);
 
-/// The `durable_approval` example, built next to this test by `cargo test`.
-fn example_binary() -> PathBuf {
-    let exe = std::env::current_exe().expect("the test binary has a path");
-    let dir = exe
-        .parent()
-        .and_then(|deps| deps.parent())
-        .expect("the test binary lives in target/<profile>/deps");
-    let path = dir.join("examples").join("durable_approval");
-    assert!(
-        path.is_file(),
-        "{} is missing: run the suite with `cargo test --workspace` (scripts/test.sh), \
-         which builds the examples",
-        path.display()
-    );
-    path
-}
-
 async fn a_killed_worker_process_is_taken_over_after_the_lease(db: TestDb) {
     // The example parks and resumes under the agent "purchasing", with the same tool.
     let s = Scene::new(db.builder().agent("purchasing").open().await.unwrap()).await;
@@ -35,7 +17,7 @@ async fn a_killed_worker_process_is_taken_over_after_the_lease(db: TestDb) {
 
     // The child's model takes a minute to answer, so it is surely mid-resume when killed.
     let slow = slow_model(Duration::from_secs(60)).await;
-    let mut child = Command::new(example_binary())
+    let mut child = Command::new(crate::example_bin::path("durable_approval"))
         .args(["--db", &db.url, "worker", "--lease", "1"])
         .env("TOOLNEXUS_BASE_URL", slow.base_url())
         .env("OPENAI_API_KEY", "test-key")

@@ -2,6 +2,8 @@
 //! answered, and resumed through a scripted model over loopback HTTP. Every test body runs
 //! on both engines; PostgreSQL comes from `TOOLNEXUS_TEST_PG_URL` (scripts/test.sh).
 
+#[path = "../example_bin/mod.rs"]
+mod example_bin;
 mod pg;
 mod support;
 

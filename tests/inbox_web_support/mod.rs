@@ -4,7 +4,7 @@
 #![allow(dead_code)] // each test file uses part of it
 
 use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
@@ -310,29 +310,7 @@ impl Drop for Example {
 
 impl Example {
     pub fn start(db: &str, options: &[&str]) -> Example {
-        let exe = std::env::current_exe().expect("the test binary has a path");
-        let path = exe
-            .parent()
-            .and_then(|deps| deps.parent())
-            .map(|dir| dir.join("examples").join("inbox"))
-            .expect("the test binary lives in target/<profile>/deps");
-        assert!(
-            path.is_file(),
-            "{} is missing: run the suite with `cargo test --workspace` (or scripts/test.sh), \
-             which builds the examples",
-            path.display()
-        );
-        let mut command = Command::new(path);
-        for var in [
-            "OPENAI_API_KEY",
-            "ANTHROPIC_API_KEY",
-            "OPENROUTER_API_KEY",
-            "TOOLNEXUS_BASE_URL",
-            "TOOLNEXUS_MODEL",
-            "TOOLNEXUS_STYLE",
-        ] {
-            command.env_remove(var);
-        }
+        let mut command = crate::example_bin::command("inbox");
         let mut child = command
             .args(["--port", "0", "--db", db])
             .args(options)

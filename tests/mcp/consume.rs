@@ -185,7 +185,7 @@ async fn a_legacy_servers_mid_call_elicitation_goes_to_wait_for_or_is_declined()
     assert!(declined.is_error);
     assert_eq!(
         declined.output,
-        "declined/expired: Approve purchase of gpu?"
+        "declined/expired: Approve purchase of gpu? (reason: declined)"
     );
 }
 

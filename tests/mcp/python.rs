@@ -17,27 +17,11 @@ fn script(name: &str) -> PathBuf {
         .join(name)
 }
 
-/// target/<profile>/examples/<name>, built by `cargo test` next to the test binaries.
-fn example(name: &str) -> PathBuf {
-    let exe = std::env::current_exe().expect("the test binary has a path");
-    let dir = exe
-        .parent()
-        .and_then(|deps| deps.parent())
-        .expect("the test binary lives in target/<profile>/deps");
-    let path = dir.join("examples").join(name);
-    assert!(
-        path.is_file(),
-        "{} is missing: run the suite with `cargo test --workspace`, which builds the examples",
-        path.display()
-    );
-    path
-}
-
 #[test]
 fn the_python_sdk_drives_the_example_server() {
     let out = Command::new(python())
         .arg(script("client.py"))
-        .arg(example("mcp_server"))
+        .arg(crate::example_bin::path("mcp_server"))
         .output()
         .expect("python starts");
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -54,7 +38,7 @@ fn the_python_sdk_drives_the_example_server() {
         "elicited: form | Approve purchase of gpu? | []",
         "result: False | approved: gpu",
         "elicited: form | Approve purchase of yacht? | []",
-        "result: True | declined/expired: Approve purchase of yacht?",
+        "result: True | declined/expired: Approve purchase of yacht? (reason: declined)",
         "elicited: form | Where should order 7 go? | ['city', 'express', 'zip']",
         "result: False | order 7 ships to 75001 Paris, express",
     ];

@@ -117,7 +117,7 @@ async fn on_2026_07_28_a_suspension_is_an_input_required_round() {
         declined,
         (
             true,
-            "declined/expired: Approve purchase of gpu?".to_owned()
+            "declined/expired: Approve purchase of gpu? (reason: declined)".to_owned()
         )
     );
     let approved = finish(client.call_tool_once(retry(state, "accept")).await.unwrap());
@@ -163,7 +163,7 @@ async fn before_2026_the_call_is_held_open_for_a_form_elicitation() {
         declined,
         (
             true,
-            "declined/expired: Approve purchase of yacht?".to_owned()
+            "declined/expired: Approve purchase of yacht? (reason: declined)".to_owned()
         )
     );
     let shipped = ask(&client, "ship_order", json!({"order": 7})).await;
@@ -205,7 +205,7 @@ async fn an_unanswered_elicitation_expires() {
         result,
         (
             true,
-            "declined/expired: Approve purchase of gpu?".to_owned()
+            "declined/expired: Approve purchase of gpu? (reason: expired)".to_owned()
         )
     );
 }

@@ -24,7 +24,7 @@ pub struct ParkedCall {
 /// when the client calls the same tool with the same arguments again,
 /// [`answer_for`](Self::answer_for) is asked first, and an answer found there is applied
 /// by the agent loop's rule: `ok` re-runs the tool once with it, a refusal ends the call
-/// with `declined/expired: <prompt>`.
+/// with `declined/expired: <prompt> (reason: <reason>)`.
 ///
 /// ```
 /// use std::sync::Mutex;

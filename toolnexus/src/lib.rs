@@ -12,7 +12,9 @@
 //! async fn approve_purchase(item: String, answer: Option<&Answer>) -> ToolResult {
 //!     match answer {
 //!         Some(a) if a.ok => ToolResult::ok(format!("approved: {item}")),
-//!         Some(_) => ToolResult::error("declined"),
+//!         // Reached only through a direct `Toolkit::execute`: under `LlmClient` a refusal
+//!         // never re-runs the tool, the model is told `declined/expired: <prompt> (reason: …)`.
+//!         Some(_) => ToolResult::error("not approved"),
 //!         None => pending!(kind = "approval", prompt = format!("Approve purchase of {item}?")),
 //!     }
 //! }

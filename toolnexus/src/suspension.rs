@@ -79,6 +79,32 @@ impl Request {
         self.expires_at = Some(rfc3339.into());
         self
     }
+
+    /// What the model is told when this request is refused, instead of re-running the tool:
+    /// the other ports' exact `declined/expired: <prompt>`, followed by
+    /// ` (reason: <reason>)` when the answer gives a non-blank reason, so the model can tell
+    /// a decline from an expiry and read the person's own words. `LlmClient` and the MCP
+    /// server both answer refusals with it; a host resolving calls itself can too.
+    ///
+    /// ```
+    /// use toolnexus::{Answer, Request};
+    ///
+    /// let request = Request::new("approval", "Buy a gpu?").with_id("r1");
+    /// assert_eq!(request.refusal(&Answer::decline("r1", " ")), "declined/expired: Buy a gpu?");
+    /// assert_eq!(
+    ///     request.refusal(&Answer::decline("r1", "too dear")),
+    ///     "declined/expired: Buy a gpu? (reason: too dear)"
+    /// );
+    /// ```
+    pub fn refusal(&self, answer: &Answer) -> String {
+        let prompt = &self.prompt;
+        match answer.reason.as_deref().map(str::trim) {
+            Some(reason) if !reason.is_empty() => {
+                format!("declined/expired: {prompt} (reason: {reason})")
+            }
+            _ => format!("declined/expired: {prompt}"),
+        }
+    }
 }
 
 /// A host's reply to a [`Request`].

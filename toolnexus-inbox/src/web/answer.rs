@@ -1,7 +1,7 @@
 //! From a submitted answer form to an [`Answer`]: what a request lets a person do (its
 //! shape), which button they pressed, and the values they typed, coerced by the schema.
 
-use serde_json::{json, Value};
+use serde_json::Value;
 use toolnexus::{Answer, Request};
 
 use super::form::{Coerced, Form};
@@ -111,14 +111,11 @@ pub(crate) fn read(request: &Request, shape: &Shape, fields: &[(String, String)]
         return Submission::UnknownAction;
     };
     let id = request.id.clone();
-    // The person's own words stay beside the closed set of reasons, so the audit trail
-    // keeps them without the model-facing `reason` becoming free text.
-    let refusal = |reason: &str| {
-        let answer = Answer::decline(id.clone(), reason);
-        match value(REASON_FIELD).map(str::trim).filter(|r| !r.is_empty()) {
-            Some(said) => answer.with_data(json!({ "reason": said })),
-            None => answer,
-        }
+    // The person's own words are the reason the model is told (`declined/expired: <prompt>
+    // (reason: <words>)`), so it can act on them; without words, the button's own reason.
+    let refusal = |fallback: &str| {
+        let said = value(REASON_FIELD).map(str::trim).filter(|r| !r.is_empty());
+        Answer::decline(id.clone(), said.unwrap_or(fallback))
     };
     Submission::Answer(match action {
         Action::Approve | Action::SignedIn => Answer::ok(id),
@@ -140,6 +137,7 @@ pub(crate) fn read(request: &Request, shape: &Shape, fields: &[(String, String)]
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn fields(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
         pairs
@@ -166,10 +164,7 @@ mod tests {
             &shape,
             &fields(&[("_action", "decline"), ("_reason", " too dear ")]),
         ));
-        assert_eq!(
-            no,
-            Answer::decline("r1", "declined").with_data(json!({"reason": "too dear"}))
-        );
+        assert_eq!(no, Answer::decline("r1", "too dear"));
         assert!(matches!(
             read(&request, &shape, &fields(&[("_action", "signed-in")])),
             Submission::UnknownAction

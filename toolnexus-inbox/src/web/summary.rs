@@ -8,7 +8,7 @@ use maud::{html, Markup};
 use serde_json::Value;
 use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
-use toolnexus::{Answer, RunStatus};
+use toolnexus::{Answer, Request, RunStatus};
 
 use crate::{Parked, ParkedState};
 
@@ -109,7 +109,7 @@ pub(crate) fn decision(parked: &Parked, now: SystemTime) -> Markup {
     };
     html! {
         p.meta {
-            (verdict(answer))
+            (verdict(&parked.request, answer))
             @if let Some(by) = &parked.answered_by { " by " (by) }
             @if let Some(at) = parked.answered_at {
                 " " span title=(exact(at)) { (ago(at, now)) }
@@ -118,13 +118,20 @@ pub(crate) fn decision(parked: &Parked, now: SystemTime) -> Markup {
     }
 }
 
-/// "approved", "declined: “too expensive”", "answered city Lyon · express true".
-fn verdict(answer: &Answer) -> Markup {
-    let said = answer
-        .data
-        .as_ref()
-        .and_then(|d| d.get("reason"))
-        .and_then(Value::as_str);
+/// "approved", "declined: “too expensive”", "cancelled", "answered city Lyon · express true".
+fn verdict(request: &Request, answer: &Answer) -> Markup {
+    // A sign-in is cancelled, anything else declined; a reason other than those words (or
+    // `expired`) is what the person typed, shown in quotes.
+    let refused = if request.kind == "authorization" {
+        "cancelled"
+    } else {
+        "declined"
+    };
+    let reason = answer
+        .reason
+        .as_deref()
+        .map(str::trim)
+        .filter(|r| !r.is_empty());
     html! {
         @if answer.ok {
             @match &answer.data {
@@ -139,8 +146,11 @@ fn verdict(answer: &Answer) -> Markup {
                 None => "approved",
             }
         } @else {
-            (answer.reason.as_deref().unwrap_or("declined"))
-            @if let Some(said) = said { ": “" (said) "”" }
+            @match reason {
+                None => (refused),
+                Some(word @ ("declined" | "cancelled" | "expired")) => (word),
+                Some(said) => { (refused) ": “" (said) "”" },
+            }
         }
     }
 }

@@ -244,7 +244,7 @@ impl McpServer {
             ));
         }
         if !answer.ok {
-            return ToolResult::error(format!("declined/expired: {}", request.prompt));
+            return ToolResult::error(request.refusal(&answer));
         }
         let context = ToolContext::default().with_answer(answer);
         let result = self.inner.toolkit.execute(name, args, context).await;

@@ -31,7 +31,8 @@ const DEFAULT_ELICITATION_TIMEOUT: Duration = Duration::from_secs(600);
 ///   `requestState`; the retried call carries the response, which becomes an
 ///   [`Answer`](toolnexus::Answer) — accept is `ok` with the content as data, decline and
 ///   cancel are refusals — and, as in the agent loop, an `ok` answer re-runs the tool once
-///   while a refusal ends the call with `declined/expired: <prompt>`;
+///   while a refusal ends the call with `declined/expired: <prompt> (reason: <reason>)`
+///   ([`Request::refusal`](toolnexus::Request::refusal));
 /// - on older protocols, when the client declared elicitation, the call is held open while
 ///   the server sends `elicitation/create` (form mode; URL mode for an `authorization`
 ///   with a `url`, its elicitation id being the request id); no reply within

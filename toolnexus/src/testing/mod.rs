@@ -179,7 +179,32 @@ impl MockLlm {
         self.shared.state().requests.clone()
     }
 
-    /// How many requests were received (the length of [`requests`](Self::requests)).
+    /// Takes the requests recorded so far, leaving none stored: a stub serving for long (a
+    /// benchmark, a soak, a demo server) calls it now and then so its memory stays flat.
+    /// [`calls`](Self::calls) keeps counting every request.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use toolnexus::testing::{MockLlm, Reply};
+    /// use toolnexus::{LlmClient, Toolkit};
+    ///
+    /// let model = MockLlm::start([Reply::text("one"), Reply::text("two")]).await?;
+    /// let client = LlmClient::builder().base_url(model.base_url()).model("m").api_key("k").build()?;
+    /// let tk = Toolkit::builder().build()?;
+    /// client.run("first", &tk).await?;
+    /// assert_eq!(model.take_requests().len(), 1);
+    /// client.run("second", &tk).await?;
+    /// assert_eq!(model.take_requests().len(), 1);
+    /// assert_eq!(model.calls(), 2);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn take_requests(&self) -> Vec<RecordedRequest> {
+        std::mem::take(&mut self.shared.state().requests)
+    }
+
+    /// How many requests were received since the stub started.
     pub fn calls(&self) -> usize {
         self.counts().calls
     }

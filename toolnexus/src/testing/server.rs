@@ -65,14 +65,15 @@ impl Shared {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Stores the request and returns its 1-based number.
+    /// Stores the request and returns its 1-based number, counted over the stub's life so
+    /// it stays unique after the stored requests are taken.
     fn record(&self, request: RecordedRequest) -> usize {
-        let seq = {
-            let mut state = self.state();
-            state.requests.push(request);
-            state.requests.len()
-        };
-        self.counts.send_modify(|c| c.calls += 1);
+        self.state().requests.push(request);
+        let mut seq = 0;
+        self.counts.send_modify(|c| {
+            c.calls += 1;
+            seq = c.calls;
+        });
         seq
     }
 

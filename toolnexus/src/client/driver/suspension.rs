@@ -4,7 +4,7 @@
 //! In-process (`wait_for` set): the host's answer decides. `ok` re-runs the same tool with
 //! the same arguments once, with the answer in its context; a refusal becomes the error
 //! result `declined/expired: <prompt>`, followed by ` (reason: <reason>)` when the answer
-//! gives one (see [`refusal`]); a re-run that suspends again becomes
+//! gives one (see [`Request::refusal`]); a re-run that suspends again becomes
 //! `unresolved: <prompt>` (never a loop on the same request); an answer that does not echo
 //! the request id is not trusted and becomes `unresolved: <prompt> (…)`.
 //!
@@ -60,26 +60,13 @@ pub(super) async fn ask<E: Events>(
     Some(Ok(answer))
 }
 
-/// A refusal settles the call without running it (see [`refusal`]); an `ok` answer
-/// re-runs it.
+/// A refusal settles the call without running it (see [`Request::refusal`]); an `ok`
+/// answer re-runs it.
 pub(super) fn verdict(request: &Request, answer: Answer) -> Verdict {
     if answer.ok {
         Verdict::Rerun(answer)
     } else {
-        Verdict::Refused(failure(refusal(request, &answer)))
-    }
-}
-
-/// What the model is told of a refusal: the other ports' exact `declined/expired: <prompt>`,
-/// and, when the answer gives a reason, ` (reason: <reason>)` after it, so the model can tell
-/// a decline from an expiry and read the human's own words.
-fn refusal(request: &Request, answer: &Answer) -> String {
-    let prompt = &request.prompt;
-    match answer.reason.as_deref().map(str::trim) {
-        Some(reason) if !reason.is_empty() => {
-            format!("declined/expired: {prompt} (reason: {reason})")
-        }
-        _ => format!("declined/expired: {prompt}"),
+        Verdict::Refused(failure(request.refusal(&answer)))
     }
 }
 
