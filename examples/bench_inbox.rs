@@ -9,8 +9,9 @@
 //! ```
 //! Each run uses an agent name of its own, so a database can be reused. The model is the
 //! embedded scripted stub (`MockLlm`): what is measured is the inbox, not a provider. The
-//! stub keeps every request it saw, so it is served from a child process of this program:
-//! the memory figures are the inbox's and the worker's alone (the stub's are shown apart).
+//! stub is served from a child process of this program, dropping the requests it recorded
+//! as it goes: the memory figures are the inbox's and the worker's alone (the stub's are
+//! shown apart).
 
 mod support;
 
@@ -160,11 +161,19 @@ async fn serve_model() -> Result<(), Box<dyn std::error::Error>> {
     let mock = MockLlm::with_fn(support::purchase_script).await?;
     println!("{}", mock.base_url());
     std::io::stdout().flush()?;
-    tokio::task::spawn_blocking(|| {
+    let stdin_closed = tokio::task::spawn_blocking(|| {
         let mut sink = String::new();
         while std::io::stdin().read_line(&mut sink).is_ok_and(|n| n > 0) {}
-    })
-    .await?;
+    });
+    tokio::pin!(stdin_closed);
+    // The stub records every request; nothing reads them here, so they are let go.
+    let mut tick = tokio::time::interval(Duration::from_millis(100));
+    loop {
+        tokio::select! {
+            closed = &mut stdin_closed => break closed?,
+            _ = tick.tick() => drop(mock.take_requests()),
+        }
+    }
     drop(mock);
     Ok(())
 }
