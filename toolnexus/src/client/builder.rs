@@ -380,13 +380,19 @@ impl LlmClientBuilder {
             .base_url
             .clone()
             .unwrap_or_else(|| provider.default_base_url().to_owned());
-        let url = endpoint(provider, &base_url)?;
-        let api_key = match self.api_key.clone().filter(|k| !k.is_empty()) {
-            Some(key) => key,
-            None => key_from_env(style.key_variable(url.host_str()))?,
-        };
-        let http = http_client(provider, &api_key, &self.headers)?;
-        let mut secrets = vec![api_key];
+        let url = endpoint(provider, &base_url, &model, false)?;
+        let stream_url = endpoint(provider, &base_url, &model, true)?;
+        let key_variables = style.key_variables(url.host_str());
+        // No key at all is fine: local servers need none. A provider that wants one answers
+        // 401, and the error then names the variable.
+        let api_key = self
+            .api_key
+            .clone()
+            .filter(|k| !k.is_empty())
+            .or_else(|| key_from_env(key_variables));
+        let http = http_client(provider, api_key.as_deref(), &self.headers)?;
+        let missing_key = api_key.is_none().then_some(key_variables[0]);
+        let mut secrets: Vec<String> = api_key.into_iter().collect();
         secrets.extend(
             self.headers
                 .into_iter()
@@ -405,6 +411,8 @@ impl LlmClientBuilder {
             transport: Transport {
                 http,
                 url,
+                stream_url,
+                missing_key,
                 max_response_bytes: self.max_response_bytes,
                 secrets,
             },
@@ -449,8 +457,13 @@ impl LlmClientBuilder {
 
 /// The provider's endpoint under `base_url`, an http(s) URL. The URL is not echoed in
 /// errors: it could carry credentials.
-fn endpoint(provider: &dyn Provider, base_url: &str) -> Result<reqwest::Url, ClientError> {
-    let url = reqwest::Url::parse(&provider.endpoint(base_url)).map_err(|e| {
+fn endpoint(
+    provider: &dyn Provider,
+    base_url: &str,
+    model: &str,
+    stream: bool,
+) -> Result<reqwest::Url, ClientError> {
+    let url = reqwest::Url::parse(&provider.endpoint(base_url, model, stream)).map_err(|e| {
         ClientError::Config(ErrorDetail::caused_by(
             format!("the base URL is not a valid URL: {e}"),
             e,
@@ -464,17 +477,16 @@ fn endpoint(provider: &dyn Provider, base_url: &str) -> Result<reqwest::Url, Cli
     Ok(url)
 }
 
-fn key_from_env(var: &'static str) -> Result<String, ClientError> {
-    std::env::var(var)
-        .ok()
-        .filter(|k| !k.is_empty())
-        .ok_or(ClientError::MissingApiKey { var })
+fn key_from_env(variables: &[&str]) -> Option<String> {
+    variables
+        .iter()
+        .find_map(|var| std::env::var(var).ok().filter(|k| !k.is_empty()))
 }
 
 /// The client every request goes through, its headers set once.
 fn http_client(
     provider: &dyn Provider,
-    api_key: &str,
+    api_key: Option<&str>,
     extra: &[(String, String)],
 ) -> Result<reqwest::Client, ClientError> {
     let headers = headers(provider, api_key, extra)?;
@@ -496,7 +508,7 @@ const MIN_MASKED_LEN: usize = 4;
 /// The headers every request carries, values marked sensitive so they never print.
 fn headers(
     provider: &dyn Provider,
-    api_key: &str,
+    api_key: Option<&str>,
     extra: &[(String, String)],
 ) -> Result<HeaderMap, ClientError> {
     let mut map = HeaderMap::new();

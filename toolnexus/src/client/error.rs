@@ -123,10 +123,15 @@ impl From<&str> for ErrorDetail {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ClientError {
-    /// No API key was given and the environment variable for the provider is unset.
+    /// The provider refused the request as unauthenticated (HTTP 401 or 403) and no API key
+    /// was sent: none was given and the environment variable for the provider is unset.
+    /// (Local servers — Ollama, vLLM, llama.cpp, LM Studio — need none, so a client is built
+    /// without one and sends no `Authorization` header.)
     MissingApiKey {
         /// The environment variable that was consulted.
         var: &'static str,
+        /// The HTTP status the provider answered with.
+        status: u16,
     },
     /// A builder setting is invalid (model missing, malformed base URL or header, …).
     Config(ErrorDetail),
@@ -167,6 +172,13 @@ pub enum ClientError {
     /// The provider reported an error inside a streamed reply (an SSE `error` event).
     /// Not retried: part of the reply may already have been delivered.
     StreamError(String),
+    /// The model stopped without a turn the loop can use, for the reason the provider gave
+    /// (Gemini's `SAFETY`, `RECITATION`, `MALFORMED_FUNCTION_CALL`, …; a Responses reply
+    /// that failed or came back empty). Not retried.
+    Stopped {
+        /// The provider's reason, as it named it.
+        reason: String,
+    },
     /// The run was cancelled through its
     /// [`CancellationToken`](crate::CancellationToken); the in-flight request was aborted.
     Cancelled,
@@ -180,9 +192,9 @@ pub enum ClientError {
 impl fmt::Display for ClientError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            ClientError::MissingApiKey { var } => write!(
+            ClientError::MissingApiKey { var, status } => write!(
                 f,
-                "no API key: pass one with `.api_key(..)` or set the {var} environment variable"
+                "the provider answered HTTP {status} and no API key was sent: pass one with `.api_key(..)` or set the {var} environment variable"
             ),
             ClientError::Config(d) => write!(f, "invalid client configuration: {d}"),
             ClientError::InvalidOptions(d) => write!(f, "invalid request settings: {d}"),
@@ -208,6 +220,9 @@ impl fmt::Display for ClientError {
             ),
             ClientError::StreamError(message) => {
                 write!(f, "the provider reported an error mid-stream: {message}")
+            }
+            ClientError::Stopped { reason } => {
+                write!(f, "the model stopped without an answer: {reason}")
             }
             ClientError::Cancelled => f.write_str("the run was cancelled"),
             ClientError::TimedOut => f.write_str("the run timed out"),

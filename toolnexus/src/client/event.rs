@@ -12,7 +12,7 @@ use crate::Request;
 
 /// One step of a streamed run, from [`LlmClient::stream`](crate::LlmClient::stream).
 ///
-/// Per model call: `Text` deltas as they arrive, then `Usage`, then one `ToolCall` per call
+/// Per model call: `Reasoning` and `Text` deltas as they arrive, then `Usage`, then one `ToolCall` per call
 /// the model asked for, in call order. Then for that turn's calls: a `Pending` for each
 /// suspension, when it happens (before `wait_for` is asked, or for the call the run halts
 /// on); then, once the turn is settled, one `ToolResult` per call that got a result, in call
@@ -28,6 +28,14 @@ pub enum StreamEvent {
     /// A piece of the model's text.
     Text {
         /// The new text, to append to what came before.
+        delta: String,
+    },
+    /// A piece of the model's readable reasoning (thinking text, `reasoning_content`, a
+    /// reasoning summary, a thought part), before or between its text and tool calls. It is
+    /// never part of the run's text; the whole of it is on the turn's
+    /// [`Message::reasoning`](crate::Message::reasoning).
+    Reasoning {
+        /// The new reasoning text, to append to what came before.
         delta: String,
     },
     /// The model asked for a tool call (its arguments complete).

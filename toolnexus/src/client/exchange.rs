@@ -45,7 +45,7 @@ async fn send(
     body: Vec<u8>,
     streaming: bool,
 ) -> Result<(Reply, Instant), ClientError> {
-    let request = s.transport.prepare(body);
+    let request = s.transport.prepare(body, streaming);
     let mut attempt = 0;
     loop {
         let started = Instant::now();
@@ -129,6 +129,8 @@ fn observe(
         ms,
         prompt_tokens: usage.prompt_tokens,
         completion_tokens: usage.completion_tokens,
+        cached_tokens: usage.cached_tokens,
+        reasoning_tokens: usage.reasoning_tokens,
         retry_in,
     });
 }

@@ -9,6 +9,8 @@ use serde_json::Value;
 
 use crate::{Request, ToolOutcome};
 
+pub use super::provider_state::ProviderState;
+
 /// One entry of a transcript. Serialized with a `role` tag:
 /// `system`, `user`, `assistant` or `tool_results`.
 ///
@@ -32,14 +34,22 @@ pub enum Message {
         /// The text.
         content: String,
     },
-    /// A model turn: its text and the tools it asked for, in the order it asked.
+    /// A model turn: its text and the tools it asked for, in the order it asked, and what
+    /// the provider needs back verbatim on the next turn (its reasoning state).
     Assistant {
-        /// The text of the turn (may be empty when the model only calls tools).
+        /// The text of the turn (may be empty when the model only calls tools). Reasoning is
+        /// never part of it.
         #[serde(default, skip_serializing_if = "String::is_empty")]
         content: String,
         /// The tool calls of the turn.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         tool_calls: Vec<ToolCall>,
+        /// The provider's reasoning state for this turn (thinking blocks and signatures,
+        /// `reasoning_content`, encrypted reasoning items, thought signatures), when it sent
+        /// any. Replayed only to the style that produced it; absent in transcripts written
+        /// before it existed, which load as they are.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        state: Option<ProviderState>,
     },
     /// The results of one turn's tool calls, in call order: one per call, except that a run
     /// halted on a suspension holds a placeholder for the halted call (see
@@ -64,6 +74,27 @@ impl Message {
     pub fn user(content: impl Into<String>) -> Self {
         Message::User {
             content: content.into(),
+        }
+    }
+
+    /// An assistant turn with text only (a model's answer, as a host writes it into a
+    /// history).
+    pub fn assistant(content: impl Into<String>) -> Self {
+        Message::Assistant {
+            content: content.into(),
+            tool_calls: Vec::new(),
+            state: None,
+        }
+    }
+
+    /// The readable reasoning of an assistant turn (thinking text, `reasoning_content`,
+    /// reasoning summaries, thought parts), for display and logs; `None` for other messages
+    /// and for turns without any. It is never the run's text and never goes back to the
+    /// model as text.
+    pub fn reasoning(&self) -> Option<String> {
+        match self {
+            Message::Assistant { state: Some(state), .. } => state.reasoning(),
+            _ => None,
         }
     }
 }

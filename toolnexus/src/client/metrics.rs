@@ -32,6 +32,10 @@ pub enum MetricEvent {
         prompt_tokens: u64,
         /// Completion tokens the response reported (0 for a failed request).
         completion_tokens: u64,
+        /// Prompt tokens read from the provider's cache, when it reports them (else 0).
+        cached_tokens: u64,
+        /// Completion tokens spent on reasoning, when the provider reports them (else 0).
+        reasoning_tokens: u64,
         /// For a failed request that will be retried: the wait before the next attempt, in
         /// milliseconds (the provider's `Retry-After`, or the backoff).
         retry_in_ms: Option<f64>,

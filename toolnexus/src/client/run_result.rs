@@ -136,7 +136,18 @@ impl ToolCallRecord {
     }
 }
 
-/// Token counts. Anthropic's `input_tokens`/`output_tokens` map to prompt/completion.
+/// Token counts, summed over a run's turns. Anthropic's `input_tokens`/`output_tokens` map
+/// to prompt/completion.
+///
+/// The details are counted where a provider reports them and are 0 elsewhere (left out of
+/// the JSON when 0): `cached_tokens` — prompt tokens read from the provider's prompt cache
+/// (OpenAI `prompt_tokens_details.cached_tokens`, Responses `input_tokens_details`,
+/// Anthropic `cache_read_input_tokens`, Gemini `cachedContentTokenCount`);
+/// `cache_write_tokens` — prompt tokens written to it (Anthropic
+/// `cache_creation_input_tokens`); `reasoning_tokens` — completion tokens spent reasoning
+/// (OpenAI `completion_tokens_details`, Responses `output_tokens_details`, Gemini
+/// `thoughtsTokenCount`, which Gemini bills as output and so is counted in
+/// `completion_tokens` too).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Usage {
     /// Tokens sent.
@@ -145,6 +156,19 @@ pub struct Usage {
     pub completion_tokens: u64,
     /// Their sum (as the provider reports it, when it does).
     pub total_tokens: u64,
+    /// Prompt tokens read from the provider's cache.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cached_tokens: u64,
+    /// Prompt tokens written to the provider's cache.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cache_write_tokens: u64,
+    /// Completion tokens spent on reasoning.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub reasoning_tokens: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl Usage {
@@ -155,7 +179,21 @@ impl Usage {
             prompt_tokens: prompt,
             completion_tokens: completion,
             total_tokens: reported_total.unwrap_or(prompt.saturating_add(completion)),
+            ..Usage::default()
         }
+    }
+
+    /// These counts with the provider's cache details.
+    pub(crate) fn with_cache(mut self, read: u64, written: u64) -> Self {
+        self.cached_tokens = read;
+        self.cache_write_tokens = written;
+        self
+    }
+
+    /// These counts with the reasoning tokens the provider reported.
+    pub(crate) fn with_reasoning(mut self, reasoning: u64) -> Self {
+        self.reasoning_tokens = reasoning;
+        self
     }
 }
 
@@ -167,5 +205,10 @@ impl AddAssign for Usage {
             .completion_tokens
             .saturating_add(other.completion_tokens);
         self.total_tokens = self.total_tokens.saturating_add(other.total_tokens);
+        self.cached_tokens = self.cached_tokens.saturating_add(other.cached_tokens);
+        self.cache_write_tokens = self
+            .cache_write_tokens
+            .saturating_add(other.cache_write_tokens);
+        self.reasoning_tokens = self.reasoning_tokens.saturating_add(other.reasoning_tokens);
     }
 }

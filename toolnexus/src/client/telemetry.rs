@@ -28,6 +28,8 @@ pub(crate) struct LlmObservation<'a> {
     pub(crate) ms: f64,
     pub(crate) prompt_tokens: u64,
     pub(crate) completion_tokens: u64,
+    pub(crate) cached_tokens: u64,
+    pub(crate) reasoning_tokens: u64,
     pub(crate) retry_in: Option<Duration>,
 }
 
@@ -65,6 +67,8 @@ impl Telemetry {
                 ms: o.ms,
                 prompt_tokens: o.prompt_tokens,
                 completion_tokens: o.completion_tokens,
+                cached_tokens: o.cached_tokens,
+                reasoning_tokens: o.reasoning_tokens,
                 retry_in_ms: o.retry_in.map(|d| d.as_secs_f64() * 1000.0),
             });
         }

@@ -22,6 +22,10 @@ pub(crate) struct Transport {
     /// One client per `LlmClient`, so its connection pool is reused across turns and runs.
     pub(crate) http: reqwest::Client,
     pub(crate) url: reqwest::Url,
+    /// Where streamed replies are asked for (the same URL for most providers).
+    pub(crate) stream_url: reqwest::Url,
+    /// The key variable to name when a provider refuses a request sent without a key.
+    pub(crate) missing_key: Option<&'static str>,
     pub(crate) max_response_bytes: usize,
     /// Values never to echo in an error (the key, header values).
     pub(crate) secrets: Vec<String>,
@@ -62,8 +66,9 @@ pub(crate) struct Prepared(reqwest::RequestBuilder);
 
 impl Transport {
     /// The POST of `body`, built once for all its attempts.
-    pub(crate) fn prepare(&self, body: Vec<u8>) -> Prepared {
-        Prepared(self.http.post(self.url.clone()).body(body))
+    pub(crate) fn prepare(&self, body: Vec<u8>, streaming: bool) -> Prepared {
+        let url = if streaming { &self.stream_url } else { &self.url };
+        Prepared(self.http.post(url.clone()).body(body))
     }
 
     /// One attempt at `request`.
@@ -118,13 +123,17 @@ impl Transport {
         let body = read_capped(response, ERROR_BODY_BYTES)
             .await
             .map_or_else(|_| Vec::new(), |(body, _)| body);
-        Failure {
-            status: Some(status),
-            retry_after,
-            error: ClientError::Status {
+        let error = match self.missing_key {
+            Some(var) if matches!(status, 401 | 403) => ClientError::MissingApiKey { var, status },
+            _ => ClientError::Status {
                 status,
                 excerpt: excerpt(&body, &self.secrets),
             },
+        };
+        Failure {
+            status: Some(status),
+            retry_after,
+            error,
         }
     }
 

@@ -69,11 +69,14 @@
 //! writing and close.
 
 mod anthropic;
+mod gemini;
 mod openai;
 mod recorded;
 mod render;
 mod reply;
+mod responses;
 mod server;
+mod strict;
 mod wire_parts;
 
 use std::collections::VecDeque;
@@ -157,6 +160,20 @@ impl MockLlm {
             accept,
             _shutdown: shutdown,
         })
+    }
+
+    /// Stops checking requests as the providers do: a lenient mock answers whatever it is
+    /// sent, for tests of clients that send what a provider would refuse.
+    ///
+    /// By default the mock refuses with the provider's HTTP 400, before using a scripted
+    /// reply: tool results that do not answer the previous turn's calls by id and in order,
+    /// and reasoning state of an earlier turn (see [`Reply::with_reasoning`]) that did not
+    /// come back verbatim.
+    pub fn lenient(self) -> Self {
+        self.shared
+            .strict
+            .store(false, std::sync::atomic::Ordering::Relaxed);
+        self
     }
 
     /// Appends a reply to the end of the script.

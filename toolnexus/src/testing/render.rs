@@ -5,7 +5,7 @@ use serde_json::Value;
 
 use super::reply::{ReplyBody, Usage};
 use super::wire_parts::Exchange;
-use super::{anthropic, openai};
+use super::{anthropic, gemini, openai, responses};
 use crate::Style;
 
 /// The wire format a request path asks for; the path's tail decides, so any prefix works
@@ -15,6 +15,10 @@ pub(crate) fn style_for_path(path: &str) -> Option<Style> {
         Some(Style::OpenAi)
     } else if path.ends_with("/messages") {
         Some(Style::Anthropic)
+    } else if path.ends_with("/responses") {
+        Some(Style::Responses)
+    } else if path.ends_with(":generateContent") || path.ends_with(":streamGenerateContent") {
+        Some(Style::Gemini)
     } else {
         None
     }
@@ -63,6 +67,12 @@ pub(crate) fn render(
                     Rendered::json(200, &anthropic::message(turn, usage, ex))
                 }
                 (Style::Anthropic, true) => Rendered::sse(anthropic::stream(turn, usage, ex)),
+                (Style::Responses, false) => {
+                    Rendered::json(200, &responses::response(turn, usage, ex))
+                }
+                (Style::Responses, true) => Rendered::sse(responses::stream(turn, usage, ex)),
+                (Style::Gemini, false) => Rendered::json(200, &gemini::response(turn, usage, ex)),
+                (Style::Gemini, true) => Rendered::sse(gemini::stream(turn, usage, ex)),
             }
         }
         ReplyBody::Error { status, message } => error(wire, *status, message),
@@ -83,6 +93,8 @@ pub(crate) fn error(wire: Style, status: u16, message: &str) -> Rendered {
     let body = match wire {
         Style::OpenAi => openai::error_body(status, message),
         Style::Anthropic => anthropic::error_body(status, message),
+        Style::Responses => responses::error_body(status, message),
+        Style::Gemini => gemini::error_body(status, message),
     };
     Rendered::json(status, &body)
 }

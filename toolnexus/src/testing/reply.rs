@@ -53,11 +53,15 @@ pub(crate) enum ReplyBody {
     },
 }
 
-/// An assistant turn: optional text, then tool calls in order.
+/// An assistant turn: optional reasoning, optional text, then tool calls in order.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Turn {
     pub(crate) text: String,
     pub(crate) calls: Vec<ScriptedCall>,
+    /// Reasoning the model shows before its text, rendered with the state each provider
+    /// requires back (a signed thinking block, `reasoning_content`, an encrypted reasoning
+    /// item, thought signatures).
+    pub(crate) reasoning: Option<String>,
 }
 
 #[derive(Clone, Debug)]
@@ -112,7 +116,7 @@ impl Reply {
     pub fn text(text: impl Into<String>) -> Self {
         Self::turn(Turn {
             text: text.into(),
-            calls: Vec::new(),
+            ..Turn::default()
         })
     }
 
@@ -205,6 +209,36 @@ impl Reply {
     pub fn with_text(mut self, text: impl Into<String>) -> Self {
         if let ReplyBody::Turn(turn) = &mut self.body {
             turn.text = text.into();
+        }
+        self
+    }
+
+    /// Gives this turn reasoning, rendered as a reasoning model sends it together with the
+    /// state its provider requires back verbatim on the next turn:
+    ///
+    /// | style | rendered as | required back |
+    /// |---|---|---|
+    /// | Chat Completions | `reasoning_content` on the message, and `extra_content.google.thought_signature` on each tool call | both, on the assistant message with those calls |
+    /// | Anthropic | a `thinking` block with a `signature`, first in `content` | the block, unchanged, first in that assistant turn |
+    /// | Responses | a `reasoning` item (`id`, `summary`, `encrypted_content`) before the calls | the item, unchanged, before its `function_call` items |
+    /// | Gemini | a thought part, and a `thoughtSignature` on the first `functionCall` part (on the text part of a text-only turn) | the signature, on the same part |
+    ///
+    /// Streamed, the reasoning comes first, in its provider's delta events. The mock refuses
+    /// (HTTP 400, in the provider's words) a later request that leaves this state out or
+    /// changes it, as the provider does — unless it runs [`lenient`](super::MockLlm::lenient).
+    /// Has no effect on [`error`](Self::error) and [`raw`](Self::raw) replies.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use toolnexus::testing::Reply;
+    ///
+    /// let turn = Reply::tool_call("call_1", "get_weather", json!({"city": "Paris"}))
+    ///     .with_reasoning("The user wants the weather in Paris; ask the tool.");
+    /// # drop(turn);
+    /// ```
+    pub fn with_reasoning(mut self, reasoning: impl Into<String>) -> Self {
+        if let ReplyBody::Turn(turn) = &mut self.body {
+            turn.reasoning = Some(reasoning.into());
         }
         self
     }

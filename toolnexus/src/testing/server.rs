@@ -4,6 +4,7 @@
 use std::collections::VecDeque;
 use std::convert::Infallible;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -20,7 +21,8 @@ use tokio::sync::watch;
 
 use super::recorded::RecordedRequest;
 use super::render::{self, Rendered};
-use super::reply::Reply;
+use super::reply::{Reply, ReplyBody};
+use super::strict::{self, Issued};
 use super::wire_parts::Exchange;
 use crate::Style;
 
@@ -39,12 +41,16 @@ pub(crate) struct Shared {
     state: Mutex<State>,
     fallback: Option<Responder>,
     pub(crate) counts: watch::Sender<Counts>,
+    /// Whether requests are checked as the providers check them (the default).
+    pub(crate) strict: AtomicBool,
 }
 
 #[derive(Default)]
 pub(crate) struct State {
     pub(crate) queue: VecDeque<Reply>,
     pub(crate) requests: Vec<RecordedRequest>,
+    /// The turns sent so far, for checking the requests that continue them.
+    pub(crate) issued: Vec<Issued>,
 }
 
 impl Shared {
@@ -52,10 +58,11 @@ impl Shared {
         Shared {
             state: Mutex::new(State {
                 queue,
-                requests: Vec::new(),
+                ..State::default()
             }),
             fallback,
             counts: watch::Sender::new(Counts::default()),
+            strict: AtomicBool::new(true),
         }
     }
 
@@ -75,6 +82,27 @@ impl Shared {
             seq = c.calls;
         });
         seq
+    }
+
+    /// The provider's refusal of `request`, if it would refuse it.
+    fn refusal(&self, wire: Style, request: &RecordedRequest) -> Option<String> {
+        if !self.strict.load(Ordering::Relaxed) {
+            return None;
+        }
+        strict::check(wire, request, &self.state().issued).err()
+    }
+
+    /// Remembers a turn that later requests must continue correctly.
+    fn issued(&self, style: Style, seq: usize, reply: &Reply) {
+        if let ReplyBody::Turn(turn) = &reply.body {
+            if !turn.calls.is_empty() || turn.reasoning.is_some() {
+                self.state().issued.push(Issued {
+                    style,
+                    seq,
+                    turn: turn.clone(),
+                });
+            }
+        }
     }
 
     fn next_reply(&self, request: &RecordedRequest) -> Option<Reply> {
@@ -166,6 +194,9 @@ async fn handle(
         );
         return Ok(plain_error(wire, StatusCode::METHOD_NOT_ALLOWED, &message));
     }
+    if let Some(message) = shared.refusal(wire, &request) {
+        return Ok(plain_error(wire, StatusCode::BAD_REQUEST, &message));
+    }
     let Some(reply) = shared.next_reply(&request) else {
         let message = format!(
             "toolnexus MockLlm: script exhausted: request #{seq} ({} {}) has no scripted reply; \
@@ -189,6 +220,7 @@ async fn handle(
     pending.answered();
 
     let rendered = render::render(wire, &reply.body, reply.usage, &Exchange::of(&request, seq));
+    shared.issued(wire, seq, &reply);
     Ok(
         respond(rendered, &reply.headers, reply.chunk_bytes).unwrap_or_else(|problem| {
             let message = format!(

@@ -20,12 +20,14 @@ impl Exchange {
     pub(crate) fn of(request: &RecordedRequest, seq: usize) -> Self {
         let body = &request.body;
         Exchange {
+            // Gemini names the model in the path (`…/models/{model}:generateContent`).
             model: body
                 .get("model")
                 .and_then(Value::as_str)
+                .or_else(|| model_in_path(&request.path))
                 .unwrap_or("mock-model")
                 .to_owned(),
-            stream: request.is_stream(),
+            stream: request.is_stream() || request.path.ends_with(":streamGenerateContent"),
             include_usage: body
                 .pointer("/stream_options/include_usage")
                 .and_then(Value::as_bool)
@@ -33,6 +35,34 @@ impl Exchange {
             seq,
         }
     }
+}
+
+/// The model of a Gemini path, `…/models/{model}:{method}`.
+fn model_in_path(path: &str) -> Option<&str> {
+    let (_, rest) = path.rsplit_once("/models/")?;
+    let (model, _) = rest.split_once(':')?;
+    (!model.is_empty()).then_some(model)
+}
+
+/// A stand-in for a provider's opaque signature over `text`: deterministic, so a test can
+/// predict it, and different for every request number and text, so a client that replays
+/// one turn's signature on another is caught. Base64-looking, as the real ones are.
+pub(crate) fn signature(kind: &str, seq: usize, text: &str) -> String {
+    const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    // FNV-1a, then a few rounds of a xorshift to spread it over 48 characters.
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in kind.bytes().chain(seq.to_le_bytes()).chain(text.bytes()) {
+        h ^= u64::from(byte);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    let mut out = String::with_capacity(48);
+    for _ in 0..48 {
+        h ^= h << 13;
+        h ^= h >> 7;
+        h ^= h << 17;
+        out.push(char::from(ALPHABET[(h % 64) as usize]));
+    }
+    out
 }
 
 /// One SSE event; `name` becomes an `event:` line (Anthropic names its events, OpenAI does not).
@@ -71,6 +101,24 @@ mod tests {
             assert!(parts.iter().all(|p| !p.is_empty()));
         }
         assert_eq!(argument_fragments("{\"a\":1}").len(), 2);
+    }
+
+    #[test]
+    fn signatures_differ_by_request_and_text_and_repeat_for_the_same() {
+        let a = signature("thinking", 1, "x");
+        assert_eq!(a, signature("thinking", 1, "x"));
+        assert_ne!(a, signature("thinking", 2, "x"));
+        assert_ne!(a, signature("thinking", 1, "y"));
+        assert_eq!(a.len(), 48);
+    }
+
+    #[test]
+    fn the_model_of_a_gemini_path() {
+        assert_eq!(
+            model_in_path("/v1/models/gemini-3-pro:generateContent"),
+            Some("gemini-3-pro")
+        );
+        assert_eq!(model_in_path("/v1/chat/completions"), None);
     }
 
     #[test]

@@ -293,7 +293,11 @@ impl Toolkit {
                 .declarations()
                 .map(|(name, description, schema)| provider.declare(name, description, schema))
                 .collect();
-            let json = pre_serialize(&values);
+            let json = if values.is_empty() {
+                None
+            } else {
+                pre_serialize(&provider.tools_value(values.clone()))
+            };
             Declared { values, json }
         })
     }

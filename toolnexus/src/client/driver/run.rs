@@ -151,10 +151,14 @@ impl<E: Events> Driver<'_, E> {
             let (reply, tools) = turn::call_model(cx, &st.messages, st.turns).await?;
             st.usage += reply.usage;
             cx.ev.emit(|| StreamEvent::Usage(reply.usage));
+            if let Some(reason) = reply.stopped {
+                return Err(ClientError::Stopped { reason });
+            }
             if reply.calls.is_empty() {
                 st.messages.push(Message::Assistant {
                     content: reply.text,
                     tool_calls: reply.calls,
+                    state: reply.state,
                 });
                 return Ok(Ending::Done);
             }
@@ -170,6 +174,7 @@ impl<E: Events> Driver<'_, E> {
             st.messages.push(Message::Assistant {
                 content: reply.text,
                 tool_calls: reply.calls,
+                state: reply.state,
             });
             if let Some(request) = st.absorb(settled) {
                 return Ok(Ending::Pending(request));

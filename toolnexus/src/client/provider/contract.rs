@@ -9,7 +9,7 @@ use serde_json::value::RawValue;
 use serde_json::Value;
 
 use crate::client::error::{ClientError, ErrorDetail};
-use crate::client::message::{Message, ToolCall};
+use crate::client::message::{Message, ProviderState, ToolCall};
 use crate::client::redact::{excerpt, redact};
 use crate::client::request_options::RequestOptions;
 use crate::client::run_result::Usage;
@@ -19,19 +19,25 @@ use crate::client::run_result::Usage;
 pub(crate) trait Provider: Sync {
     /// The public API base used when the builder sets none.
     fn default_base_url(&self) -> &'static str;
-    /// The URL requests go to, for a base URL.
-    fn endpoint(&self, base: &str) -> String;
-    /// The environment variable the key is read from when none is given.
-    fn key_variable(&self) -> &'static str;
-    /// Adds the headers that carry `api_key` (marked sensitive) and any the provider
-    /// requires.
+    /// The URL requests for `model` go to under a base URL, for a streamed reply or a whole
+    /// one.
+    fn endpoint(&self, base: &str, model: &str, stream: bool) -> String;
+    /// The environment variables the key is read from when none is given, first set wins.
+    fn key_variables(&self) -> &'static [&'static str];
+    /// Adds the headers that carry `api_key` (marked sensitive; none without a key) and any
+    /// the provider requires.
     fn auth_headers(
         &self,
-        api_key: &str,
+        api_key: Option<&str>,
         headers: &mut HeaderMap,
     ) -> Result<(), InvalidHeaderValue>;
     /// One tool's declaration.
     fn declare(&self, name: &str, description: &str, schema: &Value) -> Value;
+    /// The body's `tools` value from every tool's declaration; most providers take the list
+    /// as it is.
+    fn tools_value(&self, declarations: Vec<Value>) -> Vec<Value> {
+        declarations
+    }
     /// Serializes one turn's request body.
     fn encode(&self, out: &Outgoing<'_>) -> serde_json::Result<Vec<u8>>;
     /// Parses a whole (non-streamed) reply body.
@@ -45,6 +51,8 @@ pub(crate) enum Step {
     Nothing,
     /// New text (already added to the decoder's reply).
     Text(String),
+    /// New reasoning text (already added to the decoder's reply state).
+    Reasoning(String),
     /// The provider marked the end of the reply; nothing after it is read.
     Finished,
 }
@@ -100,6 +108,12 @@ pub(crate) struct ModelReply {
     /// Per call: why its arguments could not be used (not valid JSON), if so.
     pub(crate) arg_errors: Vec<Option<String>>,
     pub(crate) usage: Usage,
+    /// What the provider needs back verbatim with this turn, when it sent any.
+    pub(crate) state: Option<ProviderState>,
+    /// Why the provider stopped without a usable turn (a safety block, a recitation, a
+    /// malformed call): the run fails with [`ClientError::Stopped`] rather than return
+    /// empty text that looks like an answer. `None` for a turn the loop can use.
+    pub(crate) stopped: Option<String>,
 }
 
 /// Why a reply could not be read.

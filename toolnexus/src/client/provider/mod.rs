@@ -6,8 +6,10 @@
 mod anthropic;
 mod arguments;
 mod contract;
+mod gemini;
 mod openai;
 mod read_stream;
+mod responses;
 mod sse_parts;
 mod style;
 

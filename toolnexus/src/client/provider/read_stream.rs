@@ -57,6 +57,7 @@ pub(crate) async fn read_stream<E: Events>(
         {
             Step::Nothing => {}
             Step::Text(delta) => ev.emit(|| StreamEvent::Text { delta }),
+            Step::Reasoning(delta) => ev.emit(|| StreamEvent::Reasoning { delta }),
             Step::Finished => {
                 // Taking the body's end when it is already there lets the connection go back
                 // to the pool; waiting for it could hang on a server that keeps it open.

@@ -3,7 +3,9 @@
 
 use super::anthropic::Anthropic;
 use super::contract::Provider;
+use super::gemini::Gemini;
 use super::openai::OpenAi;
+use super::responses::Responses;
 
 /// The wire format an endpoint speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -14,6 +16,11 @@ pub enum Style {
     OpenAi,
     /// Anthropic messages.
     Anthropic,
+    /// OpenAI's Responses API (`POST {base}/responses`), stateless: every turn replays the
+    /// whole transcript, reasoning items included, with `store: false`.
+    Responses,
+    /// Google Gemini's own API (`POST {base}/models/{model}:generateContent`).
+    Gemini,
 }
 
 /// OpenAI-compatible gateways that keep their keys under their own variable.
@@ -21,13 +28,15 @@ const GATEWAY_KEYS: &[(&str, &str)] = &[("openrouter.ai", "OPENROUTER_API_KEY")]
 
 impl Style {
     /// How many styles there are (caches keep one slot per style).
-    pub(crate) const COUNT: usize = 2;
+    pub(crate) const COUNT: usize = 4;
 
     /// The style's slot in a per-style cache.
     pub(crate) fn index(self) -> usize {
         match self {
             Style::OpenAi => 0,
             Style::Anthropic => 1,
+            Style::Responses => 2,
+            Style::Gemini => 3,
         }
     }
 
@@ -36,21 +45,27 @@ impl Style {
         match self {
             Style::OpenAi => &OpenAi,
             Style::Anthropic => &Anthropic,
+            Style::Responses => &Responses,
+            Style::Gemini => &Gemini,
         }
     }
 
-    /// The variable the key is read from: a known gateway's own, else the variable of the
-    /// provider whose host it is, else this style's.
-    pub(crate) fn key_variable(self, host: Option<&str>) -> &'static str {
+    /// The variables the key is read from, first set wins: a known gateway's own, else the
+    /// variables of the provider whose host it is, else this style's.
+    pub(crate) fn key_variables(self, host: Option<&str>) -> &'static [&'static str] {
         let host = host.unwrap_or_default();
         let is = |domain: &str| host == domain || host.ends_with(&format!(".{domain}"));
         if let Some((_, var)) = GATEWAY_KEYS.iter().find(|(domain, _)| is(domain)) {
-            return var;
+            return std::slice::from_ref(var);
         }
         if is("anthropic.com") {
-            return Anthropic.key_variable();
+            return Anthropic.key_variables();
         }
-        self.provider().key_variable()
+        // Gemini's OpenAI-compatible endpoint takes the Gemini key.
+        if is("generativelanguage.googleapis.com") {
+            return Gemini.key_variables();
+        }
+        self.provider().key_variables()
     }
 }
 
@@ -67,9 +82,20 @@ mod tests {
             (Style::OpenAi, "api.anthropic.com", "ANTHROPIC_API_KEY"),
             (Style::OpenAi, "api.openai.com", "OPENAI_API_KEY"),
             (Style::OpenAi, "notopenrouter.ai", "OPENAI_API_KEY"),
+            (Style::Responses, "api.openai.com", "OPENAI_API_KEY"),
+            (Style::Gemini, "127.0.0.1", "GEMINI_API_KEY"),
+            (
+                Style::OpenAi,
+                "generativelanguage.googleapis.com",
+                "GEMINI_API_KEY",
+            ),
         ];
         for (style, host, var) in cases {
-            assert_eq!(style.key_variable(Some(host)), var, "{style:?} {host}");
+            assert_eq!(style.key_variables(Some(host))[0], var, "{style:?} {host}");
         }
+        assert_eq!(
+            Style::Gemini.key_variables(None),
+            ["GEMINI_API_KEY", "GOOGLE_API_KEY"]
+        );
     }
 }

@@ -23,7 +23,7 @@ impl Provider for Anthropic {
     }
 
     /// `/v1` is added when the base does not end with it.
-    fn endpoint(&self, base: &str) -> String {
+    fn endpoint(&self, base: &str, _model: &str, _stream: bool) -> String {
         let base = base.trim_end_matches('/');
         if base.ends_with("/v1") {
             format!("{base}/messages")
@@ -32,16 +32,18 @@ impl Provider for Anthropic {
         }
     }
 
-    fn key_variable(&self) -> &'static str {
-        "ANTHROPIC_API_KEY"
+    fn key_variables(&self) -> &'static [&'static str] {
+        &["ANTHROPIC_API_KEY"]
     }
 
     fn auth_headers(
         &self,
-        api_key: &str,
+        api_key: Option<&str>,
         headers: &mut HeaderMap,
     ) -> Result<(), InvalidHeaderValue> {
-        headers.insert("x-api-key", sensitive(api_key)?);
+        if let Some(key) = api_key {
+            headers.insert("x-api-key", sensitive(key)?);
+        }
         headers.insert("anthropic-version", HeaderValue::from_static(API_VERSION));
         Ok(())
     }

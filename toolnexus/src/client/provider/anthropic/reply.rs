@@ -64,6 +64,8 @@ pub(crate) fn decode(body: &[u8]) -> Result<ModelReply, Unreadable> {
         text,
         calls,
         arg_errors,
+        state: None,
+        stopped: None,
         usage,
     })
 }

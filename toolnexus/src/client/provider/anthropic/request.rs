@@ -130,6 +130,7 @@ impl Serialize for Messages<'_> {
                 Message::Assistant {
                     content,
                     tool_calls,
+                    ..
                 } => seq.serialize_element(&Wire {
                     role: "assistant",
                     content: AssistantBlocks {

@@ -185,6 +185,8 @@ impl StreamDecoder for Decoder {
             text,
             calls,
             arg_errors,
+            state: None,
+            stopped: None,
             usage: Usage::counted(this.input_tokens, this.output_tokens, None),
         })
     }

@@ -20,20 +20,22 @@ impl Provider for OpenAi {
         "https://api.openai.com/v1"
     }
 
-    fn endpoint(&self, base: &str) -> String {
+    fn endpoint(&self, base: &str, _model: &str, _stream: bool) -> String {
         format!("{}/chat/completions", base.trim_end_matches('/'))
     }
 
-    fn key_variable(&self) -> &'static str {
-        "OPENAI_API_KEY"
+    fn key_variables(&self) -> &'static [&'static str] {
+        &["OPENAI_API_KEY"]
     }
 
     fn auth_headers(
         &self,
-        api_key: &str,
+        api_key: Option<&str>,
         headers: &mut HeaderMap,
     ) -> Result<(), InvalidHeaderValue> {
-        headers.insert(AUTHORIZATION, sensitive(&format!("Bearer {api_key}"))?);
+        if let Some(key) = api_key {
+            headers.insert(AUTHORIZATION, sensitive(&format!("Bearer {key}"))?);
+        }
         Ok(())
     }
 

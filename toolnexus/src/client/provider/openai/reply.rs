@@ -72,6 +72,8 @@ pub(crate) fn decode(body: &[u8]) -> Result<ModelReply, Unreadable> {
         text: choice.message.content.unwrap_or_default(),
         calls,
         arg_errors,
+        state: None,
+        stopped: None,
         usage: response.usage.map(Usage::from).unwrap_or_default(),
     })
 }

@@ -127,6 +127,7 @@ impl Serialize for Messages<'_> {
                 Message::Assistant {
                     content,
                     tool_calls,
+                    ..
                 } => seq.serialize_element(&Wire::Assistant {
                     content: (!content.is_empty() || tool_calls.is_empty())
                         .then_some(content.as_str()),

@@ -128,6 +128,8 @@ impl StreamDecoder for Decoder {
             text: this.text,
             calls,
             arg_errors,
+            state: None,
+            stopped: None,
             usage: this.usage.unwrap_or_default(),
         })
     }
