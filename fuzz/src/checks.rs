@@ -21,6 +21,7 @@ pub fn check_reply(parsed: Result<ParsedReply, ClientError>) {
                 }
             }
             let entry = Message::Assistant {
+                state: None,
                 content: reply.text,
                 tool_calls: reply.calls,
             };

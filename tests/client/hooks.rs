@@ -46,6 +46,7 @@ async fn before_llm_replaces_what_is_sent_but_not_the_transcript() {
         vec![
             Message::user("hello"),
             Message::Assistant {
+                state: None,
                 content: "hi".into(),
                 tool_calls: vec![]
             }

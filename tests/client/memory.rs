@@ -142,6 +142,7 @@ async fn run_with_history_continues_a_transcript() {
     let dangling = vec![
         Message::user("buy"),
         Message::Assistant {
+            state: None,
             content: String::new(),
             tool_calls: vec![ToolCall {
                 id: "call_1".into(),

@@ -15,7 +15,8 @@ fn assert_done_with_summed_usage(result: &RunResult) {
         Usage {
             prompt_tokens: 25,
             completion_tokens: 9,
-            total_tokens: 34
+            total_tokens: 34,
+            ..Usage::default()
         }
     );
 }

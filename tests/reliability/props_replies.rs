@@ -21,6 +21,7 @@ fn check(parsed: Result<DecodedReply, ClientError>) -> Result<(), TestCaseError>
             }
             // The turn goes into the transcript a durable host persists.
             round_trip(&Message::Assistant {
+                state: None,
                 content: reply.text,
                 tool_calls: reply.calls,
             })

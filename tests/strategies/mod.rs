@@ -104,6 +104,7 @@ pub fn message() -> impl Strategy<Value = Message> {
         text().prop_map(Message::user),
         (text(), prop::collection::vec(tool_call(), 0..3)).prop_map(|(content, tool_calls)| {
             Message::Assistant {
+                state: None,
                 content,
                 tool_calls,
             }
@@ -152,6 +153,7 @@ pub fn run_result() -> impl Strategy<Value = RunResult> {
                     prompt_tokens: usage.0,
                     completion_tokens: usage.1,
                     total_tokens: usage.2,
+                    ..Usage::default()
                 },
                 messages,
                 model,

@@ -43,6 +43,7 @@ fn transcript() -> Vec<Message> {
         Message::system("You are a helpful assistant."),
         Message::user("What is the weather in Paris, and what is 2 + 2?"),
         Message::Assistant {
+            state: None,
             content: String::new(),
             tool_calls: vec![
                 ToolCall {
