@@ -444,7 +444,7 @@ impl LlmClientBuilder {
             ));
         }
         self.request
-            .check()
+            .check(self.style)
             .map_err(|e| ClientError::Config(e.into()))?;
         if self.timeout == Some(Duration::ZERO) {
             return Err(ClientError::Config(

@@ -8,19 +8,10 @@ use std::fmt;
 use serde_json::{Map, Value};
 
 use super::error::ClientError;
+use super::provider::Style;
 use super::tool_choice::ToolChoice;
 use crate::tool_args::kind_of;
 use crate::Toolkit;
-
-/// Body keys the loop writes and depends on; extra fields may not replace them.
-const RESERVED_KEYS: [&str; 6] = [
-    "model",
-    "messages",
-    "system",
-    "tools",
-    "stream",
-    "stream_options",
-];
 
 /// Every setting is optional: unset, the provider's default applies (Anthropic's required
 /// `max_tokens` excepted, which its module fills in).
@@ -71,8 +62,12 @@ impl RequestOptions {
         }
     }
 
-    /// What makes the settings unusable whatever the toolkit, if anything.
-    pub(crate) fn check(&self) -> Result<(), String> {
+    /// What makes the settings unusable for `style` whatever the toolkit, if anything.
+    pub(crate) fn check(&self, style: Style) -> Result<(), String> {
+        let provider = style.provider();
+        if let Some(why) = provider.unsupported(self) {
+            return Err(why);
+        }
         if let Some(t) = self.temperature {
             if !t.is_finite() || t < 0.0 {
                 return Err(format!(
@@ -91,7 +86,8 @@ impl RequestOptions {
         match &self.extra_body {
             None => {}
             Some(Value::Object(fields)) => {
-                if let Some(key) = RESERVED_KEYS.iter().find(|k| fields.contains_key(**k)) {
+                let reserved = provider.reserved_keys();
+                if let Some(key) = reserved.iter().find(|k| fields.contains_key(**k)) {
                     return Err(format!(
                         "extra_body may not set `{key}`: the loop writes it itself"
                     ));
@@ -175,7 +171,7 @@ mod tests {
 
     #[test]
     fn unusable_settings_say_why() {
-        let bad = |o: RequestOptions| o.check().unwrap_err();
+        let bad = |o: RequestOptions| o.check(Style::OpenAi).unwrap_err();
         let t = |t| RequestOptions {
             temperature: Some(t),
             ..Default::default()
@@ -194,6 +190,6 @@ mod tests {
             bad(extra(json!({"messages": []}))),
             "extra_body may not set `messages`: the loop writes it itself"
         );
-        assert!(extra(json!({"top_p": 1})).check().is_ok());
+        assert!(extra(json!({"top_p": 1})).check(Style::OpenAi).is_ok());
     }
 }

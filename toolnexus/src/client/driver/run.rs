@@ -97,7 +97,7 @@ pub(crate) async fn run<E: Events>(
         None => Cow::Borrowed(&settings.request),
         Some(options) => Cow::Owned(settings.request.overridden_by(&options.request)),
     };
-    if let Err(why) = request.check() {
+    if let Err(why) = request.check(settings.style) {
         // Only a run's options can be invalid here: the client's were checked when built.
         return Err(ClientError::InvalidOptions(why.into()));
     }

@@ -38,6 +38,13 @@ pub(crate) trait Provider: Sync {
     fn tools_value(&self, declarations: Vec<Value>) -> Vec<Value> {
         declarations
     }
+    /// Body keys the loop writes for this provider: extra body fields may not set them.
+    fn reserved_keys(&self) -> &'static [&'static str];
+    /// Why `options` cannot be sent to this provider, when it has no such setting.
+    fn unsupported(&self, options: &RequestOptions) -> Option<String> {
+        let _ = options;
+        None
+    }
     /// Serializes one turn's request body.
     fn encode(&self, out: &Outgoing<'_>) -> serde_json::Result<Vec<u8>>;
     /// Parses a whole (non-streamed) reply body.
@@ -85,8 +92,10 @@ pub(crate) struct Outgoing<'a> {
 }
 
 /// Serializes a provider's `body`, then writes the run's extra fields over it: they come
-/// last, so they replace a field of the same name (the loop's own fields were refused when
-/// the settings were checked). Without extra fields the body goes straight to bytes.
+/// last, so they replace a field of the same name, except that an object merges into an
+/// object key by key (`generationConfig.thinkingConfig` beside the loop's
+/// `generationConfig.temperature`). The loop's own fields were refused when the settings
+/// were checked. Without extra fields the body goes straight to bytes.
 pub(crate) fn body_bytes<B: Serialize>(
     body: &B,
     out: &Outgoing<'_>,
@@ -96,9 +105,20 @@ pub(crate) fn body_bytes<B: Serialize>(
     };
     let mut value = serde_json::to_value(body)?;
     if let Value::Object(fields) = &mut value {
-        fields.extend(extra.iter().map(|(k, v)| (k.clone(), v.clone())));
+        merge(fields, extra);
     }
     serde_json::to_vec(&value)
+}
+
+fn merge(into: &mut serde_json::Map<String, Value>, extra: &serde_json::Map<String, Value>) {
+    for (key, value) in extra {
+        match (into.get_mut(key), value) {
+            (Some(Value::Object(mine)), Value::Object(theirs)) => merge(mine, theirs),
+            _ => {
+                into.insert(key.clone(), value.clone());
+            }
+        }
+    }
 }
 
 /// What one model turn produced, in provider-neutral form.

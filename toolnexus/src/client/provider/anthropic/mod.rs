@@ -52,6 +52,10 @@ impl Provider for Anthropic {
         json!({"name": name, "description": description, "input_schema": schema})
     }
 
+    fn reserved_keys(&self) -> &'static [&'static str] {
+        &["model", "messages", "system", "tools", "stream"]
+    }
+
     fn encode(&self, out: &Outgoing<'_>) -> serde_json::Result<Vec<u8>> {
         body_bytes(&request::Body::new(out), out)
     }

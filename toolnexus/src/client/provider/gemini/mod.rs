@@ -45,6 +45,10 @@ impl Provider for Gemini {
         vec![json!({ "functionDeclarations": declarations })]
     }
 
+    fn reserved_keys(&self) -> &'static [&'static str] {
+        &["contents", "systemInstruction", "tools"]
+    }
+
     fn encode(&self, _out: &Outgoing<'_>) -> serde_json::Result<Vec<u8>> {
         unimplemented!("gemini encode")
     }

@@ -43,6 +43,10 @@ impl Provider for OpenAi {
         json!({"type": "function", "function": {"name": name, "description": description, "parameters": schema}})
     }
 
+    fn reserved_keys(&self) -> &'static [&'static str] {
+        &["model", "messages", "tools", "stream", "stream_options"]
+    }
+
     fn encode(&self, out: &Outgoing<'_>) -> serde_json::Result<Vec<u8>> {
         body_bytes(&request::Body::new(out), out)
     }

@@ -35,6 +35,10 @@ impl Provider for Responses {
         json!({"type": "function", "name": name, "description": description, "parameters": schema})
     }
 
+    fn reserved_keys(&self) -> &'static [&'static str] {
+        &["model", "input", "instructions", "tools", "stream", "store", "include"]
+    }
+
     fn encode(&self, _out: &Outgoing<'_>) -> serde_json::Result<Vec<u8>> {
         unimplemented!("responses encode")
     }
