@@ -94,7 +94,7 @@ pub use client::{
     LlmCall, LlmClient, LlmClientBuilder, Message, MetricEvent, ProviderState, RetryDecision,
     RunOptions,
     RunResult, RunStatus, StoreError, StreamEvent, Style, ToolCall, ToolCallInfo, ToolCallRecord,
-    ToolChoice, ToolOutput, Usage,
+    ToolChoice, ToolOutput, UnknownStyle, Usage,
 };
 pub use extensions::{Ext, Extensions, MissingExtension};
 pub use native::NativeTool;

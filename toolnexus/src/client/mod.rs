@@ -36,7 +36,7 @@ pub use hooks::{BeforeTool, LlmCall, ToolCallInfo};
 pub use llm_client::LlmClient;
 pub use message::{Message, ProviderState, ToolCall, ToolOutput};
 pub use metrics::MetricEvent;
-pub use provider::Style;
+pub use provider::{Style, UnknownStyle};
 pub use retry::RetryDecision;
 pub use run_options::RunOptions;
 pub use run_result::{Limit, RunResult, RunStatus, ToolCallRecord, Usage};

@@ -15,4 +15,4 @@ mod style;
 
 pub(crate) use contract::{ModelReply, Outgoing, Provider};
 pub(crate) use read_stream::{read_stream, StreamLimits};
-pub use style::Style;
+pub use style::{Style, UnknownStyle};

@@ -27,6 +27,20 @@ pub enum Style {
 const GATEWAY_KEYS: &[(&str, &str)] = &[("openrouter.ai", "OPENROUTER_API_KEY")];
 
 impl Style {
+    /// Every style, in declaration order.
+    pub const ALL: [Style; 4] = [Style::OpenAi, Style::Anthropic, Style::Responses, Style::Gemini];
+
+    /// The style's name, as [`FromStr`](std::str::FromStr) reads it: `openai`, `anthropic`,
+    /// `responses` or `gemini`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Style::OpenAi => "openai",
+            Style::Anthropic => "anthropic",
+            Style::Responses => "responses",
+            Style::Gemini => "gemini",
+        }
+    }
+
     /// How many styles there are (caches keep one slot per style).
     pub(crate) const COUNT: usize = 4;
 
@@ -68,6 +82,48 @@ impl Style {
         self.provider().key_variables()
     }
 }
+
+impl std::fmt::Display for Style {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Reads a style by its name (what a `TOOLNEXUS_STYLE`-like setting holds).
+///
+/// ```
+/// use toolnexus::Style;
+///
+/// assert_eq!("gemini".parse::<Style>(), Ok(Style::Gemini));
+/// let err = "bedrock".parse::<Style>().unwrap_err();
+/// assert_eq!(err.to_string(), "`bedrock` is not a style: use openai, anthropic, responses or gemini");
+/// ```
+impl std::str::FromStr for Style {
+    type Err = UnknownStyle;
+
+    fn from_str(name: &str) -> Result<Self, Self::Err> {
+        Style::ALL
+            .into_iter()
+            .find(|style| style.as_str() == name)
+            .ok_or_else(|| UnknownStyle(name.to_owned()))
+    }
+}
+
+/// A style name [`Style`]'s `FromStr` does not know.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownStyle(String);
+
+impl std::fmt::Display for UnknownStyle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "`{}` is not a style: use openai, anthropic, responses or gemini",
+            self.0
+        )
+    }
+}
+
+impl std::error::Error for UnknownStyle {}
 
 #[cfg(test)]
 mod tests {
