@@ -8,7 +8,9 @@
 #   Chromium    Debian's chromium + chromium-driver (one source package, so the versions always
 #               match), installed with apt when absent; chromedriver on a free loopback port.
 #               -> TOOLNEXUS_TEST_WEBDRIVER=http://127.0.0.1:PORT
-#   MCP SDK     a Python venv under target/ with the official `mcp` package.
+#   SDKs        a Python venv under target/ with the official SDKs: `mcp` (the MCP tests'
+#               client and server), `openai`, `google-genai` and `anthropic` (whose request
+#               types check the bodies each style sends).
 #               -> TOOLNEXUS_TEST_PYTHON=…/bin/python
 #
 # Components already provided by the caller (the variable set) are left alone.
@@ -110,15 +112,17 @@ PY
     say "$(chromedriver --version | awk '{print $1, $2}') on 127.0.0.1:$port"
 }
 
+python_packages=(mcp openai google-genai anthropic)
 setup_python() {
-    local venv="$root/target/mcp-venv"
-    if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'import mcp' 2>/dev/null; then
+    local venv="$root/target/sdk-venv"
+    if [ ! -x "$venv/bin/python" ] \
+        || ! "$venv/bin/python" -c 'import mcp, openai, google.genai, anthropic' 2>/dev/null; then
         python3 -c 'import venv' 2>/dev/null || apt_install python3-venv
         rm -rf "$venv"
         python3 -m venv "$venv" || die "python3 -m venv failed: install python3-venv"
-        say "pip install mcp (into target/mcp-venv)"
-        "$venv/bin/pip" install -q --disable-pip-version-check mcp \
-            || die "pip install mcp failed (PyPI unreachable?)"
+        say "pip install ${python_packages[*]} (into target/sdk-venv)"
+        "$venv/bin/pip" install -q --disable-pip-version-check "${python_packages[@]}" \
+            || die "pip install ${python_packages[*]} failed (PyPI unreachable?)"
     fi
     export TOOLNEXUS_TEST_PYTHON="$venv/bin/python"
 }
