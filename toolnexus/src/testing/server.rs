@@ -26,6 +26,9 @@ use super::strict::{self, Issued};
 use super::wire_parts::Exchange;
 use crate::Style;
 
+/// How many turns with reasoning the stub remembers for its checks.
+const MAX_ISSUED: usize = 1024;
+
 /// Answers requests once the queue is empty.
 pub(crate) type Responder = Box<dyn Fn(&RecordedRequest) -> Reply + Send + Sync>;
 
@@ -92,17 +95,26 @@ impl Shared {
         strict::check(wire, request, &self.state().issued).err()
     }
 
-    /// Remembers a turn that later requests must continue correctly.
+    /// Remembers a turn whose reasoning state later requests must bring back. Turns
+    /// without reasoning are checked from the request alone (ids and order), so a stub that
+    /// serves for long without reasoning keeps nothing; with it, the oldest turns are let go
+    /// past [`MAX_ISSUED`].
     fn issued(&self, style: Style, seq: usize, reply: &Reply) {
-        if let ReplyBody::Turn(turn) = &reply.body {
-            if !turn.calls.is_empty() || turn.reasoning.is_some() {
-                self.state().issued.push(Issued {
-                    style,
-                    seq,
-                    turn: turn.clone(),
-                });
-            }
+        let ReplyBody::Turn(turn) = &reply.body else {
+            return;
+        };
+        if turn.reasoning.is_none() {
+            return;
         }
+        let mut state = self.state();
+        if state.issued.len() >= MAX_ISSUED {
+            state.issued.remove(0);
+        }
+        state.issued.push(Issued {
+            style,
+            seq,
+            turn: turn.clone(),
+        });
     }
 
     fn next_reply(&self, request: &RecordedRequest) -> Option<Reply> {

@@ -8,7 +8,8 @@ use super::reply::Turn;
 use super::{anthropic, gemini, openai, responses};
 use crate::Style;
 
-/// A turn the mock sent, kept so that later requests can be checked against it.
+/// A turn with reasoning the mock sent, kept so that later requests can be checked against
+/// it.
 #[derive(Clone, Debug)]
 pub(crate) struct Issued {
     pub(crate) style: Style,
