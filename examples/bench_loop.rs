@@ -9,8 +9,12 @@
 //! cargo run --profile perf --example bench_loop                 # every variant, 300 runs each
 //! cargo run --profile perf --example bench_loop -- 1000         # N runs each
 //! cargo run --profile perf --example bench_loop -- run ours weather 300 --url URL   # one variant
+//! cargo run --profile perf --example bench_loop -- run ours-gemini approve 300          # another style
 //! cargo run --profile perf --example bench_loop -- mock         # serve the endpoint, print its URL
 //! ```
+//!
+//! `ours` speaks the OpenAI style, as the floor does; `ours-anthropic`, `ours-responses`
+//! and `ours-gemini` run the same scenarios in the other styles against the same endpoint.
 //!
 //! Each variant runs in its own process so its peak RSS is its own; the endpoint runs in
 //! another process so that neither its instructions nor its memory count against a client.
@@ -26,6 +30,13 @@ use toolnexus::{pending, tool, Answer, LlmClient, Request, Style, ToolResult, To
 const MODEL: &str = "gpt-4o-mini";
 const KEY: &str = "bench-key";
 const WARMUP: usize = 20;
+const CLIENTS: [&str; 5] = [
+    "floor",
+    "ours",
+    "ours-anthropic",
+    "ours-responses",
+    "ours-gemini",
+];
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -47,15 +58,13 @@ fn main() {
 // ---------------------------------------------------------------- the endpoint
 
 fn scripted_reply(req: &RecordedRequest) -> Reply {
-    let last_role = req.messages().last().and_then(|m| m["role"].as_str());
-    if last_role == Some("tool") {
+    if answers_tools(&req.body) {
         return Reply::text("Done: it is 21°C in Paris and 2 + 2 = 4.");
     }
-    let approve = req.body["tools"].as_array().is_some_and(|tools| {
-        tools
-            .iter()
-            .any(|t| t["function"]["name"] == "approve_purchase")
-    });
+    // The declarations' shape differs by style; the name is in them whatever it is.
+    let approve = req.body["tools"]
+        .to_string()
+        .contains("\"approve_purchase\"");
     if approve {
         Reply::tool_call("call_1", "approve_purchase", json!({"item": "gpu"}))
     } else {
@@ -64,6 +73,19 @@ fn scripted_reply(req: &RecordedRequest) -> Reply {
             ("call_2", "add", json!({"a": 2, "b": 2})),
         ])
     }
+}
+
+/// Whether the request's last entry carries tool results, in whichever style it speaks.
+fn answers_tools(body: &Value) -> bool {
+    let last = |key: &str| body[key].as_array().and_then(|items| items.last());
+    if let Some(item) = last("input") {
+        return item["type"] == "function_call_output";
+    }
+    if let Some(content) = last("contents") {
+        return content["parts"][0].get("functionResponse").is_some();
+    }
+    last("messages")
+        .is_some_and(|m| m["role"] == "tool" || m["content"][0]["type"] == "tool_result")
 }
 
 /// Serves until standard input closes, so the parent controls its lifetime.
@@ -138,11 +160,11 @@ fn compare_all(runs: usize) -> Result<(), String> {
         mock.url
     );
     println!(
-        "{:<8} {:<8} {:>10} {:>10} {:>12}",
+        "{:<15} {:<8} {:>10} {:>10} {:>12}",
         "client", "scenario", "p50 ms", "p95 ms", "peak RSS MB"
     );
     for scenario in ["weather", "approve"] {
-        for client in ["floor", "ours"] {
+        for client in CLIENTS {
             let out = Command::new(&exe)
                 .args([
                     "run",
@@ -167,7 +189,7 @@ fn compare_all(runs: usize) -> Result<(), String> {
 }
 
 fn run_variant(args: &[String]) -> Result<(), String> {
-    let usage = "usage: run <ours|floor> <weather|approve> <N> [--url URL]";
+    let usage = "usage: run <floor|ours|ours-anthropic|ours-responses|ours-gemini> <weather|approve> <N> [--url URL]";
     let [client, scenario, runs, rest @ ..] = args else {
         return Err(usage.into());
     };
@@ -192,9 +214,12 @@ fn run_variant(args: &[String]) -> Result<(), String> {
         .map_err(|e| e.to_string())?;
     let times = rt.block_on(async {
         match client.as_str() {
-            "ours" => Ours::new(&url, approve)?.measure(runs).await,
             "floor" => Floor::new(&url, approve).measure(runs).await,
-            _ => Err(usage.to_owned()),
+            "ours" => Ours::new(&url, Style::OpenAi, approve)?.measure(runs).await,
+            other => match other.strip_prefix("ours-").map(str::parse::<Style>) {
+                Some(Ok(style)) => Ours::new(&url, style, approve)?.measure(runs).await,
+                _ => Err(usage.to_owned()),
+            },
         }
     })?;
     report(client, scenario, times);
@@ -217,7 +242,7 @@ fn report(client: &str, scenario: &str, mut times: Vec<Duration>) {
         times.get(i).map_or(0.0, |d| d.as_secs_f64() * 1e3)
     };
     println!(
-        "{client:<8} {scenario:<8} {:>10.3} {:>10.3} {:>12.1}",
+        "{client:<15} {scenario:<8} {:>10.3} {:>10.3} {:>12.1}",
         at(0.5),
         at(0.95),
         peak_rss_mb()
@@ -287,10 +312,10 @@ struct Ours {
 }
 
 impl Ours {
-    fn new(url: &str, approve: bool) -> Result<Self, String> {
+    fn new(url: &str, style: Style, approve: bool) -> Result<Self, String> {
         let client = LlmClient::builder()
             .base_url(url)
-            .style(Style::OpenAi)
+            .style(style)
             .model(MODEL)
             .api_key(KEY)
             .wait_for(|req: Request| async move { Answer::ok(req.id) })

@@ -32,11 +32,11 @@ instructions() { # client scenario runs
   sed -n 's/.*Collected : \([0-9]*\).*/\1/p' "$tmp/vg.err"
 }
 
-printf '%-8s %-8s %14s\n' client scenario "instr/run"
+printf '%-15s %-8s %14s\n' client scenario "instr/run"
 for scenario in weather approve; do
-  for client in floor ours; do
+  for client in floor ours ours-anthropic ours-responses ours-gemini; do
     i1=$(instructions "$client" "$scenario" "$n1")
     i2=$(instructions "$client" "$scenario" "$n2")
-    printf '%-8s %-8s %14d\n' "$client" "$scenario" $(( (i2 - i1) / (n2 - n1) ))
+    printf '%-15s %-8s %14d\n' "$client" "$scenario" $(( (i2 - i1) / (n2 - n1) ))
   done
 done

@@ -79,7 +79,11 @@ async fn bodies_of(style: Style) -> Vec<Value> {
     let weather = || {
         Reply::tool_calls([
             ("call_paris", "get_weather", json!({"city": "Paris"})),
-            ("call_rome", "get_weather", json!({"city": "Rome", "unit": "celsius"})),
+            (
+                "call_rome",
+                "get_weather",
+                json!({"city": "Rome", "unit": "celsius"}),
+            ),
         ])
         .with_text("Checking both cities.")
         .with_reasoning("Two cities, so two calls.")

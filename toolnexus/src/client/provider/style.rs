@@ -28,7 +28,12 @@ const GATEWAY_KEYS: &[(&str, &str)] = &[("openrouter.ai", "OPENROUTER_API_KEY")]
 
 impl Style {
     /// Every style, in declaration order.
-    pub const ALL: [Style; 4] = [Style::OpenAi, Style::Anthropic, Style::Responses, Style::Gemini];
+    pub const ALL: [Style; 4] = [
+        Style::OpenAi,
+        Style::Anthropic,
+        Style::Responses,
+        Style::Gemini,
+    ];
 
     /// The style's name, as [`FromStr`](std::str::FromStr) reads it: `openai`, `anthropic`,
     /// `responses` or `gemini`.
