@@ -1,10 +1,11 @@
 //! Parking, answering and resuming one run at a time, on both engines.
 
 use serde_json::json;
-use toolnexus::{Answer, LlmClient, RunStatus};
+use toolnexus::testing::{MockLlm, Reply};
+use toolnexus::{Answer, LlmClient, Message, ProviderState, RunStatus, Style};
 use toolnexus_inbox::{Inbox, InboxError, Parked, ParkedState};
 
-use crate::support::{both_engines, halted, Scene, TestDb};
+use crate::support::{both_engines, halted, toolkit, Effects, Scene, TestDb};
 
 both_engines!(
     park_answer_resume_once,
@@ -16,6 +17,7 @@ both_engines!(
     the_last_attempt_fails_the_run,
     reopening_keeps_the_runs,
     a_newer_schema_is_refused,
+    reasoning_state_survives_the_row,
 );
 
 async fn park_answer_resume_once(db: TestDb) {
@@ -308,4 +310,41 @@ fn handles_are_shared_and_their_futures_are_send() {
         send(&inbox.resume("id", &client, &tk));
         send(&inbox.worker(client.clone(), tk.clone()).run(async {}));
     };
+}
+
+/// A reasoning model's turn parks with its signed thinking block, and a worker elsewhere (a
+/// fresh handle and client) resumes it with the block sent back as it came: the strict stub
+/// refuses the resume otherwise, as Anthropic does.
+async fn reasoning_state_survives_the_row(db: TestDb) {
+    let llm = MockLlm::start([
+        Reply::tool_call("toolu_1", "approve_purchase", json!({"item": "gpu"}))
+            .with_reasoning("Buying needs an approval."),
+        Reply::text("bought"),
+    ])
+    .await
+    .unwrap();
+    let client = || {
+        LlmClient::builder()
+            .style(Style::Anthropic)
+            .base_url(llm.base_url())
+            .model("claude-x")
+            .api_key("k")
+            .build()
+            .unwrap()
+    };
+    let tk = toolkit(&Effects::default());
+    let halted = client().run("buy a gpu", &tk).await.unwrap();
+    let id = db.inbox().await.park(&halted).await.unwrap();
+
+    let elsewhere = db.inbox().await;
+    elsewhere.answer(Answer::ok(&id)).await.unwrap();
+    let resumed = elsewhere.resume(&id, &client(), &tk).await.unwrap();
+    assert_eq!(resumed.result.text, "bought");
+    assert!(matches!(
+        resumed.result.messages.get(1),
+        Some(Message::Assistant { state: Some(ProviderState::Anthropic { .. }), .. })
+    ));
+    let resent = &llm.requests()[1].body["messages"][1]["content"][0];
+    assert_eq!(resent["type"], "thinking");
+    assert_eq!(resent["thinking"], "Buying needs an approval.");
 }
