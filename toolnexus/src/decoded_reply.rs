@@ -1,7 +1,7 @@
 //! A provider's reply body read exactly as the client reads it, outside a run: what the
 //! parser property tests and fuzz targets check.
 
-use crate::client::{ClientError, Style, ToolCall, Usage};
+use crate::client::{ClientError, ProviderState, Style, ToolCall, Usage};
 
 /// A provider reply as the client reads it.
 #[derive(Debug)]
@@ -15,6 +15,10 @@ pub struct DecodedReply {
     pub arg_errors: Vec<Option<String>>,
     /// The token counts.
     pub usage: Usage,
+    /// The reasoning state the transcript would keep for this turn.
+    pub state: Option<ProviderState>,
+    /// Why the reply is no usable turn (a run fails with `ClientError::Stopped`), if so.
+    pub stopped: Option<String>,
 }
 
 /// Parses a non-streamed reply body in `style`'s format, as the client does; an
@@ -29,5 +33,7 @@ pub fn decode_reply(style: Style, body: &[u8]) -> Result<DecodedReply, ClientErr
         calls: reply.calls,
         arg_errors: reply.arg_errors,
         usage: reply.usage,
+        state: reply.state,
+        stopped: reply.stopped,
     })
 }
