@@ -22,7 +22,10 @@ fn response_id(ex: &Exchange) -> String {
 /// calls nothing).
 fn turn_signature(turn: &Turn, seq: usize) -> Option<String> {
     turn.reasoning.as_ref()?;
-    let over = turn.calls.first().map_or(turn.text.as_str(), |c| c.id.as_str());
+    let over = turn
+        .calls
+        .first()
+        .map_or(turn.text.as_str(), |c| c.id.as_str());
     Some(signature("gemini", seq, over))
 }
 
@@ -286,9 +289,11 @@ fn check_pairing(contents: &[Value]) -> Result<(), String> {
             .checked_sub(1)
             .is_some_and(|before| !calls_of(&contents[before]).is_empty());
         if !responses_of(content).is_empty() && !answers_calls {
-            return Err("Please ensure that function response turn comes immediately after a \
+            return Err(
+                "Please ensure that function response turn comes immediately after a \
                  function call turn."
-                .into());
+                    .into(),
+            );
         }
         let calls = calls_of(content);
         if calls.is_empty() {
@@ -423,20 +428,38 @@ mod tests {
     #[test]
     fn the_signature_must_come_back_on_the_same_part_verbatim() {
         let turn = scripted(true);
-        let sent = response(&turn, Usage { prompt: 1, completion: 1 }, &exchange(3));
+        let sent = response(
+            &turn,
+            Usage {
+                prompt: 1,
+                completion: 1,
+            },
+            &exchange(3),
+        );
         let parts = sent["candidates"][0]["content"]["parts"].clone();
         assert_eq!(parts[0]["thought"], true);
-        let issued = Issued { style: Style::Gemini, seq: 3, turn };
+        let issued = Issued {
+            style: Style::Gemini,
+            seq: 3,
+            turn,
+        };
         let with = continuation(parts.clone(), both_answered());
         assert_eq!(check(&with, &[&issued]), Ok(()));
 
         let mut dropped = parts.clone();
-        dropped[1].as_object_mut().unwrap().remove("thoughtSignature");
+        dropped[1]
+            .as_object_mut()
+            .unwrap()
+            .remove("thoughtSignature");
         let refused = check(&continuation(dropped, both_answered()), &[&issued]).unwrap_err();
         assert!(refused.contains("missing a thought_signature") && refused.contains("position 2"));
 
         let mut moved = parts.clone();
-        let signature = moved[1].as_object_mut().unwrap().remove("thoughtSignature").unwrap();
+        let signature = moved[1]
+            .as_object_mut()
+            .unwrap()
+            .remove("thoughtSignature")
+            .unwrap();
         moved[2]["thoughtSignature"] = signature;
         assert!(check(&continuation(moved, both_answered()), &[&issued]).is_err());
 
@@ -450,10 +473,19 @@ mod tests {
 
     #[test]
     fn every_call_is_answered_in_order_by_the_next_turn() {
-        let parts = response(&scripted(false), Usage { prompt: 1, completion: 1 }, &exchange(1))
-            ["candidates"][0]["content"]["parts"]
+        let parts = response(
+            &scripted(false),
+            Usage {
+                prompt: 1,
+                completion: 1,
+            },
+            &exchange(1),
+        )["candidates"][0]["content"]["parts"]
             .clone();
-        assert_eq!(check(&continuation(parts.clone(), both_answered()), &[]), Ok(()));
+        assert_eq!(
+            check(&continuation(parts.clone(), both_answered()), &[]),
+            Ok(())
+        );
         let one = json!([both_answered()[0].clone()]);
         assert_eq!(
             check(&continuation(parts.clone(), one), &[]),
@@ -463,7 +495,9 @@ mod tests {
         swapped.as_array_mut().unwrap().reverse();
         assert!(check(&continuation(parts.clone(), swapped), &[]).is_err());
         let stray = json!({"contents": [{"role": "user", "parts": both_answered()}]});
-        assert!(check(&stray, &[]).unwrap_err().contains("immediately after"));
+        assert!(check(&stray, &[])
+            .unwrap_err()
+            .contains("immediately after"));
         let unanswered = json!({"contents": [{"role": "model", "parts": parts}]});
         assert_eq!(check(&unanswered, &[]), Err(COUNT_MISMATCH.into()));
     }
@@ -471,14 +505,26 @@ mod tests {
     #[test]
     fn structure_gemini_refuses() {
         let cases = [
-            (json!({"contents": [], "temperature": 1}), "Unknown name \"temperature\""),
-            (json!({"contents": [{"role": "assistant", "parts": [{"text": "x"}]}]}), "valid role"),
-            (json!({"contents": [{"role": "user", "parts": []}]}), "must not be empty"),
+            (
+                json!({"contents": [], "temperature": 1}),
+                "Unknown name \"temperature\"",
+            ),
+            (
+                json!({"contents": [{"role": "assistant", "parts": [{"text": "x"}]}]}),
+                "valid role",
+            ),
+            (
+                json!({"contents": [{"role": "user", "parts": []}]}),
+                "must not be empty",
+            ),
             (
                 json!({"contents": [{"role": "model", "parts": [{"functionCall": {"name": "f", "args": "x"}}]}]}),
                 "function_call.args",
             ),
-            (json!({"systemInstruction": {}}), "contents is not specified"),
+            (
+                json!({"systemInstruction": {}}),
+                "contents is not specified",
+            ),
             (json!([1, 2]), "Invalid JSON payload"),
         ];
         for (body, words) in cases {
@@ -493,7 +539,14 @@ mod tests {
     #[test]
     fn the_stream_is_crlf_framed_and_ends_with_the_finish_and_the_counts() {
         let turn = scripted(true);
-        let body = stream(&turn, Usage { prompt: 7, completion: 2 }, &exchange(2));
+        let body = stream(
+            &turn,
+            Usage {
+                prompt: 7,
+                completion: 2,
+            },
+            &exchange(2),
+        );
         let events: Vec<Value> = body
             .split("\r\n\r\n")
             .filter(|e| !e.is_empty())
@@ -516,7 +569,10 @@ mod tests {
 
     #[test]
     fn error_statuses_are_googles_canonical_codes() {
-        assert_eq!(error_body(429, "x")["error"]["status"], "RESOURCE_EXHAUSTED");
+        assert_eq!(
+            error_body(429, "x")["error"]["status"],
+            "RESOURCE_EXHAUSTED"
+        );
         assert_eq!(error_body(401, "x")["error"]["status"], "UNAUTHENTICATED");
         assert_eq!(error_body(400, "bad")["error"]["message"], "bad");
         assert_eq!(error_body(500, "x")["error"]["code"], 500);

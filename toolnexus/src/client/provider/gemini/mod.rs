@@ -185,7 +185,8 @@ mod tests {
 
     #[test]
     fn error_bodies_read_as_status_and_message_in_either_form() {
-        let one = br#"{"error": {"code": 400, "message": "Bad thing.", "status": "INVALID_ARGUMENT"}}"#;
+        let one =
+            br#"{"error": {"code": 400, "message": "Bad thing.", "status": "INVALID_ARGUMENT"}}"#;
         let many = br#"[{"error": {"code": 429, "message": "Slow down.", "status": "RESOURCE_EXHAUSTED"}}]"#;
         assert_eq!(
             Gemini.error_text(one).as_deref(),

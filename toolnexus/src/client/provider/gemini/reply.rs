@@ -3,12 +3,14 @@
 //! the rule turning parts into a provider-neutral turn, which the stream decoder shares.
 
 use serde::Deserialize;
+use serde_json::value::RawValue;
 use serde_json::Value;
 
+use super::stream::Decoder;
 use super::{call_id, nonce};
 use crate::client::message::{ProviderState, ToolCall};
 use crate::client::provider::arguments::check_object;
-use crate::client::provider::contract::{ModelReply, Unreadable};
+use crate::client::provider::contract::{ModelReply, StreamDecoder, Unreadable};
 use crate::client::run_result::Usage;
 
 /// A `GenerateContentResponse`; a streamed reply is a run of these, one per event.
@@ -73,7 +75,9 @@ pub(super) struct WireUsage {
 impl From<WireUsage> for Usage {
     /// Thoughts are billed as output, so they count as completion tokens too.
     fn from(u: WireUsage) -> Self {
-        let completion = u.candidates_token_count.saturating_add(u.thoughts_token_count);
+        let completion = u
+            .candidates_token_count
+            .saturating_add(u.thoughts_token_count);
         Usage::counted(u.prompt_token_count, completion, u.total_token_count)
             .with_cache(u.cached_content_token_count, 0)
             .with_reasoning(u.thoughts_token_count)
@@ -110,6 +114,16 @@ fn with_message(what: String, message: Option<&str>) -> String {
 }
 
 pub(crate) fn decode(body: &[u8]) -> Result<ModelReply, Unreadable> {
+    // The streaming method answers with a JSON array of its chunks when `alt=sse` was not
+    // honoured (some proxies drop the query): read them as the stream they are.
+    if body.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[') {
+        let chunks: Vec<Box<RawValue>> = serde_json::from_slice(body)?;
+        let mut decoder = Box::<Decoder>::default();
+        for chunk in &chunks {
+            decoder.feed(chunk.get())?;
+        }
+        return decoder.finish();
+    }
     let mut response: Response = serde_json::from_slice(body)?;
     let usage = response
         .usage_metadata
@@ -153,8 +167,15 @@ pub(super) struct Finish<'a> {
 
 /// What one part is, read from the part as sent.
 pub(super) enum Kind<'a> {
-    Text { text: &'a str, thought: bool },
-    Call { id: Option<&'a str>, name: &'a str, args: Option<&'a Value> },
+    Text {
+        text: &'a str,
+        thought: bool,
+    },
+    Call {
+        id: Option<&'a str>,
+        name: &'a str,
+        args: Option<&'a Value>,
+    },
     /// Kinds the loop has no use for (code execution, inline data, a bare signature, …);
     /// they go back as they came.
     Other,
@@ -269,10 +290,18 @@ mod tests {
         }));
         assert_eq!(reply.text, "Sunny.");
         let state = reply.state.expect("thoughts are state");
-        assert_eq!(state, ProviderState::Gemini { parts: parts.as_array().unwrap().clone() });
+        assert_eq!(
+            state,
+            ProviderState::Gemini {
+                parts: parts.as_array().unwrap().clone()
+            }
+        );
         assert_eq!(state.reasoning().as_deref(), Some("Think first."));
         let u = reply.usage;
-        assert_eq!((u.prompt_tokens, u.completion_tokens, u.total_tokens), (10, 10, 20));
+        assert_eq!(
+            (u.prompt_tokens, u.completion_tokens, u.total_tokens),
+            (10, 10, 20)
+        );
         assert_eq!((u.cached_tokens, u.reasoning_tokens), (4, 7));
     }
 
@@ -303,36 +332,68 @@ mod tests {
             json!({"executableCode": {"language": "PYTHON", "code": "1"}}),
         ] {
             let reply = decoded(json!({"candidates": [{"content": {"parts": [part.clone()]}}]}));
-            assert_eq!(reply.state, Some(ProviderState::Gemini { parts: vec![part] }));
+            assert_eq!(
+                reply.state,
+                Some(ProviderState::Gemini { parts: vec![part] })
+            );
         }
     }
 
     #[test]
     fn an_abnormal_finish_without_content_stops_naming_it() {
-        for reason in ["SAFETY", "RECITATION", "MALFORMED_FUNCTION_CALL", "MAX_TOKENS", "OTHER"] {
+        for reason in [
+            "SAFETY",
+            "RECITATION",
+            "MALFORMED_FUNCTION_CALL",
+            "MAX_TOKENS",
+            "OTHER",
+        ] {
             let reply = decoded(json!({"candidates": [{"finishReason": reason,
                 "finishMessage": "why not"}]}));
             let stopped = reply.stopped.expect("stopped");
-            assert!(stopped.contains(reason) && stopped.contains("why not"), "{stopped}");
+            assert!(
+                stopped.contains(reason) && stopped.contains("why not"),
+                "{stopped}"
+            );
         }
-        let cut = decoded(json!({"candidates": [{"content": {"parts": [{"text": "Half an"}]},
-            "finishReason": "MAX_TOKENS"}]}));
+        let cut = decoded(
+            json!({"candidates": [{"content": {"parts": [{"text": "Half an"}]},
+            "finishReason": "MAX_TOKENS"}]}),
+        );
         assert_eq!((cut.text.as_str(), cut.stopped), ("Half an", None));
         let thought_only = decoded(json!({"candidates": [{"content": {"parts": [
             {"text": "thinking…", "thought": true}]}, "finishReason": "MAX_TOKENS"}]}));
-        assert!(thought_only.stopped.is_some(), "reasoning alone is no answer");
+        assert!(
+            thought_only.stopped.is_some(),
+            "reasoning alone is no answer"
+        );
     }
 
     #[test]
     fn a_blocked_prompt_stops_and_no_candidates_is_unreadable() {
-        let blocked = decoded(json!({"promptFeedback": {"blockReason": "PROHIBITED_CONTENT"},
-            "usageMetadata": {"promptTokenCount": 5}}));
+        let blocked = decoded(
+            json!({"promptFeedback": {"blockReason": "PROHIBITED_CONTENT"},
+            "usageMetadata": {"promptTokenCount": 5}}),
+        );
         assert!(blocked.stopped.unwrap().contains("PROHIBITED_CONTENT"));
         assert_eq!(blocked.usage.prompt_tokens, 5);
         assert!(matches!(
             decode(br#"{"candidates": []}"#),
             Err(Unreadable::Shape(_))
         ));
+    }
+
+    #[test]
+    fn a_json_array_of_stream_chunks_reads_as_the_stream() {
+        let body = json!([
+            {"candidates": [{"content": {"parts": [{"text": "Hel"}]}}]},
+            {"candidates": [{"content": {"parts": [{"text": "lo"}]}, "finishReason": "STOP"}],
+             "usageMetadata": {"promptTokenCount": 3, "candidatesTokenCount": 1}}
+        ]);
+        let reply = decoded(body);
+        assert_eq!(reply.text, "Hello");
+        assert_eq!(reply.usage.prompt_tokens, 3);
+        assert!(reply.state.is_none());
     }
 
     #[test]

@@ -119,7 +119,9 @@ struct GenerationConfig<'a> {
 
 impl GenerationConfig<'_> {
     fn is_empty(&self) -> bool {
-        self.temperature.is_none() && self.max_output_tokens.is_none() && self.stop_sequences.is_empty()
+        self.temperature.is_none()
+            && self.max_output_tokens.is_none()
+            && self.stop_sequences.is_empty()
     }
 }
 
@@ -140,7 +142,9 @@ impl Serialize for Contents<'_> {
                 Message::System { .. } => {}
                 Message::User { content } => seq.serialize_element(&Content {
                     role: "user",
-                    parts: [TextPart { text: content.as_str() }],
+                    parts: [TextPart {
+                        text: content.as_str(),
+                    }],
                 })?,
                 Message::Assistant {
                     state: Some(ProviderState::Gemini { parts }),

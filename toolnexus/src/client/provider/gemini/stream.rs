@@ -174,7 +174,10 @@ mod tests {
     fn pieces_join_per_kind_and_a_signature_closes_its_part() {
         let chunks = [
             chunk(json!([{"text": "Let me ", "thought": true}]), None),
-            chunk(json!([{"text": "see.", "thought": true}, {"text": "It is "}]), None),
+            chunk(
+                json!([{"text": "see.", "thought": true}, {"text": "It is "}]),
+                None,
+            ),
             chunk(json!([{"text": "sunny."}]), None),
             chunk(json!([{"text": "", "thoughtSignature": "c2ln"}]), None),
             chunk(json!([{"text": " More."}]), None),
@@ -183,7 +186,13 @@ mod tests {
         let (seen, reply) = run(&chunks);
         assert_eq!(
             seen,
-            ["reasoning:Let me ", "reasoning:see.", "text:It is ", "text:sunny.", "text: More."]
+            [
+                "reasoning:Let me ",
+                "reasoning:see.",
+                "text:It is ",
+                "text:sunny.",
+                "text: More."
+            ]
         );
         let reply = reply.ok().unwrap();
         assert_eq!(reply.text, "It is sunny. More.");
@@ -205,9 +214,15 @@ mod tests {
         last["usageMetadata"] = json!({"promptTokenCount": 9, "candidatesTokenCount": 2,
             "thoughtsTokenCount": 3, "totalTokenCount": 14});
         let chunks = [
-            chunk(json!([{"functionCall": {"id": "a1", "name": "f", "args": {"x": 1}},
-                "thoughtSignature": "c2ln"}]), None),
-            chunk(json!([{"functionCall": {"id": "a2", "name": "g", "args": {}}}]), None),
+            chunk(
+                json!([{"functionCall": {"id": "a1", "name": "f", "args": {"x": 1}},
+                "thoughtSignature": "c2ln"}]),
+                None,
+            ),
+            chunk(
+                json!([{"functionCall": {"id": "a2", "name": "g", "args": {}}}]),
+                None,
+            ),
             last.to_string(),
         ];
         let (seen, reply) = run(&chunks);
@@ -220,7 +235,10 @@ mod tests {
         };
         assert_eq!(parts[0]["thoughtSignature"], "c2ln");
         assert_eq!(parts.len(), 2);
-        assert_eq!((reply.usage.completion_tokens, reply.usage.reasoning_tokens), (5, 3));
+        assert_eq!(
+            (reply.usage.completion_tokens, reply.usage.reasoning_tokens),
+            (5, 3)
+        );
     }
 
     #[test]
@@ -241,7 +259,8 @@ mod tests {
     #[test]
     fn an_error_event_is_the_providers_words() {
         let mut decoder = Decoder::default();
-        let error = json!({"error": {"code": 503, "message": "overloaded", "status": "UNAVAILABLE"}});
+        let error =
+            json!({"error": {"code": 503, "message": "overloaded", "status": "UNAVAILABLE"}});
         match decoder.feed(&error.to_string()) {
             Err(Unreadable::Provider(message)) => assert_eq!(message, "UNAVAILABLE: overloaded"),
             _ => panic!("not an error"),

@@ -36,7 +36,15 @@ impl Provider for Responses {
     }
 
     fn reserved_keys(&self) -> &'static [&'static str] {
-        &["model", "input", "instructions", "tools", "stream", "store", "include"]
+        &[
+            "model",
+            "input",
+            "instructions",
+            "tools",
+            "stream",
+            "store",
+            "include",
+        ]
     }
 
     fn encode(&self, _out: &Outgoing<'_>) -> serde_json::Result<Vec<u8>> {
