@@ -159,14 +159,13 @@ fn push_event(out: &mut String, data: &Value) {
 /// Google's error envelope, its `status` the canonical code of the HTTP status.
 pub(crate) fn error_body(status: u16, message: &str) -> Value {
     let code = match status {
-        400 => "INVALID_ARGUMENT",
         401 => "UNAUTHENTICATED",
         403 => "PERMISSION_DENIED",
         404 => "NOT_FOUND",
         409 => "ABORTED",
         429 => "RESOURCE_EXHAUSTED",
         499 => "CANCELLED",
-        400..=499 => "FAILED_PRECONDITION",
+        400..=499 => "INVALID_ARGUMENT",
         501 => "UNIMPLEMENTED",
         503 => "UNAVAILABLE",
         504 => "DEADLINE_EXCEEDED",

@@ -96,14 +96,16 @@ fn push_delta(steps: &mut Vec<Step>, piece: &str, thought: bool) {
 
 impl Decoder {
     /// Keeps a streamed part for the turn. Text comes a piece per chunk: pieces of the same
-    /// kind (thought or not) join into one part, as the whole reply would have it. A
-    /// signature closes the part it arrived on (it may come on an empty last piece), so
-    /// nothing after a signature joins the text before it. Other parts stay as they came.
+    /// kind (thought or not) join into one part, as the whole reply would have it. A piece
+    /// with a signature (it may be an empty last piece) ends the part it joins, the
+    /// signature on it, so nothing after a signature joins the text before it. Other
+    /// parts stay as they came.
     fn add(&mut self, part: Value) {
-        let plain_text = matches!(
-            &part,
-            Value::Object(fields) if fields.keys().all(|k| matches!(k.as_str(), "text" | "thought" | "thoughtSignature"))
-        );
+        let plain_text = part.as_object().is_some_and(|fields| {
+            fields
+                .keys()
+                .all(|k| matches!(k.as_str(), "text" | "thought" | "thoughtSignature"))
+        });
         let Kind::Text { text, thought } = kind(&part) else {
             self.open_text = None;
             self.parts.push(part);
