@@ -5,6 +5,7 @@ mod support;
 mod config;
 mod extensions;
 mod failures;
+mod gemini;
 mod hooks;
 mod limits;
 mod loop_rules;

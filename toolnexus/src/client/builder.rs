@@ -415,6 +415,7 @@ impl LlmClientBuilder {
                 missing_key,
                 max_response_bytes: self.max_response_bytes,
                 secrets,
+                provider,
             },
             retry: RetryPolicy {
                 retries: self.retries,

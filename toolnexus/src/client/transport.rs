@@ -12,6 +12,7 @@ use std::time::Duration;
 use reqwest::header::RETRY_AFTER;
 
 use super::error::{ClientError, ErrorDetail};
+use super::provider::Provider;
 use super::redact::excerpt;
 use super::retry::parse_retry_after;
 
@@ -29,6 +30,8 @@ pub(crate) struct Transport {
     pub(crate) max_response_bytes: usize,
     /// Values never to echo in an error (the key, header values).
     pub(crate) secrets: Vec<String>,
+    /// Reads the provider's words out of an error body for the excerpt.
+    pub(crate) provider: &'static dyn Provider,
 }
 
 /// A successful attempt: its HTTP status and body.
@@ -129,10 +132,14 @@ impl Transport {
             .map_or_else(|_| Vec::new(), |(body, _)| body);
         let error = match self.missing_key {
             Some(var) if matches!(status, 401 | 403) => ClientError::MissingApiKey { var, status },
-            _ => ClientError::Status {
-                status,
-                excerpt: excerpt(&body, &self.secrets),
-            },
+            _ => {
+                let words = self.provider.error_text(&body);
+                let shown = words.as_ref().map_or(&body[..], |w| w.as_bytes());
+                ClientError::Status {
+                    status,
+                    excerpt: excerpt(shown, &self.secrets),
+                }
+            }
         };
         Failure {
             status: Some(status),

@@ -50,6 +50,7 @@ const SECRET_HEADERS: &[&str] = &[
     "authorization",
     "proxy-authorization",
     "x-api-key",
+    "x-goog-api-key",
     "api-key",
     "cookie",
 ];

@@ -51,6 +51,12 @@ pub(crate) trait Provider: Sync {
     fn decode(&self, body: &[u8]) -> Result<ModelReply, Unreadable>;
     /// A fresh decoder for one streamed reply.
     fn stream_decoder(&self) -> Box<dyn StreamDecoder>;
+    /// The provider's own words in an error body of the shape it uses, shown in the error
+    /// instead of the start of the raw body; `None` shows the raw body.
+    fn error_text(&self, body: &[u8]) -> Option<String> {
+        let _ = body;
+        None
+    }
 }
 
 /// What one decoded event means for the reader.
@@ -62,6 +68,9 @@ pub(crate) enum Step {
     Reasoning(String),
     /// The provider marked the end of the reply; nothing after it is read.
     Finished,
+    /// More than one of the above from one event, in order (a Gemini chunk may carry a
+    /// thought part and a text part).
+    Several(Vec<Step>),
 }
 
 /// Assembles one streamed reply from its events' data.

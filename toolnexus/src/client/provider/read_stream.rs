@@ -51,24 +51,36 @@ pub(crate) async fn read_stream<E: Events>(
                 raw.push(data);
             }
         }
-        match decoder
+        let step = decoder
             .feed(&event.data)
-            .map_err(|e| e.into_error(event.data.as_bytes(), limits.secrets))?
-        {
-            Step::Nothing => {}
-            Step::Text(delta) => ev.emit(|| StreamEvent::Text { delta }),
-            Step::Reasoning(delta) => ev.emit(|| StreamEvent::Reasoning { delta }),
-            Step::Finished => {
-                // Taking the body's end when it is already there lets the connection go back
-                // to the pool; waiting for it could hang on a server that keeps it open.
-                let _ = events.next().now_or_never();
-                break;
-            }
+            .map_err(|e| e.into_error(event.data.as_bytes(), limits.secrets))?;
+        if pass_on(step, ev) {
+            // Taking the body's end when it is already there lets the connection go back
+            // to the pool; waiting for it could hang on a server that keeps it open.
+            let _ = events.next().now_or_never();
+            break;
         }
     }
     decoder
         .finish()
         .map_err(|e| e.into_error(&[], limits.secrets))
+}
+
+/// Emits what a step holds; true when it marks the end of the reply.
+fn pass_on<E: Events>(step: Step, ev: &E) -> bool {
+    match step {
+        Step::Nothing => false,
+        Step::Text(delta) => {
+            ev.emit(|| StreamEvent::Text { delta });
+            false
+        }
+        Step::Reasoning(delta) => {
+            ev.emit(|| StreamEvent::Reasoning { delta });
+            false
+        }
+        Step::Finished => true,
+        Step::Several(steps) => steps.into_iter().any(|s| pass_on(s, ev)),
+    }
 }
 
 fn framing_error(e: EventStreamError<ReadError>, max_bytes: usize) -> ClientError {

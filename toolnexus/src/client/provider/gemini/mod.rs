@@ -1,10 +1,31 @@
 //! Google Gemini's generateContent: `POST {base}/models/{model}:generateContent`, streamed
-//! as `:streamGenerateContent?alt=sse`, with an `x-goog-api-key` header.
+//! as `:streamGenerateContent?alt=sse`, with an `x-goog-api-key` header; the request body,
+//! the reply and the streamed reply live in the submodules.
+//!
+//! Tools are declared with `parametersJsonSchema`, which takes plain JSON Schema (type
+//! arrays, `anyOf`, `const`, `additionalProperties`, formats of any name), so the schema the
+//! toolkit built is sent as it is. The older `parameters` field takes only Google's OpenAPI
+//! subset and would need the lossy conversion [`Toolkit::to_gemini`](crate::Toolkit::to_gemini)
+//! does (a nullable union collapsed to its first branch, `additionalProperties` dropped),
+//! which would let the model send arguments the tool then refuses. The toolkit's schemas
+//! are self-contained (no `$ref`, no `$schema`), which is all the JSON Schema field asks.
+//!
+//! Gemini names calls by id only from Gemini 3 on; older models send calls without one.
+//! Such a call gets an id made here (see [`call_id`]), unique within the run, so its result
+//! pairs with it in the transcript; the id never goes to Gemini, which pairs an id-less
+//! call and its response by their order and name.
+
+mod reply;
+mod request;
+mod stream;
 
 use reqwest::header::{HeaderMap, InvalidHeaderValue};
 use serde_json::{json, Value};
 
-use super::contract::{sensitive, ModelReply, Outgoing, Provider, StreamDecoder, Unreadable};
+use super::contract::{
+    body_bytes, sensitive, ModelReply, Outgoing, Provider, StreamDecoder, Unreadable,
+};
+use crate::client::request_options::RequestOptions;
 
 pub(crate) struct Gemini;
 
@@ -13,12 +34,19 @@ impl Provider for Gemini {
         "https://generativelanguage.googleapis.com/v1beta"
     }
 
+    /// A model given by its resource name (`models/…`, or a tuned model's `tunedModels/…`)
+    /// is used as it is; a bare name goes under `models/`.
     fn endpoint(&self, base: &str, model: &str, stream: bool) -> String {
         let base = base.trim_end_matches('/');
-        if stream {
-            format!("{base}/models/{model}:streamGenerateContent?alt=sse")
+        let resource = if model.starts_with("models/") || model.starts_with("tunedModels/") {
+            model.to_owned()
         } else {
-            format!("{base}/models/{model}:generateContent")
+            format!("models/{model}")
+        };
+        if stream {
+            format!("{base}/{resource}:streamGenerateContent?alt=sse")
+        } else {
+            format!("{base}/{resource}:generateContent")
         }
     }
 
@@ -49,15 +77,126 @@ impl Provider for Gemini {
         &["contents", "systemInstruction", "tools"]
     }
 
-    fn encode(&self, _out: &Outgoing<'_>) -> serde_json::Result<Vec<u8>> {
-        unimplemented!("gemini encode")
+    fn unsupported(&self, options: &RequestOptions) -> Option<String> {
+        options.parallel_tool_calls.map(|_| {
+            "parallel_tool_calls has no Gemini setting (the model decides how many functions \
+             a turn calls); leave it unset for Style::Gemini"
+                .to_owned()
+        })
     }
 
-    fn decode(&self, _body: &[u8]) -> Result<ModelReply, Unreadable> {
-        Err(Unreadable::Shape("gemini decode"))
+    fn encode(&self, out: &Outgoing<'_>) -> serde_json::Result<Vec<u8>> {
+        body_bytes(&request::Body::new(out), out)
+    }
+
+    fn decode(&self, body: &[u8]) -> Result<ModelReply, Unreadable> {
+        reply::decode(body)
     }
 
     fn stream_decoder(&self) -> Box<dyn StreamDecoder> {
-        unimplemented!("gemini stream")
+        Box::<stream::Decoder>::default()
+    }
+
+    fn error_text(&self, body: &[u8]) -> Option<String> {
+        let value: Value = serde_json::from_slice(body).ok()?;
+        // The streaming method without `alt=sse` wraps its error in a one-element array.
+        let error = match &value {
+            Value::Array(items) => items.first()?.get("error")?,
+            other => other.get("error")?,
+        };
+        error
+            .get("message")
+            .and_then(Value::as_str)
+            .map(|_| error_message(error))
+    }
+}
+
+/// A Gemini error object in words: `{status}: {message}` (`INVALID_ARGUMENT: …`), or the
+/// object as JSON when it has no message.
+pub(super) fn error_message(error: &Value) -> String {
+    match error.get("message").and_then(Value::as_str) {
+        Some(message) => match error.get("status").and_then(Value::as_str) {
+            Some(status) => format!("{status}: {message}"),
+            None => message.to_owned(),
+        },
+        None => error.to_string(),
+    }
+}
+
+/// Where ids made for id-less calls start. Gemini's own ids are short random strings, never
+/// of this form, so an id with it is known not to be Gemini's and is left out of the
+/// request.
+const MADE_ID_PREFIX: &str = "toolnexus-gemini-";
+
+/// The id of the `index`th call of a reply: the provider's when it sent one, else one made
+/// from `nonce` (random per reply, so ids stay unique over a run resumed in another
+/// process, where no counter would survive).
+pub(super) fn call_id(given: Option<&str>, nonce: &str, index: usize) -> String {
+    match given {
+        Some(id) if !id.is_empty() => id.to_owned(),
+        _ => format!("{MADE_ID_PREFIX}{nonce}-{index}"),
+    }
+}
+
+/// A fresh nonce for [`call_id`].
+pub(super) fn nonce() -> String {
+    let mut simple = uuid::Uuid::new_v4().simple().to_string();
+    simple.truncate(16);
+    simple
+}
+
+/// Whether Gemini sent this id (rather than [`call_id`] making it).
+pub(super) fn is_gemini_id(id: &str) -> bool {
+    !id.is_empty() && !id.starts_with(MADE_ID_PREFIX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_model_named_by_its_resource_is_not_prefixed_twice() {
+        let base = "https://g.example/v1beta/";
+        assert_eq!(
+            Gemini.endpoint(base, "gemini-3-pro", false),
+            "https://g.example/v1beta/models/gemini-3-pro:generateContent"
+        );
+        assert_eq!(
+            Gemini.endpoint(base, "models/gemini-3-pro", true),
+            "https://g.example/v1beta/models/gemini-3-pro:streamGenerateContent?alt=sse"
+        );
+        assert_eq!(
+            Gemini.endpoint(base, "tunedModels/mine", false),
+            "https://g.example/v1beta/tunedModels/mine:generateContent"
+        );
+    }
+
+    #[test]
+    fn made_ids_are_told_from_geminis_and_differ_per_reply() {
+        let (a, b) = (nonce(), nonce());
+        assert_ne!(a, b);
+        let made = call_id(None, &a, 0);
+        assert!(!is_gemini_id(&made));
+        assert_ne!(made, call_id(Some(""), &a, 1));
+        assert_ne!(made, call_id(None, &b, 0));
+        assert_eq!(call_id(Some("abc1"), &a, 0), "abc1");
+        assert!(is_gemini_id("abc1") && !is_gemini_id(""));
+    }
+
+    #[test]
+    fn error_bodies_read_as_status_and_message_in_either_form() {
+        let one =
+            br#"{"error": {"code": 400, "message": "Bad thing.", "status": "INVALID_ARGUMENT"}}"#;
+        let many = br#"[{"error": {"code": 429, "message": "Slow down.", "status": "RESOURCE_EXHAUSTED"}}]"#;
+        assert_eq!(
+            Gemini.error_text(one).as_deref(),
+            Some("INVALID_ARGUMENT: Bad thing.")
+        );
+        assert_eq!(
+            Gemini.error_text(many).as_deref(),
+            Some("RESOURCE_EXHAUSTED: Slow down.")
+        );
+        assert_eq!(Gemini.error_text(b"<html>502</html>"), None);
+        assert_eq!(Gemini.error_text(br#"{"error": {"code": 500}}"#), None);
     }
 }
