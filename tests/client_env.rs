@@ -66,8 +66,14 @@ async fn the_key_comes_from_the_variable_for_the_endpoint() {
     let _ = first.run("hi", &Toolkit::empty()).await;
     let _ = second.run("hi", &Toolkit::empty()).await;
     let seen = gemini.requests();
-    assert_eq!(seen[0].header("x-goog-api-key"), Some("GEMINI_API_KEY-value"));
-    assert_eq!(seen[1].header("x-goog-api-key"), Some("GOOGLE_API_KEY-value"));
+    assert_eq!(
+        seen[0].header("x-goog-api-key"),
+        Some("GEMINI_API_KEY-value")
+    );
+    assert_eq!(
+        seen[1].header("x-goog-api-key"),
+        Some("GOOGLE_API_KEY-value")
+    );
     assert_eq!(seen[0].header("authorization"), None);
 }
 
@@ -80,7 +86,9 @@ async fn a_local_server_needs_no_key() {
         .await
         .unwrap();
     for key in [None, Some("")] {
-        let mut builder = LlmClient::builder().base_url(mock.base_url()).model("llama3");
+        let mut builder = LlmClient::builder()
+            .base_url(mock.base_url())
+            .model("llama3");
         if let Some(key) = key {
             builder = builder.api_key(key);
         }

@@ -92,9 +92,8 @@ pub mod __private;
 pub use client::{
     BeforeTool, ClientError, Conversation, ConversationStore, ErrorDetail, InMemoryStore, Limit,
     LlmCall, LlmClient, LlmClientBuilder, Message, MetricEvent, ProviderState, RetryDecision,
-    RunOptions,
-    RunResult, RunStatus, StoreError, StreamEvent, Style, ToolCall, ToolCallInfo, ToolCallRecord,
-    ToolChoice, ToolOutput, Usage,
+    RunOptions, RunResult, RunStatus, StoreError, StreamEvent, Style, ToolCall, ToolCallInfo,
+    ToolCallRecord, ToolChoice, ToolOutput, Usage,
 };
 pub use extensions::{Ext, Extensions, MissingExtension};
 pub use native::NativeTool;

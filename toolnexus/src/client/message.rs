@@ -93,7 +93,9 @@ impl Message {
     /// model as text.
     pub fn reasoning(&self) -> Option<String> {
         match self {
-            Message::Assistant { state: Some(state), .. } => state.reasoning(),
+            Message::Assistant {
+                state: Some(state), ..
+            } => state.reasoning(),
             _ => None,
         }
     }

@@ -107,7 +107,9 @@ impl ProviderState {
                 .flat_map(|item| {
                     let summary = item["summary"].as_array().into_iter().flatten();
                     let content = item["content"].as_array().into_iter().flatten();
-                    summary.chain(content).filter_map(|part| part["text"].as_str())
+                    summary
+                        .chain(content)
+                        .filter_map(|part| part["text"].as_str())
                 })
                 .collect(),
             ProviderState::Gemini { parts } => parts

@@ -67,7 +67,11 @@ pub(crate) struct Prepared(reqwest::RequestBuilder);
 impl Transport {
     /// The POST of `body`, built once for all its attempts.
     pub(crate) fn prepare(&self, body: Vec<u8>, streaming: bool) -> Prepared {
-        let url = if streaming { &self.stream_url } else { &self.url };
+        let url = if streaming {
+            &self.stream_url
+        } else {
+            &self.url
+        };
         Prepared(self.http.post(url.clone()).body(body))
     }
 
