@@ -428,7 +428,7 @@ async fn settings_sent(
         "max_tokens",
         "temperature",
         "stop",
-        "seed",
+        "metadata",
     ];
     mock.requests()
         .iter()
@@ -457,6 +457,7 @@ async fn settings_are_sent_in_responses_shape() {
         "parallel_tool_calls": false,
         "max_output_tokens": 256,
         "temperature": 0.25,
+        "metadata": {"user_id": "u-1"},
     });
     assert_eq!(
         bodies,
@@ -478,6 +479,27 @@ async fn settings_are_sent_in_responses_shape() {
         let bodies = settings_sent(|b| b, options).await;
         assert_eq!(bodies[0], json!({"tool_choice": shape}), "{choice:?}");
     }
+}
+
+/// Models without reasoning refuse being asked for encrypted reasoning: a host replaces
+/// `include` for them; the stateless `store: false` stays the loop's.
+#[tokio::test]
+async fn extra_body_may_replace_include_but_not_store() {
+    let mock = MockLlm::start([Reply::text("hi")]).await.unwrap();
+    let replaced = client(&mock)
+        .extra_body(json!({"include": []}))
+        .build()
+        .unwrap();
+    replaced.run("hello", &Toolkit::empty()).await.unwrap();
+    let body = &mock.requests()[0].body;
+    assert_eq!(body["include"], json!([]));
+    assert_eq!(body["store"], false);
+
+    let err = client(&mock)
+        .extra_body(json!({"store": true}))
+        .build()
+        .unwrap_err();
+    assert!(err.to_string().contains("`store`"), "{err}");
 }
 
 #[tokio::test]

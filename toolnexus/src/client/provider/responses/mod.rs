@@ -54,16 +54,11 @@ impl Provider for Responses {
         })
     }
 
+    /// `include` is not among them: models without reasoning (`gpt-4o`, `gpt-4.1`) refuse
+    /// the `reasoning.encrypted_content` the loop asks for, and `extra_body`'s `include`
+    /// (`[]` for them) replaces it.
     fn reserved_keys(&self) -> &'static [&'static str] {
-        &[
-            "model",
-            "input",
-            "instructions",
-            "tools",
-            "stream",
-            "store",
-            "include",
-        ]
+        &["model", "input", "instructions", "tools", "stream", "store"]
     }
 
     fn unsupported(&self, options: &RequestOptions) -> Option<String> {

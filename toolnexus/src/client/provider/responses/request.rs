@@ -15,7 +15,8 @@ use crate::client::provider::contract::Outgoing;
 use crate::ToolChoice;
 
 /// Reasoning comes back encrypted in the reply so it can be replayed without the provider
-/// storing anything.
+/// storing anything. A host whose model has no reasoning to encrypt, and refuses being asked
+/// for it, replaces the list through `extra_body`.
 const INCLUDE: &[&str] = &["reasoning.encrypted_content"];
 
 #[derive(Serialize)]
