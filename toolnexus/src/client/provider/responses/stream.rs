@@ -91,7 +91,8 @@ impl StreamDecoder for Decoder {
         let event: Event<'_> = serde_json::from_str(data)?;
         let delta = event.delta.filter(|d| !d.is_empty());
         match &*event.kind {
-            "response.output_text.delta" => {
+            // A refusal is the turn's text, as in a whole reply.
+            "response.output_text.delta" | "response.refusal.delta" => {
                 if let Some(delta) = delta {
                     self.text.push_str(&delta);
                     return Ok(Step::Text(delta));
@@ -290,6 +291,19 @@ mod tests {
         assert_eq!(reply.calls[0].name, "echo");
         assert_eq!(reply.calls[0].args, json!({"item": "x"}));
         assert_eq!(reply.usage.prompt_tokens, 5);
+    }
+
+    #[test]
+    fn a_refusal_streams_as_the_turns_text() {
+        let refusal = "I can't help with that.";
+        let events = [
+            json!({"type": "response.refusal.delta", "delta": refusal}),
+            completed(json!([{"type": "message", "role": "assistant",
+                "content": [{"type": "refusal", "refusal": refusal}]}])),
+        ];
+        let (_, text, reply) = decode(&events);
+        assert_eq!(text, refusal);
+        assert_eq!(reply.ok().expect("a reply").text, refusal);
     }
 
     #[test]
