@@ -13,6 +13,7 @@ mod memory;
 mod metrics;
 mod observability;
 mod resilience;
+mod responses;
 mod resume;
 mod settings;
 mod sharing;

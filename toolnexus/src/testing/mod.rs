@@ -7,6 +7,7 @@
 //! |--------------------------|-----------------------------------------------------|
 //! | `POST …/chat/completions` | OpenAI chat completions (`chat.completion`)        |
 //! | `POST …/messages`         | Anthropic messages (`message`)                     |
+//! | `POST …/responses`        | OpenAI Responses (`response`)                      |
 //!
 //! With `"stream": true` in the request body the same reply goes out as server-sent events:
 //! OpenAI `chat.completion.chunk`s ending in `data: [DONE]` (plus a usage chunk when

@@ -89,10 +89,14 @@ impl Arguments {
 }
 
 /// Token counts reported for a turn.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Usage {
     pub(crate) prompt: u64,
     pub(crate) completion: u64,
+    /// Of `prompt`, read from the provider's cache.
+    pub(crate) cached: u64,
+    /// Of `completion`, spent reasoning.
+    pub(crate) reasoning: u64,
 }
 
 impl Reply {
@@ -255,7 +259,31 @@ impl Reply {
         self.usage = Some(Usage {
             prompt: prompt_tokens,
             completion: completion_tokens,
+            ..self.usage.unwrap_or_default()
         });
+        self
+    }
+
+    /// Reports, beside the turn's token counts, how many prompt tokens were read from the
+    /// provider's cache and how many completion tokens went to reasoning, where the style's
+    /// usage has room for them (Responses: `input_tokens_details.cached_tokens` and
+    /// `output_tokens_details.reasoning_tokens`). Has no effect on error and raw replies.
+    ///
+    /// ```
+    /// use toolnexus::testing::Reply;
+    ///
+    /// let turn = Reply::text("Sunny.").with_usage(40, 6).with_usage_details(32, 2);
+    /// # drop(turn);
+    /// ```
+    pub fn with_usage_details(mut self, cached_tokens: u64, reasoning_tokens: u64) -> Self {
+        if let ReplyBody::Turn(turn) = &self.body {
+            let counts = self.usage.unwrap_or_else(|| turn.default_usage());
+            self.usage = Some(Usage {
+                cached: cached_tokens,
+                reasoning: reasoning_tokens,
+                ..counts
+            });
+        }
         self
     }
 
@@ -292,11 +320,13 @@ impl Turn {
             Usage {
                 prompt: 15,
                 completion: 4,
+                ..Usage::default()
             }
         } else {
             Usage {
                 prompt: 10,
                 completion: 5,
+                ..Usage::default()
             }
         }
     }

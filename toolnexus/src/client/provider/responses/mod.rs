@@ -1,9 +1,19 @@
-//! OpenAI's Responses API: `POST {base}/responses` with a bearer key.
+//! OpenAI's Responses API: `POST {base}/responses` with a bearer key, used statelessly
+//! (`store: false`, encrypted reasoning asked for and replayed), so a halted run resumes in
+//! any process however long after. The request body, the reply and the streamed reply live
+//! in the submodules.
+
+mod reply;
+mod request;
+mod stream;
 
 use reqwest::header::{HeaderMap, InvalidHeaderValue, AUTHORIZATION};
 use serde_json::{json, Value};
 
-use super::contract::{sensitive, ModelReply, Outgoing, Provider, StreamDecoder, Unreadable};
+use super::contract::{
+    body_bytes, sensitive, ModelReply, Outgoing, Provider, StreamDecoder, Unreadable,
+};
+use crate::client::request_options::RequestOptions;
 
 pub(crate) struct Responses;
 
@@ -31,31 +41,43 @@ impl Provider for Responses {
         Ok(())
     }
 
+    /// Responses function tools are strict by default, which only schemas written for it
+    /// (every property required, `additionalProperties: false`) pass; a toolkit's schemas
+    /// are not, so strict mode is turned off explicitly.
     fn declare(&self, name: &str, description: &str, schema: &Value) -> Value {
-        json!({"type": "function", "name": name, "description": description, "parameters": schema})
+        json!({
+            "type": "function",
+            "name": name,
+            "description": description,
+            "parameters": schema,
+            "strict": false,
+        })
     }
 
+    /// `include` is not among them: models without reasoning (`gpt-4o`, `gpt-4.1`) refuse
+    /// the `reasoning.encrypted_content` the loop asks for, and `extra_body`'s `include`
+    /// (`[]` for them) replaces it.
     fn reserved_keys(&self) -> &'static [&'static str] {
-        &[
-            "model",
-            "input",
-            "instructions",
-            "tools",
-            "stream",
-            "store",
-            "include",
-        ]
+        &["model", "input", "instructions", "tools", "stream", "store"]
     }
 
-    fn encode(&self, _out: &Outgoing<'_>) -> serde_json::Result<Vec<u8>> {
-        unimplemented!("responses encode")
+    fn unsupported(&self, options: &RequestOptions) -> Option<String> {
+        (!options.stop().is_empty()).then(|| {
+            "the Responses API has no `stop` setting: stop sequences cannot be sent with \
+             Style::Responses (Style::OpenAi's chat completions take them)"
+                .to_owned()
+        })
     }
 
-    fn decode(&self, _body: &[u8]) -> Result<ModelReply, Unreadable> {
-        Err(Unreadable::Shape("responses decode"))
+    fn encode(&self, out: &Outgoing<'_>) -> serde_json::Result<Vec<u8>> {
+        body_bytes(&request::Body::new(out), out)
+    }
+
+    fn decode(&self, body: &[u8]) -> Result<ModelReply, Unreadable> {
+        reply::decode(body)
     }
 
     fn stream_decoder(&self) -> Box<dyn StreamDecoder> {
-        unimplemented!("responses stream")
+        Box::<stream::Decoder>::default()
     }
 }
