@@ -61,16 +61,22 @@ fn client(style: Style, base_url: &str) -> LlmClientBuilder {
         Style::Gemini => json!({"generationConfig": {"thinkingConfig": {"includeThoughts": true}}}),
         _ => json!({}),
     };
-    LlmClient::builder()
+    let builder = LlmClient::builder()
         .style(style)
         .base_url(base_url)
         .model("reasoning-model")
         .api_key("test-key")
         .system_prompt("You are a careful shopping assistant.")
-        .temperature(1.0)
         .max_tokens(2048)
         .tool_choice(ToolChoice::Auto)
-        .extra_body(thinking)
+        .extra_body(thinking);
+    // The current `anthropic` SDK's create params have no sampling settings (thinking
+    // models take none), so only the others are sent one.
+    if style == Style::Anthropic {
+        builder
+    } else {
+        builder.temperature(1.0)
+    }
 }
 
 /// Runs the weather flow (whole and streamed) and a halted purchase resumed by a fresh

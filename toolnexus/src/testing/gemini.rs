@@ -432,6 +432,7 @@ mod tests {
             Usage {
                 prompt: 1,
                 completion: 1,
+                ..Usage::default()
             },
             &exchange(3),
         );
@@ -477,6 +478,7 @@ mod tests {
             Usage {
                 prompt: 1,
                 completion: 1,
+                ..Usage::default()
             },
             &exchange(1),
         )["candidates"][0]["content"]["parts"]
@@ -543,6 +545,7 @@ mod tests {
             Usage {
                 prompt: 7,
                 completion: 2,
+                ..Usage::default()
             },
             &exchange(2),
         );

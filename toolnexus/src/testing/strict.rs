@@ -24,11 +24,79 @@ pub(crate) fn check(
     request: &RecordedRequest,
     issued: &[Issued],
 ) -> Result<(), String> {
-    let issued: Vec<&Issued> = issued.iter().filter(|i| i.style == style).collect();
+    let issued = newest(issued.iter().filter(|i| i.style == style));
     match style {
         Style::OpenAi => openai::check(&request.body, &issued),
         Style::Anthropic => anthropic::check(&request.body, &issued),
         Style::Responses => responses::check(&request.body, &issued),
         Style::Gemini => gemini::check(&request.body, &issued),
+    }
+}
+
+/// The issued turns a request can still be held to. A script that repeats itself (the same
+/// call ids in every run, one stub serving many runs) issues the same ids again with a new
+/// signature; a request then shows those ids and the stub cannot tell which turn it
+/// continues, so only the newest turn issuing them counts. A turn without calls is known by
+/// its text.
+fn newest<'a>(issued: impl DoubleEndedIterator<Item = &'a Issued>) -> Vec<&'a Issued> {
+    let mut seen_ids: Vec<&str> = Vec::new();
+    let mut seen_texts: Vec<&str> = Vec::new();
+    let mut kept: Vec<&Issued> = Vec::new();
+    for turn in issued.rev() {
+        let shadowed = if turn.turn.calls.is_empty() {
+            seen_texts.contains(&turn.turn.text.as_str())
+        } else {
+            turn.turn
+                .calls
+                .iter()
+                .any(|c| seen_ids.contains(&c.id.as_str()))
+        };
+        seen_ids.extend(turn.turn.calls.iter().map(|c| c.id.as_str()));
+        if turn.turn.calls.is_empty() {
+            seen_texts.push(&turn.turn.text);
+        }
+        if !shadowed {
+            kept.push(turn);
+        }
+    }
+    kept.reverse();
+    kept
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::reply::ScriptedCall;
+
+    fn turn(seq: usize, ids: &[&str], text: &str) -> Issued {
+        Issued {
+            style: Style::Gemini,
+            seq,
+            turn: Turn {
+                text: text.into(),
+                calls: ids
+                    .iter()
+                    .map(|id| ScriptedCall {
+                        id: (*id).into(),
+                        name: "f".into(),
+                        arguments: crate::testing::reply::Arguments::Json(serde_json::json!({})),
+                    })
+                    .collect(),
+                reasoning: Some("r".into()),
+            },
+        }
+    }
+
+    #[test]
+    fn a_turn_reissuing_ids_or_text_shadows_the_older_one() {
+        let all = [
+            turn(1, &["a", "b"], ""),
+            turn(2, &[], "hi"),
+            turn(3, &["b"], ""),
+            turn(4, &["c"], ""),
+            turn(5, &[], "hi"),
+        ];
+        let kept: Vec<usize> = newest(all.iter()).iter().map(|t| t.seq).collect();
+        assert_eq!(kept, [3, 4, 5]);
     }
 }

@@ -226,7 +226,7 @@ mod tests {
                 Ok(Step::Reasoning(delta)) => reasoning.push_str(&delta),
                 Ok(Step::Text(delta)) => text.push_str(&delta),
                 Ok(Step::Finished) => break,
-                Ok(Step::Nothing) => {}
+                Ok(Step::Nothing | Step::Several(_)) => {}
                 Err(e) => return (reasoning, text, Err(e)),
             }
         }
