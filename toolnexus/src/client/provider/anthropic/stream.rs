@@ -1,18 +1,26 @@
 //! Anthropic streamed messages: `message_start`, `content_block_start`/`_delta`/`_stop`
-//! (`text_delta`, `input_json_delta`), `message_delta` (stop reason, output tokens),
-//! `message_stop`; `ping` and event types not known here are skipped, `error` fails the call.
+//! (`text_delta`, `input_json_delta`, `thinking_delta`, `signature_delta`,
+//! `citations_delta`), `message_delta` (stop reason, token counts), `message_stop`; `ping`
+//! and event types not known here are skipped, `error` fails the call.
+//!
+//! A turn that must keep its blocks (see [`super::reply`]) gets the same content list the
+//! whole reply would have carried, rebuilt in index order: text with its full text,
+//! `tool_use` with its parsed input, thinking with its text and signature, and any other
+//! block as `content_block_start` gave it, its `input` parsed from the JSON fragments that
+//! followed.
 
 use std::collections::BTreeMap;
 
+use serde::de::Error as _;
 use serde::Deserialize;
-use serde_json::Value;
+use serde_json::value::RawValue;
+use serde_json::{json, Map, Value};
 
-use super::reply::ResponseBlock;
-use crate::client::message::ToolCall;
+use super::reply::{read_block, ResponseBlock, WireUsage};
+use crate::client::message::{ProviderState, ToolCall};
 use crate::client::provider::arguments::parse_arguments;
 use crate::client::provider::contract::{ModelReply, Step, StreamDecoder, Unreadable};
 use crate::client::provider::sse_parts::{error_message, CUT_SHORT};
-use crate::client::run_result::Usage;
 
 /// Events are told apart by their data's `type`, which repeats the SSE event name.
 #[derive(Deserialize)]
@@ -23,7 +31,7 @@ enum Event {
     },
     ContentBlockStart {
         index: u32,
-        content_block: ResponseBlock,
+        content_block: Box<RawValue>,
     },
     ContentBlockDelta {
         index: u32,
@@ -59,8 +67,31 @@ enum BlockDelta {
     InputJsonDelta {
         partial_json: String,
     },
+    ThinkingDelta {
+        thinking: String,
+    },
+    SignatureDelta {
+        signature: String,
+    },
+    CitationsDelta {
+        citation: Value,
+    },
+    /// Delta kinds added later: nothing known to keep.
     #[serde(other)]
     Other,
+}
+
+impl BlockDelta {
+    fn name(&self) -> &'static str {
+        match self {
+            BlockDelta::TextDelta { .. } => "text_delta",
+            BlockDelta::InputJsonDelta { .. } => "input_json_delta",
+            BlockDelta::ThinkingDelta { .. } => "thinking_delta",
+            BlockDelta::SignatureDelta { .. } => "signature_delta",
+            BlockDelta::CitationsDelta { .. } => "citations_delta",
+            BlockDelta::Other => "unknown delta",
+        }
+    }
 }
 
 #[derive(Deserialize)]
@@ -69,17 +100,11 @@ struct MessageDeltaBody {
     stop_reason: Option<String>,
 }
 
-/// Counts are running totals: a later report replaces an earlier one.
-#[derive(Deserialize)]
-struct WireUsage {
-    #[serde(default)]
-    input_tokens: Option<u64>,
-    #[serde(default)]
-    output_tokens: Option<u64>,
-}
-
 enum Block {
-    Text(String),
+    Text {
+        text: String,
+        citations: Vec<Value>,
+    },
     Tool {
         id: String,
         name: String,
@@ -87,7 +112,36 @@ enum Block {
         input: Value,
         json: String,
     },
-    Ignored,
+    Thinking {
+        thinking: String,
+        signature: String,
+    },
+    /// `redacted_thinking` (which arrives whole) and kinds not known here: the block as it
+    /// started, and the `input` fragments that followed it.
+    Verbatim {
+        block: Map<String, Value>,
+        json: String,
+    },
+}
+
+impl Block {
+    fn kind(&self) -> &str {
+        match self {
+            Block::Text { .. } => "text",
+            Block::Tool { .. } => "tool_use",
+            Block::Thinking { .. } => "thinking",
+            Block::Verbatim { block, .. } => block.get("type").and_then(Value::as_str).unwrap_or("?"),
+        }
+    }
+
+    /// Whether the block is one the neutral turn says all of.
+    fn is_plain(&self) -> bool {
+        match self {
+            Block::Text { citations, .. } => citations.is_empty(),
+            Block::Tool { .. } => true,
+            Block::Thinking { .. } | Block::Verbatim { .. } => false,
+        }
+    }
 }
 
 /// The reply being assembled.
@@ -95,8 +149,7 @@ enum Block {
 pub(crate) struct Decoder {
     /// By the provider's `index`; a map, so a hostile index allocates nothing.
     blocks: BTreeMap<u32, Block>,
-    input_tokens: u64,
-    output_tokens: u64,
+    usage: WireUsage,
     stop_reason_seen: bool,
     stop_seen: bool,
 }
@@ -109,36 +162,10 @@ impl StreamDecoder for Decoder {
                 index,
                 content_block,
             } => {
-                let block = match content_block {
-                    ResponseBlock::Text { text } => Block::Text(text),
-                    ResponseBlock::ToolUse { id, name, input } => Block::Tool {
-                        id,
-                        name,
-                        input,
-                        json: String::new(),
-                    },
-                    ResponseBlock::Other => Block::Ignored,
-                };
+                let block = started(index, &content_block)?;
                 self.blocks.insert(index, block);
             }
-            Event::ContentBlockDelta { index, delta } => {
-                let block = self
-                    .blocks
-                    .entry(index)
-                    .or_insert_with(|| Block::Text(String::new()));
-                match (block, delta) {
-                    (Block::Text(text), BlockDelta::TextDelta { text: piece }) => {
-                        text.push_str(&piece);
-                        if !piece.is_empty() {
-                            return Ok(Step::Text(piece));
-                        }
-                    }
-                    (Block::Tool { json, .. }, BlockDelta::InputJsonDelta { partial_json }) => {
-                        json.push_str(&partial_json);
-                    }
-                    _ => {}
-                }
-            }
+            Event::ContentBlockDelta { index, delta } => return self.delta(index, delta),
             Event::MessageDelta { delta, usage } => {
                 self.stop_reason_seen |= delta.is_some_and(|d| d.stop_reason.is_some());
                 self.count(usage);
@@ -158,12 +185,26 @@ impl StreamDecoder for Decoder {
         if !this.stop_seen && !this.stop_reason_seen {
             return Err(CUT_SHORT);
         }
+        let keep = this.blocks.values().any(|b| !b.is_plain());
         let mut text = String::new();
         let mut calls = Vec::new();
         let mut arg_errors = Vec::new();
-        for block in this.blocks.into_values() {
+        let mut content = Vec::new();
+        for (index, block) in this.blocks {
             match block {
-                Block::Text(t) => text.push_str(&t),
+                Block::Text {
+                    text: t,
+                    citations,
+                } => {
+                    if keep && !(t.is_empty() && citations.is_empty()) {
+                        let mut block = json!({"type": "text", "text": t});
+                        if !citations.is_empty() {
+                            block["citations"] = Value::Array(citations);
+                        }
+                        content.push(block);
+                    }
+                    text.push_str(&t);
+                }
                 Block::Tool {
                     id,
                     name,
@@ -175,28 +216,157 @@ impl StreamDecoder for Decoder {
                     } else {
                         parse_arguments(&name, json)
                     };
+                    if keep {
+                        // Arguments that did not parse were answered with an error result;
+                        // the block goes back with an empty object, as `tool_use` needs one.
+                        let input = if args.is_object() { args.clone() } else { json!({}) };
+                        content.push(json!({"type": "tool_use", "id": id, "name": name, "input": input}));
+                    }
                     calls.push(ToolCall { id, name, args });
                     arg_errors.push(error);
                 }
-                Block::Ignored => {}
+                Block::Thinking {
+                    thinking,
+                    signature,
+                } => content.push(
+                    json!({"type": "thinking", "thinking": thinking, "signature": signature}),
+                ),
+                Block::Verbatim { mut block, json } => {
+                    if !json.trim().is_empty() {
+                        let input = serde_json::from_str(&json).map_err(|e| {
+                            let kind = block.get("type").and_then(Value::as_str).unwrap_or("?");
+                            Unreadable::Json(serde_json::Error::custom(format!(
+                                "content block {index} (`{kind}`): its input is not valid JSON: {e}"
+                            )))
+                        })?;
+                        block.insert("input".into(), input);
+                    }
+                    content.push(Value::Object(block));
+                }
             }
         }
         Ok(ModelReply {
             text,
             calls,
             arg_errors,
-            state: None,
+            state: keep.then_some(ProviderState::Anthropic { content }),
             stopped: None,
-            usage: Usage::counted(this.input_tokens, this.output_tokens, None),
+            usage: this.usage.usage(),
         })
     }
 }
 
+/// The block a `content_block_start` opens.
+fn started(index: u32, raw: &RawValue) -> Result<Block, Unreadable> {
+    let position = usize::try_from(index).unwrap_or(usize::MAX);
+    Ok(match read_block(position, raw.get())? {
+        ResponseBlock::Text { text, citations } => {
+            // Citations may come whole here; later ones come as `citations_delta`.
+            let citations = match citations {
+                Some(list) if !list.is_empty() => {
+                    match serde_json::from_str::<Value>(raw.get())?
+                        .get_mut("citations")
+                        .map(Value::take)
+                    {
+                        Some(Value::Array(list)) => list,
+                        _ => Vec::new(),
+                    }
+                }
+                _ => Vec::new(),
+            };
+            Block::Text { text, citations }
+        }
+        ResponseBlock::ToolUse { id, name, input } => Block::Tool {
+            id,
+            name,
+            input,
+            json: String::new(),
+        },
+        ResponseBlock::Thinking {
+            thinking,
+            signature,
+        } => Block::Thinking {
+            thinking,
+            signature,
+        },
+        ResponseBlock::RedactedThinking | ResponseBlock::Other => {
+            match serde_json::from_str(raw.get())? {
+                Value::Object(block) => Block::Verbatim {
+                    block,
+                    json: String::new(),
+                },
+                // `read_block` only accepts objects with a `type`.
+                _ => return Err(Unreadable::Shape("a content block is not an object")),
+            }
+        }
+    })
+}
+
 impl Decoder {
+    fn delta(&mut self, index: u32, delta: BlockDelta) -> Result<Step, Unreadable> {
+        // A delta for a block that never started opens one of the delta's kind, when that
+        // kind needs nothing the start would have given.
+        let block = match self.blocks.entry(index) {
+            std::collections::btree_map::Entry::Occupied(entry) => entry.into_mut(),
+            std::collections::btree_map::Entry::Vacant(entry) => match &delta {
+                BlockDelta::TextDelta { .. } | BlockDelta::CitationsDelta { .. } => {
+                    entry.insert(Block::Text {
+                        text: String::new(),
+                        citations: Vec::new(),
+                    })
+                }
+                BlockDelta::ThinkingDelta { .. } | BlockDelta::SignatureDelta { .. } => {
+                    entry.insert(Block::Thinking {
+                        thinking: String::new(),
+                        signature: String::new(),
+                    })
+                }
+                BlockDelta::InputJsonDelta { .. } => {
+                    return Err(Unreadable::Shape(
+                        "an input_json_delta came for a content block that never started",
+                    ))
+                }
+                BlockDelta::Other => return Ok(Step::Nothing),
+            },
+        };
+        match (block, delta) {
+            (Block::Text { text, .. }, BlockDelta::TextDelta { text: piece }) => {
+                text.push_str(&piece);
+                if !piece.is_empty() {
+                    return Ok(Step::Text(piece));
+                }
+            }
+            (Block::Text { citations, .. }, BlockDelta::CitationsDelta { citation }) => {
+                citations.push(citation);
+            }
+            (
+                Block::Tool { json, .. } | Block::Verbatim { json, .. },
+                BlockDelta::InputJsonDelta { partial_json },
+            ) => json.push_str(&partial_json),
+            (Block::Thinking { thinking, .. }, BlockDelta::ThinkingDelta { thinking: piece }) => {
+                thinking.push_str(&piece);
+                if !piece.is_empty() {
+                    return Ok(Step::Reasoning(piece));
+                }
+            }
+            (Block::Thinking { signature, .. }, BlockDelta::SignatureDelta { signature: piece }) => {
+                signature.push_str(&piece);
+            }
+            (_, BlockDelta::Other) => {}
+            (block, delta) => {
+                return Err(Unreadable::Json(serde_json::Error::custom(format!(
+                    "a {} came for content block {index}, a `{}` block",
+                    delta.name(),
+                    block.kind()
+                ))))
+            }
+        }
+        Ok(Step::Nothing)
+    }
+
     fn count(&mut self, usage: Option<WireUsage>) {
         if let Some(usage) = usage {
-            self.input_tokens = usage.input_tokens.unwrap_or(self.input_tokens);
-            self.output_tokens = usage.output_tokens.unwrap_or(self.output_tokens);
+            self.usage.update(usage);
         }
     }
 }
