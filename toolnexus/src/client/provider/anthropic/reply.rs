@@ -73,16 +73,26 @@ impl ResponseBlock {
 
 /// Reads block `index` of a reply; a block of a known kind that lacks what that kind
 /// needs is refused with an error naming it, rather than dropped.
-pub(crate) fn read_block(index: usize, raw: &str) -> Result<ResponseBlock, Unreadable> {
+fn read_block(index: usize, raw: &str) -> Result<ResponseBlock, Unreadable> {
     serde_json::from_str(raw).map_err(|e| {
-        let kind = serde_json::from_str::<Kind>(raw)
-            .ok()
-            .and_then(|k| k.kind)
-            .map_or_else(|| "without a type".to_owned(), |k| format!("`{k}`"));
-        Unreadable::Json(serde_json::Error::custom(format!(
-            "content block {index} ({kind}): {e}"
-        )))
+        let kind = serde_json::from_str::<Kind>(raw).ok().and_then(|k| k.kind);
+        unusable_block(index, kind.as_deref(), &e)
     })
+}
+
+/// [`read_block`] for a block already parsed (a stream's `content_block_start`).
+pub(crate) fn read_block_value(index: u32, block: &Value) -> Result<ResponseBlock, Unreadable> {
+    ResponseBlock::deserialize(block).map_err(|e| {
+        let kind = block.get("type").and_then(Value::as_str);
+        unusable_block(index as usize, kind, &e)
+    })
+}
+
+fn unusable_block(index: usize, kind: Option<&str>, e: &serde_json::Error) -> Unreadable {
+    let kind = kind.map_or_else(|| "without a type".to_owned(), |k| format!("`{k}`"));
+    Unreadable::Json(serde_json::Error::custom(format!(
+        "content block {index} ({kind}): {e}"
+    )))
 }
 
 #[derive(Deserialize)]

@@ -13,10 +13,9 @@ use std::collections::BTreeMap;
 
 use serde::de::Error as _;
 use serde::Deserialize;
-use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 
-use super::reply::{read_block, ResponseBlock, WireUsage};
+use super::reply::{read_block_value, ResponseBlock, WireUsage};
 use crate::client::message::{ProviderState, ToolCall};
 use crate::client::provider::arguments::parse_arguments;
 use crate::client::provider::contract::{ModelReply, Step, StreamDecoder, Unreadable};
@@ -31,7 +30,7 @@ enum Event {
     },
     ContentBlockStart {
         index: u32,
-        content_block: Box<RawValue>,
+        content_block: Value,
     },
     ContentBlockDelta {
         index: u32,
@@ -162,7 +161,7 @@ impl StreamDecoder for Decoder {
                 index,
                 content_block,
             } => {
-                let block = started(index, &content_block)?;
+                let block = started(index, content_block)?;
                 self.blocks.insert(index, block);
             }
             Event::ContentBlockDelta { index, delta } => return self.delta(index, delta),
@@ -257,21 +256,15 @@ impl StreamDecoder for Decoder {
 }
 
 /// The block a `content_block_start` opens.
-fn started(index: u32, raw: &RawValue) -> Result<Block, Unreadable> {
-    let position = usize::try_from(index).unwrap_or(usize::MAX);
-    Ok(match read_block(position, raw.get())? {
+fn started(index: u32, mut raw: Value) -> Result<Block, Unreadable> {
+    Ok(match read_block_value(index, &raw)? {
         ResponseBlock::Text { text, citations } => {
             // Citations may come whole here; later ones come as `citations_delta`.
             let citations = match citations {
-                Some(list) if !list.is_empty() => {
-                    match serde_json::from_str::<Value>(raw.get())?
-                        .get_mut("citations")
-                        .map(Value::take)
-                    {
-                        Some(Value::Array(list)) => list,
-                        _ => Vec::new(),
-                    }
-                }
+                Some(list) if !list.is_empty() => match raw.get_mut("citations").map(Value::take) {
+                    Some(Value::Array(list)) => list,
+                    _ => Vec::new(),
+                },
                 _ => Vec::new(),
             };
             Block::Text { text, citations }
@@ -289,16 +282,14 @@ fn started(index: u32, raw: &RawValue) -> Result<Block, Unreadable> {
             thinking,
             signature,
         },
-        ResponseBlock::RedactedThinking | ResponseBlock::Other => {
-            match serde_json::from_str(raw.get())? {
-                Value::Object(block) => Block::Verbatim {
-                    block,
-                    json: String::new(),
-                },
-                // `read_block` only accepts objects with a `type`.
-                _ => return Err(Unreadable::Shape("a content block is not an object")),
-            }
-        }
+        ResponseBlock::RedactedThinking | ResponseBlock::Other => match raw {
+            Value::Object(block) => Block::Verbatim {
+                block,
+                json: String::new(),
+            },
+            // `read_block_value` only accepts objects with a `type`.
+            _ => return Err(Unreadable::Shape("a content block is not an object")),
+        },
     })
 }
 
