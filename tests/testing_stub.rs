@@ -374,7 +374,8 @@ async fn errors_carry_status_headers_and_a_provider_shaped_body() {
     assert_eq!(body["error"]["message"], "slow down");
     assert_eq!(body["error"]["type"], "rate_limit_error");
 
-    let (status, body) = post_json(&mock, ANTHROPIC, json!({"max_tokens": 64, "messages": []})).await;
+    let (status, body) =
+        post_json(&mock, ANTHROPIC, json!({"max_tokens": 64, "messages": []})).await;
     assert_eq!(status, 529);
     assert_eq!(
         body,
@@ -560,7 +561,8 @@ async fn an_exhausted_script_answers_500_saying_so_until_more_is_pushed() {
             .contains("script exhausted"),
         "{body}"
     );
-    let (status, body) = post_json(&mock, ANTHROPIC, json!({"max_tokens": 64, "messages": []})).await;
+    let (status, body) =
+        post_json(&mock, ANTHROPIC, json!({"max_tokens": 64, "messages": []})).await;
     assert_eq!(status, 500);
     assert_eq!(body["type"], "error");
     assert!(
@@ -572,7 +574,8 @@ async fn an_exhausted_script_answers_500_saying_so_until_more_is_pushed() {
     );
 
     mock.push(Reply::text("more"));
-    let (status, body) = post_json(&mock, ANTHROPIC, json!({"max_tokens": 64, "messages": []})).await;
+    let (status, body) =
+        post_json(&mock, ANTHROPIC, json!({"max_tokens": 64, "messages": []})).await;
     assert_eq!((status, &body["content"][0]["text"]), (200, &json!("more")));
     assert_eq!(mock.calls(), 4);
 }

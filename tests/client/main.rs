@@ -11,6 +11,7 @@ mod loop_rules;
 mod memory;
 mod metrics;
 mod observability;
+mod reasoning;
 mod resilience;
 mod resume;
 mod settings;

@@ -95,9 +95,8 @@ pub(crate) fn stream(turn: &Turn, usage: Usage, ex: &Exchange) -> String {
 
     let mut events = vec![delta(json!({"role": "assistant", "content": ""}))];
     if let Some(reasoning) = &turn.reasoning {
-        events.extend(
-            text_pieces(reasoning).map(|piece| delta(json!({"reasoning_content": piece}))),
-        );
+        events
+            .extend(text_pieces(reasoning).map(|piece| delta(json!({"reasoning_content": piece}))));
     }
     events.extend(text_pieces(&turn.text).map(|piece| delta(json!({"content": piece}))));
     for (index, call) in turn.calls.iter().enumerate() {
@@ -144,7 +143,14 @@ pub(crate) fn error_body(status: u16, message: &str) -> Value {
 }
 
 /// The roles a chat-completions message may have.
-const ROLES: [&str; 6] = ["system", "developer", "user", "assistant", "tool", "function"];
+const ROLES: [&str; 6] = [
+    "system",
+    "developer",
+    "user",
+    "assistant",
+    "tool",
+    "function",
+];
 
 /// What an OpenAI-compatible server refuses in `body` with a 400, in the words of the
 /// server that enforces it: `messages` that is not a list of messages with known roles; `tool` messages
@@ -273,7 +279,13 @@ fn check_reasoning(
     let candidates: Vec<&Issued> = issued
         .iter()
         .copied()
-        .filter(|i| i.turn.calls.iter().map(|c| c.id.as_str()).eq(calls.iter().copied()))
+        .filter(|i| {
+            i.turn
+                .calls
+                .iter()
+                .map(|c| c.id.as_str())
+                .eq(calls.iter().copied())
+        })
         .collect();
     if candidates.is_empty() || candidates.iter().any(|i| i.turn.reasoning.is_none()) {
         return Ok(());
@@ -292,7 +304,10 @@ fn check_reasoning(
             "The `reasoning_content` of the assistant message at message index {n} is not the one the model sent"
         ));
     }
-    let wire_calls = message["tool_calls"].as_array().map(Vec::as_slice).unwrap_or_default();
+    let wire_calls = message["tool_calls"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default();
     let signed = same_text.iter().any(|i| {
         i.turn.calls.iter().zip(wire_calls).all(|(call, wire)| {
             wire.get("extra_content") == extra_content(&i.turn, i.seq, call).as_ref()
@@ -313,4 +328,196 @@ fn check_reasoning(
         }
     }
     Err("Corrupted thought signature.".into())
+}
+
+#[cfg(test)]
+mod tests {
+    /// An edit of a good request body, making it one the provider refuses.
+    type Change = fn(&mut serde_json::Value);
+
+    use super::super::reply::Arguments;
+    use super::*;
+
+    fn exchange(seq: usize, stream: bool) -> Exchange {
+        Exchange {
+            model: "m".into(),
+            stream,
+            include_usage: false,
+            seq,
+        }
+    }
+
+    fn turn(reasoning: Option<&str>) -> Turn {
+        let call = |id: &str| ScriptedCall {
+            id: id.into(),
+            name: "get_weather".into(),
+            arguments: Arguments::Json(json!({"city": id})),
+        };
+        Turn {
+            text: String::new(),
+            calls: vec![call("call_1"), call("call_2")],
+            reasoning: reasoning.map(str::to_owned),
+        }
+    }
+
+    fn usage() -> Usage {
+        Usage {
+            prompt: 1,
+            completion: 1,
+        }
+    }
+
+    fn continuation(reply: &Value) -> Value {
+        let mut assistant = reply["choices"][0]["message"].clone();
+        assistant["role"] = json!("assistant");
+        json!({"model": "m", "messages": [
+            {"role": "user", "content": "Weather?"},
+            assistant,
+            {"role": "tool", "tool_call_id": "call_1", "content": "sunny"},
+            {"role": "tool", "tool_call_id": "call_2", "content": "rainy"},
+        ]})
+    }
+
+    fn issued(seq: usize, turn: Turn) -> Issued {
+        Issued {
+            style: crate::Style::OpenAi,
+            seq,
+            turn,
+        }
+    }
+
+    #[test]
+    fn reasoning_is_reasoning_content_and_signed_calls_streamed_before_the_text() {
+        let thought = "Two cities, two calls.";
+        let mut turn = turn(Some(thought));
+        turn.text = "Checking.".into();
+        let reply = completion(&turn, usage(), &exchange(4, false));
+        let message = &reply["choices"][0]["message"];
+        assert_eq!(message["reasoning_content"], thought);
+        assert_eq!(
+            message["tool_calls"][1]["extra_content"],
+            json!({"google": {"thought_signature": signature("openai", 4, "call_2")}})
+        );
+
+        let sse = stream(&turn, usage(), &exchange(4, true));
+        let deltas: Vec<Value> = sse
+            .lines()
+            .filter_map(|l| l.strip_prefix("data: "))
+            .filter(|d| *d != "[DONE]")
+            .map(|d| serde_json::from_str::<Value>(d).unwrap()["choices"][0]["delta"].clone())
+            .collect();
+        let reasoning: String = deltas
+            .iter()
+            .filter_map(|d| d["reasoning_content"].as_str())
+            .collect();
+        assert_eq!(reasoning, thought);
+        let last_reasoning = deltas
+            .iter()
+            .rposition(|d| d.get("reasoning_content").is_some());
+        let first_text = deltas.iter().position(|d| d["content"] == "Checking.");
+        assert!(last_reasoning < first_text);
+        let heads: Vec<&Value> = deltas
+            .iter()
+            .filter_map(|d| d["tool_calls"].get(0))
+            .filter(|c| c.get("id").is_some())
+            .collect();
+        assert_eq!(
+            heads[0]["extra_content"],
+            message["tool_calls"][0]["extra_content"]
+        );
+    }
+
+    #[test]
+    fn each_rule_is_refused_in_the_servers_words() {
+        let turn = turn(Some("Two calls."));
+        let reply = completion(&turn, usage(), &exchange(1, false));
+        let issued = issued(1, turn);
+        let good = continuation(&reply);
+        assert_eq!(check(&good, &[&issued]), Ok(()));
+        let cases: Vec<(Change, &str)> = vec![
+            (|b| b["messages"] = json!({}), "Invalid type for 'messages': expected an array of objects, but got an object instead."),
+            (|b| b["messages"][0]["role"] = json!("robot"), "Invalid value: 'robot'."),
+            (
+                |b| drop(b["messages"].as_array_mut().unwrap().pop()),
+                "An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: call_2",
+            ),
+            (
+                |b| b["messages"].as_array_mut().unwrap().swap(2, 3),
+                "The tool messages after messages[1] must respond to its 'tool_calls' once each and in their order",
+            ),
+            (
+                |b| b["messages"].as_array_mut().unwrap().insert(1, json!({"role": "tool", "tool_call_id": "call_1", "content": "x"})),
+                "Invalid parameter: messages with role 'tool' must be a response to a preceding message with 'tool_calls'.",
+            ),
+            (
+                |b| drop(b["messages"][1].as_object_mut().unwrap().remove("reasoning_content")),
+                "Missing `reasoning_content` field in the assistant message at message index 1",
+            ),
+            (
+                |b| b["messages"][1]["reasoning_content"] = json!("Other."),
+                "The `reasoning_content` of the assistant message at message index 1 is not the one the model sent",
+            ),
+            (
+                |b| drop(b["messages"][1]["tool_calls"][1].as_object_mut().unwrap().remove("extra_content")),
+                "Function call is missing a thought_signature in functionCall parts. This is required for tools to work correctly, and missing thought_signature may lead to degraded model performance. Additional data, function call `default_api:get_weather` , position 1.",
+            ),
+            (
+                |b| b["messages"][1]["tool_calls"][0]["extra_content"]["google"]["thought_signature"] = json!("forged"),
+                "Corrupted thought signature.",
+            ),
+        ];
+        for (change, words) in cases {
+            let mut body = good.clone();
+            change(&mut body);
+            match check(&body, &[&issued]) {
+                Err(e) => assert!(e.starts_with(words), "{words}\n{e}"),
+                Ok(()) => panic!("accepted {body}"),
+            }
+        }
+    }
+
+    /// Every value of `body` replaced in turn by odd ones: the check answers, never panics.
+    #[test]
+    fn odd_bodies_are_answered_not_panicked_on() {
+        fn paths(value: &Value, at: String, out: &mut Vec<String>) {
+            out.push(at.clone());
+            match value {
+                Value::Array(items) => {
+                    for (i, v) in items.iter().enumerate() {
+                        paths(v, format!("{at}/{i}"), out);
+                    }
+                }
+                Value::Object(map) => {
+                    for (k, v) in map {
+                        paths(v, format!("{at}/{k}"), out);
+                    }
+                }
+                _ => {}
+            }
+        }
+        let turn = turn(Some("Two calls."));
+        let reply = completion(&turn, usage(), &exchange(1, false));
+        let issued = issued(1, turn);
+        let good = continuation(&reply);
+        let mut all = Vec::new();
+        paths(&good, String::new(), &mut all);
+        let odd = [
+            json!(null),
+            json!(0),
+            json!(""),
+            json!([]),
+            json!({}),
+            json!([null]),
+        ];
+        for path in &all {
+            for value in &odd {
+                let mut body = good.clone();
+                match body.pointer_mut(path) {
+                    Some(slot) => *slot = value.clone(),
+                    None => continue,
+                }
+                let _ = check(&body, &[&issued]);
+            }
+        }
+    }
 }

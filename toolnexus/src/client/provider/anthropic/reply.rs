@@ -125,7 +125,10 @@ impl WireUsage {
         };
         keep(&mut self.input_tokens, later.input_tokens);
         keep(&mut self.output_tokens, later.output_tokens);
-        keep(&mut self.cache_read_input_tokens, later.cache_read_input_tokens);
+        keep(
+            &mut self.cache_read_input_tokens,
+            later.cache_read_input_tokens,
+        );
         keep(
             &mut self.cache_creation_input_tokens,
             later.cache_creation_input_tokens,
@@ -194,4 +197,66 @@ pub(crate) fn is_empty_text(block: &Value) -> bool {
     block["type"] == "text"
         && block["text"].as_str().is_some_and(str::is_empty)
         && block["citations"].as_array().is_none_or(Vec::is_empty)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn read(body: Value) -> Result<ModelReply, String> {
+        decode(body.to_string().as_bytes()).map_err(|e| match e {
+            Unreadable::Json(e) => e.to_string(),
+            Unreadable::Shape(s) => s.to_owned(),
+            Unreadable::Provider(s) => s,
+        })
+    }
+
+    #[test]
+    fn a_plain_turn_keeps_no_state() {
+        let reply = read(json!({"content": [
+            {"type": "text", "text": "hi"},
+            {"type": "tool_use", "id": "t1", "name": "n", "input": {}},
+        ]}))
+        .unwrap();
+        assert!(reply.state.is_none());
+        assert_eq!(reply.calls.len(), 1);
+    }
+
+    #[test]
+    fn a_thinking_turn_keeps_its_blocks_but_empty_text() {
+        let thinking = json!({"type": "thinking", "thinking": "hm", "signature": "s"});
+        let call = json!({"type": "tool_use", "id": "t1", "name": "n", "input": {"a": 1}});
+        let reply = read(
+            json!({"content": [thinking, {"type": "text", "text": ""}, call],
+            "usage": {"input_tokens": 3, "output_tokens": 4,
+                      "cache_read_input_tokens": 5, "cache_creation_input_tokens": 6}}),
+        )
+        .unwrap();
+        let Some(ProviderState::Anthropic { content }) = reply.state else {
+            panic!("no state")
+        };
+        assert_eq!(content, [thinking, call]);
+        let u = reply.usage;
+        assert_eq!(
+            (
+                u.prompt_tokens,
+                u.total_tokens,
+                u.cached_tokens,
+                u.cache_write_tokens
+            ),
+            (3, 7, 5, 6)
+        );
+    }
+
+    #[test]
+    fn a_malformed_block_is_refused_naming_it() {
+        let e = read(
+            json!({"content": [{"type": "text", "text": "x"}, {"type": "tool_use", "id": 7}]}),
+        )
+        .err()
+        .unwrap();
+        assert!(e.contains("content block 1 (`tool_use`)"), "{e}");
+    }
 }

@@ -129,7 +129,9 @@ impl Block {
             Block::Text { .. } => "text",
             Block::Tool { .. } => "tool_use",
             Block::Thinking { .. } => "thinking",
-            Block::Verbatim { block, .. } => block.get("type").and_then(Value::as_str).unwrap_or("?"),
+            Block::Verbatim { block, .. } => {
+                block.get("type").and_then(Value::as_str).unwrap_or("?")
+            }
         }
     }
 
@@ -191,10 +193,7 @@ impl StreamDecoder for Decoder {
         let mut content = Vec::new();
         for (index, block) in this.blocks {
             match block {
-                Block::Text {
-                    text: t,
-                    citations,
-                } => {
+                Block::Text { text: t, citations } => {
                     if keep && !(t.is_empty() && citations.is_empty()) {
                         let mut block = json!({"type": "text", "text": t});
                         if !citations.is_empty() {
@@ -218,8 +217,14 @@ impl StreamDecoder for Decoder {
                     if keep {
                         // Arguments that did not parse were answered with an error result;
                         // the block goes back with an empty object, as `tool_use` needs one.
-                        let input = if args.is_object() { args.clone() } else { json!({}) };
-                        content.push(json!({"type": "tool_use", "id": id, "name": name, "input": input}));
+                        let input = if args.is_object() {
+                            args.clone()
+                        } else {
+                            json!({})
+                        };
+                        content.push(
+                            json!({"type": "tool_use", "id": id, "name": name, "input": input}),
+                        );
                     }
                     calls.push(ToolCall { id, name, args });
                     arg_errors.push(error);
@@ -306,12 +311,11 @@ impl Decoder {
                         citations: Vec::new(),
                     })
                 }
-                BlockDelta::ThinkingDelta { .. } | BlockDelta::SignatureDelta { .. } => {
-                    entry.insert(Block::Thinking {
+                BlockDelta::ThinkingDelta { .. } | BlockDelta::SignatureDelta { .. } => entry
+                    .insert(Block::Thinking {
                         thinking: String::new(),
                         signature: String::new(),
-                    })
-                }
+                    }),
                 BlockDelta::InputJsonDelta { .. } => {
                     return Err(Unreadable::Shape(
                         "an input_json_delta came for a content block that never started",
@@ -340,7 +344,10 @@ impl Decoder {
                     return Ok(Step::Reasoning(piece));
                 }
             }
-            (Block::Thinking { signature, .. }, BlockDelta::SignatureDelta { signature: piece }) => {
+            (
+                Block::Thinking { signature, .. },
+                BlockDelta::SignatureDelta { signature: piece },
+            ) => {
                 signature.push_str(&piece);
             }
             (_, BlockDelta::Other) => {}
@@ -359,5 +366,195 @@ impl Decoder {
         if let Some(usage) = usage {
             self.usage.update(usage);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Feeds `events` to a fresh decoder: the steps they gave, then the reply.
+    fn decode(events: &[Value]) -> Result<(Vec<String>, ModelReply), String> {
+        let mut decoder: Box<dyn StreamDecoder> = Box::<Decoder>::default();
+        let mut steps = Vec::new();
+        for event in events {
+            match decoder.feed(&event.to_string()) {
+                Ok(Step::Text(t)) => steps.push(format!("text:{t}")),
+                Ok(Step::Reasoning(t)) => steps.push(format!("reasoning:{t}")),
+                Ok(_) => {}
+                Err(e) => return Err(describe(e)),
+            }
+        }
+        decoder.finish().map(|r| (steps, r)).map_err(describe)
+    }
+
+    fn describe(e: Unreadable) -> String {
+        match e {
+            Unreadable::Json(e) => e.to_string(),
+            Unreadable::Shape(s) => s.to_owned(),
+            Unreadable::Provider(s) => s,
+        }
+    }
+
+    fn start(index: u32, block: Value) -> Value {
+        json!({"type": "content_block_start", "index": index, "content_block": block})
+    }
+
+    fn delta(index: u32, delta: Value) -> Value {
+        json!({"type": "content_block_delta", "index": index, "delta": delta})
+    }
+
+    fn stop() -> Value {
+        json!({"type": "message_stop"})
+    }
+
+    #[test]
+    fn a_plain_stream_keeps_no_state() {
+        let (steps, reply) = decode(&[
+            start(0, json!({"type": "text", "text": ""})),
+            delta(0, json!({"type": "text_delta", "text": "hi"})),
+            stop(),
+        ])
+        .unwrap();
+        assert_eq!(steps, ["text:hi"]);
+        assert!(reply.state.is_none());
+    }
+
+    #[test]
+    fn thinking_streams_as_reasoning_and_keeps_its_signature() {
+        let (steps, reply) = decode(&[
+            start(0, json!({"type": "thinking", "thinking": ""})),
+            delta(0, json!({"type": "thinking_delta", "thinking": "Let me "})),
+            delta(0, json!({"type": "thinking_delta", "thinking": "see."})),
+            delta(0, json!({"type": "signature_delta", "signature": "c2ln"})),
+            start(1, json!({"type": "text", "text": ""})),
+            start(
+                2,
+                json!({"type": "tool_use", "id": "toolu_1", "name": "t", "input": {}}),
+            ),
+            delta(
+                2,
+                json!({"type": "input_json_delta", "partial_json": "{\"a\""}),
+            ),
+            delta(
+                2,
+                json!({"type": "input_json_delta", "partial_json": ":1}"}),
+            ),
+            stop(),
+        ])
+        .unwrap();
+        assert_eq!(steps, ["reasoning:Let me ", "reasoning:see."]);
+        assert_eq!(reply.text, "");
+        let Some(ProviderState::Anthropic { content }) = reply.state else {
+            panic!("no state")
+        };
+        assert_eq!(
+            content,
+            [
+                json!({"type": "thinking", "thinking": "Let me see.", "signature": "c2ln"}),
+                json!({"type": "tool_use", "id": "toolu_1", "name": "t", "input": {"a": 1}}),
+            ],
+            "the empty text block is left out"
+        );
+    }
+
+    #[test]
+    fn citations_and_unknown_blocks_are_kept() {
+        let citation = json!({"type": "web_search_result_location", "url": "u"});
+        let (_, reply) = decode(&[
+            start(
+                0,
+                json!({"type": "server_tool_use", "id": "s1", "name": "web_search", "input": {}}),
+            ),
+            delta(
+                0,
+                json!({"type": "input_json_delta", "partial_json": "{\"query\": \"q\"}"}),
+            ),
+            start(1, json!({"type": "mystery", "data": [1, 2]})),
+            delta(1, json!({"type": "future_delta", "x": 1})),
+            start(2, json!({"type": "text", "text": ""})),
+            delta(2, json!({"type": "citations_delta", "citation": citation})),
+            delta(2, json!({"type": "text_delta", "text": "cited"})),
+            stop(),
+        ])
+        .unwrap();
+        let Some(ProviderState::Anthropic { content }) = reply.state else {
+            panic!("no state")
+        };
+        assert_eq!(
+            content,
+            [
+                json!({"type": "server_tool_use", "id": "s1", "name": "web_search", "input": {"query": "q"}}),
+                json!({"type": "mystery", "data": [1, 2]}),
+                json!({"type": "text", "text": "cited", "citations": [citation]}),
+            ]
+        );
+        assert_eq!(reply.text, "cited");
+    }
+
+    #[test]
+    fn malformed_blocks_are_refused_naming_them() {
+        let cases = [
+            (
+                vec![start(0, json!({"type": "tool_use", "name": "t"}))],
+                "content block 0 (`tool_use`)",
+            ),
+            (
+                vec![start(3, json!({"text": "no type"}))],
+                "content block 3 (without a type)",
+            ),
+            (
+                vec![
+                    start(
+                        0,
+                        json!({"type": "server_tool_use", "id": "s", "name": "n", "input": {}}),
+                    ),
+                    delta(
+                        0,
+                        json!({"type": "input_json_delta", "partial_json": "{not json"}),
+                    ),
+                    stop(),
+                ],
+                "content block 0 (`server_tool_use`): its input is not valid JSON",
+            ),
+            (
+                vec![
+                    start(1, json!({"type": "text", "text": ""})),
+                    delta(1, json!({"type": "thinking_delta", "thinking": "x"})),
+                ],
+                "a thinking_delta came for content block 1, a `text` block",
+            ),
+            (
+                vec![delta(
+                    0,
+                    json!({"type": "input_json_delta", "partial_json": "{}"}),
+                )],
+                "never started",
+            ),
+        ];
+        for (events, words) in cases {
+            match decode(&events) {
+                Err(e) => assert!(e.contains(words), "{e}"),
+                Ok(_) => panic!("accepted {events:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn usage_takes_the_cache_counts_and_the_latest_output() {
+        let (_, reply) = decode(&[
+            json!({"type": "message_start", "message": {"usage": {
+                "input_tokens": 12, "output_tokens": 1,
+                "cache_read_input_tokens": 40, "cache_creation_input_tokens": 8}}}),
+            json!({"type": "message_delta", "delta": {"stop_reason": "end_turn"},
+                   "usage": {"output_tokens": 30}}),
+        ])
+        .unwrap();
+        let u = reply.usage;
+        assert_eq!(
+            (u.prompt_tokens, u.completion_tokens, u.total_tokens),
+            (12, 30, 42)
+        );
+        assert_eq!((u.cached_tokens, u.cache_write_tokens), (40, 8));
     }
 }

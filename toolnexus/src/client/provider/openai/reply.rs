@@ -16,7 +16,8 @@ use crate::client::provider::contract::{ModelReply, Unreadable};
 use crate::client::run_result::Usage;
 
 /// The message keys holding reasoning, in the order [`ProviderState::reasoning`] reads them.
-pub(crate) const REASONING_KEYS: [&str; 3] = ["reasoning_content", "reasoning", "reasoning_details"];
+pub(crate) const REASONING_KEYS: [&str; 3] =
+    ["reasoning_content", "reasoning", "reasoning_details"];
 
 #[derive(Deserialize)]
 struct Response {
@@ -157,5 +158,58 @@ impl From<WireUsage> for Usage {
         Usage::counted(u.prompt_tokens, u.completion_tokens, u.total_tokens)
             .with_cache(cached.unwrap_or(0), 0)
             .with_reasoning(reasoning.unwrap_or(0))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn read(body: Value) -> ModelReply {
+        match decode(body.to_string().as_bytes()) {
+            Ok(reply) => reply,
+            Err(_) => panic!("refused {body}"),
+        }
+    }
+
+    #[test]
+    fn a_plain_reply_keeps_no_state_and_reads_the_usage_details() {
+        let reply = read(
+            json!({"choices": [{"message": {"content": "hi", "reasoning_content": null,
+            "tool_calls": [{"id": "a", "type": "function", "index": 0,
+                "function": {"name": "t", "arguments": "{}"}}]}}],
+            "usage": {"prompt_tokens": 9, "completion_tokens": 4, "total_tokens": 13,
+                "prompt_tokens_details": {"cached_tokens": 6},
+                "completion_tokens_details": {"reasoning_tokens": 2}}}),
+        );
+        assert!(reply.state.is_none());
+        assert_eq!(
+            (reply.usage.cached_tokens, reply.usage.reasoning_tokens),
+            (6, 2)
+        );
+    }
+
+    #[test]
+    fn reasoning_and_call_extras_are_kept_under_their_keys() {
+        let extra = json!({"google": {"thought_signature": "c2ln"}});
+        let reply = read(json!({"choices": [{"message": {"content": null,
+        "reasoning": "Hm.", "reasoning_details": [{"type": "reasoning.text", "text": "Hm."}],
+        "tool_calls": [
+            {"id": "a", "type": "function", "function": {"name": "t", "arguments": "{}"}},
+            {"id": "b", "type": "function", "function": {"name": "t", "arguments": "{}"},
+             "extra_content": extra},
+        ]}}]}));
+        let Some(ProviderState::OpenAi { message, calls }) = reply.state else {
+            panic!("no state")
+        };
+        assert_eq!(
+            message.keys().collect::<Vec<_>>(),
+            ["reasoning", "reasoning_details"]
+        );
+        assert_eq!(calls.len(), 2);
+        assert!(calls[0].is_empty());
+        assert_eq!(calls[1]["extra_content"], extra);
     }
 }

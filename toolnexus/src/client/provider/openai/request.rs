@@ -165,8 +165,8 @@ impl Serialize for Assistant<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut map = serializer.serialize_map(None)?;
         map.serialize_entry("role", "assistant")?;
-        let content = (!self.content.is_empty() || self.calls.calls.is_empty())
-            .then_some(self.content);
+        let content =
+            (!self.content.is_empty() || self.calls.calls.is_empty()).then_some(self.content);
         map.serialize_entry("content", &content)?;
         if !self.calls.calls.is_empty() {
             map.serialize_entry("tool_calls", &self.calls)?;

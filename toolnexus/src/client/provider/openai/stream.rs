@@ -7,7 +7,8 @@
 //! `function` on a call's deltas are merged into that call's extra fields. Merging joins
 //! objects key by key and arrays entry by entry (by `index` where entries have one); a
 //! string is joined to the one before only under a key whose text streams in pieces
-//! (`reasoning_content`, `reasoning`, and `text` and `summary` inside reasoning entries).
+//! (`reasoning_content`, `reasoning`, and nested `text` and `summary`, as in reasoning
+//! entries).
 //! Any other string — a thought signature, an id — arrives whole: a later non-empty value
 //! replaces it, so a server that repeats one does not double it.
 
@@ -17,9 +18,8 @@ use serde::de::IgnoredAny;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use super::reply::{without_nulls, WireUsage};
+use super::reply::{without_nulls, WireUsage, REASONING_KEYS};
 use crate::client::message::{ProviderState, ToolCall};
-use super::reply::REASONING_KEYS;
 use crate::client::provider::arguments::parse_arguments;
 use crate::client::provider::contract::{ModelReply, Step, StreamDecoder, Unreadable};
 use crate::client::provider::sse_parts::{error_message, CUT_SHORT};
@@ -271,5 +271,90 @@ fn fold_entry(list: &mut Vec<Value>, entry: Value) {
     match same {
         Some(at) => fold(&mut list[at], entry, ""),
         None => list.push(entry),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn decode(deltas: &[Value]) -> (Vec<String>, ModelReply) {
+        let mut decoder: Box<dyn StreamDecoder> = Box::<Decoder>::default();
+        let mut steps = Vec::new();
+        for delta in deltas {
+            let chunk = json!({"choices": [{"index": 0, "delta": delta}]});
+            match decoder.feed(&chunk.to_string()) {
+                Ok(Step::Text(t)) => steps.push(format!("text:{t}")),
+                Ok(Step::Reasoning(t)) => steps.push(format!("reasoning:{t}")),
+                Ok(_) => {}
+                Err(_) => panic!("refused {chunk}"),
+            }
+        }
+        assert!(matches!(decoder.feed("[DONE]"), Ok(Step::Finished)));
+        match decoder.finish() {
+            Ok(reply) => (steps, reply),
+            Err(_) => panic!("unfinished"),
+        }
+    }
+
+    fn state(reply: ModelReply) -> (Map<String, Value>, Vec<Map<String, Value>>) {
+        match reply.state {
+            Some(ProviderState::OpenAi { message, calls }) => (message, calls),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_plain_stream_keeps_no_state() {
+        let (_, reply) =
+            decode(&[json!({"role": "assistant", "content": "hi", "reasoning_content": null})]);
+        assert!(reply.state.is_none());
+    }
+
+    #[test]
+    fn reasoning_pieces_are_steps_and_join_under_their_key() {
+        let (steps, reply) = decode(&[
+            json!({"role": "assistant", "content": ""}),
+            json!({"reasoning": "Think", "reasoning_details": [{"type": "reasoning.text", "text": "Think", "index": 0}]}),
+            json!({"reasoning": "ing.", "reasoning_details": [{"type": "reasoning.text", "text": "ing.", "signature": "sig", "index": 0}]}),
+            json!({"reasoning_details": [{"type": "reasoning.encrypted", "data": "enc", "index": 1}]}),
+            json!({"content": "Done."}),
+        ]);
+        assert_eq!(steps, ["reasoning:Think", "reasoning:ing.", "text:Done."]);
+        assert_eq!(reply.text, "Done.");
+        let (message, calls) = state(reply);
+        assert!(calls.is_empty());
+        assert_eq!(message["reasoning"], "Thinking.");
+        assert_eq!(
+            message["reasoning_details"],
+            json!([
+                {"type": "reasoning.text", "text": "Thinking.", "signature": "sig", "index": 0},
+                {"type": "reasoning.encrypted", "data": "enc", "index": 1},
+            ])
+        );
+    }
+
+    #[test]
+    fn call_extras_merge_into_their_call_without_doubling_whole_strings() {
+        let signed = json!({"google": {"thought_signature": "c2ln"}});
+        let (_, reply) = decode(&[
+            json!({"reasoning_content": "Two calls."}),
+            json!({"tool_calls": [{"index": 0, "id": "a", "type": "function",
+                "function": {"name": "t", "arguments": ""}}]}),
+            json!({"tool_calls": [{"index": 1, "id": "b", "type": "function",
+                "function": {"name": "t", "arguments": "{}"}, "extra_content": signed}]}),
+            json!({"tool_calls": [{"index": 1, "function": {"arguments": ""}, "extra_content": signed}]}),
+            json!({"tool_calls": [{"index": 1, "extra_content": {"google": {"other": 1}}}]}),
+        ]);
+        let (message, calls) = state(reply);
+        assert_eq!(message["reasoning_content"], "Two calls.");
+        assert_eq!(calls.len(), 2, "one map per call");
+        assert!(calls[0].is_empty());
+        assert_eq!(
+            Value::Object(calls[1].clone()),
+            json!({"extra_content": {"google": {"thought_signature": "c2ln", "other": 1}}})
+        );
     }
 }
