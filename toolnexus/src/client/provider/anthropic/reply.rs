@@ -179,15 +179,20 @@ pub(crate) fn decode(body: &[u8]) -> Result<ModelReply, Unreadable> {
     })
 }
 
-/// The blocks as sent, but for empty text blocks: they say nothing, and Anthropic refuses
-/// them in a request.
+/// The blocks as sent, but for what Anthropic would refuse back: empty text blocks (they say
+/// nothing) are left out, and a `tool_use` input that is not an object (Anthropic requires
+/// one) goes back as `{}`, as a streamed turn's does and as a plain turn's call is sent.
 fn kept_blocks(content: &[Box<RawValue>]) -> Result<ProviderState, Unreadable> {
     let mut kept = Vec::with_capacity(content.len());
     for raw in content {
-        let block: Value = serde_json::from_str(raw.get())?;
-        if !is_empty_text(&block) {
-            kept.push(block);
+        let mut block: Value = serde_json::from_str(raw.get())?;
+        if is_empty_text(&block) {
+            continue;
         }
+        if block["type"] == "tool_use" && !block["input"].is_object() {
+            block["input"] = Value::Object(Default::default());
+        }
+        kept.push(block);
     }
     Ok(ProviderState::Anthropic { content: kept })
 }
@@ -248,6 +253,19 @@ mod tests {
             ),
             (3, 7, 5, 6)
         );
+    }
+
+    #[test]
+    fn a_tool_input_that_is_no_object_goes_back_empty() {
+        let thinking = json!({"type": "redacted_thinking", "data": "x"});
+        let reply = read(json!({"content": [thinking,
+            {"type": "tool_use", "id": "t1", "name": "n", "input": "{not json"}]}))
+        .unwrap();
+        assert!(reply.arg_errors[0].is_none(), "a JSON string is a value");
+        let Some(ProviderState::Anthropic { content }) = reply.state else {
+            panic!("no state")
+        };
+        assert_eq!(content[1]["input"], json!({}));
     }
 
     #[test]
