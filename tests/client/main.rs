@@ -12,6 +12,7 @@ mod loop_rules;
 mod memory;
 mod metrics;
 mod observability;
+mod reasoning;
 mod resilience;
 mod responses;
 mod resume;

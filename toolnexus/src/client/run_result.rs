@@ -137,7 +137,8 @@ impl ToolCallRecord {
 }
 
 /// Token counts, summed over a run's turns. Anthropic's `input_tokens`/`output_tokens` map
-/// to prompt/completion.
+/// to prompt/completion as reported: Anthropic's `input_tokens` leaves out the tokens read
+/// from or written to its cache, which are in `cached_tokens` and `cache_write_tokens` only.
 ///
 /// The details are counted where a provider reports them and are 0 elsewhere (left out of
 /// the JSON when 0): `cached_tokens` — prompt tokens read from the provider's prompt cache

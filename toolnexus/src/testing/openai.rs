@@ -1,10 +1,16 @@
 //! The OpenAI chat-completions wire format: a `chat.completion` object, or a stream of
-//! `chat.completion.chunk` events ending in `data: [DONE]`.
+//! `chat.completion.chunk` events ending in `data: [DONE]`; and what OpenAI-compatible
+//! servers refuse in a request.
+//!
+//! A turn with reasoning is rendered as the reasoning servers send it: DeepSeek's
+//! `reasoning_content` on the message, and on each tool call the thought signature Gemini's
+//! OpenAI-compatible endpoint adds (`extra_content.google.thought_signature`).
 
 use serde_json::{json, Map, Value};
 
-use super::reply::{Turn, Usage};
-use super::wire_parts::{argument_fragments, sse_event, text_pieces, Exchange};
+use super::reply::{ScriptedCall, Turn, Usage};
+use super::strict::Issued;
+use super::wire_parts::{argument_fragments, signature, sse_event, text_pieces, Exchange};
 
 /// A fixed timestamp keeps responses reproducible.
 const CREATED: u64 = 1_700_000_000;
@@ -29,6 +35,13 @@ fn usage_json(usage: Usage) -> Value {
     })
 }
 
+/// The `extra_content` a call of a turn with reasoning carries, as answered to request
+/// number `seq`.
+fn extra_content(turn: &Turn, seq: usize, call: &ScriptedCall) -> Option<Value> {
+    turn.reasoning.as_ref()?;
+    Some(json!({"google": {"thought_signature": signature("openai", seq, &call.id)}}))
+}
+
 /// The non-streamed response.
 pub(crate) fn completion(turn: &Turn, usage: Usage, ex: &Exchange) -> Value {
     let mut message = Map::new();
@@ -40,16 +53,23 @@ pub(crate) fn completion(turn: &Turn, usage: Usage, ex: &Exchange) -> Value {
         json!(turn.text)
     };
     message.insert("content".into(), content);
+    if let Some(reasoning) = &turn.reasoning {
+        message.insert("reasoning_content".into(), json!(reasoning));
+    }
     if !turn.calls.is_empty() {
         let calls: Vec<Value> = turn
             .calls
             .iter()
             .map(|c| {
-                json!({
+                let mut call = json!({
                     "id": c.id,
                     "type": "function",
                     "function": {"name": c.name, "arguments": c.arguments.to_wire_string()},
-                })
+                });
+                if let Some(extra) = extra_content(turn, ex.seq, c) {
+                    call["extra_content"] = extra;
+                }
+                call
             })
             .collect();
         message.insert("tool_calls".into(), Value::Array(calls));
@@ -64,22 +84,32 @@ pub(crate) fn completion(turn: &Turn, usage: Usage, ex: &Exchange) -> Value {
     })
 }
 
-/// The streamed response: a role chunk, the text word by word, each tool call as a head chunk
-/// (`index`, `id`, `name`, empty `arguments`) followed by its arguments in fragments, a final
-/// chunk with `finish_reason`, a usage chunk when asked for, then `[DONE]`.
+/// The streamed response: a role chunk, the reasoning word by word (`reasoning_content`),
+/// the text word by word, each tool call as a head chunk (`index`, `id`, `name`, empty
+/// `arguments`, and its `extra_content` when the turn has reasoning) followed by its
+/// arguments in fragments, a final chunk with `finish_reason`, a usage chunk when asked
+/// for, then `[DONE]`.
 pub(crate) fn stream(turn: &Turn, usage: Usage, ex: &Exchange) -> String {
     let chunk = |choices: Value| json!({"id": id(ex), "object": "chat.completion.chunk", "created": CREATED, "model": ex.model, "choices": choices});
     let delta = |delta: Value| chunk(json!([{"index": 0, "delta": delta, "finish_reason": null}]));
 
     let mut events = vec![delta(json!({"role": "assistant", "content": ""}))];
+    if let Some(reasoning) = &turn.reasoning {
+        events
+            .extend(text_pieces(reasoning).map(|piece| delta(json!({"reasoning_content": piece}))));
+    }
     events.extend(text_pieces(&turn.text).map(|piece| delta(json!({"content": piece}))));
     for (index, call) in turn.calls.iter().enumerate() {
-        events.push(delta(json!({"tool_calls": [{
+        let mut head = json!({
             "index": index,
             "id": call.id,
             "type": "function",
             "function": {"name": call.name, "arguments": ""},
-        }]})));
+        });
+        if let Some(extra) = extra_content(turn, ex.seq, call) {
+            head["extra_content"] = extra;
+        }
+        events.push(delta(json!({"tool_calls": [head]})));
         let arguments = call.arguments.to_wire_string();
         events.extend(argument_fragments(&arguments).into_iter().map(|part| {
             delta(json!({"tool_calls": [{"index": index, "function": {"arguments": part}}]}))
@@ -112,7 +142,382 @@ pub(crate) fn error_body(status: u16, message: &str) -> Value {
     json!({"error": {"message": message, "type": kind, "param": null, "code": null}})
 }
 
-/// placeholder
-pub(crate) fn check(_body: &Value, _issued: &[&super::strict::Issued]) -> Result<(), String> {
+/// The roles a chat-completions message may have.
+const ROLES: [&str; 6] = [
+    "system",
+    "developer",
+    "user",
+    "assistant",
+    "tool",
+    "function",
+];
+
+/// What an OpenAI-compatible server refuses in `body` with a 400, in the words of the
+/// server that enforces it: `messages` that is not a list of messages with known roles; `tool` messages
+/// answering the calls of the latest assistant message before them; every call of an
+/// assistant message answered by the `tool` messages right after it, in call order (OpenAI);
+/// and, for a turn this stub sent with reasoning, the assistant message holding its calls
+/// carrying its `reasoning_content` (DeepSeek) and each call its `extra_content` (Gemini),
+/// unchanged.
+pub(crate) fn check(body: &Value, issued: &[&Issued]) -> Result<(), String> {
+    let messages = match body.get("messages") {
+        // Nothing to check: the stub answers bare bodies (its own tests send them).
+        None | Some(Value::Null) => return Ok(()),
+        Some(Value::Array(messages)) => messages,
+        Some(other) => {
+            return Err(format!(
+                "Invalid type for 'messages': expected an array of objects, but got {} instead.",
+                kind_of(other)
+            ))
+        }
+    };
+    for (n, message) in messages.iter().enumerate() {
+        if !message.is_object() {
+            return Err(format!(
+                "Invalid type for 'messages[{n}]': expected an object, but got {} instead.",
+                kind_of(message)
+            ));
+        }
+        match message.get("role").and_then(Value::as_str) {
+            Some(role) if ROLES.contains(&role) => {}
+            Some(role) => {
+                return Err(format!(
+                    "Invalid value: '{role}'. Supported values are: 'system', 'assistant', 'user', 'function', 'tool', and 'developer'."
+                ))
+            }
+            None => return Err(format!("Missing required parameter: 'messages[{n}].role'.")),
+        }
+    }
+    let mut latest_calls: Vec<&str> = Vec::new();
+    for (n, message) in messages.iter().enumerate() {
+        match message["role"].as_str() {
+            Some("assistant") => {
+                latest_calls = call_ids(message);
+                check_answered(n, messages, &latest_calls)?;
+                check_reasoning(n, message, &latest_calls, issued)?;
+            }
+            Some("tool") => {
+                let id = message["tool_call_id"].as_str().unwrap_or_default();
+                if !latest_calls.contains(&id) {
+                    return Err("Invalid parameter: messages with role 'tool' must be a response to a preceding message with 'tool_calls'.".into());
+                }
+            }
+            _ => {}
+        }
+    }
     Ok(())
+}
+
+/// JSON's name for a value's type, as OpenAI's messages use it.
+fn kind_of(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// The ids of an assistant message's tool calls, in order.
+fn call_ids(message: &Value) -> Vec<&str> {
+    message["tool_calls"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|c| c["id"].as_str().unwrap_or_default())
+        .collect()
+}
+
+/// The calls of the assistant message at `n` are answered by the `tool` messages right
+/// after it: every one, once, in order.
+fn check_answered(n: usize, messages: &[Value], calls: &[&str]) -> Result<(), String> {
+    if calls.is_empty() {
+        return Ok(());
+    }
+    let answers: Vec<&str> = messages[n + 1..]
+        .iter()
+        .take_while(|m| m["role"] == "tool")
+        .map(|m| m["tool_call_id"].as_str().unwrap_or_default())
+        .collect();
+    let missing: Vec<&str> = calls
+        .iter()
+        .copied()
+        .filter(|id| !answers.contains(id))
+        .collect();
+    if !missing.is_empty() {
+        return Err(format!(
+            "An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: {}",
+            missing.join(", ")
+        ));
+    }
+    if answers != calls {
+        return Err(format!(
+            "The tool messages after messages[{n}] must respond to its 'tool_calls' once each and in their order: expected {}, found {}",
+            calls.join(", "),
+            answers.join(", ")
+        ));
+    }
+    Ok(())
+}
+
+/// An assistant message holding the calls of a turn this stub sent with reasoning carries
+/// that turn's `reasoning_content`, and each call its `extra_content`, unchanged. Scripts
+/// reuse call ids, so a message is matched to the turns whose calls are exactly its calls;
+/// when any of those turns had no reasoning, the message may be that one and nothing is
+/// required.
+fn check_reasoning(
+    n: usize,
+    message: &Value,
+    calls: &[&str],
+    issued: &[&Issued],
+) -> Result<(), String> {
+    if calls.is_empty() {
+        return Ok(());
+    }
+    let candidates: Vec<&Issued> = issued
+        .iter()
+        .copied()
+        .filter(|i| {
+            i.turn
+                .calls
+                .iter()
+                .map(|c| c.id.as_str())
+                .eq(calls.iter().copied())
+        })
+        .collect();
+    if candidates.is_empty() || candidates.iter().any(|i| i.turn.reasoning.is_none()) {
+        return Ok(());
+    }
+    let Some(sent) = message.get("reasoning_content").filter(|v| !v.is_null()) else {
+        return Err(format!(
+            "Missing `reasoning_content` field in the assistant message at message index {n}"
+        ));
+    };
+    let same_text: Vec<&Issued> = candidates
+        .into_iter()
+        .filter(|i| i.turn.reasoning.as_deref() == sent.as_str())
+        .collect();
+    if same_text.is_empty() {
+        return Err(format!(
+            "The `reasoning_content` of the assistant message at message index {n} is not the one the model sent"
+        ));
+    }
+    let wire_calls = message["tool_calls"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    let signed = same_text.iter().any(|i| {
+        i.turn.calls.iter().zip(wire_calls).all(|(call, wire)| {
+            wire.get("extra_content") == extra_content(&i.turn, i.seq, call).as_ref()
+        })
+    });
+    if signed {
+        return Ok(());
+    }
+    for (call, wire) in same_text[0].turn.calls.iter().zip(wire_calls) {
+        if wire
+            .pointer("/extra_content/google/thought_signature")
+            .is_none()
+        {
+            return Err(format!(
+                "Function call is missing a thought_signature in functionCall parts. This is required for tools to work correctly, and missing thought_signature may lead to degraded model performance. Additional data, function call `default_api:{}` , position {n}. Please refer to https://ai.google.dev/gemini-api/docs/thought-signatures for more details.",
+                call.name
+            ));
+        }
+    }
+    Err("Corrupted thought signature.".into())
+}
+
+#[cfg(test)]
+mod tests {
+    /// An edit of a good request body, making it one the provider refuses.
+    type Change = fn(&mut serde_json::Value);
+
+    use super::super::reply::Arguments;
+    use super::*;
+
+    fn exchange(seq: usize, stream: bool) -> Exchange {
+        Exchange {
+            model: "m".into(),
+            stream,
+            include_usage: false,
+            seq,
+        }
+    }
+
+    fn turn(reasoning: Option<&str>) -> Turn {
+        let call = |id: &str| ScriptedCall {
+            id: id.into(),
+            name: "get_weather".into(),
+            arguments: Arguments::Json(json!({"city": id})),
+        };
+        Turn {
+            text: String::new(),
+            calls: vec![call("call_1"), call("call_2")],
+            reasoning: reasoning.map(str::to_owned),
+        }
+    }
+
+    fn usage() -> Usage {
+        Usage {
+            prompt: 1,
+            completion: 1,
+        }
+    }
+
+    fn continuation(reply: &Value) -> Value {
+        let mut assistant = reply["choices"][0]["message"].clone();
+        assistant["role"] = json!("assistant");
+        json!({"model": "m", "messages": [
+            {"role": "user", "content": "Weather?"},
+            assistant,
+            {"role": "tool", "tool_call_id": "call_1", "content": "sunny"},
+            {"role": "tool", "tool_call_id": "call_2", "content": "rainy"},
+        ]})
+    }
+
+    fn issued(seq: usize, turn: Turn) -> Issued {
+        Issued {
+            style: crate::Style::OpenAi,
+            seq,
+            turn,
+        }
+    }
+
+    #[test]
+    fn reasoning_is_reasoning_content_and_signed_calls_streamed_before_the_text() {
+        let thought = "Two cities, two calls.";
+        let mut turn = turn(Some(thought));
+        turn.text = "Checking.".into();
+        let reply = completion(&turn, usage(), &exchange(4, false));
+        let message = &reply["choices"][0]["message"];
+        assert_eq!(message["reasoning_content"], thought);
+        assert_eq!(
+            message["tool_calls"][1]["extra_content"],
+            json!({"google": {"thought_signature": signature("openai", 4, "call_2")}})
+        );
+
+        let sse = stream(&turn, usage(), &exchange(4, true));
+        let deltas: Vec<Value> = sse
+            .lines()
+            .filter_map(|l| l.strip_prefix("data: "))
+            .filter(|d| *d != "[DONE]")
+            .map(|d| serde_json::from_str::<Value>(d).unwrap()["choices"][0]["delta"].clone())
+            .collect();
+        let reasoning: String = deltas
+            .iter()
+            .filter_map(|d| d["reasoning_content"].as_str())
+            .collect();
+        assert_eq!(reasoning, thought);
+        let last_reasoning = deltas
+            .iter()
+            .rposition(|d| d.get("reasoning_content").is_some());
+        let first_text = deltas.iter().position(|d| d["content"] == "Checking.");
+        assert!(last_reasoning < first_text);
+        let heads: Vec<&Value> = deltas
+            .iter()
+            .filter_map(|d| d["tool_calls"].get(0))
+            .filter(|c| c.get("id").is_some())
+            .collect();
+        assert_eq!(
+            heads[0]["extra_content"],
+            message["tool_calls"][0]["extra_content"]
+        );
+    }
+
+    #[test]
+    fn each_rule_is_refused_in_the_servers_words() {
+        let turn = turn(Some("Two calls."));
+        let reply = completion(&turn, usage(), &exchange(1, false));
+        let issued = issued(1, turn);
+        let good = continuation(&reply);
+        assert_eq!(check(&good, &[&issued]), Ok(()));
+        let cases: Vec<(Change, &str)> = vec![
+            (|b| b["messages"] = json!({}), "Invalid type for 'messages': expected an array of objects, but got an object instead."),
+            (|b| b["messages"][0]["role"] = json!("robot"), "Invalid value: 'robot'."),
+            (
+                |b| drop(b["messages"].as_array_mut().unwrap().pop()),
+                "An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: call_2",
+            ),
+            (
+                |b| b["messages"].as_array_mut().unwrap().swap(2, 3),
+                "The tool messages after messages[1] must respond to its 'tool_calls' once each and in their order",
+            ),
+            (
+                |b| b["messages"].as_array_mut().unwrap().insert(1, json!({"role": "tool", "tool_call_id": "call_1", "content": "x"})),
+                "Invalid parameter: messages with role 'tool' must be a response to a preceding message with 'tool_calls'.",
+            ),
+            (
+                |b| drop(b["messages"][1].as_object_mut().unwrap().remove("reasoning_content")),
+                "Missing `reasoning_content` field in the assistant message at message index 1",
+            ),
+            (
+                |b| b["messages"][1]["reasoning_content"] = json!("Other."),
+                "The `reasoning_content` of the assistant message at message index 1 is not the one the model sent",
+            ),
+            (
+                |b| drop(b["messages"][1]["tool_calls"][1].as_object_mut().unwrap().remove("extra_content")),
+                "Function call is missing a thought_signature in functionCall parts. This is required for tools to work correctly, and missing thought_signature may lead to degraded model performance. Additional data, function call `default_api:get_weather` , position 1.",
+            ),
+            (
+                |b| b["messages"][1]["tool_calls"][0]["extra_content"]["google"]["thought_signature"] = json!("forged"),
+                "Corrupted thought signature.",
+            ),
+        ];
+        for (change, words) in cases {
+            let mut body = good.clone();
+            change(&mut body);
+            match check(&body, &[&issued]) {
+                Err(e) => assert!(e.starts_with(words), "{words}\n{e}"),
+                Ok(()) => panic!("accepted {body}"),
+            }
+        }
+    }
+
+    /// Every value of `body` replaced in turn by odd ones: the check answers, never panics.
+    #[test]
+    fn odd_bodies_are_answered_not_panicked_on() {
+        fn paths(value: &Value, at: String, out: &mut Vec<String>) {
+            out.push(at.clone());
+            match value {
+                Value::Array(items) => {
+                    for (i, v) in items.iter().enumerate() {
+                        paths(v, format!("{at}/{i}"), out);
+                    }
+                }
+                Value::Object(map) => {
+                    for (k, v) in map {
+                        paths(v, format!("{at}/{k}"), out);
+                    }
+                }
+                _ => {}
+            }
+        }
+        let turn = turn(Some("Two calls."));
+        let reply = completion(&turn, usage(), &exchange(1, false));
+        let issued = issued(1, turn);
+        let good = continuation(&reply);
+        let mut all = Vec::new();
+        paths(&good, String::new(), &mut all);
+        let odd = [
+            json!(null),
+            json!(0),
+            json!(""),
+            json!([]),
+            json!({}),
+            json!([null]),
+        ];
+        for path in &all {
+            for value in &odd {
+                let mut body = good.clone();
+                match body.pointer_mut(path) {
+                    Some(slot) => *slot = value.clone(),
+                    None => continue,
+                }
+                let _ = check(&body, &[&issued]);
+            }
+        }
+    }
 }

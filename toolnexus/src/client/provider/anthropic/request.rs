@@ -1,6 +1,7 @@
 //! The Anthropic request body: system messages lifted to the top-level `system`, tool
-//! results as `tool_result` blocks, serialized straight from the borrowed transcript, with
-//! the run's request settings in Anthropic's shapes.
+//! results as `tool_result` blocks, an assistant turn with Anthropic state as the content
+//! blocks it came with, serialized straight from the borrowed transcript, with the run's
+//! request settings in Anthropic's shapes.
 
 use std::borrow::Cow;
 
@@ -9,7 +10,7 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use crate::client::message::{Message, ToolCall, ToolOutput};
+use crate::client::message::{Message, ProviderState, ToolCall, ToolOutput};
 use crate::client::provider::contract::Outgoing;
 use crate::ToolChoice;
 
@@ -126,6 +127,15 @@ impl Serialize for Messages<'_> {
                 Message::User { content } => seq.serialize_element(&Wire {
                     role: "user",
                     content: content.as_str(),
+                })?,
+                // The provider's own blocks go back as they came: thinking signatures
+                // and server tools' results are refused when changed or left out.
+                Message::Assistant {
+                    state: Some(ProviderState::Anthropic { content }),
+                    ..
+                } if !content.is_empty() => seq.serialize_element(&Wire {
+                    role: "assistant",
+                    content: content.as_slice(),
                 })?,
                 Message::Assistant {
                     content,

@@ -1,11 +1,23 @@
 //! The OpenAI reply body: a chat completion's first choice, its tool calls and token counts.
+//!
+//! What OpenAI-compatible reasoning servers add must go back with the turn: the message's
+//! `reasoning_content` (DeepSeek, Qwen, vLLM) or `reasoning` (and OpenRouter's
+//! `reasoning_details`), kept under the key it came with, and each tool call's fields beyond
+//! `id`, `type` and `function` (Gemini's `extra_content.google.thought_signature`). A turn
+//! with any of them keeps them in [`ProviderState::OpenAi`]; a plain turn keeps no state.
 
+use serde::de::IgnoredAny;
 use serde::Deserialize;
+use serde_json::{Map, Value};
 
-use crate::client::message::ToolCall;
+use crate::client::message::{ProviderState, ToolCall};
 use crate::client::provider::arguments::parse_arguments;
 use crate::client::provider::contract::{ModelReply, Unreadable};
 use crate::client::run_result::Usage;
+
+/// The message keys holding reasoning, in the order [`ProviderState::reasoning`] reads them.
+pub(crate) const REASONING_KEYS: [&str; 3] =
+    ["reasoning_content", "reasoning", "reasoning_details"];
 
 #[derive(Deserialize)]
 struct Response {
@@ -26,12 +38,25 @@ struct ResponseMessage {
     content: Option<String>,
     #[serde(default)]
     tool_calls: Option<Vec<ResponseCall>>,
+    #[serde(default)]
+    reasoning_content: Option<Value>,
+    #[serde(default)]
+    reasoning: Option<Value>,
+    #[serde(default)]
+    reasoning_details: Option<Value>,
 }
 
 #[derive(Deserialize)]
 struct ResponseCall {
     id: String,
     function: ResponseFunction,
+    #[serde(default, rename = "type")]
+    _kind: Option<IgnoredAny>,
+    #[serde(default, rename = "index")]
+    _index: Option<IgnoredAny>,
+    /// Everything else the server put on the call, which it wants back.
+    #[serde(flatten)]
+    extra: Map<String, Value>,
 }
 
 #[derive(Deserialize)]
@@ -49,6 +74,22 @@ pub(crate) struct WireUsage {
     completion_tokens: u64,
     #[serde(default)]
     total_tokens: Option<u64>,
+    #[serde(default)]
+    prompt_tokens_details: Option<PromptDetails>,
+    #[serde(default)]
+    completion_tokens_details: Option<CompletionDetails>,
+}
+
+#[derive(Deserialize)]
+struct PromptDetails {
+    #[serde(default)]
+    cached_tokens: Option<u64>,
+}
+
+#[derive(Deserialize)]
+struct CompletionDetails {
+    #[serde(default)]
+    reasoning_tokens: Option<u64>,
 }
 
 pub(crate) fn decode(body: &[u8]) -> Result<ModelReply, Unreadable> {
@@ -56,10 +97,12 @@ pub(crate) fn decode(body: &[u8]) -> Result<ModelReply, Unreadable> {
     let Some(choice) = response.choices.into_iter().next() else {
         return Err(Unreadable::Shape("the response has no choices"));
     };
-    let wire_calls = choice.message.tool_calls.unwrap_or_default();
+    let message = choice.message;
+    let wire_calls = message.tool_calls.unwrap_or_default();
     let mut calls = Vec::with_capacity(wire_calls.len());
     let mut arg_errors = Vec::with_capacity(wire_calls.len());
-    for call in wire_calls {
+    let mut extras = Vec::new();
+    for (i, call) in wire_calls.into_iter().enumerate() {
         let (args, error) = parse_arguments(&call.function.name, call.function.arguments);
         calls.push(ToolCall {
             id: call.id,
@@ -67,19 +110,106 @@ pub(crate) fn decode(body: &[u8]) -> Result<ModelReply, Unreadable> {
             args,
         });
         arg_errors.push(error);
+        let extra = without_nulls(call.extra);
+        if !extra.is_empty() {
+            // One map per call up to this one, so the maps line up with the calls.
+            extras.resize_with(i, Map::new);
+            extras.push(extra);
+        }
     }
+    if !extras.is_empty() {
+        extras.resize_with(calls.len(), Map::new);
+    }
+    let mut fields = Map::new();
+    let reasoning = [
+        message.reasoning_content,
+        message.reasoning,
+        message.reasoning_details,
+    ];
+    for (key, value) in REASONING_KEYS.iter().zip(reasoning) {
+        if let Some(value) = value.filter(|v| !v.is_null()) {
+            fields.insert((*key).to_owned(), value);
+        }
+    }
+    let state = (!fields.is_empty() || !extras.is_empty()).then_some(ProviderState::OpenAi {
+        message: fields,
+        calls: extras,
+    });
     Ok(ModelReply {
-        text: choice.message.content.unwrap_or_default(),
+        text: message.content.unwrap_or_default(),
         calls,
         arg_errors,
-        state: None,
+        state,
         stopped: None,
         usage: response.usage.map(Usage::from).unwrap_or_default(),
     })
 }
 
+/// A field sent as `null` carries nothing to send back.
+pub(crate) fn without_nulls(mut map: Map<String, Value>) -> Map<String, Value> {
+    map.retain(|_, v| !v.is_null());
+    map
+}
+
 impl From<WireUsage> for Usage {
     fn from(u: WireUsage) -> Self {
+        let cached = u.prompt_tokens_details.and_then(|d| d.cached_tokens);
+        let reasoning = u.completion_tokens_details.and_then(|d| d.reasoning_tokens);
         Usage::counted(u.prompt_tokens, u.completion_tokens, u.total_tokens)
+            .with_cache(cached.unwrap_or(0), 0)
+            .with_reasoning(reasoning.unwrap_or(0))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn read(body: Value) -> ModelReply {
+        match decode(body.to_string().as_bytes()) {
+            Ok(reply) => reply,
+            Err(_) => panic!("refused {body}"),
+        }
+    }
+
+    #[test]
+    fn a_plain_reply_keeps_no_state_and_reads_the_usage_details() {
+        let reply = read(
+            json!({"choices": [{"message": {"content": "hi", "reasoning_content": null,
+            "tool_calls": [{"id": "a", "type": "function", "index": 0,
+                "function": {"name": "t", "arguments": "{}"}}]}}],
+            "usage": {"prompt_tokens": 9, "completion_tokens": 4, "total_tokens": 13,
+                "prompt_tokens_details": {"cached_tokens": 6},
+                "completion_tokens_details": {"reasoning_tokens": 2}}}),
+        );
+        assert!(reply.state.is_none());
+        assert_eq!(
+            (reply.usage.cached_tokens, reply.usage.reasoning_tokens),
+            (6, 2)
+        );
+    }
+
+    #[test]
+    fn reasoning_and_call_extras_are_kept_under_their_keys() {
+        let extra = json!({"google": {"thought_signature": "c2ln"}});
+        let reply = read(json!({"choices": [{"message": {"content": null,
+        "reasoning": "Hm.", "reasoning_details": [{"type": "reasoning.text", "text": "Hm."}],
+        "tool_calls": [
+            {"id": "a", "type": "function", "function": {"name": "t", "arguments": "{}"}},
+            {"id": "b", "type": "function", "function": {"name": "t", "arguments": "{}"},
+             "extra_content": extra},
+        ]}}]}));
+        let Some(ProviderState::OpenAi { message, calls }) = reply.state else {
+            panic!("no state")
+        };
+        assert_eq!(
+            message.keys().collect::<Vec<_>>(),
+            ["reasoning", "reasoning_details"]
+        );
+        assert_eq!(calls.len(), 2);
+        assert!(calls[0].is_empty());
+        assert_eq!(calls[1]["extra_content"], extra);
     }
 }

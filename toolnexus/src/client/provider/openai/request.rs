@@ -1,13 +1,14 @@
 //! The OpenAI request body: the transcript in chat-completions shape, serialized straight
 //! from the borrowed messages, with the toolkit's pre-serialized declarations and the run's
-//! request settings.
+//! request settings. An assistant turn with OpenAI state gets its reasoning fields back on
+//! the message and each call its extra fields, as the server sent them.
 
-use serde::ser::{SerializeSeq, Serializer};
+use serde::ser::{SerializeMap, SerializeSeq, Serializer};
 use serde::Serialize;
 use serde_json::value::RawValue;
-use serde_json::Value;
+use serde_json::{Map, Value};
 
-use crate::client::message::{Message, ToolCall};
+use crate::client::message::{Message, ProviderState, ToolCall};
 use crate::client::provider::contract::Outgoing;
 use crate::ToolChoice;
 
@@ -105,12 +106,6 @@ enum Wire<'a> {
     User {
         content: &'a str,
     },
-    Assistant {
-        /// `null` when the turn only calls tools, as OpenAI itself sends it.
-        content: Option<&'a str>,
-        #[serde(skip_serializing_if = "Calls::is_empty")]
-        tool_calls: Calls<'a>,
-    },
     Tool {
         tool_call_id: &'a str,
         content: &'a str,
@@ -127,12 +122,23 @@ impl Serialize for Messages<'_> {
                 Message::Assistant {
                     content,
                     tool_calls,
-                    ..
-                } => seq.serialize_element(&Wire::Assistant {
-                    content: (!content.is_empty() || tool_calls.is_empty())
-                        .then_some(content.as_str()),
-                    tool_calls: Calls(tool_calls),
-                })?,
+                    state,
+                } => {
+                    let (extra, call_extras) = match state {
+                        Some(ProviderState::OpenAi { message, calls }) => {
+                            (Some(message), calls.as_slice())
+                        }
+                        _ => (None, &[][..]),
+                    };
+                    seq.serialize_element(&Assistant {
+                        content,
+                        calls: Calls {
+                            calls: tool_calls,
+                            extras: call_extras,
+                        },
+                        extra,
+                    })?
+                }
                 Message::ToolResults { results } => {
                     for r in results {
                         seq.serialize_element(&Wire::Tool {
@@ -147,48 +153,85 @@ impl Serialize for Messages<'_> {
     }
 }
 
-struct Calls<'a>(&'a [ToolCall]);
+/// An assistant message: `role`, `content` (`null` when the turn only calls tools, as
+/// OpenAI itself sends it), `tool_calls`, then the state's fields of the message.
+struct Assistant<'a> {
+    content: &'a str,
+    calls: Calls<'a>,
+    extra: Option<&'a Map<String, Value>>,
+}
 
-impl Calls<'_> {
-    fn is_empty(&self) -> bool {
-        self.0.is_empty()
+impl Serialize for Assistant<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(None)?;
+        map.serialize_entry("role", "assistant")?;
+        let content =
+            (!self.content.is_empty() || self.calls.calls.is_empty()).then_some(self.content);
+        map.serialize_entry("content", &content)?;
+        if !self.calls.calls.is_empty() {
+            map.serialize_entry("tool_calls", &self.calls)?;
+        }
+        write_extra(&mut map, self.extra, &["role", "content", "tool_calls"])?;
+        map.end()
     }
+}
+
+/// Writes the state's fields after the loop's own, leaving out any that would repeat one
+/// of them (a hand-edited transcript may hold such a key).
+fn write_extra<M: SerializeMap>(
+    map: &mut M,
+    extra: Option<&Map<String, Value>>,
+    own: &[&str],
+) -> Result<(), M::Error> {
+    for (key, value) in extra.into_iter().flatten() {
+        if !own.contains(&key.as_str()) {
+            map.serialize_entry(key, value)?;
+        }
+    }
+    Ok(())
+}
+
+/// The calls, each with its extra fields from the turn's state (matched by position).
+struct Calls<'a> {
+    calls: &'a [ToolCall],
+    extras: &'a [Map<String, Value>],
 }
 
 impl Serialize for Calls<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_seq(self.0.iter().map(WireCall))
+        serializer.collect_seq(
+            self.calls
+                .iter()
+                .enumerate()
+                .map(|(i, call)| WireCall(call, self.extras.get(i))),
+        )
     }
 }
 
 /// A call as OpenAI wants it back: `{id, type: "function", function: {name, arguments}}`,
-/// where `arguments` is JSON text.
-struct WireCall<'a>(&'a ToolCall);
+/// where `arguments` is JSON text, then the call's extra fields.
+struct WireCall<'a>(&'a ToolCall, Option<&'a Map<String, Value>>);
 
 impl Serialize for WireCall<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let call = self.0;
         #[derive(Serialize)]
-        struct Call<'a> {
-            id: &'a str,
-            #[serde(rename = "type")]
-            kind: &'static str,
-            function: Function<'a>,
-        }
-        #[derive(Serialize)]
         struct Function<'a> {
             name: &'a str,
             arguments: ArgumentsText<'a>,
         }
-        Call {
-            id: &call.id,
-            kind: "function",
-            function: Function {
+        let mut map = serializer.serialize_map(None)?;
+        map.serialize_entry("id", &call.id)?;
+        map.serialize_entry("type", "function")?;
+        map.serialize_entry(
+            "function",
+            &Function {
                 name: &call.name,
                 arguments: ArgumentsText(&call.args),
             },
-        }
-        .serialize(serializer)
+        )?;
+        write_extra(&mut map, self.1, &["id", "type", "function"])?;
+        map.end()
     }
 }
 
