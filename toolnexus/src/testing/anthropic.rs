@@ -58,7 +58,7 @@ pub(crate) fn message(turn: &Turn, usage: Usage, ex: &Exchange) -> Value {
         "content": content,
         "stop_reason": stop_reason(turn),
         "stop_sequence": null,
-        "usage": {"input_tokens": usage.prompt, "output_tokens": usage.completion},
+        "usage": usage_json(usage, usage.completion),
     })
 }
 
@@ -76,7 +76,7 @@ pub(crate) fn stream(turn: &Turn, usage: Usage, ex: &Exchange) -> String {
         json!({"type": "message_start", "message": {
             "id": id(ex), "type": "message", "role": "assistant", "model": ex.model, "content": [],
             "stop_reason": null, "stop_sequence": null,
-            "usage": {"input_tokens": usage.prompt, "output_tokens": 0},
+            "usage": usage_json(usage, 0),
         }}),
     );
     push("ping", json!({"type": "ping"}));
@@ -151,6 +151,15 @@ pub(crate) fn stream(turn: &Turn, usage: Usage, ex: &Exchange) -> String {
     );
     push("message_stop", json!({"type": "message_stop"}));
     out
+}
+
+/// Anthropic's counts: cache reads beside the input tokens, which exclude them.
+fn usage_json(usage: Usage, output_tokens: u64) -> Value {
+    let mut counts = json!({"input_tokens": usage.prompt, "output_tokens": output_tokens});
+    if usage.cached > 0 {
+        counts["cache_read_input_tokens"] = json!(usage.cached);
+    }
+    counts
 }
 
 /// Anthropic's error envelope.
@@ -496,6 +505,7 @@ mod tests {
         Usage {
             prompt: 1,
             completion: 1,
+            ..Usage::default()
         }
     }
 

@@ -44,6 +44,9 @@ fn usage_json(usage: Usage, thoughts: u64) -> Value {
     if thoughts > 0 {
         counts["thoughtsTokenCount"] = json!(thoughts);
     }
+    if usage.cached > 0 {
+        counts["cachedContentTokenCount"] = json!(usage.cached);
+    }
     counts
 }
 
@@ -112,7 +115,7 @@ pub(crate) fn response(turn: &Turn, usage: Usage, ex: &Exchange) -> Value {
         }
         parts.extend(call_parts(turn, signature.as_deref()));
     }
-    envelope(parts, true, usage_json(usage, thought_tokens(turn)), ex)
+    envelope(parts, true, usage_json(usage, usage.reasoning.max(thought_tokens(turn))), ex)
 }
 
 /// The streamed response: the thought part, the text word by word, each call whole in a
@@ -143,7 +146,7 @@ pub(crate) fn stream(turn: &Turn, usage: Usage, ex: &Exchange) -> String {
     let last = envelope(
         vec![last_part],
         true,
-        usage_json(usage, thought_tokens(turn)),
+        usage_json(usage, usage.reasoning.max(thought_tokens(turn))),
         ex,
     );
     push_event(&mut out, &last);

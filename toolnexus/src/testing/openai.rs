@@ -28,11 +28,18 @@ fn finish_reason(turn: &Turn) -> &'static str {
 }
 
 fn usage_json(usage: Usage) -> Value {
-    json!({
+    let mut counts = json!({
         "prompt_tokens": usage.prompt,
         "completion_tokens": usage.completion,
         "total_tokens": usage.prompt.saturating_add(usage.completion),
-    })
+    });
+    if usage.cached > 0 {
+        counts["prompt_tokens_details"] = json!({"cached_tokens": usage.cached});
+    }
+    if usage.reasoning > 0 {
+        counts["completion_tokens_details"] = json!({"reasoning_tokens": usage.reasoning});
+    }
+    counts
 }
 
 /// The `extra_content` a call of a turn with reasoning carries, as answered to request
@@ -364,6 +371,7 @@ mod tests {
         Usage {
             prompt: 1,
             completion: 1,
+            ..Usage::default()
         }
     }
 

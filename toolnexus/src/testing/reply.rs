@@ -266,8 +266,11 @@ impl Reply {
 
     /// Reports, beside the turn's token counts, how many prompt tokens were read from the
     /// provider's cache and how many completion tokens went to reasoning, where the style's
-    /// usage has room for them (Responses: `input_tokens_details.cached_tokens` and
-    /// `output_tokens_details.reasoning_tokens`). Has no effect on error and raw replies.
+    /// usage has room for them: Chat Completions `prompt_tokens_details.cached_tokens` and
+    /// `completion_tokens_details.reasoning_tokens`; Responses `input_tokens_details` and
+    /// `output_tokens_details`; Anthropic `cache_read_input_tokens` (it reports no reasoning
+    /// count); Gemini `cachedContentTokenCount` and `thoughtsTokenCount`. Has no effect on
+    /// error and raw replies.
     ///
     /// ```
     /// use toolnexus::testing::Reply;
