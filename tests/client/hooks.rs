@@ -114,7 +114,7 @@ async fn before_tool_rewrites_arguments_or_answers_in_the_tools_place() {
     assert_eq!(result.tool_calls[1].output, "policy: blocked");
     assert!(result.tool_calls[1].is_error);
     assert_eq!(
-        tool_contents(&mock.requests()[1]),
+        mock.requests()[1].tool_results(),
         vec![
             ("call_1".to_owned(), "echo: cooked".to_owned()),
             ("call_2".to_owned(), "policy: blocked".to_owned()),
@@ -177,7 +177,7 @@ async fn after_tool_replaces_results_and_never_sees_a_suspension_as_a_failure() 
         .output
         .starts_with("[hooked] unknown tool"));
     assert_eq!(
-        tool_contents(&mock.requests()[1])[1].1,
+        mock.requests()[1].tool_results()[1].1,
         result.tool_calls[1].output
     );
 }
@@ -268,5 +268,5 @@ async fn after_tool_skips_a_halted_call_and_sees_it_once_on_resume() {
         .unwrap();
     assert_eq!(done.status, RunStatus::Done);
     assert_eq!(*seen.lock().unwrap(), [true], "once, on the settled result");
-    assert_eq!(tool_contents(&mock.requests()[1])[0].1, "replaced");
+    assert_eq!(mock.requests()[1].tool_results()[0].1, "replaced");
 }

@@ -63,7 +63,7 @@ async fn a_turns_calls_run_concurrently_and_report_in_call_order() {
     let ids: Vec<&str> = result.tool_calls.iter().map(|c| c.id.as_str()).collect();
     assert_eq!(ids, ["call_a", "call_b", "call_c"]);
     assert_eq!(
-        tool_contents(&mock.requests()[1]),
+        mock.requests()[1].tool_results(),
         vec![
             ("call_a".to_owned(), "first".to_owned()),
             ("call_b".to_owned(), "second".to_owned()),
@@ -145,7 +145,7 @@ async fn malformed_arguments_become_an_error_result_for_the_model() {
         call.output
     );
     assert_eq!(call.args, json!("{\"item\": \"a\""), "the raw text is kept");
-    let fed = tool_contents(&mock.requests()[1]);
+    let fed = mock.requests()[1].tool_results();
     assert_eq!(fed[0].1, call.output);
 }
 

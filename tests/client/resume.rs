@@ -71,7 +71,7 @@ async fn a_new_client_resumes_a_persisted_run() {
         "no new user turn"
     );
     assert_eq!(
-        tool_contents(&requests[1]),
+        requests[1].tool_results(),
         vec![("call_1".to_owned(), "approved: gpu".to_owned())],
         "the placeholder is replaced, not kept beside the result"
     );
@@ -138,7 +138,7 @@ async fn a_declined_resume_feeds_back_the_refusal() {
     assert_eq!(result.status, RunStatus::Done);
     assert_eq!(approver.runs(), 1, "a refusal does not re-run the tool");
     assert_eq!(
-        tool_contents(&mock.requests()[1])[0].1,
+        mock.requests()[1].tool_results()[0].1,
         "declined/expired: Approve purchase of gpu? (reason: expired)"
     );
     assert!(result.tool_calls[0].is_error);
@@ -213,7 +213,7 @@ async fn resuming_settles_every_call_of_the_turn_exactly_once() {
     assert_eq!(mock.calls(), 2);
     assert_eq!(echo_runs.load(Ordering::SeqCst), 2);
     assert_eq!(
-        tool_contents(&mock.requests()[1]),
+        mock.requests()[1].tool_results(),
         vec![
             ("call_1".to_owned(), "echo: one".to_owned()),
             ("call_2".to_owned(), "A answered true".to_owned()),

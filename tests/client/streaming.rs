@@ -43,8 +43,9 @@ async fn text_streams_as_deltas_then_usage_then_done() {
             "{style:?}"
         );
 
-        let body = &mock.requests()[0].body;
-        assert_eq!(body["stream"], true, "{style:?}");
+        let sent = &mock.requests()[0];
+        assert!(sent.is_stream(), "{style:?}");
+        let body = &sent.body;
         let usage_asked = body.pointer("/stream_options/include_usage").cloned();
         match style {
             Style::OpenAi => assert_eq!(usage_asked, Some(json!(true))),

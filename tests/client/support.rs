@@ -6,14 +6,14 @@ use std::time::Duration;
 
 use futures::{Stream, StreamExt};
 use serde_json::{json, Value};
-use toolnexus::testing::{MockLlm, RecordedRequest, Reply};
+use toolnexus::testing::{MockLlm, Reply};
 use toolnexus::{
     ClientError, LlmClient, LlmClientBuilder, MetricEvent, NativeTool, Request, StreamEvent, Style,
     Tool, ToolContext, ToolResult,
 };
 
 /// Both wire formats, for tests that must hold in each.
-pub const STYLES: [Style; 2] = [Style::OpenAi, Style::Anthropic];
+pub const STYLES: [Style; 4] = Style::ALL;
 
 /// A client of `style` on the mock, retrying fast.
 pub fn on(mock: &MockLlm, style: Style) -> LlmClientBuilder {
@@ -177,19 +177,4 @@ impl Metrics {
             })
             .collect()
     }
-}
-
-/// The `content` texts of an OpenAI request's tool messages, with their call ids.
-pub fn tool_contents(request: &RecordedRequest) -> Vec<(String, String)> {
-    request
-        .messages()
-        .iter()
-        .filter(|m| m["role"] == "tool")
-        .map(|m| {
-            (
-                m["tool_call_id"].as_str().unwrap_or_default().to_owned(),
-                m["content"].as_str().unwrap_or_default().to_owned(),
-            )
-        })
-        .collect()
 }

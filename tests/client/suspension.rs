@@ -61,17 +61,8 @@ async fn refusal_sent(
     assert_eq!(result.status, RunStatus::Done);
     assert_eq!(approver.runs(), 1, "a refusal is not re-run");
     let record = &result.tool_calls[0];
-    let requests = mock.requests();
-    let sent = requests[1].messages();
-    let fed_back = match style {
-        Style::OpenAi => sent.last().unwrap()["content"].clone(),
-        _ => sent.last().unwrap()["content"][0]["content"].clone(),
-    };
-    assert_eq!(
-        fed_back,
-        record.output.as_str(),
-        "the record is what the model saw"
-    );
+    let (_, fed_back) = mock.requests()[1].tool_results().pop().unwrap();
+    assert_eq!(fed_back, record.output, "the record is what the model saw");
     (record.output.clone(), record.is_error)
 }
 
@@ -149,7 +140,7 @@ async fn a_second_suspension_on_the_rerun_is_unresolved() {
     let call = &result.tool_calls[0];
     assert!(call.is_error);
     assert_eq!(call.output, "unresolved: Approve attempt 0?");
-    assert_eq!(tool_contents(&mock.requests()[1])[0].1, call.output);
+    assert_eq!(mock.requests()[1].tool_results()[0].1, call.output);
 }
 
 #[tokio::test]
@@ -223,7 +214,7 @@ async fn several_suspensions_with_wait_for_each_resolve() {
         ]
     );
     assert_eq!(
-        tool_contents(&mock.requests()[1]),
+        mock.requests()[1].tool_results(),
         vec![
             ("call_1".to_owned(), "approved: gpu".to_owned()),
             (

@@ -48,7 +48,7 @@ pub fn block_on<F: Future>(fut: F) -> F::Output {
 }
 
 /// Both wire styles, for tests that must hold for each.
-pub const STYLES: [Style; 2] = [Style::OpenAi, Style::Anthropic];
+pub const STYLES: [Style; 4] = Style::ALL;
 
 /// A client of `style` on the mock, retrying fast.
 pub fn client(style: Style, mock: &MockLlm) -> LlmClientBuilder {
@@ -68,15 +68,12 @@ pub enum Last {
 }
 
 pub fn last_message(req: &RecordedRequest) -> Last {
+    // Each run here is one prompt and at most one tool turn: a request with results is the
+    // one continuing that turn, in whichever style it speaks.
+    if let Some((_, output)) = req.tool_results().pop() {
+        return Last::ToolResult(output);
+    }
     let last = req.messages().last().cloned().unwrap_or(Value::Null);
-    if last["role"] == "tool" {
-        return Last::ToolResult(last["content"].as_str().unwrap_or_default().to_owned());
-    }
-    if let Some(blocks) = last["content"].as_array() {
-        if let Some(result) = blocks.iter().find(|b| b["type"] == "tool_result") {
-            return Last::ToolResult(result["content"].as_str().unwrap_or_default().to_owned());
-        }
-    }
     Last::User(last["content"].as_str().unwrap_or_default().to_owned())
 }
 

@@ -115,7 +115,12 @@ pub(crate) fn response(turn: &Turn, usage: Usage, ex: &Exchange) -> Value {
         }
         parts.extend(call_parts(turn, signature.as_deref()));
     }
-    envelope(parts, true, usage_json(usage, usage.reasoning.max(thought_tokens(turn))), ex)
+    envelope(
+        parts,
+        true,
+        usage_json(usage, usage.reasoning.max(thought_tokens(turn))),
+        ex,
+    )
 }
 
 /// The streamed response: the thought part, the text word by word, each call whole in a

@@ -4,6 +4,9 @@ use std::fmt;
 
 use serde_json::Value;
 
+use super::render;
+use crate::Style;
+
 /// One request [`MockLlm`](super::MockLlm) received, in arrival order, whatever its path.
 ///
 /// ```
@@ -90,12 +93,102 @@ impl RecordedRequest {
             .map_or(&[], Vec::as_slice)
     }
 
-    /// Whether the body asked for a streamed (SSE) response: `"stream": true`.
+    /// Whether the request asked for a streamed (SSE) response: `"stream": true` in the
+    /// body, or Gemini's `…:streamGenerateContent` path.
     pub fn is_stream(&self) -> bool {
-        self.body
-            .get("stream")
-            .and_then(Value::as_bool)
-            .unwrap_or(false)
+        self.path.ends_with(":streamGenerateContent")
+            || self
+                .body
+                .get("stream")
+                .and_then(Value::as_bool)
+                .unwrap_or(false)
+    }
+
+    /// The style the request's path speaks, as the stub routes it.
+    pub fn style(&self) -> Option<Style> {
+        render::style_for_path(&self.path)
+    }
+
+    /// The tool results the request feeds back, in the order sent, whatever its style:
+    /// `(call id, output text)`. The id is the one each style pairs results by — OpenAI's
+    /// `tool_call_id`, Anthropic's `tool_use_id`, the Responses `call_id`, Gemini's
+    /// `functionResponse.id` (its `name` when the call had no id) — and the text is what
+    /// the model reads (Gemini's `response.output`, or `response.error` for a failed call).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use serde_json::json;
+    /// use toolnexus::testing::{MockLlm, Reply};
+    /// use toolnexus::{LlmClient, NativeTool, Style, Toolkit};
+    ///
+    /// let mock = MockLlm::start([
+    ///     Reply::tool_call("call_1", "echo", json!({"text": "hi"})),
+    ///     Reply::text("done"),
+    /// ])
+    /// .await?;
+    /// let echo = NativeTool::of("echo", "Echoes", json!({"type": "object"}), |args, _| async move {
+    ///     args["text"].as_str().unwrap_or_default().to_owned()
+    /// });
+    /// let tk = Toolkit::builder().tool(echo).build()?;
+    /// let client = LlmClient::builder().style(Style::Gemini).base_url(mock.base_url()).model("m").build()?;
+    /// client.run("say hi", &tk).await?;
+    /// assert_eq!(mock.requests()[1].tool_results(), [("call_1".to_owned(), "hi".to_owned())]);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn tool_results(&self) -> Vec<(String, String)> {
+        let text = |v: &Value| match v {
+            Value::String(s) => s.clone(),
+            // Anthropic content blocks: their text, joined.
+            Value::Array(blocks) => blocks
+                .iter()
+                .filter_map(|b| b["text"].as_str())
+                .collect::<Vec<_>>()
+                .join(""),
+            Value::Null => String::new(),
+            other => other.to_string(),
+        };
+        let id = |v: &Value| v.as_str().unwrap_or_default().to_owned();
+        let items = |key: &str| self.body[key].as_array().map_or(&[][..], Vec::as_slice);
+        match self.style() {
+            Some(Style::OpenAi) => self
+                .messages()
+                .iter()
+                .filter(|m| m["role"] == "tool")
+                .map(|m| (id(&m["tool_call_id"]), text(&m["content"])))
+                .collect(),
+            Some(Style::Anthropic) => self
+                .messages()
+                .iter()
+                .filter_map(|m| m["content"].as_array())
+                .flatten()
+                .filter(|b| b["type"] == "tool_result")
+                .map(|b| (id(&b["tool_use_id"]), text(&b["content"])))
+                .collect(),
+            Some(Style::Responses) => items("input")
+                .iter()
+                .filter(|i| i["type"] == "function_call_output")
+                .map(|i| (id(&i["call_id"]), text(&i["output"])))
+                .collect(),
+            Some(Style::Gemini) => items("contents")
+                .iter()
+                .filter_map(|c| c["parts"].as_array())
+                .flatten()
+                .filter_map(|p| p.get("functionResponse"))
+                .map(|r| {
+                    let key = if r["id"].is_string() {
+                        &r["id"]
+                    } else {
+                        &r["name"]
+                    };
+                    let response = &r["response"];
+                    let output = response.get("output").unwrap_or(&response["error"]);
+                    (id(key), text(output))
+                })
+                .collect(),
+            None => Vec::new(),
+        }
     }
 }
 

@@ -43,9 +43,22 @@ pub(super) struct Candidate {
 
 #[derive(Deserialize)]
 pub(super) struct Content {
-    /// Kept as sent: they go back verbatim when they carry reasoning state.
+    /// Kept as sent: they go back verbatim when they carry reasoning state. Read raw first,
+    /// so a call's arguments nest within the parser's depth limit counted from the part,
+    /// not from the top of the response (as `tool_use.input` and Chat Completions'
+    /// argument text do).
     #[serde(default)]
-    pub(super) parts: Vec<Value>,
+    parts: Vec<Box<RawValue>>,
+}
+
+impl Content {
+    /// The parts as values.
+    pub(super) fn parts(self) -> Result<Vec<Value>, Unreadable> {
+        self.parts
+            .iter()
+            .map(|part| serde_json::from_str(part.get()).map_err(Unreadable::from))
+            .collect()
+    }
 }
 
 #[derive(Deserialize)]
@@ -136,7 +149,10 @@ pub(crate) fn decode(body: &[u8]) -> Result<ModelReply, Unreadable> {
             None => Err(Unreadable::Shape("the response has no candidates")),
         };
     };
-    let parts = candidate.content.map(|c| c.parts).unwrap_or_default();
+    let parts = match candidate.content {
+        Some(content) => content.parts()?,
+        None => Vec::new(),
+    };
     Ok(turn(
         parts,
         Finish {

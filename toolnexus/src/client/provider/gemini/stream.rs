@@ -44,7 +44,11 @@ impl StreamDecoder for Decoder {
             self.finish_message = candidate.finish_message;
         }
         let mut steps: Vec<Step> = Vec::new();
-        for part in candidate.content.map(|c| c.parts).unwrap_or_default() {
+        let parts = match candidate.content {
+            Some(content) => content.parts()?,
+            None => Vec::new(),
+        };
+        for part in parts {
             if let Kind::Text { text, thought } = kind(&part) {
                 if !text.is_empty() {
                     push_delta(&mut steps, text, thought);
