@@ -147,17 +147,9 @@ async fn run_streamed(client: &LlmClient, prompt: &str, tk: &Toolkit) -> String 
     text
 }
 
-#[tokio::test]
-async fn every_body_passes_the_official_sdks_request_types() {
-    let mut lines = String::new();
-    let mut count = 0;
-    for style in [Style::Responses, Style::Gemini, Style::Anthropic] {
-        for body in bodies_of(style).await {
-            lines.push_str(&json!({"style": style.as_str(), "body": body}).to_string());
-            lines.push('\n');
-            count += 1;
-        }
-    }
+/// Runs the checker on JSON lines; whether every body passed, and its report (with what it
+/// wrote to standard error, when anything).
+fn check_with_sdks(lines: &str) -> (bool, String) {
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/sdk/check_bodies.py");
     let mut child = Command::new(python())
         .arg(script)
@@ -173,12 +165,27 @@ async fn every_body_passes_the_official_sdks_request_types() {
         .write_all(lines.as_bytes())
         .unwrap();
     let out = child.wait_with_output().unwrap();
-    let report = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{report}\n{}",
+    let report = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
+    (out.status.success(), report)
+}
+
+#[tokio::test]
+async fn every_body_passes_the_official_sdks_request_types() {
+    let mut lines = String::new();
+    let mut count = 0;
+    for style in [Style::Responses, Style::Gemini, Style::Anthropic] {
+        for body in bodies_of(style).await {
+            lines.push_str(&json!({"style": style.as_str(), "body": body}).to_string());
+            lines.push('\n');
+            count += 1;
+        }
+    }
+    let (passed, report) = check_with_sdks(&lines);
+    assert!(passed, "{report}");
     assert_eq!(
         report.lines().filter(|l| l.starts_with("ok ")).count(),
         count,
@@ -202,22 +209,8 @@ fn the_checker_refuses_bodies_the_sdks_refuse() {
         json!({"style": "gemini", "body": {"contents": [{"role": "user", "parts": [{"txt": "hi"}]}]}}),
     ];
     let lines: String = broken.iter().map(|b| format!("{b}\n")).collect();
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/sdk/check_bodies.py");
-    let mut child = Command::new(python())
-        .arg(script)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("python starts");
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(lines.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    let report = String::from_utf8_lossy(&out.stdout);
-    assert!(!out.status.success(), "{report}");
+    let (passed, report) = check_with_sdks(&lines);
+    assert!(!passed, "{report}");
     assert_eq!(
         report.lines().filter(|l| l.starts_with("FAIL ")).count(),
         broken.len(),

@@ -3,7 +3,7 @@
 //! decoded [`ModelReply`], what one stream event means ([`Step`]), and why a reply is
 //! [`Unreadable`].
 
-use reqwest::header::{HeaderMap, HeaderValue, InvalidHeaderValue};
+use reqwest::header::{HeaderMap, HeaderValue, InvalidHeaderValue, AUTHORIZATION};
 use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
@@ -81,6 +81,17 @@ pub(crate) trait StreamDecoder: Send {
     fn finish(self: Box<Self>) -> Result<ModelReply, Unreadable>;
 }
 
+/// `Authorization: Bearer <key>` when there is a key, the OpenAI APIs' scheme.
+pub(crate) fn bearer(
+    api_key: Option<&str>,
+    headers: &mut HeaderMap,
+) -> Result<(), InvalidHeaderValue> {
+    if let Some(key) = api_key {
+        headers.insert(AUTHORIZATION, sensitive(&format!("Bearer {key}"))?);
+    }
+    Ok(())
+}
+
 /// A header value that never prints.
 pub(crate) fn sensitive(value: &str) -> Result<HeaderValue, InvalidHeaderValue> {
     let mut v = HeaderValue::from_str(value)?;
@@ -143,6 +154,20 @@ pub(crate) struct ModelReply {
     /// malformed call): the run fails with [`ClientError::Stopped`] rather than return
     /// empty text that looks like an answer. `None` for a turn the loop can use.
     pub(crate) stopped: Option<String>,
+}
+
+impl ModelReply {
+    /// A reply that ends the run with `reason` (its tokens still count).
+    pub(crate) fn stopped(reason: String, usage: Usage) -> Self {
+        ModelReply {
+            text: String::new(),
+            calls: Vec::new(),
+            arg_errors: Vec::new(),
+            usage,
+            state: None,
+            stopped: Some(reason),
+        }
+    }
 }
 
 /// Why a reply could not be read.

@@ -145,7 +145,7 @@ pub(crate) fn decode(body: &[u8]) -> Result<ModelReply, Unreadable> {
         .unwrap_or_default();
     let Some(candidate) = response.take_candidate() else {
         return match response.block_reason() {
-            Some(reason) => Ok(stopped(reason, usage)),
+            Some(reason) => Ok(ModelReply::stopped(reason, usage)),
             None => Err(Unreadable::Shape("the response has no candidates")),
         };
     };
@@ -161,18 +161,6 @@ pub(crate) fn decode(body: &[u8]) -> Result<ModelReply, Unreadable> {
         },
         usage,
     ))
-}
-
-/// A reply that ends the run with `reason`.
-pub(super) fn stopped(reason: String, usage: Usage) -> ModelReply {
-    ModelReply {
-        text: String::new(),
-        calls: Vec::new(),
-        arg_errors: Vec::new(),
-        usage,
-        state: None,
-        stopped: Some(reason),
-    }
 }
 
 /// How a candidate ended.
@@ -264,7 +252,7 @@ pub(super) fn turn(parts: Vec<Value>, finish: Finish<'_>, usage: Usage) -> Model
     );
     if !normal_end && text.is_empty() && calls.is_empty() {
         let reason = finish.reason.unwrap_or_default();
-        return stopped(
+        return ModelReply::stopped(
             with_message(format!("finishReason {reason}"), finish.message),
             usage,
         );

@@ -68,7 +68,7 @@ impl StreamDecoder for Decoder {
         let this = *self;
         let usage = this.usage.unwrap_or_default();
         if let Some(reason) = this.blocked {
-            return Ok(reply::stopped(reason, usage));
+            return Ok(ModelReply::stopped(reason, usage));
         }
         if this.finish_reason.is_none() {
             return Err(CUT_SHORT);

@@ -6,11 +6,11 @@ mod reply;
 mod request;
 mod stream;
 
-use reqwest::header::{HeaderMap, InvalidHeaderValue, AUTHORIZATION};
+use reqwest::header::{HeaderMap, InvalidHeaderValue};
 use serde_json::{json, Value};
 
 use super::contract::{
-    body_bytes, sensitive, ModelReply, Outgoing, Provider, StreamDecoder, Unreadable,
+    bearer, body_bytes, ModelReply, Outgoing, Provider, StreamDecoder, Unreadable,
 };
 
 pub(crate) struct OpenAi;
@@ -33,10 +33,7 @@ impl Provider for OpenAi {
         api_key: Option<&str>,
         headers: &mut HeaderMap,
     ) -> Result<(), InvalidHeaderValue> {
-        if let Some(key) = api_key {
-            headers.insert(AUTHORIZATION, sensitive(&format!("Bearer {key}"))?);
-        }
-        Ok(())
+        bearer(api_key, headers)
     }
 
     fn declare(&self, name: &str, description: &str, schema: &Value) -> Value {

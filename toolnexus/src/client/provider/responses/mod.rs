@@ -7,11 +7,11 @@ mod reply;
 mod request;
 mod stream;
 
-use reqwest::header::{HeaderMap, InvalidHeaderValue, AUTHORIZATION};
+use reqwest::header::{HeaderMap, InvalidHeaderValue};
 use serde_json::{json, Value};
 
 use super::contract::{
-    body_bytes, sensitive, ModelReply, Outgoing, Provider, StreamDecoder, Unreadable,
+    bearer, body_bytes, ModelReply, Outgoing, Provider, StreamDecoder, Unreadable,
 };
 use crate::client::request_options::RequestOptions;
 
@@ -35,10 +35,7 @@ impl Provider for Responses {
         api_key: Option<&str>,
         headers: &mut HeaderMap,
     ) -> Result<(), InvalidHeaderValue> {
-        if let Some(key) = api_key {
-            headers.insert(AUTHORIZATION, sensitive(&format!("Bearer {key}"))?);
-        }
-        Ok(())
+        bearer(api_key, headers)
     }
 
     /// Responses function tools are strict by default, which only schemas written for it

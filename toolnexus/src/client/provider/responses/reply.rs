@@ -114,7 +114,7 @@ pub(super) fn read(
     let usage = response.usage.map(Usage::from).unwrap_or_default();
     let status = response.status.as_deref().unwrap_or("completed");
     if status == "failed" {
-        return Ok(stopped(failure(response.error), usage));
+        return Ok(ModelReply::stopped(failure(response.error), usage));
     }
     let mut reply = match response.output {
         Some(output) if !output.is_empty() => items(&output)?,
@@ -204,17 +204,6 @@ fn failure(error: Option<WireError>) -> String {
         (Some(message), _) => message,
         (None, Some(code)) => format!("the response failed ({code})"),
         (None, None) => "the response failed".to_owned(),
-    }
-}
-
-fn stopped(reason: String, usage: Usage) -> ModelReply {
-    ModelReply {
-        text: String::new(),
-        calls: Vec::new(),
-        arg_errors: Vec::new(),
-        usage,
-        state: None,
-        stopped: Some(reason),
     }
 }
 
