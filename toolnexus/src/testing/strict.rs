@@ -63,6 +63,56 @@ fn newest<'a>(issued: impl DoubleEndedIterator<Item = &'a Issued>) -> Vec<&'a Is
     kept
 }
 
+/// Every value of `good` replaced in turn by odd ones (`null`, `0`, `""`, `[]`, `{}`,
+/// `[null]`, `{"type": 1}`), each body handed to `check`; returns how many it refused.
+/// A check given client JSON must answer every such body, never panic.
+#[cfg(test)]
+pub(crate) fn refusals_of_odd_bodies(
+    good: &serde_json::Value,
+    check: impl Fn(&serde_json::Value) -> Result<(), String>,
+) -> usize {
+    use serde_json::{json, Value};
+
+    fn paths(value: &Value, at: String, out: &mut Vec<String>) {
+        out.push(at.clone());
+        match value {
+            Value::Array(items) => {
+                for (i, v) in items.iter().enumerate() {
+                    paths(v, format!("{at}/{i}"), out);
+                }
+            }
+            Value::Object(map) => {
+                for (k, v) in map {
+                    paths(v, format!("{at}/{k}"), out);
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut all = Vec::new();
+    paths(good, String::new(), &mut all);
+    let odd = [
+        json!(null),
+        json!(0),
+        json!(""),
+        json!([]),
+        json!({}),
+        json!([null]),
+        json!({"type": 1}),
+    ];
+    let mut refused = 0;
+    for path in &all {
+        for value in &odd {
+            let mut body = good.clone();
+            if let Some(slot) = body.pointer_mut(path) {
+                *slot = value.clone();
+                refused += usize::from(check(&body).is_err());
+            }
+        }
+    }
+    refused
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
