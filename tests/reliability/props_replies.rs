@@ -19,9 +19,9 @@ fn check(parsed: Result<DecodedReply, ClientError>) -> Result<(), TestCaseError>
                     prop_assert!(call.args.is_string(), "rejected arguments are kept as text");
                 }
             }
-            // The turn goes into the transcript a durable host persists.
+            // The turn goes into the transcript a durable host persists, state and all.
             round_trip(&Message::Assistant {
-                state: None,
+                state: reply.state,
                 content: reply.text,
                 tool_calls: reply.calls,
             })
@@ -144,6 +144,112 @@ fn anthropic_reply() -> BoxedStrategy<Value> {
     ])
 }
 
+fn responses_reply() -> BoxedStrategy<Value> {
+    let message = object(vec![
+        ("type", Just(json!("message")).boxed()),
+        ("role", Just(json!("assistant")).boxed()),
+        (
+            "content",
+            mostly(
+                prop::collection::vec(
+                    object(vec![
+                        ("type", mostly(Just(json!("output_text")))),
+                        ("text", mostly(text())),
+                    ]),
+                    0..3,
+                )
+                .prop_map(Value::Array),
+            ),
+        ),
+    ]);
+    let call = object(vec![
+        ("type", Just(json!("function_call")).boxed()),
+        ("call_id", mostly(text())),
+        ("name", mostly(text())),
+        ("arguments", mostly(arguments_text())),
+    ]);
+    let reasoning = object(vec![
+        ("type", Just(json!("reasoning")).boxed()),
+        ("id", mostly(text())),
+        ("encrypted_content", mostly(text())),
+        ("summary", json_value().boxed()),
+    ]);
+    let item = prop_oneof![message, call, reasoning, json_value()];
+    let usage = object(vec![
+        ("input_tokens", mostly(tokens())),
+        ("output_tokens", mostly(tokens())),
+        ("output_tokens_details", json_value().boxed()),
+    ]);
+    object(vec![
+        ("object", Just(json!("response")).boxed()),
+        (
+            "status",
+            mostly(prop_oneof![
+                Just(json!("completed")),
+                Just(json!("incomplete")),
+                Just(json!("failed"))
+            ]),
+        ),
+        (
+            "output",
+            mostly(prop::collection::vec(item, 0..4).prop_map(Value::Array)),
+        ),
+        ("usage", mostly(usage)),
+    ])
+}
+
+fn gemini_reply() -> BoxedStrategy<Value> {
+    let text_part = object(vec![
+        ("text", mostly(text())),
+        ("thought", mostly(any::<bool>().prop_map(Value::Bool))),
+        ("thoughtSignature", mostly(text())),
+    ]);
+    let call_part = object(vec![
+        (
+            "functionCall",
+            mostly(object(vec![
+                ("id", mostly(text())),
+                ("name", mostly(text())),
+                ("args", json_value().boxed()),
+            ])),
+        ),
+        ("thoughtSignature", mostly(text())),
+    ]);
+    let part = prop_oneof![text_part, call_part, json_value()];
+    let candidate = object(vec![
+        (
+            "content",
+            mostly(object(vec![
+                ("role", Just(json!("model")).boxed()),
+                (
+                    "parts",
+                    mostly(prop::collection::vec(part, 0..4).prop_map(Value::Array)),
+                ),
+            ])),
+        ),
+        (
+            "finishReason",
+            mostly(prop_oneof![
+                Just(json!("STOP")),
+                Just(json!("SAFETY")),
+                Just(json!("MAX_TOKENS"))
+            ]),
+        ),
+    ]);
+    let usage = object(vec![
+        ("promptTokenCount", mostly(tokens())),
+        ("candidatesTokenCount", mostly(tokens())),
+        ("thoughtsTokenCount", mostly(tokens())),
+    ]);
+    object(vec![
+        (
+            "candidates",
+            mostly(prop::collection::vec(candidate, 0..2).prop_map(Value::Array)),
+        ),
+        ("usageMetadata", mostly(usage)),
+    ])
+}
+
 /// A well-formed turn: text, calls with object arguments, token counts.
 fn turn() -> impl Strategy<Value = (String, Vec<(String, String, Value)>, u64, u64)> {
     let args = crate::strategies::object_of(json_value());
@@ -166,6 +272,63 @@ proptest! {
     #[test]
     fn anthropic_parser_is_total_on_bytes(body in prop::collection::vec(any::<u8>(), 0..300)) {
         check(decode_reply(Style::Anthropic, &body))?;
+    }
+
+    #[test]
+    fn responses_and_gemini_parsers_are_total_on_bytes(body in prop::collection::vec(any::<u8>(), 0..300)) {
+        check(decode_reply(Style::Responses, &body))?;
+        check(decode_reply(Style::Gemini, &body))?;
+    }
+
+    #[test]
+    fn responses_parser_is_total_on_reply_shaped_json(reply in responses_reply(), cut in any::<prop::sample::Index>()) {
+        let body = reply.to_string();
+        check(decode_reply(Style::Responses, body.as_bytes()))?;
+        check(decode_reply(Style::Responses, &body.as_bytes()[..cut.index(body.len() + 1)]))?;
+    }
+
+    #[test]
+    fn gemini_parser_is_total_on_reply_shaped_json(reply in gemini_reply(), cut in any::<prop::sample::Index>()) {
+        let body = reply.to_string();
+        check(decode_reply(Style::Gemini, body.as_bytes()))?;
+        check(decode_reply(Style::Gemini, &body.as_bytes()[..cut.index(body.len() + 1)]))?;
+    }
+
+    #[test]
+    fn a_well_formed_responses_turn_parses_to_what_it_says((text, calls, prompt, completion) in turn()) {
+        let mut output = vec![json!({"type": "message", "role": "assistant",
+            "content": [{"type": "output_text", "text": text, "annotations": []}]})];
+        output.extend(calls.iter().map(|(id, name, args)| json!({"type": "function_call",
+            "call_id": id, "name": name, "arguments": args.to_string()})));
+        let body = json!({"object": "response", "status": "completed", "output": output,
+            "usage": {"input_tokens": prompt, "output_tokens": completion}});
+        let reply = decode_reply(Style::Responses, body.to_string().as_bytes()).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        prop_assert_eq!(&reply.text, &text);
+        prop_assert_eq!(reply.calls.len(), calls.len());
+        for (got, (id, name, args)) in reply.calls.iter().zip(&calls) {
+            prop_assert_eq!((&got.id, &got.name, &got.args), (id, name, args));
+        }
+        prop_assert!(reply.state.is_none(), "a plain turn keeps no state");
+        prop_assert_eq!(reply.usage.total_tokens, prompt.saturating_add(completion));
+    }
+
+    #[test]
+    fn a_well_formed_gemini_turn_parses_to_what_it_says((text, calls, prompt, completion) in turn()) {
+        let mut parts = vec![json!({"text": text})];
+        parts.extend(calls.iter().map(|(id, name, args)| {
+            json!({"functionCall": {"id": id, "name": name, "args": args}})
+        }));
+        let body = json!({"candidates": [{"content": {"role": "model", "parts": parts},
+            "finishReason": "STOP"}],
+            "usageMetadata": {"promptTokenCount": prompt, "candidatesTokenCount": completion}});
+        let reply = decode_reply(Style::Gemini, body.to_string().as_bytes()).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        prop_assert_eq!(&reply.text, &text);
+        prop_assert_eq!(reply.calls.len(), calls.len());
+        for (got, (id, name, args)) in reply.calls.iter().zip(&calls) {
+            prop_assert_eq!((&got.id, &got.name, &got.args), (id, name, args));
+        }
+        prop_assert!(reply.state.is_none(), "a plain turn keeps no state");
+        prop_assert_eq!(reply.usage.total_tokens, prompt.saturating_add(completion));
     }
 
     #[test]
