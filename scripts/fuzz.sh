@@ -6,6 +6,8 @@
 # SECONDS_PER_TARGET defaults to 300; TARGETs default to all of them:
 #   openai_reply     the OpenAI chat-completions reply parser
 #   anthropic_reply  the Anthropic messages reply parser
+#   responses_reply  the Responses reply parser
+#   gemini_reply     the Gemini generateContent reply parser
 #   tool_args        argument decoding (Args::take, Toolkit::execute)
 #   wire_types       the Request / Answer / ToolResult / Message / RunResult deserializers
 #
@@ -30,7 +32,7 @@ seconds="${1:-300}"
 shift || true
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-    targets=(openai_reply anthropic_reply tool_args wire_types)
+    targets=(openai_reply anthropic_reply responses_reply gemini_reply tool_args wire_types)
 fi
 sanitizer="${FUZZ_SANITIZER:-address}"
 

@@ -9,7 +9,8 @@ use serde_json::Value;
 use toolnexus::__private::{guard, Args};
 use toolnexus::{BoxFuture, Tool, ToolContext, ToolResult};
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, toolnexus::schemars::JsonSchema)]
+#[schemars(crate = "toolnexus::schemars")]
 #[allow(dead_code)]
 pub struct Shipping {
     pub address: String,
@@ -17,7 +18,8 @@ pub struct Shipping {
     pub notes: BTreeMap<String, i32>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, toolnexus::schemars::JsonSchema)]
+#[schemars(crate = "toolnexus::schemars")]
 #[serde(rename_all = "lowercase")]
 #[allow(dead_code)]
 pub enum Priority {
@@ -67,7 +69,7 @@ fn decode_order(args: Value) -> Result<String, ToolResult> {
 
 /// Every field decoder on its own, as `Args::take` is called by generated code.
 pub fn take_each(args: &Value) {
-    fn one<T: DeserializeOwned>(args: &Value, field: &str) {
+    fn one<T: DeserializeOwned + toolnexus::schemars::JsonSchema>(args: &Value, field: &str) {
         if let Ok(mut a) = Args::new("fuzz", args.clone()) {
             if let Err(problem) = a.take::<T>(field) {
                 assert!(problem.is_error && !problem.is_pending());

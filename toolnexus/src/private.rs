@@ -353,6 +353,16 @@ pub fn parse_anthropic_reply(body: &[u8]) -> Result<ParsedReply, crate::ClientEr
     crate::decoded_reply::decode_reply(crate::Style::Anthropic, body)
 }
 
+/// Parses a non-streamed Responses body exactly as the client does.
+pub fn parse_responses_reply(body: &[u8]) -> Result<ParsedReply, crate::ClientError> {
+    crate::decoded_reply::decode_reply(crate::Style::Responses, body)
+}
+
+/// Parses a non-streamed Gemini generateContent body exactly as the client does.
+pub fn parse_gemini_reply(body: &[u8]) -> Result<ParsedReply, crate::ClientError> {
+    crate::decoded_reply::decode_reply(crate::Style::Gemini, body)
+}
+
 /// Encodes one turn's request body exactly as the client does; for benchmarks.
 pub fn encode_turn(
     style: crate::Style,
