@@ -3,21 +3,31 @@
 //! [`MockLlm`] is a real HTTP server on an ephemeral loopback port that answers each request
 //! with the next scripted [`Reply`], in the wire format of the path that was hit:
 //!
-//! | path                     | format                                              |
-//! |--------------------------|-----------------------------------------------------|
-//! | `POST …/chat/completions` | OpenAI chat completions (`chat.completion`)        |
-//! | `POST …/messages`         | Anthropic messages (`message`)                     |
-//! | `POST …/responses`        | OpenAI Responses (`response`)                      |
+//! | path                                  | format                                   |
+//! |---------------------------------------|------------------------------------------|
+//! | `POST …/chat/completions`             | OpenAI chat completions (`chat.completion`) |
+//! | `POST …/messages`                     | Anthropic messages (`message`)           |
+//! | `POST …/responses`                    | OpenAI Responses (`response`)            |
+//! | `POST …/models/{model}:generateContent` | Gemini (`GenerateContentResponse`)     |
 //!
-//! With `"stream": true` in the request body the same reply goes out as server-sent events:
-//! OpenAI `chat.completion.chunk`s ending in `data: [DONE]` (plus a usage chunk when
-//! `stream_options.include_usage` is true), or Anthropic `message_start`, `ping`,
-//! `content_block_start`/`_delta`/`_stop`, `message_delta` and `message_stop` events. Text
-//! streams word by word; each tool call's arguments in two fragments after a head carrying its
-//! id and name. [`Reply::chunked`] additionally cuts the bytes at arbitrary points. So one
-//! script serves either client style, streamed or not. Point a client at [`MockLlm::base_url`]
+//! Asked for a stream (`"stream": true` in the body, or Gemini's
+//! `…:streamGenerateContent?alt=sse`), the same reply goes out as server-sent events in that
+//! provider's own events: OpenAI `chat.completion.chunk`s ending in `data: [DONE]` (plus a
+//! usage chunk when `stream_options.include_usage` is true); Anthropic `message_start`,
+//! `ping`, `content_block_start`/`_delta`/`_stop`, `message_delta` and `message_stop`;
+//! Responses `response.created` … `response.completed`; Gemini one
+//! `GenerateContentResponse` per event. Text streams word by word; each tool call's
+//! arguments in fragments after a head carrying its id and name. [`Reply::chunked`]
+//! additionally cuts the bytes at arbitrary points. [`Reply::with_reasoning`] adds the
+//! reasoning state each provider sends and requires back. So one
+//! script serves every client style, streamed or not. Point a client at [`MockLlm::base_url`]
 //! (`http://127.0.0.1:PORT/v1`) and check afterwards what it sent with
 //! [`MockLlm::requests`].
+//!
+//! The mock is as strict as the providers: a request they would refuse with a 400 — tool
+//! results that do not answer the previous turn's calls by id and in order, reasoning state
+//! that did not come back verbatim, a field the API does not have — gets that 400, in the
+//! provider's words (see [`MockLlm::lenient`]).
 //!
 //! Failure is loud, never a hang: a request beyond the end of the script gets a 500 whose
 //! error message says the script ran out; an unknown path a 404, a method other than POST a

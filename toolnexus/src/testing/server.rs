@@ -194,7 +194,7 @@ async fn handle(
 
     let Some(wire) = render::style_for_path(&request.path) else {
         let message = format!(
-            "toolnexus MockLlm: no endpoint at {}; it serves POST …/chat/completions (OpenAI) and POST …/messages (Anthropic)",
+            "toolnexus MockLlm: no endpoint at {}; it serves POST …/chat/completions (OpenAI), …/messages (Anthropic), …/responses (Responses) and …/models/MODEL:generateContent (Gemini)",
             request.path
         );
         return Ok(plain_error(Style::OpenAi, StatusCode::NOT_FOUND, &message));
