@@ -2,6 +2,8 @@
 //! whose `output` items give the text (`message`), the calls (`function_call`) and the state
 //! to replay (`reasoning` and kinds unknown here, kept verbatim), and its token counts.
 
+use std::borrow::Cow;
+
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
@@ -11,13 +13,13 @@ use crate::client::provider::arguments::parse_arguments;
 use crate::client::provider::contract::{ModelReply, Unreadable};
 use crate::client::run_result::Usage;
 
-/// The fields of a response the loop reads; its `output` items stay raw until each is read.
+/// The fields of a response the loop reads.
 #[derive(Deserialize)]
 pub(super) struct Response<'a> {
     #[serde(default)]
     status: Option<String>,
     #[serde(default, borrow)]
-    pub(super) output: Option<Vec<&'a RawValue>>,
+    pub(super) output: Option<Vec<Item<'a>>>,
     #[serde(default)]
     error: Option<WireError>,
     #[serde(default)]
@@ -66,49 +68,119 @@ struct OutputDetails {
     reasoning_tokens: Option<u64>,
 }
 
-/// One output item, as far as the loop reads it.
+/// One output item, as far as the loop reads it: flat and read in the same pass as the
+/// response, so a plain turn's body is parsed once. Its fields are read leniently: an item
+/// of another kind (`reasoning`, built-in tools' calls, kinds added later) may hold
+/// anything under these names. (An internally tagged enum would buffer every item before
+/// choosing a variant.)
 #[derive(Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-enum Item {
-    Message {
-        #[serde(default)]
-        content: Vec<Part>,
-    },
-    FunctionCall {
-        call_id: String,
-        name: String,
-        #[serde(default)]
-        arguments: String,
-    },
-    /// `reasoning`, built-in tools' calls (`web_search_call`, …) and kinds added later: they
-    /// carry nothing the loop uses but must go back with the turn.
-    #[serde(other)]
-    Other,
+pub(super) struct Item<'a> {
+    #[serde(rename = "type", default, borrow)]
+    kind: Lenient<'a>,
+    #[serde(default, borrow)]
+    content: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    call_id: Lenient<'a>,
+    #[serde(default, borrow)]
+    name: Lenient<'a>,
+    #[serde(default, borrow)]
+    arguments: Lenient<'a>,
 }
 
+/// A string, or nothing when the value is missing or of another type (which is skipped).
+#[derive(Default)]
+struct Lenient<'a>(Option<Cow<'a, str>>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for Lenient<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(LenientVisitor)
+    }
+}
+
+struct LenientVisitor;
+
+impl<'de> serde::de::Visitor<'de> for LenientVisitor {
+    type Value = Lenient<'de>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Self::Value, E> {
+        Ok(Lenient(Some(Cow::Borrowed(v))))
+    }
+
+    fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
+        Ok(Lenient(Some(Cow::Owned(v.to_owned()))))
+    }
+
+    fn visit_string<E>(self, v: String) -> Result<Self::Value, E> {
+        Ok(Lenient(Some(Cow::Owned(v))))
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+        Ok(Lenient(None))
+    }
+
+    fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+        Ok(Lenient(None))
+    }
+
+    fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+        Ok(Lenient(None))
+    }
+
+    fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+        Ok(Lenient(None))
+    }
+
+    fn visit_unit<E>(self) -> Result<Self::Value, E> {
+        Ok(Lenient(None))
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+        Ok(Lenient(None))
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        while map
+            .next_entry::<serde::de::IgnoredAny, serde::de::IgnoredAny>()?
+            .is_some()
+        {}
+        Ok(Lenient(None))
+    }
+}
+
+/// A message's content part: `output_text`, or a `refusal`, which is what the model said
+/// instead of an answer and so the turn's text.
 #[derive(Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-enum Part {
-    OutputText {
-        text: String,
-    },
-    /// A refusal is what the model said instead of an answer, so it is the turn's text.
-    Refusal {
-        refusal: String,
-    },
-    #[serde(other)]
-    Other,
+struct Part<'a> {
+    #[serde(rename = "type", default, borrow)]
+    kind: Lenient<'a>,
+    #[serde(default, borrow)]
+    text: Lenient<'a>,
+    #[serde(default, borrow)]
+    refusal: Lenient<'a>,
+}
+
+/// The output items as sent, for the state of a turn that must go back verbatim.
+#[derive(Deserialize)]
+struct Verbatim {
+    #[serde(default)]
+    output: Vec<Value>,
 }
 
 pub(crate) fn decode(body: &[u8]) -> Result<ModelReply, Unreadable> {
     let response: Response<'_> = serde_json::from_slice(body)?;
-    read(response, || None)
+    read(response, body, || None)
 }
 
 /// The turn a response holds. `streamed` gives the turn a stream assembled from its events,
 /// used when the final response lists no output items.
 pub(super) fn read(
     response: Response<'_>,
+    source: &[u8],
     streamed: impl FnOnce() -> Option<Result<ModelReply, Unreadable>>,
 ) -> Result<ModelReply, Unreadable> {
     let usage = response.usage.map(Usage::from).unwrap_or_default();
@@ -116,11 +188,12 @@ pub(super) fn read(
     if status == "failed" {
         return Ok(ModelReply::stopped(failure(response.error), usage));
     }
+    let verbatim = || Ok(serde_json::from_slice::<Verbatim>(source)?.output);
     let mut reply = match response.output {
-        Some(output) if !output.is_empty() => items(&output)?,
+        Some(output) if !output.is_empty() => items(output, verbatim)?,
         output => match (streamed(), output) {
             (Some(reply), _) => reply?,
-            (None, Some(_)) => items(&[])?,
+            (None, Some(_)) => items(Vec::new(), || Ok(Vec::new()))?,
             (None, None) => return Err(Unreadable::Shape("the response has no output")),
         },
     };
@@ -144,49 +217,56 @@ pub(super) fn read(
     Ok(reply)
 }
 
-/// The text, calls and state of a response's output items.
-pub(super) fn items(output: &[&RawValue]) -> Result<ModelReply, Unreadable> {
+/// The text, calls and state of a response's output items; `verbatim` gives the items as
+/// sent, asked for only when the turn has state to keep.
+pub(super) fn items(
+    output: Vec<Item<'_>>,
+    verbatim: impl FnOnce() -> Result<Vec<Value>, Unreadable>,
+) -> Result<ModelReply, Unreadable> {
     let mut text = String::new();
     let mut calls = Vec::new();
     let mut arg_errors = Vec::new();
     let mut keep = false;
-    for raw in output {
-        match serde_json::from_str(raw.get())? {
-            Item::Message { content } => {
-                for part in content {
-                    match part {
-                        Part::OutputText { text: t } | Part::Refusal { refusal: t } => {
+    for item in output {
+        match item.kind.0.as_deref() {
+            Some("message") => {
+                let parts: Vec<Part<'_>> = match item.content {
+                    Some(raw) => serde_json::from_str(raw.get())?,
+                    None => Vec::new(),
+                };
+                for part in parts {
+                    match (part.kind.0.as_deref(), part.text.0, part.refusal.0) {
+                        (Some("output_text"), Some(t), _) | (Some("refusal"), _, Some(t)) => {
                             text.push_str(&t)
                         }
-                        Part::Other => {}
+                        _ => {}
                     }
                 }
             }
-            Item::FunctionCall {
-                call_id,
-                name,
-                arguments,
-            } => {
+            Some("function_call") => {
+                let (Some(id), Some(name)) = (item.call_id.0, item.name.0) else {
+                    return Err(Unreadable::Shape(
+                        "a function_call item lacks its call_id or name",
+                    ));
+                };
+                let arguments = item.arguments.0.unwrap_or_default().into_owned();
                 let (args, problem) = parse_arguments(&name, arguments);
                 calls.push(ToolCall {
-                    id: call_id,
-                    name,
+                    id: id.into_owned(),
+                    name: name.into_owned(),
                     args,
                 });
                 arg_errors.push(problem);
             }
-            Item::Other => keep = true,
+            _ => keep = true,
         }
     }
     // Plain turns keep no state: their text and calls say everything the provider needs.
-    let state = if keep {
-        let output = output
-            .iter()
-            .map(|raw| serde_json::from_str::<Value>(raw.get()))
-            .collect::<Result<_, _>>()?;
-        Some(ProviderState::Responses { output })
-    } else {
-        None
+    let state = match keep {
+        true => Some(ProviderState::Responses {
+            output: verbatim()?,
+        }),
+        false => None,
     };
     Ok(ModelReply {
         text,

@@ -177,10 +177,9 @@ impl StreamDecoder for Decoder {
         };
         let response: Response<'_> = serde_json::from_str(raw.get())?;
         let (text, calls, items) = (this.text, this.calls, this.items);
-        reply::read(response, move || {
+        reply::read(response, raw.get().as_bytes(), move || {
             if !items.is_empty() {
-                let items: Vec<&RawValue> = items.values().map(|item| &**item).collect();
-                return Some(reply::items(&items));
+                return Some(items_done(&items));
             }
             // No item came whole: the deltas are all there is.
             (!text.is_empty() || !calls.is_empty()).then(|| Ok(from_deltas(text, calls)))
@@ -208,6 +207,20 @@ fn from_deltas(text: String, partial: BTreeMap<u32, PartialCall>) -> ModelReply 
         state: None,
         stopped: None,
     }
+}
+
+/// The turn of the items that came whole in `response.output_item.done` events.
+fn items_done(items: &BTreeMap<u32, Box<RawValue>>) -> Result<ModelReply, Unreadable> {
+    let parsed = items
+        .values()
+        .map(|item| serde_json::from_str::<reply::Item<'_>>(item.get()))
+        .collect::<Result<Vec<_>, _>>()?;
+    reply::items(parsed, || {
+        items
+            .values()
+            .map(|item| Ok(serde_json::from_str::<serde_json::Value>(item.get())?))
+            .collect()
+    })
 }
 
 #[cfg(test)]
