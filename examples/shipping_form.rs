@@ -15,8 +15,10 @@
 //! The fields are read from standard input, a terminal or a pipe; when it is closed
 //! (Ctrl-D) before the form is complete, the form is declined.
 
+mod failure;
 mod support;
 
+use failure::Failure;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
@@ -238,7 +240,7 @@ async fn fill_in(request: Request, answering: Answering) -> Answer {
 }
 
 #[tokio::main]
-async fn main() -> Result<(), Box<dyn std::error::Error>> {
+async fn main() -> Result<(), Failure> {
     let shop = Arc::new(Shop {
         stock: Mutex::new(HashMap::from([("gpu".to_owned(), 3)])),
         orders: Mutex::new(Vec::new()),
