@@ -140,7 +140,7 @@ fn has_field(shape: &Shape, name: &str) -> bool {
 
 /// The store's reasons read "must be at least 5 characters"; next to a field they start a
 /// sentence.
-fn capitalized(reason: &str) -> String {
+pub(super) fn capitalized(reason: &str) -> String {
     let mut chars = reason.chars();
     match chars.next() {
         Some(first) => format!(
