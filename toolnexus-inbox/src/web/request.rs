@@ -227,7 +227,7 @@ fn render(shared: &Shared, parked: &Parked, status: StatusCode, retry: &Retry) -
             } @else if parked.state == ParkedState::Waiting {
                 p.banner.problem { "This request expired; it can no longer be answered." }
             } @else {
-                p.banner { "Answered." }
+                (summary::decided_banner(parked))
                 (summary::decision(parked, now))
                 (summary::outcome(parked))
             }
