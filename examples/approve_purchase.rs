@@ -21,7 +21,7 @@ use toolnexus::{
     pending, tool, Answer, BeforeTool, LlmClient, Request, ToolOutcome, ToolResult, Toolkit,
 };
 
-/// Requests spend approval before proceeding
+/// Asks a person to approve buying an item, and reports the approval
 #[tool]
 async fn approve_purchase(
     #[arg(description = "What to buy")] item: String,

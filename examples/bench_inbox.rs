@@ -28,7 +28,7 @@ use toolnexus::testing::MockLlm;
 use toolnexus::{pending, tool, Answer, CancellationToken, LlmClient, ToolResult, Toolkit};
 use toolnexus_inbox::{Inbox, SqliteSync};
 
-/// Requests spend approval before proceeding
+/// Asks a person to approve buying an item
 #[tool]
 async fn approve_purchase(item: String, answer: Option<&Answer>) -> ToolResult {
     match answer {

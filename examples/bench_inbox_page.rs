@@ -20,7 +20,7 @@ use toolnexus::testing::{MockLlm, RecordedRequest, Reply};
 use toolnexus::{pending, tool, Answer, LlmClient, RunStatus, ToolResult, Toolkit};
 use toolnexus_inbox::{web, Inbox};
 
-/// Requests spend approval before proceeding
+/// Asks a person to approve buying an item
 #[tool]
 async fn approve_purchase(item: String, answer: Option<&Answer>) -> ToolResult {
     match answer {

@@ -70,7 +70,7 @@ impl Shop {
         let Some(to) = shipping else {
             return pending!(
                 kind = "input",
-                prompt = format!("Where should the {qty} {sku} go?"),
+                prompt = format!("Where should the {} go?", support::items(qty, &sku)),
                 answer = Shipping
             );
         };
@@ -84,7 +84,12 @@ impl Shop {
         *have -= qty;
         let mut orders = self.orders.lock().unwrap_or_else(|e| e.into_inner());
         let speed = if to.express { ", express" } else { "" };
-        orders.push(format!("{qty} {sku} to {} {}{speed}", to.zip, to.city));
+        orders.push(format!(
+            "{} to {} {}{speed}",
+            support::items(qty, &sku),
+            to.zip,
+            to.city
+        ));
         ToolResult::ok(format!(
             "order #{}: {}",
             orders.len(),
@@ -275,6 +280,9 @@ async fn main() -> Result<(), Failure> {
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .clone();
-    println!("shop: {} gpu left, orders: {orders:?}", shop.left("gpu"));
+    println!(
+        "shop: {} left, orders: {orders:?}",
+        support::items(shop.left("gpu"), "gpu")
+    );
     Ok(())
 }
