@@ -143,12 +143,21 @@ async fn a_resume_with_a_toolkit_lacking_the_halted_tool_is_refused_naming_it() 
         .unwrap_err();
     assert!(matches!(err, ClientError::InvalidTranscript(_)), "{err}");
     assert!(err.to_string().contains(&format!("`{tool}`")), "{err}");
-    assert_eq!(mock.calls(), 1, "the refused resume never reached the model");
+    assert_eq!(
+        mock.calls(),
+        1,
+        "the refused resume never reached the model"
+    );
     assert_eq!(approver.runs(), 1);
 
     // The right toolkit still resumes the same transcript.
     let done = client
-        .run_with_answer(halted.messages, &request, Answer::ok(request.id.clone()), &tk)
+        .run_with_answer(
+            halted.messages,
+            &request,
+            Answer::ok(request.id.clone()),
+            &tk,
+        )
         .await
         .unwrap();
     assert_eq!(done.status, RunStatus::Done);

@@ -651,10 +651,15 @@ mod tests {
         let spell = |name: &str| spelled(name);
         assert_eq!(spell(std::any::type_name::<Vec<String>>()), "Vec<String>");
         assert_eq!(
-            spell(std::any::type_name::<Option<std::collections::HashMap<String, u8>>>()),
+            spell(std::any::type_name::<
+                Option<std::collections::HashMap<String, u8>>,
+            >()),
             "Option<HashMap<String, u8>>"
         );
-        assert_eq!(spell(std::any::type_name::<(u8, [bool; 2], &str)>()), "(u8, [bool; 2], &str)");
+        assert_eq!(
+            spell(std::any::type_name::<(u8, [bool; 2], &str)>()),
+            "(u8, [bool; 2], &str)"
+        );
         assert_eq!(spell("my_app::forms::Shipping"), "Shipping");
         assert_eq!(spell("dyn core::fmt::Debug"), "dyn Debug");
     }

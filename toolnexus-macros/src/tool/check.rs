@@ -364,3 +364,26 @@ fn tidy(tokens: &str) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::tidy;
+
+    #[test]
+    fn types_are_written_back_as_a_person_writes_them() {
+        let written = |ty: syn::Type| tidy(&quote::ToTokens::to_token_stream(&ty).to_string());
+        assert_eq!(
+            written(syn::parse_quote!(Option<&Approval>)),
+            "Option<&Approval>"
+        );
+        assert_eq!(
+            written(syn::parse_quote!(Option<&'a my::Approval>)),
+            "Option<&'a my::Approval>"
+        );
+        assert_eq!(
+            written(syn::parse_quote!(HashMap<String, u8>)),
+            "HashMap<String, u8>"
+        );
+        assert_eq!(written(syn::parse_quote!(&dyn Trait)), "&dyn Trait");
+    }
+}

@@ -311,7 +311,11 @@ mod tests {
         for problem in &err.problems {
             assert!(shown.contains(&problem.to_string()), "{shown}");
         }
-        assert_eq!(shown.matches("; ").count(), err.problems.len() - 1, "{shown}");
+        assert_eq!(
+            shown.matches("; ").count(),
+            err.problems.len() - 1,
+            "{shown}"
+        );
     }
 
     #[test]
