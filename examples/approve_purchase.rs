@@ -13,13 +13,15 @@
 //! answer is read from standard input, a terminal or a pipe; when it is closed (Ctrl-D),
 //! the purchase is declined.
 
+mod failure;
 mod support;
 
+use failure::Failure;
 use toolnexus::{
     pending, tool, Answer, BeforeTool, LlmClient, Request, ToolOutcome, ToolResult, Toolkit,
 };
 
-/// Requests spend approval before proceeding
+/// Asks a person to approve buying an item, and reports the approval
 #[tool]
 async fn approve_purchase(
     #[arg(description = "What to buy")] item: String,
@@ -38,7 +40,7 @@ async fn approve_purchase(
 }
 
 #[tokio::main]
-async fn main() -> Result<(), Box<dyn std::error::Error>> {
+async fn main() -> Result<(), Failure> {
     let answering = support::Answering::from_env()?;
     // The model: a real endpoint from the environment, or the embedded scripted stub.
     let target = support::target(support::purchase_script).await?;

@@ -13,8 +13,10 @@
 //! as it goes: the memory figures are the inbox's and the worker's alone (the stub's are
 //! shown apart).
 
+mod failure;
 mod support;
 
+use failure::Failure;
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, Command, Stdio};
 use std::sync::Mutex;
@@ -26,7 +28,7 @@ use toolnexus::testing::MockLlm;
 use toolnexus::{pending, tool, Answer, CancellationToken, LlmClient, ToolResult, Toolkit};
 use toolnexus_inbox::{Inbox, SqliteSync};
 
-/// Requests spend approval before proceeding
+/// Asks a person to approve buying an item
 #[tool]
 async fn approve_purchase(item: String, answer: Option<&Answer>) -> ToolResult {
     match answer {
@@ -179,10 +181,10 @@ async fn serve_model() -> Result<(), Box<dyn std::error::Error>> {
 }
 
 #[tokio::main]
-async fn main() -> Result<(), Box<dyn std::error::Error>> {
+async fn main() -> Result<(), Failure> {
     let mut args = std::env::args().skip(1).peekable();
     if args.peek().map(String::as_str) == Some("--serve-model") {
-        return serve_model().await;
+        return Ok(serve_model().await?);
     }
     let o = options(args)?;
     let agent = format!("bench-{}-{}", std::process::id(), unique());

@@ -10,6 +10,8 @@
 //! browser would wait for it; the forgery token a POST needs is read from the request's page
 //! beforehand, outside the timing.
 
+mod failure;
+use failure::Failure;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
@@ -18,7 +20,7 @@ use toolnexus::testing::{MockLlm, RecordedRequest, Reply};
 use toolnexus::{pending, tool, Answer, LlmClient, RunStatus, ToolResult, Toolkit};
 use toolnexus_inbox::{web, Inbox};
 
-/// Requests spend approval before proceeding
+/// Asks a person to approve buying an item
 #[tool]
 async fn approve_purchase(item: String, answer: Option<&Answer>) -> ToolResult {
     match answer {
@@ -118,7 +120,7 @@ async fn time_list(
 }
 
 #[tokio::main]
-async fn main() -> Result<(), Box<dyn std::error::Error>> {
+async fn main() -> Result<(), Failure> {
     let mut args = std::env::args().skip(1);
     let waiting: usize = args.next().map_or(Ok(1000), |a| a.parse())?;
     let samples: usize = args.next().map_or(Ok(300), |a| a.parse())?;

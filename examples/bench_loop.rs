@@ -293,7 +293,7 @@ async fn add(a: i64, b: i64) -> String {
     (a + b).to_string()
 }
 
-/// Requests spend approval before proceeding
+/// Asks a person to approve buying an item
 #[tool]
 async fn approve_purchase(item: String, answer: Option<&Answer>) -> ToolResult {
     match answer {
@@ -359,7 +359,7 @@ struct Floor {
 impl Floor {
     fn new(base: &str, approve: bool) -> Self {
         let tools = if approve {
-            json!([{"type": "function", "function": {"name": "approve_purchase", "description": "Requests spend approval before proceeding",
+            json!([{"type": "function", "function": {"name": "approve_purchase", "description": "Asks a person to approve buying an item",
                 "parameters": {"type": "object", "properties": {"item": {"type": "string"}}, "required": ["item"]}}}])
         } else {
             json!([

@@ -9,9 +9,11 @@
 //! cargo run --example durable_approval -- worker --until-idle   # resumes what is answered
 //! cargo run --example durable_approval -- worker             # keeps resuming until Ctrl-C
 //! ```
-//! The inbox is a SQLite file in the system's temporary directory unless `--db URL` names
-//! another (`sqlite://PATH` or `postgres://USER@HOST/DB`). `worker --lease SECS` sets how
-//! long a claim lasts before another worker may take the run over (default 300).
+//! The inbox is the SQLite file `toolnexus-durable-approval.db` in the working directory
+//! (each command says which file it uses) unless `--db URL` names another (`sqlite://PATH`
+//! or `postgres://USER@HOST/DB`), so two people on one machine keep their runs apart.
+//! `worker --lease SECS` sets how long a claim lasts before another worker may take the run
+//! over (default 300).
 
 mod support;
 
@@ -21,7 +23,7 @@ use std::time::{Duration, SystemTime};
 use toolnexus::{pending, tool, Answer, LlmClient, RunResult, RunStatus, ToolResult, Toolkit};
 use toolnexus_inbox::{Inbox, InboxError, Parked};
 
-/// Requests spend approval before proceeding
+/// Asks a person to approve buying an item; the approval carries the order's key
 #[tool]
 async fn approve_purchase(item: String, answer: Option<&Answer>) -> ToolResult {
     match answer {
@@ -38,18 +40,22 @@ async fn approve_purchase(item: String, answer: Option<&Answer>) -> ToolResult {
 
 type Failure = Box<dyn std::error::Error>;
 
+/// The inbox file when `--db` names none, in the working directory: not a shared place
+/// such as the temporary directory, where anyone's runs would be everyone's.
+const DEFAULT_DB: &str = "toolnexus-durable-approval.db";
+
 /// The command line, parsed.
 struct Cli {
-    db: String,
+    /// `None`: the default file.
+    db: Option<String>,
     lease: Duration,
     until_idle: bool,
     words: Vec<String>,
 }
 
 fn parse(args: impl Iterator<Item = String>) -> Result<Cli, Failure> {
-    let default_db = std::env::temp_dir().join("toolnexus-durable-approval.db");
     let mut cli = Cli {
-        db: format!("sqlite://{}", default_db.display()),
+        db: None,
         lease: Duration::from_secs(300),
         until_idle: false,
         words: Vec::new(),
@@ -57,7 +63,7 @@ fn parse(args: impl Iterator<Item = String>) -> Result<Cli, Failure> {
     let mut args = args;
     while let Some(arg) = args.next() {
         match arg.as_str() {
-            "--db" => cli.db = args.next().ok_or("--db needs a URL")?,
+            "--db" => cli.db = Some(args.next().ok_or("--db needs a URL")?),
             "--lease" => {
                 let secs = args.next().ok_or("--lease needs a number of seconds")?;
                 let secs: f64 = secs
@@ -77,7 +83,16 @@ const USAGE: &str = "usage: durable_approval [--db URL] start | list | approve <
                      decline <id> [reason] | worker [--until-idle] [--lease SECS]";
 
 async fn open(cli: &Cli) -> Result<Inbox, Failure> {
-    Ok(Inbox::builder(&cli.db)
+    let url = match &cli.db {
+        Some(url) => url.clone(),
+        None => {
+            let file = std::env::current_dir()?.join(DEFAULT_DB);
+            // On standard error, so standard output stays the command's own answer.
+            eprintln!("inbox: {} (--db URL for another)", file.display());
+            format!("sqlite://{}", file.display())
+        }
+    };
+    Ok(Inbox::builder(&url)
         .agent("purchasing")
         .lease(cli.lease)
         .open()
@@ -150,7 +165,12 @@ async fn list(inbox: &Inbox) -> Result<(), Failure> {
         let who = p.answered_by.as_deref().unwrap_or("-");
         let verdict = match &p.answer {
             Some(a) if a.ok => "approved".to_owned(),
-            Some(a) => a.reason.clone().unwrap_or_else(|| "declined".to_owned()),
+            // The refusal's code alone, or a person's words after the word they decline with.
+            Some(a) => match a.reason.as_deref().map(str::trim) {
+                None | Some("" | "declined") => "declined".to_owned(),
+                Some(code @ ("cancelled" | "expired")) => code.to_owned(),
+                Some(words) => format!("declined ({words})"),
+            },
             None => "-".to_owned(),
         };
         let outcome = match (&p.result, &p.last_error) {

@@ -63,14 +63,18 @@ async fn order(sku: String, qty: u32, shipping: Option<Answered<Shipping>>) -> T
     let Some(to) = shipping else {
         return pending!(
             kind = "input",
-            prompt = format!("Where should the {qty} {sku} go?"),
+            prompt = format!("Where should the {} go?", support::items(qty, &sku)),
             answer = Shipping
         );
     };
     let speed = if to.express { "express" } else { "standard" };
     ToolResult::ok(format!(
-        "ordered {qty} {sku} to {} {} in {} parcel(s), {speed}, by {:?}",
-        to.zip, to.city, to.parcels, to.carrier
+        "ordered {} to {} {} in {} parcel(s), {speed}, by {:?}",
+        support::items(qty, &sku),
+        to.zip,
+        to.city,
+        to.parcels,
+        to.carrier
     ))
 }
 

@@ -13,8 +13,10 @@
 //! closed input) gives up. Also `TOOLNEXUS_BASE_URL`, `TOOLNEXUS_MODEL` and
 //! `TOOLNEXUS_STYLE=openai|anthropic`, for a real model.
 
+mod failure;
 mod support;
 
+use failure::Failure;
 use std::convert::Infallible;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
@@ -153,7 +155,7 @@ async fn sign_in(request: Request, waiting: Waiting, answering: Answering) -> An
 }
 
 #[tokio::main]
-async fn main() -> Result<(), Box<dyn std::error::Error>> {
+async fn main() -> Result<(), Failure> {
     let answering = Answering::from_env()?;
     let waiting: Waiting = Arc::default();
     let url = callback_server(waiting.clone()).await?;

@@ -7,12 +7,14 @@
 //! cargo run --example mcp_server -- --http 127.0.0.1:8080   # streamable HTTP at /mcp
 //! ```
 
+mod failure;
 mod shop;
 
+use failure::Failure;
 use toolnexus_mcp::McpServer;
 
 #[tokio::main]
-async fn main() -> Result<(), Box<dyn std::error::Error>> {
+async fn main() -> Result<(), Failure> {
     let server = McpServer::builder(shop::toolkit()).name("shop").build();
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.as_slice() {

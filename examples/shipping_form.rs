@@ -15,8 +15,10 @@
 //! The fields are read from standard input, a terminal or a pipe; when it is closed
 //! (Ctrl-D) before the form is complete, the form is declined.
 
+mod failure;
 mod support;
 
+use failure::Failure;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
@@ -68,7 +70,7 @@ impl Shop {
         let Some(to) = shipping else {
             return pending!(
                 kind = "input",
-                prompt = format!("Where should the {qty} {sku} go?"),
+                prompt = format!("Where should the {} go?", support::items(qty, &sku)),
                 answer = Shipping
             );
         };
@@ -82,7 +84,12 @@ impl Shop {
         *have -= qty;
         let mut orders = self.orders.lock().unwrap_or_else(|e| e.into_inner());
         let speed = if to.express { ", express" } else { "" };
-        orders.push(format!("{qty} {sku} to {} {}{speed}", to.zip, to.city));
+        orders.push(format!(
+            "{} to {} {}{speed}",
+            support::items(qty, &sku),
+            to.zip,
+            to.city
+        ));
         ToolResult::ok(format!(
             "order #{}: {}",
             orders.len(),
@@ -238,7 +245,7 @@ async fn fill_in(request: Request, answering: Answering) -> Answer {
 }
 
 #[tokio::main]
-async fn main() -> Result<(), Box<dyn std::error::Error>> {
+async fn main() -> Result<(), Failure> {
     let shop = Arc::new(Shop {
         stock: Mutex::new(HashMap::from([("gpu".to_owned(), 3)])),
         orders: Mutex::new(Vec::new()),
@@ -273,6 +280,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .clone();
-    println!("shop: {} gpu left, orders: {orders:?}", shop.left("gpu"));
+    println!(
+        "shop: {} left, orders: {orders:?}",
+        support::items(shop.left("gpu"), "gpu")
+    );
     Ok(())
 }

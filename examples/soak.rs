@@ -16,6 +16,8 @@
 //! child process (this same program started as `soak serve`), and the figures are the
 //! client's alone.
 
+mod failure;
+use failure::Failure;
 use std::io::{BufRead, BufReader, Read};
 use std::process::{Command, Stdio};
 use std::time::Instant;
@@ -29,14 +31,14 @@ use toolnexus::{
 
 const SAMPLE_EVERY: usize = 1000;
 
-fn main() -> Result<(), Box<dyn std::error::Error>> {
+fn main() -> Result<(), Failure> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()?;
     if args.first().map(String::as_str) == Some("serve") {
-        return runtime.block_on(serve());
+        return Ok(runtime.block_on(serve())?);
     }
     let runs = args.first().map_or(Ok(10_000), |n| n.parse())?;
     let style = match args.get(1).map(String::as_str) {
@@ -44,7 +46,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         _ => Style::OpenAi,
     };
     let concurrency = args.get(2).map_or(Ok(8), |n| n.parse())?;
-    runtime.block_on(soak(runs, style, concurrency))
+    Ok(runtime.block_on(soak(runs, style, concurrency))?)
 }
 
 /// The child: a mock that calls the tool the prompt names, then echoes the tool's output.

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The test command: starts the real components the suite talks to, runs
-# `cargo test --workspace --all-features [ARGS…]`, and stops what it started, even on failure.
+# The test command: starts the real components the suite talks to, builds the API docs
+# with warnings as errors, runs `cargo test --workspace --all-features [ARGS…]`, and stops
+# what it started, even on failure.
 #
 #   PostgreSQL  a throwaway cluster (fsync off, loopback, temp socket dir) from the installed
 #               binaries; installed with apt when absent.
@@ -131,5 +132,12 @@ command -v python3 >/dev/null || apt_install python3
 [ -n "${TOOLNEXUS_TEST_PG_URL:-}" ] || start_postgres
 [ -n "${TOOLNEXUS_TEST_WEBDRIVER:-}" ] || start_chromedriver
 [ -n "${TOOLNEXUS_TEST_PYTHON:-}" ] || setup_python
+
+# The API docs are part of the suite: a broken intra-doc link fails it. A focused run
+# (extra arguments) skips them.
+if [ $# -eq 0 ]; then
+    say "cargo doc (RUSTDOCFLAGS=-D warnings)"
+    RUSTDOCFLAGS="${RUSTDOCFLAGS:-} -D warnings" cargo doc --workspace --all-features --no-deps
+fi
 
 cargo test --workspace --all-features "$@"

@@ -1,3 +1,4 @@
 //! The workspace's root package. It is never published: it exists so that the
-//! cross-crate integration tests (`tests/`) and the runnable programs (`examples/`) live at
-//! the root of the repository, next to the two crates users actually depend on.
+//! cross-crate integration tests (`tests/`) live at the root of the repository, next to
+//! the crates users actually depend on. The runnable programs (`examples/`) belong to the
+//! example packages under `examples/core`, `examples/inbox` and `examples/mcp`.

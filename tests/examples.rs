@@ -122,7 +122,8 @@ fn approve_purchase_reads_the_answer_from_a_pipe() {
     lines_in_order(
         &stdout,
         &[
-            "Approve purchase of gpu? [y/N] ",
+            // A piped answer is not echoed, so the prompt's line is ended for it.
+            "Approve purchase of gpu? [y/N] \n",
             "3. the human answered: approve",
             "5. final answer: The gpu purchase is approved",
         ],
@@ -178,14 +179,14 @@ fn shipping_form_auto_approve_fills_in_sample_values() {
     lines_in_order(
         &stdout,
         &[
-            "== Where should the 2 gpu go?",
+            "== Where should the 2 gpus go?",
             "city (string, required): The recipient's city",
             "zip (string, required): Postal code",
             "express (boolean, required): Next-day delivery",
             "TOOLNEXUS_AUTO_ANSWER=approve: filling in sample values",
             "stock({\"sku\":\"gpu\"}) -> 3 of gpu in stock",
-            "order({\"sku\":\"gpu\",\"qty\":2}) -> order #1: 2 gpu to 75001 Paris",
-            "final answer: Done: order #1: 2 gpu to 75001 Paris.",
+            "order({\"sku\":\"gpu\",\"qty\":2}) -> order #1: 2 gpus to 75001 Paris",
+            "final answer: Done: order #1: 2 gpus to 75001 Paris.",
             "shop: 1 gpu left",
         ],
     );
@@ -199,10 +200,10 @@ fn shipping_form_declines_when_told_to_or_when_standard_input_is_closed() {
     lines_in_order(
         &declined,
         &[
-            "== Where should the 2 gpu go?",
+            "== Where should the 2 gpus go?",
             "TOOLNEXUS_AUTO_ANSWER=decline: declining the form",
-            "final answer: I could not place the order: declined/expired: Where should the 2 gpu go? (reason: declined)\n",
-            "shop: 3 gpu left, orders: []",
+            "final answer: I could not place the order: declined/expired: Where should the 2 gpus go? (reason: declined)\n",
+            "shop: 3 gpus left, orders: []",
         ],
     );
 
@@ -216,7 +217,7 @@ fn shipping_form_declines_when_told_to_or_when_standard_input_is_closed() {
             "   zip: \n",
             "   standard input is closed: declining the form",
             "final answer: I could not place the order",
-            "shop: 3 gpu left, orders: []",
+            "shop: 3 gpus left, orders: []",
         ],
     );
 }
@@ -234,7 +235,7 @@ fn shipping_form_reads_the_fields_from_a_pipe() {
             "   zip: ",
             "   express: ",
             "expected yes or no",
-            "order #1: 2 gpu to 69001 Lyon, express",
+            "order #1: 2 gpus to 69001 Lyon, express",
             "shop: 1 gpu left",
         ],
     );
@@ -376,5 +377,41 @@ fn durable_approval_decline_and_unknown_ids() {
         ],
     );
     let listed = succeeded(inbox.durable(&["list"]));
-    assert!(listed.contains("too pricey by"), "{listed}");
+    assert!(listed.contains("declined (too pricey) by"), "{listed}");
+}
+
+#[test]
+fn durable_approval_keeps_its_default_inbox_in_the_working_directory_and_says_where() {
+    let dir = std::env::temp_dir().join(format!("toolnexus-durable-cwd-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (out, stdout) = run(example("durable_approval").arg("start").current_dir(&dir));
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let file = dir.join("toolnexus-durable-approval.db");
+    let created = file.is_file();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(stdout.contains("pending: "), "{stdout}");
+    assert!(created, "no inbox file in the working directory: {stderr}");
+    assert!(
+        stderr.contains(&format!("inbox: {}", file.display())),
+        "the inbox file is not named: {stderr}"
+    );
+}
+
+#[test]
+fn an_example_that_fails_prints_the_error_as_a_message() {
+    // An endpoint without a key: the client refuses to start, before any connection.
+    let (out, stdout) =
+        run(example("approve_purchase").env("TOOLNEXUS_BASE_URL", "http://127.0.0.1:9/v1"));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stdout}");
+    let message = toolnexus::ClientError::MissingApiKey {
+        var: "OPENAI_API_KEY",
+    }
+    .to_string();
+    assert!(stderr.contains(&message), "{stderr}");
+    assert!(
+        !stderr.contains("MissingApiKey"),
+        "printed as a Rust value: {stderr}"
+    );
 }

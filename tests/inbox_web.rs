@@ -262,7 +262,7 @@ async fn an_approval_is_answered_once_and_its_outcome_shown() {
     assert_eq!(parked.answered_by.as_deref(), Some("tester"));
 
     let (_, page) = get(&cookie, &site.request_url(&id)).await;
-    assert!(page.contains("Answered."), "{page}");
+    assert!(page.contains(r#"<p class="banner">Approved."#), "{page}");
     assert!(page.contains("Waiting for a worker"), "{page}");
     assert!(page.contains(r#"http-equiv="refresh""#), "{page}");
     assert!(!page.contains("<form"), "{page}");
@@ -435,8 +435,9 @@ async fn a_form_is_rendered_from_its_schema_and_checked_on_the_server() {
     ] {
         assert!(page.contains(needle), "`{needle}` missing in:\n{page}");
     }
-    // guest, nights, breakfast and room are required; budget is not.
-    assert_eq!(page.matches(r#"title="required""#).count(), 4, "{page}");
+    // guest, nights and room are marked required; budget is not, and neither is the
+    // breakfast checkbox, since leaving it unchecked answers `false`.
+    assert_eq!(page.matches(r#"title="required""#).count(), 3, "{page}");
 
     // Typed values that do not parse are caught before the store, all at once.
     let (status, page) = body(
@@ -526,6 +527,39 @@ async fn a_form_is_rendered_from_its_schema_and_checked_on_the_server() {
 }
 
 #[tokio::test]
+async fn a_form_shows_every_field_problem_in_one_round() {
+    let site = Site::start().await;
+    let id = site.booking().await;
+    let cookie = session(&site).await;
+    // `nights` reads as a number but is out of the form's range; `budget` does not read at
+    // all: both are shown at once, each at its field.
+    let (status, page) = body(
+        answer(
+            &site,
+            &cookie,
+            &id,
+            &[
+                ("_action", "submit"),
+                ("f.guest", "Ada"),
+                ("f.nights", "30"),
+                ("f.room", "double"),
+                ("f.budget", "cheap"),
+            ],
+        )
+        .await,
+    )
+    .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+    for field in ["nights", "budget"] {
+        assert!(
+            page.contains(&format!(r#"id="field-{field}-error" role="alert""#)),
+            "no error at `{field}`: {page}"
+        );
+    }
+    assert_eq!(state_of(&site, &id).await, ParkedState::Waiting);
+}
+
+#[tokio::test]
 async fn declining_a_form_skips_its_checks_and_keeps_the_reason() {
     let site = Site::start().await;
     let id = site.booking().await;
@@ -573,6 +607,12 @@ async fn a_sign_in_links_its_address_and_can_be_cancelled() {
     let parked = site.inbox.get(&id).await.unwrap().unwrap();
     assert_eq!(parked.answer, Some(Answer::decline(&id, "wrong account")));
     site.resume_all().await;
+    let (_, page) = get(&cookie, &site.request_url(&id)).await;
+    assert!(
+        page.contains(r#"<p class="banner refused">Sign-in cancelled."#),
+        "{page}"
+    );
+    assert!(!page.contains("Answered."), "{page}");
     let (_, list) = get(&cookie, &site.base).await;
     assert!(list.contains("cancelled: “wrong account”"), "{list}");
     assert!(list.contains("finished: declined/expired: "), "{list}");
@@ -714,7 +754,7 @@ async fn the_example_prints_each_outcome_and_exits_when_done() {
     assert!(status.success(), "{status}");
     for (id, text) in ids.iter().zip([
         "The gpu purchase is approved and on its way.",
-        "Done: ordered 2 keyboard to 75001 Paris in 1 parcel(s), standard, by Post.",
+        "Done: ordered 2 keyboards to 75001 Paris in 1 parcel(s), standard, by Post.",
         "Without a sign-in I cannot read your calendar.",
     ]) {
         let line = format!("done {id}: {text}");

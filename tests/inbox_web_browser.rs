@@ -1,7 +1,9 @@
 //! The inbox page in a real headless Chromium, driven over WebDriver: the example's three
 //! runs answered by clicking, hostile request content rendered inert, and forged answers
-//! from other origins refused. The first test also takes the README's screenshot
-//! (`docs/inbox.png`, replaced when `TOOLNEXUS_UPDATE_SCREENSHOT=1` is set).
+//! from other origins refused, and what a person reads at a glance (what to click, which
+//! fields must be filled in, an approval apart from a refusal). The first test also takes
+//! the README's screenshots, 1280 and 390 pixels wide (`docs/inbox.png` and
+//! `docs/inbox-narrow.png`, replaced when `TOOLNEXUS_UPDATE_SCREENSHOT=1` is set).
 //!
 //! Needs chromedriver: `scripts/test.sh` installs Debian's `chromium` and `chromium-driver`
 //! when missing, starts the driver and exports `TOOLNEXUS_TEST_WEBDRIVER` and
@@ -44,7 +46,7 @@ async fn browser() -> Client {
             "args": [
                 "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
                 "--disable-background-networking", "--disable-component-update",
-                "--disable-sync", "--no-first-run", "--window-size=1100,900",
+                "--disable-sync", "--no-first-run", "--window-size=1280,900",
                 format!("--user-data-dir={}", profile.display()),
             ]
         }
@@ -136,16 +138,31 @@ async fn value(browser: &Client, selector: &str) -> String {
         .unwrap_or_default()
 }
 
-/// Keeps the screenshot under `target/`; with `TOOLNEXUS_UPDATE_SCREENSHOT=1` it also
-/// replaces the README's `docs/inbox.png` (opt-in, so a test run leaves the tree clean).
-fn save_screenshot(png: &[u8]) {
+/// The widths the page is looked at: a laptop's window and a phone's.
+const WIDE: (u32, u32) = (1280, 900);
+const NARROW: (u32, u32) = (390, 1000);
+
+/// A screenshot of the page at `size`, kept under `target/screenshots/` as `name`; with
+/// `TOOLNEXUS_UPDATE_SCREENSHOT=1` and `docs`, it also replaces the README's
+/// `docs/<name>` (opt-in, so a test run leaves the tree clean).
+async fn screenshot(browser: &Client, size: (u32, u32), name: &str, docs: bool) {
+    browser
+        .set_window_size(size.0, size.1)
+        .await
+        .expect("the window resizes");
+    let png = browser.screenshot().await.expect("a screenshot");
+    assert!(png.starts_with(b"\x89PNG"), "the screenshot is not a PNG");
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let target = root.join("target");
-    std::fs::create_dir_all(&target).expect("target/");
-    std::fs::write(target.join("inbox-page.png"), png).expect("the screenshot is written");
-    if std::env::var_os("TOOLNEXUS_UPDATE_SCREENSHOT").is_some() {
-        std::fs::write(root.join("docs").join("inbox.png"), png).expect("docs/inbox.png written");
+    let target = root.join("target").join("screenshots");
+    std::fs::create_dir_all(&target).expect("target/screenshots/");
+    std::fs::write(target.join(name), &png).expect("the screenshot is written");
+    if docs && std::env::var_os("TOOLNEXUS_UPDATE_SCREENSHOT").is_some() {
+        std::fs::write(root.join("docs").join(name), &png).expect("the docs screenshot");
     }
+    browser
+        .set_window_size(WIDE.0, WIDE.1)
+        .await
+        .expect("the window resizes back");
 }
 
 #[tokio::test]
@@ -193,7 +210,7 @@ async fn the_example_is_answered_in_a_browser() {
 
     // The form: a wrong value first, then the fix.
     click_link(&browser, "toolnexus inbox").await;
-    click_link(&browser, "Where should the 2 keyboard go?").await;
+    click_link(&browser, "Where should the 2 keyboards go?").await;
     assert_eq!(
         value(&browser, "#field-parcels").await,
         "1",
@@ -229,14 +246,13 @@ async fn the_example_is_answered_in_a_browser() {
     zip.clear().await.expect("clear");
     zip.send_keys("69001").await.expect("type");
     click(&browser, "button[value=submit]").await;
-    wait_for_text(&browser, "Done: ordered 2 keyboard to 69001 Lyon", false).await;
+    wait_for_text(&browser, "Done: ordered 2 keyboards to 69001 Lyon", false).await;
 
     // The README's screenshot: the sign-in waiting, the two answered runs with their outcomes.
     click_link(&browser, "toolnexus inbox").await;
-    wait_for_text(&browser, "Done: ordered 2 keyboard", true).await;
-    let png = browser.screenshot().await.expect("a screenshot");
-    assert!(png.starts_with(b"\x89PNG"), "the screenshot is not a PNG");
-    save_screenshot(&png);
+    wait_for_text(&browser, "Done: ordered 2 keyboards", true).await;
+    screenshot(&browser, WIDE, "inbox.png", true).await;
+    screenshot(&browser, NARROW, "inbox-narrow.png", true).await;
 
     // The sign-in: its link is there; declined with a reason.
     click_link(
@@ -267,7 +283,7 @@ async fn the_example_is_answered_in_a_browser() {
     let list = source(&browser).await;
     for outcome in [
         "The gpu purchase is approved and on its way.",
-        "Done: ordered 2 keyboard",
+        "Done: ordered 2 keyboards",
         "Without a sign-in I cannot read your calendar.",
         "cancelled: “not now”",
         "Nothing waiting",
@@ -289,7 +305,7 @@ async fn the_example_is_answered_in_a_browser() {
     let done = done.join("\n");
     for (id_and_prompt, text) in parked.iter().zip([
         "The gpu purchase is approved and on its way.",
-        "Done: ordered 2 keyboard to 69001 Lyon in 2 parcel(s), express, by Courier.",
+        "Done: ordered 2 keyboards to 69001 Lyon in 2 parcel(s), express, by Courier.",
         "Without a sign-in I cannot read your calendar.",
     ]) {
         let id = id_and_prompt.split(':').next().expect("an id");
@@ -299,6 +315,130 @@ async fn the_example_is_answered_in_a_browser() {
         );
     }
     let _ = std::fs::remove_dir_all(dir);
+}
+
+/// Where an element is drawn: `(x, y, width, height)`.
+async fn rect(browser: &Client, selector: &str) -> (f64, f64, f64, f64) {
+    css(browser, selector)
+        .await
+        .rectangle()
+        .await
+        .unwrap_or_else(|e| panic!("no box for `{selector}`: {e}"))
+}
+
+async fn style(browser: &Client, selector: &str, property: &str) -> String {
+    css(browser, selector)
+        .await
+        .css_value(property)
+        .await
+        .unwrap_or_else(|e| panic!("no `{property}` for `{selector}`: {e}"))
+}
+
+#[tokio::test]
+async fn the_page_says_what_to_click_what_to_fill_and_how_it_ended() {
+    let site = Site::start().await;
+    let approval = site.approval("gpu").await;
+    let booking = site.booking().await;
+    let sign_in = site.sign_in().await;
+    let browser = browser().await;
+    browser
+        .goto(&format!("{}?token={}", site.base, site.token))
+        .await
+        .expect("the inbox opens");
+
+    // Every waiting card has a visible "Answer" action, at both widths.
+    for size in [NARROW, WIDE] {
+        browser
+            .set_window_size(size.0, size.1)
+            .await
+            .expect("resize");
+        let actions = browser
+            .find_all(Locator::Css(".card a.action"))
+            .await
+            .expect("the actions");
+        assert_eq!(actions.len(), 3, "one action per waiting request");
+        for action in &actions {
+            assert!(action.is_displayed().await.expect("displayed"));
+            assert_eq!(action.text().await.expect("text"), "Answer");
+            let (_, _, width, height) = action.rectangle().await.expect("a box");
+            assert!(
+                width > 30.0 && height > 15.0,
+                "{width}×{height} is hard to hit"
+            );
+        }
+    }
+    // Clicking the action opens that request; so does a click anywhere else on the card.
+    let card = format!(".card:has(a[href$=\"{approval}\"])");
+    click(&browser, &format!("{card} a.action")).await;
+    let here = browser.current_url().await.expect("a URL").to_string();
+    assert!(here.ends_with(&approval), "{here}");
+    browser.back().await.expect("back");
+    click(&browser, &card).await;
+    let here = browser.current_url().await.expect("a URL").to_string();
+    assert!(here.ends_with(&approval), "the card is not a link: {here}");
+
+    // A checkbox is never required: unchecked is an answer.
+    browser
+        .goto(&site.request_url(&booking))
+        .await
+        .expect("the form");
+    let breakfast = css(&browser, "#field-breakfast").await;
+    assert_eq!(
+        breakfast.attr("type").await.expect("type").as_deref(),
+        Some("checkbox")
+    );
+    assert_eq!(breakfast.attr("required").await.expect("attr"), None);
+    let label = css(&browser, "label[for=field-breakfast]").await;
+    assert!(
+        label.find(Locator::Css(".req")).await.is_err(),
+        "the checkbox is marked required"
+    );
+    screenshot(&browser, WIDE, "form.png", false).await;
+
+    // The reason's label sits above its input, not against it.
+    browser
+        .goto(&site.request_url(&sign_in))
+        .await
+        .expect("the sign-in");
+    let label = rect(&browser, "label[for=reason-cancel]").await;
+    let input = rect(&browser, "#reason-cancel").await;
+    assert!(
+        label.1 + label.3 <= input.1,
+        "the label {label:?} runs into its input {input:?}"
+    );
+    type_into(&browser, "#reason-cancel", "not now").await;
+    click(&browser, "button[value=cancel]").await;
+    let refused = css(&browser, "p.banner").await;
+    assert_eq!(refused.text().await.expect("text"), "Sign-in cancelled.");
+    assert_eq!(
+        refused.attr("class").await.expect("class").as_deref(),
+        Some("banner refused")
+    );
+    let refused_colours = (
+        style(&browser, "p.banner", "background-color").await,
+        style(&browser, "p.banner", "color").await,
+    );
+    screenshot(&browser, WIDE, "refused.png", false).await;
+    screenshot(&browser, NARROW, "refused-narrow.png", false).await;
+
+    // An approval's banner reads and looks otherwise.
+    browser
+        .goto(&site.request_url(&approval))
+        .await
+        .expect("the approval");
+    click(&browser, "button[value=approve]").await;
+    let approved = css(&browser, "p.banner").await;
+    assert_eq!(approved.text().await.expect("text"), "Approved.");
+    let approved_colours = (
+        style(&browser, "p.banner", "background-color").await,
+        style(&browser, "p.banner", "color").await,
+    );
+    assert_ne!(
+        refused_colours.0, approved_colours.0,
+        "a refusal and an approval share one background"
+    );
+    assert_ne!(refused_colours.1, approved_colours.1, "and one colour");
+    browser.close().await.expect("the session closes");
 }
 
 #[tokio::test]

@@ -546,24 +546,24 @@ async fn requests_are_recorded_with_headers_query_and_body() {
 }
 
 #[tokio::test]
-async fn an_exhausted_script_answers_500_saying_so_until_more_is_pushed() {
+async fn an_exhausted_script_answers_410_saying_so_until_more_is_pushed() {
     let mock = MockLlm::start([Reply::text("only")]).await.unwrap();
     assert_eq!(mock.remaining(), 1);
     post_json(&mock, OPENAI, json!({})).await;
     assert_eq!(mock.remaining(), 0);
 
     let (status, body) = post_json(&mock, OPENAI, json!({})).await;
-    assert_eq!(status, 500);
+    assert_eq!(status, 410);
     assert!(
         body["error"]["message"]
             .as_str()
             .unwrap()
-            .contains("script exhausted"),
+            .contains("the script ran out"),
         "{body}"
     );
     let (status, body) =
         post_json(&mock, ANTHROPIC, json!({"max_tokens": 64, "messages": []})).await;
-    assert_eq!(status, 500);
+    assert_eq!(status, 410);
     assert_eq!(body["type"], "error");
     assert!(
         body["error"]["message"]

@@ -239,7 +239,11 @@ async fn a_durable_resume_with_a_mistyped_answer_feeds_the_error_back() {
 
     assert_eq!(result.status, RunStatus::Done);
     let output = &result.tool_calls[0].output;
-    assert_eq!(output, "invalid answer for ship: `zip`: is required");
+    // Every missing field at once, so the next answer can be the right one.
+    assert_eq!(
+        output,
+        "invalid answer for ship: `zip`: is required; `express`: is required"
+    );
     assert_eq!(runs(4), 1, "the body never saw the bad answer");
     assert_eq!(&last_tool_output(&mock.requests()[1]), output);
 }
@@ -287,6 +291,27 @@ async fn an_answer_type_that_is_not_a_form_is_refused_when_the_toolkit_is_built(
         "{}",
         result.output
     );
+}
+
+/// Tags a parcel, asking for a list where a form is needed
+#[tool]
+async fn tag(parcel: u64, answer: Option<Answered<Vec<String>>>) -> ToolResult {
+    match answer {
+        None => pending!(kind = "input", prompt = "Tags?"),
+        Some(a) => ToolResult::ok(format!("{parcel}: {}", a.join(","))),
+    }
+}
+
+#[test]
+fn a_refused_answer_type_is_named_as_it_is_written() {
+    let refused = Toolkit::builder().tool(Tag).build().unwrap_err();
+    let ToolkitError::AnswerForm { tool, reason } = &refused else {
+        panic!("not an answer-form error: {refused:?}");
+    };
+    assert_eq!(tool, "tag");
+    let written = format!("`{}`", stringify!(Vec<String>).replace(' ', ""));
+    assert!(reason.starts_with(&written), "{reason}");
+    assert!(!reason.contains("::"), "a module path in: {reason}");
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]

@@ -7,7 +7,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use toolnexus::{pending, tool, Answer, Answered, ToolResult, Toolkit};
 
-/// Requests spend approval before proceeding
+/// Asks a person to approve buying an item, and reports the approval
 #[tool]
 pub async fn approve_purchase(
     #[arg(description = "What to buy")] item: String,

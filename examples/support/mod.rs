@@ -3,7 +3,7 @@
 //! prompt on standard input). Each example builds its own client from these.
 #![allow(dead_code)] // each example uses part of it
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 
 use toolnexus::testing::{MockLlm, RecordedRequest, Reply};
 use toolnexus::{LlmClientBuilder, Style};
@@ -123,8 +123,9 @@ impl Answering {
 }
 
 /// Prints `prompt` and reads one line of standard input (a terminal or a pipe), without
-/// its line ending. `None` when standard input is closed (Ctrl-D at a terminal); a newline
-/// is printed then, so what follows does not continue the prompt's line.
+/// its line ending. `None` when standard input is closed (Ctrl-D at a terminal). A newline
+/// is printed when the person's own Enter did not end the prompt's line on the screen (a
+/// pipe, or a closed input), so what follows does not continue it.
 ///
 /// The read runs on its own thread: it blocks, and a run may stop waiting for it (a
 /// sign-in that completes in the browser) without the program waiting for the read.
@@ -141,7 +142,7 @@ pub async fn read_line(prompt: &str) -> Option<String> {
         let _ = tx.send(read);
     });
     let line = rx.await.ok().flatten();
-    if line.is_none() {
+    if line.is_none() || !std::io::stdin().is_terminal() {
         println!();
     }
     line
@@ -165,6 +166,15 @@ pub async fn ask_yes_no(question: &str, answering: Answering) -> bool {
                 false
             }
         },
+    }
+}
+
+/// "1 keyboard", "2 keyboards": a count of an item as a sentence says it (the example
+/// items all take an `s`).
+pub fn items(qty: u32, item: &str) -> String {
+    match qty {
+        1 => format!("1 {item}"),
+        n => format!("{n} {item}s"),
     }
 }
 

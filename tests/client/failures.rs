@@ -122,6 +122,30 @@ async fn a_one_letter_key_is_masked_without_garbling_the_error() {
     let client = on(&exhausted, Style::OpenAi).api_key("k").build().unwrap();
     let err = client.run("hi", &Toolkit::empty()).await.unwrap_err();
     let shown = err.to_string();
-    assert!(shown.contains("MockLlm: script exhausted"), "{shown}");
+    assert!(shown.contains("MockLlm: the script ran out"), "{shown}");
     assert!(!shown.contains("[redacted]"), "{shown}");
+}
+
+#[tokio::test]
+async fn a_script_that_runs_out_fails_the_run_at_once_counting_only_its_requests() {
+    let mock = MockLlm::start([Reply::tool_call(
+        "call_1",
+        "echo",
+        serde_json::json!({"item": "hi"}),
+    )])
+    .await
+    .unwrap();
+    let client = on(&mock, Style::OpenAi)
+        .api_key("k")
+        .retries(3)
+        .build()
+        .unwrap();
+    let err = client.run("hi", &echo_toolkit()).await.unwrap_err();
+    assert_eq!(mock.calls(), 2, "the run out script is not retried: {err}");
+    let shown = err.to_string();
+    assert!(shown.contains("the script ran out"), "{shown}");
+    assert!(
+        shown.contains(&format!("request #{}", mock.calls())),
+        "{shown}"
+    );
 }

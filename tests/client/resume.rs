@@ -123,6 +123,47 @@ async fn a_mismatched_answer_is_refused_and_nothing_is_sent() {
 }
 
 #[tokio::test]
+async fn a_resume_with_a_toolkit_lacking_the_halted_tool_is_refused_naming_it() {
+    let approver = Approver::default();
+    let mock = purchase_mock().await;
+    let client = on(&mock, Style::OpenAi).build().unwrap();
+    let tk = Toolkit::builder().tool(approver.tool()).build().unwrap();
+    let halted = client.run("buy", &tk).await.unwrap();
+    let request = halted.pending.clone().unwrap();
+    let tool = tk.names().next().unwrap().to_owned();
+
+    let err = client
+        .run_with_answer(
+            halted.messages.clone(),
+            &request,
+            Answer::ok(request.id.clone()),
+            &Toolkit::empty(),
+        )
+        .await
+        .unwrap_err();
+    assert!(matches!(err, ClientError::InvalidTranscript(_)), "{err}");
+    assert!(err.to_string().contains(&format!("`{tool}`")), "{err}");
+    assert_eq!(
+        mock.calls(),
+        1,
+        "the refused resume never reached the model"
+    );
+    assert_eq!(approver.runs(), 1);
+
+    // The right toolkit still resumes the same transcript.
+    let done = client
+        .run_with_answer(
+            halted.messages,
+            &request,
+            Answer::ok(request.id.clone()),
+            &tk,
+        )
+        .await
+        .unwrap();
+    assert_eq!(done.status, RunStatus::Done);
+}
+
+#[tokio::test]
 async fn a_declined_resume_feeds_back_the_refusal() {
     let approver = Approver::default();
     let mock = purchase_mock().await;

@@ -72,6 +72,24 @@ async fn a_misfit_answer_names_its_field_and_changes_nothing(db: TestDb) {
             other => panic!("{data}: {other:?}"),
         }
     }
+    // Two misfits are refused together: the first names the field, the reason both.
+    let both = Answer::ok(&id).with_data(json!({"zip": "123", "express": "yes"}));
+    let expected = toolnexus::form::check_data(
+        toolnexus::form::form_of(&inbox.get(&id).await.unwrap().unwrap().request).unwrap(),
+        both.data.as_ref(),
+    )
+    .unwrap_err();
+    assert_eq!(expected.problems.len(), 2);
+    let err = inbox.answer_as(both, "ada").await.unwrap_err();
+    let InboxError::InvalidAnswer { field, reason } = &err else {
+        panic!("{err:?}");
+    };
+    assert_eq!(field.as_deref(), Some("zip"), "{reason}");
+    let shown = err.to_string();
+    for problem in &expected.problems {
+        assert!(shown.contains(&problem.reason), "{shown}");
+    }
+    assert!(shown.contains("`express`"), "{shown}");
     let row = inbox.get(&id).await.unwrap().unwrap();
     assert_eq!(
         (row.state, row.answer, row.answered_by),

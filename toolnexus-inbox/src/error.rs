@@ -40,7 +40,9 @@ pub enum InboxError {
         /// The form field at fault; `None` when the answer as a whole does not fit (no
         /// data, or data that is not an object).
         field: Option<String>,
-        /// What is wrong, in words a person filling in the form can act on.
+        /// What is wrong, in words a person filling in the form can act on. When several
+        /// fields are at fault, it goes on to name the others: `must be a whole number;
+        /// field `zip` must be at least 5 characters`.
         reason: String,
     },
     /// The run has no answer yet, so there is nothing to resume it with.
@@ -101,10 +103,10 @@ pub enum InboxError {
 }
 
 fn invalid_answer(field: Option<&str>, reason: &str) -> String {
-    match field {
-        Some(field) => format!("the answer does not fit the form: field `{field}` {reason}"),
-        None => format!("the answer does not fit the form: {reason}"),
-    }
+    format!(
+        "the answer does not fit the form: {}",
+        invalid_answer_part(field, reason)
+    )
 }
 
 impl From<sqlx::Error> for InboxError {
@@ -113,11 +115,25 @@ impl From<sqlx::Error> for InboxError {
     }
 }
 
+/// The first problem's field, and a reason that goes on to the others, so every problem
+/// is reported at once through the two fields the variant has.
 impl From<FieldError> for InboxError {
     fn from(e: FieldError) -> Self {
+        let mut reason = e.reason;
+        for other in e.problems.iter().skip(1) {
+            reason.push_str("; ");
+            reason.push_str(&invalid_answer_part(other.field.as_deref(), &other.reason));
+        }
         InboxError::InvalidAnswer {
             field: e.field,
-            reason: e.reason,
+            reason,
         }
+    }
+}
+
+fn invalid_answer_part(field: Option<&str>, reason: &str) -> String {
+    match field {
+        Some(field) => format!("field `{field}` {reason}"),
+        None => reason.to_owned(),
     }
 }

@@ -39,7 +39,7 @@
 //! `cargo doc -p toolnexus --all-features --no-deps --open`.
 //!
 //! Parameter and answer types derive `serde::Deserialize` and `schemars::JsonSchema`
-//! (schemars 1.x). [`serde`], [`schemars`] and [`serde_json`] are re-exported, so a crate
+//! (schemars 1.x). [`serde`], [`schemars`](https://docs.rs/schemars/1) and [`serde_json`] are re-exported, so a crate
 //! can derive through toolnexus alone:
 //!
 //! ```

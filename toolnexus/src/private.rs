@@ -109,16 +109,112 @@ pub fn default_json<T: ArgDefault>(value: &T) -> Value {
     serde_json::to_value(value).unwrap_or(Value::Null)
 }
 
-/// What a decoded (not injected) parameter's type must be.
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` cannot be a tool parameter: it must implement `serde::Deserialize` and `schemars::JsonSchema`",
-    label = "the model's arguments are decoded into this type, and its schema is declared to the model",
-    note = "derive both on your type: `#[derive(serde::Deserialize, schemars::JsonSchema)]`",
-    note = "a parameter the runtime fills is `Option<&Answer>`, `Option<Answered<T>>` or `&ToolContext` (or is marked `#[answer]` / `#[context]`)"
-)]
+/// What a decoded (not injected) parameter's type must be. `#[tool]` checks it once per
+/// parameter, through a trait of its own whose message names the runtime as the user's
+/// crate reaches it; this one bounds the decoding.
 pub trait ToolParam: DeserializeOwned + schemars::JsonSchema {}
 
 impl<T: DeserializeOwned + schemars::JsonSchema> ToolParam for T {}
+
+/// Decodes one argument into `T` when `T` is a [`ToolParam`], and merely type-checks
+/// otherwise, so that a parameter type that is not is reported once, by `#[tool]`'s own
+/// check at the parameter, rather than once more here:
+/// `(&&Decode::<T>::new()).__toolnexus_take(&mut args, "name")`.
+pub struct Decode<T>(std::marker::PhantomData<T>);
+
+impl<T> Decode<T> {
+    /// A decoder of `T`.
+    #[allow(clippy::new_without_default)]
+    pub fn new() -> Self {
+        Decode(std::marker::PhantomData)
+    }
+}
+
+/// The decoding of a [`ToolParam`].
+pub trait PickDecode<T> {
+    /// [`Args::take`].
+    fn __toolnexus_take(&self, args: &mut Args, name: &str) -> Result<T, ToolResult>;
+    /// [`Args::take_or`].
+    fn __toolnexus_take_or(
+        &self,
+        args: &mut Args,
+        name: &str,
+        default: impl FnOnce() -> T,
+    ) -> Result<T, ToolResult>;
+}
+
+impl<T: ToolParam> PickDecode<T> for &Decode<T> {
+    fn __toolnexus_take(&self, args: &mut Args, name: &str) -> Result<T, ToolResult> {
+        args.take(name)
+    }
+
+    fn __toolnexus_take_or(
+        &self,
+        args: &mut Args,
+        name: &str,
+        default: impl FnOnce() -> T,
+    ) -> Result<T, ToolResult> {
+        args.take_or(name, default)
+    }
+}
+
+/// The stand-in for a type that is no [`ToolParam`]: the crate does not compile then (the
+/// parameter check fails), so this never runs.
+pub trait PickNoDecode<T> {
+    /// An error result.
+    fn __toolnexus_take(&self, args: &mut Args, name: &str) -> Result<T, ToolResult> {
+        Err(ToolResult::error(format!(
+            "invalid arguments for {}: `{name}` cannot be decoded",
+            args.tool
+        )))
+    }
+    /// An error result.
+    fn __toolnexus_take_or(
+        &self,
+        args: &mut Args,
+        name: &str,
+        _default: impl FnOnce() -> T,
+    ) -> Result<T, ToolResult> {
+        self.__toolnexus_take(args, name)
+    }
+}
+
+impl<T> PickNoDecode<T> for Decode<T> {}
+
+/// The input schema of a tool's argument struct when its parameter types all have
+/// schemas, and a stand-in otherwise (the parameter check then fails the build), for the
+/// same reason as [`Decode`]: `(&&ArgsSchema::<A>::new()).__toolnexus_schema(&defaults)`.
+pub struct ArgsSchema<T>(std::marker::PhantomData<T>);
+
+impl<T> ArgsSchema<T> {
+    /// The schema of `T`.
+    #[allow(clippy::new_without_default)]
+    pub fn new() -> Self {
+        ArgsSchema(std::marker::PhantomData)
+    }
+}
+
+/// [`args_schema`] of a type with a schema.
+pub trait PickArgsSchema {
+    /// [`args_schema`].
+    fn __toolnexus_schema(&self, defaults: &[(&str, Value)]) -> Value;
+}
+
+impl<T: schemars::JsonSchema> PickArgsSchema for &ArgsSchema<T> {
+    fn __toolnexus_schema(&self, defaults: &[(&str, Value)]) -> Value {
+        args_schema::<T>(defaults)
+    }
+}
+
+/// The stand-in: never built into a program (see [`ArgsSchema`]).
+pub trait PickNoArgsSchema {
+    /// `null`.
+    fn __toolnexus_schema(&self, _defaults: &[(&str, Value)]) -> Value {
+        Value::Null
+    }
+}
+
+impl<T> PickNoArgsSchema for ArgsSchema<T> {}
 
 /// The generated schema of a tool's parameter struct, normalized once.
 pub fn schema_for<T: schemars::JsonSchema>() -> Value {
@@ -281,11 +377,34 @@ impl<T: Send + Sync + 'static> FromExtensions for Option<Ext<T>> {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot describe an answer: it must implement `schemars::JsonSchema`",
     label = "`answer = ..` sends this type's schema to the host as the form to fill in",
-    note = "derive it on a struct with named fields: `#[derive(serde::Deserialize, schemars::JsonSchema)]`"
+    note = "derive it on a struct with named fields, through toolnexus's re-exports: `#[derive(toolnexus::serde::Deserialize, toolnexus::schemars::JsonSchema)]` with `#[serde(crate = \"toolnexus::serde\")]` and `#[schemars(crate = \"toolnexus::schemars\")]`"
 )]
 pub trait AnswerForm: schemars::JsonSchema {}
 
 impl<T: schemars::JsonSchema> AnswerForm for T {}
+
+/// A type as a person spells it: every path cut to its last segment, so
+/// `alloc::vec::Vec<alloc::string::String>` reads `Vec<String>`.
+pub(crate) fn spelled(type_name: &str) -> String {
+    let mut out = String::with_capacity(type_name.len());
+    let mut word = String::new();
+    let mut chars = type_name.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == ':' && chars.peek() == Some(&':') {
+            // A path separator: what came before it was a module (or a type's path prefix).
+            chars.next();
+            word.clear();
+        } else if c.is_alphanumeric() || c == '_' {
+            word.push(c);
+        } else {
+            out.push_str(&word);
+            word.clear();
+            out.push(c);
+        }
+    }
+    out.push_str(&word);
+    out
+}
 
 /// The form schema `pending!(…, answer = T)` asks with, or why `T` cannot be a form.
 pub fn answer_schema<T: AnswerForm>() -> Result<Value, String> {
@@ -293,7 +412,7 @@ pub fn answer_schema<T: AnswerForm>() -> Result<Value, String> {
     crate::form::form_schema(&raw.to_value()).map_err(|reason| {
         format!(
             "`{}` cannot be asked for as an answer: {reason}",
-            std::any::type_name::<T>()
+            spelled(std::any::type_name::<T>())
         )
     })
 }
@@ -532,3 +651,26 @@ pub trait PickNoForm {
 }
 
 impl<T> PickNoForm for FormProbe<T> {}
+
+#[cfg(test)]
+mod tests {
+    use super::spelled;
+
+    #[test]
+    fn types_are_spelled_without_their_paths() {
+        let spell = |name: &str| spelled(name);
+        assert_eq!(spell(std::any::type_name::<Vec<String>>()), "Vec<String>");
+        assert_eq!(
+            spell(std::any::type_name::<
+                Option<std::collections::HashMap<String, u8>>,
+            >()),
+            "Option<HashMap<String, u8>>"
+        );
+        assert_eq!(
+            spell(std::any::type_name::<(u8, [bool; 2], &str)>()),
+            "(u8, [bool; 2], &str)"
+        );
+        assert_eq!(spell("my_app::forms::Shipping"), "Shipping");
+        assert_eq!(spell("dyn core::fmt::Debug"), "dyn Debug");
+    }
+}

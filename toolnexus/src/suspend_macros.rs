@@ -15,7 +15,7 @@
 /// a host shows) are required and take anything `Into<String>`, as do `url`, `id` (a
 /// uuid v4 is generated when it is left out) and `expires_at` (RFC 3339). `data` is a
 /// `serde_json::Value`, a JSON object. Never ask for secrets (passwords, keys) with
-/// `input`/`question`: send the user to a login page with [`auth_required!`].
+/// `input`/`question`: send the user to a login page with [`auth_required!`](crate::auth_required!).
 ///
 /// The value is a `ToolResult` (`ToolResult::pending(Request::new(kind, prompt)…)`). In a
 /// `#[tool]` fn returning `Result<ToolResult, E>`, write `return Ok(pending!(..))`. The

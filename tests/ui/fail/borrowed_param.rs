@@ -7,3 +7,9 @@ async fn echo(text: &str) -> String {
 }
 
 fn main() {}
+
+/// Joins words
+#[tool]
+async fn join(words: Vec<&str>) -> String {
+    words.join(" ")
+}

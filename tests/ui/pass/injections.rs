@@ -1,6 +1,7 @@
 //! Every spelling of an injected parameter, and the explicit markers for aliases.
 #![deny(warnings)]
 use serde::Deserialize;
+use toolnexus::Answer as Approval;
 use toolnexus::{tool, Answer, Answered, Tool, ToolContext, ToolResult};
 
 #[derive(Deserialize, schemars::JsonSchema)]
@@ -48,8 +49,14 @@ async fn aliased(
     ToolResult::ok("ok")
 }
 
+/// The answer under another name: the marker says what the spelling cannot
+#[tool]
+async fn renamed(item: String, #[answer] approval: Option<&Approval>) -> String {
+    format!("{item} {}", approval.is_some_and(|a| a.ok))
+}
+
 fn main() {
-    for tool in [&Bare as &dyn Tool, &Pathed, &Typed, &Aliased] {
+    for tool in [&Bare as &dyn Tool, &Pathed, &Typed, &Aliased, &Renamed] {
         let schema = tool.input_schema();
         let properties = schema["properties"].as_object().unwrap();
         assert!(properties.keys().all(|k| k == "item"), "{schema}");

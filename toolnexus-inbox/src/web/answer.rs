@@ -5,6 +5,7 @@ use serde_json::Value;
 use toolnexus::{Answer, Request};
 
 use super::form::{Coerced, Form};
+use super::request::capitalized;
 
 /// The form field naming the button pressed.
 pub(crate) const ACTION_FIELD: &str = "_action";
@@ -125,7 +126,24 @@ pub(crate) fn read(request: &Request, shape: &Shape, fields: &[(String, String)]
             let Shape::Form(form) = shape else {
                 return Submission::UnknownAction;
             };
-            let coerced = form.coerce(fields);
+            let mut coerced = form.coerce(fields);
+            // The form's limits on the fields that were read, in the same round as what
+            // could not be read at all: the person sees every problem at once. (The inbox
+            // checks the answer again before it keeps it.)
+            if let Some(schema) = toolnexus::form::form_of(request) {
+                let values = Value::Object(coerced.values.clone());
+                if let Err(misfit) = toolnexus::form::check_data(schema, Some(&values)) {
+                    for problem in misfit.problems {
+                        let Some(name) = problem.field else { continue };
+                        if form.fields.iter().any(|f| f.name == name) {
+                            coerced
+                                .errors
+                                .entry(name)
+                                .or_insert_with(|| capitalized(&problem.reason));
+                        }
+                    }
+                }
+            }
             if !coerced.errors.is_empty() {
                 return Submission::Misfit(coerced);
             }

@@ -245,10 +245,10 @@ impl Field {
         html! {
             div.field.invalid[error.is_some()] {
                 @if self.kind == FieldKind::Boolean {
-                    label for=(id) {
+                    // Never marked required: an unchecked box is an answer too (`false`).
+                    label.check for=(id) {
                         (self.control(&id, &control, initial.as_deref(), described.as_deref()))
                         " " (self.label)
-                        @if self.required { " " span.req title="required" { "*" } }
                     }
                 } @else {
                     label for=(id) {
@@ -403,7 +403,11 @@ mod tests {
             page.contains(r#"<p class="help" id="field-city-help">The recipient's city</p>"#),
             "{page}"
         );
-        assert_eq!(page.matches(r#"title="required""#).count(), 4, "{page}");
+        // city, zip and carrier; not the required `express`: unchecked is its answer.
+        assert_eq!(page.matches(r#"title="required""#).count(), 3, "{page}");
+        let express = &page[page.find(r#"id="field-express""#).unwrap()..];
+        let express = &express[..express.find("</label>").unwrap()];
+        assert!(!express.contains("required"), "{express}");
         assert!(
             page.contains(r#"<option value="courier">courier</option>"#),
             "{page}"

@@ -140,7 +140,7 @@ fn has_field(shape: &Shape, name: &str) -> bool {
 
 /// The store's reasons read "must be at least 5 characters"; next to a field they start a
 /// sentence.
-fn capitalized(reason: &str) -> String {
+pub(super) fn capitalized(reason: &str) -> String {
     let mut chars = reason.chars();
     match chars.next() {
         Some(first) => format!(
@@ -227,7 +227,7 @@ fn render(shared: &Shared, parked: &Parked, status: StatusCode, retry: &Retry) -
             } @else if parked.state == ParkedState::Waiting {
                 p.banner.problem { "This request expired; it can no longer be answered." }
             } @else {
-                p.banner { "Answered." }
+                (summary::decided_banner(parked))
                 (summary::decision(parked, now))
                 (summary::outcome(parked))
             }

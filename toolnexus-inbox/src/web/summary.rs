@@ -63,14 +63,19 @@ pub(crate) fn call(parked: &Parked, limit: Option<usize>) -> Option<Markup> {
 }
 
 /// The list's card for a run: kind, prompt (linking to its page), call, times, and for a
-/// decided run its answer and outcome.
+/// decided run its answer and outcome. The prompt's link covers the whole card (see the
+/// stylesheet), and a waiting run also shows an "Answer" action, so what to click is plain.
 pub(crate) fn card(parked: &Parked, now: SystemTime) -> Markup {
+    let path = request_path(parked.id());
+    let waiting = parked.state == ParkedState::Waiting;
     html! {
         article.card {
             div.head {
                 (kind_badge(&parked.request.kind))
-                span.prompt { a href=(request_path(parked.id())) { (parked.request.prompt) } }
-                @if parked.state != ParkedState::Waiting {
+                span.prompt { a href=(path) { (parked.request.prompt) } }
+                @if waiting {
+                    a.action href=(path) { "Answer" }
+                } @else {
                     (state_badge(parked.state))
                 }
             }
@@ -109,12 +114,43 @@ pub(crate) fn decision(parked: &Parked, now: SystemTime) -> Markup {
     };
     html! {
         p.meta {
-            (verdict(&parked.request, answer))
+            @if answer.ok {
+                (verdict(&parked.request, answer))
+            } @else {
+                span.verdict.refused { (verdict(&parked.request, answer)) }
+            }
             @if let Some(by) = &parked.answered_by { " by " (by) }
             @if let Some(at) = parked.answered_at {
                 " " span title=(exact(at)) { (ago(at, now)) }
             }
         }
+    }
+}
+
+/// The banner of a decided request's page: an approval or a filled-in form in green, a
+/// refusal (declined, cancelled, expired) in a box and words of its own, so the two are
+/// never mistaken for each other.
+pub(crate) fn decided_banner(parked: &Parked) -> Markup {
+    let kind = parked.request.kind.as_str();
+    match &parked.answer {
+        Some(answer) if !answer.ok => {
+            let reason = answer.reason.as_deref().map(str::trim);
+            let text = match (kind, reason) {
+                (_, Some("expired")) => "Expired: declined without an answer.",
+                ("authorization", _) => "Sign-in cancelled.",
+                _ => "Declined.",
+            };
+            html! { p.banner.refused { (text) } }
+        }
+        Some(answer) => {
+            let text = match (kind, &answer.data) {
+                ("authorization", _) => "Signed in.",
+                (_, Some(_)) => "Answered.",
+                _ => "Approved.",
+            };
+            html! { p.banner { (text) } }
+        }
+        None => html! { p.banner { "Answered." } },
     }
 }
 

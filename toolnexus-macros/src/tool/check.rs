@@ -5,7 +5,7 @@
 
 use syn::{GenericParam, Signature, Type};
 
-use super::parse::{find_impl_trait, owned_answer, strip_group, Owner, Role, ToolFn};
+use super::parse::{find_impl_trait, owned_answer, strip_group, Owner, Param, Role, ToolFn};
 use crate::diag::Errors;
 
 /// The longest tool name providers accept.
@@ -181,7 +181,7 @@ fn params(model: &ToolFn, errors: &mut Errors) {
             }
         }
         if matches!(param.role, Role::Arg { .. }) {
-            decoded(&param.ty, &model.krate, errors);
+            decoded(param, &model.krate, errors);
         }
     }
 }
@@ -234,7 +234,9 @@ fn output_schema(model: &ToolFn, errors: &mut Errors) {
 }
 
 /// A schema property's type: decoded from JSON, so owned and concrete.
-fn decoded(ty: &Type, krate: &syn::Path, errors: &mut Errors) {
+fn decoded(param: &Param, krate: &syn::Path, errors: &mut Errors) {
+    let ty = &param.ty;
+    let ident = &param.ident;
     if let Some(impl_trait) = find_impl_trait(ty) {
         errors.at_span(
             impl_trait,
@@ -247,12 +249,141 @@ fn decoded(ty: &Type, krate: &syn::Path, errors: &mut Errors) {
             "the runtime lends the answer, it does not give it away: write `Option<&Answer>` \
              (or `Option<Answered<T>>` for its data decoded)",
         );
-    } else if let Type::Reference(reference) = strip_group(ty) {
+    } else if let Some(lent) = lent_answer(ty) {
+        // The shape of the injected answer under a name `#[tool]` cannot tell is the
+        // runtime's (`use toolnexus::Answer as Approval`): without this, the parameter
+        // would be taken for a schema property and fail in the generated code.
+        let lent = quote::ToTokens::to_token_stream(lent).to_string();
+        let ty_text = quote::ToTokens::to_token_stream(ty).to_string();
         errors.at(
-            reference.and_token,
-            "a #[tool] parameter is decoded from JSON and must be owned (e.g. `String`, not \
-             `&str`); only `&ToolContext` and `Option<&Answer>` are lent by the runtime (mark \
-             an alias of them `#[context]` / `#[answer]`)",
+            ty,
+            format_args!(
+                "`{lent}` is not spelled `Answer`, so `#[tool]` takes `{ident}` for an argument \
+                 the model sends, and arguments cannot be borrowed. If `{lent}` is the \
+                 runtime's `Answer` under another name, mark the parameter: \
+                 `#[answer] {ident}: {ty_text}`",
+                lent = tidy(&lent),
+                ty_text = tidy(&ty_text),
+            ),
         );
+    } else if let Type::Reference(reference) = strip_group(ty) {
+        let ty_text = quote::ToTokens::to_token_stream(ty).to_string();
+        let owned = "a #[tool] parameter is decoded from JSON and must be owned (e.g. `String`, \
+                     not `&str`); only `&ToolContext` and `Option<&Answer>` are lent by the \
+                     runtime";
+        if named_type(&reference.elem) {
+            errors.at(
+                reference.and_token,
+                format_args!(
+                    "{owned}: if this is the context under another name, mark the parameter: \
+                     `#[context] {ident}: {ty_text}`",
+                    ty_text = tidy(&ty_text),
+                ),
+            );
+        } else {
+            errors.at(reference.and_token, owned);
+        }
+    } else if let Some(reference) = find_reference(ty) {
+        errors.at(
+            reference,
+            "a #[tool] parameter is decoded from JSON and must own its data: write an owned \
+             type here (e.g. `String`, not `&str`)",
+        );
+    }
+}
+
+/// A type named like a struct (`Approval`, `my::Ctx`), which may be an alias of one of the
+/// runtime's; not `str`, `String`, a slice or a primitive.
+fn named_type(ty: &Type) -> bool {
+    let Type::Path(p) = strip_group(ty) else {
+        return false;
+    };
+    p.path.segments.last().is_some_and(|last| {
+        let name = last.ident.to_string();
+        name != "String" && name.chars().next().is_some_and(char::is_uppercase)
+    })
+}
+
+/// `X` of an `Option<&X>` (any spelling of `Option`), `X` named like a struct: the
+/// injected answer's shape.
+fn lent_answer(ty: &Type) -> Option<&Type> {
+    let Type::Path(p) = strip_group(ty) else {
+        return None;
+    };
+    let last = p.path.segments.last()?;
+    if last.ident != "Option" {
+        return None;
+    }
+    let syn::PathArguments::AngleBracketed(args) = &last.arguments else {
+        return None;
+    };
+    match args.args.first()? {
+        syn::GenericArgument::Type(inner) => match strip_group(inner) {
+            Type::Reference(r) if r.mutability.is_none() && named_type(&r.elem) => Some(&r.elem),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// The first reference nested inside a type (`Vec<&str>`), which cannot be decoded.
+fn find_reference(ty: &Type) -> Option<&syn::TypeReference> {
+    match strip_group(ty) {
+        Type::Reference(r) => Some(r),
+        Type::Slice(s) => find_reference(&s.elem),
+        Type::Array(a) => find_reference(&a.elem),
+        Type::Tuple(t) => t.elems.iter().find_map(find_reference),
+        Type::Path(p) => p.path.segments.iter().find_map(|s| match &s.arguments {
+            syn::PathArguments::AngleBracketed(args) => args.args.iter().find_map(|a| match a {
+                syn::GenericArgument::Type(t) => find_reference(t),
+                _ => None,
+            }),
+            _ => None,
+        }),
+        _ => None,
+    }
+}
+
+/// Tokens as a person writes them: `Option < & Approval >` → `Option<&Approval>`.
+fn tidy(tokens: &str) -> String {
+    let mut out = String::with_capacity(tokens.len());
+    let mut chars = tokens.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != ' ' {
+            out.push(c);
+            continue;
+        }
+        let before = out.chars().last();
+        let after = chars.peek().copied();
+        // A space stays only between two words (`dyn Trait`, `'a T`) and after a comma.
+        let keep = matches!(before, Some(b) if b.is_alphanumeric() || b == '_' || b == ',')
+            && matches!(after, Some(a) if a.is_alphanumeric() || a == '_' || a == '\'');
+        if keep {
+            out.push(' ');
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::tidy;
+
+    #[test]
+    fn types_are_written_back_as_a_person_writes_them() {
+        let written = |ty: syn::Type| tidy(&quote::ToTokens::to_token_stream(&ty).to_string());
+        assert_eq!(
+            written(syn::parse_quote!(Option<&Approval>)),
+            "Option<&Approval>"
+        );
+        assert_eq!(
+            written(syn::parse_quote!(Option<&'a my::Approval>)),
+            "Option<&'a my::Approval>"
+        );
+        assert_eq!(
+            written(syn::parse_quote!(HashMap<String, u8>)),
+            "HashMap<String, u8>"
+        );
+        assert_eq!(written(syn::parse_quote!(&dyn Trait)), "&dyn Trait");
     }
 }

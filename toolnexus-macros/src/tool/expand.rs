@@ -28,6 +28,7 @@ pub(crate) fn items(model: &ToolFn) -> TokenStream {
     let struct_path = struct_path(model);
     let struct_def = struct_def(model);
     let name_check = name_check(model);
+    let param_checks = param_checks(model);
     let description = &model.description;
     let name = &model.name;
     let args_struct = args_struct(model);
@@ -43,6 +44,8 @@ pub(crate) fn items(model: &ToolFn) -> TokenStream {
             const __TOOLNEXUS_NAME: &str = #name;
 
             #name_check
+
+            #param_checks
 
             #[automatically_derived]
             impl #krate::Tool for #struct_path {
@@ -137,12 +140,90 @@ fn input_schema(model: &ToolFn) -> TokenStream {
         let krate = runtime::at(krate, default.span());
         Some(quote!((#name, #krate::__private::default_json(&#default))))
     });
+    let args = args_type(model);
     quote! {
         static __TOOLNEXUS_SCHEMA: ::std::sync::OnceLock<#value> = ::std::sync::OnceLock::new();
         __TOOLNEXUS_SCHEMA.get_or_init(|| {
-            #krate::__private::args_schema::<__ToolnexusArgs>(&[#(#defaults),*])
+            #[allow(unused_imports)]
+            use #krate::__private::{PickArgsSchema as _, PickNoArgsSchema as _};
+            (&&#krate::__private::ArgsSchema::<#args>::new())
+                .__toolnexus_schema(&[#(#defaults),*])
         })
     }
+}
+
+/// The schema properties: the parameters decoded from the call's arguments.
+fn args(model: &ToolFn) -> impl Iterator<Item = &Param> {
+    model
+        .params
+        .iter()
+        .filter(|p| matches!(p.role, Role::Arg { .. }))
+}
+
+/// One type parameter of the argument struct per schema property, so that the struct and
+/// its derived schema never name the user's types themselves (see [`param_checks`]).
+fn args_generics(model: &ToolFn) -> Vec<syn::Ident> {
+    (0..args(model).count())
+        .map(|i| quote::format_ident!("__ToolnexusP{i}"))
+        .collect()
+}
+
+/// `__ToolnexusArgs<T0, T1, …>`: the argument struct at the parameters' types.
+fn args_type(model: &ToolFn) -> TokenStream {
+    let types: Vec<&syn::Type> = args(model).map(|p| &p.ty).collect();
+    if types.is_empty() {
+        quote!(__ToolnexusArgs)
+    } else {
+        quote!(__ToolnexusArgs<#(#types),*>)
+    }
+}
+
+/// One check per schema property, spanned at its type, that the type can be decoded and
+/// described. It is the only place the build requires this: the argument struct is
+/// generic, and decoding and the schema pick a stand-in for a type that fails, so a
+/// missing derive is one error at the parameter. The trait is local so that its advice
+/// names the runtime as this crate reaches it, and the bound is not followed into the
+/// runtime's sources (`do_not_recommend`), which would list every type with a schema.
+fn param_checks(model: &ToolFn) -> Option<TokenStream> {
+    let mut checks = args(model)
+        .map(|p| {
+            let ty = &p.ty;
+            quote_spanned!(ty.span()=> parameter_must_be_decodable::<#ty>();)
+        })
+        .peekable();
+    checks.peek()?;
+    let krate = &model.krate;
+    let shown = path_string(krate);
+    let shown = shown.trim_start_matches("::");
+    let message = "`{Self}` cannot be a tool parameter: it must implement `serde::Deserialize` \
+                   and `schemars::JsonSchema`";
+    let label = "the model's arguments are decoded into this type, and its schema is \
+                 declared to the model";
+    let derive = format!(
+        "derive both through {shown}'s re-exports, which compile without serde or schemars \
+         of your own: `#[derive({shown}::serde::Deserialize, {shown}::schemars::JsonSchema)]` \
+         `#[serde(crate = \"{shown}::serde\")]` `#[schemars(crate = \"{shown}::schemars\")]`"
+    );
+    let injected = "a parameter the runtime fills instead is `Option<&Answer>`, \
+                    `Option<Answered<T>>`, `&ToolContext` or `Ext<T>` (an alias of the first \
+                    three is marked `#[answer]` / `#[context]`)";
+    Some(quote! {
+        #[diagnostic::on_unimplemented(
+            message = #message,
+            label = #label,
+            note = #derive,
+            note = #injected
+        )]
+        trait DeserializeAndJsonSchema {}
+        #[diagnostic::do_not_recommend]
+        impl<T: #krate::__private::serde::de::DeserializeOwned + #krate::__private::schemars::JsonSchema>
+            DeserializeAndJsonSchema for T {}
+        fn parameter_must_be_decodable<T: DeserializeAndJsonSchema>() {}
+        #[allow(dead_code)]
+        fn __toolnexus_params() {
+            #(#checks)*
+        }
+    })
 }
 
 /// `{ let v: T = EXPR; v }`, spanned at the user's expression so a type mismatch lands
@@ -347,13 +428,15 @@ fn struct_def(model: &ToolFn) -> TokenStream {
 }
 
 /// The struct schemars derives the input schema from: one field per schema property, in
-/// parameter order, carrying the parameter's `#[schemars(...)]` attributes. Each field
-/// carries the span of the user's parameter type, so a type without `JsonSchema` is
-/// reported on that type.
+/// parameter order, carrying the parameter's `#[schemars(...)]` attributes. Its field
+/// types are type parameters, filled in with the user's types only where the schema is
+/// built ([`input_schema`]), so a type without a schema is reported by [`param_checks`]
+/// alone, at the parameter.
 fn args_struct(model: &ToolFn) -> TokenStream {
     let krate = &model.krate;
     let schemars_path = format!("{}::__private::schemars", path_string(krate));
-    let fields = model.params.iter().filter_map(|p| {
+    let generics = args_generics(model);
+    let fields = args(model).zip(&generics).filter_map(|(p, generic)| {
         let Role::Arg {
             name, description, ..
         } = &p.role
@@ -361,21 +444,21 @@ fn args_struct(model: &ToolFn) -> TokenStream {
             return None;
         };
         let ident = &p.ident;
-        let ty = &p.ty;
         let doc = description.as_ref().map(|d| quote!(#[doc = #d]));
         let schemars = &p.attrs.schemars;
-        Some(quote_spanned! {ty.span()=>
+        Some(quote_spanned! {p.ty.span()=>
             #doc
             #(#schemars)*
             #[schemars(rename = #name)]
-            #ident: #ty
+            #ident: #generic
         })
     });
+    let generics = (!generics.is_empty()).then(|| quote!(<#(#generics),*>));
     quote! {
         #[derive(#krate::__private::schemars::JsonSchema)]
         #[schemars(crate = #schemars_path)]
         #[allow(dead_code, non_camel_case_types, non_snake_case)]
-        struct __ToolnexusArgs {
+        struct __ToolnexusArgs #generics {
             #(#fields,)*
         }
     }
@@ -471,7 +554,8 @@ fn execute_body(model: &ToolFn) -> TokenStream {
     quote! {
         #[allow(unused_imports)]
         use #krate::__private::{
-            PickInto as _, PickJson as _, PickNothing as _, PickResultJson as _,
+            PickDecode as _, PickInto as _, PickJson as _, PickNoDecode as _, PickNothing as _,
+            PickResultJson as _,
         };
         let __toolnexus_ctx = __toolnexus_ctx;
         #args_binding = match #krate::__private::Args::new(__TOOLNEXUS_NAME, __toolnexus_args) {
@@ -510,7 +594,10 @@ fn binding(krate: &syn::Path, param: &Param) -> TokenStream {
             default: None,
             ..
         } => {
-            let value = unwrap(quote_spanned!(span=> __toolnexus_args.take::<#ty>(#name)));
+            let value = unwrap(quote_spanned! {span=>
+                (&&#krate::__private::Decode::<#ty>::new())
+                    .__toolnexus_take(&mut __toolnexus_args, #name)
+            });
             quote_spanned!(span=> let #ident: #ty = #value;)
         }
         Role::Arg {
@@ -520,7 +607,8 @@ fn binding(krate: &syn::Path, param: &Param) -> TokenStream {
         } => {
             let default = default_value(param, default);
             let value = unwrap(quote_spanned! {span=>
-                __toolnexus_args.take_or::<#ty>(#name, || #default)
+                (&&#krate::__private::Decode::<#ty>::new())
+                    .__toolnexus_take_or(&mut __toolnexus_args, #name, || #default)
             });
             quote_spanned!(span=> let #ident: #ty = #value;)
         }

@@ -243,12 +243,12 @@ impl LlmClient {
             .await
     }
 
-    /// Resumes a run that halted on `request` ([`RunStatus::Pending`]) with the host's
+    /// Resumes a run that halted on `request` ([`RunStatus::Pending`](crate::RunStatus::Pending)) with the host's
     /// `answer`, possibly in another process with another client: `messages` is the halted
     /// run's [`RunResult::messages`], e.g. loaded back from JSON.
     ///
     /// - `answer.id` must echo `request.id`, and `request` must be the one the transcript's
-    ///   placeholder holds ([`ToolOutput::pending`]); otherwise `Err`, and nothing is sent.
+    ///   placeholder holds ([`ToolOutput::pending`](crate::ToolOutput::pending)); otherwise `Err`, and nothing is sent.
     /// - The halted call is settled with the answer (an `ok` answer re-runs it once; a
     ///   refusal does not run it and gives the error result `declined/expired: <prompt>`,
     ///   followed by ` (reason: <reason>)` when [`Answer::reason`] is not blank; a re-run
@@ -322,7 +322,7 @@ impl LlmClient {
     /// Runs `prompt` in the thread `id` of the client's [`ConversationStore`](crate::ConversationStore): loads the
     /// thread, continues it ([`run_with_history`](Self::run_with_history)) and saves the
     /// whole transcript back, halted runs included (resume those with
-    /// [`Conversation::resume`]). A failed run saves nothing.
+    /// [`Conversation::resume`](crate::Conversation::resume)). A failed run saves nothing.
     ///
     /// ```
     /// # #[cfg(not(feature = "testing"))] fn main() {}

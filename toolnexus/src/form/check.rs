@@ -7,41 +7,84 @@ use serde_json::{Map, Value};
 
 use crate::Request;
 
-/// Why an answer does not fit its form.
+/// Why an answer does not fit its form: every problem at once, so a person fixes them in
+/// one go. `field` and `reason` are the first problem's, for a caller that shows one.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AnswerError {
-    /// The field at fault; `None` when the data as a whole does not fit (no data, or data
-    /// that is not an object).
+    /// The field of the first problem; `None` when the data as a whole does not fit (no
+    /// data, or data that is not an object).
     pub field: Option<String>,
-    /// What is wrong, in words a person filling in the form can act on, e.g.
+    /// The first problem, in words a person filling in the form can act on, e.g.
     /// `"must be at least 3 characters"`.
+    pub reason: String,
+    /// Every problem, the first included: the form's fields in its order, then fields
+    /// the form does not have.
+    pub problems: Vec<Problem>,
+}
+
+/// One field's problem (or the whole answer's, when `field` is `None`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    /// The field at fault, by its property name.
+    pub field: Option<String>,
+    /// What is wrong with it.
     pub reason: String,
 }
 
 impl AnswerError {
-    fn field(name: &str, reason: impl Into<String>) -> Self {
-        AnswerError {
-            field: Some(name.to_owned()),
-            reason: reason.into(),
-        }
+    /// `None` when there is no problem.
+    fn of(problems: Vec<Problem>) -> Option<Self> {
+        let first = problems.first()?.clone();
+        Some(AnswerError {
+            field: first.field,
+            reason: first.reason,
+            problems,
+        })
     }
 
     fn whole(reason: impl Into<String>) -> Self {
-        AnswerError {
+        let problem = Problem {
             field: None,
             reason: reason.into(),
+        };
+        AnswerError {
+            field: None,
+            reason: problem.reason.clone(),
+            problems: vec![problem],
         }
     }
 }
 
 /// "`zip`: must be text", or the reason alone when no single field is at fault: the shape
 /// argument errors have too.
-impl fmt::Display for AnswerError {
+impl fmt::Display for Problem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.field {
             Some(field) => write!(f, "`{field}`: {}", self.reason),
             None => f.write_str(&self.reason),
         }
+    }
+}
+
+/// Every problem, `; ` between them: "`parcels`: must be a whole number; `zip`: must be at
+/// least 5 characters".
+impl fmt::Display for AnswerError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.problems.is_empty() {
+            // Built by hand with only the first problem's fields.
+            let first = Problem {
+                field: self.field.clone(),
+                reason: self.reason.clone(),
+            };
+            return first.fmt(f);
+        }
+        for (i, problem) in self.problems.iter().enumerate() {
+            if i > 0 {
+                f.write_str("; ")?;
+            }
+            problem.fmt(f)?;
+        }
+        Ok(())
     }
 }
 
@@ -52,20 +95,24 @@ pub fn form_of(request: &Request) -> Option<&Map<String, Value>> {
     request.data.as_ref()?.get("schema")?.as_object()
 }
 
-/// Checks an answer's data against a form schema. Fields are checked in the order the
-/// data lists them, after the required ones, so the first misfit is reported.
+/// Checks an answer's data against a form schema, reporting every misfit: the form's
+/// fields in its order (a required one missing, a value of the wrong type or out of its
+/// limits), then the fields it does not have.
 ///
 /// ```
 /// use toolnexus::form::check_data;
 /// use toolnexus::serde_json::json;
 ///
 /// let form = json!({"type": "object",
-///                   "properties": {"qty": {"type": "integer", "minimum": 1}},
-///                   "required": ["qty"]});
+///                   "properties": {"qty": {"type": "integer", "minimum": 1},
+///                                  "zip": {"type": "string", "minLength": 5}},
+///                   "required": ["qty", "zip"]});
 /// let form = form.as_object().unwrap();
-/// assert!(check_data(form, Some(&json!({"qty": 2}))).is_ok());
-/// let err = check_data(form, Some(&json!({"qty": "two"}))).unwrap_err();
-/// assert_eq!(err.to_string(), "`qty`: must be a whole number");
+/// assert!(check_data(form, Some(&json!({"qty": 2, "zip": "75001"}))).is_ok());
+/// let err = check_data(form, Some(&json!({"qty": "two", "zip": "750"}))).unwrap_err();
+/// assert_eq!(err.field.as_deref(), Some("qty"));
+/// assert_eq!(err.problems.len(), 2);
+/// assert_eq!(err.problems[1].field.as_deref(), Some("zip"));
 /// ```
 pub fn check_data(form: &Map<String, Value>, data: Option<&Value>) -> Result<(), AnswerError> {
     let empty = Map::new();
@@ -79,23 +126,46 @@ pub fn check_data(form: &Map<String, Value>, data: Option<&Value>) -> Result<(),
         None | Some(Value::Null) => return Err(AnswerError::whole("the form was not filled in")),
         Some(_) => return Err(AnswerError::whole("the answer's data must be an object")),
     };
-    if let Some(required) = form.get("required").and_then(Value::as_array) {
-        for name in required.iter().filter_map(Value::as_str) {
-            if data.get(name).is_none_or(Value::is_null) {
-                return Err(AnswerError::field(name, "is required"));
+    let required: Vec<&str> = form
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let mut problems = Vec::new();
+    let mut problem = |name: &str, reason: String| {
+        problems.push(Problem {
+            field: Some(name.to_owned()),
+            reason,
+        })
+    };
+    for (name, property) in properties {
+        match data.get(name) {
+            None | Some(Value::Null) if required.contains(&name.as_str()) => {
+                problem(name, "is required".to_owned());
+            }
+            // An optional field left empty.
+            None | Some(Value::Null) => {}
+            Some(value) => {
+                if let Err(reason) = check_value(property, value) {
+                    problem(name, reason);
+                }
             }
         }
     }
-    for (name, value) in data {
-        let Some(property) = properties.get(name) else {
-            return Err(AnswerError::field(name, "is not a field of this form"));
-        };
-        if value.is_null() {
-            continue; // an optional field left empty; required ones were checked above
+    // A required name the form does not describe can never be given a value it accepts;
+    // it is still what is missing.
+    for name in required.iter().filter(|n| !properties.contains_key(**n)) {
+        if data.get(*name).is_none_or(Value::is_null) {
+            problem(name, "is required".to_owned());
         }
-        check_value(property, value).map_err(|reason| AnswerError::field(name, reason))?;
     }
-    Ok(())
+    for name in data.keys().filter(|n| !properties.contains_key(*n)) {
+        problem(name, "is not a field of this form".to_owned());
+    }
+    match AnswerError::of(problems) {
+        Some(error) => Err(error),
+        None => Ok(()),
+    }
 }
 
 /// One field's value against its property schema; `Err` holds the reason.
@@ -222,6 +292,30 @@ mod tests {
         ] {
             assert_eq!(field_of(with(field, bad)).as_deref(), Some(field));
         }
+    }
+
+    #[test]
+    fn every_misfit_is_reported_at_once_in_form_order() {
+        let data = json!({"note": 1, "count": "two", "zip": "750", "gift": "yes"});
+        let err = check_data(&form(), Some(&data)).unwrap_err();
+        let fields: Vec<Option<&str>> = err.problems.iter().map(|p| p.field.as_deref()).collect();
+        assert_eq!(
+            fields,
+            [Some("zip"), Some("count"), Some("gift"), Some("note")]
+        );
+        assert_eq!(
+            (err.field.as_deref(), err.reason.as_str()),
+            (Some("zip"), err.problems[0].reason.as_str())
+        );
+        let shown = err.to_string();
+        for problem in &err.problems {
+            assert!(shown.contains(&problem.to_string()), "{shown}");
+        }
+        assert_eq!(
+            shown.matches("; ").count(),
+            err.problems.len() - 1,
+            "{shown}"
+        );
     }
 
     #[test]

@@ -6,15 +6,15 @@
 //! `maxLength`, `enum`, `format` of `email`, `uri`, `date`, `date-time`), numbers and
 //! integers (with `minimum`, `maximum`) or booleans, and a `required` list. Before it
 //! resumes a run, a host checks what the person typed with [`Request::check_answer`]
-//! (or [`check_data`]), so a typo is reported to the person, naming the field, and never
-//! reaches the tool. A tool with an `Option<Answered<T>>` parameter runs the same check on
+//! (or [`check_data`]), so every typo is reported to the person at once, each naming its
+//! field, and none reaches the tool. A tool with an `Option<Answered<T>>` parameter runs the same check on
 //! the answer it receives.
 
 mod check;
 mod formats;
 mod schema;
 
-pub use check::{check_data, form_of, AnswerError};
+pub use check::{check_data, form_of, AnswerError, Problem};
 pub(crate) use schema::form_schema;
 
 use crate::{Answer, Request};

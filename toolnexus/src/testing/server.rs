@@ -210,16 +210,15 @@ async fn handle(
         return Ok(plain_error(wire, StatusCode::BAD_REQUEST, &message));
     }
     let Some(reply) = shared.next_reply(&request) else {
+        // 410, not a 5xx: a client retries those, and each retry would only find the
+        // script used up again while it counted more requests than the test made.
         let message = format!(
-            "toolnexus MockLlm: script exhausted: request #{seq} ({} {}) has no scripted reply; \
-             script more with MockLlm::push or answer the rest with MockLlm::with_fn",
+            "toolnexus MockLlm: the script ran out: request #{seq} ({} {}) came after its \
+             last scripted reply; script more with MockLlm::push or answer the rest with \
+             MockLlm::with_fn",
             request.method, request.path
         );
-        return Ok(plain_error(
-            wire,
-            StatusCode::INTERNAL_SERVER_ERROR,
-            &message,
-        ));
+        return Ok(plain_error(wire, StatusCode::GONE, &message));
     };
 
     let pending = InFlight {

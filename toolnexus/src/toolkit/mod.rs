@@ -249,10 +249,14 @@ impl Toolkit {
     /// tool all come back as error results, never as a panic.
     pub async fn execute(&self, name: &str, args: Value, ctx: ToolContext) -> ToolResult {
         let Some(i) = self.position(name) else {
-            return ToolResult::error(format!(
-                "unknown tool `{name}`; available tools: {}",
-                self.inner.names.join(", ")
-            ));
+            return ToolResult::error(if self.inner.names.is_empty() {
+                format!("unknown tool `{name}`: this toolkit has no tools")
+            } else {
+                format!(
+                    "unknown tool `{name}`; available tools: {}",
+                    self.inner.names.join(", ")
+                )
+            });
         };
         let name = &self.inner.names[i];
         let args = match tool_args::as_object(name, args) {

@@ -201,6 +201,19 @@ impl<E: Events> Driver<'_, E> {
                 "the halted turn has no tool calls".into(),
             ));
         };
+        // An `ok` answer re-runs the halted call; a toolkit without its tool would only
+        // tell the model the tool is unknown, and the run would "succeed" without it.
+        for (call, slot) in calls.iter().zip(&slots) {
+            if matches!(slot, Slot::Answered { answer, .. } if answer.ok)
+                && self.cx.tk.get(&call.name).is_none()
+            {
+                return Err(ClientError::InvalidTranscript(format!(
+                    "it halted in a call to `{}`, a tool this toolkit does not have; resume \
+                     it with the toolkit the run was started with",
+                    call.name
+                )));
+            }
+        }
         let settled = turn::settle(self.cx, calls, slots).await;
         Ok(st.absorb(settled))
     }
