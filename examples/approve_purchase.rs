@@ -9,7 +9,7 @@
 //! TOOLNEXUS_AUTO_ANSWER=decline cargo run --example approve_purchase   # approve|decline by itself
 //! OPENAI_API_KEY=sk-… cargo run --example approve_purchase             # a real model
 //! ```
-//! Also `TOOLNEXUS_BASE_URL`, `TOOLNEXUS_MODEL` and `TOOLNEXUS_STYLE=openai|anthropic`. The
+//! Also `TOOLNEXUS_BASE_URL`, `TOOLNEXUS_MODEL` and `TOOLNEXUS_STYLE=openai|anthropic|responses|gemini`. The
 //! answer is read from standard input, a terminal or a pipe; when it is closed (Ctrl-D),
 //! the purchase is declined.
 

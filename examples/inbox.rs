@@ -13,7 +13,7 @@
 //! Options: `--port N` (default 0: any free port), `--db URL` (default
 //! `sqlite://toolnexus-inbox.db` in the working directory; `postgres://…` works too),
 //! `--exit-when-done` (exit once every run parked here is done). Also `TOOLNEXUS_BASE_URL`,
-//! `TOOLNEXUS_MODEL` and `TOOLNEXUS_STYLE=openai|anthropic`, as in the other examples.
+//! `TOOLNEXUS_MODEL` and `TOOLNEXUS_STYLE=openai|anthropic|responses|gemini`, as in the other examples.
 
 mod shop;
 mod support;
@@ -100,12 +100,7 @@ const PROMPTS: [&str; 3] = [
 /// What the embedded stub's model does: the tool each prompt calls, then a sentence about
 /// its result.
 fn script(req: &RecordedRequest) -> Reply {
-    let asked = req
-        .messages()
-        .iter()
-        .find(|m| m["role"] == "user")
-        .map(|m| m["content"].to_string())
-        .unwrap_or_default();
+    let asked = support::first_prompt(req);
     let output = support::last_tool_output(req);
     if asked.contains("gpu") {
         match output.as_deref() {

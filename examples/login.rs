@@ -11,7 +11,7 @@
 //! ```
 //! While it waits for the sign-in, a line on standard input or its end (Ctrl-D, or a
 //! closed input) gives up. Also `TOOLNEXUS_BASE_URL`, `TOOLNEXUS_MODEL` and
-//! `TOOLNEXUS_STYLE=openai|anthropic`, for a real model.
+//! `TOOLNEXUS_STYLE=openai|anthropic|responses|gemini`, for a real model.
 
 mod failure;
 mod support;

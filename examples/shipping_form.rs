@@ -11,7 +11,7 @@
 //! TOOLNEXUS_AUTO_ANSWER=decline cargo run --example shipping_form   # refuses the form
 //! OPENAI_API_KEY=sk-… cargo run --example shipping_form             # a real model
 //! ```
-//! Also `TOOLNEXUS_BASE_URL`, `TOOLNEXUS_MODEL` and `TOOLNEXUS_STYLE=openai|anthropic`.
+//! Also `TOOLNEXUS_BASE_URL`, `TOOLNEXUS_MODEL` and `TOOLNEXUS_STYLE=openai|anthropic|responses|gemini`.
 //! The fields are read from standard input, a terminal or a pipe; when it is closed
 //! (Ctrl-D) before the form is complete, the form is declined.
 

@@ -64,11 +64,17 @@ fn lines_in_order(text: &str, needles: &[&str]) {
 
 #[test]
 fn approve_purchase_auto_approve_prints_every_step() {
-    let stdout = succeeded(run(
-        example("approve_purchase").env("TOOLNEXUS_AUTO_ANSWER", "approve")
-    ));
+    for style in ["openai", "anthropic", "responses", "gemini"] {
+        let stdout = succeeded(run(example("approve_purchase")
+            .env("TOOLNEXUS_AUTO_ANSWER", "approve")
+            .env("TOOLNEXUS_STYLE", style)));
+        approved_in_steps(&stdout);
+    }
+}
+
+fn approved_in_steps(stdout: &str) {
     lines_in_order(
-        &stdout,
+        stdout,
         &[
             "1. the model asked for approve_purchase",
             "2. the tool parked on request ",
@@ -400,18 +406,23 @@ fn durable_approval_keeps_its_default_inbox_in_the_working_directory_and_says_wh
 
 #[test]
 fn an_example_that_fails_prints_the_error_as_a_message() {
-    // An endpoint without a key: the client refuses to start, before any connection.
-    let (out, stdout) =
-        run(example("approve_purchase").env("TOOLNEXUS_BASE_URL", "http://127.0.0.1:9/v1"));
+    // An endpoint nobody listens on: the run fails to connect.
+    let (out, stdout) = run(example("approve_purchase")
+        .env("TOOLNEXUS_BASE_URL", "http://127.0.0.1:9/v1")
+        .env("TOOLNEXUS_STYLE", "gemini"));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "{stdout}");
-    let message = toolnexus::ClientError::MissingApiKey {
-        var: "OPENAI_API_KEY",
-    }
-    .to_string();
-    assert!(stderr.contains(&message), "{stderr}");
+    assert!(stderr.contains("could not reach the provider"), "{stderr}");
     assert!(
-        !stderr.contains("MissingApiKey"),
+        !stderr.contains("Network("),
         "printed as a Rust value: {stderr}"
+    );
+    // A style that does not exist is named with the ones that do.
+    let (out, _) = run(example("approve_purchase").env("TOOLNEXUS_STYLE", "bedrock"));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        stderr.contains("`bedrock` is not a style: use openai, anthropic, responses or gemini"),
+        "{stderr}"
     );
 }

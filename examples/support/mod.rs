@@ -21,25 +21,28 @@ pub struct Target {
 }
 
 /// A real endpoint when `TOOLNEXUS_BASE_URL` or the style's API key is set
-/// (`TOOLNEXUS_STYLE=openai|anthropic`, `TOOLNEXUS_MODEL`); otherwise the embedded stub,
+/// (`TOOLNEXUS_STYLE=openai|anthropic|responses|gemini`, `TOOLNEXUS_MODEL`); otherwise the
+/// embedded stub, which speaks every style,
 /// scripted by `script`, so the example runs with no key and no network.
 pub async fn target(
     script: impl Fn(&RecordedRequest) -> Reply + Send + Sync + 'static,
 ) -> Result<Target, Box<dyn std::error::Error>> {
-    let style = match std::env::var("TOOLNEXUS_STYLE").as_deref() {
-        Ok("anthropic") => Style::Anthropic,
-        Ok("openai") | Err(_) => Style::OpenAi,
-        Ok(other) => {
-            return Err(
-                format!("TOOLNEXUS_STYLE must be openai or anthropic, not {other:?}").into(),
-            )
-        }
+    let style = match std::env::var("TOOLNEXUS_STYLE") {
+        Ok(name) => name
+            .parse::<Style>()
+            .map_err(|e| format!("TOOLNEXUS_STYLE: {e}"))?,
+        Err(_) => Style::OpenAi,
     };
     let (key_var, default_base, default_model) = match style {
         Style::Anthropic => (
             "ANTHROPIC_API_KEY",
             "https://api.anthropic.com/v1",
-            "claude-3-5-haiku-latest",
+            "claude-haiku-4-5",
+        ),
+        Style::Gemini => (
+            "GEMINI_API_KEY",
+            "https://generativelanguage.googleapis.com/v1beta",
+            "gemini-2.5-flash",
         ),
         _ => ("OPENAI_API_KEY", "https://api.openai.com/v1", "gpt-4o-mini"),
     };
@@ -178,20 +181,27 @@ pub fn items(qty: u32, item: &str) -> String {
     }
 }
 
-/// The text of the newest tool result in a recorded request, in either wire format.
+/// The first thing the user said in a recorded request, in whichever style it speaks.
+pub fn first_prompt(req: &RecordedRequest) -> String {
+    let body = &req.body;
+    let entries = ["messages", "input", "contents"]
+        .iter()
+        .filter_map(|key| body[*key].as_array())
+        .flatten();
+    entries
+        .filter(|entry| entry["role"] == "user")
+        .find_map(|entry| {
+            entry["content"]
+                .as_str()
+                .or_else(|| entry["parts"][0]["text"].as_str())
+        })
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// The text of the newest tool result in a recorded request, in whichever style it speaks.
 pub fn last_tool_output(req: &RecordedRequest) -> Option<String> {
-    let last = req.messages().last()?;
-    match last["role"].as_str()? {
-        "tool" => last["content"].as_str().map(str::to_owned),
-        "user" => last["content"]
-            .as_array()?
-            .iter()
-            .rev()
-            .find(|b| b["type"] == "tool_result")
-            .and_then(|b| b["content"].as_str())
-            .map(str::to_owned),
-        _ => None,
-    }
+    req.tool_results().pop().map(|(_, output)| output)
 }
 
 /// The embedded stub's model for the purchase examples: it asks for `approve_purchase`,
