@@ -46,17 +46,52 @@ struct ResponseMessage {
     reasoning_details: Option<Value>,
 }
 
-#[derive(Deserialize)]
 struct ResponseCall {
     id: String,
     function: ResponseFunction,
-    #[serde(default, rename = "type")]
-    _kind: Option<IgnoredAny>,
-    #[serde(default, rename = "index")]
-    _index: Option<IgnoredAny>,
     /// Everything else the server put on the call, which it wants back.
-    #[serde(flatten)]
     extra: Map<String, Value>,
+}
+
+/// Read key by key: `#[serde(flatten)]` would buffer every call, arguments and all, before
+/// reading it, on the hot path of every tool turn.
+impl<'de> Deserialize<'de> for ResponseCall {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = ResponseCall;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a tool call object")
+            }
+
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<ResponseCall, A::Error> {
+                let (mut id, mut function, mut extra) = (None, None, Map::new());
+                while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+                    match key.as_ref() {
+                        "id" => id = Some(map.next_value()?),
+                        "function" => function = Some(map.next_value()?),
+                        "type" | "index" => {
+                            map.next_value::<IgnoredAny>()?;
+                        }
+                        _ => {
+                            extra.insert(key.into_owned(), map.next_value()?);
+                        }
+                    }
+                }
+                Ok(ResponseCall {
+                    id: id.ok_or_else(|| serde::de::Error::missing_field("id"))?,
+                    function: function
+                        .ok_or_else(|| serde::de::Error::missing_field("function"))?,
+                    extra,
+                })
+            }
+        }
+        deserializer.deserialize_map(Visitor)
+    }
 }
 
 #[derive(Deserialize)]

@@ -60,19 +60,49 @@ struct Delta {
     reasoning_details: Option<Value>,
 }
 
-#[derive(Deserialize)]
+#[derive(Default)]
 struct CallDelta {
-    #[serde(default)]
     index: Option<u32>,
-    #[serde(default)]
     id: Option<String>,
-    #[serde(default)]
     function: Option<FunctionDelta>,
-    #[serde(default, rename = "type")]
-    _kind: Option<IgnoredAny>,
     /// Everything else the server put on the call, which it wants back.
-    #[serde(flatten)]
     extra: Map<String, Value>,
+}
+
+/// Read key by key: `#[serde(flatten)]` would buffer every delta before reading it.
+impl<'de> Deserialize<'de> for CallDelta {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = CallDelta;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a tool call delta")
+            }
+
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<CallDelta, A::Error> {
+                let mut delta = CallDelta::default();
+                while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+                    match key.as_ref() {
+                        "index" => delta.index = map.next_value()?,
+                        "id" => delta.id = map.next_value()?,
+                        "function" => delta.function = map.next_value()?,
+                        "type" => {
+                            map.next_value::<IgnoredAny>()?;
+                        }
+                        _ => {
+                            delta.extra.insert(key.into_owned(), map.next_value()?);
+                        }
+                    }
+                }
+                Ok(delta)
+            }
+        }
+        deserializer.deserialize_map(Visitor)
+    }
 }
 
 #[derive(Deserialize)]
