@@ -21,7 +21,7 @@ pub fn check_reply(parsed: Result<ParsedReply, ClientError>) {
                 }
             }
             let entry = Message::Assistant {
-                state: reply.state,
+                state: reply.state.map(Box::new),
                 content: reply.text,
                 tool_calls: reply.calls,
             };

@@ -563,7 +563,10 @@ async fn transcripts_without_state_still_load_and_run() {
 }
 
 /// A `before_llm` hook that changes what every assistant turn's state sends.
-fn tamper(builder: LlmClientBuilder, change: fn(&mut Option<ProviderState>)) -> LlmClientBuilder {
+fn tamper(
+    builder: LlmClientBuilder,
+    change: fn(&mut Option<Box<ProviderState>>),
+) -> LlmClientBuilder {
     builder.before_llm(move |mut call: LlmCall| async move {
         for m in &mut call.messages {
             if let Message::Assistant { state, .. } = m {
@@ -578,7 +581,7 @@ fn tamper(builder: LlmClientBuilder, change: fn(&mut Option<ProviderState>)) -> 
 /// with; strict, the stub must refuse it with `words`; lenient, it must accept it.
 async fn assert_refused_then_lenient_accepts(
     style: Style,
-    change: fn(&mut Option<ProviderState>),
+    change: fn(&mut Option<Box<ProviderState>>),
     words: &str,
 ) {
     for streamed in [false, true] {
@@ -608,7 +611,7 @@ async fn assert_refused_then_lenient_accepts(
     }
 }
 
-fn drop_state(state: &mut Option<ProviderState>) {
+fn drop_state(state: &mut Option<Box<ProviderState>>) {
     *state = None;
 }
 
@@ -624,8 +627,8 @@ async fn the_strict_stub_refuses_a_dropped_thinking_block_in_anthropics_words() 
 
 #[tokio::test]
 async fn the_strict_stub_refuses_a_changed_signature() {
-    fn forge(state: &mut Option<ProviderState>) {
-        if let Some(ProviderState::Anthropic { content }) = state {
+    fn forge(state: &mut Option<Box<ProviderState>>) {
+        if let Some(ProviderState::Anthropic { content }) = state.as_deref_mut() {
             content[0]["signature"] = json!("forged");
         }
     }
@@ -649,8 +652,8 @@ async fn the_strict_stub_refuses_a_dropped_reasoning_content_in_deepseeks_words(
 
 #[tokio::test]
 async fn the_strict_stub_refuses_a_dropped_thought_signature_in_geminis_words() {
-    fn unsign(state: &mut Option<ProviderState>) {
-        if let Some(ProviderState::OpenAi { calls, .. }) = state {
+    fn unsign(state: &mut Option<Box<ProviderState>>) {
+        if let Some(ProviderState::OpenAi { calls, .. }) = state.as_deref_mut() {
             calls.clear();
         }
     }

@@ -208,11 +208,7 @@ async fn the_weather_turns_replay_their_reasoning_and_answer_by_call_id() {
             .collect();
         assert_eq!(assistants[0].reasoning().as_deref(), Some(THINK_CALLS));
         assert_eq!(assistants[1].reasoning().as_deref(), Some(THINK_ANSWER));
-        let Message::Assistant {
-            state: Some(ProviderState::Responses { output }),
-            ..
-        } = assistants[0]
-        else {
+        let Some(ProviderState::Responses { output }) = assistants[0].state() else {
             panic!(
                 "the calling turn keeps its output items: {:?}",
                 assistants[0]
@@ -352,7 +348,7 @@ async fn a_halted_run_parked_as_json_resumes_in_a_fresh_client() {
 }
 
 /// The transcript of `halted` with its calling turn edited by `edit`.
-fn edited(halted: &RunResult, edit: impl Fn(&mut Option<ProviderState>)) -> Vec<Message> {
+fn edited(halted: &RunResult, edit: impl Fn(&mut Option<Box<ProviderState>>)) -> Vec<Message> {
     let mut messages = halted.messages.clone();
     for message in &mut messages {
         if let Message::Assistant { state, .. } = message {
@@ -372,7 +368,7 @@ async fn the_strict_stub_refuses_calls_whose_reasoning_did_not_come_back() {
     let request = halted.pending.clone().unwrap();
 
     let without_item = edited(&halted, |state| {
-        if let Some(ProviderState::Responses { output }) = state {
+        if let Some(ProviderState::Responses { output }) = state.as_deref_mut() {
             output.retain(|item| item["type"] != "reasoning");
         }
     });

@@ -21,7 +21,7 @@ fn check(parsed: Result<DecodedReply, ClientError>) -> Result<(), TestCaseError>
             }
             // The turn goes into the transcript a durable host persists, state and all.
             round_trip(&Message::Assistant {
-                state: reply.state,
+                state: reply.state.map(Box::new),
                 content: reply.text,
                 tool_calls: reply.calls,
             })

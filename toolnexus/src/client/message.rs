@@ -48,8 +48,9 @@ pub enum Message {
         /// `reasoning_content`, encrypted reasoning items, thought signatures), when it sent
         /// any. Replayed only to the style that produced it; absent in transcripts written
         /// before it existed, which load as they are.
+        /// Boxed, so a transcript of plain turns stays as compact as one without state.
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        state: Option<ProviderState>,
+        state: Option<Box<ProviderState>>,
     },
     /// The results of one turn's tool calls, in call order: one per call, except that a run
     /// halted on a suspension holds a placeholder for the halted call (see
@@ -84,6 +85,14 @@ impl Message {
             content: content.into(),
             tool_calls: Vec::new(),
             state: None,
+        }
+    }
+
+    /// The provider state of an assistant turn, when it has any.
+    pub fn state(&self) -> Option<&ProviderState> {
+        match self {
+            Message::Assistant { state, .. } => state.as_deref(),
+            _ => None,
         }
     }
 

@@ -158,7 +158,7 @@ impl<E: Events> Driver<'_, E> {
                 st.messages.push(Message::Assistant {
                     content: reply.text,
                     tool_calls: reply.calls,
-                    state: reply.state,
+                    state: reply.state.map(Box::new),
                 });
                 return Ok(Ending::Done);
             }
@@ -174,7 +174,7 @@ impl<E: Events> Driver<'_, E> {
             st.messages.push(Message::Assistant {
                 content: reply.text,
                 tool_calls: reply.calls,
-                state: reply.state,
+                state: reply.state.map(Box::new),
             });
             if let Some(request) = st.absorb(settled) {
                 return Ok(Ending::Pending(request));

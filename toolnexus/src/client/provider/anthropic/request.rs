@@ -122,20 +122,22 @@ impl Serialize for Messages<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut seq = serializer.serialize_seq(None)?;
         for message in self.0 {
+            // The provider's own blocks go back as they came: thinking signatures and
+            // server tools' results are refused when changed or left out.
+            if let Some(ProviderState::Anthropic { content }) = message.state() {
+                if !content.is_empty() {
+                    seq.serialize_element(&Wire {
+                        role: "assistant",
+                        content: content.as_slice(),
+                    })?;
+                    continue;
+                }
+            }
             match message {
                 Message::System { .. } => {}
                 Message::User { content } => seq.serialize_element(&Wire {
                     role: "user",
                     content: content.as_str(),
-                })?,
-                // The provider's own blocks go back as they came: thinking signatures
-                // and server tools' results are refused when changed or left out.
-                Message::Assistant {
-                    state: Some(ProviderState::Anthropic { content }),
-                    ..
-                } if !content.is_empty() => seq.serialize_element(&Wire {
-                    role: "assistant",
-                    content: content.as_slice(),
                 })?,
                 Message::Assistant {
                     content,

@@ -138,6 +138,15 @@ impl Serialize for Contents<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut seq = serializer.serialize_seq(None)?;
         for message in self.0 {
+            if let Some(ProviderState::Gemini { parts }) = message.state() {
+                if !parts.is_empty() {
+                    seq.serialize_element(&Content {
+                        role: "model",
+                        parts,
+                    })?;
+                    continue;
+                }
+            }
             match message {
                 Message::System { .. } => {}
                 Message::User { content } => seq.serialize_element(&Content {
@@ -145,13 +154,6 @@ impl Serialize for Contents<'_> {
                     parts: [TextPart {
                         text: content.as_str(),
                     }],
-                })?,
-                Message::Assistant {
-                    state: Some(ProviderState::Gemini { parts }),
-                    ..
-                } if !parts.is_empty() => seq.serialize_element(&Content {
-                    role: "model",
-                    parts,
                 })?,
                 Message::Assistant {
                     content,

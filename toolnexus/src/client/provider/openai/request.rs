@@ -124,7 +124,7 @@ impl Serialize for Messages<'_> {
                     tool_calls,
                     state,
                 } => {
-                    let (extra, call_extras) = match state {
+                    let (extra, call_extras) = match state.as_deref() {
                         Some(ProviderState::OpenAi { message, calls }) => {
                             (Some(message), calls.as_slice())
                         }

@@ -5,7 +5,6 @@
 use std::borrow::Cow;
 
 use serde::Deserialize;
-use serde_json::value::RawValue;
 use serde_json::Value;
 
 use crate::client::message::{ProviderState, ToolCall};
@@ -68,6 +67,31 @@ struct OutputDetails {
     reasoning_tokens: Option<u64>,
 }
 
+/// The `visit_*` methods of a lenient visitor for the scalars it skips: each gives `$value`.
+macro_rules! skip_scalars {
+    ($value:expr) => {
+        fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+            Ok($value)
+        }
+
+        fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+            Ok($value)
+        }
+
+        fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+            Ok($value)
+        }
+
+        fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+            Ok($value)
+        }
+
+        fn visit_unit<E>(self) -> Result<Self::Value, E> {
+            Ok($value)
+        }
+    };
+}
+
 /// One output item, as far as the loop reads it: flat and read in the same pass as the
 /// response, so a plain turn's body is parsed once. Its fields are read leniently: an item
 /// of another kind (`reasoning`, built-in tools' calls, kinds added later) may hold
@@ -78,7 +102,7 @@ pub(super) struct Item<'a> {
     #[serde(rename = "type", default, borrow)]
     kind: Lenient<'a>,
     #[serde(default, borrow)]
-    content: Option<&'a RawValue>,
+    content: Parts<'a>,
     #[serde(default, borrow)]
     call_id: Lenient<'a>,
     #[serde(default, borrow)]
@@ -118,25 +142,7 @@ impl<'de> serde::de::Visitor<'de> for LenientVisitor {
         Ok(Lenient(Some(Cow::Owned(v))))
     }
 
-    fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
-        Ok(Lenient(None))
-    }
-
-    fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
-        Ok(Lenient(None))
-    }
-
-    fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
-        Ok(Lenient(None))
-    }
-
-    fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
-        Ok(Lenient(None))
-    }
-
-    fn visit_unit<E>(self) -> Result<Self::Value, E> {
-        Ok(Lenient(None))
-    }
+    skip_scalars!(Lenient(None));
 
     fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
         while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
@@ -149,6 +155,91 @@ impl<'de> serde::de::Visitor<'de> for LenientVisitor {
             .is_some()
         {}
         Ok(Lenient(None))
+    }
+}
+
+/// A list of content parts, or nothing when the value is of another type (skipped).
+#[derive(Default)]
+struct Parts<'a>(Vec<Part<'a>>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for Parts<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = Parts<'de>;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("any JSON value")
+            }
+
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<Self::Value, A::Error> {
+                let mut parts = Vec::new();
+                while let Some(part) = seq.next_element::<MaybePart<'de>>()? {
+                    parts.extend(part.0);
+                }
+                Ok(Parts(parts))
+            }
+
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<Self::Value, A::Error> {
+                while map
+                    .next_entry::<serde::de::IgnoredAny, serde::de::IgnoredAny>()?
+                    .is_some()
+                {}
+                Ok(Parts::default())
+            }
+
+            fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
+                Ok(Parts::default())
+            }
+
+            skip_scalars!(Parts::default());
+        }
+        deserializer.deserialize_any(Visitor)
+    }
+}
+
+/// An element of a content list: a part when it is an object, else nothing (skipped).
+struct MaybePart<'a>(Option<Part<'a>>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for MaybePart<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = MaybePart<'de>;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("any JSON value")
+            }
+
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                map: A,
+            ) -> Result<Self::Value, A::Error> {
+                let part = Part::deserialize(serde::de::value::MapAccessDeserializer::new(map))?;
+                Ok(MaybePart(Some(part)))
+            }
+
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<Self::Value, A::Error> {
+                while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+                Ok(MaybePart(None))
+            }
+
+            fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
+                Ok(MaybePart(None))
+            }
+
+            skip_scalars!(MaybePart(None));
+        }
+        deserializer.deserialize_any(Visitor)
     }
 }
 
@@ -230,11 +321,7 @@ pub(super) fn items(
     for item in output {
         match item.kind.0.as_deref() {
             Some("message") => {
-                let parts: Vec<Part<'_>> = match item.content {
-                    Some(raw) => serde_json::from_str(raw.get())?,
-                    None => Vec::new(),
-                };
-                for part in parts {
+                for part in item.content.0 {
                     match (part.kind.0.as_deref(), part.text.0, part.refusal.0) {
                         (Some("output_text"), Some(t), _) | (Some("refusal"), _, Some(t)) => {
                             text.push_str(&t)
@@ -399,5 +486,21 @@ mod tests {
         ] {
             assert!(decode(body).is_err(), "{}", String::from_utf8_lossy(body));
         }
+    }
+
+    #[test]
+    fn items_of_other_kinds_may_hold_anything_under_the_names_read() {
+        let output = json!([
+            {"type": "mcp_call", "name": {"server": "x"}, "content": "a string", "arguments": 7},
+            {"type": "message", "role": "assistant", "content": ["odd", 1, {"type": "output_text", "text": "Hi."}]},
+            {"type": "function_call", "call_id": "c1", "name": "f", "arguments": "{}"}
+        ]);
+        let reply = decoded(json!({"object": "response", "status": "completed", "output": output}));
+        assert_eq!(reply.text, "Hi.");
+        assert_eq!(reply.calls.len(), 1);
+        let Some(ProviderState::Responses { output: kept }) = reply.state else {
+            panic!("an item of another kind is state");
+        };
+        assert_eq!(Value::Array(kept), output);
     }
 }

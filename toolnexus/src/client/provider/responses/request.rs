@@ -137,23 +137,21 @@ impl Serialize for Input<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut seq = serializer.serialize_seq(None)?;
         for message in self.0 {
+            // The turn's own output items (reasoning with its encrypted content, the
+            // message, the calls) go back exactly as they came: the provider refuses a call
+            // whose reasoning item is missing or changed.
+            if let Some(ProviderState::Responses { output }) = message.state() {
+                for item in output {
+                    seq.serialize_element(item)?;
+                }
+                continue;
+            }
             match message {
                 Message::System { .. } => {}
                 Message::User { content } => seq.serialize_element(&Item::Message {
                     role: "user",
                     content,
                 })?,
-                // The turn's own output items (reasoning with its encrypted content, the
-                // message, the calls) go back exactly as they came: the provider refuses a
-                // call whose reasoning item is missing or changed.
-                Message::Assistant {
-                    state: Some(ProviderState::Responses { output }),
-                    ..
-                } => {
-                    for item in output {
-                        seq.serialize_element(item)?;
-                    }
-                }
                 Message::Assistant {
                     content,
                     tool_calls,
@@ -298,9 +296,9 @@ mod tests {
             Message::Assistant {
                 content: "ignored: the items say it".into(),
                 tool_calls: vec![call("c1", json!({}))],
-                state: Some(ProviderState::Responses {
+                state: Some(Box::new(ProviderState::Responses {
                     output: items.clone(),
-                }),
+                })),
             },
             Message::ToolResults {
                 results: vec![output("c1", "done")],
@@ -308,9 +306,9 @@ mod tests {
             Message::Assistant {
                 content: "from another style".into(),
                 tool_calls: Vec::new(),
-                state: Some(ProviderState::Anthropic {
+                state: Some(Box::new(ProviderState::Anthropic {
                     content: vec![json!({"type": "thinking", "thinking": "x", "signature": "s"})],
-                }),
+                })),
             },
         ];
         let body = encoded(&messages, &RequestOptions::default(), true);
