@@ -434,22 +434,8 @@ fn check_results(n: usize, turn: &Message<'_>, before: Option<&Message<'_>>) -> 
 /// matched to the turns whose calls are exactly its `tool_use` ids; when any of those turns
 /// had no reasoning, the message may be that one and nothing is required.
 fn check_reasoning(n: usize, turn: &Message<'_>, issued: &[&Issued]) -> Result<(), String> {
-    let uses = turn.tool_uses();
-    if uses.is_empty() {
-        return Ok(());
-    }
-    let candidates: Vec<&Issued> = issued
-        .iter()
-        .copied()
-        .filter(|i| {
-            i.turn
-                .calls
-                .iter()
-                .map(|c| c.id.as_str())
-                .eq(uses.iter().copied())
-        })
-        .collect();
-    if candidates.is_empty() || candidates.iter().any(|i| i.turn.reasoning.is_none()) {
+    let candidates = super::strict::continued(issued, &turn.tool_uses());
+    if candidates.is_empty() {
         return Ok(());
     }
     if !matches!(turn.first_kind, "thinking" | "redacted_thinking") {

@@ -280,21 +280,8 @@ fn check_reasoning(
     calls: &[&str],
     issued: &[&Issued],
 ) -> Result<(), String> {
-    if calls.is_empty() {
-        return Ok(());
-    }
-    let candidates: Vec<&Issued> = issued
-        .iter()
-        .copied()
-        .filter(|i| {
-            i.turn
-                .calls
-                .iter()
-                .map(|c| c.id.as_str())
-                .eq(calls.iter().copied())
-        })
-        .collect();
-    if candidates.is_empty() || candidates.iter().any(|i| i.turn.reasoning.is_none()) {
+    let candidates = super::strict::continued(issued, calls);
+    if candidates.is_empty() {
         return Ok(());
     }
     let Some(sent) = message.get("reasoning_content").filter(|v| !v.is_null()) else {

@@ -33,6 +33,31 @@ pub(crate) fn check(
     }
 }
 
+/// The issued turns an assistant message holding exactly these call ids may continue; none
+/// when it holds no calls or continues no turn with reasoning. Scripts reuse call ids, so a
+/// message is matched to every turn whose calls are exactly its own: a check passes when
+/// the message keeps any one of them.
+pub(crate) fn continued<'a>(issued: &[&'a Issued], call_ids: &[&str]) -> Vec<&'a Issued> {
+    if call_ids.is_empty() {
+        return Vec::new();
+    }
+    let candidates: Vec<&Issued> = issued
+        .iter()
+        .copied()
+        .filter(|i| {
+            i.turn
+                .calls
+                .iter()
+                .map(|c| c.id.as_str())
+                .eq(call_ids.iter().copied())
+        })
+        .collect();
+    if candidates.iter().any(|i| i.turn.reasoning.is_none()) {
+        return Vec::new();
+    }
+    candidates
+}
+
 /// The issued turns a request can still be held to. A script that repeats itself (the same
 /// call ids in every run, one stub serving many runs) issues the same ids again with a new
 /// signature; a request then shows those ids and the stub cannot tell which turn it

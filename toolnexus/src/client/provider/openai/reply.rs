@@ -6,7 +6,6 @@
 //! `id`, `type` and `function` (Gemini's `extra_content.google.thought_signature`). A turn
 //! with any of them keeps them in [`ProviderState::OpenAi`]; a plain turn keeps no state.
 
-use serde::de::IgnoredAny;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
@@ -53,52 +52,28 @@ struct ResponseCall {
     extra: Map<String, Value>,
 }
 
-/// Read key by key: `#[serde(flatten)]` would buffer every call, arguments and all, before
-/// reading it, on the hot path of every tool turn.
-impl<'de> Deserialize<'de> for ResponseCall {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct Visitor;
-        impl<'de> serde::de::Visitor<'de> for Visitor {
-            type Value = ResponseCall;
-
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("a tool call object")
-            }
-
-            fn visit_map<A: serde::de::MapAccess<'de>>(
-                self,
-                mut map: A,
-            ) -> Result<ResponseCall, A::Error> {
-                let (mut id, mut function, mut extra) = (None, None, Map::new());
-                while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
-                    match key.as_ref() {
-                        "id" => id = Some(map.next_value()?),
-                        "function" => function = Some(map.next_value()?),
-                        "type" | "index" => {
-                            map.next_value::<IgnoredAny>()?;
-                        }
-                        _ => {
-                            extra.insert(key.into_owned(), map.next_value()?);
-                        }
-                    }
-                }
-                Ok(ResponseCall {
-                    id: id.ok_or_else(|| serde::de::Error::missing_field("id"))?,
-                    function: function
-                        .ok_or_else(|| serde::de::Error::missing_field("function"))?,
-                    extra,
-                })
-            }
-        }
-        deserializer.deserialize_map(Visitor)
-    }
-}
-
-#[derive(Deserialize)]
 struct ResponseFunction {
     name: String,
-    #[serde(default)]
     arguments: String,
+}
+
+/// Read as a stream's call delta is, key by key (`#[serde(flatten)]` would buffer every
+/// call, arguments and all, on the hot path of every tool turn); a whole call must name
+/// its id and function.
+impl<'de> Deserialize<'de> for ResponseCall {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let delta = super::stream::CallDelta::deserialize(deserializer)?;
+        let missing = |field| <D::Error as serde::de::Error>::missing_field(field);
+        let function = delta.function.ok_or_else(|| missing("function"))?;
+        Ok(ResponseCall {
+            id: delta.id.ok_or_else(|| missing("id"))?,
+            function: ResponseFunction {
+                name: function.name.ok_or_else(|| missing("name"))?,
+                arguments: function.arguments.unwrap_or_default(),
+            },
+            extra: delta.extra,
+        })
+    }
 }
 
 #[derive(Deserialize)]

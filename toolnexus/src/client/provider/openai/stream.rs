@@ -60,13 +60,14 @@ struct Delta {
     reasoning_details: Option<Value>,
 }
 
+/// A tool call as a chunk carries it (and, with every field there, as a whole reply does).
 #[derive(Default)]
-struct CallDelta {
+pub(super) struct CallDelta {
     index: Option<u32>,
-    id: Option<String>,
-    function: Option<FunctionDelta>,
+    pub(super) id: Option<String>,
+    pub(super) function: Option<FunctionDelta>,
     /// Everything else the server put on the call, which it wants back.
-    extra: Map<String, Value>,
+    pub(super) extra: Map<String, Value>,
 }
 
 /// Read key by key: `#[serde(flatten)]` would buffer every delta before reading it.
@@ -106,11 +107,11 @@ impl<'de> Deserialize<'de> for CallDelta {
 }
 
 #[derive(Deserialize)]
-struct FunctionDelta {
+pub(super) struct FunctionDelta {
     #[serde(default)]
-    name: Option<String>,
+    pub(super) name: Option<String>,
     #[serde(default)]
-    arguments: Option<String>,
+    pub(super) arguments: Option<String>,
 }
 
 #[derive(Default)]
