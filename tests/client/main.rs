@@ -13,6 +13,7 @@ mod memory;
 mod metrics;
 mod observability;
 mod reasoning;
+mod reasoning_styles;
 mod resilience;
 mod responses;
 mod resume;
