@@ -29,8 +29,8 @@ use super::provider::Style;
 /// }))
 /// .unwrap();
 /// assert_eq!(turn.reasoning().as_deref(), Some("The user wants the weather."));
-/// let Message::Assistant { state: Some(ProviderState::Anthropic { content }), .. } = &turn else {
-///     unreachable!()
+/// let Some(ProviderState::Anthropic { content }) = turn.state() else {
+///     unreachable!("the turn came with Anthropic state")
 /// };
 /// assert_eq!(content[0]["signature"], "EqQB…");
 /// ```
