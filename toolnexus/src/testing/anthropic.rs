@@ -5,7 +5,7 @@
 use serde_json::{json, Value};
 
 use super::reply::{Arguments, Turn, Usage};
-use super::strict::Issued;
+use super::strict::{Issued, Unanswered};
 use super::wire_parts::{argument_fragments, signature, sse_event, text_pieces, Exchange};
 
 fn id(ex: &Exchange) -> String {
@@ -387,26 +387,19 @@ fn check_answered(n: usize, turn: &Message<'_>, next: Option<&Message<'_>>) -> R
                 .collect()
         })
         .unwrap_or_default();
-    let missing: Vec<&str> = uses
-        .iter()
-        .copied()
-        .filter(|id| !answers.contains(id))
-        .collect();
-    if !missing.is_empty() {
-        return Err(format!(
+    match super::strict::answered(&uses, &answers) {
+        Err(Unanswered::Missing(missing)) => Err(format!(
             "messages.{n}: `tool_use` ids were found without `tool_result` blocks immediately after: {}. Each `tool_use` block must have a corresponding `tool_result` block in the next message.",
             missing.join(", ")
-        ));
-    }
-    if answers != uses {
-        return Err(format!(
+        )),
+        Err(Unanswered::OutOfOrder) => Err(format!(
             "messages.{}: the `tool_result` blocks must answer the `tool_use` blocks of messages.{n} once each and in their order: expected {}, found {}",
             n + 1,
             uses.join(", "),
             answers.join(", ")
-        ));
+        )),
+        Ok(()) => Ok(()),
     }
-    Ok(())
 }
 
 /// Every `tool_result` answers a `tool_use` of the message right before it.

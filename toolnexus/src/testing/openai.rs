@@ -9,7 +9,7 @@
 use serde_json::{json, Map, Value};
 
 use super::reply::{ScriptedCall, Turn, Usage};
-use super::strict::Issued;
+use super::strict::{Issued, Unanswered};
 use super::wire_parts::{argument_fragments, signature, sse_event, text_pieces, Exchange};
 
 /// A fixed timestamp keeps responses reproducible.
@@ -248,25 +248,18 @@ fn check_answered(n: usize, messages: &[Value], calls: &[&str]) -> Result<(), St
         .take_while(|m| m["role"] == "tool")
         .map(|m| m["tool_call_id"].as_str().unwrap_or_default())
         .collect();
-    let missing: Vec<&str> = calls
-        .iter()
-        .copied()
-        .filter(|id| !answers.contains(id))
-        .collect();
-    if !missing.is_empty() {
-        return Err(format!(
+    match super::strict::answered(calls, &answers) {
+        Err(Unanswered::Missing(missing)) => Err(format!(
             "An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: {}",
             missing.join(", ")
-        ));
-    }
-    if answers != calls {
-        return Err(format!(
+        )),
+        Err(Unanswered::OutOfOrder) => Err(format!(
             "The tool messages after messages[{n}] must respond to its 'tool_calls' once each and in their order: expected {}, found {}",
             calls.join(", "),
             answers.join(", ")
-        ));
+        )),
+        Ok(()) => Ok(()),
     }
-    Ok(())
 }
 
 /// An assistant message holding the calls of a turn this stub sent with reasoning carries

@@ -33,6 +33,31 @@ pub(crate) fn check(
     }
 }
 
+/// How the results after a turn fail to answer its calls.
+pub(crate) enum Unanswered<'a> {
+    /// These calls got no result.
+    Missing(Vec<&'a str>),
+    /// Every call got one, but not once each in call order.
+    OutOfOrder,
+}
+
+/// Whether `answers` (the result ids after a turn, in order) answer `calls` (its call ids):
+/// every call, once, in order.
+pub(crate) fn answered<'a>(calls: &[&'a str], answers: &[&str]) -> Result<(), Unanswered<'a>> {
+    let missing: Vec<&str> = calls
+        .iter()
+        .copied()
+        .filter(|id| !answers.contains(id))
+        .collect();
+    if !missing.is_empty() {
+        return Err(Unanswered::Missing(missing));
+    }
+    if answers != calls {
+        return Err(Unanswered::OutOfOrder);
+    }
+    Ok(())
+}
+
 /// The issued turns an assistant message holding exactly these call ids may continue; none
 /// when it holds no calls or continues no turn with reasoning. Scripts reuse call ids, so a
 /// message is matched to every turn whose calls are exactly its own: a check passes when
