@@ -13,6 +13,7 @@ use crate::client::message::{Message, ProviderState, ToolCall};
 use crate::client::redact::{excerpt, redact};
 use crate::client::request_options::RequestOptions;
 use crate::client::run_result::Usage;
+use crate::ToolChoice;
 
 /// One provider's wire knowledge. A new provider is a module implementing this, plus a
 /// [`Style`](super::Style) variant naming it.
@@ -109,6 +110,24 @@ pub(crate) struct Outgoing<'a> {
     pub(crate) options: &'a RequestOptions,
     /// Ask for the reply as server-sent events.
     pub(crate) stream: bool,
+}
+
+impl<'a> Outgoing<'a> {
+    /// The tool choice to send: none on a turn without tools, where it means nothing and
+    /// providers refuse it.
+    pub(crate) fn tool_choice(&self) -> Option<&'a ToolChoice> {
+        self.options
+            .tool_choice
+            .as_ref()
+            .filter(|_| self.tools.is_some())
+    }
+
+    /// The parallel-calls setting to send, likewise only with tools.
+    pub(crate) fn parallel_tool_calls(&self) -> Option<bool> {
+        self.options
+            .parallel_tool_calls
+            .filter(|_| self.tools.is_some())
+    }
 }
 
 /// Serializes a provider's `body`, then writes the run's extra fields over it: they come

@@ -38,14 +38,9 @@ impl<'a> Body<'a> {
             }),
             contents: Contents(out.messages),
             tools: out.tools,
-            // Tool settings mean nothing, and are refused, without tools.
-            tool_config: options
-                .tool_choice
-                .as_ref()
-                .filter(|_| out.tools.is_some())
-                .map(|choice| ToolConfig {
-                    function_calling_config: CallingConfig::of(choice),
-                }),
+            tool_config: out.tool_choice().map(|choice| ToolConfig {
+                function_calling_config: CallingConfig::of(choice),
+            }),
             generation_config: GenerationConfig {
                 temperature: options.temperature,
                 max_output_tokens: options.max_tokens,

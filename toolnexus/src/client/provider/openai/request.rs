@@ -71,18 +71,12 @@ struct StreamOptions {
 impl<'a> Body<'a> {
     pub(crate) fn new(out: &Outgoing<'a>) -> Self {
         let options = out.options;
-        // Tool settings mean nothing, and are refused, without tools.
-        let with_tools = out.tools.is_some();
         Body {
             model: out.model,
             messages: Messages(out.messages),
             tools: out.tools,
-            tool_choice: options
-                .tool_choice
-                .as_ref()
-                .filter(|_| with_tools)
-                .map(Choice),
-            parallel_tool_calls: options.parallel_tool_calls.filter(|_| with_tools),
+            tool_choice: out.tool_choice().map(Choice),
+            parallel_tool_calls: out.parallel_tool_calls(),
             temperature: options.temperature,
             max_tokens: options.max_tokens,
             stop: options.stop(),

@@ -46,19 +46,13 @@ pub(crate) struct Body<'a> {
 impl<'a> Body<'a> {
     pub(crate) fn new(out: &Outgoing<'a>) -> Self {
         let options = out.options;
-        // Tool settings mean nothing, and are refused, without tools.
-        let with_tools = out.tools.is_some();
         Body {
             model: out.model,
             instructions: instructions(out.messages),
             input: Input(out.messages),
             tools: out.tools,
-            tool_choice: options
-                .tool_choice
-                .as_ref()
-                .filter(|_| with_tools)
-                .map(Choice),
-            parallel_tool_calls: options.parallel_tool_calls.filter(|_| with_tools),
+            tool_choice: out.tool_choice().map(Choice),
+            parallel_tool_calls: out.parallel_tool_calls(),
             temperature: options.temperature,
             max_output_tokens: options.max_tokens,
             store: false,
