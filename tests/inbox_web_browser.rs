@@ -22,6 +22,19 @@ use inbox_web_support::{Example, Site};
 use serde_json::json;
 use toolnexus_inbox::ParkedState;
 
+/// The URL the browser is at once it ends with `end`, or where it still is after
+/// [`PAGE_PATIENCE`]: a click starts a navigation that the click itself does not wait for.
+async fn arrival(browser: &Client, end: &str) -> String {
+    let deadline = std::time::Instant::now() + PAGE_PATIENCE;
+    loop {
+        let here = browser.current_url().await.expect("a URL").to_string();
+        if here.ends_with(end) || std::time::Instant::now() > deadline {
+            return here;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
 /// How long a page may take to show what the test waits for (worker resumes included).
 const PATIENCE: Duration = Duration::from_secs(30);
 
@@ -93,7 +106,9 @@ async fn wait_for_text(browser: &Client, text: &str, reload: bool) {
 
 async fn link(browser: &Client, text: &str) -> Element {
     browser
-        .find(Locator::LinkText(text))
+        .wait()
+        .at_most(PAGE_PATIENCE)
+        .for_element(Locator::LinkText(text))
         .await
         .unwrap_or_else(|e| panic!("no link `{text}`: {e}"))
 }
@@ -122,12 +137,19 @@ async fn type_into(browser: &Client, selector: &str, text: &str) {
         .unwrap_or_else(|e| panic!("typing into `{selector}`: {e}"));
 }
 
+/// The element `selector` names, waited for: after a click the next page may still be on
+/// its way, and a busy machine can take seconds to serve it.
 async fn css(browser: &Client, selector: &str) -> Element {
     browser
-        .find(Locator::Css(selector))
+        .wait()
+        .at_most(PAGE_PATIENCE)
+        .for_element(Locator::Css(selector))
         .await
         .unwrap_or_else(|e| panic!("nothing matches `{selector}`: {e}"))
 }
+
+/// How long a page may take to show what a test looks for.
+const PAGE_PATIENCE: Duration = Duration::from_secs(20);
 
 async fn value(browser: &Client, selector: &str) -> String {
     css(browser, selector)
@@ -370,11 +392,11 @@ async fn the_page_says_what_to_click_what_to_fill_and_how_it_ended() {
     // Clicking the action opens that request; so does a click anywhere else on the card.
     let card = format!(".card:has(a[href$=\"{approval}\"])");
     click(&browser, &format!("{card} a.action")).await;
-    let here = browser.current_url().await.expect("a URL").to_string();
+    let here = arrival(&browser, &approval).await;
     assert!(here.ends_with(&approval), "{here}");
     browser.back().await.expect("back");
     click(&browser, &card).await;
-    let here = browser.current_url().await.expect("a URL").to_string();
+    let here = arrival(&browser, &approval).await;
     assert!(here.ends_with(&approval), "the card is not a link: {here}");
 
     // A checkbox is never required: unchecked is an answer.
