@@ -1,6 +1,8 @@
 //! `#[toolbox]`: methods of one value become tools that share it, with every rule of a free
 //! `#[tool]` fn, and a full agent run over them.
 
+mod common;
+
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -10,8 +12,8 @@ use serde::Deserialize;
 use serde_json::json;
 use toolnexus::testing::{MockLlm, Reply};
 use toolnexus::{
-    pending, toolbox, Answer, Answered, LlmClient, Request, RunStatus, Style, Tool, ToolContext,
-    ToolResult, Toolbox, Toolkit,
+    pending, toolbox, Answer, Answered, Request, RunStatus, Style, Tool, ToolContext, ToolResult,
+    Toolbox, Toolkit,
 };
 
 /// A shop whose tools share one stock table.
@@ -99,14 +101,6 @@ fn toolkit(shop: &Arc<Shop>) -> Toolkit {
         .unwrap()
 }
 
-fn client(mock: &MockLlm) -> toolnexus::LlmClientBuilder {
-    LlmClient::builder()
-        .base_url(mock.base_url())
-        .style(Style::OpenAi)
-        .model("scripted")
-        .api_key("test-key")
-}
-
 #[tokio::test]
 async fn a_toolbox_run_shares_state_and_resumes_a_reservation() {
     let shop = Shop::with(&[("a", 20)]);
@@ -121,7 +115,7 @@ async fn a_toolbox_run_shares_state_and_resumes_a_reservation() {
     .unwrap();
     let asked = Arc::new(Mutex::new(Vec::<Request>::new()));
     let seen = asked.clone();
-    let client = client(&mock)
+    let client = common::on(&mock, Style::OpenAi)
         .wait_for(move |req: Request| {
             seen.lock().unwrap().push(req.clone());
             async move { Answer::ok(req.id) }

@@ -5,6 +5,8 @@
 //! a host can check it before resuming, and a type that is no form is refused when the
 //! toolkit is built.
 
+mod common;
+
 use std::collections::HashMap;
 use std::sync::Mutex;
 
@@ -13,8 +15,8 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 use toolnexus::testing::{MockLlm, RecordedRequest, Reply};
 use toolnexus::{
-    pending, tool, toolbox, Answer, Answered, LlmClient, LlmClientBuilder, Message, Request,
-    RunResult, RunStatus, Style, Tool, ToolContext, ToolResult, Toolbox, Toolkit, ToolkitError,
+    pending, tool, toolbox, Answer, Answered, Message, Request, RunResult, RunStatus, Style, Tool,
+    ToolContext, ToolResult, Toolbox, Toolkit, ToolkitError,
 };
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -62,14 +64,6 @@ async fn ship(order: u64, answer: Option<Answered<Shipping>>) -> ToolResult {
 
 fn toolkit() -> Toolkit {
     Toolkit::builder().tool(Ship).build().unwrap()
-}
-
-fn client(mock: &MockLlm) -> LlmClientBuilder {
-    LlmClient::builder()
-        .base_url(mock.base_url())
-        .style(Style::OpenAi)
-        .model("scripted")
-        .api_key("test-key")
 }
 
 /// A model that asks to ship `order`, then says `then`.
@@ -120,7 +114,7 @@ async fn a_typed_answer_resumes_through_wait_for() {
     let mock = model_ships(1, "shipped").await;
     let asked = std::sync::Arc::new(Mutex::new(None::<Request>));
     let seen = asked.clone();
-    let client = client(&mock)
+    let client = common::on(&mock, Style::OpenAi)
         .wait_for(move |req: Request| {
             *seen.lock().unwrap() = Some(req.clone());
             async move {
@@ -156,7 +150,7 @@ async fn a_typed_answer_resumes_through_wait_for() {
 #[tokio::test]
 async fn a_mistyped_answer_is_an_error_result_and_never_reaches_the_body() {
     let mock = model_ships(2, "the address was wrong").await;
-    let client = client(&mock)
+    let client = common::on(&mock, Style::OpenAi)
         .wait_for(|req: Request| async move {
             Answer::ok(req.id).with_data(json!({"city": "Paris", "zip": 75001, "express": false}))
         })
@@ -185,7 +179,7 @@ async fn a_mistyped_answer_is_an_error_result_and_never_reaches_the_body() {
 
 /// Halts a run on `order` and hands back what a durable host would have saved, as JSON.
 async fn halted_run(mock: &MockLlm, order: u64) -> (String, Request) {
-    let client = client(mock).build().unwrap();
+    let client = common::on(mock, Style::OpenAi).build().unwrap();
     let halted = client
         .run(format!("ship order {order}"), &toolkit())
         .await
@@ -204,7 +198,7 @@ async fn halted_run(mock: &MockLlm, order: u64) -> (String, Request) {
 async fn resume(mock: &MockLlm, saved: &str, request: &Request, data: Value) -> RunResult {
     let messages: Vec<Message> = serde_json::from_str(saved).unwrap();
     let answer = Answer::ok(&request.id).with_data(data);
-    client(mock)
+    common::on(mock, Style::OpenAi)
         .build()
         .unwrap()
         .run_with_answer(messages, request, answer, &toolkit())

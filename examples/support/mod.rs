@@ -183,20 +183,7 @@ pub fn items(qty: u32, item: &str) -> String {
 
 /// The first thing the user said in a recorded request, in whichever style it speaks.
 pub fn first_prompt(req: &RecordedRequest) -> String {
-    let body = &req.body;
-    let entries = ["messages", "input", "contents"]
-        .iter()
-        .filter_map(|key| body[*key].as_array())
-        .flatten();
-    entries
-        .filter(|entry| entry["role"] == "user")
-        .find_map(|entry| {
-            entry["content"]
-                .as_str()
-                .or_else(|| entry["parts"][0]["text"].as_str())
-        })
-        .unwrap_or_default()
-        .to_owned()
+    req.prompts().into_iter().next().unwrap_or_default()
 }
 
 /// The text of the newest tool result in a recorded request, in whichever style it speaks.

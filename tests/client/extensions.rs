@@ -97,7 +97,7 @@ async fn every_call_of_a_run_sees_its_values_and_nothing_leaves_the_process() {
             .unwrap();
         let tk = Toolkit::builder().tool(tool.tool()).build().unwrap();
         let options = RunOptions::new().extension(ada());
-        let result = client.run_with_options("who?", &tk, options).await.unwrap();
+        let result = client.run("who?", &tk).options(options).await.unwrap();
 
         assert_eq!(result.tool_calls[0].output, "acting for ada", "{style:?}");
         assert_eq!(
@@ -116,8 +116,11 @@ async fn a_halted_run_is_resumed_with_the_values_given_to_the_resume() {
     let mock = whoami_mock().await;
     let client = on(&mock, Style::OpenAi).build().unwrap();
     let tk = Toolkit::builder().tool(tool.tool()).build().unwrap();
-    let handle = client.with_options(RunOptions::new().extension(ada()));
-    let halted = handle.run("who?", &tk).await.unwrap();
+    let halted = client
+        .run("who?", &tk)
+        .options(RunOptions::new().extension(ada()))
+        .await
+        .unwrap();
     assert_eq!(halted.status, RunStatus::Pending);
     let saved = serde_json::to_string(&(&halted.messages, &halted.pending)).unwrap();
     assert_no_trace(&mock, &saved);
@@ -128,13 +131,13 @@ async fn a_halted_run_is_resumed_with_the_values_given_to_the_resume() {
         token: SECRET.into(),
     };
     let done = client
-        .run_with_answer_and_options(
+        .run_with_answer(
             halted.messages,
             &request,
             Answer::ok(request.id.clone()),
             &tk,
-            RunOptions::new().extension(other.clone()),
         )
+        .options(RunOptions::new().extension(other.clone()))
         .await
         .unwrap();
     assert_eq!(done.tool_calls[0].output, "acting for bob");
@@ -151,8 +154,12 @@ async fn a_streamed_run_carries_its_values() {
         .build()
         .unwrap();
     let tk = Toolkit::builder().tool(tool.tool()).build().unwrap();
-    let handle = client.with_options(RunOptions::new().extension(ada()));
-    let events: Vec<_> = handle.stream("who?", &tk).collect().await;
+    let events: Vec<_> = client
+        .run("who?", &tk)
+        .options(RunOptions::new().extension(ada()))
+        .stream()
+        .collect()
+        .await;
     let Some(Ok(toolnexus::StreamEvent::Done(result))) = events.last() else {
         panic!("{events:?}")
     };
@@ -201,8 +208,8 @@ async fn concurrent_runs_on_one_client_keep_their_own_values() {
         })
     };
     let (a, b) = tokio::join!(
-        client.run_with_options("who?", &tk, as_user("ada")),
-        client.run_with_options("who?", &tk, as_user("bob")),
+        client.run("who?", &tk).options(as_user("ada")),
+        client.run("who?", &tk).options(as_user("bob")),
     );
     let mut outputs = [
         a.unwrap().tool_calls[0].output.clone(),
@@ -210,7 +217,7 @@ async fn concurrent_runs_on_one_client_keep_their_own_values() {
     ];
     outputs.sort();
     assert_eq!(outputs, ["acting for ada", "acting for bob"]);
-    let shown = format!("{:?}", client.with_options(as_user("ada")));
+    let shown = format!("{:?}", client.run("who?", &tk).options(as_user("ada")));
     assert!(!shown.contains(SECRET), "{shown}");
 }
 
@@ -249,10 +256,7 @@ async fn an_ext_parameter_receives_the_runs_value_or_names_what_is_missing() {
             "never shown to the model"
         );
         let options = RunOptions::new().extension(ada());
-        let result = client
-            .run_with_options("open?", &tk, options)
-            .await
-            .unwrap();
+        let result = client.run("open?", &tk).options(options).await.unwrap();
         assert_eq!(result.tool_calls[0].output, "ada has no open orders");
         assert_no_trace(&mock, &serde_json::to_string(&result).unwrap());
 

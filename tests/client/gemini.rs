@@ -481,7 +481,7 @@ async fn settings_sent(
     let client = configure(gemini(&mock)).build().unwrap();
     let tk = echo_toolkit();
     let result = match options {
-        Some(options) => client.run_with_options("go", &tk, options).await,
+        Some(options) => client.run("go", &tk).options(options).await,
         None => client.run("go", &tk).await,
     }
     .unwrap();
@@ -570,7 +570,8 @@ async fn parallel_tool_calls_is_refused_naming_it() {
     let client = gemini(&mock).build().unwrap();
     let by_run = RunOptions::new().parallel_tool_calls(true);
     let err = client
-        .run_with_options("go", &echo_toolkit(), by_run)
+        .run("go", &echo_toolkit())
+        .options(by_run)
         .await
         .unwrap_err();
     assert!(matches!(&err, ClientError::InvalidOptions(_)), "{err:?}");

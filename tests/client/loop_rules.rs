@@ -33,7 +33,7 @@ fn step(gate: Arc<Notify>) -> impl Tool {
 }
 
 /// Guards against a hang when calls are (wrongly) run one after the other.
-async fn bounded<F: std::future::Future>(f: F) -> F::Output {
+async fn bounded<F: std::future::IntoFuture>(f: F) -> F::Output {
     tokio::time::timeout(Duration::from_secs(10), f)
         .await
         .expect("the turn's calls did not run concurrently")

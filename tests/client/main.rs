@@ -1,5 +1,7 @@
 //! The LLM client loop over real HTTP against a scripted loopback endpoint.
 
+#[path = "../common/mod.rs"]
+mod common;
 mod support;
 
 mod config;
@@ -17,6 +19,7 @@ mod reasoning_styles;
 mod resilience;
 mod responses;
 mod resume;
+mod run_builder;
 mod settings;
 mod sharing;
 mod streaming;

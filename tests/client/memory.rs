@@ -1,5 +1,5 @@
-//! Memory across runs: `run_with_history`, the conversation store behind `ask`, and the
-//! `Conversation` helper.
+//! Memory across runs: a run's `history`, and the conversation store behind
+//! `client.conversation(id)`.
 
 use serde_json::json;
 use toolnexus::testing::{MockLlm, Reply};
@@ -51,8 +51,10 @@ async fn two_clients_sharing_a_store_continue_one_thread() {
         .build()
         .unwrap();
 
-    first.ask("I am Ann.", "thread-1", &tk).await.unwrap();
-    let reply = second.ask("Who am I?", "thread-1", &tk).await.unwrap();
+    let thread = first.conversation("thread-1");
+    thread.send("I am Ann.", &tk).await.unwrap();
+    let thread = second.conversation("thread-1");
+    let reply = thread.send("Who am I?", &tk).await.unwrap();
     assert_eq!(reply.text, "You are Ann.");
     assert_eq!(
         said(&mock, 1),
@@ -118,7 +120,7 @@ async fn a_halted_thread_is_resumed_through_its_conversation() {
 }
 
 #[tokio::test]
-async fn run_with_history_continues_a_transcript() {
+async fn a_run_with_history_continues_a_transcript() {
     let mock = MockLlm::start([Reply::text("first"), Reply::text("second")])
         .await
         .unwrap();
@@ -128,10 +130,7 @@ async fn run_with_history_continues_a_transcript() {
         .unwrap();
     let tk = Toolkit::empty();
     let first = client.run("a", &tk).await.unwrap();
-    let second = client
-        .run_with_history("b", first.messages, &tk)
-        .await
-        .unwrap();
+    let second = client.run("b", &tk).history(first.messages).await.unwrap();
     assert_eq!(
         said(&mock, 1),
         ["system: Sys", "user: a", "assistant: first", "user: b"]
@@ -151,10 +150,7 @@ async fn run_with_history_continues_a_transcript() {
             }],
         },
     ];
-    let err = client
-        .run_with_history("x", dangling, &tk)
-        .await
-        .unwrap_err();
+    let err = client.run("x", &tk).history(dangling).await.unwrap_err();
     assert!(matches!(err, ClientError::InvalidTranscript(_)), "{err}");
     assert_eq!(
         mock.calls(),
@@ -179,7 +175,8 @@ impl ConversationStore for Broken {
 async fn a_failing_store_is_a_store_error() {
     let mock = MockLlm::start([Reply::text("unused")]).await.unwrap();
     let client = on(&mock, Style::OpenAi).store(Broken).build().unwrap();
-    let err = client.ask("hi", "t", &Toolkit::empty()).await.unwrap_err();
+    let tk = Toolkit::empty();
+    let err = client.conversation("t").send("hi", &tk).await.unwrap_err();
     assert_eq!(err, ClientError::Store("database unreachable".into()));
     assert_eq!(mock.calls(), 0);
 }

@@ -92,7 +92,12 @@ async fn resume(
 ) -> Result<Ran, ClientError> {
     let answer = Answer::ok(request.id.clone());
     if streamed {
-        collect(client.stream_with_answer(messages, request, answer, tk)).await
+        collect(
+            client
+                .run_with_answer(messages, request, answer, tk)
+                .stream(),
+        )
+        .await
     } else {
         let result = client
             .run_with_answer(messages, request, answer, tk)
@@ -332,7 +337,8 @@ async fn a_transcript_continued_on_the_other_style_leaves_the_foreign_state_out(
         let after = on(&mock, then)
             .build()
             .unwrap()
-            .run_with_history("and again", before.messages, &tk)
+            .run("and again", &tk)
+            .history(before.messages)
             .await
             .unwrap_or_else(|e| panic!("{case}: {e}"));
         assert_eq!(after.text, "again", "{case}");
@@ -532,7 +538,8 @@ async fn transcripts_without_state_still_load_and_run() {
         let result = on(&mock, style)
             .build()
             .unwrap()
-            .run_with_history("more", history, &echo_toolkit())
+            .run("more", &echo_toolkit())
+            .history(history)
             .await
             .unwrap_or_else(|e| panic!("{style:?}: {e}"));
         assert_eq!(result.text, "again");

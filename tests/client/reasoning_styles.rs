@@ -68,9 +68,13 @@ async fn reasoning_survives_a_halt_and_a_fresh_client_in_every_style() {
             let fresh = on(&mock, style).build().unwrap();
             let answer = Answer::ok(&request.id);
             let done = if stream {
-                finish(fresh.stream_with_answer(messages, &request, answer, &tk))
-                    .await
-                    .0
+                finish(
+                    fresh
+                        .run_with_answer(messages, &request, answer, &tk)
+                        .stream(),
+                )
+                .await
+                .0
             } else {
                 fresh
                     .run_with_answer(messages, &request, answer, &tk)

@@ -215,7 +215,7 @@ async fn cancelling_aborts_the_request_in_flight() {
         let client = on(&mock, style).build().unwrap();
         let tk = Toolkit::empty();
         let cancel = CancellationToken::new();
-        let run = client.run_with_cancel("hi", &tk, cancel.clone());
+        let run = client.run("hi", &tk).cancel(cancel.clone());
         let stop = async {
             mock.wait_for_calls(1).await;
             cancel.cancel();
@@ -237,11 +237,9 @@ async fn a_cancelled_or_timed_out_stream_ends_with_that_error() {
     .unwrap();
     let tk = Toolkit::empty();
     let cancel = CancellationToken::new();
-    let client = on(&mock, Style::Anthropic)
-        .build()
-        .unwrap()
-        .with_cancel(cancel.clone());
-    let stream = client.stream("hi", &tk).collect::<Vec<_>>();
+    let client = on(&mock, Style::Anthropic).build().unwrap();
+    let run = client.run("hi", &tk).cancel(cancel.clone());
+    let stream = run.stream().collect::<Vec<_>>();
     let stop = async {
         mock.wait_for_calls(1).await;
         cancel.cancel();
@@ -273,7 +271,8 @@ async fn a_token_cancelled_beforehand_sends_nothing() {
     let cancel = CancellationToken::new();
     cancel.cancel();
     let err = client
-        .run_with_cancel("hi", &Toolkit::empty(), cancel)
+        .run("hi", &Toolkit::empty())
+        .cancel(cancel)
         .await
         .unwrap_err();
     assert_eq!(err, ClientError::Cancelled);

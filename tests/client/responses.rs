@@ -413,7 +413,8 @@ async fn settings_sent(
     .unwrap();
     let client = configure(client(&mock)).build().unwrap();
     let result = client
-        .run_with_options("go", &weather_toolkit(), options)
+        .run("go", &weather_toolkit())
+        .options(options)
         .await
         .unwrap();
     assert_eq!(result.text, "done");
@@ -507,7 +508,8 @@ async fn stop_sequences_are_refused_before_anything_is_sent() {
 
     let client = client(&mock).build().unwrap();
     let err = client
-        .run_with_options("go", &weather_toolkit(), RunOptions::new().stop(["END"]))
+        .run("go", &weather_toolkit())
+        .options(RunOptions::new().stop(["END"]))
         .await
         .unwrap_err();
     assert!(matches!(err, ClientError::InvalidOptions(_)), "{err:?}");
@@ -515,7 +517,8 @@ async fn stop_sequences_are_refused_before_anything_is_sent() {
     // Clearing the list is no stop sequence at all.
     let cleared = RunOptions::new().stop(Vec::<String>::new());
     let result = client
-        .run_with_options("go", &weather_toolkit(), cleared)
+        .run("go", &weather_toolkit())
+        .options(cleared)
         .await
         .unwrap();
     assert_eq!(result.text, "never");

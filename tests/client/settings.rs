@@ -44,11 +44,12 @@ async fn sent(
     .await
     .unwrap();
     let client = configure(on(&mock, style)).build().unwrap();
-    let client = match options {
-        Some(options) => client.with_options(options),
-        None => client,
-    };
-    let result = client.run("go", tk).await.unwrap();
+    let run = client.run("go", tk);
+    let result = match options {
+        Some(options) => run.options(options).await,
+        None => run.await,
+    }
+    .unwrap();
     assert_eq!(result.text, "done");
     mock.requests()
         .iter()
@@ -284,14 +285,11 @@ async fn a_named_tool_the_toolkit_lacks_fails_before_any_request() {
     );
     let plain = on(&mock, Style::Anthropic).build().unwrap();
     let by_run = RunOptions::new().tool_choice(ToolChoice::tool("refund"));
-    let err = plain.run_with_options("go", &tk, by_run).await.unwrap_err();
+    let err = plain.run("go", &tk).options(by_run).await.unwrap_err();
     assert!(matches!(err, ClientError::InvalidOptions(_)), "{err:?}");
     let empty = Toolkit::builder().build().unwrap();
     let by_run = RunOptions::new().tool_choice(ToolChoice::tool("echo"));
-    let err = plain
-        .run_with_options("go", &empty, by_run)
-        .await
-        .unwrap_err();
+    let err = plain.run("go", &empty).options(by_run).await.unwrap_err();
     assert!(err.to_string().ends_with("(it has no tools)"), "{err}");
     assert_eq!(mock.calls(), 0, "nothing was sent");
 }
@@ -321,10 +319,7 @@ async fn unusable_settings_are_refused_before_any_request() {
         RunOptions::new().extra_body(json!("seed=7")),
         RunOptions::new().max_tokens(0),
     ] {
-        let err = client
-            .run_with_options("go", &tk, options)
-            .await
-            .unwrap_err();
+        let err = client.run("go", &tk).options(options).await.unwrap_err();
         assert!(matches!(err, ClientError::InvalidOptions(_)), "{err:?}");
     }
     assert_eq!(mock.calls(), 0);
@@ -336,8 +331,8 @@ async fn streamed_and_resumed_runs_carry_the_runs_settings() {
     let mock = MockLlm::start([Reply::text("streamed")]).await.unwrap();
     let client = on(&mock, Style::Anthropic).build().unwrap();
     let tk = echo_toolkit();
-    let handle = client.with_options(options.clone());
-    let events: Vec<_> = handle.stream("go", &tk).collect().await;
+    let run = client.run("go", &tk).options(options.clone());
+    let events: Vec<_> = run.stream().collect().await;
     assert!(events.iter().all(Result::is_ok), "{events:?}");
     let body = &mock.requests()[0].body;
     assert_eq!(body["temperature"], 0.75);
@@ -352,7 +347,8 @@ async fn streamed_and_resumed_runs_carry_the_runs_settings() {
     let request = halted.pending.clone().unwrap();
     let answer = toolnexus::Answer::ok(request.id.clone());
     client
-        .run_with_answer_and_options(halted.messages, &request, answer, &tk, options)
+        .run_with_answer(halted.messages, &request, answer, &tk)
+        .options(options)
         .await
         .unwrap();
     let requests = mock.requests();

@@ -216,7 +216,9 @@ async fn a_halted_stream_ends_with_a_pending_done_and_resumes_as_a_stream() {
             .any(|i| matches!(i, Ok(StreamEvent::Pending { request: r }) if *r == request)));
 
         let answer = Answer::ok(request.id.clone());
-        let resumed = client.stream_with_answer(halted.messages.clone(), &request, answer, &tk);
+        let resumed = client
+            .run_with_answer(halted.messages.clone(), &request, answer, &tk)
+            .stream();
         assert_eq!(
             steps(resumed).await,
             [

@@ -8,26 +8,10 @@ use futures::{Stream, StreamExt};
 use serde_json::{json, Value};
 use toolnexus::testing::{MockLlm, Reply};
 use toolnexus::{
-    ClientError, LlmClient, LlmClientBuilder, MetricEvent, NativeTool, Request, StreamEvent, Style,
-    Tool, ToolContext, ToolResult,
+    ClientError, MetricEvent, NativeTool, Request, StreamEvent, Tool, ToolContext, ToolResult,
 };
 
-/// Both wire formats, for tests that must hold in each.
-pub const STYLES: [Style; 4] = Style::ALL;
-
-/// A client of `style` on the mock, retrying fast.
-pub fn on(mock: &MockLlm, style: Style) -> LlmClientBuilder {
-    let model = match style {
-        Style::OpenAi => "gpt-4o-mini",
-        _ => "claude-x",
-    };
-    LlmClient::builder()
-        .base_url(mock.base_url())
-        .style(style)
-        .model(model)
-        .api_key("test-key")
-        .retry_base(Duration::from_millis(1))
-}
+pub use crate::common::{echo, echo_toolkit, item_schema, on, STYLES};
 
 /// A mock model that asks for `approve_purchase` of a gpu (call `call_1`), then says
 /// "bought".
@@ -41,7 +25,7 @@ pub async fn purchase_mock() -> MockLlm {
 }
 
 /// Bounds a wait that only a bug would make long, so a failing test fails instead of hanging.
-pub async fn soon<F: std::future::Future>(what: &str, f: F) -> F::Output {
+pub async fn soon<F: std::future::IntoFuture>(what: &str, f: F) -> F::Output {
     tokio::time::timeout(Duration::from_secs(10), f)
         .await
         .unwrap_or_else(|_| panic!("timed out waiting for {what}"))
@@ -84,10 +68,6 @@ pub async fn steps(stream: impl Stream<Item = Result<StreamEvent, ClientError>>)
     out
 }
 
-pub fn item_schema() -> Value {
-    json!({"type": "object", "properties": {"item": {"type": "string"}}, "required": ["item"]})
-}
-
 /// `approve_purchase`: suspends for approval, approves when re-run with an ok answer.
 /// Counts its executions and remembers the contexts it saw.
 #[derive(Clone, Default)]
@@ -125,27 +105,6 @@ impl Approver {
     pub fn runs(&self) -> usize {
         self.runs.load(Ordering::SeqCst)
     }
-}
-
-/// `echo`: returns its `item` argument, counting its executions.
-pub fn echo(runs: Arc<AtomicUsize>) -> impl Tool {
-    NativeTool::of(
-        "echo",
-        "Echoes its item",
-        item_schema(),
-        move |args: Value, _| {
-            runs.fetch_add(1, Ordering::SeqCst);
-            async move { format!("echo: {}", args["item"].as_str().unwrap_or_default()) }
-        },
-    )
-}
-
-/// A toolkit holding only `echo`, for tests that do not count its runs.
-pub fn echo_toolkit() -> toolnexus::Toolkit {
-    toolnexus::Toolkit::builder()
-        .tool(echo(Arc::new(AtomicUsize::new(0))))
-        .build()
-        .unwrap()
 }
 
 /// Records every metric event.

@@ -3,7 +3,7 @@
 //! server sees the connection close), nothing keeps running in the background, and the
 //! same client serves the next run at once.
 
-use std::future::Future;
+use std::future::{Future, IntoFuture};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -16,7 +16,7 @@ use toolnexus::{
     Toolkit,
 };
 
-use crate::support::{client, no_task_left, DropFlag, PATIENCE, STYLES};
+use crate::support::{no_task_left, on, DropFlag, PATIENCE, STYLES};
 
 /// Far longer than any test runs: whatever waits this long only ends by being dropped.
 const FOREVER: Duration = Duration::from_secs(3600);
@@ -24,12 +24,12 @@ const FOREVER: Duration = Duration::from_secs(3600);
 /// Polls `run` until `reached` resolves, then drops it unfinished.
 async fn drop_when<R, F>(run: R, reached: F)
 where
-    R: Future<Output = Result<RunResult, toolnexus::ClientError>>,
+    R: IntoFuture<Output = Result<RunResult, toolnexus::ClientError>>,
     F: Future<Output = ()>,
 {
     let outcome = tokio::time::timeout(PATIENCE, async {
         tokio::select! {
-            done = run => panic!("the run should still be in flight, it ended with {done:?}"),
+            done = run.into_future() => panic!("the run should still be in flight, it ended with {done:?}"),
             () = reached => {}
         }
     })
@@ -88,7 +88,7 @@ async fn dropping_a_run_during_the_http_call_aborts_the_request() {
         let mock = MockLlm::start([Reply::text("too late").delayed(FOREVER)])
             .await
             .unwrap();
-        let builder = client(style, &mock);
+        let builder = on(&mock, style);
         let client = builder.build().unwrap();
         let tk = Toolkit::empty();
 
@@ -112,7 +112,7 @@ async fn dropping_a_run_during_a_tool_drops_the_tool() {
     ])])
     .await
     .unwrap();
-    let client = client(Style::OpenAi, &mock).build().unwrap();
+    let client = on(&mock, Style::OpenAi).build().unwrap();
     let started = Arc::new(Notify::new());
     let (dropped, finished) = (
         Arc::new(AtomicBool::new(false)),
@@ -154,7 +154,7 @@ async fn dropping_a_run_during_wait_for_drops_the_wait() {
         Arc::new(AtomicBool::new(false)),
     );
     let (s, d, a) = (started.clone(), dropped.clone(), answered.clone());
-    let client = client(Style::Anthropic, &mock)
+    let client = on(&mock, Style::Anthropic)
         .wait_for(move |request: Request| {
             let (s, d, a) = (s.clone(), d.clone(), a.clone());
             async move {

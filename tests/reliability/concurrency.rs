@@ -12,7 +12,7 @@ use toolnexus::{
     ToolResult, Toolkit,
 };
 
-use crate::support::{client, jitter, last_message, Last, PATIENCE};
+use crate::support::{jitter, last_message, on, Last, PATIENCE};
 
 const RUNS: usize = 64;
 
@@ -110,7 +110,7 @@ async fn one_wait_for_answers_every_run_its_own_request() {
     // request id -> the item its request named, as wait_for saw it
     let asked: Arc<Mutex<HashMap<String, String>>> = Arc::default();
     let seen = asked.clone();
-    let client = client(Style::OpenAi, &mock)
+    let client = on(&mock, Style::OpenAi)
         .wait_for(move |request: Request| {
             let seen = seen.clone();
             async move {
@@ -159,7 +159,7 @@ async fn one_wait_for_answers_every_run_its_own_request() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn halted_runs_resume_concurrently_with_their_own_answers() {
     let mock = model().await;
-    let client = client(Style::Anthropic, &mock).build().unwrap();
+    let client = on(&mock, Style::Anthropic).build().unwrap();
     let tk = toolkit();
 
     let results = tokio::time::timeout(PATIENCE, run_all(&client, &tk))

@@ -13,7 +13,7 @@ use toolnexus::{
     ToolResult, Toolkit,
 };
 
-use crate::support::{client, last_message, Last, STYLES};
+use crate::support::{last_message, on, Last, STYLES};
 
 /// `depth` nested arrays around a number: `[[[1]]]` for 3.
 fn nested_arrays(depth: usize) -> String {
@@ -52,7 +52,7 @@ impl Parking {
             },
         );
         Parking {
-            client: client(style, mock).build().unwrap(),
+            client: on(mock, style).build().unwrap(),
             tk: Toolkit::builder().tool(park).build().unwrap(),
             runs,
         }

@@ -2,6 +2,8 @@
 //! persistence, many runs share one client without crossing answers, a dropped run leaves
 //! nothing behind, and arguments nested past the parser's limits are refused cleanly.
 
+#[path = "../common/mod.rs"]
+mod common;
 #[path = "../strategies/mod.rs"]
 mod strategies;
 mod support;

@@ -5,7 +5,7 @@ use serde_json::json;
 use toolnexus::testing::{MockLlm, Reply};
 use toolnexus::{ClientError, RunResult, RunStatus, Style, Toolkit};
 
-use crate::support::{client, echo_toolkit, STYLES};
+use crate::support::{echo_toolkit, on, STYLES};
 
 /// Token counts are whatever the provider writes: counts near `u64::MAX` used to overflow
 /// (a panic in debug builds, garbage in release) when summed into a total or over turns.
@@ -18,7 +18,7 @@ async fn token_counts_saturate_instead_of_overflowing() {
         ])
         .await
         .unwrap();
-        let builder = client(style, &mock);
+        let builder = on(&mock, style);
         let result = builder
             .build()
             .unwrap()
@@ -44,7 +44,7 @@ async fn a_persisted_run_keeps_the_exact_numbers_of_its_arguments() {
     ])
     .await
     .unwrap();
-    let result = client(Style::OpenAi, &mock)
+    let result = on(&mock, Style::OpenAi)
         .build()
         .unwrap()
         .run("hi", &echo_toolkit())
@@ -76,7 +76,7 @@ async fn a_parse_error_never_quotes_the_key() {
         let mock = MockLlm::start([Reply::raw(200, "application/json", body)])
             .await
             .unwrap();
-        let builder = client(style, &mock);
+        let builder = on(&mock, style);
         let err = builder
             .api_key(key)
             .build()

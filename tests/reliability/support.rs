@@ -11,9 +11,8 @@ use std::time::Duration;
 use proptest::prelude::*;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
-use serde_json::{json, Value};
-use toolnexus::testing::{MockLlm, RecordedRequest};
-use toolnexus::{LlmClient, LlmClientBuilder, NativeTool, Style, ToolContext, Toolkit};
+use serde_json::Value;
+use toolnexus::testing::RecordedRequest;
 
 /// Hang guard for waits that normally take milliseconds.
 pub const PATIENCE: Duration = Duration::from_secs(20);
@@ -47,18 +46,7 @@ pub fn block_on<F: Future>(fut: F) -> F::Output {
     panic!("the future was still pending after {MAX_POLLS} polls: it waits on something");
 }
 
-/// Both wire styles, for tests that must hold for each.
-pub const STYLES: [Style; 4] = Style::ALL;
-
-/// A client of `style` on the mock, retrying fast.
-pub fn client(style: Style, mock: &MockLlm) -> LlmClientBuilder {
-    LlmClient::builder()
-        .base_url(mock.base_url())
-        .style(style)
-        .model("model-1")
-        .api_key("test-key")
-        .retry_base(Duration::from_millis(1))
-}
+pub use crate::common::{echo_toolkit, on, STYLES};
 
 /// What the last message of a request says, in either wire format: the tool result it
 /// carries, or else the user's text.
@@ -107,15 +95,4 @@ pub async fn no_task_left() {
         "{} task(s) still alive",
         metrics.num_alive_tasks()
     );
-}
-
-/// A toolkit holding only `echo`, which returns its arguments as JSON text.
-pub fn echo_toolkit() -> Toolkit {
-    let echo = NativeTool::of(
-        "echo",
-        "Echoes its arguments",
-        json!({"type": "object"}),
-        |args: Value, _ctx: ToolContext| async move { args.to_string() },
-    );
-    Toolkit::builder().tool(echo).build().unwrap()
 }

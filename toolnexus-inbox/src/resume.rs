@@ -2,6 +2,7 @@
 //! with `run_with_answer`, and recording what came of it — fenced by the claim's attempt
 //! number, so a worker whose lease lapsed can never write over the worker that took over.
 
+use std::future::IntoFuture;
 use std::time::Duration;
 
 use sqlx::any::AnyRow;
@@ -220,7 +221,9 @@ impl Inbox {
                 });
             }
         };
-        let run = client.run_with_answer(messages, &request, answer, tk);
+        let run = client
+            .run_with_answer(messages, &request, answer, tk)
+            .into_future();
         let outcome = match self.renewing(&claim, run).await? {
             Some(outcome) => outcome,
             None => return Err(InboxError::Claimed(claim.id)),

@@ -91,20 +91,26 @@ pub mod __private;
 
 pub use client::{
     BeforeTool, ClientError, Conversation, ConversationStore, ErrorDetail, InMemoryStore, Limit,
-    LlmCall, LlmClient, LlmClientBuilder, Message, MetricEvent, ProviderState, RetryDecision,
-    RunOptions, RunResult, RunStatus, StoreError, StreamEvent, Style, ToolCall, ToolCallInfo,
-    ToolCallRecord, ToolChoice, ToolOutput, UnknownStyle, Usage,
+    LlmCall, LlmClient, LlmClientBuilder, Message, MetricEvent, ProviderState, RetryDecision, Run,
+    RunOptions, RunResult, RunStatus, RunStream, StoreError, StreamEvent, Style, ToolCall,
+    ToolCallInfo, ToolCallRecord, ToolChoice, ToolOutput, UnknownStyle, Usage,
 };
 pub use extensions::{Ext, Extensions, MissingExtension};
 pub use native::NativeTool;
 pub use outcome::ToolOutcome;
 pub use result::{IntoToolResult, Json, ToolResult};
 pub use suspension::{Answer, AnswerDataError, Request};
-/// The token that cancels a run (see [`LlmClient::with_cancel`]), re-exported from
+/// The token that cancels a run (see [`Run::cancel`]), re-exported from
 /// `tokio-util` so hosts need not depend on it.
 pub use tokio_util::sync::CancellationToken;
 pub use tool::{Answered, BoxFuture, Tool, ToolContext, Toolbox};
 pub use toolkit::{sanitize_name, Toolkit, ToolkitBuilder, ToolkitError};
+
+/// The kinds of [`Run`]: which start a run has decides which settings it takes (only a
+/// fresh run takes a history).
+pub mod run {
+    pub use crate::client::run::{Fresh, InThread, Resume};
+}
 
 pub use toolnexus_macros::{tool, toolbox};
 

@@ -11,15 +11,15 @@ use serde_json::Value;
 
 use super::error::{ClientError, ErrorDetail};
 use super::hooks::{boxed, boxed2, BeforeTool, Hooks, LlmCall, ToolCallInfo};
+use super::llm_client::LlmClient;
 use super::metrics::MetricEvent;
 use super::provider::{Provider, Style};
 use super::redact::url_for_display;
-use super::request_options::RequestOptions;
+use super::request_options::{request_setters, RequestOptions};
 use super::retry::{Classifier, RetryDecision, RetryPolicy};
 use super::settings::Settings;
 use super::store::{ConversationStore, InMemoryStore};
 use super::telemetry::{MetricSink, Telemetry};
-use super::tool_choice::ToolChoice;
 use super::transport::Transport;
 use crate::{Answer, Request, ToolOutcome, ToolResult};
 
@@ -168,64 +168,10 @@ impl LlmClientBuilder {
         self
     }
 
-    /// `max_tokens` per model call. Anthropic requires it (default 4096); for OpenAI it is
-    /// sent only when set.
-    pub fn max_tokens(mut self, tokens: u32) -> Self {
-        self.request.max_tokens = Some(tokens);
-        self
-    }
-
-    /// Sampling temperature (a finite number, at least 0; the provider's own range
-    /// applies), sent on every model call. Unset, the provider's default applies.
-    pub fn temperature(mut self, temperature: f64) -> Self {
-        self.request.temperature = Some(temperature);
-        self
-    }
-
-    /// Whether and which tools the model must call (see [`ToolChoice`] for the wire
-    /// shapes). Unset, nothing is sent and the provider's default (`auto`) applies; it is
-    /// never sent on a turn that offers no tools.
-    pub fn tool_choice(mut self, choice: ToolChoice) -> Self {
-        self.request.tool_choice = Some(choice);
-        self
-    }
-
-    /// Whether the model may ask for several tool calls in one turn. OpenAI receives
-    /// `parallel_tool_calls`; Anthropic, for `false`, `disable_parallel_tool_use: true`
-    /// inside its `tool_choice` (with `{"type": "auto"}` when no choice is set). Never sent on
-    /// a turn that offers no tools.
-    pub fn parallel_tool_calls(mut self, allowed: bool) -> Self {
-        self.request.parallel_tool_calls = Some(allowed);
-        self
-    }
-
-    /// Sequences that end the model's reply: OpenAI `stop`, Anthropic `stop_sequences`.
-    pub fn stop<S: Into<String>>(mut self, sequences: impl IntoIterator<Item = S>) -> Self {
-        self.request.stop = Some(sequences.into_iter().map(Into::into).collect());
-        self
-    }
-
-    /// Fields the client does not know, added to every request body (`top_p`, `seed`,
-    /// `metadata`, a gateway's own fields, …): a JSON object, written last, so a key this
-    /// client also writes (`temperature`, `max_tokens`, `tool_choice`, …) takes the value
-    /// given here. The keys the loop depends on (`model`, `messages`, `system`, `tools`,
-    /// `stream`, `stream_options`) are refused. A run's
-    /// [`RunOptions::extra_body`](crate::RunOptions::extra_body) is merged over these, key
-    /// by key.
-    ///
-    /// ```
-    /// use toolnexus::{ClientError, LlmClient};
-    /// use toolnexus::serde_json::json;
-    ///
-    /// let ok = LlmClient::builder().model("m").api_key("k").extra_body(json!({"seed": 7}));
-    /// assert!(ok.build().is_ok());
-    /// let bad = LlmClient::builder().model("m").api_key("k").extra_body(json!({"model": "x"}));
-    /// assert!(matches!(bad.build(), Err(ClientError::Config(_))));
-    /// ```
-    pub fn extra_body(mut self, fields: Value) -> Self {
-        self.request.extra_body = Some(fields);
-        self
-    }
+    request_setters!(
+        "Set on the builder, it applies to every run of the client; a run's \
+         [`RunOptions`](crate::RunOptions) replace it for that run."
+    );
 
     /// How many times a failed model request is retried (default 2): HTTP 429, 500, 502,
     /// 503, 504 and connection failures, unless [`on_error`](Self::on_error) decides
@@ -293,7 +239,7 @@ impl LlmClientBuilder {
         self
     }
 
-    /// Where [`LlmClient::ask`](crate::LlmClient::ask) and [`Conversation`](crate::Conversation)s keep their threads
+    /// Where [`Conversation`](crate::Conversation)s ([`LlmClient::conversation`](crate::LlmClient::conversation)) keep their threads
     /// (default: an [`InMemoryStore`] of this client's own). Pass a clone of one store to
     /// several clients to share threads between them.
     pub fn store(mut self, store: impl ConversationStore) -> Self {
@@ -371,8 +317,13 @@ impl LlmClientBuilder {
         self
     }
 
+    /// Checks the settings and builds the client. Nothing is sent.
+    pub fn build(self) -> Result<LlmClient, ClientError> {
+        self.into_settings().map(LlmClient::from_settings)
+    }
+
     /// Checks the settings and turns them into what a client runs with.
-    pub(crate) fn into_settings(self) -> Result<Settings, ClientError> {
+    fn into_settings(self) -> Result<Settings, ClientError> {
         let model = self.check()?;
         let style = self.style;
         let provider = style.provider();

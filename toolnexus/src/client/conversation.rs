@@ -4,7 +4,7 @@
 use super::error::ClientError;
 use super::llm_client::{store_error, LlmClient};
 use super::message::Message;
-use super::run_result::RunResult;
+use super::run::{InThread, Run};
 use crate::{Answer, Request, Toolkit};
 
 impl LlmClient {
@@ -55,30 +55,29 @@ impl Conversation {
         &self.id
     }
 
-    /// Sends `prompt` in this thread ([`LlmClient::ask`]).
-    pub async fn send(
-        &self,
-        prompt: impl Into<String>,
-        tk: &Toolkit,
-    ) -> Result<RunResult, ClientError> {
-        self.client.ask(prompt, &self.id, tk).await
+    /// Runs `prompt` in this thread: loads the thread, continues it (as
+    /// [`Run::history`] does) and saves the whole transcript back, halted runs included
+    /// (resume those with [`resume`](Self::resume)). A failed run saves nothing. The
+    /// returned [`Run`] takes [`options`](Run::options), [`cancel`](Run::cancel) and
+    /// [`stream`](Run::stream).
+    pub fn send<'a>(&'a self, prompt: impl Into<String>, tk: &'a Toolkit) -> Run<'a, InThread> {
+        Run::in_thread(self, prompt.into(), tk)
     }
 
     /// Resumes the thread's halted run with the host's answer
     /// ([`LlmClient::run_with_answer`] on the stored transcript) and saves the result.
-    pub async fn resume(
-        &self,
-        request: &Request,
+    pub fn resume<'a>(
+        &'a self,
+        request: &'a Request,
         answer: Answer,
-        tk: &Toolkit,
-    ) -> Result<RunResult, ClientError> {
-        let history = self.messages().await?;
-        let result = self
-            .client
-            .run_with_answer(history, request, answer, tk)
-            .await?;
-        self.save(&result.messages).await?;
-        Ok(result)
+        tk: &'a Toolkit,
+    ) -> Run<'a, InThread> {
+        Run::resume_thread(self, request, answer, tk)
+    }
+
+    /// The client whose store holds the thread.
+    pub(super) fn client(&self) -> &LlmClient {
+        &self.client
     }
 
     /// The thread's messages so far.

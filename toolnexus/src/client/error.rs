@@ -160,7 +160,7 @@ pub enum ClientError {
     /// The request passed to a resume is not the one the transcript halted on.
     RequestMismatch(String),
     /// The transcript passed to a resume is not a halted run, or a history passed to
-    /// [`run_with_history`](crate::LlmClient::run_with_history) cannot be continued.
+    /// [`Run::history`](crate::Run::history) cannot be continued.
     InvalidTranscript(String),
     /// The provider's reply (a JSON body or a whole SSE stream) grew past
     /// [`max_response_bytes`](crate::LlmClientBuilder::max_response_bytes); reading stopped

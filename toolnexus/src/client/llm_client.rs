@@ -4,22 +4,18 @@
 use std::fmt;
 use std::sync::Arc;
 
-use futures::Stream;
-use tokio_util::sync::CancellationToken;
-
 use super::builder::LlmClientBuilder;
 use super::driver::{self, Start};
 use super::error::{ClientError, ErrorDetail};
 use super::event::Events;
-use super::event::{Silent, StreamEvent};
 use super::message::Message;
 use super::provider::Style;
 use super::redact::url_for_display;
-use super::run_options::RunOptions;
+use super::run::{Fresh, Resume, Run};
 use super::run_result::RunResult;
 use super::settings::Settings;
 use super::store::{ConversationStore, StoreError};
-use super::streaming::EventStream;
+use super::streaming::RunStream;
 use crate::{Answer, Request, Toolkit};
 
 /// Runs prompts against a model, executing the tools it asks for until it answers.
@@ -51,10 +47,6 @@ use crate::{Answer, Request, Toolkit};
 #[derive(Clone)]
 pub struct LlmClient {
     inner: Arc<Settings>,
-    /// Set on the handles made by [`LlmClient::with_cancel`].
-    cancel: Option<CancellationToken>,
-    /// Set on the handles made by [`LlmClient::with_options`].
-    options: Option<Arc<RunOptions>>,
 }
 
 impl fmt::Debug for LlmClient {
@@ -69,21 +61,8 @@ impl fmt::Debug for LlmClient {
             .field("request", &inner.request)
             .field("retries", &inner.retry.retries)
             .field("timeout", &inner.timeout)
-            .field("cancellable", &self.cancel.is_some())
-            .field("options", &self.options)
             .field("hooks", &inner.hooks)
             .finish_non_exhaustive()
-    }
-}
-
-impl LlmClientBuilder {
-    /// Checks the settings and builds the client. Nothing is sent.
-    pub fn build(self) -> Result<LlmClient, ClientError> {
-        Ok(LlmClient {
-            inner: Arc::new(self.into_settings()?),
-            cancel: None,
-            options: None,
-        })
     }
 }
 
@@ -104,7 +83,10 @@ impl LlmClient {
     }
 
     /// Runs `prompt` (after the system prompt, if any) until the model answers without
-    /// calling tools, a suspension halts the run, or `max_turns` is reached.
+    /// calling tools, a suspension halts the run, or `max_turns` is reached. Await the
+    /// returned [`Run`] for the result; before that, [`history`](Run::history),
+    /// [`options`](Run::options), [`cancel`](Run::cancel) and [`stream`](Run::stream)
+    /// configure it.
     ///
     /// A suspended call with [`wait_for`](crate::LlmClientBuilder::wait_for) set is settled
     /// by the answer: `ok` re-runs it once with the answer; a refusal is not run again and
@@ -116,131 +98,8 @@ impl LlmClient {
     /// failures (unknown tool, bad arguments, a panic) are fed back to the model as error
     /// results. `Err` means the run could not go on: the provider failed (after retries) or
     /// answered something unreadable, or the run timed out or was cancelled.
-    pub async fn run(
-        &self,
-        prompt: impl Into<String>,
-        tk: &Toolkit,
-    ) -> Result<RunResult, ClientError> {
-        // Room for the system prompt, the prompt and a first turn before any growth.
-        self.run_with_history(prompt, Vec::with_capacity(4), tk)
-            .await
-    }
-
-    /// [`run`](Self::run), aborted as soon as `cancel` is cancelled: the in-flight request is
-    /// dropped (the provider sees the connection close), running tools are dropped, and the
-    /// result is `Err(ClientError::Cancelled)`. Shorthand for
-    /// `self.with_cancel(cancel).run(prompt, tk)`.
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use toolnexus::{CancellationToken, ClientError, LlmClient, Toolkit};
-    ///
-    /// # #[cfg(not(feature = "testing"))] fn main() {}
-    /// # #[cfg(feature = "testing")] #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    /// # use toolnexus::testing::{MockLlm, Reply};
-    /// # let slow = Reply::text("…").delayed(Duration::from_secs(30));
-    /// # let model = MockLlm::start([slow]).await?;
-    /// # let client = LlmClient::builder().base_url(model.base_url()).model("m").api_key("k").build()?;
-    /// # let tk = Toolkit::builder().build()?;
-    /// let cancel = CancellationToken::new();
-    /// let stop = cancel.clone(); // e.g. held by a "Stop" button
-    /// tokio::spawn(async move {
-    ///     tokio::time::sleep(Duration::from_millis(50)).await;
-    ///     stop.cancel();
-    /// });
-    /// let result = client.run_with_cancel("Summarize the logs", &tk, cancel).await;
-    /// assert!(matches!(result, Err(ClientError::Cancelled)));
-    /// # Ok(())
-    /// # }
-    /// ```
-    pub async fn run_with_cancel(
-        &self,
-        prompt: impl Into<String>,
-        tk: &Toolkit,
-        cancel: CancellationToken,
-    ) -> Result<RunResult, ClientError> {
-        self.with_cancel(cancel).run(prompt, tk).await
-    }
-
-    /// A handle on this client (same settings, connections and metrics) whose runs of every
-    /// kind — `run`, `run_with_history`, `run_with_answer`, `ask`, streams, conversations —
-    /// end with `Err(ClientError::Cancelled)` once `cancel` is cancelled, aborting the
-    /// in-flight request. A token already cancelled stops a run before it sends anything.
-    pub fn with_cancel(&self, cancel: CancellationToken) -> LlmClient {
-        LlmClient {
-            cancel: Some(cancel),
-            ..self.clone()
-        }
-    }
-
-    /// A handle on this client (same settings, connections and metrics) whose runs of every
-    /// kind — `run`, `run_with_history`, `run_with_answer`, `ask`, streams, conversations —
-    /// carry `options`: its [`Extensions`](crate::Extensions) reach every tool call (resumed
-    /// and streamed runs included) and its request settings replace the client's. It
-    /// replaces the options of a handle that had some; a cancellation token is kept.
-    ///
-    /// ```
-    /// use toolnexus::{tool, Ext, LlmClient, RunOptions, ToolChoice, Toolkit};
-    ///
-    /// struct Tenant(String);
-    ///
-    /// /// Lists the tenant's open orders
-    /// #[tool]
-    /// async fn open_orders(tenant: Ext<Tenant>) -> String {
-    ///     format!("no open orders for {}", tenant.0)
-    /// }
-    ///
-    /// # #[cfg(not(feature = "testing"))] fn main() {}
-    /// # #[cfg(feature = "testing")] #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    /// # use toolnexus::testing::{MockLlm, Reply};
-    /// # let model = MockLlm::start([
-    /// #     Reply::tool_call("c1", "open_orders", toolnexus::serde_json::json!({})),
-    /// #     Reply::text("None open."),
-    /// # ]).await?;
-    /// # let client = LlmClient::builder().base_url(model.base_url()).model("m").api_key("k").build()?;
-    /// let tk = Toolkit::builder().tool(OpenOrders).build()?;
-    /// let options = RunOptions::new()
-    ///     .extension(Tenant("acme".into()))
-    ///     .tool_choice(ToolChoice::tool("open_orders"));
-    /// let result = client.with_options(options).run("Anything open?", &tk).await?;
-    /// assert_eq!(result.tool_calls[0].output, "no open orders for acme");
-    /// # Ok(())
-    /// # }
-    /// ```
-    pub fn with_options(&self, options: RunOptions) -> LlmClient {
-        LlmClient {
-            options: Some(Arc::new(options)),
-            ..self.clone()
-        }
-    }
-
-    /// [`run`](Self::run) with per-run `options`; shorthand for
-    /// `self.with_options(options).run(prompt, tk)`.
-    pub async fn run_with_options(
-        &self,
-        prompt: impl Into<String>,
-        tk: &Toolkit,
-        options: RunOptions,
-    ) -> Result<RunResult, ClientError> {
-        self.with_options(options).run(prompt, tk).await
-    }
-
-    /// [`run_with_answer`](Self::run_with_answer) with per-run `options`; shorthand for
-    /// `self.with_options(options).run_with_answer(messages, request, answer, tk)`. A
-    /// halted run's extensions are not stored with it: give them again here.
-    pub async fn run_with_answer_and_options(
-        &self,
-        messages: Vec<Message>,
-        request: &Request,
-        answer: Answer,
-        tk: &Toolkit,
-        options: RunOptions,
-    ) -> Result<RunResult, ClientError> {
-        self.with_options(options)
-            .run_with_answer(messages, request, answer, tk)
-            .await
+    pub fn run<'a>(&'a self, prompt: impl Into<String>, tk: &'a Toolkit) -> Run<'a, Fresh> {
+        Run::fresh(self, prompt.into(), tk)
     }
 
     /// Resumes a run that halted on `request` ([`RunStatus::Pending`](crate::RunStatus::Pending)) with the host's
@@ -258,15 +117,18 @@ impl LlmClient {
     ///   request.
     /// - Only when every call of the turn has its result is the model called again. No user
     ///   message is added.
-    pub async fn run_with_answer(
-        &self,
+    ///
+    /// The returned [`Run`] takes [`options`](Run::options) (a halted run's extensions
+    /// are not stored with it: give them again), [`cancel`](Run::cancel) and
+    /// [`stream`](Run::stream).
+    pub fn run_with_answer<'a>(
+        &'a self,
         messages: Vec<Message>,
-        request: &Request,
+        request: &'a Request,
         answer: Answer,
-        tk: &Toolkit,
-    ) -> Result<RunResult, ClientError> {
-        let start = Start::Resume { request, answer };
-        self.drive(messages, start, tk, &Silent).await
+        tk: &'a Toolkit,
+    ) -> Run<'a, Resume> {
+        Run::resume(self, messages, request, answer, tk)
     }
 
     /// The client's metrics in the Prometheus text format, counted since it was built (over
@@ -301,120 +163,10 @@ impl LlmClient {
         self.inner.telemetry.render()
     }
 
-    /// Like [`run`](Self::run), continuing `history` (e.g. an earlier run's
-    /// [`RunResult::messages`]): `prompt` is appended as a new user message and the model
-    /// sees the whole transcript. The system prompt is put first only when `history` holds
-    /// no system message (so a history from an earlier run keeps its own).
-    ///
-    /// A history that ends with tool calls still waiting for results (a halted run) cannot
-    /// take a new message: resume it with [`run_with_answer`](Self::run_with_answer); that is
-    /// `Err(ClientError::InvalidTranscript)`, and nothing is sent.
-    pub async fn run_with_history(
-        &self,
-        prompt: impl Into<String>,
-        history: Vec<Message>,
-        tk: &Toolkit,
-    ) -> Result<RunResult, ClientError> {
-        let transcript = new_transcript(&self.inner, prompt.into(), history)?;
-        self.drive(transcript, Start::Fresh, tk, &Silent).await
-    }
-
-    /// Runs `prompt` in the thread `id` of the client's [`ConversationStore`](crate::ConversationStore): loads the
-    /// thread, continues it ([`run_with_history`](Self::run_with_history)) and saves the
-    /// whole transcript back, halted runs included (resume those with
-    /// [`Conversation::resume`](crate::Conversation::resume)). A failed run saves nothing.
-    ///
-    /// ```
-    /// # #[cfg(not(feature = "testing"))] fn main() {}
-    /// # #[cfg(feature = "testing")] #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    /// # use toolnexus::testing::{MockLlm, Reply};
-    /// # let model = MockLlm::start([Reply::text("Hello Ann."), Reply::text("Ann.")]).await?;
-    /// # let client = toolnexus::LlmClient::builder().base_url(model.base_url()).model("m").api_key("k").build()?;
-    /// # let tk = toolnexus::Toolkit::builder().build()?;
-    /// client.ask("My name is Ann.", "user-42", &tk).await?;
-    /// let reply = client.ask("What is my name?", "user-42", &tk).await?;
-    /// println!("{}", reply.text); // the model saw the first exchange
-    /// # let second = &model.requests()[1];
-    /// # assert_eq!(second.messages()[0]["content"], "My name is Ann.");
-    /// # Ok(())
-    /// # }
-    /// ```
-    pub async fn ask(
-        &self,
-        prompt: impl Into<String>,
-        id: &str,
-        tk: &Toolkit,
-    ) -> Result<RunResult, ClientError> {
-        let store = &self.inner.store;
-        let history = store.get(id).await.map_err(store_error)?;
-        let result = self.run_with_history(prompt, history, tk).await?;
-        store
-            .save(id, &result.messages)
-            .await
-            .map_err(store_error)?;
-        Ok(result)
-    }
-
-    /// Like [`run`](Self::run), with the run's progress as a stream of [`StreamEvent`]s
-    /// (see there for their order) ending in [`StreamEvent::Done`]. Model replies are
-    /// requested as server-sent events, so text arrives as it is generated.
-    ///
-    /// The loop, hooks, suspension rules, retries, timeout and cancellation are those of
-    /// `run`; in particular a suspension without `wait_for` ends the stream with `Done` whose
-    /// status is [`Pending`](crate::RunStatus::Pending). Nothing runs until the stream is
-    /// polled, and it advances only as it is polled. Dropping it aborts the run and its
-    /// in-flight request. A failure is yielded as the last item.
-    ///
-    /// ```
-    /// use futures::StreamExt;
-    /// use toolnexus::{LlmClient, StreamEvent, Toolkit};
-    ///
-    /// # #[cfg(not(feature = "testing"))] fn main() {}
-    /// # #[cfg(feature = "testing")] #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    /// # use toolnexus::testing::{MockLlm, Reply};
-    /// # let model = MockLlm::start([Reply::text("Once upon a time, a crab.")]).await?;
-    /// # let client = LlmClient::builder().base_url(model.base_url()).model("m").api_key("k").build()?;
-    /// # let tk = Toolkit::builder().build()?;
-    /// let mut story = String::new();
-    /// let mut events = std::pin::pin!(client.stream("Tell me a story", &tk));
-    /// while let Some(event) = events.next().await {
-    ///     match event? {
-    ///         StreamEvent::Text { delta } => story.push_str(&delta),
-    ///         StreamEvent::Done(result) => println!("{story}\n[{:?}]", result.status),
-    ///         _ => {}
-    ///     }
-    /// }
-    /// assert_eq!(story, "Once upon a time, a crab.");
-    /// # Ok(())
-    /// # }
-    /// ```
-    pub fn stream<'a>(
-        &'a self,
-        prompt: impl Into<String>,
-        tk: &'a Toolkit,
-    ) -> impl Stream<Item = Result<StreamEvent, ClientError>> + Send + 'a {
-        let transcript = new_transcript(&self.inner, prompt.into(), Vec::new());
-        EventStream::new(move |queue| async move {
-            self.drive(transcript?, Start::Fresh, tk, &queue).await
-        })
-    }
-
-    /// Like [`run_with_answer`](Self::run_with_answer), streamed as [`stream`](Self::stream)
-    /// does. The halted call's settled result comes as a `ToolResult`; results the halted
-    /// transcript already held are not repeated.
-    pub fn stream_with_answer<'a>(
-        &'a self,
-        messages: Vec<Message>,
-        request: &'a Request,
-        answer: Answer,
-        tk: &'a Toolkit,
-    ) -> impl Stream<Item = Result<StreamEvent, ClientError>> + Send + 'a {
-        EventStream::new(move |queue| async move {
-            let start = Start::Resume { request, answer };
-            self.drive(messages, start, tk, &queue).await
-        })
+    /// Shorthand for [`run`](Self::run)`(prompt, tk)`[`.stream()`](Run::stream): the run's
+    /// progress as [`StreamEvent`]s, ending in [`StreamEvent::Done`].
+    pub fn stream<'a>(&'a self, prompt: impl Into<String>, tk: &'a Toolkit) -> RunStream<'a> {
+        self.run(prompt, tk).stream()
     }
 
     /// The client's store, for [`Conversation`](crate::Conversation)s.
@@ -422,19 +174,32 @@ impl LlmClient {
         &*self.inner.store
     }
 
-    /// Runs the driver over `messages` from `start`, under this handle's bounds.
-    async fn drive<E: Events>(
+    /// Runs the driver over `messages` from `start`, under the run's bounds.
+    pub(super) async fn drive<E: Events>(
         &self,
+        scope: driver::Scope<'_>,
         messages: Vec<Message>,
         start: Start<'_>,
         tk: &Toolkit,
         ev: &E,
     ) -> Result<RunResult, ClientError> {
-        let scope = driver::Scope {
-            cancel: self.cancel.as_ref(),
-            options: self.options.as_deref(),
-        };
         driver::run(&self.inner, scope, messages, start, tk, ev).await
+    }
+
+    /// The transcript a fresh run starts from: `history`, the system prompt when
+    /// `history` has none, then `prompt`.
+    pub(super) fn new_transcript(
+        &self,
+        prompt: String,
+        history: Vec<Message>,
+    ) -> Result<Vec<Message>, ClientError> {
+        new_transcript(&self.inner, prompt, history)
+    }
+
+    pub(super) fn from_settings(settings: Settings) -> Self {
+        LlmClient {
+            inner: Arc::new(settings),
+        }
     }
 }
 

@@ -13,6 +13,89 @@ use super::tool_choice::ToolChoice;
 use crate::tool_args::kind_of;
 use crate::Toolkit;
 
+/// The setters of the six request settings, for the two places that carry them: the
+/// client's builder (every run) and [`RunOptions`](crate::RunOptions) (one run). Defined
+/// once so their names, types and meaning cannot drift apart; `$scope` is a sentence on
+/// where the setting applies, added to each setter's docs.
+macro_rules! request_setters {
+    ($scope:literal) => {
+        /// Sampling temperature (a finite number, at least 0; the provider's own range
+        /// applies). Unset, the provider's default applies.
+        #[doc = ""]
+        #[doc = $scope]
+        pub fn temperature(mut self, temperature: f64) -> Self {
+            self.request.temperature = Some(temperature);
+            self
+        }
+
+        /// `max_tokens` per model call. Anthropic requires it (default 4096); the other
+        /// styles send it only when set (Responses as `max_output_tokens`, Gemini as
+        /// `generationConfig.maxOutputTokens`).
+        #[doc = ""]
+        #[doc = $scope]
+        pub fn max_tokens(mut self, tokens: u32) -> Self {
+            self.request.max_tokens = Some(tokens);
+            self
+        }
+
+        /// Whether and which tools the model must call (see
+        /// [`ToolChoice`](crate::ToolChoice) for the wire shapes). Unset, nothing is sent
+        /// and the provider's default (`auto`) applies; it is never sent on a turn that
+        /// offers no tools.
+        #[doc = ""]
+        #[doc = $scope]
+        pub fn tool_choice(mut self, choice: crate::ToolChoice) -> Self {
+            self.request.tool_choice = Some(choice);
+            self
+        }
+
+        /// Whether the model may ask for several tool calls in one turn. OpenAI receives
+        /// `parallel_tool_calls`; Anthropic, for `false`, `disable_parallel_tool_use: true`
+        /// inside its `tool_choice` (with `{"type": "auto"}` when no choice is set). Never
+        /// sent on a turn that offers no tools.
+        #[doc = ""]
+        #[doc = $scope]
+        pub fn parallel_tool_calls(mut self, allowed: bool) -> Self {
+            self.request.parallel_tool_calls = Some(allowed);
+            self
+        }
+
+        /// Sequences that end the model's reply: OpenAI `stop`, Anthropic
+        /// `stop_sequences`. An empty list sends none (for a run: even when the client has
+        /// some).
+        #[doc = ""]
+        #[doc = $scope]
+        pub fn stop<S: Into<String>>(mut self, sequences: impl IntoIterator<Item = S>) -> Self {
+            self.request.stop = Some(sequences.into_iter().map(Into::into).collect());
+            self
+        }
+
+        /// Fields the client does not know, added to the request body (`top_p`, `seed`,
+        /// `metadata`, a gateway's own fields, …): a JSON object, written last, so a key
+        /// the client also writes (`temperature`, `max_tokens`, `tool_choice`, …) takes
+        /// the value given here. The keys the loop depends on (`model`, `messages`,
+        /// `system`, `tools`, `stream`, `stream_options`, and each style's own) are
+        /// refused. A run's fields are merged over the client's, key by key.
+        ///
+        /// ```
+        /// use toolnexus::{ClientError, LlmClient};
+        /// use toolnexus::serde_json::json;
+        ///
+        /// let ok = LlmClient::builder().model("m").api_key("k").extra_body(json!({"seed": 7}));
+        /// assert!(ok.build().is_ok());
+        /// let bad = LlmClient::builder().model("m").api_key("k").extra_body(json!({"model": "x"}));
+        /// assert!(matches!(bad.build(), Err(ClientError::Config(_))));
+        /// ```
+        #[doc = ""]
+        #[doc = $scope]
+        pub fn extra_body(mut self, fields: serde_json::Value) -> Self {
+            self.request.extra_body = Some(fields);
+            self
+        }
+    };
+}
+pub(crate) use request_setters;
+
 /// Every setting is optional: unset, the provider's default applies (Anthropic's required
 /// `max_tokens` excepted, which its module fills in).
 #[derive(Clone, Default, PartialEq)]

@@ -1,15 +1,11 @@
 //! [`RunOptions`]: what one run brings besides its prompt — values for its tools
 //! ([`Extensions`]) and overrides of the client's request settings.
 
-use serde_json::Value;
-
-use super::request_options::RequestOptions;
-use super::tool_choice::ToolChoice;
+use super::request_options::{request_setters, RequestOptions};
 use crate::Extensions;
 
-/// Per-run options, given to [`LlmClient::with_options`](crate::LlmClient::with_options) (or
-/// [`run_with_options`](crate::LlmClient::run_with_options),
-/// [`run_with_answer_and_options`](crate::LlmClient::run_with_answer_and_options)).
+/// Per-run options, given to a run with [`Run::options`](crate::Run::options) (fresh,
+/// resumed and conversation runs alike).
 ///
 /// - **Extensions**: typed values for the run's tools — who the run acts for, a tenant, a
 ///   token, a database handle. Every tool call of the run receives them in
@@ -64,40 +60,5 @@ impl RunOptions {
         &self.extensions
     }
 
-    /// Sampling temperature for this run.
-    pub fn temperature(mut self, temperature: f64) -> Self {
-        self.request.temperature = Some(temperature);
-        self
-    }
-
-    /// `max_tokens` per model call for this run.
-    pub fn max_tokens(mut self, tokens: u32) -> Self {
-        self.request.max_tokens = Some(tokens);
-        self
-    }
-
-    /// Whether and which tools the model must call, for this run.
-    pub fn tool_choice(mut self, choice: ToolChoice) -> Self {
-        self.request.tool_choice = Some(choice);
-        self
-    }
-
-    /// Whether the model may ask for several tool calls in one turn, for this run.
-    pub fn parallel_tool_calls(mut self, allowed: bool) -> Self {
-        self.request.parallel_tool_calls = Some(allowed);
-        self
-    }
-
-    /// Stop sequences for this run; an empty list sends none, even when the client has some.
-    pub fn stop<S: Into<String>>(mut self, sequences: impl IntoIterator<Item = S>) -> Self {
-        self.request.stop = Some(sequences.into_iter().map(Into::into).collect());
-        self
-    }
-
-    /// Extra body fields for this run, merged over the client's (see
-    /// [`LlmClientBuilder::extra_body`](crate::LlmClientBuilder::extra_body)).
-    pub fn extra_body(mut self, fields: Value) -> Self {
-        self.request.extra_body = Some(fields);
-        self
-    }
+    request_setters!("Set on a run's options, it replaces the client's setting for that run only.");
 }

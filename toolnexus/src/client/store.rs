@@ -1,4 +1,5 @@
-//! [`ConversationStore`]: where [`LlmClient::ask`](crate::LlmClient::ask) keeps threads.
+//! [`ConversationStore`]: where a client's [`Conversation`](crate::Conversation)s keep
+//! their threads.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -10,12 +11,12 @@ use crate::BoxFuture;
 /// [`ClientError::Store`](crate::ClientError::Store) with its message.
 pub type StoreError = Box<dyn std::error::Error + Send + Sync>;
 
-/// Keeps conversation threads (transcripts) by id, for
-/// [`LlmClient::ask`](crate::LlmClient::ask) and [`Conversation`](crate::Conversation).
+/// Keeps conversation threads (transcripts) by id, for the client's
+/// [`Conversation`](crate::Conversation)s ([`LlmClient::conversation`](crate::LlmClient::conversation)).
 ///
 /// Object-safe and async: implement it over a database, a cache, files… The client holds
 /// one (set with [`LlmClientBuilder::store`](crate::LlmClientBuilder::store); an
-/// [`InMemoryStore`] by default). The store does not lock threads: two `ask`s on one id at
+/// [`InMemoryStore`] by default). The store does not lock threads: two runs on one thread at
 /// the same time both start from the same history and the later save wins.
 ///
 /// ```
@@ -78,7 +79,8 @@ impl<T: ConversationStore + ?Sized> ConversationStore for Arc<T> {
 ///         .build()
 /// };
 /// let (first, second) = (build().unwrap(), build().unwrap());
-/// // `first.ask(.., "thread-1", ..)` and `second.ask(.., "thread-1", ..)` continue one thread.
+/// // `first.conversation("thread-1")` and `second.conversation("thread-1")` continue one
+/// // thread.
 /// # drop((first, second));
 /// ```
 #[derive(Clone, Default)]

@@ -1,5 +1,5 @@
-//! The stream behind [`LlmClient::stream`](crate::LlmClient::stream): a run polled by its
-//! consumer, handing out the [`StreamEvent`]s it queued, then its end.
+//! [`RunStream`]: a run polled by its consumer, handing out the [`StreamEvent`]s it queued,
+//! then its end.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -11,17 +11,27 @@ use super::error::ClientError;
 use super::event::{Queue, StreamEvent};
 use super::run_result::RunResult;
 
-/// Polls the run and hands out what it queued, oldest first, then its end.
-pub(crate) struct EventStream<F> {
+/// A run's future, boxed so a [`RunStream`] and an awaited [`Run`](crate::Run) can be named.
+pub(crate) type BoxedRun<'a> =
+    Pin<Box<dyn Future<Output = Result<RunResult, ClientError>> + Send + 'a>>;
+
+/// The events of a run started with [`Run::stream`](crate::Run::stream) (or
+/// [`LlmClient::stream`](crate::LlmClient::stream)), ending with [`StreamEvent::Done`] or
+/// the run's error. It polls the run and hands out what the run queued, oldest first.
+#[must_use = "a stream does nothing unless polled"]
+pub struct RunStream<'a> {
     queue: Queue,
-    run: Option<Pin<Box<F>>>,
+    run: Option<BoxedRun<'a>>,
     end: Option<Result<RunResult, ClientError>>,
 }
 
-impl<F> EventStream<F> {
-    pub(crate) fn new(start: impl FnOnce(Queue) -> F) -> Self {
+impl<'a> RunStream<'a> {
+    pub(crate) fn new<F>(start: impl FnOnce(Queue) -> F) -> Self
+    where
+        F: Future<Output = Result<RunResult, ClientError>> + Send + 'a,
+    {
         let queue = Queue::default();
-        EventStream {
+        RunStream {
             run: Some(Box::pin(start(queue.clone()))),
             queue,
             end: None,
@@ -29,12 +39,16 @@ impl<F> EventStream<F> {
     }
 }
 
-impl<F> Stream for EventStream<F>
-where
-    F: Future<Output = Result<RunResult, ClientError>>,
-{
-    type Item = Result<StreamEvent, ClientError>;
+impl std::fmt::Debug for RunStream<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RunStream")
+            .field("ended", &self.run.is_none())
+            .finish_non_exhaustive()
+    }
+}
 
+impl Stream for RunStream<'_> {
+    type Item = Result<StreamEvent, ClientError>;
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         let this = self.get_mut();
         loop {

@@ -109,6 +109,53 @@ impl RecordedRequest {
         render::style_for_path(&self.path)
     }
 
+    /// What the user said, turn by turn, in the order sent, whatever the request's style:
+    /// each user message's text (its text parts joined), skipping the turns that only carry
+    /// tool results.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use toolnexus::testing::{MockLlm, Reply};
+    /// use toolnexus::{LlmClient, Style, Toolkit};
+    ///
+    /// let mock = MockLlm::start([Reply::text("hi"), Reply::text("fine")]).await?;
+    /// let client = LlmClient::builder().style(Style::Responses).base_url(mock.base_url()).model("m").build()?;
+    /// let tk = Toolkit::empty();
+    /// let first = client.run("hello", &tk).await?;
+    /// client.run("how are you?", &tk).history(first.messages).await?;
+    /// assert_eq!(mock.requests()[1].prompts(), ["hello", "how are you?"]);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn prompts(&self) -> Vec<String> {
+        // A message's text: a string, or the `text` of its parts (OpenAI's content parts,
+        // Anthropic's text blocks, Responses' `input_text` items, Gemini's parts).
+        let text = |parts: &Value| match parts {
+            Value::String(s) => Some(s.clone()),
+            Value::Array(parts) => {
+                let texts: Vec<&str> = parts.iter().filter_map(|p| p["text"].as_str()).collect();
+                (!texts.is_empty()).then(|| texts.concat())
+            }
+            _ => None,
+        };
+        let items = |key: &str| self.body[key].as_array().map_or(&[][..], Vec::as_slice);
+        let entries = match self.style() {
+            Some(Style::OpenAi | Style::Anthropic) => self.messages(),
+            Some(Style::Responses) => items("input"),
+            Some(Style::Gemini) => items("contents"),
+            None => &[],
+        };
+        entries
+            .iter()
+            .filter(|entry| entry["role"] == "user")
+            .filter_map(|entry| match entry.get("parts") {
+                Some(parts) => text(parts),
+                None => text(&entry["content"]),
+            })
+            .collect()
+    }
+
     /// The tool results the request feeds back, in the order sent, whatever its style:
     /// `(call id, output text)`. The id is the one each style pairs results by — OpenAI's
     /// `tool_call_id`, Anthropic's `tool_use_id`, the Responses `call_id`, Gemini's

@@ -1,0 +1,376 @@
+//! [`Run`]: a run being set up. [`LlmClient::run`], [`LlmClient::run_with_answer`] and
+//! [`Conversation`]'s methods return one; it is configured by chained calls and started by
+//! awaiting it or by [`Run::stream`], as reqwest's `RequestBuilder` is sent.
+
+use std::fmt;
+use std::future::IntoFuture;
+use std::marker::PhantomData;
+
+use tokio_util::sync::CancellationToken;
+
+use super::conversation::Conversation;
+use super::driver::{self, Start};
+use super::error::ClientError;
+use super::event::{Events, Silent};
+use super::llm_client::{store_error, LlmClient};
+use super::message::Message;
+use super::run_options::RunOptions;
+use super::run_result::RunResult;
+use super::streaming::{BoxedRun, RunStream};
+use crate::{Answer, Request, Toolkit};
+
+/// A run ready to start: await it for its [`RunResult`], or call [`stream`](Run::stream)
+/// for its progress as it happens. Nothing is sent before either.
+///
+/// Made by [`LlmClient::run`] (a new prompt, [`Fresh`]), [`LlmClient::run_with_answer`]
+/// (a halted run taken up again, [`Resume`]) and a [`Conversation`]'s
+/// [`send`](Conversation::send) and [`resume`](Conversation::resume) ([`InThread`]). Every
+/// kind takes [`options`](Run::options) and [`cancel`](Run::cancel); a fresh run also takes
+/// the [`history`](Run::history) it continues.
+///
+/// ```
+/// use toolnexus::{CancellationToken, LlmClient, Message, RunOptions, Toolkit};
+///
+/// # #[cfg(not(feature = "testing"))] fn main() {}
+/// # #[cfg(feature = "testing")] #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// # use toolnexus::testing::{MockLlm, Reply};
+/// # let model = MockLlm::start([Reply::text("Hello!"), Reply::text("Paris.")]).await?;
+/// # let client = LlmClient::builder().base_url(model.base_url()).model("m").api_key("k").build()?;
+/// let tk = Toolkit::builder().build()?;
+/// let first = client.run("Say hello", &tk).await?;
+/// let second = client
+///     .run("Where is the Louvre?", &tk)
+///     .history(first.messages)
+///     .options(RunOptions::new().temperature(0.2))
+///     .cancel(CancellationToken::new())
+///     .await?;
+/// assert_eq!(second.messages.len(), 4); // both exchanges
+/// # assert_eq!(second.text, "Paris.");
+/// # Ok(())
+/// # }
+/// ```
+#[must_use = "a run does nothing until it is awaited or streamed"]
+pub struct Run<'a, S = Fresh> {
+    client: &'a LlmClient,
+    tk: &'a Toolkit,
+    start: Begin<'a>,
+    options: Option<RunOptions>,
+    cancel: Option<CancellationToken>,
+    // A function pointer, so the marker never decides whether a run is `Send`.
+    kind: PhantomData<fn() -> S>,
+}
+
+/// The kind of a run of a new prompt ([`LlmClient::run`]): the one that takes a
+/// [`history`](Run::history).
+#[derive(Debug)]
+pub struct Fresh(());
+
+/// The kind of a halted run taken up again with the host's answer
+/// ([`LlmClient::run_with_answer`]).
+#[derive(Debug)]
+pub struct Resume(());
+
+/// The kind of a run in a [`Conversation`]'s thread: its transcript is loaded from the
+/// client's store before the run and saved back after it.
+#[derive(Debug)]
+pub struct InThread(());
+
+/// What the run starts from.
+#[derive(Debug)]
+enum Begin<'a> {
+    Fresh {
+        prompt: String,
+        history: Vec<Message>,
+    },
+    Resume {
+        messages: Vec<Message>,
+        request: &'a Request,
+        answer: Answer,
+    },
+    Thread {
+        id: String,
+        step: ThreadStep<'a>,
+    },
+}
+
+#[derive(Debug)]
+enum ThreadStep<'a> {
+    Prompt(String),
+    Answer {
+        request: &'a Request,
+        answer: Answer,
+    },
+}
+
+impl<'a> Run<'a, Fresh> {
+    pub(super) fn fresh(client: &'a LlmClient, prompt: String, tk: &'a Toolkit) -> Self {
+        // Room for the system prompt, the prompt and a first turn before any growth.
+        let history = Vec::with_capacity(4);
+        Run::new(client, tk, Begin::Fresh { prompt, history })
+    }
+
+    /// Continues `history` (e.g. an earlier run's [`RunResult::messages`]): the prompt is
+    /// appended as a new user message and the model sees the whole transcript. The system
+    /// prompt is put first only when `history` holds no system message, so a history from
+    /// an earlier run keeps its own.
+    ///
+    /// A history that ends with tool calls still waiting for results (a halted run) cannot
+    /// take a new message: resume it with [`LlmClient::run_with_answer`]. Such a run ends
+    /// with `Err(ClientError::InvalidTranscript)`, and nothing is sent.
+    pub fn history(mut self, messages: Vec<Message>) -> Self {
+        if let Begin::Fresh { history, .. } = &mut self.start {
+            *history = messages;
+        }
+        self
+    }
+}
+
+impl<'a> Run<'a, Resume> {
+    pub(super) fn resume(
+        client: &'a LlmClient,
+        messages: Vec<Message>,
+        request: &'a Request,
+        answer: Answer,
+        tk: &'a Toolkit,
+    ) -> Self {
+        let start = Begin::Resume {
+            messages,
+            request,
+            answer,
+        };
+        Run::new(client, tk, start)
+    }
+}
+
+impl<'a> Run<'a, InThread> {
+    pub(super) fn in_thread(
+        conversation: &'a Conversation,
+        prompt: String,
+        tk: &'a Toolkit,
+    ) -> Self {
+        Run::thread(conversation, ThreadStep::Prompt(prompt), tk)
+    }
+
+    pub(super) fn resume_thread(
+        conversation: &'a Conversation,
+        request: &'a Request,
+        answer: Answer,
+        tk: &'a Toolkit,
+    ) -> Self {
+        let step = ThreadStep::Answer { request, answer };
+        Run::thread(conversation, step, tk)
+    }
+
+    fn thread(conversation: &'a Conversation, step: ThreadStep<'a>, tk: &'a Toolkit) -> Self {
+        let id = conversation.id().to_owned();
+        Run::new(conversation.client(), tk, Begin::Thread { id, step })
+    }
+}
+
+impl<'a, S: 'a> Run<'a, S> {
+    fn new(client: &'a LlmClient, tk: &'a Toolkit, start: Begin<'a>) -> Self {
+        Run {
+            client,
+            tk,
+            start,
+            options: None,
+            cancel: None,
+            kind: PhantomData,
+        }
+    }
+
+    /// Per-run options: their [`Extensions`](crate::Extensions) reach every tool call of
+    /// the run (a resumed run's included: a halted run's extensions are not stored with
+    /// it, so give them again) and their request settings replace the client's.
+    ///
+    /// ```
+    /// use toolnexus::{tool, Ext, LlmClient, RunOptions, ToolChoice, Toolkit};
+    ///
+    /// struct Tenant(String);
+    ///
+    /// /// Lists the tenant's open orders
+    /// #[tool]
+    /// async fn open_orders(tenant: Ext<Tenant>) -> String {
+    ///     format!("no open orders for {}", tenant.0)
+    /// }
+    ///
+    /// # #[cfg(not(feature = "testing"))] fn main() {}
+    /// # #[cfg(feature = "testing")] #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # use toolnexus::testing::{MockLlm, Reply};
+    /// # let model = MockLlm::start([
+    /// #     Reply::tool_call("c1", "open_orders", toolnexus::serde_json::json!({})),
+    /// #     Reply::text("None open."),
+    /// # ]).await?;
+    /// # let client = LlmClient::builder().base_url(model.base_url()).model("m").api_key("k").build()?;
+    /// let tk = Toolkit::builder().tool(OpenOrders).build()?;
+    /// let options = RunOptions::new()
+    ///     .extension(Tenant("acme".into()))
+    ///     .tool_choice(ToolChoice::tool("open_orders"));
+    /// let result = client.run("Anything open?", &tk).options(options).await?;
+    /// assert_eq!(result.tool_calls[0].output, "no open orders for acme");
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn options(mut self, options: RunOptions) -> Self {
+        self.options = Some(options);
+        self
+    }
+
+    /// Aborts the run as soon as `cancel` is cancelled: the in-flight request is dropped
+    /// (the provider sees the connection close), running tools are dropped, and the run
+    /// ends with `Err(ClientError::Cancelled)`. A token already cancelled stops the run
+    /// before it sends anything.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use toolnexus::{CancellationToken, ClientError, LlmClient, Toolkit};
+    ///
+    /// # #[cfg(not(feature = "testing"))] fn main() {}
+    /// # #[cfg(feature = "testing")] #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # use toolnexus::testing::{MockLlm, Reply};
+    /// # let slow = Reply::text("…").delayed(Duration::from_secs(30));
+    /// # let model = MockLlm::start([slow]).await?;
+    /// # let client = LlmClient::builder().base_url(model.base_url()).model("m").api_key("k").build()?;
+    /// # let tk = Toolkit::builder().build()?;
+    /// let cancel = CancellationToken::new();
+    /// let stop = cancel.clone(); // e.g. held by a "Stop" button
+    /// tokio::spawn(async move {
+    ///     tokio::time::sleep(Duration::from_millis(50)).await;
+    ///     stop.cancel();
+    /// });
+    /// let result = client.run("Summarize the logs", &tk).cancel(cancel).await;
+    /// assert!(matches!(result, Err(ClientError::Cancelled)));
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn cancel(mut self, cancel: CancellationToken) -> Self {
+        self.cancel = Some(cancel);
+        self
+    }
+
+    /// The run's progress as a stream of [`StreamEvent`](crate::StreamEvent)s (see there for their order)
+    /// ending in [`StreamEvent::Done`](crate::StreamEvent::Done). Model replies are requested as server-sent events,
+    /// so text arrives as it is generated.
+    ///
+    /// The loop, hooks, suspension rules, retries, timeout and cancellation are those of
+    /// the awaited run; in particular a suspension without `wait_for` ends the stream with
+    /// `Done` whose status is [`Pending`](crate::RunStatus::Pending), and a resumed run's
+    /// settled call comes as a `ToolResult` (results the halted transcript already held are
+    /// not repeated). Nothing runs until the stream is polled, and it advances only as it
+    /// is polled. Dropping it aborts the run and its in-flight request. A failure is
+    /// yielded as the last item.
+    ///
+    /// ```
+    /// use futures::StreamExt;
+    /// use toolnexus::{LlmClient, StreamEvent, Toolkit};
+    ///
+    /// # #[cfg(not(feature = "testing"))] fn main() {}
+    /// # #[cfg(feature = "testing")] #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # use toolnexus::testing::{MockLlm, Reply};
+    /// # let model = MockLlm::start([Reply::text("Once upon a time, a crab.")]).await?;
+    /// # let client = LlmClient::builder().base_url(model.base_url()).model("m").api_key("k").build()?;
+    /// # let tk = Toolkit::builder().build()?;
+    /// let mut story = String::new();
+    /// let mut events = client.run("Tell me a story", &tk).stream();
+    /// while let Some(event) = events.next().await {
+    ///     match event? {
+    ///         StreamEvent::Text { delta } => story.push_str(&delta),
+    ///         StreamEvent::Done(result) => println!("{story}\n[{:?}]", result.status),
+    ///         _ => {}
+    ///     }
+    /// }
+    /// assert_eq!(story, "Once upon a time, a crab.");
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn stream(self) -> RunStream<'a> {
+        RunStream::new(move |queue| async move { self.go(&queue).await })
+    }
+
+    /// Drives the run to its end, with its events going to `ev`.
+    async fn go<E: Events>(self, ev: &E) -> Result<RunResult, ClientError> {
+        let Run {
+            client,
+            tk,
+            start,
+            options,
+            cancel,
+            kind: _,
+        } = self;
+        let scope = driver::Scope {
+            cancel: cancel.as_ref(),
+            options: options.as_ref(),
+        };
+        start.begin(client, scope, tk, ev).await
+    }
+}
+
+impl<'a, S: 'a> IntoFuture for Run<'a, S> {
+    type Output = Result<RunResult, ClientError>;
+    type IntoFuture = BoxedRun<'a>;
+
+    fn into_future(self) -> Self::IntoFuture {
+        Box::pin(async move { self.go(&Silent).await })
+    }
+}
+
+impl<S> fmt::Debug for Run<'_, S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Run")
+            .field("start", &self.start)
+            .field("options", &self.options)
+            .field("cancellable", &self.cancel.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Begin<'_> {
+    async fn begin<E: Events>(
+        self,
+        client: &LlmClient,
+        scope: driver::Scope<'_>,
+        tk: &Toolkit,
+        ev: &E,
+    ) -> Result<RunResult, ClientError> {
+        match self {
+            Begin::Fresh { prompt, history } => {
+                let transcript = client.new_transcript(prompt, history)?;
+                client.drive(scope, transcript, Start::Fresh, tk, ev).await
+            }
+            Begin::Resume {
+                messages,
+                request,
+                answer,
+            } => {
+                let start = Start::Resume { request, answer };
+                client.drive(scope, messages, start, tk, ev).await
+            }
+            Begin::Thread { id, step } => {
+                let store = client.store();
+                let stored = store.get(&id).await.map_err(store_error)?;
+                let result = match step {
+                    ThreadStep::Prompt(prompt) => {
+                        let transcript = client.new_transcript(prompt, stored)?;
+                        client
+                            .drive(scope, transcript, Start::Fresh, tk, ev)
+                            .await?
+                    }
+                    ThreadStep::Answer { request, answer } => {
+                        let start = Start::Resume { request, answer };
+                        client.drive(scope, stored, start, tk, ev).await?
+                    }
+                };
+                // A failed run saves nothing, so the thread stays as it was before it.
+                store
+                    .save(&id, &result.messages)
+                    .await
+                    .map_err(store_error)?;
+                Ok(result)
+            }
+        }
+    }
+}
