@@ -610,7 +610,7 @@ fn conversion(model: &ToolFn) -> TokenStream {
 }
 
 /// One `let` per parameter, spanned at the user's parameter type. An injected value goes
-/// through the runtime's `FromCallParts`, by way of the binder of what the parameter is
+/// through the runtime's `FromCallParts`, by way of the trait of what the parameter is
 /// meant to receive, so the parameter's type decides what is filled in, and a type that
 /// merely shares a name (a user's own `Answer`) is a trait error on that parameter that
 /// says where the value goes, never a silently wrong value.
@@ -649,7 +649,7 @@ fn binding(krate: &syn::Path, param: &Param) -> TokenStream {
             let binder = syn::Ident::new(intent.binder(), span);
             (
                 elide_lifetimes(ty),
-                quote_spanned!(span=> #krate::__private::#binder(&__toolnexus_parts)),
+                quote_spanned!(span=> #krate::__private::#binder::inject(&__toolnexus_parts)),
             )
         }
     };

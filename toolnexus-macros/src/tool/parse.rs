@@ -110,12 +110,13 @@ pub(crate) enum Injected {
 }
 
 impl Injected {
-    /// The runtime's function that binds a parameter of this intent.
+    /// The runtime's trait a parameter of this intent is bound through, whose error says
+    /// where such a value goes.
     pub(crate) fn binder(self) -> &'static str {
         match self {
-            Injected::Answer => "inject_answer",
-            Injected::Context => "inject_context",
-            Injected::Extension => "inject_extension",
+            Injected::Answer => "AnswerParam",
+            Injected::Context => "ContextParam",
+            Injected::Extension => "ExtensionParam",
         }
     }
 }

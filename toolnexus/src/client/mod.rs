@@ -43,4 +43,5 @@ pub use run_result::{Limit, RunResult, RunStatus, ToolCallRecord, Usage};
 pub use store::{ConversationStore, InMemoryStore, StoreError};
 pub use tool_choice::ToolChoice;
 
+#[cfg(any(fuzzing, feature = "__bench"))]
 pub(crate) use provider::Outgoing;

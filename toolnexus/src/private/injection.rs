@@ -127,56 +127,68 @@ impl<T: Send + Sync + 'static> OptionalFromCallParts<'_> for Ext<T> {
 }
 
 // `#[tool]` knows which value a parameter is meant to receive from how its type is spelled
-// or marked. The traits below carry nothing but that intent, so the error for a type that
-// cannot receive it names what was meant and where it goes; the value itself is always
-// taken through `FromCallParts`.
+// or marked, and binds it through the trait of that intent below. They add nothing but the
+// intent, so the error for a type that cannot receive it names what was meant and where it
+// goes: each impl takes the value through `FromCallParts`.
 
 /// What a parameter `#[tool]` takes for the host's answer must be.
 #[diagnostic::on_unimplemented(
     message = "a parameter of type `{Self}` cannot receive the host's answer",
     label = "the answer goes to `Option<&Answer>` or `Option<Answered<T>>` (import the runtime's `Answer`/`Answered`, or mark an alias of them `#[answer]`)"
 )]
-pub trait AnswerParam<'a>: FromCallParts<'a> {}
+pub trait AnswerParam<'a>: Sized {
+    /// [`FromCallParts::from_call_parts`], for a parameter meant for the host's answer.
+    fn inject(parts: &CallParts<'a>) -> Result<Self, ToolResult>;
+}
 
-impl<'a> AnswerParam<'a> for Option<&'a Answer> {}
+impl<'a> AnswerParam<'a> for Option<&'a Answer> {
+    fn inject(parts: &CallParts<'a>) -> Result<Self, ToolResult> {
+        FromCallParts::from_call_parts(parts)
+    }
+}
 
-impl<T: DeserializeOwned + AnswerForm> AnswerParam<'_> for Option<Answered<T>> {}
+impl<T: DeserializeOwned + AnswerForm> AnswerParam<'_> for Option<Answered<T>> {
+    fn inject(parts: &CallParts<'_>) -> Result<Self, ToolResult> {
+        FromCallParts::from_call_parts(parts)
+    }
+}
 
 /// What a parameter `#[tool]` takes for the call's context must be.
 #[diagnostic::on_unimplemented(
     message = "a parameter of type `{Self}` cannot receive the tool context",
     label = "the context goes to `&ToolContext` (import the runtime's, or mark an alias of it `#[context]`)"
 )]
-pub trait ContextParam<'a>: FromCallParts<'a> {}
+pub trait ContextParam<'a>: Sized {
+    /// [`FromCallParts::from_call_parts`], for a parameter meant for the call's context.
+    fn inject(parts: &CallParts<'a>) -> Result<Self, ToolResult>;
+}
 
-impl<'a> ContextParam<'a> for &'a ToolContext {}
+impl<'a> ContextParam<'a> for &'a ToolContext {
+    fn inject(parts: &CallParts<'a>) -> Result<Self, ToolResult> {
+        FromCallParts::from_call_parts(parts)
+    }
+}
 
 /// What a parameter `#[tool]` takes for a run's extension must be.
 #[diagnostic::on_unimplemented(
     message = "a parameter of type `{Self}` cannot receive a run's extension",
     label = "run extensions go to `Ext<T>` or `Option<Ext<T>>`, where `T: Send + Sync + 'static`"
 )]
-pub trait ExtensionParam<'a>: FromCallParts<'a> {}
-
-impl<T: Send + Sync + 'static> ExtensionParam<'_> for Ext<T> {}
-
-impl<T: Send + Sync + 'static> ExtensionParam<'_> for Option<Ext<T>> {}
-
-/// Fills a parameter meant for the host's answer.
-pub fn inject_answer<'a, T: AnswerParam<'a>>(parts: &CallParts<'a>) -> Result<T, ToolResult> {
-    T::from_call_parts(parts)
+pub trait ExtensionParam<'a>: Sized {
+    /// [`FromCallParts::from_call_parts`], for a parameter meant for a run's extension.
+    fn inject(parts: &CallParts<'a>) -> Result<Self, ToolResult>;
 }
 
-/// Fills a parameter meant for the call's context.
-pub fn inject_context<'a, T: ContextParam<'a>>(parts: &CallParts<'a>) -> Result<T, ToolResult> {
-    T::from_call_parts(parts)
+impl<T: Send + Sync + 'static> ExtensionParam<'_> for Ext<T> {
+    fn inject(parts: &CallParts<'_>) -> Result<Self, ToolResult> {
+        FromCallParts::from_call_parts(parts)
+    }
 }
 
-/// Fills a parameter meant for a run's extension.
-pub fn inject_extension<'a, T: ExtensionParam<'a>>(
-    parts: &CallParts<'a>,
-) -> Result<T, ToolResult> {
-    T::from_call_parts(parts)
+impl<T: Send + Sync + 'static> ExtensionParam<'_> for Option<Ext<T>> {
+    fn inject(parts: &CallParts<'_>) -> Result<Self, ToolResult> {
+        FromCallParts::from_call_parts(parts)
+    }
 }
 
 /// The answer form of an injected parameter's type, for `Tool::answer_schema`, chosen by
