@@ -202,4 +202,3 @@ pub fn schema_for<T: schemars::JsonSchema>() -> Value {
     let schema = schemars::SchemaGenerator::default().into_root_schema_for::<T>();
     crate::toolkit::normalize_schema(&schema.to_value())
 }
-

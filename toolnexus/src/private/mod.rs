@@ -1,9 +1,9 @@
 //! Support for macro-generated code. Not public API: names and signatures may change in
 //! any release.
 //!
-//! By role: [`arguments`] decodes a call's arguments and builds the input schema,
-//! [`injection`] fills the parameters the runtime injects, [`returns`] turns what a body
-//! returns into a result, [`forms`] puts a suspension's answer form in its request; the
+//! By role: `arguments` decodes a call's arguments and builds the input schema,
+//! `injection` fills the parameters the runtime injects, `returns` turns what a body
+//! returns into a result, `forms` puts a suspension's answer form in its request; the
 //! parsing hooks of the fuzz targets and benchmarks are in `hooks`.
 
 mod arguments;

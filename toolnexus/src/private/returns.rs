@@ -120,4 +120,3 @@ impl<T: schemars::JsonSchema> OutputSchema for T {}
 pub fn output_schema<T: OutputSchema>() -> Value {
     schema_for::<T>()
 }
-

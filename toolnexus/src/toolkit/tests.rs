@@ -65,7 +65,10 @@ async fn a_tool_lent_by_a_toolkit_is_guarded_like_its_calls() {
     let eager = tk.get("eager").unwrap();
     let result = eager.execute(json!({}), ToolContext::default()).await;
     assert!(result.is_error);
-    assert_eq!(result.output, "tool eager failed: panicked: no future for you");
+    assert_eq!(
+        result.output,
+        "tool eager failed: panicked: no future for you"
+    );
     let late = &tk.tools()[1];
     assert_eq!(late.name(), "late");
     let result = late.execute(json!({}), ToolContext::default()).await;
