@@ -125,66 +125,9 @@ fn parse_list(
     errors: &mut Errors,
 ) -> syn::Result<()> {
     while !input.is_empty() {
-        let key = input.call(Ident::parse_any).map_err(|e| {
-            syn::Error::new(
-                e.span(),
-                format_args!("expected `key = value` arguments, e.g. `{}`", spec.example),
-            )
-        })?;
-        let key = key.unraw();
-        let name = key.to_string();
-        let alone = input.is_empty() || input.peek(Token![,]);
-        if alone && spec.flags.contains(&name.as_str()) {
-            push_unique(
-                items,
-                Named {
-                    key,
-                    value: Value::Flag,
-                },
-                spec,
-                errors,
-            );
-            if input.is_empty() {
-                break;
-            }
-            input.parse::<Token![,]>()?;
-            continue;
-        }
-        if spec.flags.contains(&name.as_str()) {
-            return Err(syn::Error::new(
-                key.span(),
-                format_args!("`{key}` takes no value: write just `{key}`"),
-            ));
-        }
-        if !input.peek(Token![=]) {
-            return Err(syn::Error::new(
-                key.span(),
-                format_args!(
-                    "expected `{key} = ...`; arguments of {} are `key = value` pairs, e.g. `{}`",
-                    spec.context, spec.example
-                ),
-            ));
-        }
-        input.parse::<Token![=]>()?;
-        let known = spec.exprs.contains(&name.as_str()) || spec.types.contains(&name.as_str());
-        let value = if spec.types.contains(&name.as_str()) {
-            Some(Value::Type(input.parse()?))
-        } else if known {
-            Some(Value::Expr(input.parse()?))
-        } else {
-            errors.at(
-                &key,
-                format_args!(
-                    "unknown argument `{key}` in {}; expected {}",
-                    spec.context,
-                    spec.valid_keys()
-                ),
-            );
-            skip_value(input)?;
-            None
-        };
-        if let Some(value) = value {
-            push_unique(items, Named { key, value }, spec, errors);
+        let key = parse_key(input, spec)?;
+        if let Some(named) = parse_entry(input, key, spec, errors)? {
+            push_unique(items, named, spec, errors);
         }
         if input.is_empty() {
             break;
@@ -192,6 +135,68 @@ fn parse_list(
         input.parse::<Token![,]>()?;
     }
     Ok(())
+}
+
+/// The next key, raw identifiers stripped of `r#`.
+fn parse_key(input: ParseStream, spec: &Spec) -> syn::Result<Ident> {
+    let key = input.call(Ident::parse_any).map_err(|e| {
+        syn::Error::new(
+            e.span(),
+            format_args!("expected `key = value` arguments, e.g. `{}`", spec.example),
+        )
+    })?;
+    Ok(key.unraw())
+}
+
+/// What follows `key`: nothing for a flag, `= value` for any other key. An unknown key is
+/// reported and its value skipped (`None`), so the keys after it are still read; a list
+/// that cannot be read on is an `Err`.
+fn parse_entry(
+    input: ParseStream,
+    key: Ident,
+    spec: &Spec,
+    errors: &mut Errors,
+) -> syn::Result<Option<Named>> {
+    let name = key.to_string();
+    if spec.flags.contains(&name.as_str()) {
+        if input.is_empty() || input.peek(Token![,]) {
+            return Ok(Some(Named {
+                key,
+                value: Value::Flag,
+            }));
+        }
+        return Err(syn::Error::new(
+            key.span(),
+            format_args!("`{key}` takes no value: write just `{key}`"),
+        ));
+    }
+    if !input.peek(Token![=]) {
+        return Err(syn::Error::new(
+            key.span(),
+            format_args!(
+                "expected `{key} = ...`; arguments of {} are `key = value` pairs, e.g. `{}`",
+                spec.context, spec.example
+            ),
+        ));
+    }
+    input.parse::<Token![=]>()?;
+    let value = if spec.types.contains(&name.as_str()) {
+        Value::Type(input.parse()?)
+    } else if spec.exprs.contains(&name.as_str()) {
+        Value::Expr(input.parse()?)
+    } else {
+        errors.at(
+            &key,
+            format_args!(
+                "unknown argument `{key}` in {}; expected {}",
+                spec.context,
+                spec.valid_keys()
+            ),
+        );
+        skip_value(input)?;
+        return Ok(None);
+    };
+    Ok(Some(Named { key, value }))
 }
 
 /// Adds `named` unless its key was given already, which is reported at the repeat.

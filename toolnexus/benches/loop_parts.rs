@@ -3,7 +3,7 @@
 //! parsing one provider reply, in both wire formats.
 //!
 //! ```sh
-//! cargo bench -p toolnexus --bench loop_parts
+//! cargo bench -p toolnexus --bench loop_parts --features __bench
 //! ```
 
 use criterion::{criterion_group, criterion_main, Criterion};

@@ -67,6 +67,8 @@ extern crate self as toolnexus;
 
 pub mod builtin;
 mod client;
+// Read outside a run only by the stub server, the fuzz targets and the benchmarks.
+#[cfg(any(feature = "testing", feature = "__bench", fuzzing))]
 mod decoded_reply;
 mod extensions;
 #[macro_use]
@@ -86,7 +88,7 @@ mod toolkit;
 pub mod testing;
 
 #[doc(hidden)]
-#[path = "private.rs"]
+#[path = "private/mod.rs"]
 pub mod __private;
 
 pub use client::{

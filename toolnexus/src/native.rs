@@ -83,7 +83,4 @@ where
             (self.f)(args, ctx).await.into_tool_result()
         }))
     }
-    fn __catches_panics(&self) -> bool {
-        true
-    }
 }

@@ -100,13 +100,6 @@ pub trait Tool: Send + Sync + 'static {
     fn output_schema(&self) -> Option<&Value> {
         None
     }
-    /// Whether `execute` itself turns a panic into an error result (generated and
-    /// [`NativeTool`](crate::NativeTool) tools do), so a toolkit need not guard it again.
-    /// Not public API.
-    #[doc(hidden)]
-    fn __catches_panics(&self) -> bool {
-        false
-    }
 }
 
 impl<T: Tool + ?Sized> Tool for Arc<T> {
@@ -131,9 +124,6 @@ impl<T: Tool + ?Sized> Tool for Arc<T> {
     fn output_schema(&self) -> Option<&Value> {
         (**self).output_schema()
     }
-    fn __catches_panics(&self) -> bool {
-        (**self).__catches_panics()
-    }
 }
 
 impl<T: Tool + ?Sized> Tool for Box<T> {
@@ -157,9 +147,6 @@ impl<T: Tool + ?Sized> Tool for Box<T> {
     }
     fn output_schema(&self) -> Option<&Value> {
         (**self).output_schema()
-    }
-    fn __catches_panics(&self) -> bool {
-        (**self).__catches_panics()
     }
 }
 

@@ -79,9 +79,7 @@ pub(crate) struct Param {
     pub(crate) attrs: ParamAttrs,
 }
 
-/// Where a parameter's value comes from. The generated code binds the two injected roles
-/// through the runtime's `FromAnswer` and `FromContext` traits, so the type decides what
-/// is filled in and a type that cannot be is a trait error on that parameter.
+/// Where a parameter's value comes from.
 pub(crate) enum Role {
     /// Decoded from the call's arguments: a property of the input schema.
     Arg {
@@ -91,6 +89,16 @@ pub(crate) enum Role {
         /// `#[arg(default = EXPR)]`: the property is optional and shows this default.
         default: Option<Box<syn::Expr>>,
     },
+    /// Filled in by the runtime from the call's parts.
+    Injected(Injected),
+}
+
+/// What an injected parameter is meant to receive, as its spelling or mark says. The
+/// generated code takes every one through the runtime's `FromCallParts`, so the type
+/// decides what is filled in and a type that cannot be is a trait error on that parameter;
+/// the intent only names, in that error, what the parameter was taken for.
+#[derive(Clone, Copy)]
+pub(crate) enum Injected {
     /// The host's answer on a resumed call: `Option<&Answer>`, `Option<Answered<T>>`, or
     /// any type marked `#[answer]`.
     Answer,
@@ -99,6 +107,18 @@ pub(crate) enum Role {
     /// A value the host attached to the run: `Ext<T>`, or `Option<Ext<T>>` when the tool
     /// can do without it.
     Extension,
+}
+
+impl Injected {
+    /// The runtime's trait a parameter of this intent is bound through, whose error says
+    /// where such a value goes.
+    pub(crate) fn binder(self) -> &'static str {
+        match self {
+            Injected::Answer => "AnswerParam",
+            Injected::Context => "ContextParam",
+            Injected::Extension => "ExtensionParam",
+        }
+    }
 }
 
 impl ToolFn {
@@ -256,18 +276,20 @@ fn read_param(arg: &mut syn::PatType, krate: &Path, errors: &mut Errors) -> Opti
         }
     };
     let role = if attrs.answer.is_some() {
-        Role::Answer
+        Role::Injected(Injected::Answer)
     } else if attrs.context.is_some() {
-        Role::Context
+        Role::Injected(Injected::Context)
+    } else if let Some(intent) = injected(&arg.ty, krate) {
+        Role::Injected(intent)
     } else {
-        injected(&arg.ty, krate).unwrap_or_else(|| Role::Arg {
+        Role::Arg {
             name: match &attrs.rename {
                 Some(lit) => lit.value(),
                 None => ident.unraw().to_string(),
             },
             description: attrs.description.clone(),
             default: attrs.default.clone().map(Box::new),
-        })
+        }
     };
     Some(Param {
         ident,
@@ -282,36 +304,36 @@ fn read_param(arg: &mut syn::PatType, krate: &Path, errors: &mut Errors) -> Opti
 /// user's own type that happens to have one of these names is recognised too, and then
 /// fails to type-check at the parameter (the generated binding names the runtime's type),
 /// so it is never silently given the wrong value.
-fn injected(ty: &Type, krate: &Path) -> Option<Role> {
+fn injected(ty: &Type, krate: &Path) -> Option<Injected> {
     match strip_group(ty) {
         Type::Reference(r) if r.mutability.is_none() => {
             let Type::Path(p) = strip_group(&r.elem) else {
                 return None;
             };
             (p.qself.is_none() && is_runtime_item(&p.path, krate, "ToolContext"))
-                .then_some(Role::Context)
+                .then_some(Injected::Context)
         }
         Type::Path(p) if p.qself.is_none() => {
             if is_extension(&p.path, krate) {
-                return Some(Role::Extension);
+                return Some(Injected::Extension);
             }
             let inner = option_arg(&p.path)?;
             match strip_group(inner) {
                 Type::Reference(r) if r.mutability.is_none() => match strip_group(&r.elem) {
                     Type::Path(p) if p.qself.is_none() => {
-                        is_runtime_item(&p.path, krate, "Answer").then_some(Role::Answer)
+                        is_runtime_item(&p.path, krate, "Answer").then_some(Injected::Answer)
                     }
                     _ => None,
                 },
                 Type::Path(p) if p.qself.is_none() && is_extension(&p.path, krate) => {
-                    Some(Role::Extension)
+                    Some(Injected::Extension)
                 }
                 Type::Path(p) if p.qself.is_none() => {
                     let last = p.path.segments.last()?;
                     if last.ident != "Answered" || !is_runtime_prefix(&p.path, krate) {
                         return None;
                     }
-                    single_type_arg(&last.arguments).map(|_| Role::Answer)
+                    single_type_arg(&last.arguments).map(|_| Injected::Answer)
                 }
                 _ => None,
             }
@@ -475,33 +497,33 @@ mod tests {
         let role = |ty: Type| injected(&ty, &krate);
         assert!(matches!(
             role(syn::parse_quote!(Option<&Answer>)),
-            Some(Role::Answer)
+            Some(Injected::Answer)
         ));
         assert!(matches!(
             role(syn::parse_quote!(
                 ::core::option::Option<&'a ::toolnexus::Answer>
             )),
-            Some(Role::Answer)
+            Some(Injected::Answer)
         ));
         assert!(matches!(
             role(syn::parse_quote!(Option<&tn::Answer>)),
-            Some(Role::Answer)
+            Some(Injected::Answer)
         ));
         assert!(matches!(
             role(syn::parse_quote!(&ToolContext)),
-            Some(Role::Context)
+            Some(Injected::Context)
         ));
         assert!(matches!(
             role(syn::parse_quote!(Option<Answered<Form>>)),
-            Some(Role::Answer)
+            Some(Injected::Answer)
         ));
         assert!(matches!(
             role(syn::parse_quote!(Ext<Tenant>)),
-            Some(Role::Extension)
+            Some(Injected::Extension)
         ));
         assert!(matches!(
             role(syn::parse_quote!(Option<::toolnexus::Ext<db::Pool>>)),
-            Some(Role::Extension)
+            Some(Injected::Extension)
         ));
         assert!(role(syn::parse_quote!(other::Ext<Tenant>)).is_none());
         assert!(role(syn::parse_quote!(Ext)).is_none());

@@ -46,4 +46,5 @@ pub use store::{ConversationStore, InMemoryStore, StoreError};
 pub use streaming::RunStream;
 pub use tool_choice::ToolChoice;
 
+#[cfg(any(fuzzing, feature = "__bench"))]
 pub(crate) use provider::Outgoing;

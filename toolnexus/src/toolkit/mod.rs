@@ -11,13 +11,13 @@ pub(crate) use schema::normalize as normalize_schema;
 
 use std::collections::HashMap;
 use std::fmt;
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, OnceLock};
 
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
 
-use crate::{panics, tool_args, Style, Tool, ToolContext, ToolResult};
+use crate::panics::Guarded;
+use crate::{tool_args, Style, Tool, ToolContext, ToolResult};
 
 /// A registration problem.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -59,6 +59,9 @@ pub struct Toolkit {
 }
 
 struct Inner {
+    /// The tools as registered, each behind its guard.
+    guarded: Vec<Arc<Guarded>>,
+    /// The same, as [`Toolkit::tools`] lends them.
     tools: Vec<Arc<dyn Tool>>,
     names: Vec<String>,
     index: HashMap<String, usize>,
@@ -144,9 +147,20 @@ impl ToolkitBuilder {
             .iter()
             .map(|t| schema::normalize(t.input_schema()))
             .collect();
+        let guarded: Vec<Arc<Guarded>> = self
+            .tools
+            .into_iter()
+            .zip(&names)
+            .map(|(tool, name)| Arc::new(Guarded::new(name.clone(), tool)))
+            .collect();
+        let tools = guarded
+            .iter()
+            .map(|g| Arc::clone(g) as Arc<dyn Tool>)
+            .collect();
         Ok(Toolkit {
             inner: Arc::new(Inner {
-                tools: self.tools,
+                guarded,
+                tools,
                 names,
                 index,
                 schemas,
@@ -213,7 +227,8 @@ impl Toolkit {
         }
     }
 
-    /// The tools, in registration order.
+    /// The tools, in registration order, each behind the toolkit's guard: a panic in a call
+    /// made through it is an error result, as in [`execute`](Self::execute).
     pub fn tools(&self) -> &[Arc<dyn Tool>] {
         &self.inner.tools
     }
@@ -263,15 +278,7 @@ impl Toolkit {
             Ok(map) => Value::Object(map),
             Err(message) => return ToolResult::error(message),
         };
-        let tool = &self.inner.tools[i];
-        if tool.__catches_panics() {
-            return tool.execute(args, ctx).await;
-        }
-        // A hand-written `execute` can panic before it even returns its future.
-        match catch_unwind(AssertUnwindSafe(|| tool.execute(args, ctx))) {
-            Ok(future) => panics::guard(name, future).await,
-            Err(panic) => panics::panicked(name, panic),
-        }
+        self.inner.guarded[i].call(args, ctx).await
     }
 
     /// The self-contained input schema declared for the tool at `index`.

@@ -36,6 +36,47 @@ async fn a_tool_panicking_before_its_future_is_an_error_result() {
     );
 }
 
+/// A hand-written tool whose future panics when polled.
+struct PanicsLater;
+
+impl Tool for PanicsLater {
+    fn name(&self) -> &str {
+        "late"
+    }
+    fn description(&self) -> &str {
+        "Panics while running"
+    }
+    fn input_schema(&self) -> &Value {
+        static SCHEMA: std::sync::OnceLock<Value> = std::sync::OnceLock::new();
+        SCHEMA.get_or_init(|| json!({"type": "object"}))
+    }
+    fn execute(&self, _args: Value, _ctx: ToolContext) -> BoxFuture<'_, ToolResult> {
+        Box::pin(async { panic!("gave up halfway") })
+    }
+}
+
+#[tokio::test]
+async fn a_tool_lent_by_a_toolkit_is_guarded_like_its_calls() {
+    let tk = Toolkit::builder()
+        .tool(PanicsEagerly)
+        .tool(PanicsLater)
+        .build()
+        .unwrap();
+    let eager = tk.get("eager").unwrap();
+    let result = eager.execute(json!({}), ToolContext::default()).await;
+    assert!(result.is_error);
+    assert_eq!(
+        result.output,
+        "tool eager failed: panicked: no future for you"
+    );
+    let late = &tk.tools()[1];
+    assert_eq!(late.name(), "late");
+    let result = late.execute(json!({}), ToolContext::default()).await;
+    assert_eq!(result.output, "tool late failed: panicked: gave up halfway");
+    let via_toolkit = tk.execute("late", json!({}), ToolContext::default()).await;
+    assert_eq!(via_toolkit, result);
+}
+
 // Tools generated inside the runtime crate itself: `::toolnexus` resolves through
 // `extern crate self as toolnexus`.
 

@@ -1,0 +1,50 @@
+//! Support for macro-generated code. Not public API: names and signatures may change in
+//! any release.
+//!
+//! By role: `arguments` decodes a call's arguments and builds the input schema,
+//! `injection` fills the parameters the runtime injects, `returns` turns what a body
+//! returns into a result, `forms` puts a suspension's answer form in its request; the
+//! parsing hooks of the fuzz targets and benchmarks are in `hooks`.
+
+mod arguments;
+mod forms;
+#[cfg(any(fuzzing, feature = "__bench"))]
+mod hooks;
+mod injection;
+mod returns;
+
+use std::future::Future;
+
+use serde_json::Value;
+
+use crate::ToolResult;
+
+pub use arguments::*;
+pub use forms::*;
+#[cfg(any(fuzzing, feature = "__bench"))]
+pub use hooks::*;
+pub use injection::*;
+pub use returns::*;
+
+pub use schemars;
+pub use serde;
+pub use serde_json;
+pub use toolnexus_macros::{__auth_required, __pending};
+
+/// Runs a tool body, turning a panic into an error result so the run goes on.
+pub async fn guard<F: Future<Output = ToolResult>>(tool: &str, fut: F) -> ToolResult {
+    crate::panics::guard(tool, fut).await
+}
+
+/// A JSON value's kind, for error messages that must not echo the value itself.
+pub fn kind_of(value: &Value) -> &'static str {
+    crate::tool_args::kind_of(value)
+}
+
+/// Requires a tool body's future to be `Send` (agent loops run tools on multi-threaded
+/// runtimes). Generated code calls it spanned at the fn, so a body holding something like
+/// an `Rc` across an `.await` is reported there; the name is what the compiler's note
+/// shows ("required by this bound in `tool_future_must_be_send`").
+pub fn tool_future_must_be_send<F: Future + Send>(f: F) -> F {
+    f
+}
