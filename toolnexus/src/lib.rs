@@ -104,7 +104,7 @@ pub use suspension::{Answer, AnswerDataError, Request};
 /// `tokio-util` so hosts need not depend on it.
 pub use tokio_util::sync::CancellationToken;
 pub use tool::{Answered, BoxFuture, Tool, ToolContext, Toolbox};
-pub use toolkit::{sanitize_name, Toolkit, ToolkitBuilder, ToolkitError};
+pub use toolkit::{sanitize_name, ToolDeclaration, Toolkit, ToolkitBuilder, ToolkitError};
 
 pub use toolnexus_macros::{tool, toolbox};
 
