@@ -5,9 +5,7 @@ use std::time::Duration;
 
 use rmcp::model::{CallToolResponse, ElicitRequestParams, InputRequest};
 use serde_json::{json, Value};
-use toolnexus::{
-    auth_required, tool, Answer, BoxFuture, NativeTool, Request, ToolResult, Toolkit,
-};
+use toolnexus::{auth_required, tool, Answer, BoxFuture, NativeTool, Request, ToolResult, Toolkit};
 use toolnexus_mcp::{McpServer, McpTools, Park, ParkedCall};
 
 use crate::shop;
@@ -58,17 +56,25 @@ fn spaced_names() -> Toolkit {
         "properties": {"city": {"type": "string"}},
         "required": ["city"]
     });
-    let weather = NativeTool::of("get weather", "Current weather", schema.clone(), |args, _| {
-        async move { format!("sunny in {}", args["city"].as_str().unwrap_or("?")) }
-    });
-    let book = NativeTool::of("book trip!", "Books a trip", schema, |args, ctx| async move {
-        let city = args["city"].as_str().unwrap_or("?").to_owned();
-        match ctx.answer {
-            Some(a) if a.ok => ToolResult::ok(format!("booked {city}")),
-            Some(_) => ToolResult::error("not booked"),
-            None => ToolResult::pending(Request::new("approval", format!("Book {city}?"))),
-        }
-    });
+    let weather = NativeTool::of(
+        "get weather",
+        "Current weather",
+        schema.clone(),
+        |args, _| async move { format!("sunny in {}", args["city"].as_str().unwrap_or("?")) },
+    );
+    let book = NativeTool::of(
+        "book trip!",
+        "Books a trip",
+        schema,
+        |args, ctx| async move {
+            let city = args["city"].as_str().unwrap_or("?").to_owned();
+            match ctx.answer {
+                Some(a) if a.ok => ToolResult::ok(format!("booked {city}")),
+                Some(_) => ToolResult::error("not booked"),
+                None => ToolResult::pending(Request::new("approval", format!("Book {city}?"))),
+            }
+        },
+    );
     Toolkit::builder().tool(weather).tool(book).build().unwrap()
 }
 

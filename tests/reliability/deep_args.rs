@@ -10,8 +10,8 @@ use futures::StreamExt;
 use serde_json::{json, Value};
 use toolnexus::testing::{MockLlm, Reply};
 use toolnexus::{
-    Answer, ClientError, LlmClient, NativeTool, Request, RunResult, RunStatus, Style, ToolContext,
-    StreamEvent, ToolResult, Toolkit,
+    Answer, ClientError, LlmClient, NativeTool, Request, RunResult, RunStatus, StreamEvent, Style,
+    ToolContext, ToolResult, Toolkit,
 };
 
 use crate::support::{client, last_message, Last, STYLES};

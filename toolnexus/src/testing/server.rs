@@ -165,27 +165,41 @@ async fn handle(
 ) -> Result<Response<PacedBody>, Infallible> {
     let request = match read(req).await {
         Ok(request) => request,
-        Err(response) => return Ok(response),
+        Err(refusal) => return Ok(refusal.response()),
     };
     let seq = shared.record(request.clone());
     Ok(match route(&shared, &request, seq) {
         Ok((wire, reply)) => answer(&shared, wire, seq, &request, reply).await,
-        Err(response) => response,
+        Err(refusal) => refusal.response(),
     })
 }
 
+/// What the mock answers itself instead of a scripted reply.
+struct Refusal {
+    /// The wire format the error body is written in.
+    wire: Style,
+    status: StatusCode,
+    message: String,
+}
+
+impl Refusal {
+    fn response(self) -> Response<PacedBody> {
+        plain_error(self.wire, self.status, &self.message)
+    }
+}
+
 /// The request as the mock records it, once its whole body has arrived.
-async fn read(req: Request<Incoming>) -> Result<RecordedRequest, Response<PacedBody>> {
+async fn read(req: Request<Incoming>) -> Result<RecordedRequest, Refusal> {
     let (parts, body) = req.into_parts();
     let raw_body = match body.collect().await {
         Ok(collected) => collected.to_bytes().to_vec(),
         // The client vanished mid-body; nobody reads this answer.
         Err(_) => {
-            return Err(plain_error(
-                Style::OpenAi,
-                StatusCode::BAD_REQUEST,
-                "could not read the request body",
-            ))
+            return Err(Refusal {
+                wire: Style::OpenAi,
+                status: StatusCode::BAD_REQUEST,
+                message: "could not read the request body".to_owned(),
+            })
         }
     };
     let headers = parts
@@ -214,23 +228,35 @@ fn route(
     shared: &Shared,
     request: &RecordedRequest,
     seq: usize,
-) -> Result<(Style, Reply), Response<PacedBody>> {
+) -> Result<(Style, Reply), Refusal> {
     let Some(wire) = render::style_for_path(&request.path) else {
         let message = format!(
             "toolnexus MockLlm: no endpoint at {}; it serves POST …/chat/completions (OpenAI), …/messages (Anthropic), …/responses (Responses) and …/models/MODEL:generateContent (Gemini)",
             request.path
         );
-        return Err(plain_error(Style::OpenAi, StatusCode::NOT_FOUND, &message));
+        return Err(Refusal {
+            wire: Style::OpenAi,
+            status: StatusCode::NOT_FOUND,
+            message,
+        });
     };
     if request.method != "POST" {
         let message = format!(
             "toolnexus MockLlm: {} {} is not served; use POST",
             request.method, request.path
         );
-        return Err(plain_error(wire, StatusCode::METHOD_NOT_ALLOWED, &message));
+        return Err(Refusal {
+            wire,
+            status: StatusCode::METHOD_NOT_ALLOWED,
+            message,
+        });
     }
     if let Some(message) = shared.refusal(wire, request) {
-        return Err(plain_error(wire, StatusCode::BAD_REQUEST, &message));
+        return Err(Refusal {
+            wire,
+            status: StatusCode::BAD_REQUEST,
+            message,
+        });
     }
     let Some(reply) = shared.next_reply(request) else {
         // 410, not a 5xx: a client retries those, and each retry would only find the
@@ -241,7 +267,11 @@ fn route(
              MockLlm::with_fn",
             request.method, request.path
         );
-        return Err(plain_error(wire, StatusCode::GONE, &message));
+        return Err(Refusal {
+            wire,
+            status: StatusCode::GONE,
+            message,
+        });
     };
     Ok((wire, reply))
 }
@@ -266,8 +296,9 @@ async fn answer(
     let rendered = render::render(wire, &reply.body, reply.usage, &Exchange::of(request, seq));
     shared.issued(wire, seq, &reply);
     respond(rendered, &reply.headers, reply.chunk_bytes).unwrap_or_else(|problem| {
-        let message =
-            format!("toolnexus MockLlm: the scripted reply is not a valid HTTP response: {problem}");
+        let message = format!(
+            "toolnexus MockLlm: the scripted reply is not a valid HTTP response: {problem}"
+        );
         plain_error(wire, StatusCode::INTERNAL_SERVER_ERROR, &message)
     })
 }

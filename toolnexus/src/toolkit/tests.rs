@@ -104,16 +104,21 @@ fn raw_place_schema() -> Value {
     })
 }
 
-#[test]
-fn declarations_carry_the_sanitized_name_and_the_normalized_schema() {
+/// A tool named as no provider accepts, with a raw schema, and one declaring its output.
+fn weather_and_rain() -> Toolkit {
     let weather = NativeTool::of("get weather", "Weather", raw_place_schema(), |_, _| async {
         "sunny"
     });
-    let tk = Toolkit::builder()
+    Toolkit::builder()
         .tool(weather)
         .tool(RainyDays)
         .build()
-        .unwrap();
+        .unwrap()
+}
+
+#[test]
+fn declarations_carry_the_sanitized_name_and_the_normalized_schema() {
+    let tk = weather_and_rain();
     let declared: Vec<_> = tk.declarations().collect();
     assert_eq!(tk.declarations().len(), 2);
     assert_eq!(declared[0].name, "get_weather");
@@ -134,14 +139,7 @@ fn declarations_carry_the_sanitized_name_and_the_normalized_schema() {
 
 #[test]
 fn every_export_and_request_body_is_made_of_the_declarations() {
-    let weather = NativeTool::of("get weather", "Weather", raw_place_schema(), |_, _| async {
-        "sunny"
-    });
-    let tk = Toolkit::builder()
-        .tool(weather)
-        .tool(RainyDays)
-        .build()
-        .unwrap();
+    let tk = weather_and_rain();
     let (openai, anthropic, gemini) = (tk.to_openai(), tk.to_anthropic(), tk.to_gemini());
     for (i, d) in tk.declarations().enumerate() {
         assert_eq!(openai[i]["function"]["name"], d.name);
@@ -151,7 +149,10 @@ fn every_export_and_request_body_is_made_of_the_declarations() {
         assert_eq!(gemini[0]["functionDeclarations"][i]["name"], d.name);
     }
     for style in crate::Style::ALL {
-        let body = tk.declarations_json(style).expect("tools are declared").get();
+        let body = tk
+            .declarations_json(style)
+            .expect("tools are declared")
+            .get();
         assert!(body.contains("\"get_weather\""), "{style}: {body}");
         assert!(!body.contains("get weather"), "{style}: {body}");
         assert!(!body.contains("$schema"), "{style}: {body}");

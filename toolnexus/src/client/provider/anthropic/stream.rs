@@ -416,13 +416,19 @@ mod tests {
             input = json!({"a": input});
         }
         let (_, reply) = decode(&[
-            start(0, json!({"type": "tool_use", "id": "c1", "name": "deep", "input": input})),
+            start(
+                0,
+                json!({"type": "tool_use", "id": "c1", "name": "deep", "input": input}),
+            ),
             stop(),
         ])
         .unwrap();
         assert_eq!(reply.calls[0].args, Value::String(input.to_string()));
         let problem = reply.arg_errors[0].as_deref().unwrap();
-        assert!(problem.starts_with("invalid arguments for deep: "), "{problem}");
+        assert!(
+            problem.starts_with("invalid arguments for deep: "),
+            "{problem}"
+        );
     }
 
     #[test]
