@@ -6,12 +6,12 @@ use std::task::{Context, Poll, Waker};
 
 use serde::de::DeserializeOwned;
 use serde::Serialize;
-use toolnexus::__private::ParsedReply;
+use toolnexus::__private::DecodedReply;
 use toolnexus::{ClientError, Message};
 
 /// A reply either parses into a consistent turn whose transcript entry survives a JSON round
 /// trip (a durable host persists it), or is refused as an unreadable response.
-pub fn check_reply(parsed: Result<ParsedReply, ClientError>) {
+pub fn check_reply(parsed: Result<DecodedReply, ClientError>) {
     match parsed {
         Ok(reply) => {
             assert_eq!(reply.calls.len(), reply.arg_errors.len());

@@ -6,11 +6,12 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
+use futures::StreamExt;
 use serde_json::{json, Value};
 use toolnexus::testing::{MockLlm, Reply};
 use toolnexus::{
-    Answer, ClientError, LlmClient, NativeTool, Request, RunResult, RunStatus, Style, ToolContext,
-    ToolResult, Toolkit,
+    Answer, ClientError, LlmClient, NativeTool, Request, RunResult, RunStatus, StreamEvent, Style,
+    ToolContext, ToolResult, Toolkit,
 };
 
 use crate::support::{last_message, on, Last, STYLES};
@@ -72,6 +73,21 @@ impl Parking {
         .unwrap();
         let parking = Parking::new(style, &mock);
         let result = parking.client.run("go", &parking.tk).await.unwrap();
+        (mock, parking, result)
+    }
+
+    /// Streams a run against these replies, to its end.
+    async fn stream_with(
+        style: Style,
+        replies: impl IntoIterator<Item = Reply>,
+    ) -> (MockLlm, Parking, RunResult) {
+        let mock = MockLlm::start(replies).await.unwrap();
+        let parking = Parking::new(style, &mock);
+        let events: Vec<_> = parking.client.stream("go", &parking.tk).collect().await;
+        let result = match events.last() {
+            Some(Ok(StreamEvent::Done(result))) => result.clone(),
+            other => panic!("{style:?}: the stream ended with {other:?}"),
+        };
         (mock, parking, result)
     }
 
@@ -190,4 +206,62 @@ async fn arguments_deeper_than_64_levels_are_refused_before_the_tool_runs() {
             assert_eq!(fed_back(&mock), record.output, "{style:?} depth {depth}");
         }
     }
+}
+
+/// The refusal of arguments nested one level or more past the limit.
+const TOO_DEEP: &str =
+    "invalid arguments for park: they nest deeper than 64 levels; send a flatter JSON object";
+
+#[tokio::test]
+async fn streamed_arguments_deeper_than_64_levels_are_refused_before_the_tool_runs() {
+    for style in STYLES {
+        for depth in [65, 123] {
+            let arguments = nested_objects(depth);
+            let replies = [
+                Reply::tool_call_raw("c1", "park", arguments.clone()),
+                Reply::text("done"),
+            ];
+            let (mock, parking, result) = Parking::stream_with(style, replies).await;
+            assert_eq!(result.status, RunStatus::Done, "{style:?} depth {depth}");
+            assert_eq!(parking.runs(), 0, "{style:?} depth {depth}");
+            let record = &result.tool_calls[0];
+            assert!(record.is_error, "{style:?} depth {depth}");
+            assert_eq!(record.output, TOO_DEEP, "{style:?} depth {depth}");
+            assert_eq!(record.args, Value::String(arguments));
+            assert_eq!(fed_back(&mock), record.output, "{style:?} depth {depth}");
+        }
+    }
+}
+
+/// Regression: a streamed Anthropic tool call whose whole input came in its
+/// `content_block_start` (no `input_json_delta` after it) skipped the depth limit.
+#[tokio::test]
+async fn an_anthropic_stream_with_the_whole_input_up_front_is_held_to_the_same_limit() {
+    let input = nested_objects(65);
+    let events = [
+        json!({"type": "message_start", "message": {"usage": {"input_tokens": 1, "output_tokens": 0}}}),
+        serde_json::from_str(&format!(
+            r#"{{"type":"content_block_start","index":0,"content_block":{{"type":"tool_use","id":"c1","name":"park","input":{input}}}}}"#
+        ))
+        .unwrap(),
+        json!({"type": "content_block_stop", "index": 0}),
+        json!({"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 1}}),
+        json!({"type": "message_stop"}),
+    ];
+    let body: String = events
+        .iter()
+        .map(|e| format!("event: {}\ndata: {e}\n\n", e["type"].as_str().unwrap()))
+        .collect();
+    let replies = [
+        Reply::raw(200, "text/event-stream", body),
+        Reply::text("done"),
+    ];
+    let (mock, parking, result) = Parking::stream_with(Style::Anthropic, replies).await;
+    assert_eq!(result.status, RunStatus::Done);
+    assert_eq!(parking.runs(), 0, "the tool never ran");
+    let record = &result.tool_calls[0];
+    assert!(record.is_error);
+    assert_eq!(record.output, TOO_DEEP);
+    assert_eq!(record.args, Value::String(input));
+    assert_eq!(fed_back(&mock), record.output);
 }

@@ -1,9 +1,12 @@
-//! A provider's reply body read exactly as the client reads it, outside a run: what the
-//! parser property tests and fuzz targets check.
+//! A provider's reply body decoded into provider-neutral form: what every provider module
+//! gives the loop, and what [`decode_reply`] hands the parser property tests and fuzz
+//! targets, so they check exactly what a run reads.
 
-use crate::client::{ClientError, ProviderState, Style, ToolCall, Usage};
+#[cfg(any(feature = "testing", feature = "__bench", fuzzing))]
+use crate::client::{ClientError, Style};
+use crate::client::{ProviderState, ToolCall, Usage};
 
-/// A provider reply as the client reads it.
+/// One model turn as the client reads it from a provider's reply.
 #[derive(Debug)]
 #[non_exhaustive]
 pub struct DecodedReply {
@@ -11,29 +14,41 @@ pub struct DecodedReply {
     pub text: String,
     /// The tool calls, in order.
     pub calls: Vec<ToolCall>,
-    /// Per call: why its arguments are unusable, if they are.
+    /// Per call: why its arguments are unusable (not valid JSON, nested too deep), if they
+    /// are; the loop answers such a call with that error instead of running the tool.
     pub arg_errors: Vec<Option<String>>,
     /// The token counts.
     pub usage: Usage,
-    /// The reasoning state the transcript would keep for this turn.
+    /// What the provider needs back verbatim with this turn (the reasoning state the
+    /// transcript keeps), when it sent any.
     pub state: Option<ProviderState>,
-    /// Why the reply is no usable turn (a run fails with `ClientError::Stopped`), if so.
+    /// Why the provider stopped without a usable turn (a safety block, a recitation, a
+    /// malformed call): a run then fails with [`ClientError::Stopped`] rather than return
+    /// empty text that looks like an answer. `None` for a turn the loop can use.
     pub stopped: Option<String>,
 }
 
+impl DecodedReply {
+    /// A reply that ends the run with `reason` (its tokens still count).
+    pub(crate) fn stopped(reason: String, usage: Usage) -> Self {
+        DecodedReply {
+            text: String::new(),
+            calls: Vec::new(),
+            arg_errors: Vec::new(),
+            usage,
+            state: None,
+            stopped: Some(reason),
+        }
+    }
+}
+
 /// Parses a non-streamed reply body in `style`'s format, as the client does; an
-/// unreadable body is the error a run would fail with.
+/// unreadable body is the error a run would fail with. The client decodes through its
+/// exchange; this entry is for the stub server, the fuzz targets and the benchmarks.
+#[cfg(any(feature = "testing", feature = "__bench", fuzzing))]
 pub fn decode_reply(style: Style, body: &[u8]) -> Result<DecodedReply, ClientError> {
-    let reply = style
+    style
         .provider()
         .decode(body)
-        .map_err(|e| e.into_error(body, &[]))?;
-    Ok(DecodedReply {
-        text: reply.text,
-        calls: reply.calls,
-        arg_errors: reply.arg_errors,
-        usage: reply.usage,
-        state: reply.state,
-        stopped: reply.stopped,
-    })
+        .map_err(|e| e.into_error(body, &[]))
 }

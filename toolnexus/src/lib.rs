@@ -67,8 +67,6 @@ extern crate self as toolnexus;
 
 pub mod builtin;
 mod client;
-// Read outside a run only by the stub server, the fuzz targets and the benchmarks.
-#[cfg(any(feature = "testing", feature = "__bench", fuzzing))]
 mod decoded_reply;
 mod extensions;
 #[macro_use]
@@ -106,7 +104,7 @@ pub use suspension::{Answer, AnswerDataError, Request};
 /// `tokio-util` so hosts need not depend on it.
 pub use tokio_util::sync::CancellationToken;
 pub use tool::{Answered, BoxFuture, Tool, ToolContext, Toolbox};
-pub use toolkit::{sanitize_name, Toolkit, ToolkitBuilder, ToolkitError};
+pub use toolkit::{sanitize_name, ToolDeclaration, Toolkit, ToolkitBuilder, ToolkitError};
 
 /// The kinds of [`Run`]: which start a run has decides which settings it takes (only a
 /// fresh run takes a history).

@@ -12,7 +12,7 @@ use rmcp::model::Tool as McpTool;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use serde_json::{Map, Value};
-use toolnexus::Toolkit;
+use toolnexus::{ToolDeclaration, Toolkit};
 
 use crate::{McpError, Park};
 use state::Sealer;
@@ -22,7 +22,9 @@ const DEFAULT_ELICITATION_TIMEOUT: Duration = Duration::from_secs(600);
 
 /// A [`Toolkit`] served over MCP.
 ///
-/// Its tools are listed with their declarations; a call runs the tool, and a tool's error
+/// Its tools are listed as the toolkit declares them to a model
+/// ([`Toolkit::declarations`]: sanitized names, self-contained input schemas), and are
+/// called by those names; a call runs the tool, and a tool's error
 /// is an error result (`isError: true`), never a protocol error. A tool that suspends
 /// (`pending!`) is answered through the client, whatever it supports:
 ///
@@ -184,12 +186,7 @@ impl McpServerBuilder {
     /// Builds the server; a state key shorter than 32 bytes is replaced by a random one
     /// and logged, since a short HMAC key would make sealed state forgeable.
     pub fn build(self) -> McpServer {
-        let tools = self
-            .toolkit
-            .tools()
-            .iter()
-            .map(|t| declaration(&**t))
-            .collect();
+        let tools = self.toolkit.declarations().map(declaration).collect();
         McpServer {
             inner: Arc::new(Inner {
                 tools,
@@ -204,9 +201,13 @@ impl McpServerBuilder {
     }
 }
 
-/// A tool's MCP declaration, built once per server.
-fn declaration(tool: &dyn toolnexus::Tool) -> McpTool {
-    let schema = match tool.input_schema() {
+/// A tool's MCP declaration, built once per server from the toolkit's own, so a client
+/// sees and calls the names and schemas a model would.
+///
+/// The output schema stays undeclared: MCP then requires `structuredContent` in every
+/// result, and a call answers with text.
+fn declaration(tool: ToolDeclaration<'_>) -> McpTool {
+    let schema = match tool.input_schema {
         Value::Object(map) => map.clone(),
         _ => {
             let mut map = Map::new();
@@ -215,8 +216,8 @@ fn declaration(tool: &dyn toolnexus::Tool) -> McpTool {
         }
     };
     McpTool::new(
-        tool.name().to_owned(),
-        tool.description().to_owned(),
+        tool.name.to_owned(),
+        tool.description.to_owned(),
         Arc::new(schema),
     )
 }

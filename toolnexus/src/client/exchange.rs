@@ -9,7 +9,7 @@ use serde_json::Value;
 use super::error::ClientError;
 use super::event::{Events, StreamEvent};
 use super::metrics::millis;
-use super::provider::{read_stream, ModelReply, StreamLimits};
+use super::provider::{read_stream, DecodedReply, StreamLimits};
 use super::run_result::Usage;
 use super::settings::Settings;
 use super::telemetry::LlmObservation;
@@ -21,7 +21,7 @@ pub(crate) async fn call<E: Events>(
     s: &Settings,
     body: Vec<u8>,
     ev: &E,
-) -> Result<ModelReply, ClientError> {
+) -> Result<DecodedReply, ClientError> {
     let (reply, started) = send(s, body, E::STREAMING).await?;
     let (decoded, status) = match reply.payload {
         Payload::Whole(bytes) => (read_whole(s, &bytes, ev).await, Some(reply.status)),
@@ -75,7 +75,7 @@ async fn read_whole<E: Events>(
     s: &Settings,
     bytes: &[u8],
     ev: &E,
-) -> Result<ModelReply, ClientError> {
+) -> Result<DecodedReply, ClientError> {
     if let Some(hook) = &s.hooks.after_llm {
         if let Ok(raw) = serde_json::from_slice::<Value>(bytes) {
             hook(raw).await;
@@ -101,7 +101,7 @@ async fn read_streamed<E: Events>(
     s: &Settings,
     response: reqwest::Response,
     ev: &E,
-) -> Result<ModelReply, ClientError> {
+) -> Result<DecodedReply, ClientError> {
     let mut raw = s.hooks.after_llm.as_ref().map(|_| Vec::new());
     let limits = StreamLimits {
         max_bytes: s.transport.max_response_bytes,

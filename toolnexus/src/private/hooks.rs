@@ -3,25 +3,25 @@
 //! other build carries them.
 
 /// A provider reply as the client reads it; for fuzzing.
-pub use crate::decoded_reply::DecodedReply as ParsedReply;
+pub use crate::decoded_reply::DecodedReply;
 
 /// Parses a non-streamed OpenAI chat-completions body exactly as the client does.
-pub fn parse_openai_reply(body: &[u8]) -> Result<ParsedReply, crate::ClientError> {
+pub fn parse_openai_reply(body: &[u8]) -> Result<DecodedReply, crate::ClientError> {
     crate::decoded_reply::decode_reply(crate::Style::OpenAi, body)
 }
 
 /// Parses a non-streamed Anthropic messages body exactly as the client does.
-pub fn parse_anthropic_reply(body: &[u8]) -> Result<ParsedReply, crate::ClientError> {
+pub fn parse_anthropic_reply(body: &[u8]) -> Result<DecodedReply, crate::ClientError> {
     crate::decoded_reply::decode_reply(crate::Style::Anthropic, body)
 }
 
 /// Parses a non-streamed Responses body exactly as the client does.
-pub fn parse_responses_reply(body: &[u8]) -> Result<ParsedReply, crate::ClientError> {
+pub fn parse_responses_reply(body: &[u8]) -> Result<DecodedReply, crate::ClientError> {
     crate::decoded_reply::decode_reply(crate::Style::Responses, body)
 }
 
 /// Parses a non-streamed Gemini generateContent body exactly as the client does.
-pub fn parse_gemini_reply(body: &[u8]) -> Result<ParsedReply, crate::ClientError> {
+pub fn parse_gemini_reply(body: &[u8]) -> Result<DecodedReply, crate::ClientError> {
     crate::decoded_reply::decode_reply(crate::Style::Gemini, body)
 }
 

@@ -157,20 +157,49 @@ pub(crate) async fn accept_loop(
     }
 }
 
+/// Answers one request: records it, then serves the next scripted reply, unless the
+/// request goes nowhere the mock serves or a provider would refuse it.
 async fn handle(
     shared: Arc<Shared>,
     req: Request<Incoming>,
 ) -> Result<Response<PacedBody>, Infallible> {
+    let request = match read(req).await {
+        Ok(request) => request,
+        Err(refusal) => return Ok(refusal.response()),
+    };
+    let seq = shared.record(request.clone());
+    Ok(match route(&shared, &request, seq) {
+        Ok((wire, reply)) => answer(&shared, wire, seq, &request, reply).await,
+        Err(refusal) => refusal.response(),
+    })
+}
+
+/// What the mock answers itself instead of a scripted reply.
+struct Refusal {
+    /// The wire format the error body is written in.
+    wire: Style,
+    status: StatusCode,
+    message: String,
+}
+
+impl Refusal {
+    fn response(self) -> Response<PacedBody> {
+        plain_error(self.wire, self.status, &self.message)
+    }
+}
+
+/// The request as the mock records it, once its whole body has arrived.
+async fn read(req: Request<Incoming>) -> Result<RecordedRequest, Refusal> {
     let (parts, body) = req.into_parts();
     let raw_body = match body.collect().await {
         Ok(collected) => collected.to_bytes().to_vec(),
         // The client vanished mid-body; nobody reads this answer.
         Err(_) => {
-            return Ok(plain_error(
-                Style::OpenAi,
-                StatusCode::BAD_REQUEST,
-                "could not read the request body",
-            ))
+            return Err(Refusal {
+                wire: Style::OpenAi,
+                status: StatusCode::BAD_REQUEST,
+                message: "could not read the request body".to_owned(),
+            })
         }
     };
     let headers = parts
@@ -183,33 +212,53 @@ async fn handle(
             )
         })
         .collect();
-    let request = RecordedRequest::new(
+    Ok(RecordedRequest::new(
         parts.method.as_str().to_owned(),
         parts.uri.path().to_owned(),
         parts.uri.query().map(str::to_owned),
         headers,
         raw_body,
-    );
-    let seq = shared.record(request.clone());
+    ))
+}
 
+/// The wire format of the endpoint request #`seq` went to and the reply it gets, or the
+/// error the mock answers instead: no such endpoint, not a POST, a request the provider
+/// would refuse, or a script used up.
+fn route(
+    shared: &Shared,
+    request: &RecordedRequest,
+    seq: usize,
+) -> Result<(Style, Reply), Refusal> {
     let Some(wire) = render::style_for_path(&request.path) else {
         let message = format!(
             "toolnexus MockLlm: no endpoint at {}; it serves POST …/chat/completions (OpenAI), …/messages (Anthropic), …/responses (Responses) and …/models/MODEL:generateContent (Gemini)",
             request.path
         );
-        return Ok(plain_error(Style::OpenAi, StatusCode::NOT_FOUND, &message));
+        return Err(Refusal {
+            wire: Style::OpenAi,
+            status: StatusCode::NOT_FOUND,
+            message,
+        });
     };
     if request.method != "POST" {
         let message = format!(
             "toolnexus MockLlm: {} {} is not served; use POST",
             request.method, request.path
         );
-        return Ok(plain_error(wire, StatusCode::METHOD_NOT_ALLOWED, &message));
+        return Err(Refusal {
+            wire,
+            status: StatusCode::METHOD_NOT_ALLOWED,
+            message,
+        });
     }
-    if let Some(message) = shared.refusal(wire, &request) {
-        return Ok(plain_error(wire, StatusCode::BAD_REQUEST, &message));
+    if let Some(message) = shared.refusal(wire, request) {
+        return Err(Refusal {
+            wire,
+            status: StatusCode::BAD_REQUEST,
+            message,
+        });
     }
-    let Some(reply) = shared.next_reply(&request) else {
+    let Some(reply) = shared.next_reply(request) else {
         // 410, not a 5xx: a client retries those, and each retry would only find the
         // script used up again while it counted more requests than the test made.
         let message = format!(
@@ -218,11 +267,25 @@ async fn handle(
              MockLlm::with_fn",
             request.method, request.path
         );
-        return Ok(plain_error(wire, StatusCode::GONE, &message));
+        return Err(Refusal {
+            wire,
+            status: StatusCode::GONE,
+            message,
+        });
     };
+    Ok((wire, reply))
+}
 
+/// Request #`seq`'s scripted reply, rendered in `wire`'s format after its delay.
+async fn answer(
+    shared: &Shared,
+    wire: Style,
+    seq: usize,
+    request: &RecordedRequest,
+    reply: Reply,
+) -> Response<PacedBody> {
     let pending = InFlight {
-        shared: &shared,
+        shared,
         answered: false,
     };
     if let Some(delay) = reply.delay {
@@ -230,16 +293,14 @@ async fn handle(
     }
     pending.answered();
 
-    let rendered = render::render(wire, &reply.body, reply.usage, &Exchange::of(&request, seq));
+    let rendered = render::render(wire, &reply.body, reply.usage, &Exchange::of(request, seq));
     shared.issued(wire, seq, &reply);
-    Ok(
-        respond(rendered, &reply.headers, reply.chunk_bytes).unwrap_or_else(|problem| {
-            let message = format!(
-                "toolnexus MockLlm: the scripted reply is not a valid HTTP response: {problem}"
-            );
-            plain_error(wire, StatusCode::INTERNAL_SERVER_ERROR, &message)
-        }),
-    )
+    respond(rendered, &reply.headers, reply.chunk_bytes).unwrap_or_else(|problem| {
+        let message = format!(
+            "toolnexus MockLlm: the scripted reply is not a valid HTTP response: {problem}"
+        );
+        plain_error(wire, StatusCode::INTERNAL_SERVER_ERROR, &message)
+    })
 }
 
 /// Counts the request as dropped when hyper drops the handler before it answered, which it

@@ -73,10 +73,26 @@ struct Inner {
 
 /// One style's declarations, built once per toolkit.
 struct Declared {
-    values: Vec<Value>,
+    /// The body's `tools` value.
+    list: Vec<Value>,
     /// The same, pre-serialized, so a request body embeds them without re-serializing
     /// every turn; `None` when there are no tools.
     json: Option<Box<RawValue>>,
+}
+
+/// One tool as a [`Toolkit`] declares it (see [`Toolkit::declarations`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
+pub struct ToolDeclaration<'a> {
+    /// The name the model and MCP clients call it by, sanitized to `[a-zA-Z0-9_-]`.
+    pub name: &'a str,
+    /// What it does, for the model.
+    pub description: &'a str,
+    /// Its arguments: a self-contained object schema (`type`, `properties`, `required`),
+    /// without `$schema`/`title` and with `$defs` inlined.
+    pub input_schema: &'a Value,
+    /// The schema of what it returns, when it declares one ([`Tool::output_schema`]).
+    pub output_schema: Option<&'a Value>,
 }
 
 impl fmt::Debug for Toolkit {
@@ -186,11 +202,8 @@ fn into_arc<T: Tool>(tool: T) -> Arc<dyn Tool> {
     }
 }
 
-/// `None` for an empty list: providers want no `tools` key at all rather than an empty one.
+/// A style's `tools` value as JSON text.
 fn pre_serialize(declarations: &[Value]) -> Option<Box<RawValue>> {
-    if declarations.is_empty() {
-        return None;
-    }
     // JSON values always serialize (their keys are strings), so this never drops tools.
     serde_json::value::to_raw_value(declarations).ok()
 }
@@ -281,35 +294,64 @@ impl Toolkit {
         self.inner.guarded[i].call(args, ctx).await
     }
 
-    /// The self-contained input schema declared for the tool at `index`.
-    pub(crate) fn schema_at(&self, index: usize) -> &Value {
-        &self.inner.schemas[index]
+    /// Every tool as this toolkit declares it, in registration order: what the providers
+    /// wrap in their own shapes and what an MCP server lists. Names are sanitized and input
+    /// schemas normalized once, when the toolkit is built.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use toolnexus::{NativeTool, Toolkit};
+    ///
+    /// let raw = json!({"$schema": "https://json-schema.org/draft/2020-12/schema",
+    ///                  "type": "object", "properties": {"city": {"type": "string"}}});
+    /// let tk = Toolkit::builder()
+    ///     .tool(NativeTool::of("get weather", "Current weather", raw, |_args, _ctx| async { "sunny" }))
+    ///     .build()
+    ///     .unwrap();
+    /// let declared = tk.declarations().next().unwrap();
+    /// assert_eq!(declared.name, "get_weather");
+    /// assert_eq!(declared.description, "Current weather");
+    /// assert_eq!(declared.input_schema.get("$schema"), None);
+    /// assert_eq!(declared.input_schema["required"], json!([]));
+    /// assert_eq!(declared.output_schema, None);
+    /// ```
+    pub fn declarations(&self) -> impl ExactSizeIterator<Item = ToolDeclaration<'_>> + '_ {
+        let inner = &*self.inner;
+        inner
+            .tools
+            .iter()
+            .zip(&inner.names)
+            .zip(&inner.schemas)
+            .map(|((tool, name), input_schema)| ToolDeclaration {
+                name,
+                description: tool.description(),
+                input_schema,
+                output_schema: tool.output_schema(),
+            })
     }
 
-    fn declarations(&self) -> impl Iterator<Item = (&str, &str, &Value)> {
-        self.inner.tools.iter().enumerate().map(|(i, t)| {
-            (
-                self.inner.names[i].as_str(),
-                t.description(),
-                self.schema_at(i),
-            )
-        })
+    /// The declarations in one shape: each tool written by `declare`, the list then
+    /// wrapped by `wrap` (most shapes take it as it is).
+    fn shaped(
+        &self,
+        declare: impl Fn(&ToolDeclaration<'_>) -> Value,
+        wrap: impl FnOnce(Vec<Value>) -> Vec<Value>,
+    ) -> Vec<Value> {
+        wrap(self.declarations().map(|d| declare(&d)).collect())
     }
 
     /// `style`'s declarations, built once per toolkit.
     fn declared(&self, style: Style) -> &Declared {
         self.inner.declared[style.index()].get_or_init(|| {
             let provider = style.provider();
-            let values: Vec<Value> = self
-                .declarations()
-                .map(|(name, description, schema)| provider.declare(name, description, schema))
-                .collect();
-            let json = if values.is_empty() {
+            let list = self.shaped(|d| provider.declare(d), |l| provider.tools_value(l));
+            // Providers want no `tools` key at all rather than an empty one.
+            let json = if self.is_empty() {
                 None
             } else {
-                pre_serialize(&provider.tools_value(values.clone()))
+                pre_serialize(&list)
             };
-            Declared { values, json }
+            Declared { list, json }
         })
     }
 
@@ -320,27 +362,27 @@ impl Toolkit {
 
     /// OpenAI declarations: `{"type":"function","function":{name, description, parameters}}`.
     pub fn to_openai(&self) -> Vec<Value> {
-        self.declared(Style::OpenAi).values.clone()
+        self.declared(Style::OpenAi).list.clone()
     }
 
     /// Anthropic declarations: `{name, description, input_schema}`.
     pub fn to_anthropic(&self) -> Vec<Value> {
-        self.declared(Style::Anthropic).values.clone()
+        self.declared(Style::Anthropic).list.clone()
     }
 
     /// Gemini declarations: one element `{"functionDeclarations":[{name, description, parameters}]}`,
     /// with schemas converted to Gemini's OpenAPI subset.
     pub fn to_gemini(&self) -> Vec<Value> {
+        // Not the client's own Gemini declarations, which send plain JSON Schema as
+        // `parametersJsonSchema`: this export keeps the `parameters` form, which only takes
+        // the OpenAPI subset.
         self.inner
             .gemini
             .get_or_init(|| {
-                let functions: Vec<Value> = self
-                    .declarations()
-                    .map(|(name, description, parameters)| {
-                        json!({"name": name, "description": description, "parameters": schema::to_gemini(parameters)})
-                    })
-                    .collect();
-                vec![json!({"functionDeclarations": functions})]
+                self.shaped(
+                    |d| json!({"name": d.name, "description": d.description, "parameters": schema::to_gemini(d.input_schema)}),
+                    |l| Style::Gemini.provider().tools_value(l),
+                )
             })
             .clone()
     }

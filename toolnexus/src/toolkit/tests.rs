@@ -126,3 +126,76 @@ async fn generated_tools_run_inside_the_runtime_crate() {
         .await;
     assert_eq!(result, ToolResult::ok("gpu"));
 }
+
+/// Lists the days it will rain
+#[crate::tool(output_schema)]
+async fn rainy_days(city: String) -> Vec<String> {
+    vec![city]
+}
+
+/// A raw schema with everything normalizing takes out: `$schema`, `title`, a `$ref`.
+fn raw_place_schema() -> Value {
+    json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": "Args",
+        "type": "object",
+        "properties": {"place": {"$ref": "#/$defs/Place"}},
+        "required": ["place"],
+        "$defs": {"Place": {"title": "Place", "type": "string"}}
+    })
+}
+
+/// A tool named as no provider accepts, with a raw schema, and one declaring its output.
+fn weather_and_rain() -> Toolkit {
+    let weather = NativeTool::of("get weather", "Weather", raw_place_schema(), |_, _| async {
+        "sunny"
+    });
+    Toolkit::builder()
+        .tool(weather)
+        .tool(RainyDays)
+        .build()
+        .unwrap()
+}
+
+#[test]
+fn declarations_carry_the_sanitized_name_and_the_normalized_schema() {
+    let tk = weather_and_rain();
+    let declared: Vec<_> = tk.declarations().collect();
+    assert_eq!(tk.declarations().len(), 2);
+    assert_eq!(declared[0].name, "get_weather");
+    assert_eq!(declared[0].description, "Weather");
+    assert_eq!(
+        declared[0].input_schema,
+        &json!({
+            "type": "object",
+            "properties": {"place": {"type": "string"}},
+            "required": ["place"]
+        })
+    );
+    assert_eq!(declared[0].output_schema, None);
+    assert_eq!(declared[1].name, "rainy_days");
+    assert!(declared[1].output_schema.is_some());
+    assert_eq!(declared[1].output_schema, RainyDays.output_schema());
+}
+
+#[test]
+fn every_export_and_request_body_is_made_of_the_declarations() {
+    let tk = weather_and_rain();
+    let (openai, anthropic, gemini) = (tk.to_openai(), tk.to_anthropic(), tk.to_gemini());
+    for (i, d) in tk.declarations().enumerate() {
+        assert_eq!(openai[i]["function"]["name"], d.name);
+        assert_eq!(&openai[i]["function"]["parameters"], d.input_schema);
+        assert_eq!(anthropic[i]["name"], d.name);
+        assert_eq!(&anthropic[i]["input_schema"], d.input_schema);
+        assert_eq!(gemini[0]["functionDeclarations"][i]["name"], d.name);
+    }
+    for style in crate::Style::ALL {
+        let body = tk
+            .declarations_json(style)
+            .expect("tools are declared")
+            .get();
+        assert!(body.contains("\"get_weather\""), "{style}: {body}");
+        assert!(!body.contains("get weather"), "{style}: {body}");
+        assert!(!body.contains("$schema"), "{style}: {body}");
+    }
+}

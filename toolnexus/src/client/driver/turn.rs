@@ -15,7 +15,7 @@ use crate::client::exchange;
 use crate::client::hooks::LlmCall;
 use crate::client::limits::cap_output;
 use crate::client::message::{Message, ToolCall, ToolOutput};
-use crate::client::provider::{ModelReply, Outgoing};
+use crate::client::provider::{DecodedReply, Outgoing};
 use crate::client::run_result::ToolCallRecord;
 use crate::{ToolOutcome, Toolkit};
 
@@ -33,7 +33,7 @@ pub(super) async fn call_model<E: Events>(
     cx: Cx<'_, E>,
     messages: &[Message],
     turn: usize,
-) -> Result<(ModelReply, Toolkit), ClientError> {
+) -> Result<(DecodedReply, Toolkit), ClientError> {
     let s = cx.settings;
     let replaced: LlmCall;
     let (messages, tools) = match &s.hooks.before_llm {

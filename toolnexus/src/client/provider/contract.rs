@@ -1,6 +1,6 @@
 //! What every provider module supplies ([`Provider`], [`StreamDecoder`]) and the
 //! provider-neutral shapes they take and give: the borrowed [`Outgoing`] request, the
-//! decoded [`ModelReply`], what one stream event means ([`Step`]), and why a reply is
+//! [`DecodedReply`], what one stream event means ([`Step`]), and why a reply is
 //! [`Unreadable`].
 
 use reqwest::header::{HeaderMap, HeaderValue, InvalidHeaderValue, AUTHORIZATION};
@@ -9,11 +9,11 @@ use serde_json::value::RawValue;
 use serde_json::Value;
 
 use crate::client::error::{ClientError, ErrorDetail};
-use crate::client::message::{Message, ProviderState, ToolCall};
+use crate::client::message::Message;
 use crate::client::redact::{excerpt, redact};
 use crate::client::request_options::RequestOptions;
-use crate::client::run_result::Usage;
-use crate::ToolChoice;
+pub(crate) use crate::decoded_reply::DecodedReply;
+use crate::{ToolChoice, ToolDeclaration};
 
 /// One provider's wire knowledge. A new provider is a module implementing this, plus a
 /// [`Style`](super::Style) variant naming it.
@@ -32,8 +32,8 @@ pub(crate) trait Provider: Sync {
         api_key: Option<&str>,
         headers: &mut HeaderMap,
     ) -> Result<(), InvalidHeaderValue>;
-    /// One tool's declaration.
-    fn declare(&self, name: &str, description: &str, schema: &Value) -> Value;
+    /// One tool's declaration: the toolkit's, in this provider's shape.
+    fn declare(&self, tool: &ToolDeclaration<'_>) -> Value;
     /// The body's `tools` value from every tool's declaration; most providers take the list
     /// as it is.
     fn tools_value(&self, declarations: Vec<Value>) -> Vec<Value> {
@@ -49,7 +49,7 @@ pub(crate) trait Provider: Sync {
     /// Serializes one turn's request body.
     fn encode(&self, out: &Outgoing<'_>) -> serde_json::Result<Vec<u8>>;
     /// Parses a whole (non-streamed) reply body.
-    fn decode(&self, body: &[u8]) -> Result<ModelReply, Unreadable>;
+    fn decode(&self, body: &[u8]) -> Result<DecodedReply, Unreadable>;
     /// A fresh decoder for one streamed reply.
     fn stream_decoder(&self) -> Box<dyn StreamDecoder>;
     /// The provider's own words in an error body of the shape it uses, shown in the error
@@ -79,7 +79,7 @@ pub(crate) trait StreamDecoder: Send {
     /// Takes one event's data.
     fn feed(&mut self, data: &str) -> Result<Step, Unreadable>;
     /// The reply, once the events are over.
-    fn finish(self: Box<Self>) -> Result<ModelReply, Unreadable>;
+    fn finish(self: Box<Self>) -> Result<DecodedReply, Unreadable>;
 }
 
 /// `Authorization: Bearer <key>` when there is a key, the OpenAI APIs' scheme.
@@ -156,35 +156,6 @@ fn merge(into: &mut serde_json::Map<String, Value>, extra: &serde_json::Map<Stri
             _ => {
                 into.insert(key.clone(), value.clone());
             }
-        }
-    }
-}
-
-/// What one model turn produced, in provider-neutral form.
-pub(crate) struct ModelReply {
-    pub(crate) text: String,
-    pub(crate) calls: Vec<ToolCall>,
-    /// Per call: why its arguments could not be used (not valid JSON), if so.
-    pub(crate) arg_errors: Vec<Option<String>>,
-    pub(crate) usage: Usage,
-    /// What the provider needs back verbatim with this turn, when it sent any.
-    pub(crate) state: Option<ProviderState>,
-    /// Why the provider stopped without a usable turn (a safety block, a recitation, a
-    /// malformed call): the run fails with [`ClientError::Stopped`] rather than return
-    /// empty text that looks like an answer. `None` for a turn the loop can use.
-    pub(crate) stopped: Option<String>,
-}
-
-impl ModelReply {
-    /// A reply that ends the run with `reason` (its tokens still count).
-    pub(crate) fn stopped(reason: String, usage: Usage) -> Self {
-        ModelReply {
-            text: String::new(),
-            calls: Vec::new(),
-            arg_errors: Vec::new(),
-            usage,
-            state: None,
-            stopped: Some(reason),
         }
     }
 }

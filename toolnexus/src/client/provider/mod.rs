@@ -13,6 +13,6 @@ mod responses;
 mod sse_parts;
 mod style;
 
-pub(crate) use contract::{ModelReply, Outgoing, Provider};
+pub(crate) use contract::{DecodedReply, Outgoing, Provider};
 pub(crate) use read_stream::{read_stream, StreamLimits};
 pub use style::{Style, UnknownStyle};

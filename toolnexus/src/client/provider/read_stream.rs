@@ -5,7 +5,7 @@ use eventsource_stream::{EventStreamError, Eventsource};
 use futures::{FutureExt, StreamExt};
 use serde_json::Value;
 
-use super::contract::{ModelReply, Step, StreamDecoder};
+use super::contract::{DecodedReply, Step, StreamDecoder};
 use crate::client::error::{ClientError, ErrorDetail};
 use crate::client::event::{Events, StreamEvent};
 use crate::client::transport::network_detail;
@@ -30,7 +30,7 @@ pub(crate) async fn read_stream<E: Events>(
     limits: StreamLimits<'_>,
     ev: &E,
     mut raw: Option<&mut Vec<Value>>,
-) -> Result<ModelReply, ClientError> {
+) -> Result<DecodedReply, ClientError> {
     let max = limits.max_bytes;
     let mut seen = 0usize;
     // Counted before the SSE parser buffers anything, so a reply that never ends (or never

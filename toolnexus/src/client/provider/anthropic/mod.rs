@@ -9,8 +9,10 @@ mod stream;
 use reqwest::header::{HeaderMap, HeaderValue, InvalidHeaderValue};
 use serde_json::{json, Value};
 
+use crate::ToolDeclaration;
+
 use super::contract::{
-    body_bytes, sensitive, ModelReply, Outgoing, Provider, StreamDecoder, Unreadable,
+    body_bytes, sensitive, DecodedReply, Outgoing, Provider, StreamDecoder, Unreadable,
 };
 
 const API_VERSION: &str = "2023-06-01";
@@ -48,8 +50,8 @@ impl Provider for Anthropic {
         Ok(())
     }
 
-    fn declare(&self, name: &str, description: &str, schema: &Value) -> Value {
-        json!({"name": name, "description": description, "input_schema": schema})
+    fn declare(&self, tool: &ToolDeclaration<'_>) -> Value {
+        json!({"name": tool.name, "description": tool.description, "input_schema": tool.input_schema})
     }
 
     fn reserved_keys(&self) -> &'static [&'static str] {
@@ -60,7 +62,7 @@ impl Provider for Anthropic {
         body_bytes(&request::Body::new(out), out)
     }
 
-    fn decode(&self, body: &[u8]) -> Result<ModelReply, Unreadable> {
+    fn decode(&self, body: &[u8]) -> Result<DecodedReply, Unreadable> {
         reply::decode(body)
     }
 

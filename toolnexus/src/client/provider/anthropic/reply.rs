@@ -18,7 +18,7 @@ use serde_json::Value;
 
 use crate::client::message::{ProviderState, ToolCall};
 use crate::client::provider::arguments::check_object;
-use crate::client::provider::contract::{ModelReply, Unreadable};
+use crate::client::provider::contract::{DecodedReply, Unreadable};
 use crate::client::run_result::Usage;
 
 #[derive(Deserialize)]
@@ -144,7 +144,7 @@ impl WireUsage {
     }
 }
 
-pub(crate) fn decode(body: &[u8]) -> Result<ModelReply, Unreadable> {
+pub(crate) fn decode(body: &[u8]) -> Result<DecodedReply, Unreadable> {
     let response: Response = serde_json::from_slice(body)?;
     let mut text = String::new();
     let mut calls = Vec::new();
@@ -169,7 +169,7 @@ pub(crate) fn decode(body: &[u8]) -> Result<ModelReply, Unreadable> {
         Some(kept_blocks(&response.content)?)
     };
     let usage = response.usage.map_or_else(Usage::default, |u| u.usage());
-    Ok(ModelReply {
+    Ok(DecodedReply {
         text,
         calls,
         arg_errors,
@@ -210,7 +210,7 @@ mod tests {
 
     use super::*;
 
-    fn read(body: Value) -> Result<ModelReply, String> {
+    fn read(body: Value) -> Result<DecodedReply, String> {
         decode(body.to_string().as_bytes()).map_err(|e| match e {
             Unreadable::Json(e) => e.to_string(),
             Unreadable::Shape(s) => s.to_owned(),

@@ -17,8 +17,8 @@ use serde_json::{json, Map, Value};
 
 use super::reply::{read_block_value, ResponseBlock, WireUsage};
 use crate::client::message::{ProviderState, ToolCall};
-use crate::client::provider::arguments::parse_arguments;
-use crate::client::provider::contract::{ModelReply, Step, StreamDecoder, Unreadable};
+use crate::client::provider::arguments::{check_object, parse_arguments};
+use crate::client::provider::contract::{DecodedReply, Step, StreamDecoder, Unreadable};
 use crate::client::provider::sse_parts::{error_message, CUT_SHORT};
 
 /// Events are told apart by their data's `type`, which repeats the SSE event name.
@@ -181,7 +181,7 @@ impl StreamDecoder for Decoder {
         Ok(Step::Nothing)
     }
 
-    fn finish(self: Box<Self>) -> Result<ModelReply, Unreadable> {
+    fn finish(self: Box<Self>) -> Result<DecodedReply, Unreadable> {
         let this = *self;
         if !this.stop_seen && !this.stop_reason_seen {
             return Err(CUT_SHORT);
@@ -210,7 +210,7 @@ impl StreamDecoder for Decoder {
                     json,
                 } => {
                     let (args, error) = if json.trim().is_empty() && input.is_object() {
-                        (input, None)
+                        check_object(&name, input)
                     } else {
                         parse_arguments(&name, json)
                     };
@@ -249,7 +249,7 @@ impl StreamDecoder for Decoder {
                 }
             }
         }
-        Ok(ModelReply {
+        Ok(DecodedReply {
             text,
             calls,
             arg_errors,
@@ -374,7 +374,7 @@ mod tests {
     use super::*;
 
     /// Feeds `events` to a fresh decoder: the steps they gave, then the reply.
-    fn decode(events: &[Value]) -> Result<(Vec<String>, ModelReply), String> {
+    fn decode(events: &[Value]) -> Result<(Vec<String>, DecodedReply), String> {
         let mut decoder: Box<dyn StreamDecoder> = Box::<Decoder>::default();
         let mut steps = Vec::new();
         for event in events {
@@ -406,6 +406,29 @@ mod tests {
 
     fn stop() -> Value {
         json!({"type": "message_stop"})
+    }
+
+    #[test]
+    fn a_whole_input_nested_too_deep_is_an_error_for_that_call() {
+        // 65 levels: one past the limit, still well within what the parser takes.
+        let mut input = json!(1);
+        for _ in 0..65 {
+            input = json!({"a": input});
+        }
+        let (_, reply) = decode(&[
+            start(
+                0,
+                json!({"type": "tool_use", "id": "c1", "name": "deep", "input": input}),
+            ),
+            stop(),
+        ])
+        .unwrap();
+        assert_eq!(reply.calls[0].args, Value::String(input.to_string()));
+        let problem = reply.arg_errors[0].as_deref().unwrap();
+        assert!(
+            problem.starts_with("invalid arguments for deep: "),
+            "{problem}"
+        );
     }
 
     #[test]

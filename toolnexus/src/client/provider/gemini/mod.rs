@@ -23,9 +23,10 @@ use reqwest::header::{HeaderMap, InvalidHeaderValue};
 use serde_json::{json, Value};
 
 use super::contract::{
-    body_bytes, sensitive, ModelReply, Outgoing, Provider, StreamDecoder, Unreadable,
+    body_bytes, sensitive, DecodedReply, Outgoing, Provider, StreamDecoder, Unreadable,
 };
 use crate::client::request_options::RequestOptions;
+use crate::ToolDeclaration;
 
 pub(crate) struct Gemini;
 
@@ -65,8 +66,8 @@ impl Provider for Gemini {
         Ok(())
     }
 
-    fn declare(&self, name: &str, description: &str, schema: &Value) -> Value {
-        json!({"name": name, "description": description, "parametersJsonSchema": schema})
+    fn declare(&self, tool: &ToolDeclaration<'_>) -> Value {
+        json!({"name": tool.name, "description": tool.description, "parametersJsonSchema": tool.input_schema})
     }
 
     fn tools_value(&self, declarations: Vec<Value>) -> Vec<Value> {
@@ -89,7 +90,7 @@ impl Provider for Gemini {
         body_bytes(&request::Body::new(out), out)
     }
 
-    fn decode(&self, body: &[u8]) -> Result<ModelReply, Unreadable> {
+    fn decode(&self, body: &[u8]) -> Result<DecodedReply, Unreadable> {
         reply::decode(body)
     }
 

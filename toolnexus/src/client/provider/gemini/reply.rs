@@ -10,7 +10,7 @@ use super::stream::Decoder;
 use super::{call_id, nonce};
 use crate::client::message::{ProviderState, ToolCall};
 use crate::client::provider::arguments::check_object;
-use crate::client::provider::contract::{ModelReply, StreamDecoder, Unreadable};
+use crate::client::provider::contract::{DecodedReply, StreamDecoder, Unreadable};
 use crate::client::run_result::Usage;
 
 /// A `GenerateContentResponse`; a streamed reply is a run of these, one per event.
@@ -126,7 +126,7 @@ fn with_message(what: String, message: Option<&str>) -> String {
     }
 }
 
-pub(crate) fn decode(body: &[u8]) -> Result<ModelReply, Unreadable> {
+pub(crate) fn decode(body: &[u8]) -> Result<DecodedReply, Unreadable> {
     // The streaming method answers with a JSON array of its chunks when `alt=sse` was not
     // honoured (some proxies drop the query): read them as the stream they are.
     if body.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[') {
@@ -145,7 +145,7 @@ pub(crate) fn decode(body: &[u8]) -> Result<ModelReply, Unreadable> {
         .unwrap_or_default();
     let Some(candidate) = response.take_candidate() else {
         return match response.block_reason() {
-            Some(reason) => Ok(ModelReply::stopped(reason, usage)),
+            Some(reason) => Ok(DecodedReply::stopped(reason, usage)),
             None => Err(Unreadable::Shape("the response has no candidates")),
         };
     };
@@ -214,7 +214,7 @@ pub(super) fn signature(part: &Value) -> Option<&Value> {
 /// their ids (made for calls without), and the parts as state when any carries something
 /// Gemini needs back. A finish reason that is not a normal end, with nothing usable, stops
 /// the run naming it; with text or calls (`MAX_TOKENS` mid-answer), those are the turn.
-pub(super) fn turn(parts: Vec<Value>, finish: Finish<'_>, usage: Usage) -> ModelReply {
+pub(super) fn turn(parts: Vec<Value>, finish: Finish<'_>, usage: Usage) -> DecodedReply {
     let mut text = String::new();
     let mut calls = Vec::new();
     let mut arg_errors = Vec::new();
@@ -252,12 +252,12 @@ pub(super) fn turn(parts: Vec<Value>, finish: Finish<'_>, usage: Usage) -> Model
     );
     if !normal_end && text.is_empty() && calls.is_empty() {
         let reason = finish.reason.unwrap_or_default();
-        return ModelReply::stopped(
+        return DecodedReply::stopped(
             with_message(format!("finishReason {reason}"), finish.message),
             usage,
         );
     }
-    ModelReply {
+    DecodedReply {
         text,
         calls,
         arg_errors,
@@ -274,7 +274,7 @@ mod tests {
     use super::*;
     use crate::client::provider::gemini::is_gemini_id;
 
-    fn decoded(body: Value) -> ModelReply {
+    fn decoded(body: Value) -> DecodedReply {
         match decode(body.to_string().as_bytes()) {
             Ok(reply) => reply,
             Err(_) => panic!("unreadable: {body}"),

@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use super::error_message;
 use super::reply::{self, kind, signature, Finish, Kind, Response};
-use crate::client::provider::contract::{ModelReply, Step, StreamDecoder, Unreadable};
+use crate::client::provider::contract::{DecodedReply, Step, StreamDecoder, Unreadable};
 use crate::client::provider::sse_parts::CUT_SHORT;
 use crate::client::run_result::Usage;
 
@@ -64,11 +64,11 @@ impl StreamDecoder for Decoder {
         })
     }
 
-    fn finish(self: Box<Self>) -> Result<ModelReply, Unreadable> {
+    fn finish(self: Box<Self>) -> Result<DecodedReply, Unreadable> {
         let this = *self;
         let usage = this.usage.unwrap_or_default();
         if let Some(reason) = this.blocked {
-            return Ok(ModelReply::stopped(reason, usage));
+            return Ok(DecodedReply::stopped(reason, usage));
         }
         if this.finish_reason.is_none() {
             return Err(CUT_SHORT);
@@ -152,7 +152,7 @@ mod tests {
         json!({"candidates": [candidate]}).to_string()
     }
 
-    fn run(chunks: &[String]) -> (Vec<String>, Result<ModelReply, Unreadable>) {
+    fn run(chunks: &[String]) -> (Vec<String>, Result<DecodedReply, Unreadable>) {
         let mut decoder = Box::<Decoder>::default();
         let mut seen = Vec::new();
         for data in chunks {

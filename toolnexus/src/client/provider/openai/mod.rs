@@ -9,8 +9,10 @@ mod stream;
 use reqwest::header::{HeaderMap, InvalidHeaderValue};
 use serde_json::{json, Value};
 
+use crate::ToolDeclaration;
+
 use super::contract::{
-    bearer, body_bytes, ModelReply, Outgoing, Provider, StreamDecoder, Unreadable,
+    bearer, body_bytes, DecodedReply, Outgoing, Provider, StreamDecoder, Unreadable,
 };
 
 pub(crate) struct OpenAi;
@@ -36,8 +38,8 @@ impl Provider for OpenAi {
         bearer(api_key, headers)
     }
 
-    fn declare(&self, name: &str, description: &str, schema: &Value) -> Value {
-        json!({"type": "function", "function": {"name": name, "description": description, "parameters": schema}})
+    fn declare(&self, tool: &ToolDeclaration<'_>) -> Value {
+        json!({"type": "function", "function": {"name": tool.name, "description": tool.description, "parameters": tool.input_schema}})
     }
 
     fn reserved_keys(&self) -> &'static [&'static str] {
@@ -48,7 +50,7 @@ impl Provider for OpenAi {
         body_bytes(&request::Body::new(out), out)
     }
 
-    fn decode(&self, body: &[u8]) -> Result<ModelReply, Unreadable> {
+    fn decode(&self, body: &[u8]) -> Result<DecodedReply, Unreadable> {
         reply::decode(body)
     }
 

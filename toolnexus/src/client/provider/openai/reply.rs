@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 
 use crate::client::message::{ProviderState, ToolCall};
 use crate::client::provider::arguments::parse_arguments;
-use crate::client::provider::contract::{ModelReply, Unreadable};
+use crate::client::provider::contract::{DecodedReply, Unreadable};
 use crate::client::run_result::Usage;
 
 /// The message keys holding reasoning, in the order [`ProviderState::reasoning`] reads them.
@@ -102,7 +102,7 @@ struct CompletionDetails {
     reasoning_tokens: Option<u64>,
 }
 
-pub(crate) fn decode(body: &[u8]) -> Result<ModelReply, Unreadable> {
+pub(crate) fn decode(body: &[u8]) -> Result<DecodedReply, Unreadable> {
     let response: Response = serde_json::from_slice(body)?;
     let Some(choice) = response.choices.into_iter().next() else {
         return Err(Unreadable::Shape("the response has no choices"));
@@ -145,7 +145,7 @@ pub(crate) fn decode(body: &[u8]) -> Result<ModelReply, Unreadable> {
         message: fields,
         calls: extras,
     });
-    Ok(ModelReply {
+    Ok(DecodedReply {
         text: message.content.unwrap_or_default(),
         calls,
         arg_errors,
@@ -177,7 +177,7 @@ mod tests {
 
     use super::*;
 
-    fn read(body: Value) -> ModelReply {
+    fn read(body: Value) -> DecodedReply {
         match decode(body.to_string().as_bytes()) {
             Ok(reply) => reply,
             Err(_) => panic!("refused {body}"),

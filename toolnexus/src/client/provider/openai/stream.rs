@@ -21,7 +21,7 @@ use serde_json::{Map, Value};
 use super::reply::{without_nulls, WireUsage, REASONING_KEYS};
 use crate::client::message::{ProviderState, ToolCall};
 use crate::client::provider::arguments::parse_arguments;
-use crate::client::provider::contract::{ModelReply, Step, StreamDecoder, Unreadable};
+use crate::client::provider::contract::{DecodedReply, Step, StreamDecoder, Unreadable};
 use crate::client::provider::sse_parts::{error_message, CUT_SHORT};
 use crate::client::run_result::Usage;
 
@@ -187,7 +187,7 @@ impl StreamDecoder for Decoder {
         })
     }
 
-    fn finish(self: Box<Self>) -> Result<ModelReply, Unreadable> {
+    fn finish(self: Box<Self>) -> Result<DecodedReply, Unreadable> {
         let this = *self;
         if !this.done_seen && !this.finish_reason_seen {
             return Err(CUT_SHORT);
@@ -212,7 +212,7 @@ impl StreamDecoder for Decoder {
             message: this.message,
             calls: extras,
         });
-        Ok(ModelReply {
+        Ok(DecodedReply {
             text: this.text,
             calls,
             arg_errors,
@@ -311,7 +311,7 @@ mod tests {
 
     use super::*;
 
-    fn decode(deltas: &[Value]) -> (Vec<String>, ModelReply) {
+    fn decode(deltas: &[Value]) -> (Vec<String>, DecodedReply) {
         let mut decoder: Box<dyn StreamDecoder> = Box::<Decoder>::default();
         let mut steps = Vec::new();
         for delta in deltas {
@@ -330,7 +330,7 @@ mod tests {
         }
     }
 
-    fn state(reply: ModelReply) -> (Map<String, Value>, Vec<Map<String, Value>>) {
+    fn state(reply: DecodedReply) -> (Map<String, Value>, Vec<Map<String, Value>>) {
         match reply.state {
             Some(ProviderState::OpenAi { message, calls }) => (message, calls),
             other => panic!("{other:?}"),

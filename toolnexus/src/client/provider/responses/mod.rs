@@ -11,9 +11,10 @@ use reqwest::header::{HeaderMap, InvalidHeaderValue};
 use serde_json::{json, Value};
 
 use super::contract::{
-    bearer, body_bytes, ModelReply, Outgoing, Provider, StreamDecoder, Unreadable,
+    bearer, body_bytes, DecodedReply, Outgoing, Provider, StreamDecoder, Unreadable,
 };
 use crate::client::request_options::RequestOptions;
+use crate::ToolDeclaration;
 
 pub(crate) struct Responses;
 
@@ -41,12 +42,12 @@ impl Provider for Responses {
     /// Responses function tools are strict by default, which only schemas written for it
     /// (every property required, `additionalProperties: false`) pass; a toolkit's schemas
     /// are not, so strict mode is turned off explicitly.
-    fn declare(&self, name: &str, description: &str, schema: &Value) -> Value {
+    fn declare(&self, tool: &ToolDeclaration<'_>) -> Value {
         json!({
             "type": "function",
-            "name": name,
-            "description": description,
-            "parameters": schema,
+            "name": tool.name,
+            "description": tool.description,
+            "parameters": tool.input_schema,
             "strict": false,
         })
     }
@@ -70,7 +71,7 @@ impl Provider for Responses {
         body_bytes(&request::Body::new(out), out)
     }
 
-    fn decode(&self, body: &[u8]) -> Result<ModelReply, Unreadable> {
+    fn decode(&self, body: &[u8]) -> Result<DecodedReply, Unreadable> {
         reply::decode(body)
     }
 

@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use crate::client::message::{ProviderState, ToolCall};
 use crate::client::provider::arguments::parse_arguments;
-use crate::client::provider::contract::{ModelReply, Unreadable};
+use crate::client::provider::contract::{DecodedReply, Unreadable};
 use crate::client::run_result::Usage;
 
 /// The fields of a response the loop reads.
@@ -262,7 +262,7 @@ struct Verbatim {
     output: Vec<Value>,
 }
 
-pub(crate) fn decode(body: &[u8]) -> Result<ModelReply, Unreadable> {
+pub(crate) fn decode(body: &[u8]) -> Result<DecodedReply, Unreadable> {
     let response: Response<'_> = serde_json::from_slice(body)?;
     read(response, body, || None)
 }
@@ -272,12 +272,12 @@ pub(crate) fn decode(body: &[u8]) -> Result<ModelReply, Unreadable> {
 pub(super) fn read(
     response: Response<'_>,
     source: &[u8],
-    streamed: impl FnOnce() -> Option<Result<ModelReply, Unreadable>>,
-) -> Result<ModelReply, Unreadable> {
+    streamed: impl FnOnce() -> Option<Result<DecodedReply, Unreadable>>,
+) -> Result<DecodedReply, Unreadable> {
     let usage = response.usage.map(Usage::from).unwrap_or_default();
     let status = response.status.as_deref().unwrap_or("completed");
     if status == "failed" {
-        return Ok(ModelReply::stopped(failure(response.error), usage));
+        return Ok(DecodedReply::stopped(failure(response.error), usage));
     }
     let verbatim = || Ok(serde_json::from_slice::<Verbatim>(source)?.output);
     let mut reply = match response.output {
@@ -313,7 +313,7 @@ pub(super) fn read(
 pub(super) fn items(
     output: Vec<Item<'_>>,
     verbatim: impl FnOnce() -> Result<Vec<Value>, Unreadable>,
-) -> Result<ModelReply, Unreadable> {
+) -> Result<DecodedReply, Unreadable> {
     let mut text = String::new();
     let mut calls = Vec::new();
     let mut arg_errors = Vec::new();
@@ -355,7 +355,7 @@ pub(super) fn items(
         }),
         false => None,
     };
-    Ok(ModelReply {
+    Ok(DecodedReply {
         text,
         calls,
         arg_errors,
@@ -390,7 +390,7 @@ mod tests {
 
     use super::*;
 
-    fn decoded(body: Value) -> ModelReply {
+    fn decoded(body: Value) -> DecodedReply {
         match decode(body.to_string().as_bytes()) {
             Ok(reply) => reply,
             Err(_) => panic!("unreadable: {body}"),

@@ -14,7 +14,7 @@ use serde_json::value::RawValue;
 use super::reply::{self, Response};
 use crate::client::message::ToolCall;
 use crate::client::provider::arguments::parse_arguments;
-use crate::client::provider::contract::{ModelReply, Step, StreamDecoder, Unreadable};
+use crate::client::provider::contract::{DecodedReply, Step, StreamDecoder, Unreadable};
 use crate::client::provider::sse_parts::CUT_SHORT;
 use crate::client::run_result::Usage;
 
@@ -170,7 +170,7 @@ impl StreamDecoder for Decoder {
         Ok(Step::Nothing)
     }
 
-    fn finish(self: Box<Self>) -> Result<ModelReply, Unreadable> {
+    fn finish(self: Box<Self>) -> Result<DecodedReply, Unreadable> {
         let this = *self;
         let Some(raw) = this.response else {
             return Err(CUT_SHORT);
@@ -187,7 +187,7 @@ impl StreamDecoder for Decoder {
     }
 }
 
-fn from_deltas(text: String, partial: BTreeMap<u32, PartialCall>) -> ModelReply {
+fn from_deltas(text: String, partial: BTreeMap<u32, PartialCall>) -> DecodedReply {
     let mut calls = Vec::with_capacity(partial.len());
     let mut arg_errors = Vec::with_capacity(partial.len());
     for call in partial.into_values() {
@@ -199,7 +199,7 @@ fn from_deltas(text: String, partial: BTreeMap<u32, PartialCall>) -> ModelReply 
         });
         arg_errors.push(problem);
     }
-    ModelReply {
+    DecodedReply {
         text,
         calls,
         arg_errors,
@@ -210,7 +210,7 @@ fn from_deltas(text: String, partial: BTreeMap<u32, PartialCall>) -> ModelReply 
 }
 
 /// The turn of the items that came whole in `response.output_item.done` events.
-fn items_done(items: &BTreeMap<u32, Box<RawValue>>) -> Result<ModelReply, Unreadable> {
+fn items_done(items: &BTreeMap<u32, Box<RawValue>>) -> Result<DecodedReply, Unreadable> {
     let parsed = items
         .values()
         .map(|item| serde_json::from_str::<reply::Item<'_>>(item.get()))
@@ -231,7 +231,7 @@ mod tests {
     use crate::client::message::ProviderState;
 
     /// Feeds `events` to a fresh decoder: the reasoning and text it passed on, and the reply.
-    fn decode(events: &[Value]) -> (String, String, Result<ModelReply, Unreadable>) {
+    fn decode(events: &[Value]) -> (String, String, Result<DecodedReply, Unreadable>) {
         let mut decoder: Box<dyn StreamDecoder> = Box::<Decoder>::default();
         let (mut reasoning, mut text) = (String::new(), String::new());
         for event in events {
