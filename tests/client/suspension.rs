@@ -8,8 +8,8 @@ use serde_json::{json, Value};
 use tokio::sync::Notify;
 use toolnexus::testing::{MockLlm, Reply};
 use toolnexus::{
-    Answer, Message, NativeTool, Refusal, Request, RunStatus, Style, Tool, ToolContext,
-    ToolOutput, ToolResult, Toolkit,
+    Answer, Message, NativeTool, Refusal, Request, RunStatus, Style, Tool, ToolContext, ToolOutput,
+    ToolResult, Toolkit,
 };
 
 use crate::support::*;

@@ -5,8 +5,8 @@
 use proptest::prelude::*;
 use serde_json::{json, Map, Value};
 use toolnexus::{
-    Answer, Limit, Refusal, Message, Request, RunResult, RunStatus, ToolCall, ToolCallRecord, ToolOutput,
-    ToolResult, Usage,
+    Answer, Limit, Message, Refusal, Request, RunResult, RunStatus, ToolCall, ToolCallRecord,
+    ToolOutput, ToolResult, Usage,
 };
 
 /// Any JSON value: every scalar kind (floats and the extremes of the integers included),

@@ -196,7 +196,10 @@ mod tests {
     #[test]
     fn the_refusal_code_decides_cancel_or_decline_whatever_the_note() {
         let cases = [
-            (Answer::refuse("a", Refusal::Cancelled), ElicitationAction::Cancel),
+            (
+                Answer::refuse("a", Refusal::Cancelled),
+                ElicitationAction::Cancel,
+            ),
             (
                 Answer::refuse("a", Refusal::Cancelled).with_note("wrong account"),
                 ElicitationAction::Cancel,
@@ -205,7 +208,10 @@ mod tests {
                 Answer::refuse("a", Refusal::Declined).with_note("cancelled"),
                 ElicitationAction::Decline,
             ),
-            (Answer::refuse("a", Refusal::Expired), ElicitationAction::Decline),
+            (
+                Answer::refuse("a", Refusal::Expired),
+                ElicitationAction::Decline,
+            ),
             (Answer::decline("a", "too dear"), ElicitationAction::Decline),
         ];
         for (answer, action) in cases {

@@ -183,7 +183,10 @@ mod tests {
             &shape,
             &fields(&[("_action", "decline"), ("_reason", " too dear ")]),
         ));
-        assert_eq!(no, Answer::refuse("r1", Refusal::Declined).with_note("too dear"));
+        assert_eq!(
+            no,
+            Answer::refuse("r1", Refusal::Declined).with_note("too dear")
+        );
         assert!(matches!(
             read(&request, &shape, &fields(&[("_action", "signed-in")])),
             Submission::UnknownAction

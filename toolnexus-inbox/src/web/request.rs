@@ -113,7 +113,10 @@ fn readable(
 
 /// The refusal of a post without request `id`'s anti-forgery token.
 fn forged(shared: &Shared, id: &str, fields: &[(String, String)]) -> Option<Response> {
-    let token = fields.iter().find(|(k, _)| k == TOKEN_FIELD).map(|(_, v)| v);
+    let token = fields
+        .iter()
+        .find(|(k, _)| k == TOKEN_FIELD)
+        .map(|(_, v)| v);
     if token.is_some_and(|t| shared.secret.is_answer_token(id, t)) {
         return None;
     }
@@ -162,9 +165,7 @@ fn not_recorded(
             }
             render(shared, parked, StatusCode::UNPROCESSABLE_ENTITY, &retry)
         }
-        InboxError::NotWaiting { state, .. } | InboxError::Finished { state, .. } => {
-            already(state)
-        }
+        InboxError::NotWaiting { state, .. } | InboxError::Finished { state, .. } => already(state),
         InboxError::Expired(_) => expired(),
         InboxError::UnknownRequest(_) => unknown(),
         e => store_failed(&e),

@@ -100,7 +100,9 @@ impl McpServer {
             .execute(&name, args.clone(), ToolContext::default())
             .await;
         match ToolOutcome::classify(result) {
-            ToolOutcome::Pending { request, .. } => self.suspend(name, args, request, context).await,
+            ToolOutcome::Pending { request, .. } => {
+                self.suspend(name, args, request, context).await
+            }
             settled => complete(settled.into_result()),
         }
     }

@@ -210,7 +210,10 @@ impl Answer {
 
     /// What the person wrote, trimmed; `None` when they wrote nothing.
     pub fn note(&self) -> Option<&str> {
-        self.note.as_deref().map(str::trim).filter(|n| !n.is_empty())
+        self.note
+            .as_deref()
+            .map(str::trim)
+            .filter(|n| !n.is_empty())
     }
 
     /// Attaches a payload.
