@@ -8,11 +8,12 @@ use serde_json::{json, Value};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use toolnexus::testing::{MockLlm, Reply};
 use toolnexus::{
-    auth_required, tool, Answer, LlmClient, Message, MetricEvent, NativeTool, Refusal, Request,
-    RequestKind, RunStatus, ToolContext, ToolResult, Toolkit,
+    Answer, LlmClient, Message, MetricEvent, NativeTool, Refusal, Request, RequestKind, RunStatus,
+    ToolContext, ToolResult, Toolkit,
 };
 use toolnexus_mcp::{McpServer, McpTools, McpToolsBuilder};
 
+use crate::serve::SignIn;
 use crate::shop;
 use crate::support::{legacy, paris, serve_in_process};
 
@@ -187,16 +188,6 @@ async fn a_legacy_servers_mid_call_elicitation_goes_to_wait_for_or_is_declined()
         declined.output,
         "declined/expired: Approve purchase of gpu? (reason: declined)"
     );
-}
-
-/// Signs the customer in to the shop
-#[tool]
-async fn sign_in(answer: Option<&Answer>) -> ToolResult {
-    match answer {
-        Some(a) if a.ok => ToolResult::ok("signed in"),
-        Some(_) => ToolResult::error("not signed in"),
-        None => auth_required!(url = "https://shop.example/login"),
-    }
 }
 
 /// A server whose one tool asks the client to sign in at a URL.

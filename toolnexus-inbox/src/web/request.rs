@@ -52,9 +52,11 @@ pub(crate) async fn submit(
     headers: HeaderMap,
     body: Result<Body<Vec<(String, String)>>, FormRejection>,
 ) -> Response {
-    let fields = match readable(&headers, body) {
-        Ok(fields) => fields,
-        Err(refused) => return refused,
+    if !forgery::same_origin(&headers) {
+        return cross_site();
+    }
+    let Ok(Body(fields)) = body else {
+        return unreadable();
     };
     let parked = match shared.inbox.get(&id).await {
         Ok(Some(parked)) => parked,
@@ -86,29 +88,23 @@ pub(crate) async fn submit(
     }
 }
 
-/// The submitted fields, when the post came from this site and is a form at all.
-fn readable(
-    headers: &HeaderMap,
-    body: Result<Body<Vec<(String, String)>>, FormRejection>,
-) -> Result<Vec<(String, String)>, Response> {
-    if !forgery::same_origin(headers) {
-        return Err(page::message(
-            StatusCode::FORBIDDEN,
-            ROOT,
-            "Answer refused",
-            "This answer came from another site, so it was not recorded. Answer from the \
-             inbox page itself.",
-        ));
-    }
-    match body {
-        Ok(Body(fields)) => Ok(fields),
-        Err(_) => Err(page::message(
-            StatusCode::BAD_REQUEST,
-            ROOT,
-            "Unreadable answer",
-            "The answer was not a form this page sent. Open the request and answer again.",
-        )),
-    }
+fn cross_site() -> Response {
+    page::message(
+        StatusCode::FORBIDDEN,
+        ROOT,
+        "Answer refused",
+        "This answer came from another site, so it was not recorded. Answer from the \
+         inbox page itself.",
+    )
+}
+
+fn unreadable() -> Response {
+    page::message(
+        StatusCode::BAD_REQUEST,
+        ROOT,
+        "Unreadable answer",
+        "The answer was not a form this page sent. Open the request and answer again.",
+    )
 }
 
 /// The refusal of a post without request `id`'s anti-forgery token.
