@@ -10,7 +10,7 @@ use inbox_web_support::{pg, Example, Site};
 use reqwest::header::{self, HeaderMap};
 use reqwest::{redirect, Response, StatusCode};
 use serde_json::json;
-use toolnexus::Answer;
+use toolnexus::{Answer, Refusal};
 use toolnexus_inbox::{Inbox, ParkedState};
 
 const CSP: &str = "default-src 'none'; style-src 'self'; form-action 'self'; \
@@ -579,7 +579,7 @@ async fn declining_a_form_skips_its_checks_and_keeps_the_reason() {
     let parked = site.inbox.get(&id).await.unwrap().unwrap();
     assert_eq!(
         parked.answer,
-        Some(Answer::decline(&id, "no trip after all"))
+        Some(Answer::refuse(&id, Refusal::Declined).with_note("no trip after all"))
     );
     let (_, page) = get(&cookie, &site.request_url(&id)).await;
     assert!(page.contains("declined: “no trip after all”"), "{page}");
@@ -605,7 +605,12 @@ async fn a_sign_in_links_its_address_and_can_be_cancelled() {
     .await;
     assert_eq!(response.status(), StatusCode::SEE_OTHER);
     let parked = site.inbox.get(&id).await.unwrap().unwrap();
-    assert_eq!(parked.answer, Some(Answer::decline(&id, "wrong account")));
+    // The button's code and the person's words, apart: whoever reads the code (an MCP
+    // server waiting on this sign-in) sees a cancel, whatever was typed.
+    assert_eq!(
+        parked.answer,
+        Some(Answer::refuse(&id, Refusal::Cancelled).with_note("wrong account"))
+    );
     site.resume_all().await;
     let (_, page) = get(&cookie, &site.request_url(&id)).await;
     assert!(

@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 use tokio::sync::Notify;
 use toolnexus::testing::{MockLlm, Reply};
 use toolnexus::{
-    Answer, Message, NativeTool, Request, RunStatus, Style, Tool, ToolContext, ToolOutput,
+    Answer, Message, NativeTool, Refusal, Request, RunStatus, Style, Tool, ToolContext, ToolOutput,
     ToolResult, Toolkit,
 };
 
@@ -88,7 +88,7 @@ async fn a_refusals_reason_reaches_the_model_in_each_style() {
         // Without a reason (none, or only blanks) the text is the other ports' exactly.
         for reason in [None, Some("  ")] {
             let answer = move |id: String| Answer {
-                reason: reason.map(str::to_owned),
+                reason: reason.map(Refusal::from),
                 ..Answer::decline(id, "")
             };
             assert_eq!(
@@ -101,6 +101,24 @@ async fn a_refusals_reason_reaches_the_model_in_each_style() {
             );
         }
     }
+}
+
+#[tokio::test]
+async fn a_persons_note_is_what_the_model_reads_beside_the_code() {
+    let noted = |id: String| Answer::refuse(id, Refusal::Cancelled).with_note("wrong account");
+    assert_eq!(
+        refusal_sent(Style::OpenAi, noted).await,
+        (
+            "declined/expired: Approve purchase of gpu? (reason: wrong account)".to_owned(),
+            true
+        )
+    );
+    let bare = |id: String| Answer::refuse(id, Refusal::Cancelled).with_note("  ");
+    assert_eq!(
+        refusal_sent(Style::OpenAi, bare).await.0,
+        "declined/expired: Approve purchase of gpu? (reason: cancelled)",
+        "a blank note leaves the code to be read"
+    );
 }
 
 #[tokio::test]

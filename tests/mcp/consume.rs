@@ -8,11 +8,12 @@ use serde_json::{json, Value};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use toolnexus::testing::{MockLlm, Reply};
 use toolnexus::{
-    Answer, LlmClient, Message, MetricEvent, NativeTool, Request, RunStatus, ToolContext,
-    ToolResult, Toolkit,
+    Answer, LlmClient, Message, MetricEvent, NativeTool, Refusal, Request, RequestKind, RunStatus,
+    ToolContext, ToolResult, Toolkit,
 };
 use toolnexus_mcp::{McpServer, McpTools, McpToolsBuilder};
 
+use crate::serve::SignIn;
 use crate::shop;
 use crate::support::{legacy, paris, serve_in_process};
 
@@ -186,6 +187,41 @@ async fn a_legacy_servers_mid_call_elicitation_goes_to_wait_for_or_is_declined()
     assert_eq!(
         declined.output,
         "declined/expired: Approve purchase of gpu? (reason: declined)"
+    );
+}
+
+/// A server whose one tool asks the client to sign in at a URL.
+fn login_server() -> McpServer {
+    let tk = Toolkit::builder().tool(SignIn).build().unwrap();
+    McpServer::builder(tk).name("login").build()
+}
+
+#[tokio::test]
+async fn a_sign_in_cancelled_with_a_note_reaches_the_server_as_a_cancel() {
+    // Asked mid-call (protocols before 2026-07-28), the host answers the way the inbox page
+    // records a cancelled sign-in the person wrote something about.
+    let (stream, _task) = serve_in_process(login_server());
+    let asked = Arc::new(Mutex::new(Vec::new()));
+    let seen = asked.clone();
+    let tools = McpTools::builder()
+        .lifecycle(legacy())
+        .wait_for(move |req: Request| {
+            seen.lock().unwrap().push(req.kind.clone());
+            async move { Answer::refuse(req.id, Refusal::Cancelled).with_note("wrong account") }
+        })
+        .over(stream)
+        .await
+        .unwrap();
+    let tk = Toolkit::builder().tools(tools).build().unwrap();
+    let result = tk
+        .execute("login__sign_in", json!({}), ToolContext::default())
+        .await;
+    assert_eq!(*asked.lock().unwrap(), [RequestKind::Authorization]);
+    assert!(result.is_error);
+    // The server settles its own refusal text from the action it received: a cancel.
+    assert_eq!(
+        result.output,
+        "declined/expired: Sign in to continue. (reason: cancelled)"
     );
 }
 

@@ -15,7 +15,7 @@ use crate::support::{
 
 /// Signs the customer in to the shop
 #[tool]
-async fn sign_in(answer: Option<&Answer>) -> ToolResult {
+pub(crate) async fn sign_in(answer: Option<&Answer>) -> ToolResult {
     match answer {
         Some(a) if a.ok => ToolResult::ok("signed in"),
         Some(_) => ToolResult::error("not signed in"),

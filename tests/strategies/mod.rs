@@ -5,8 +5,8 @@
 use proptest::prelude::*;
 use serde_json::{json, Map, Value};
 use toolnexus::{
-    Answer, Limit, Message, Request, RunResult, RunStatus, ToolCall, ToolCallRecord, ToolOutput,
-    ToolResult, Usage,
+    Answer, Limit, Message, Refusal, Request, RunResult, RunStatus, ToolCall, ToolCallRecord,
+    ToolOutput, ToolResult, Usage,
 };
 
 /// Any JSON value: every scalar kind (floats and the extremes of the integers included),
@@ -44,7 +44,13 @@ pub fn text() -> impl Strategy<Value = String> {
 pub fn request() -> impl Strategy<Value = Request> {
     (
         text(),
-        text(),
+        prop_oneof![
+            Just("approval".to_owned()),
+            Just("authorization".to_owned()),
+            Just("input".to_owned()),
+            Just("question".to_owned()),
+            text(),
+        ],
         text(),
         proptest::option::of(text()),
         proptest::option::of(json_value()),
@@ -166,12 +172,24 @@ pub fn answer() -> impl Strategy<Value = Answer> {
         text(),
         any::<bool>(),
         proptest::option::of(json_value()),
+        proptest::option::of(refusal()),
         proptest::option::of(text()),
     )
-        .prop_map(|(id, ok, data, reason)| Answer {
+        .prop_map(|(id, ok, data, reason, note)| Answer {
             id,
             ok,
             data,
             reason,
+            note,
         })
+}
+
+/// A refusal code: a known one, or any text (kept in the `Other` escape).
+pub fn refusal() -> impl Strategy<Value = Refusal> {
+    prop_oneof![
+        Just(Refusal::Declined),
+        Just(Refusal::Cancelled),
+        Just(Refusal::Expired),
+        text().prop_map(Refusal::from),
+    ]
 }

@@ -8,7 +8,7 @@ use std::time::Duration;
 use serde_json::Value;
 use sqlx::{Any, AnyPool, Executor};
 use tokio::sync::Notify;
-use toolnexus::{Answer, Message, Request, RunResult, RunStatus};
+use toolnexus::{Answer, Message, Refusal, Request, RunResult, RunStatus, ToolCallRecord};
 
 use crate::clock::{ms, now_ms, parse_rfc3339};
 use crate::form::check_answer;
@@ -303,7 +303,7 @@ impl Inbox {
         let mut expired = 0;
         for id in due {
             match self
-                .record_answer(Answer::decline(&id, "expired"), None, true)
+                .record_answer(Answer::refuse(&id, Refusal::Expired), None, true)
                 .await
             {
                 Ok(()) => expired += 1,
@@ -514,14 +514,8 @@ impl<'a> ToPark<'a> {
 /// The tool call a run halted on: its name and arguments, from the call records or, failing
 /// that, from the transcript's placeholder and the assistant turn that asked for it.
 fn halted_call<'r>(run: &'r RunResult, id: &str) -> Option<(&'r str, &'r Value)> {
-    let parks_here = |m: &Option<serde_json::Map<String, Value>>| {
-        m.as_ref()
-            .and_then(|m| m.get("pending"))
-            .and_then(|p| p.get("id"))
-            .and_then(Value::as_str)
-            == Some(id)
-    };
-    if let Some(call) = run.tool_calls.iter().find(|c| parks_here(&c.metadata)) {
+    let parks_here = |call: &ToolCallRecord| call.pending().is_some_and(|p| p.id == id);
+    if let Some(call) = run.tool_calls.iter().find(|c| parks_here(c)) {
         return Some((&call.name, &call.args));
     }
     let call_id = run.messages.iter().rev().find_map(|m| match m {

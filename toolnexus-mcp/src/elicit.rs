@@ -5,10 +5,7 @@
 
 use rmcp::model::{ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationSchema};
 use serde_json::{Value, json};
-use toolnexus::{Answer, Request};
-
-/// The `kind` of an `authorization` (login) suspension.
-pub(crate) const AUTHORIZATION: &str = "authorization";
+use toolnexus::{Answer, Refusal, Request, RequestKind};
 
 /// How a client must be able to elicit to answer a request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -20,7 +17,7 @@ pub(crate) enum Mode {
 impl Mode {
     /// A login with a URL goes to the browser; everything else is a form.
     pub(crate) fn of(request: &Request) -> Self {
-        if request.kind == AUTHORIZATION && request.url.is_some() {
+        if request.kind == RequestKind::Authorization && request.url.is_some() {
             Mode::Url
         } else {
             Mode::Form
@@ -51,7 +48,7 @@ pub(crate) fn to_elicitation(request: &Request) -> Result<ElicitRequestParams, S
     }
     let schema = match request.data.as_ref().and_then(|d| d.get("schema")) {
         Some(schema) => schema.clone(),
-        None if matches!(request.kind.as_str(), "question" | "input") => json!({
+        None if matches!(request.kind, RequestKind::Question | RequestKind::Input) => json!({
             "type": "object",
             "properties": {"answer": {"type": "string", "title": "Answer"}},
             "required": ["answer"],
@@ -77,7 +74,7 @@ pub(crate) fn to_elicitation(request: &Request) -> Result<ElicitRequestParams, S
 pub(crate) fn to_request(id: String, params: &ElicitRequestParams) -> Request {
     match params {
         ElicitRequestParams::UrlElicitationParams { message, url, .. } => {
-            Request::new(AUTHORIZATION, message.clone())
+            Request::new(RequestKind::Authorization, message.clone())
                 .with_id(id)
                 .with_url(url.clone())
         }
@@ -87,43 +84,46 @@ pub(crate) fn to_request(id: String, params: &ElicitRequestParams) -> Request {
             ..
         } => {
             let schema = serde_json::to_value(requested_schema).unwrap_or(Value::Null);
-            Request::new("input", message.clone())
+            Request::new(RequestKind::Input, message.clone())
                 .with_id(id)
                 .with_data(json!({ "schema": schema }))
         }
         // rmcp may learn new modes; one this crate does not know is still a question
         // a human can read.
         #[allow(unreachable_patterns)]
-        other => Request::new("input", format!("{other:?}")).with_id(id),
+        other => Request::new(RequestKind::Input, format!("{other:?}")).with_id(id),
     }
 }
 
 /// The answer an elicitation result carries: accept is `ok` with the content as data;
-/// decline and cancel are refusals with that reason.
+/// decline and cancel are refusals with that code.
 pub(crate) fn to_answer(id: &str, result: ElicitResult) -> Answer {
     match result.action {
         ElicitationAction::Accept => match result.content {
             Some(content) => Answer::ok(id).with_data(content),
             None => Answer::ok(id),
         },
-        ElicitationAction::Cancel => Answer::decline(id, "cancelled"),
+        ElicitationAction::Cancel => Answer::refuse(id, Refusal::Cancelled),
         // Decline, and any action a later protocol adds, is a refusal.
-        _ => Answer::decline(id, "declined"),
+        _ => Answer::refuse(id, Refusal::Declined),
     }
 }
 
-/// The elicitation result an answer stands for; the inverse of [`to_answer`].
+/// The elicitation result an answer stands for; the inverse of [`to_answer`]. The
+/// refusal's code decides between cancel and decline, whatever the person wrote beside it
+/// (an elicitation result has no room for their words).
 pub(crate) fn to_result(answer: &Answer) -> ElicitResult {
     if answer.ok {
         let result = ElicitResult::new(ElicitationAction::Accept);
-        match &answer.data {
+        return match &answer.data {
             Some(data) => result.with_content(data.clone()),
             None => result.with_content(json!({})),
-        }
-    } else if answer.reason.as_deref() == Some("cancelled") {
-        ElicitResult::new(ElicitationAction::Cancel)
-    } else {
-        ElicitResult::new(ElicitationAction::Decline)
+        };
+    }
+    match answer.refusal() {
+        Some(Refusal::Cancelled) => ElicitResult::new(ElicitationAction::Cancel),
+        // Declined, expired, and any other code is a decline.
+        _ => ElicitResult::new(ElicitationAction::Decline),
     }
 }
 
@@ -157,7 +157,7 @@ mod tests {
             json!(["slow", "fast"])
         );
         let back = to_request("r1".into(), &params);
-        assert_eq!(back.kind, "input");
+        assert_eq!(back.kind, RequestKind::Input);
         assert_eq!(
             back.data.unwrap()["schema"]["required"],
             json!(["city", "zip", "express"])
@@ -166,7 +166,7 @@ mod tests {
 
     #[test]
     fn a_login_with_a_url_is_url_mode_keyed_by_the_request_id() {
-        let request = Request::new(AUTHORIZATION, "Sign in")
+        let request = Request::new(RequestKind::Authorization, "Sign in")
             .with_id("req-7")
             .with_url("https://example.com/login");
         match to_elicitation(&request).unwrap() {
@@ -190,6 +190,32 @@ mod tests {
             Answer::decline("a", "cancelled"),
         ] {
             assert_eq!(to_answer("a", to_result(&answer)), answer);
+        }
+    }
+
+    #[test]
+    fn the_refusal_code_decides_cancel_or_decline_whatever_the_note() {
+        let cases = [
+            (
+                Answer::refuse("a", Refusal::Cancelled),
+                ElicitationAction::Cancel,
+            ),
+            (
+                Answer::refuse("a", Refusal::Cancelled).with_note("wrong account"),
+                ElicitationAction::Cancel,
+            ),
+            (
+                Answer::refuse("a", Refusal::Declined).with_note("cancelled"),
+                ElicitationAction::Decline,
+            ),
+            (
+                Answer::refuse("a", Refusal::Expired),
+                ElicitationAction::Decline,
+            ),
+            (Answer::decline("a", "too dear"), ElicitationAction::Decline),
+        ];
+        for (answer, action) in cases {
+            assert_eq!(to_result(&answer).action, action, "{answer:?}");
         }
     }
 

@@ -99,7 +99,7 @@ pub use extensions::{Ext, Extensions, MissingExtension};
 pub use native::NativeTool;
 pub use outcome::ToolOutcome;
 pub use result::{IntoToolResult, Json, ToolResult};
-pub use suspension::{Answer, AnswerDataError, Request};
+pub use suspension::{Answer, AnswerDataError, Refusal, Request, RequestKind};
 /// The token that cancels a run (see [`Run::cancel`]), re-exported from
 /// `tokio-util` so hosts need not depend on it.
 pub use tokio_util::sync::CancellationToken;

@@ -6,10 +6,16 @@ use std::fmt::Display;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::Request;
+use crate::{Request, RequestKind};
 
-/// The metadata key under which a suspension carries its [`Request`].
-pub(crate) const PENDING_KEY: &str = "pending";
+/// The metadata key under which a suspension carries its [`Request`] on the wire.
+const PENDING_KEY: &str = "pending";
+
+/// The request a result's metadata parks it on: the one place that reads the wire key,
+/// for results and call records alike.
+pub(crate) fn pending_in(metadata: Option<&Map<String, Value>>) -> Option<Request> {
+    Request::deserialize(metadata?.get(PENDING_KEY)?).ok()
+}
 
 const DEFAULT_AUTH_PROMPT: &str = "Sign in to continue.";
 
@@ -71,15 +77,22 @@ impl ToolResult {
             Some(url) => format!("{}\n{}", request.prompt, url),
             None => request.prompt.clone(),
         };
-        let mut metadata = Map::new();
-        // Serializing a `Request` cannot fail: all its fields are strings or JSON values.
-        let value = serde_json::to_value(&request).unwrap_or(Value::Null);
-        metadata.insert(PENDING_KEY.to_owned(), value);
-        ToolResult {
+        let mut result = ToolResult {
             output,
             is_error: true,
-            metadata: Some(metadata),
-        }
+            metadata: Some(Map::new()),
+        };
+        result.set_pending(&request);
+        result
+    }
+
+    /// Writes `request` as the one this suspension parks on (after a change to it).
+    pub(crate) fn set_pending(&mut self, request: &Request) {
+        // Serializing a `Request` cannot fail: all its fields are strings or JSON values.
+        let value = serde_json::to_value(request).unwrap_or(Value::Null);
+        self.metadata
+            .get_or_insert_with(Map::new)
+            .insert(PENDING_KEY.to_owned(), value);
     }
 
     /// A login suspension: kind `"authorization"`, the user signs in at `url`.
@@ -92,21 +105,20 @@ impl ToolResult {
     /// ```
     pub fn auth_required(url: impl Into<String>, prompt: Option<&str>) -> Self {
         let prompt = prompt.unwrap_or(DEFAULT_AUTH_PROMPT);
-        ToolResult::pending(Request::new("authorization", prompt).with_url(url))
+        ToolResult::pending(Request::new(RequestKind::Authorization, prompt).with_url(url))
     }
 
     /// The request a result is parked on, or `None` when it is not a suspension.
+    ///
+    /// This decodes the metadata each time: code that asks more than once sorts the result
+    /// once with [`ToolOutcome::classify`](crate::ToolOutcome::classify) and asks that.
     pub fn pending_of(result: &ToolResult) -> Option<Request> {
-        let value = result.metadata.as_ref()?.get(PENDING_KEY)?;
-        Request::deserialize(value).ok()
+        pending_in(result.metadata.as_ref())
     }
 
     /// Whether this result is a suspension (its metadata carries a valid request).
     pub fn is_pending(&self) -> bool {
-        self.metadata
-            .as_ref()
-            .and_then(|m| m.get(PENDING_KEY))
-            .is_some_and(|v| Request::deserialize(v).is_ok())
+        ToolResult::pending_of(self).is_some()
     }
 }
 

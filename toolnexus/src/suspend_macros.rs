@@ -11,7 +11,8 @@
 /// ```
 ///
 /// Arguments are named, in any order, each given once; each value is evaluated once, in
-/// the order written. `kind` (`"approval"`, `"input"`, `"question"`, …) and `prompt` (text
+/// the order written. `kind` (`"approval"`, `"input"`, `"question"`, …, or a
+/// [`RequestKind`](crate::RequestKind) such as `RequestKind::Approval`) and `prompt` (text
 /// a host shows) are required and take anything `Into<String>`, as do `url`, `id` (a
 /// uuid v4 is generated when it is left out) and `expires_at` (RFC 3339). `data` is a
 /// `serde_json::Value`, a JSON object. Never ask for secrets (passwords, keys) with
@@ -34,6 +35,9 @@
 /// let request = ToolResult::pending_of(&parked).unwrap();
 /// assert_eq!(request.kind, "approval");
 /// assert_eq!(parked.output, "Approve refund of $40?\nhttps://shop.example/refunds/7");
+///
+/// let typed = pending!(kind = toolnexus::RequestKind::Question, prompt = "Which colour?");
+/// assert_eq!(ToolResult::pending_of(&typed).unwrap().kind, toolnexus::RequestKind::Question);
 /// ```
 ///
 /// # Asking for a typed answer

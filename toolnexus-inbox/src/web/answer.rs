@@ -2,7 +2,7 @@
 //! shape), which button they pressed, and the values they typed, coerced by the schema.
 
 use serde_json::Value;
-use toolnexus::{Answer, Request};
+use toolnexus::{Answer, Refusal, Request, RequestKind};
 
 use super::form::{Coerced, Form};
 use super::request::capitalized;
@@ -33,8 +33,8 @@ impl Shape {
                 Err(why) => Shape::Unrenderable(why),
             };
         }
-        match request.kind.as_str() {
-            "authorization" => Shape::Authorization,
+        match request.kind {
+            RequestKind::Authorization => Shape::Authorization,
             _ => Shape::Approval,
         }
     }
@@ -112,16 +112,17 @@ pub(crate) fn read(request: &Request, shape: &Shape, fields: &[(String, String)]
         return Submission::UnknownAction;
     };
     let id = request.id.clone();
-    // The person's own words are the reason the model is told (`declined/expired: <prompt>
-    // (reason: <words>)`), so it can act on them; without words, the button's own reason.
-    let refusal = |fallback: &str| {
-        let said = value(REASON_FIELD).map(str::trim).filter(|r| !r.is_empty());
-        Answer::decline(id.clone(), said.unwrap_or(fallback))
+    // The button gives the refusal's code; the person's own words go beside it as the note
+    // (the model is told them: `declined/expired: <prompt> (reason: <words>)`), so a
+    // cancelled sign-in with a note is still a cancel to whoever reads the code.
+    let refusal = |code: Refusal| {
+        let said = value(REASON_FIELD).unwrap_or_default();
+        Answer::refuse(id.clone(), code).with_note(said.trim())
     };
     Submission::Answer(match action {
         Action::Approve | Action::SignedIn => Answer::ok(id),
-        Action::Decline => refusal("declined"),
-        Action::Cancel => refusal("cancelled"),
+        Action::Decline => refusal(Refusal::Declined),
+        Action::Cancel => refusal(Refusal::Cancelled),
         Action::Submit => {
             let Shape::Form(form) = shape else {
                 return Submission::UnknownAction;
@@ -182,7 +183,10 @@ mod tests {
             &shape,
             &fields(&[("_action", "decline"), ("_reason", " too dear ")]),
         ));
-        assert_eq!(no, Answer::decline("r1", "too dear"));
+        assert_eq!(
+            no,
+            Answer::refuse("r1", Refusal::Declined).with_note("too dear")
+        );
         assert!(matches!(
             read(&request, &shape, &fields(&[("_action", "signed-in")])),
             Submission::UnknownAction
@@ -194,7 +198,11 @@ mod tests {
         let request = Request::new("authorization", "Sign in").with_id("a1");
         let shape = Shape::of(&request);
         let no = answer_of(read(&request, &shape, &fields(&[("_action", "cancel")])));
-        assert_eq!(no, Answer::decline("a1", "cancelled"));
+        assert_eq!(no, Answer::refuse("a1", Refusal::Cancelled));
+        let typed = fields(&[("_action", "cancel"), ("_reason", "wrong account")]);
+        let noted = answer_of(read(&request, &shape, &typed));
+        assert_eq!(noted.refusal(), Some(&Refusal::Cancelled));
+        assert_eq!(noted.note(), Some("wrong account"));
     }
 
     #[test]

@@ -43,6 +43,9 @@ pub(crate) async fn show(State(shared): State<Arc<Shared>>, Path(id): Path<Strin
     }
 }
 
+/// The answer a request's page posts: checked (origin, form, anti-forgery token, still
+/// open), read against the request's shape, then recorded, or the page shown again with
+/// what was wrong.
 pub(crate) async fn submit(
     State(shared): State<Arc<Shared>>,
     Path(id): Path<String>,
@@ -50,87 +53,118 @@ pub(crate) async fn submit(
     body: Result<Body<Vec<(String, String)>>, FormRejection>,
 ) -> Response {
     if !forgery::same_origin(&headers) {
-        return page::message(
-            StatusCode::FORBIDDEN,
-            ROOT,
-            "Answer refused",
-            "This answer came from another site, so it was not recorded. Answer from the \
-             inbox page itself.",
-        );
+        return cross_site();
     }
     let Ok(Body(fields)) = body else {
-        return page::message(
-            StatusCode::BAD_REQUEST,
-            ROOT,
-            "Unreadable answer",
-            "The answer was not a form this page sent. Open the request and answer again.",
-        );
+        return unreadable();
     };
     let parked = match shared.inbox.get(&id).await {
         Ok(Some(parked)) => parked,
         Ok(None) => return unknown(),
         Err(e) => return store_failed(&e),
     };
-    let forgery_token = fields
+    if let Some(refused) = forged(&shared, &id, &fields) {
+        return refused;
+    }
+    if let Some(refused) = closed(&parked, SystemTime::now()) {
+        return refused;
+    }
+    let shape = Shape::of(&parked.request);
+    let answer = match answer::read(&parked.request, &shape, &fields) {
+        Submission::Answer(answer) => answer,
+        Submission::Misfit(coerced) => {
+            let retry = Retry {
+                entered: Some(coerced.entered),
+                errors: coerced.errors,
+                problem: None,
+            };
+            return render(&shared, &parked, StatusCode::UNPROCESSABLE_ENTITY, &retry);
+        }
+        Submission::UnknownAction => return unknown_action(),
+    };
+    match shared.inbox.answer_as(answer, shared.user.as_str()).await {
+        Ok(()) => Redirect::to(&segment(&id)).into_response(),
+        Err(e) => not_recorded(&shared, &parked, &shape, &fields, e),
+    }
+}
+
+fn cross_site() -> Response {
+    page::message(
+        StatusCode::FORBIDDEN,
+        ROOT,
+        "Answer refused",
+        "This answer came from another site, so it was not recorded. Answer from the \
+         inbox page itself.",
+    )
+}
+
+fn unreadable() -> Response {
+    page::message(
+        StatusCode::BAD_REQUEST,
+        ROOT,
+        "Unreadable answer",
+        "The answer was not a form this page sent. Open the request and answer again.",
+    )
+}
+
+/// The refusal of a post without request `id`'s anti-forgery token.
+fn forged(shared: &Shared, id: &str, fields: &[(String, String)]) -> Option<Response> {
+    let token = fields
         .iter()
         .find(|(k, _)| k == TOKEN_FIELD)
         .map(|(_, v)| v);
-    if !forgery_token.is_some_and(|t| shared.secret.is_answer_token(&id, t)) {
-        return page::message(
-            StatusCode::FORBIDDEN,
-            ROOT,
-            "Answer refused",
-            "This answer did not come from this request's page (its anti-forgery token is \
-             missing or wrong), so it was not recorded. Open the request and answer again.",
-        );
+    if token.is_some_and(|t| shared.secret.is_answer_token(id, t)) {
+        return None;
     }
-    if let Some(response) = closed(&parked, SystemTime::now()) {
-        return response;
-    }
-    let shape = Shape::of(&parked.request);
-    let answer =
-        match answer::read(&parked.request, &shape, &fields) {
-            Submission::Answer(answer) => answer,
-            Submission::Misfit(coerced) => {
-                let retry = Retry {
-                    entered: Some(coerced.entered),
-                    errors: coerced.errors,
-                    problem: None,
-                };
-                return render(&shared, &parked, StatusCode::UNPROCESSABLE_ENTITY, &retry);
-            }
-            Submission::UnknownAction => return page::message(
-                StatusCode::BAD_REQUEST,
-                ROOT,
-                "Unknown answer",
-                "That is not one of the answers this request takes. Open it and use its buttons.",
-            ),
-        };
-    match shared.inbox.answer_as(answer, shared.user.as_str()).await {
-        Ok(()) => Redirect::to(&segment(&id)).into_response(),
-        Err(InboxError::InvalidAnswer { field, reason }) => {
-            let entered = match &shape {
-                Shape::Form(form) => form.coerce(&fields).entered,
+    Some(page::message(
+        StatusCode::FORBIDDEN,
+        ROOT,
+        "Answer refused",
+        "This answer did not come from this request's page (its anti-forgery token is \
+         missing or wrong), so it was not recorded. Open the request and answer again.",
+    ))
+}
+
+fn unknown_action() -> Response {
+    page::message(
+        StatusCode::BAD_REQUEST,
+        ROOT,
+        "Unknown answer",
+        "That is not one of the answers this request takes. Open it and use its buttons.",
+    )
+}
+
+/// What the person sees when the inbox did not record their answer: the page again with
+/// the problem next to its field, or why the request no longer takes answers.
+fn not_recorded(
+    shared: &Shared,
+    parked: &Parked,
+    shape: &Shape,
+    fields: &[(String, String)],
+    error: InboxError,
+) -> Response {
+    match error {
+        InboxError::InvalidAnswer { field, reason } => {
+            let entered = match shape {
+                Shape::Form(form) => form.coerce(fields).entered,
                 _ => Entered::new(),
             };
             let mut retry = Retry {
                 entered: Some(entered),
                 ..Retry::default()
             };
-            match field.filter(|f| has_field(&shape, f)) {
+            match field.filter(|f| has_field(shape, f)) {
                 Some(field) => {
                     retry.errors.insert(field, capitalized(&reason));
                 }
                 None => retry.problem = Some(capitalized(&reason)),
             }
-            render(&shared, &parked, StatusCode::UNPROCESSABLE_ENTITY, &retry)
+            render(shared, parked, StatusCode::UNPROCESSABLE_ENTITY, &retry)
         }
-        Err(InboxError::NotWaiting { state, .. } | InboxError::Finished { state, .. }) => {
-            already(state)
-        }
-        Err(InboxError::Expired(_)) => expired(),
-        Err(InboxError::UnknownRequest(_)) => unknown(),
-        Err(e) => store_failed(&e),
+        InboxError::NotWaiting { state, .. } | InboxError::Finished { state, .. } => already(state),
+        InboxError::Expired(_) => expired(),
+        InboxError::UnknownRequest(_) => unknown(),
+        e => store_failed(&e),
     }
 }
 

@@ -8,7 +8,7 @@ use maud::{html, Markup};
 use serde_json::Value;
 use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
-use toolnexus::{Answer, Request, RunStatus};
+use toolnexus::{Answer, Refusal, Request, RequestKind, RunStatus};
 
 use crate::{Parked, ParkedState};
 
@@ -37,12 +37,12 @@ pub(crate) fn segment(text: &str) -> String {
 }
 
 /// The kind as a badge; the class only ever takes one of the known kinds.
-pub(crate) fn kind_badge(kind: &str) -> Markup {
+pub(crate) fn kind_badge(kind: &RequestKind) -> Markup {
     let class = match kind {
-        "approval" | "authorization" | "input" | "question" => kind,
-        _ => "other",
+        RequestKind::Other(_) => "other",
+        known => known.as_str(),
     };
-    html! { span class={ "kind " (class) } { (kind) } }
+    html! { span class={ "kind " (class) } { (kind.as_str()) } }
 }
 
 /// The tool call the run halted in, as `name(args)`; `limit` cuts long arguments.
@@ -131,20 +131,19 @@ pub(crate) fn decision(parked: &Parked, now: SystemTime) -> Markup {
 /// refusal (declined, cancelled, expired) in a box and words of its own, so the two are
 /// never mistaken for each other.
 pub(crate) fn decided_banner(parked: &Parked) -> Markup {
-    let kind = parked.request.kind.as_str();
+    let sign_in = parked.request.kind == RequestKind::Authorization;
     match &parked.answer {
         Some(answer) if !answer.ok => {
-            let reason = answer.reason.as_deref().map(str::trim);
-            let text = match (kind, reason) {
-                (_, Some("expired")) => "Expired: declined without an answer.",
-                ("authorization", _) => "Sign-in cancelled.",
+            let text = match (sign_in, answer.refusal()) {
+                (_, Some(Refusal::Expired)) => "Expired: declined without an answer.",
+                (true, _) => "Sign-in cancelled.",
                 _ => "Declined.",
             };
             html! { p.banner.refused { (text) } }
         }
         Some(answer) => {
-            let text = match (kind, &answer.data) {
-                ("authorization", _) => "Signed in.",
+            let text = match (sign_in, &answer.data) {
+                (true, _) => "Signed in.",
                 (_, Some(_)) => "Answered.",
                 _ => "Approved.",
             };
@@ -156,18 +155,20 @@ pub(crate) fn decided_banner(parked: &Parked) -> Markup {
 
 /// "approved", "declined: “too expensive”", "cancelled", "answered city Lyon · express true".
 fn verdict(request: &Request, answer: &Answer) -> Markup {
-    // A sign-in is cancelled, anything else declined; a reason other than those words (or
-    // `expired`) is what the person typed, shown in quotes.
-    let refused = if request.kind == "authorization" {
-        "cancelled"
+    // A known code names itself; without one, a sign-in is cancelled and anything else
+    // declined. What the person typed follows in quotes: the note, or a reason that is no
+    // code (as older answers and other ports wrote their words).
+    let fallback = if request.kind == RequestKind::Authorization {
+        Refusal::Cancelled
     } else {
-        "declined"
+        Refusal::Declined
     };
-    let reason = answer
-        .reason
-        .as_deref()
-        .map(str::trim)
-        .filter(|r| !r.is_empty());
+    let (code, said) = match answer.refusal() {
+        Some(Refusal::Other(text)) => (&fallback, Some(text.trim()).filter(|t| !t.is_empty())),
+        Some(code) => (code, None),
+        None => (&fallback, None),
+    };
+    let said = answer.note().or(said);
     html! {
         @if answer.ok {
             @match &answer.data {
@@ -182,11 +183,8 @@ fn verdict(request: &Request, answer: &Answer) -> Markup {
                 None => "approved",
             }
         } @else {
-            @match reason {
-                None => (refused),
-                Some(word @ ("declined" | "cancelled" | "expired")) => (word),
-                Some(said) => { (refused) ": “" (said) "”" },
-            }
+            (code.as_str())
+            @if let Some(said) = said { ": “" (said) "”" }
         }
     }
 }
@@ -296,7 +294,7 @@ mod tests {
 
     #[test]
     fn unknown_kinds_never_reach_the_class_attribute() {
-        let badge = kind_badge("x\" onclick=\"y").into_string();
+        let badge = kind_badge(&RequestKind::from("x\" onclick=\"y")).into_string();
         assert!(badge.starts_with(r#"<span class="kind other">"#), "{badge}");
         assert!(badge.contains("x&quot; onclick=&quot;y"), "{badge}");
     }

@@ -9,7 +9,7 @@ use rmcp::model::{
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler, ServiceError};
 use serde_json::Value;
-use toolnexus::{Answer, Request, ToolContext, ToolResult};
+use toolnexus::{Answer, Refusal, Request, ToolContext, ToolOutcome, ToolResult};
 
 use super::McpServer;
 use super::state::Continuation;
@@ -99,9 +99,11 @@ impl McpServer {
             .toolkit
             .execute(&name, args.clone(), ToolContext::default())
             .await;
-        match ToolResult::pending_of(&result) {
-            None => complete(result),
-            Some(request) => self.suspend(name, args, request, context).await,
+        match ToolOutcome::classify(result) {
+            ToolOutcome::Pending { request, .. } => {
+                self.suspend(name, args, request, context).await
+            }
+            settled => complete(settled.into_result()),
         }
     }
 
@@ -150,7 +152,7 @@ impl McpServer {
             .await;
         let answer = match reply {
             Ok(result) => to_answer(&request.id, result),
-            Err(ServiceError::Timeout { .. }) => Answer::decline(&request.id, "expired"),
+            Err(ServiceError::Timeout { .. }) => Answer::refuse(&request.id, Refusal::Expired),
             Err(e) => {
                 return complete(ToolResult::error(format!(
                     "{}, and asking the client failed: {e}",
@@ -228,8 +230,9 @@ impl McpServer {
         self.answered(name, args, &request, answer).await
     }
 
-    /// The agent loop's rule for an answered suspension: `ok` re-runs the tool once with
-    /// the answer; a refusal, or a re-run that suspends again, ends the call.
+    /// The agent loop's rule for an answered suspension ([`toolnexus::Toolkit::settle`]):
+    /// `ok` re-runs the tool once with the answer; a refusal, or a re-run that suspends
+    /// again, ends the call.
     async fn answered(
         &self,
         name: &str,
@@ -237,21 +240,11 @@ impl McpServer {
         request: &Request,
         answer: Answer,
     ) -> ToolResult {
-        if answer.id != request.id {
-            return ToolResult::error(format!(
-                "unresolved: {} (the answer does not echo the request id)",
-                request.prompt
-            ));
-        }
-        if !answer.ok {
-            return ToolResult::error(request.refusal(&answer));
-        }
-        let context = ToolContext::default().with_answer(answer);
-        let result = self.inner.toolkit.execute(name, args, context).await;
-        if result.is_pending() {
-            return ToolResult::error(format!("unresolved: {}", request.prompt));
-        }
-        result
+        let context = ToolContext::default();
+        self.inner
+            .toolkit
+            .settle(name, args, request, answer, context)
+            .await
     }
 }
 

@@ -91,7 +91,8 @@ impl LlmClient {
     /// A suspended call with [`wait_for`](crate::LlmClientBuilder::wait_for) set is settled
     /// by the answer: `ok` re-runs it once with the answer; a refusal is not run again and
     /// the model gets the error result `declined/expired: <prompt>`, followed by
-    /// ` (reason: <reason>)` when [`Answer::reason`] is not blank (e.g.
+    /// ` (reason: <text>)`, the text being the person's note ([`Answer::with_note`]) or else the
+    /// refusal's [`Answer::reason`] when not blank (e.g.
     /// `declined/expired: Approve purchase of gpu? (reason: too risky on a Friday)`).
     ///
     /// A turn's tool calls run concurrently; their results go back in call order. Tool
@@ -110,7 +111,7 @@ impl LlmClient {
     ///   placeholder holds ([`ToolOutput::pending`](crate::ToolOutput::pending)); otherwise `Err`, and nothing is sent.
     /// - The halted call is settled with the answer (an `ok` answer re-runs it once; a
     ///   refusal does not run it and gives the error result `declined/expired: <prompt>`,
-    ///   followed by ` (reason: <reason>)` when [`Answer::reason`] is not blank; a re-run
+    ///   followed by ` (reason: <text>)` as [`Request::refusal`] words it; a re-run
     ///   that suspends again gives `unresolved: <prompt>`) and its placeholder is replaced.
     /// - Calls of that turn that already have a result are not re-run; calls that have none
     ///   run now, and one that suspends (without `wait_for`) halts the run again on its own
@@ -164,7 +165,7 @@ impl LlmClient {
     }
 
     /// Shorthand for [`run`](Self::run)`(prompt, tk)`[`.stream()`](Run::stream): the run's
-    /// progress as [`StreamEvent`]s, ending in [`StreamEvent::Done`].
+    /// progress as [`StreamEvent`](crate::StreamEvent)s, ending in [`StreamEvent::Done`](crate::StreamEvent::Done).
     pub fn stream<'a>(&'a self, prompt: impl Into<String>, tk: &'a Toolkit) -> RunStream<'a> {
         self.run(prompt, tk).stream()
     }

@@ -6,7 +6,6 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::message::{Message, ToolCall};
-use crate::result::PENDING_KEY;
 use crate::{Request, ToolOutcome, ToolResult};
 
 /// How a run ended.
@@ -122,8 +121,7 @@ impl ToolCallRecord {
 
     /// The request the call is parked on, when it is.
     pub fn pending(&self) -> Option<Request> {
-        let value = self.metadata.as_ref()?.get(PENDING_KEY)?;
-        Request::deserialize(value).ok()
+        crate::result::pending_in(self.metadata.as_ref())
     }
 
     /// The call's result, sorted into success, failure or suspension.

@@ -115,9 +115,7 @@ pub fn attach_form(result: ToolResult, form: FormRef<'_>) -> ToolResult {
         None => request.data = Some(serde_json::json!({ "schema": form })),
     }
     let mut result = result;
-    if let (Some(metadata), Ok(value)) = (&mut result.metadata, serde_json::to_value(&request)) {
-        metadata.insert(crate::result::PENDING_KEY.to_owned(), value);
-    }
+    result.set_pending(&request);
     result
 }
 

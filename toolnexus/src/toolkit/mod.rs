@@ -3,6 +3,7 @@
 
 mod nullable;
 mod schema;
+mod settle;
 #[cfg(test)]
 mod tests;
 

@@ -9,7 +9,7 @@ use tracing::field::Empty;
 use tracing::Instrument;
 
 use super::cx::Cx;
-use super::suspension::{self, Verdict};
+use super::suspension;
 use crate::client::event::Events;
 use crate::client::hooks::{BeforeTool, ToolCallInfo};
 use crate::client::message::ToolCall;
@@ -28,30 +28,25 @@ pub(super) async fn settle_fresh<E: Events>(
     let ToolOutcome::Pending { request, .. } = &first else {
         return first;
     };
-    match suspension::ask(cx, &call.name, request).await {
+    match suspension::ask(cx, request).await {
         None => first,
-        Some(Ok(answer)) => {
+        Some(answer) => {
             let request = request.clone();
             settle_answered(cx, call, &request, answer).await
         }
-        Some(Err(unresolved)) => unresolved,
     }
 }
 
-/// Settles a suspended call with the answer to its request.
+/// Settles a suspended call with the answer to its request, by the rule every host shares
+/// ([`Request::settle`]); the re-run goes through the tool hooks like any attempt.
 pub(super) async fn settle_answered<E: Events>(
     cx: Cx<'_, E>,
     call: &ToolCall,
     request: &Request,
     answer: Answer,
 ) -> ToolOutcome {
-    match suspension::verdict(request, answer) {
-        Verdict::Refused(outcome) => outcome,
-        Verdict::Rerun(answer) => {
-            let again = attempt(cx, call, None, Some(answer)).await;
-            suspension::after_rerun(request, again)
-        }
-    }
+    let rerun = |answer| attempt(cx, call, None, Some(answer));
+    request.settle(answer, rerun).await
 }
 
 /// Runs `call` once, in its own span: `before_tool`, the tool (unless the hook answered,

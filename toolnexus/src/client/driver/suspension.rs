@@ -1,12 +1,13 @@
 //! The suspension rules: what a suspended call's request and its answer come to, and how a
 //! halted transcript is taken up again.
 //!
-//! In-process (`wait_for` set): the host's answer decides. `ok` re-runs the same tool with
-//! the same arguments once, with the answer in its context; a refusal becomes the error
-//! result `declined/expired: <prompt>`, followed by ` (reason: <reason>)` when the answer
-//! gives one (see [`Request::refusal`]); a re-run that suspends again becomes
-//! `unresolved: <prompt>` (never a loop on the same request); an answer that does not echo
-//! the request id is not trusted and becomes `unresolved: <prompt> (…)`.
+//! In-process (`wait_for` set): the host's answer decides, by the rule every host shares
+//! ([`Request::settle`]): `ok` re-runs the same tool with the same arguments once, with the
+//! answer in its context; a refusal becomes the error result `declined/expired: <prompt>`,
+//! followed by ` (reason: <words>)` when the answer gives some (see [`Request::refusal`]);
+//! a re-run that suspends again becomes `unresolved: <prompt>` (never a loop on the same
+//! request); an answer that does not echo the request id is not trusted and becomes
+//! `unresolved: <prompt> (…)`.
 //!
 //! Durable (no `wait_for`): the run halts on the first suspension in call order. Its
 //! transcript ends with the turn's assistant message and a tool-results group holding the
@@ -18,7 +19,7 @@ use super::cx::Cx;
 use crate::client::error::ClientError;
 use crate::client::event::{Events, StreamEvent};
 use crate::client::message::{Message, ToolCall, ToolOutput};
-use crate::{Answer, Request, ToolOutcome, ToolResult};
+use crate::{Answer, Request};
 
 /// Where a call of the turn being settled stands.
 pub(super) enum Slot {
@@ -30,56 +31,14 @@ pub(super) enum Slot {
     Answered { request: Request, answer: Answer },
 }
 
-/// What an answer makes of a suspended call.
-pub(super) enum Verdict {
-    /// Run the call again with this answer in its context.
-    Rerun(Answer),
-    /// The call is settled without running.
-    Refused(ToolOutcome),
-}
-
-/// Asks `wait_for` for the answer to `request`: `None` without `wait_for` (the turn halts),
-/// `Err` with the call's result when the answer cannot be trusted.
-pub(super) async fn ask<E: Events>(
-    cx: Cx<'_, E>,
-    tool: &str,
-    request: &Request,
-) -> Option<Result<Answer, ToolOutcome>> {
+/// Asks `wait_for` for the answer to `request`; `None` without `wait_for` (the turn
+/// halts). Whether the answer can be trusted is [`Request::settle`]'s to say.
+pub(super) async fn ask<E: Events>(cx: Cx<'_, E>, request: &Request) -> Option<Answer> {
     let wait_for = cx.settings.hooks.wait_for.as_ref()?;
     cx.ev.emit(|| StreamEvent::Pending {
         request: request.clone(),
     });
-    let answer = wait_for(request.clone()).await;
-    if answer.id != request.id {
-        tracing::warn!(tool, "wait_for answered another request id");
-        return Some(Err(failure(format!(
-            "unresolved: {} (the answer does not echo the request id)",
-            request.prompt
-        ))));
-    }
-    Some(Ok(answer))
-}
-
-/// A refusal settles the call without running it (see [`Request::refusal`]); an `ok`
-/// answer re-runs it.
-pub(super) fn verdict(request: &Request, answer: Answer) -> Verdict {
-    if answer.ok {
-        Verdict::Rerun(answer)
-    } else {
-        Verdict::Refused(failure(request.refusal(&answer)))
-    }
-}
-
-/// A re-run that suspends again is `unresolved: <prompt>`, never another wait.
-pub(super) fn after_rerun(request: &Request, again: ToolOutcome) -> ToolOutcome {
-    if again.is_pending() {
-        return failure(format!("unresolved: {}", request.prompt));
-    }
-    again
-}
-
-fn failure(message: String) -> ToolOutcome {
-    ToolOutcome::Failure(ToolResult::error(message))
+    Some(wait_for(request.clone()).await)
 }
 
 /// The calls of the transcript's last message, when it is a tool-calling assistant turn.

@@ -2,6 +2,11 @@
 //! answers ([`Answer`]). The JSON keys are shared with every other toolnexus port, so a
 //! request written by one process can be answered by another.
 
+mod codes;
+mod settle;
+
+pub use codes::{Refusal, RequestKind};
+
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -24,8 +29,9 @@ pub struct Request {
     /// [`ToolResult::pending`](crate::ToolResult::pending) when left empty.
     #[serde(default)]
     pub id: String,
-    /// What is asked: `"approval"`, `"authorization"`, `"input"`, `"question"`, …
-    pub kind: String,
+    /// What is asked: `"approval"`, `"authorization"`, `"input"`, `"question"`, or any
+    /// other string (see [`RequestKind`]).
+    pub kind: RequestKind,
     /// Human-readable text a host shows.
     pub prompt: String,
     /// Where the user goes (the login page of an `authorization` request).
@@ -44,11 +50,12 @@ pub struct Request {
 }
 
 impl Request {
-    /// A request of `kind` with `prompt`; the id stays empty until the request is parked.
+    /// A request of `kind` (a string such as `"approval"`, or a [`RequestKind`]) with
+    /// `prompt`; the id stays empty until the request is parked.
     pub fn new(kind: impl Into<String>, prompt: impl Into<String>) -> Self {
         Request {
             id: String::new(),
-            kind: kind.into(),
+            kind: RequestKind::from(kind.into()),
             prompt: prompt.into(),
             url: None,
             data: None,
@@ -82,12 +89,13 @@ impl Request {
 
     /// What the model is told when this request is refused, instead of re-running the tool:
     /// the other ports' exact `declined/expired: <prompt>`, followed by
-    /// ` (reason: <reason>)` when the answer gives a non-blank reason, so the model can tell
-    /// a decline from an expiry and read the person's own words. `LlmClient` and the MCP
-    /// server both answer refusals with it; a host resolving calls itself can too.
+    /// ` (reason: <words>)` so the model can tell a decline from an expiry and read the
+    /// person's own words: the words are the answer's [note](Answer::note()) when it has
+    /// one, else its non-blank reason. `LlmClient` and the MCP server both answer refusals
+    /// with it (through [`Request::settle`]); a host resolving calls itself can too.
     ///
     /// ```
-    /// use toolnexus::{Answer, Request};
+    /// use toolnexus::{Answer, Refusal, Request};
     ///
     /// let request = Request::new("approval", "Buy a gpu?").with_id("r1");
     /// assert_eq!(request.refusal(&Answer::decline("r1", " ")), "declined/expired: Buy a gpu?");
@@ -95,14 +103,17 @@ impl Request {
     ///     request.refusal(&Answer::decline("r1", "too dear")),
     ///     "declined/expired: Buy a gpu? (reason: too dear)"
     /// );
+    /// assert_eq!(
+    ///     request.refusal(&Answer::refuse("r1", Refusal::Cancelled).with_note("wrong account")),
+    ///     "declined/expired: Buy a gpu? (reason: wrong account)"
+    /// );
     /// ```
     pub fn refusal(&self, answer: &Answer) -> String {
         let prompt = &self.prompt;
-        match answer.reason.as_deref().map(str::trim) {
-            Some(reason) if !reason.is_empty() => {
-                format!("declined/expired: {prompt} (reason: {reason})")
-            }
-            _ => format!("declined/expired: {prompt}"),
+        let code = answer.reason.as_deref().map(str::trim);
+        match answer.note().or(code.filter(|c| !c.is_empty())) {
+            Some(words) => format!("declined/expired: {prompt} (reason: {words})"),
+            None => format!("declined/expired: {prompt}"),
         }
     }
 }
@@ -117,6 +128,20 @@ impl Request {
 /// let no = Answer::decline("req-1", "declined");
 /// assert_eq!(no.reason.as_deref(), Some("declined"));
 /// ```
+///
+/// A refusal's code ([`reason`](Answer::reason)) and the person's own words
+/// ([`note`](Answer::note())) are apart, so a host can act on the code whatever was typed:
+///
+/// ```
+/// use toolnexus::{Answer, Refusal};
+///
+/// let no = Answer::refuse("req-1", Refusal::Cancelled).with_note("wrong account");
+/// assert_eq!(no.refusal(), Some(&Refusal::Cancelled));
+/// assert_eq!(no.note(), Some("wrong account"));
+/// let wire = serde_json::to_value(&no).unwrap();
+/// assert_eq!(wire, serde_json::json!({"id": "req-1", "ok": false, "reason": "cancelled", "note": "wrong account"}));
+/// assert!(serde_json::to_value(Answer::ok("req-1")).unwrap().get("note").is_none());
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Answer {
     /// Echoes [`Request::id`].
@@ -130,9 +155,14 @@ pub struct Answer {
         deserialize_with = "present"
     )]
     pub data: Option<Value>,
-    /// Why it was not granted: `"declined"`, `"cancelled"`, `"expired"`.
+    /// Why it was not granted: `"declined"`, `"cancelled"`, `"expired"`, or any other
+    /// string (see [`Refusal`]). The code only: the person's words go in `note`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
+    pub reason: Option<Refusal>,
+    /// What the person answering wrote (why they declined, say); JSON key `note`, omitted
+    /// when `None`. Ports that do not know it ignore it and still read `reason`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 impl Answer {
@@ -143,17 +173,47 @@ impl Answer {
             ok: true,
             data: None,
             reason: None,
+            note: None,
         }
     }
 
-    /// A refusal of request `id`, with a reason such as `"declined"` or `"expired"`.
+    /// A refusal of request `id`, with a reason such as `"declined"` or `"expired"` (the
+    /// known codes become their [`Refusal`] variant; any other text is kept in
+    /// [`Refusal::Other`]).
     pub fn decline(id: impl Into<String>, reason: impl Into<String>) -> Self {
+        Answer::refuse(id, Refusal::from(reason.into()))
+    }
+
+    /// A refusal of request `id` with a typed code.
+    pub fn refuse(id: impl Into<String>, refusal: Refusal) -> Self {
         Answer {
             id: id.into(),
             ok: false,
             data: None,
-            reason: Some(reason.into()),
+            reason: Some(refusal),
+            note: None,
         }
+    }
+
+    /// Attaches what the person answering wrote; blank text attaches nothing, so the
+    /// `note` key stays out of the JSON.
+    pub fn with_note(mut self, note: impl Into<String>) -> Self {
+        let note = note.into();
+        self.note = (!note.trim().is_empty()).then_some(note);
+        self
+    }
+
+    /// The refusal's code; `None` for a granting answer.
+    pub fn refusal(&self) -> Option<&Refusal> {
+        self.reason.as_ref().filter(|_| !self.ok)
+    }
+
+    /// What the person wrote, trimmed; `None` when they wrote nothing.
+    pub fn note(&self) -> Option<&str> {
+        self.note
+            .as_deref()
+            .map(str::trim)
+            .filter(|n| !n.is_empty())
     }
 
     /// Attaches a payload.

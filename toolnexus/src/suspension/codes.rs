@@ -1,0 +1,211 @@
+//! The two codes a suspension carries as plain strings on the wire: what a request asks
+//! for ([`RequestKind`]) and why an answer refuses ([`Refusal`]). Each has variants for
+//! the codes every port knows and an `Other` escape for any other string, so a code one
+//! port invents still round-trips through another unchanged.
+
+use std::fmt;
+use std::hash::{Hash, Hasher};
+use std::ops::Deref;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+/// Declares a string code: its variants and their wire strings, plus the `Other` escape,
+/// and every conversion and comparison that lets it stand where a `String` stood before.
+macro_rules! string_code {
+    (
+        $(#[$meta:meta])*
+        pub enum $name:ident {
+            $( $(#[$doc:meta])* $variant:ident = $text:literal, )+
+        }
+        escape: $(#[$other_doc:meta])*
+    ) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone)]
+        #[non_exhaustive]
+        pub enum $name {
+            $( $(#[$doc])* $variant, )+
+            $(#[$other_doc])*
+            Other(String),
+        }
+
+        impl $name {
+            /// The code as it is written on the wire.
+            pub fn as_str(&self) -> &str {
+                match self {
+                    $( $name::$variant => $text, )+
+                    $name::Other(text) => text,
+                }
+            }
+        }
+
+        impl From<&str> for $name {
+            fn from(text: &str) -> Self {
+                match text {
+                    $( $text => $name::$variant, )+
+                    other => $name::Other(other.to_owned()),
+                }
+            }
+        }
+
+        impl From<String> for $name {
+            fn from(text: String) -> Self {
+                match text.as_str() {
+                    $( $text => $name::$variant, )+
+                    _ => $name::Other(text),
+                }
+            }
+        }
+
+        impl From<$name> for String {
+            fn from(code: $name) -> String {
+                match code {
+                    $name::Other(text) => text,
+                    known => known.as_str().to_owned(),
+                }
+            }
+        }
+
+        impl Deref for $name {
+            type Target = str;
+            fn deref(&self) -> &str {
+                self.as_str()
+            }
+        }
+
+        impl AsRef<str> for $name {
+            fn as_ref(&self) -> &str {
+                self.as_str()
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+
+        // Equal when the strings are: `Other("approval")` built by hand is `Approval`.
+        impl PartialEq for $name {
+            fn eq(&self, other: &Self) -> bool {
+                self.as_str() == other.as_str()
+            }
+        }
+
+        impl Eq for $name {}
+
+        impl Hash for $name {
+            fn hash<H: Hasher>(&self, state: &mut H) {
+                self.as_str().hash(state);
+            }
+        }
+
+        impl PartialEq<str> for $name {
+            fn eq(&self, other: &str) -> bool {
+                self.as_str() == other
+            }
+        }
+
+        impl PartialEq<&str> for $name {
+            fn eq(&self, other: &&str) -> bool {
+                self.as_str() == *other
+            }
+        }
+
+        impl PartialEq<String> for $name {
+            fn eq(&self, other: &String) -> bool {
+                self.as_str() == other
+            }
+        }
+
+        impl PartialEq<$name> for str {
+            fn eq(&self, other: &$name) -> bool {
+                self == other.as_str()
+            }
+        }
+
+        impl PartialEq<$name> for &str {
+            fn eq(&self, other: &$name) -> bool {
+                *self == other.as_str()
+            }
+        }
+
+        impl PartialEq<$name> for String {
+            fn eq(&self, other: &$name) -> bool {
+                self == other.as_str()
+            }
+        }
+
+        impl Serialize for $name {
+            fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                serializer.serialize_str(self.as_str())
+            }
+        }
+
+        impl<'de> Deserialize<'de> for $name {
+            fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                String::deserialize(deserializer).map($name::from)
+            }
+        }
+    };
+}
+
+string_code! {
+    /// What a [`Request`](crate::Request) asks for, written on the wire as its string
+    /// (`"approval"`, …). Like `http::Method`, the kinds every port knows are variants and
+    /// any other string is kept in [`Other`](RequestKind::Other).
+    ///
+    /// It compares with strings and dereferences to `str`, so code written when the kind
+    /// was a `String` keeps working:
+    ///
+    /// ```
+    /// use toolnexus::{Request, RequestKind};
+    ///
+    /// let req = Request::new("approval", "Buy a gpu?");
+    /// assert_eq!(req.kind, RequestKind::Approval);
+    /// assert!(req.kind == "approval" && req.kind.as_str() == "approval");
+    /// let custom = Request::new("payment", "Pay $40?");
+    /// assert_eq!(custom.kind, RequestKind::Other("payment".into()));
+    /// assert_eq!(serde_json::to_value(&custom).unwrap()["kind"], "payment");
+    /// ```
+    pub enum RequestKind {
+        /// `"approval"`: a person says yes or no.
+        Approval = "approval",
+        /// `"authorization"`: a person signs in, usually at the request's `url`.
+        Authorization = "authorization",
+        /// `"input"`: a person fills in a form (`data.schema`) or types an answer.
+        Input = "input",
+        /// `"question"`: a person answers a question.
+        Question = "question",
+    }
+    escape:
+    /// Any other kind, as written.
+}
+
+string_code! {
+    /// Why an [`Answer`](crate::Answer) refuses its request: a code, written on the wire
+    /// as the answer's `reason` string. The person's own words travel apart, in
+    /// [`Answer::note()`](crate::Answer::note()).
+    ///
+    /// A reason that is none of the known codes (free text an older host or another port
+    /// wrote, or `Answer::decline(id, "too dear")`) is kept in
+    /// [`Other`](Refusal::Other) and read as a decline.
+    ///
+    /// ```
+    /// use toolnexus::{Answer, Refusal};
+    ///
+    /// let no = Answer::decline("r1", "cancelled");
+    /// assert_eq!(no.reason, Some(Refusal::Cancelled));
+    /// assert_eq!(no.reason.as_deref(), Some("cancelled"));
+    /// assert_eq!(Answer::decline("r1", "too dear").reason, Some(Refusal::Other("too dear".into())));
+    /// ```
+    pub enum Refusal {
+        /// `"declined"`: a person said no.
+        Declined = "declined",
+        /// `"cancelled"`: a person backed out (a sign-in, a form) rather than saying no.
+        Cancelled = "cancelled",
+        /// `"expired"`: nobody answered before the request's deadline.
+        Expired = "expired",
+    }
+    escape:
+    /// Any other reason, as written.
+}
