@@ -5,7 +5,6 @@ use serde_json::Value;
 use toolnexus::{Answer, Refusal, Request, RequestKind};
 
 use super::form::{Coerced, Form};
-use super::request::capitalized;
 
 /// The form field naming the button pressed.
 pub(crate) const ACTION_FIELD: &str = "_action";
@@ -151,6 +150,20 @@ pub(crate) fn read(request: &Request, shape: &Shape, fields: &[(String, String)]
             Answer::ok(id).with_data(Value::Object(coerced.values))
         }
     })
+}
+
+/// The store's reasons read "must be at least 5 characters"; next to a field they start a
+/// sentence.
+pub(super) fn capitalized(reason: &str) -> String {
+    let mut chars = reason.chars();
+    match chars.next() {
+        Some(first) => format!(
+            "{}{}.",
+            first.to_uppercase(),
+            chars.as_str().trim_end_matches('.')
+        ),
+        None => String::new(),
+    }
 }
 
 #[cfg(test)]

@@ -11,7 +11,7 @@ use axum::response::{IntoResponse, Redirect, Response};
 use axum::Form as Body;
 use maud::{html, Markup};
 
-use super::answer::{self, Action, Shape, Submission, ACTION_FIELD, REASON_FIELD};
+use super::answer::{self, capitalized, Action, Shape, Submission, ACTION_FIELD, REASON_FIELD};
 use super::forgery::{self, TOKEN_FIELD};
 use super::form::{Entered, FieldErrors};
 use super::link::web_link;
@@ -170,20 +170,6 @@ fn not_recorded(
 
 fn has_field(shape: &Shape, name: &str) -> bool {
     matches!(shape, Shape::Form(form) if form.fields.iter().any(|f| f.name == name))
-}
-
-/// The store's reasons read "must be at least 5 characters"; next to a field they start a
-/// sentence.
-pub(super) fn capitalized(reason: &str) -> String {
-    let mut chars = reason.chars();
-    match chars.next() {
-        Some(first) => format!(
-            "{}{}.",
-            first.to_uppercase(),
-            chars.as_str().trim_end_matches('.')
-        ),
-        None => String::new(),
-    }
 }
 
 /// The refusal for a request that can no longer be answered, checked before the answer is

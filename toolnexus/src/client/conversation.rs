@@ -2,9 +2,10 @@
 //! by id, continued run after run.
 
 use super::error::ClientError;
-use super::llm_client::{store_error, LlmClient};
+use super::llm_client::LlmClient;
 use super::message::Message;
 use super::run::{InThread, Run};
+use super::store::store_error;
 use crate::{Answer, Request, Toolkit};
 
 impl LlmClient {
@@ -61,7 +62,7 @@ impl Conversation {
     /// returned [`Run`] takes [`options`](Run::options), [`cancel`](Run::cancel) and
     /// [`stream`](Run::stream).
     pub fn send<'a>(&'a self, prompt: impl Into<String>, tk: &'a Toolkit) -> Run<'a, InThread> {
-        Run::in_thread(self, prompt.into(), tk)
+        Run::in_thread(self.client.settings(), self.id.clone(), prompt.into(), tk)
     }
 
     /// Resumes the thread's halted run with the host's answer
@@ -72,17 +73,12 @@ impl Conversation {
         answer: Answer,
         tk: &'a Toolkit,
     ) -> Run<'a, InThread> {
-        Run::resume_thread(self, request, answer, tk)
-    }
-
-    /// The client whose store holds the thread.
-    pub(super) fn client(&self) -> &LlmClient {
-        &self.client
+        Run::resume_thread(self.client.settings(), self.id.clone(), request, answer, tk)
     }
 
     /// The thread's messages so far.
     pub async fn messages(&self) -> Result<Vec<Message>, ClientError> {
-        let store = self.client.store();
+        let store = &*self.client.settings().store;
         store.get(&self.id).await.map_err(store_error)
     }
 
@@ -92,7 +88,7 @@ impl Conversation {
     }
 
     async fn save(&self, messages: &[Message]) -> Result<(), ClientError> {
-        let store = self.client.store();
+        let store = &*self.client.settings().store;
         store.save(&self.id, messages).await.map_err(store_error)
     }
 }

@@ -4,17 +4,11 @@
 use std::fmt;
 use std::sync::Arc;
 
-use super::builder::LlmClientBuilder;
-use super::driver::{self, Start};
-use super::error::{ClientError, ErrorDetail};
-use super::event::Events;
 use super::message::Message;
 use super::provider::Style;
 use super::redact::url_for_display;
 use super::run::{Fresh, Resume, Run};
-use super::run_result::RunResult;
 use super::settings::Settings;
-use super::store::{ConversationStore, StoreError};
 use super::streaming::RunStream;
 use crate::{Answer, Request, Toolkit};
 
@@ -67,11 +61,6 @@ impl fmt::Debug for LlmClient {
 }
 
 impl LlmClient {
-    /// Starts configuring a client.
-    pub fn builder() -> LlmClientBuilder {
-        LlmClientBuilder::default()
-    }
-
     /// The model id sent on every turn.
     pub fn model(&self) -> &str {
         &self.inner.model
@@ -100,7 +89,7 @@ impl LlmClient {
     /// results. `Err` means the run could not go on: the provider failed (after retries) or
     /// answered something unreadable, or the run timed out or was cancelled.
     pub fn run<'a>(&'a self, prompt: impl Into<String>, tk: &'a Toolkit) -> Run<'a, Fresh> {
-        Run::fresh(self, prompt.into(), tk)
+        Run::fresh(&self.inner, prompt.into(), tk)
     }
 
     /// Resumes a run that halted on `request` ([`RunStatus::Pending`](crate::RunStatus::Pending)) with the host's
@@ -129,7 +118,7 @@ impl LlmClient {
         answer: Answer,
         tk: &'a Toolkit,
     ) -> Run<'a, Resume> {
-        Run::resume(self, messages, request, answer, tk)
+        Run::resume(&self.inner, messages, request, answer, tk)
     }
 
     /// The client's metrics in the Prometheus text format, counted since it was built (over
@@ -170,31 +159,9 @@ impl LlmClient {
         self.run(prompt, tk).stream()
     }
 
-    /// The client's store, for [`Conversation`](crate::Conversation)s.
-    pub(crate) fn store(&self) -> &dyn ConversationStore {
-        &*self.inner.store
-    }
-
-    /// Runs the driver over `messages` from `start`, under the run's bounds.
-    pub(super) async fn drive<E: Events>(
-        &self,
-        scope: driver::Scope<'_>,
-        messages: Vec<Message>,
-        start: Start<'_>,
-        tk: &Toolkit,
-        ev: &E,
-    ) -> Result<RunResult, ClientError> {
-        driver::run(&self.inner, scope, messages, start, tk, ev).await
-    }
-
-    /// The transcript a fresh run starts from: `history`, the system prompt when
-    /// `history` has none, then `prompt`.
-    pub(super) fn new_transcript(
-        &self,
-        prompt: String,
-        history: Vec<Message>,
-    ) -> Result<Vec<Message>, ClientError> {
-        new_transcript(&self.inner, prompt, history)
+    /// What every run of this client reads: its checked settings.
+    pub(super) fn settings(&self) -> &Settings {
+        &self.inner
     }
 
     pub(super) fn from_settings(settings: Settings) -> Self {
@@ -202,35 +169,4 @@ impl LlmClient {
             inner: Arc::new(settings),
         }
     }
-}
-
-/// The transcript a fresh run starts from: `history`, the system prompt when `history`
-/// has none, then `prompt`.
-fn new_transcript(
-    settings: &Settings,
-    prompt: String,
-    mut history: Vec<Message>,
-) -> Result<Vec<Message>, ClientError> {
-    let halted = match history.last() {
-        Some(Message::Assistant { tool_calls, .. }) => !tool_calls.is_empty(),
-        Some(Message::ToolResults { results }) => results.iter().any(|r| r.pending.is_some()),
-        _ => false,
-    };
-    if halted {
-        return Err(ClientError::InvalidTranscript(
-            "it ends with tool calls still waiting for results: resume it with `run_with_answer`"
-                .into(),
-        ));
-    }
-    if let Some(system) = &settings.system_prompt {
-        if !history.iter().any(|m| matches!(m, Message::System { .. })) {
-            history.insert(0, Message::system(system.clone()));
-        }
-    }
-    history.push(Message::user(prompt));
-    Ok(history)
-}
-
-pub(crate) fn store_error(e: StoreError) -> ClientError {
-    ClientError::Store(ErrorDetail::caused_by_boxed(e.to_string(), e))
 }

@@ -1,6 +1,7 @@
-//! [`Run`]: a run being set up. [`LlmClient::run`], [`LlmClient::run_with_answer`] and
-//! [`Conversation`]'s methods return one; it is configured by chained calls and started by
-//! awaiting it or by [`Run::stream`], as reqwest's `RequestBuilder` is sent.
+//! [`Run`]: a run being set up. [`LlmClient::run`](crate::LlmClient::run),
+//! [`LlmClient::run_with_answer`](crate::LlmClient::run_with_answer) and
+//! [`Conversation`](crate::Conversation)'s methods return one; it is configured by chained calls
+//! and started by awaiting it or by [`Run::stream`], as reqwest's `RequestBuilder` is sent.
 
 use std::fmt;
 use std::future::IntoFuture;
@@ -8,11 +9,11 @@ use std::marker::PhantomData;
 
 use tokio_util::sync::CancellationToken;
 
-use super::conversation::Conversation;
 use super::driver::{self, Start};
 use super::error::ClientError;
 use super::event::{Events, Silent};
-use super::llm_client::{store_error, LlmClient};
+use super::settings::Settings;
+use super::store::store_error;
 use super::message::Message;
 use super::run_options::RunOptions;
 use super::run_result::RunResult;
@@ -22,11 +23,12 @@ use crate::{Answer, Request, Toolkit};
 /// A run ready to start: await it for its [`RunResult`], or call [`stream`](Run::stream)
 /// for its progress as it happens. Nothing is sent before either.
 ///
-/// Made by [`LlmClient::run`] (a new prompt, [`Fresh`]), [`LlmClient::run_with_answer`]
-/// (a halted run taken up again, [`Resume`]) and a [`Conversation`]'s
-/// [`send`](Conversation::send) and [`resume`](Conversation::resume) ([`InThread`]). Every
-/// kind takes [`options`](Run::options) and [`cancel`](Run::cancel); a fresh run also takes
-/// the [`history`](Run::history) it continues.
+/// Made by [`LlmClient::run`](crate::LlmClient::run) (a new prompt, [`Fresh`]),
+/// [`LlmClient::run_with_answer`](crate::LlmClient::run_with_answer) (a halted run taken up again,
+/// [`Resume`]) and a [`Conversation`](crate::Conversation)'s [`send`](crate::Conversation::send)
+/// and [`resume`](crate::Conversation::resume) ([`InThread`]). Every kind takes
+/// [`options`](Run::options) and [`cancel`](Run::cancel); a fresh run also takes the
+/// [`history`](Run::history) it continues.
 ///
 /// ```
 /// use toolnexus::{CancellationToken, LlmClient, Message, RunOptions, Toolkit};
@@ -52,7 +54,7 @@ use crate::{Answer, Request, Toolkit};
 /// ```
 #[must_use = "a run does nothing until it is awaited or streamed"]
 pub struct Run<'a, S = Fresh> {
-    client: &'a LlmClient,
+    settings: &'a Settings,
     tk: &'a Toolkit,
     start: Begin<'a>,
     options: Option<RunOptions>,
@@ -61,18 +63,18 @@ pub struct Run<'a, S = Fresh> {
     kind: PhantomData<fn() -> S>,
 }
 
-/// The kind of a run of a new prompt ([`LlmClient::run`]): the one that takes a
-/// [`history`](Run::history).
+/// The kind of a run of a new prompt ([`LlmClient::run`](crate::LlmClient::run)): the one that
+/// takes a [`history`](Run::history).
 #[derive(Debug)]
 pub struct Fresh(());
 
 /// The kind of a halted run taken up again with the host's answer
-/// ([`LlmClient::run_with_answer`]).
+/// ([`LlmClient::run_with_answer`](crate::LlmClient::run_with_answer)).
 #[derive(Debug)]
 pub struct Resume(());
 
-/// The kind of a run in a [`Conversation`]'s thread: its transcript is loaded from the
-/// client's store before the run and saved back after it.
+/// The kind of a run in a [`Conversation`](crate::Conversation)'s thread: its transcript is loaded
+/// from the client's store before the run and saved back after it.
 #[derive(Debug)]
 pub struct InThread(());
 
@@ -104,10 +106,10 @@ enum ThreadStep<'a> {
 }
 
 impl<'a> Run<'a, Fresh> {
-    pub(super) fn fresh(client: &'a LlmClient, prompt: String, tk: &'a Toolkit) -> Self {
+    pub(super) fn fresh(settings: &'a Settings, prompt: String, tk: &'a Toolkit) -> Self {
         // Room for the system prompt, the prompt and a first turn before any growth.
         let history = Vec::with_capacity(4);
-        Run::new(client, tk, Begin::Fresh { prompt, history })
+        Run::new(settings, tk, Begin::Fresh { prompt, history })
     }
 
     /// Continues `history` (e.g. an earlier run's [`RunResult::messages`]): the prompt is
@@ -115,9 +117,10 @@ impl<'a> Run<'a, Fresh> {
     /// prompt is put first only when `history` holds no system message, so a history from
     /// an earlier run keeps its own.
     ///
-    /// A history that ends with tool calls still waiting for results (a halted run) cannot
-    /// take a new message: resume it with [`LlmClient::run_with_answer`]. Such a run ends
-    /// with `Err(ClientError::InvalidTranscript)`, and nothing is sent.
+    /// A history that ends with tool calls still waiting for results (a halted run) cannot take a
+    /// new message: resume it with
+    /// [`LlmClient::run_with_answer`](crate::LlmClient::run_with_answer). Such a run ends with
+    /// `Err(ClientError::InvalidTranscript)`, and nothing is sent.
     pub fn history(mut self, messages: Vec<Message>) -> Self {
         if let Begin::Fresh { history, .. } = &mut self.start {
             *history = messages;
@@ -128,7 +131,7 @@ impl<'a> Run<'a, Fresh> {
 
 impl<'a> Run<'a, Resume> {
     pub(super) fn resume(
-        client: &'a LlmClient,
+        settings: &'a Settings,
         messages: Vec<Message>,
         request: &'a Request,
         answer: Answer,
@@ -139,39 +142,37 @@ impl<'a> Run<'a, Resume> {
             request,
             answer,
         };
-        Run::new(client, tk, start)
+        Run::new(settings, tk, start)
     }
 }
 
 impl<'a> Run<'a, InThread> {
     pub(super) fn in_thread(
-        conversation: &'a Conversation,
+        settings: &'a Settings,
+        id: String,
         prompt: String,
         tk: &'a Toolkit,
     ) -> Self {
-        Run::thread(conversation, ThreadStep::Prompt(prompt), tk)
+        let step = ThreadStep::Prompt(prompt);
+        Run::new(settings, tk, Begin::Thread { id, step })
     }
 
     pub(super) fn resume_thread(
-        conversation: &'a Conversation,
+        settings: &'a Settings,
+        id: String,
         request: &'a Request,
         answer: Answer,
         tk: &'a Toolkit,
     ) -> Self {
         let step = ThreadStep::Answer { request, answer };
-        Run::thread(conversation, step, tk)
-    }
-
-    fn thread(conversation: &'a Conversation, step: ThreadStep<'a>, tk: &'a Toolkit) -> Self {
-        let id = conversation.id().to_owned();
-        Run::new(conversation.client(), tk, Begin::Thread { id, step })
+        Run::new(settings, tk, Begin::Thread { id, step })
     }
 }
 
 impl<'a, S: 'a> Run<'a, S> {
-    fn new(client: &'a LlmClient, tk: &'a Toolkit, start: Begin<'a>) -> Self {
+    fn new(settings: &'a Settings, tk: &'a Toolkit, start: Begin<'a>) -> Self {
         Run {
-            client,
+            settings,
             tk,
             start,
             options: None,
@@ -251,9 +252,9 @@ impl<'a, S: 'a> Run<'a, S> {
         self
     }
 
-    /// The run's progress as a stream of [`StreamEvent`](crate::StreamEvent)s (see there for their order)
-    /// ending in [`StreamEvent::Done`](crate::StreamEvent::Done). Model replies are requested as server-sent events,
-    /// so text arrives as it is generated.
+    /// The run's progress as a stream of [`StreamEvent`](crate::StreamEvent)s (see there for their
+    /// order) ending in [`StreamEvent::Done`](crate::StreamEvent::Done). Model replies are
+    /// requested as server-sent events, so text arrives as it is generated.
     ///
     /// The loop, hooks, suspension rules, retries, timeout and cancellation are those of
     /// the awaited run; in particular a suspension without `wait_for` ends the stream with
@@ -294,7 +295,7 @@ impl<'a, S: 'a> Run<'a, S> {
     /// Drives the run to its end, with its events going to `ev`.
     async fn go<E: Events>(self, ev: &E) -> Result<RunResult, ClientError> {
         let Run {
-            client,
+            settings,
             tk,
             start,
             options,
@@ -305,7 +306,7 @@ impl<'a, S: 'a> Run<'a, S> {
             cancel: cancel.as_ref(),
             options: options.as_ref(),
         };
-        start.begin(client, scope, tk, ev).await
+        start.begin(settings, scope, tk, ev).await
     }
 }
 
@@ -331,15 +332,15 @@ impl<S> fmt::Debug for Run<'_, S> {
 impl Begin<'_> {
     async fn begin<E: Events>(
         self,
-        client: &LlmClient,
+        settings: &Settings,
         scope: driver::Scope<'_>,
         tk: &Toolkit,
         ev: &E,
     ) -> Result<RunResult, ClientError> {
         match self {
             Begin::Fresh { prompt, history } => {
-                let transcript = client.new_transcript(prompt, history)?;
-                client.drive(scope, transcript, Start::Fresh, tk, ev).await
+                let transcript = new_transcript(settings, prompt, history)?;
+                driver::run(settings, scope, transcript, Start::Fresh, tk, ev).await
             }
             Begin::Resume {
                 messages,
@@ -347,21 +348,19 @@ impl Begin<'_> {
                 answer,
             } => {
                 let start = Start::Resume { request, answer };
-                client.drive(scope, messages, start, tk, ev).await
+                driver::run(settings, scope, messages, start, tk, ev).await
             }
             Begin::Thread { id, step } => {
-                let store = client.store();
+                let store = &*settings.store;
                 let stored = store.get(&id).await.map_err(store_error)?;
                 let result = match step {
                     ThreadStep::Prompt(prompt) => {
-                        let transcript = client.new_transcript(prompt, stored)?;
-                        client
-                            .drive(scope, transcript, Start::Fresh, tk, ev)
-                            .await?
+                        let transcript = new_transcript(settings, prompt, stored)?;
+                        driver::run(settings, scope, transcript, Start::Fresh, tk, ev).await?
                     }
                     ThreadStep::Answer { request, answer } => {
                         let start = Start::Resume { request, answer };
-                        client.drive(scope, stored, start, tk, ev).await?
+                        driver::run(settings, scope, stored, start, tk, ev).await?
                     }
                 };
                 // A failed run saves nothing, so the thread stays as it was before it.
@@ -373,4 +372,31 @@ impl Begin<'_> {
             }
         }
     }
+}
+
+/// The transcript a fresh run starts from: `history`, the system prompt when `history`
+/// has none, then `prompt`.
+fn new_transcript(
+    settings: &Settings,
+    prompt: String,
+    mut history: Vec<Message>,
+) -> Result<Vec<Message>, ClientError> {
+    let halted = match history.last() {
+        Some(Message::Assistant { tool_calls, .. }) => !tool_calls.is_empty(),
+        Some(Message::ToolResults { results }) => results.iter().any(|r| r.pending.is_some()),
+        _ => false,
+    };
+    if halted {
+        return Err(ClientError::InvalidTranscript(
+            "it ends with tool calls still waiting for results: resume it with `run_with_answer`"
+                .into(),
+        ));
+    }
+    if let Some(system) = &settings.system_prompt {
+        if !history.iter().any(|m| matches!(m, Message::System { .. })) {
+            history.insert(0, Message::system(system.clone()));
+        }
+    }
+    history.push(Message::user(prompt));
+    Ok(history)
 }

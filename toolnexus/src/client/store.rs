@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
+use super::error::{ClientError, ErrorDetail};
 use super::message::Message;
 use crate::BoxFuture;
 
@@ -127,4 +128,9 @@ impl ConversationStore for InMemoryStore {
         }
         Box::pin(async { Ok(()) })
     }
+}
+
+/// A store's failure as the run reports it.
+pub(crate) fn store_error(e: StoreError) -> ClientError {
+    ClientError::Store(ErrorDetail::caused_by_boxed(e.to_string(), e))
 }

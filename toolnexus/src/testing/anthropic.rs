@@ -5,7 +5,7 @@
 use serde_json::{json, Value};
 
 use super::reply::{Arguments, Turn, Usage};
-use super::strict::{Issued, Unanswered};
+use super::issued::{Issued, Unanswered};
 use super::wire_parts::{argument_fragments, signature, sse_event, text_pieces, Exchange};
 
 fn id(ex: &Exchange) -> String {
@@ -387,7 +387,7 @@ fn check_answered(n: usize, turn: &Message<'_>, next: Option<&Message<'_>>) -> R
                 .collect()
         })
         .unwrap_or_default();
-    match super::strict::answered(&uses, &answers) {
+    match super::issued::answered(&uses, &answers) {
         Err(Unanswered::Missing(missing)) => Err(format!(
             "messages.{n}: `tool_use` ids were found without `tool_result` blocks immediately after: {}. Each `tool_use` block must have a corresponding `tool_result` block in the next message.",
             missing.join(", ")
@@ -427,7 +427,7 @@ fn check_results(n: usize, turn: &Message<'_>, before: Option<&Message<'_>>) -> 
 /// matched to the turns whose calls are exactly its `tool_use` ids; when any of those turns
 /// had no reasoning, the message may be that one and nothing is required.
 fn check_reasoning(n: usize, turn: &Message<'_>, issued: &[&Issued]) -> Result<(), String> {
-    let candidates = super::strict::continued(issued, &turn.tool_uses());
+    let candidates = super::issued::continued(issued, &turn.tool_uses());
     if candidates.is_empty() {
         return Ok(());
     }
@@ -639,7 +639,7 @@ mod tests {
         let issued = issued(1, turn);
         let good = continuation(&reply);
         let refused =
-            super::super::strict::refusals_of_odd_bodies(&good, |body| check(body, &[&issued]));
+            super::super::issued::refusals_of_odd_bodies(&good, |body| check(body, &[&issued]));
         assert!(refused > 0, "odd bodies pass as good ones");
     }
 }

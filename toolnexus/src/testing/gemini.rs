@@ -11,7 +11,7 @@
 use serde_json::{json, Map, Value};
 
 use super::reply::{Arguments, ScriptedCall, Turn, Usage};
-use super::strict::Issued;
+use super::issued::Issued;
 use super::wire_parts::{signature, text_pieces, Exchange};
 
 fn response_id(ex: &Exchange) -> String {

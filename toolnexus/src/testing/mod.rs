@@ -82,6 +82,7 @@
 mod anthropic;
 mod gemini;
 mod openai;
+mod issued;
 mod recorded;
 mod render;
 mod reply;

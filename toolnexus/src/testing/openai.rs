@@ -9,7 +9,7 @@
 use serde_json::{json, Map, Value};
 
 use super::reply::{ScriptedCall, Turn, Usage};
-use super::strict::{Issued, Unanswered};
+use super::issued::{Issued, Unanswered};
 use super::wire_parts::{argument_fragments, signature, sse_event, text_pieces, Exchange};
 
 /// A fixed timestamp keeps responses reproducible.
@@ -248,7 +248,7 @@ fn check_answered(n: usize, messages: &[Value], calls: &[&str]) -> Result<(), St
         .take_while(|m| m["role"] == "tool")
         .map(|m| m["tool_call_id"].as_str().unwrap_or_default())
         .collect();
-    match super::strict::answered(calls, &answers) {
+    match super::issued::answered(calls, &answers) {
         Err(Unanswered::Missing(missing)) => Err(format!(
             "An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: {}",
             missing.join(", ")
@@ -273,7 +273,7 @@ fn check_reasoning(
     calls: &[&str],
     issued: &[&Issued],
 ) -> Result<(), String> {
-    let candidates = super::strict::continued(issued, calls);
+    let candidates = super::issued::continued(issued, calls);
     if candidates.is_empty() {
         return Ok(());
     }
@@ -472,7 +472,7 @@ mod tests {
         let issued = issued(1, turn);
         let good = continuation(&reply);
         let refused =
-            super::super::strict::refusals_of_odd_bodies(&good, |body| check(body, &[&issued]));
+            super::super::issued::refusals_of_odd_bodies(&good, |body| check(body, &[&issued]));
         assert!(refused > 0, "odd bodies pass as good ones");
     }
 }

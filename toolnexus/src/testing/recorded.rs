@@ -4,7 +4,6 @@ use std::fmt;
 
 use serde_json::Value;
 
-use super::render;
 use crate::Style;
 
 /// One request [`MockLlm`](super::MockLlm) received, in arrival order, whatever its path.
@@ -106,7 +105,7 @@ impl RecordedRequest {
 
     /// The style the request's path speaks, as the stub routes it.
     pub fn style(&self) -> Option<Style> {
-        render::style_for_path(&self.path)
+        style_for_path(&self.path)
     }
 
     /// What the user said, turn by turn, in the order sent, whatever the request's style:
@@ -236,6 +235,22 @@ impl RecordedRequest {
                 .collect(),
             None => Vec::new(),
         }
+    }
+}
+
+/// The wire format a request path asks for; the path's tail decides, so any prefix works
+/// (`/v1/messages`, `/api/v1/messages`, …).
+pub(crate) fn style_for_path(path: &str) -> Option<Style> {
+    if path.ends_with("/chat/completions") {
+        Some(Style::OpenAi)
+    } else if path.ends_with("/messages") {
+        Some(Style::Anthropic)
+    } else if path.ends_with("/responses") {
+        Some(Style::Responses)
+    } else if path.ends_with(":generateContent") || path.ends_with(":streamGenerateContent") {
+        Some(Style::Gemini)
+    } else {
+        None
     }
 }
 

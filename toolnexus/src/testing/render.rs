@@ -5,24 +5,10 @@ use serde_json::Value;
 
 use super::reply::{ReplyBody, Usage};
 use super::wire_parts::Exchange;
+#[cfg(test)]
+use super::recorded::style_for_path;
 use super::{anthropic, gemini, openai, responses};
 use crate::Style;
-
-/// The wire format a request path asks for; the path's tail decides, so any prefix works
-/// (`/v1/messages`, `/api/v1/messages`, …).
-pub(crate) fn style_for_path(path: &str) -> Option<Style> {
-    if path.ends_with("/chat/completions") {
-        Some(Style::OpenAi)
-    } else if path.ends_with("/messages") {
-        Some(Style::Anthropic)
-    } else if path.ends_with("/responses") {
-        Some(Style::Responses)
-    } else if path.ends_with(":generateContent") || path.ends_with(":streamGenerateContent") {
-        Some(Style::Gemini)
-    } else {
-        None
-    }
-}
 
 /// A response ready to send.
 #[derive(Debug)]

@@ -22,7 +22,8 @@ use tokio::sync::watch;
 use super::recorded::RecordedRequest;
 use super::render::{self, Rendered};
 use super::reply::{Reply, ReplyBody};
-use super::strict::{self, Issued};
+use super::issued::Issued;
+use super::strict;
 use super::wire_parts::Exchange;
 use crate::Style;
 
@@ -229,7 +230,7 @@ fn route(
     request: &RecordedRequest,
     seq: usize,
 ) -> Result<(Style, Reply), Refusal> {
-    let Some(wire) = render::style_for_path(&request.path) else {
+    let Some(wire) = super::recorded::style_for_path(&request.path) else {
         let message = format!(
             "toolnexus MockLlm: no endpoint at {}; it serves POST …/chat/completions (OpenAI), …/messages (Anthropic), …/responses (Responses) and …/models/MODEL:generateContent (Gemini)",
             request.path

@@ -91,6 +91,10 @@ impl Provider for Gemini {
     }
 
     fn decode(&self, body: &[u8]) -> Result<DecodedReply, Unreadable> {
+        // A JSON array is the streaming method's chunks, sent whole.
+        if body.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[') {
+            return stream::decode_chunks(body);
+        }
         reply::decode(body)
     }
 

@@ -6,11 +6,10 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use super::stream::Decoder;
 use super::{call_id, nonce};
 use crate::client::message::{ProviderState, ToolCall};
 use crate::client::provider::arguments::check_object;
-use crate::client::provider::contract::{DecodedReply, StreamDecoder, Unreadable};
+use crate::client::provider::contract::{DecodedReply, Unreadable};
 use crate::client::run_result::Usage;
 
 /// A `GenerateContentResponse`; a streamed reply is a run of these, one per event.
@@ -126,17 +125,8 @@ fn with_message(what: String, message: Option<&str>) -> String {
     }
 }
 
+/// Reads one `generateContent` response object.
 pub(crate) fn decode(body: &[u8]) -> Result<DecodedReply, Unreadable> {
-    // The streaming method answers with a JSON array of its chunks when `alt=sse` was not
-    // honoured (some proxies drop the query): read them as the stream they are.
-    if body.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[') {
-        let chunks: Vec<Box<RawValue>> = serde_json::from_slice(body)?;
-        let mut decoder = Box::<Decoder>::default();
-        for chunk in &chunks {
-            decoder.feed(chunk.get())?;
-        }
-        return decoder.finish();
-    }
     let mut response: Response = serde_json::from_slice(body)?;
     let usage = response
         .usage_metadata

@@ -137,6 +137,18 @@ impl Decoder {
     }
 }
 
+
+/// Reads a body holding a JSON array of stream chunks, as the streaming method answers
+/// when `alt=sse` was not honoured (some proxies drop the query).
+pub(crate) fn decode_chunks(body: &[u8]) -> Result<DecodedReply, Unreadable> {
+    let chunks: Vec<Box<serde_json::value::RawValue>> = serde_json::from_slice(body)?;
+    let mut decoder = Box::<Decoder>::default();
+    for chunk in &chunks {
+        decoder.feed(chunk.get())?;
+    }
+    decoder.finish()
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
