@@ -12,11 +12,11 @@ use tokio_util::sync::CancellationToken;
 use super::driver::{self, Start};
 use super::error::ClientError;
 use super::event::{Events, Silent};
-use super::settings::Settings;
-use super::store::store_error;
 use super::message::Message;
 use super::run_options::RunOptions;
 use super::run_result::RunResult;
+use super::settings::Settings;
+use super::store::store_error;
 use super::streaming::{BoxedRun, RunStream};
 use crate::{Answer, Request, Toolkit};
 

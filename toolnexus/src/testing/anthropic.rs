@@ -4,8 +4,8 @@
 
 use serde_json::{json, Value};
 
-use super::reply::{Arguments, Turn, Usage};
 use super::issued::{Issued, Unanswered};
+use super::reply::{Arguments, Turn, Usage};
 use super::wire_parts::{argument_fragments, signature, sse_event, text_pieces, Exchange};
 
 fn id(ex: &Exchange) -> String {

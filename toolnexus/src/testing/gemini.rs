@@ -10,8 +10,8 @@
 
 use serde_json::{json, Map, Value};
 
-use super::reply::{Arguments, ScriptedCall, Turn, Usage};
 use super::issued::Issued;
+use super::reply::{Arguments, ScriptedCall, Turn, Usage};
 use super::wire_parts::{signature, text_pieces, Exchange};
 
 fn response_id(ex: &Exchange) -> String {

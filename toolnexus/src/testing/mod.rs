@@ -81,8 +81,8 @@
 
 mod anthropic;
 mod gemini;
-mod openai;
 mod issued;
+mod openai;
 mod recorded;
 mod render;
 mod reply;

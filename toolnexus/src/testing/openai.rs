@@ -8,8 +8,8 @@
 
 use serde_json::{json, Map, Value};
 
-use super::reply::{ScriptedCall, Turn, Usage};
 use super::issued::{Issued, Unanswered};
+use super::reply::{ScriptedCall, Turn, Usage};
 use super::wire_parts::{argument_fragments, signature, sse_event, text_pieces, Exchange};
 
 /// A fixed timestamp keeps responses reproducible.

@@ -3,10 +3,10 @@
 
 use serde_json::Value;
 
-use super::reply::{ReplyBody, Usage};
-use super::wire_parts::Exchange;
 #[cfg(test)]
 use super::recorded::style_for_path;
+use super::reply::{ReplyBody, Usage};
+use super::wire_parts::Exchange;
 use super::{anthropic, gemini, openai, responses};
 use crate::Style;
 

@@ -6,8 +6,8 @@ use std::collections::HashSet;
 
 use serde_json::{json, Map, Value};
 
-use super::reply::{Turn, Usage};
 use super::issued::Issued;
+use super::reply::{Turn, Usage};
 use super::wire_parts::{argument_fragments, signature, sse_event, text_pieces, Exchange};
 use crate::tool_args::kind_of;
 

@@ -19,10 +19,10 @@ use hyper_util::rt::TokioIo;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 
+use super::issued::Issued;
 use super::recorded::RecordedRequest;
 use super::render::{self, Rendered};
 use super::reply::{Reply, ReplyBody};
-use super::issued::Issued;
 use super::strict;
 use super::wire_parts::Exchange;
 use crate::Style;

@@ -137,7 +137,6 @@ impl Decoder {
     }
 }
 
-
 /// Reads a body holding a JSON array of stream chunks, as the streaming method answers
 /// when `alt=sse` was not honoured (some proxies drop the query).
 pub(crate) fn decode_chunks(body: &[u8]) -> Result<DecodedReply, Unreadable> {
