@@ -94,7 +94,7 @@ impl LlmClient {
 
     /// Resumes a run that halted on `request` ([`RunStatus::Pending`](crate::RunStatus::Pending)) with the host's
     /// `answer`, possibly in another process with another client: `messages` is the halted
-    /// run's [`RunResult::messages`], e.g. loaded back from JSON.
+    /// run's [`RunResult::messages`](crate::RunResult::messages), e.g. loaded back from JSON.
     ///
     /// - `answer.id` must echo `request.id`, and `request` must be the one the transcript's
     ///   placeholder holds ([`ToolOutput::pending`](crate::ToolOutput::pending)); otherwise `Err`, and nothing is sent.

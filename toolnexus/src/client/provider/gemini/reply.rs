@@ -264,8 +264,12 @@ mod tests {
     use super::*;
     use crate::client::provider::gemini::is_gemini_id;
 
+    /// A body read as the Gemini provider reads it (a chunk array included).
     fn decoded(body: Value) -> DecodedReply {
-        match decode(body.to_string().as_bytes()) {
+        match crate::Style::Gemini
+            .provider()
+            .decode(body.to_string().as_bytes())
+        {
             Ok(reply) => reply,
             Err(_) => panic!("unreadable: {body}"),
         }
