@@ -91,17 +91,11 @@ async fn resume(
     tk: &Toolkit,
 ) -> Result<Ran, ClientError> {
     let answer = Answer::ok(request.id.clone());
+    let resume = client.run_with_answer(messages, request, answer, tk);
     if streamed {
-        collect(
-            client
-                .run_with_answer(messages, request, answer, tk)
-                .stream(),
-        )
-        .await
+        collect(resume.stream()).await
     } else {
-        let result = client
-            .run_with_answer(messages, request, answer, tk)
-            .await?;
+        let result = resume.await?;
         Ok(Ran {
             result,
             reasoning: String::new(),

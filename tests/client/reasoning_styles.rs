@@ -37,17 +37,22 @@ async fn finish(
     panic!("the stream ended without Done")
 }
 
+/// A model that thinks before asking for `approve_purchase` of a gpu, then says "bought".
+async fn thinking_purchase() -> MockLlm {
+    MockLlm::start([
+        Reply::tool_call("call_1", "approve_purchase", json!({"item": "gpu"}))
+            .with_reasoning(THINKING),
+        Reply::text("bought"),
+    ])
+    .await
+    .unwrap()
+}
+
 #[tokio::test]
 async fn reasoning_survives_a_halt_and_a_fresh_client_in_every_style() {
     for style in STYLES {
         for stream in [false, true] {
-            let mock = MockLlm::start([
-                Reply::tool_call("call_1", "approve_purchase", json!({"item": "gpu"}))
-                    .with_reasoning(THINKING),
-                Reply::text("bought"),
-            ])
-            .await
-            .unwrap();
+            let mock = thinking_purchase().await;
             let approver = Approver::default();
             let tk = Toolkit::builder().tool(approver.tool()).build().unwrap();
             let (halted, shown) = run(&on(&mock, style).build().unwrap(), &tk, stream).await;
@@ -67,19 +72,11 @@ async fn reasoning_survives_a_halt_and_a_fresh_client_in_every_style() {
             let messages: Vec<Message> = serde_json::from_str(&stored).unwrap();
             let fresh = on(&mock, style).build().unwrap();
             let answer = Answer::ok(&request.id);
+            let resume = fresh.run_with_answer(messages, &request, answer, &tk);
             let done = if stream {
-                finish(
-                    fresh
-                        .run_with_answer(messages, &request, answer, &tk)
-                        .stream(),
-                )
-                .await
-                .0
+                finish(resume.stream()).await.0
             } else {
-                fresh
-                    .run_with_answer(messages, &request, answer, &tk)
-                    .await
-                    .unwrap()
+                resume.await.unwrap()
             };
             assert_eq!(done.status, RunStatus::Done, "{style:?} {stream}");
             assert_eq!(done.text, "bought", "{style:?} {stream}");
@@ -93,13 +90,7 @@ async fn reasoning_survives_a_halt_and_a_fresh_client_in_every_style() {
 #[tokio::test]
 async fn a_transcript_that_lost_its_state_is_refused_in_every_style() {
     for style in STYLES {
-        let mock = MockLlm::start([
-            Reply::tool_call("call_1", "approve_purchase", json!({"item": "gpu"}))
-                .with_reasoning(THINKING),
-            Reply::text("bought"),
-        ])
-        .await
-        .unwrap();
+        let mock = thinking_purchase().await;
         let approver = Approver::default();
         let tk = Toolkit::builder().tool(approver.tool()).build().unwrap();
         let client = on(&mock, style).build().unwrap();
