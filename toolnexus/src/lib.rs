@@ -104,7 +104,9 @@ pub use suspension::{Answer, AnswerDataError, Refusal, Request, RequestKind};
 /// `tokio-util` so hosts need not depend on it.
 pub use tokio_util::sync::CancellationToken;
 pub use tool::{Answered, BoxFuture, Tool, ToolContext, Toolbox};
-pub use toolkit::{sanitize_name, ToolDeclaration, Toolkit, ToolkitBuilder, ToolkitError};
+pub use toolkit::{
+    sanitize_name, Approval, ToolDeclaration, Toolkit, ToolkitBuilder, ToolkitError,
+};
 
 /// The kinds of [`Run`]: which start a run has decides which settings it takes (only a
 /// fresh run takes a history).

@@ -76,4 +76,14 @@ impl Tool for Guarded {
     fn output_schema(&self) -> Option<&Value> {
         self.tool.output_schema()
     }
+    /// A panic while deciding asks (fails closed), with a prompt naming the tool.
+    fn approval(&self, args: &Value) -> Option<String> {
+        match catch_unwind(AssertUnwindSafe(|| self.tool.approval(args))) {
+            Ok(prompt) => prompt,
+            Err(_) => {
+                tracing::warn!(tool = %self.name, "deciding whether to ask panicked; asking");
+                Some(crate::toolkit::default_prompt(&self.name, args))
+            }
+        }
+    }
 }

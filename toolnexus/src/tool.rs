@@ -100,6 +100,15 @@ pub trait Tool: Send + Sync + 'static {
     fn output_schema(&self) -> Option<&Value> {
         None
     }
+    /// The prompt a person must approve before this call runs with `args`, when the tool
+    /// declares an approval (`#[tool(approval = "…")]`); `None`, the default, runs the call
+    /// without asking. The agent loop asks it as a request of kind `approval` and runs the
+    /// body only once the answer is ok (see [`Approval`](crate::Approval) for gating tools
+    /// from outside).
+    fn approval(&self, args: &Value) -> Option<String> {
+        let _ = args;
+        None
+    }
 }
 
 impl<T: Tool + ?Sized> Tool for Arc<T> {
@@ -124,6 +133,9 @@ impl<T: Tool + ?Sized> Tool for Arc<T> {
     fn output_schema(&self) -> Option<&Value> {
         (**self).output_schema()
     }
+    fn approval(&self, args: &Value) -> Option<String> {
+        (**self).approval(args)
+    }
 }
 
 impl<T: Tool + ?Sized> Tool for Box<T> {
@@ -147,6 +159,9 @@ impl<T: Tool + ?Sized> Tool for Box<T> {
     }
     fn output_schema(&self) -> Option<&Value> {
         (**self).output_schema()
+    }
+    fn approval(&self, args: &Value) -> Option<String> {
+        (**self).approval(args)
     }
 }
 

@@ -1,12 +1,15 @@
 //! A [`Toolkit`]: the set of tools offered to a model, with their declarations cached per
 //! [`Style`] (the provider modules say what a declaration looks like) and per export format.
 
+mod approval;
 mod nullable;
 mod schema;
 mod settle;
 #[cfg(test)]
 mod tests;
 
+pub(crate) use approval::default_prompt;
+pub use approval::Approval;
 pub(crate) use nullable::{non_null_branches, non_null_types};
 pub(crate) use schema::normalize as normalize_schema;
 
@@ -39,6 +42,10 @@ pub enum ToolkitError {
         /// Why its answer type is not a form, naming the field at fault.
         reason: String,
     },
+    /// An [`Approval`] names a tool the toolkit does not have (a prefix pattern, one that no
+    /// tool's name starts with), so it would never gate anything.
+    #[error("the approval for `{0}` matches no tool of this toolkit")]
+    UnknownApproval(String),
 }
 
 /// The tools offered to a model, in registration order.
@@ -67,6 +74,9 @@ struct Inner {
     names: Vec<String>,
     index: HashMap<String, usize>,
     schemas: Vec<Value>,
+    /// The toolkit's approval rules, and per tool the indexes of those that cover it.
+    approvals: Vec<Approval>,
+    gated: Vec<Vec<usize>>,
     /// Per [`Style::index`].
     declared: [OnceLock<Declared>; Style::COUNT],
     gemini: OnceLock<Vec<Value>>,
@@ -114,6 +124,7 @@ impl Default for Toolkit {
 #[derive(Default)]
 pub struct ToolkitBuilder {
     tools: Vec<Arc<dyn Tool>>,
+    approvals: Vec<Approval>,
 }
 
 impl fmt::Debug for ToolkitBuilder {
@@ -121,6 +132,7 @@ impl fmt::Debug for ToolkitBuilder {
         let names: Vec<&str> = self.tools.iter().map(|t| t.name()).collect();
         f.debug_struct("ToolkitBuilder")
             .field("tools", &names)
+            .field("approvals", &self.approvals)
             .finish()
     }
 }
@@ -139,7 +151,15 @@ impl ToolkitBuilder {
         self
     }
 
-    /// Checks names and answer forms, and builds the toolkit.
+    /// Makes the tools `approval` names ask a person before they run (see [`Approval`]).
+    /// Rules add up: a call asks when any rule covering its tool asks, with the first such
+    /// rule's prompt; a tool's own `#[tool(approval = …)]` comes first.
+    pub fn approval(mut self, approval: Approval) -> Self {
+        self.approvals.push(approval);
+        self
+    }
+
+    /// Checks names, answer forms and approvals, and builds the toolkit.
     pub fn build(self) -> Result<Toolkit, ToolkitError> {
         let mut names = Vec::with_capacity(self.tools.len());
         let mut index = HashMap::with_capacity(self.tools.len());
@@ -159,6 +179,23 @@ impl ToolkitBuilder {
             }
             names.push(name);
         }
+        for approval in &self.approvals {
+            for pattern in &approval.patterns {
+                if !names.iter().any(|n| Approval::matches(pattern, n)) {
+                    return Err(ToolkitError::UnknownApproval(pattern.clone()));
+                }
+            }
+        }
+        let gated = names
+            .iter()
+            .map(|n| {
+                let covering = self.approvals.iter().enumerate();
+                covering
+                    .filter(|(_, a)| a.covers(n))
+                    .map(|(i, _)| i)
+                    .collect()
+            })
+            .collect();
         let schemas = self
             .tools
             .iter()
@@ -181,6 +218,8 @@ impl ToolkitBuilder {
                 names,
                 index,
                 schemas,
+                approvals: self.approvals,
+                gated,
                 declared: Default::default(),
                 gemini: OnceLock::new(),
             }),
@@ -293,6 +332,26 @@ impl Toolkit {
             Err(message) => return ToolResult::error(message),
         };
         self.inner.guarded[i].call(args, ctx).await
+    }
+
+    /// The prompt a call of `name` with `args` must be approved with before it runs: the
+    /// tool's own ([`Tool::approval`]), else the first of the toolkit's [`Approval`]s
+    /// covering it that asks; `None` when the call runs without asking (or the tool is
+    /// unknown).
+    pub fn approval_prompt(&self, name: &str, args: &Value) -> Option<String> {
+        let i = self.position(name)?;
+        let inner = &*self.inner;
+        let name = &inner.names[i];
+        inner.tools[i].approval(args).or_else(|| {
+            inner.gated[i]
+                .iter()
+                .find_map(|&rule| inner.approvals[rule].ask(name, args))
+        })
+    }
+
+    /// The normalized input schema of the tool the model knows as `name`.
+    pub(crate) fn schema_of(&self, name: &str) -> Option<&Value> {
+        self.position(name).map(|i| &self.inner.schemas[i])
     }
 
     /// Every tool as this toolkit declares it, in registration order: what the providers

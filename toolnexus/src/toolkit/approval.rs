@@ -1,0 +1,132 @@
+//! Approvals declared in front of tools: [`Approval`], the rules a toolkit gates calls with,
+//! whatever made the tools (native, MCP, toolbox, macro).
+
+use std::fmt;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Arc;
+
+use serde_json::Value;
+
+type When = dyn Fn(&Value) -> bool + Send + Sync;
+type Prompt = dyn Fn(&str, &Value) -> String + Send + Sync;
+
+/// A rule that makes the named tools ask a person before they run, given to
+/// [`ToolkitBuilder::approval`](crate::ToolkitBuilder::approval).
+///
+/// A gated call asks with a request of kind `approval` whose `data` holds the tool's name
+/// (`tool`), the arguments the model proposed (`args`) and the tool's input schema
+/// (`argsSchema`, enough to render an edit form); an ok answer runs the tool (with the
+/// answer's [`args`](crate::Answer::with_args) when a person edited them), a refusal tells
+/// the model it was declined. Tools that suspend by themselves are unchanged: the gate sits
+/// in front of them.
+///
+/// ```
+/// use serde_json::{json, Value};
+/// use toolnexus::{Approval, NativeTool, Toolkit};
+///
+/// let refund = NativeTool::of("payments__refund", "Refunds an order",
+///     json!({"type": "object", "properties": {"amount": {"type": "number"}}}),
+///     |args, _ctx| async move { format!("refunded {}", args["amount"]) });
+/// let tk = Toolkit::builder()
+///     .tool(refund)
+///     .approval(Approval::tools(["payments__*"])
+///         .when(|args: &Value| args["amount"].as_f64().unwrap_or(0.0) > 100.0)
+///         .prompt(|name: &str, args: &Value| format!("{name}: refund {}?", args["amount"])))
+///     .build()
+///     .unwrap();
+/// assert_eq!(tk.approval_prompt("payments__refund", &json!({"amount": 250.0})).as_deref(),
+///            Some("payments__refund: refund 250.0?"));
+/// assert_eq!(tk.approval_prompt("payments__refund", &json!({"amount": 20.0})), None);
+/// ```
+#[derive(Clone)]
+pub struct Approval {
+    pub(super) patterns: Vec<String>,
+    when: Option<Arc<When>>,
+    prompt: Option<Arc<Prompt>>,
+}
+
+impl fmt::Debug for Approval {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Approval")
+            .field("tools", &self.patterns)
+            .field("when", &self.when.as_ref().map(|_| "<fn>"))
+            .field("prompt", &self.prompt.as_ref().map(|_| "<fn>"))
+            .finish()
+    }
+}
+
+impl Approval {
+    /// Gates the tools named here, by the names the toolkit declares them under; a name
+    /// ending in `*` matches every tool whose name starts with the rest (`"fs__*"`).
+    pub fn tools<I, S>(names: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        Approval {
+            patterns: names.into_iter().map(Into::into).collect(),
+            when: None,
+            prompt: None,
+        }
+    }
+
+    /// Asks only for the calls whose arguments make `when` true. A predicate that panics
+    /// asks: a gate fails closed.
+    pub fn when(mut self, when: impl Fn(&Value) -> bool + Send + Sync + 'static) -> Self {
+        self.when = Some(Arc::new(when));
+        self
+    }
+
+    /// Words the request from the tool's name and the proposed arguments; by default
+    /// `Allow <name> with <args>?`.
+    pub fn prompt(
+        mut self,
+        prompt: impl Fn(&str, &Value) -> String + Send + Sync + 'static,
+    ) -> Self {
+        self.prompt = Some(Arc::new(prompt));
+        self
+    }
+
+    /// Whether `pattern` names `tool`.
+    pub(super) fn matches(pattern: &str, tool: &str) -> bool {
+        match pattern.strip_suffix('*') {
+            Some(prefix) => tool.starts_with(prefix),
+            None => pattern == tool,
+        }
+    }
+
+    /// Whether this rule names `tool`.
+    pub(super) fn covers(&self, tool: &str) -> bool {
+        self.patterns.iter().any(|p| Self::matches(p, tool))
+    }
+
+    /// The prompt this rule asks `tool`'s call with, or `None` when its predicate says the
+    /// call may run. A panicking predicate or prompt asks, with the default prompt.
+    pub(super) fn ask(&self, tool: &str, args: &Value) -> Option<String> {
+        if let Some(when) = &self.when {
+            match catch_unwind(AssertUnwindSafe(|| when(args))) {
+                Ok(false) => return None,
+                Ok(true) => {}
+                Err(_) => {
+                    tracing::warn!(tool, "an approval predicate panicked; asking");
+                    return Some(default_prompt(tool, args));
+                }
+            }
+        }
+        let Some(prompt) = &self.prompt else {
+            return Some(default_prompt(tool, args));
+        };
+        match catch_unwind(AssertUnwindSafe(|| prompt(tool, args))) {
+            Ok(words) => Some(words),
+            Err(_) => {
+                tracing::warn!(tool, "an approval prompt panicked; asking with the default");
+                Some(default_prompt(tool, args))
+            }
+        }
+    }
+}
+
+/// The prompt of a gate that words nothing itself.
+pub(crate) fn default_prompt(tool: &str, args: &Value) -> String {
+    format!("Allow {tool} with {args}?")
+}
