@@ -197,7 +197,8 @@ async fn resuming_settles_every_call_of_the_turn_exactly_once() {
     let request_a = first.pending.clone().unwrap();
     assert_eq!(request_a.prompt, "need A");
 
-    // Answering A runs B for the first time; B suspends, so the run halts again on B.
+    // Both waited from the start; answering A alone leaves B waiting on the same request.
+    assert_eq!(first.waiting.len(), 2);
     let saved = persist(&first);
     let (messages, request) = load(&saved);
     let second = client
@@ -206,7 +207,11 @@ async fn resuming_settles_every_call_of_the_turn_exactly_once() {
         .unwrap();
     assert_eq!(second.status, RunStatus::Pending);
     let request_b = second.pending.clone().unwrap();
-    assert_eq!(request_b.prompt, "need B");
+    assert_eq!(
+        request_b, first.waiting[1],
+        "B asks with the request it asked first"
+    );
+    assert_eq!(second.waiting.as_slice(), std::slice::from_ref(&request_b));
     assert_eq!(second.turns, 0);
     assert_eq!(
         mock.calls(),
@@ -225,7 +230,8 @@ async fn resuming_settles_every_call_of_the_turn_exactly_once() {
         .collect();
     assert_eq!(
         recorded,
-        [("call_2", "A answered true"), ("call_4", "need B")]
+        [("call_2", "A answered true")],
+        "B still waits: it is not run again"
     );
 
     let saved = persist(&second);

@@ -285,6 +285,7 @@ async fn without_wait_for_the_run_halts_pending() {
                 output: "Approve purchase of gpu?".into(),
                 is_error: true,
                 pending: Some(request),
+                approval: None,
             }]
         })
     );
@@ -368,7 +369,7 @@ pub fn halting_toolkit(echo_runs: Arc<AtomicUsize>) -> Toolkit {
 }
 
 #[tokio::test]
-async fn several_suspensions_halt_on_the_first_in_call_order() {
+async fn several_suspensions_all_wait_in_call_order() {
     let mock = MockLlm::start([halting_turn()]).await.unwrap();
     let client = on(&mock, Style::OpenAi).build().unwrap();
     let tk = halting_toolkit(Arc::new(AtomicUsize::new(0)));
@@ -379,6 +380,9 @@ async fn several_suspensions_halt_on_the_first_in_call_order() {
 
     assert_eq!(result.status, RunStatus::Pending);
     assert_eq!(result.pending.as_ref().unwrap().prompt, "need A");
+    let waiting: Vec<&str> = result.waiting.iter().map(|r| r.prompt.as_str()).collect();
+    assert_eq!(waiting, ["need A", "need B"]);
+    assert_eq!(result.pending.as_ref(), result.waiting.first());
     let Some(Message::ToolResults { results }) = result.messages.last() else {
         panic!("the transcript ends with the turn's results");
     };
@@ -392,9 +396,10 @@ async fn several_suspensions_halt_on_the_first_in_call_order() {
             ("call_1", "echo: one", false),
             ("call_2", "need A", true),
             ("call_3", "echo: three", false),
+            ("call_4", "need B", true),
         ],
-        "completed results in call order plus the halted call's placeholder; B has none yet"
+        "completed results in call order, and a placeholder for each waiting call"
     );
     let recorded: Vec<&str> = result.tool_calls.iter().map(|c| c.id.as_str()).collect();
-    assert_eq!(recorded, ["call_1", "call_2", "call_3"]);
+    assert_eq!(recorded, ["call_1", "call_2", "call_3", "call_4"]);
 }

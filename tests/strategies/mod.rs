@@ -94,14 +94,18 @@ pub fn tool_output() -> impl Strategy<Value = ToolOutput> {
         text(),
         any::<bool>(),
         proptest::option::of(request()),
+        proptest::option::of(answer()),
     )
-        .prop_map(|(call_id, name, output, is_error, pending)| ToolOutput {
-            call_id,
-            name,
-            output,
-            is_error,
-            pending,
-        })
+        .prop_map(
+            |(call_id, name, output, is_error, pending, approval)| ToolOutput {
+                call_id,
+                name,
+                output,
+                is_error,
+                pending,
+                approval,
+            },
+        )
 }
 
 pub fn message() -> impl Strategy<Value = Message> {
@@ -121,14 +125,20 @@ pub fn message() -> impl Strategy<Value = Message> {
 }
 
 pub fn record() -> impl Strategy<Value = ToolCallRecord> {
-    (tool_call(), tool_result()).prop_map(|(call, result)| ToolCallRecord {
-        id: call.id,
-        name: call.name,
-        args: call.args,
-        output: result.output,
-        is_error: result.is_error,
-        metadata: result.metadata,
-    })
+    (
+        tool_call(),
+        tool_result(),
+        proptest::option::of(json_value()),
+    )
+        .prop_map(|(call, result, proposed_args)| ToolCallRecord {
+            id: call.id,
+            name: call.name,
+            args: call.args,
+            proposed_args,
+            output: result.output,
+            is_error: result.is_error,
+            metadata: result.metadata,
+        })
 }
 
 pub fn run_result() -> impl Strategy<Value = RunResult> {
@@ -140,7 +150,7 @@ pub fn run_result() -> impl Strategy<Value = RunResult> {
         ],
         text(),
         prop::collection::vec(record(), 0..3),
-        proptest::option::of(request()),
+        prop::collection::vec(request(), 0..3),
         proptest::option::of(Just(Limit::MaxTurns)),
         any::<usize>(),
         any::<(u64, u64, u64)>(),
@@ -148,11 +158,12 @@ pub fn run_result() -> impl Strategy<Value = RunResult> {
         text(),
     )
         .prop_map(
-            |(status, text, tool_calls, pending, limit, turns, usage, messages, model)| RunResult {
+            |(status, text, tool_calls, waiting, limit, turns, usage, messages, model)| RunResult {
                 status,
                 text,
                 tool_calls,
-                pending,
+                pending: waiting.first().cloned(),
+                waiting,
                 limit,
                 turns,
                 usage: Usage {
@@ -181,6 +192,19 @@ pub fn answer() -> impl Strategy<Value = Answer> {
             data,
             reason,
             note,
+            ..Answer::ok("")
+        })
+        .prop_flat_map(|answer| {
+            (
+                Just(answer),
+                proptest::option::of(json_value()),
+                any::<bool>(),
+            )
+        })
+        .prop_map(|(answer, args, remember)| Answer {
+            args,
+            remember,
+            ..answer
         })
 }
 

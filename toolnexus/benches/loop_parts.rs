@@ -66,6 +66,7 @@ fn transcript() -> Vec<Message> {
                     output: "21°C and sunny in Paris".into(),
                     is_error: false,
                     pending: None,
+                    approval: None,
                 },
                 ToolOutput {
                     call_id: "call_2".into(),
@@ -73,6 +74,7 @@ fn transcript() -> Vec<Message> {
                     output: "4".into(),
                     is_error: false,
                     pending: None,
+                    approval: None,
                 },
             ],
         },

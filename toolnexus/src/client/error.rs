@@ -157,8 +157,19 @@ pub enum ClientError {
         /// The id the answer carries.
         answer: String,
     },
-    /// The request passed to a resume is not the one the transcript halted on.
+    /// The request passed to a resume is not the one the transcript halted on, or an
+    /// answer given to [`run_with_answers`](crate::LlmClient::run_with_answers) echoes a
+    /// request the transcript does not wait on. Nothing was run.
     RequestMismatch(String),
+    /// An answer cannot settle its request: edited arguments that do not fit the tool's
+    /// input schema, edits on a request that is not an approval's, or a second answer to
+    /// one request. Nothing was run.
+    InvalidAnswer {
+        /// The id of the request answered.
+        request: String,
+        /// What is wrong, naming the field at fault when one is.
+        reason: String,
+    },
     /// The transcript passed to a resume is not a halted run, or a history passed to
     /// [`Run::history`](crate::Run::history) cannot be continued.
     InvalidTranscript(String),
@@ -211,6 +222,9 @@ impl fmt::Display for ClientError {
                 f,
                 "request `{id}` is not the request this transcript halted on"
             ),
+            ClientError::InvalidAnswer { request, reason } => {
+                write!(f, "the answer to request `{request}` cannot be used: {reason}")
+            }
             ClientError::InvalidTranscript(why) => {
                 write!(f, "the transcript cannot be resumed: {why}")
             }

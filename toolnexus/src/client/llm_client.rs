@@ -118,7 +118,60 @@ impl LlmClient {
         answer: Answer,
         tk: &'a Toolkit,
     ) -> Run<'a, Resume> {
-        Run::resume(&self.inner, messages, request, answer, tk)
+        Run::resume(&self.inner, messages, Some(request), vec![answer], tk)
+    }
+
+    /// Resumes a halted run with answers to any of the requests it waits on
+    /// ([`RunResult::waiting`](crate::RunResult::waiting)), in one go: each answer settles
+    /// the call whose request it echoes, never another, by the rules of
+    /// [`run_with_answer`](Self::run_with_answer). Calls still without an answer keep
+    /// waiting, and the run halts again on them, with the same requests; the model is called
+    /// only once every call of the turn has its result.
+    ///
+    /// An answer that echoes no request the transcript waits on
+    /// ([`ClientError::RequestMismatch`](crate::ClientError::RequestMismatch)), a second
+    /// answer to one request, or edited arguments that do not fit
+    /// ([`ClientError::InvalidAnswer`](crate::ClientError::InvalidAnswer)) end the run with
+    /// `Err` before anything runs.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use toolnexus::{Answer, Approval, LlmClient, NativeTool, RunStatus, Toolkit};
+    ///
+    /// # #[cfg(not(feature = "testing"))] fn main() {}
+    /// # #[cfg(feature = "testing")] #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # use toolnexus::testing::{MockLlm, Reply};
+    /// # let model = MockLlm::start([
+    /// #     Reply::tool_calls([("c1", "delete", json!({"path": "/a"})), ("c2", "delete", json!({"path": "/b"}))]),
+    /// #     Reply::text("Deleted /a; /b was kept."),
+    /// # ]).await?;
+    /// let delete = NativeTool::of("delete", "Deletes a file",
+    ///     json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}),
+    ///     |args, _ctx| async move { format!("deleted {}", args["path"]) });
+    /// let tk = Toolkit::builder().tool(delete).approval(Approval::tools(["delete"])).build()?;
+    /// let client = LlmClient::builder().model("gpt-4o-mini")
+    /// #   .base_url(model.base_url()).api_key("test-key")
+    ///     .build()?;
+    /// let halted = client.run("clean up /a and /b", &tk).await?;
+    /// assert_eq!(halted.waiting.len(), 2, "both calls wait, in call order");
+    /// let answers = vec![
+    ///     Answer::ok(&halted.waiting[0].id),
+    ///     Answer::decline(&halted.waiting[1].id, "keep it"),
+    /// ];
+    /// let done = client.run_with_answers(halted.messages, answers, &tk).await?;
+    /// assert_eq!(done.status, RunStatus::Done);
+    /// assert_eq!(done.tool_calls[0].output, r#"deleted "/a""#);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn run_with_answers<'a>(
+        &'a self,
+        messages: Vec<Message>,
+        answers: Vec<Answer>,
+        tk: &'a Toolkit,
+    ) -> Run<'a, Resume> {
+        Run::resume(&self.inner, messages, None, answers, tk)
     }
 
     /// The client's metrics in the Prometheus text format, counted since it was built (over

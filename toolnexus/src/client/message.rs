@@ -7,7 +7,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::{Request, ToolOutcome};
+use crate::{Answer, Request, ToolOutcome};
 
 pub use super::provider_state::ProviderState;
 
@@ -52,9 +52,10 @@ pub enum Message {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         state: Option<Box<ProviderState>>,
     },
-    /// The results of one turn's tool calls, in call order: one per call, except that a run
-    /// halted on a suspension holds a placeholder for the halted call (see
-    /// [`ToolOutput::pending`]) and nothing yet for the calls after it that also suspended.
+    /// The results of one turn's tool calls, in call order: one per call, where a call a
+    /// halted run waits on holds a placeholder (see [`ToolOutput::pending`]). (Transcripts
+    /// written before several calls could wait may hold nothing for the later calls that
+    /// suspended; they run again on resume.)
     /// OpenAI receives it as one `tool` message per result, Anthropic as one `user` message
     /// of `tool_result` blocks.
     ToolResults {
@@ -135,12 +136,17 @@ pub struct ToolOutput {
     /// Whether the call failed (or is parked, see `pending`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub is_error: bool,
-    /// Set only on the placeholder of the call a run halted on: the request it waits for.
-    /// [`LlmClient::run_with_answer`](crate::LlmClient::run_with_answer) finds the halted
-    /// call by it (and by `call_id`, whose arguments are in the preceding assistant message),
-    /// and refuses a request that is not this one.
+    /// Set only on the placeholder of a call a halted run waits on: the request it waits
+    /// for. [`LlmClient::run_with_answers`](crate::LlmClient::run_with_answers) finds the
+    /// call an answer settles by it (and by `call_id`, whose arguments are in the preceding
+    /// assistant message), and refuses an answer to any other request.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pending: Option<Request>,
+    /// The answer a person approved (or refused) this call with, when it was gated by an
+    /// approval: kept so a [remembered](Answer::remember) decision holds for the rest of
+    /// the run, in whatever process resumes it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approval: Option<Answer>,
 }
 
 impl ToolOutput {
@@ -159,6 +165,7 @@ impl ToolOutput {
             output,
             is_error: result.is_error,
             pending: outcome.pending().cloned(),
+            approval: None,
         }
     }
 

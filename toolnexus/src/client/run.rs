@@ -12,13 +12,13 @@ use tokio_util::sync::CancellationToken;
 use super::driver::{self, Start};
 use super::error::ClientError;
 use super::event::{Events, Silent};
-use super::message::Message;
+use super::message::{Message, ToolCall, ToolOutput};
 use super::run_options::RunOptions;
 use super::run_result::RunResult;
 use super::settings::Settings;
 use super::store::store_error;
 use super::streaming::{BoxedRun, RunStream};
-use crate::{Answer, Request, Toolkit};
+use crate::{Answer, Refusal, Request, Toolkit};
 
 /// A run ready to start: await it for its [`RunResult`], or call [`stream`](Run::stream)
 /// for its progress as it happens. Nothing is sent before either.
@@ -87,8 +87,8 @@ enum Begin<'a> {
     },
     Resume {
         messages: Vec<Message>,
-        request: &'a Request,
-        answer: Answer,
+        expected: Option<&'a Request>,
+        answers: Vec<Answer>,
     },
     Thread {
         id: String,
@@ -101,7 +101,8 @@ enum ThreadStep<'a> {
     Prompt(String),
     Answer {
         request: &'a Request,
-        answer: Answer,
+        // Boxed: an answer is many times the size of a prompt.
+        answer: Box<Answer>,
     },
 }
 
@@ -133,14 +134,14 @@ impl<'a> Run<'a, Resume> {
     pub(super) fn resume(
         settings: &'a Settings,
         messages: Vec<Message>,
-        request: &'a Request,
-        answer: Answer,
+        expected: Option<&'a Request>,
+        answers: Vec<Answer>,
         tk: &'a Toolkit,
     ) -> Self {
         let start = Begin::Resume {
             messages,
-            request,
-            answer,
+            expected,
+            answers,
         };
         Run::new(settings, tk, start)
     }
@@ -164,7 +165,10 @@ impl<'a> Run<'a, InThread> {
         answer: Answer,
         tk: &'a Toolkit,
     ) -> Self {
-        let step = ThreadStep::Answer { request, answer };
+        let step = ThreadStep::Answer {
+            request,
+            answer: Box::new(answer),
+        };
         Run::new(settings, tk, Begin::Thread { id, step })
     }
 }
@@ -344,10 +348,10 @@ impl Begin<'_> {
             }
             Begin::Resume {
                 messages,
-                request,
-                answer,
+                expected,
+                answers,
             } => {
-                let start = Start::Resume { request, answer };
+                let start = Start::Resume { expected, answers };
                 driver::run(settings, scope, messages, start, tk, ev).await
             }
             Begin::Thread { id, step } => {
@@ -355,11 +359,14 @@ impl Begin<'_> {
                 let stored = store.get(&id).await.map_err(store_error)?;
                 let result = match step {
                     ThreadStep::Prompt(prompt) => {
-                        let transcript = new_transcript(settings, prompt, stored)?;
+                        let transcript = new_transcript(settings, prompt, supersede(stored))?;
                         driver::run(settings, scope, transcript, Start::Fresh, tk, ev).await?
                     }
                     ThreadStep::Answer { request, answer } => {
-                        let start = Start::Resume { request, answer };
+                        let start = Start::Resume {
+                            expected: Some(request),
+                            answers: vec![*answer],
+                        };
                         driver::run(settings, scope, stored, start, tk, ev).await?
                     }
                 };
@@ -374,6 +381,71 @@ impl Begin<'_> {
     }
 }
 
+/// A thread whose last run halted, made ready for a new message: every call still waiting
+/// (or without a result) is declined with the reason `superseded`, so the model is told and
+/// the transcript stays balanced.
+fn supersede(mut messages: Vec<Message>) -> Vec<Message> {
+    if !waits(&messages) {
+        return messages;
+    }
+    let results = match messages.last() {
+        Some(Message::ToolResults { .. }) => match messages.pop() {
+            Some(Message::ToolResults { results }) => results,
+            _ => Vec::new(),
+        },
+        _ => Vec::new(),
+    };
+    let Some(Message::Assistant { tool_calls, .. }) = messages.last() else {
+        // `waits` saw calls waiting after a tool-calling turn; keep what was there.
+        messages.push(Message::ToolResults { results });
+        return messages;
+    };
+    let mut results: Vec<Option<ToolOutput>> = results.into_iter().map(Some).collect();
+    let balanced = tool_calls
+        .iter()
+        .map(|call| {
+            let found = results
+                .iter_mut()
+                .find(|r| r.as_ref().is_some_and(|r| r.call_id == call.id))
+                .and_then(Option::take);
+            match found {
+                Some(output) if output.pending.is_none() => output,
+                found => superseded(call, found),
+            }
+        })
+        .collect();
+    messages.push(Message::ToolResults { results: balanced });
+    messages
+}
+
+/// The declined result of `call`, which waited on its placeholder's request (if it had
+/// one) when a new message came.
+fn superseded(call: &ToolCall, placeholder: Option<ToolOutput>) -> ToolOutput {
+    let output = match placeholder.as_ref().and_then(|p| p.pending.as_ref()) {
+        Some(request) => request.refusal(&Answer::refuse(&request.id, Refusal::Superseded)),
+        // A call that never got to ask (a transcript written before every waiting call
+        // kept a placeholder).
+        None => format!("declined/expired: {} (reason: superseded)", call.name),
+    };
+    ToolOutput {
+        call_id: call.id.clone(),
+        name: call.name.clone(),
+        output,
+        is_error: true,
+        pending: None,
+        approval: placeholder.and_then(|p| p.approval),
+    }
+}
+
+/// Whether `messages` ends with tool calls still waiting for results (a halted run).
+fn waits(messages: &[Message]) -> bool {
+    match messages.last() {
+        Some(Message::Assistant { tool_calls, .. }) => !tool_calls.is_empty(),
+        Some(Message::ToolResults { results }) => results.iter().any(|r| r.pending.is_some()),
+        _ => false,
+    }
+}
+
 /// The transcript a fresh run starts from: `history`, the system prompt when `history`
 /// has none, then `prompt`.
 fn new_transcript(
@@ -381,12 +453,7 @@ fn new_transcript(
     prompt: String,
     mut history: Vec<Message>,
 ) -> Result<Vec<Message>, ClientError> {
-    let halted = match history.last() {
-        Some(Message::Assistant { tool_calls, .. }) => !tool_calls.is_empty(),
-        Some(Message::ToolResults { results }) => results.iter().any(|r| r.pending.is_some()),
-        _ => false,
-    };
-    if halted {
+    if waits(&history) {
         return Err(ClientError::InvalidTranscript(
             "it ends with tool calls still waiting for results: resume it with `run_with_answer`"
                 .into(),

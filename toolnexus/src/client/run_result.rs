@@ -52,8 +52,14 @@ pub struct RunResult {
     /// halted run lists the halted call with its suspension; a resumed run lists the calls
     /// it settled, starting with the halted one.
     pub tool_calls: Vec<ToolCallRecord>,
-    /// The request the run halted on; `Some` exactly when `status` is `Pending`.
+    /// The request the run halted on; `Some` exactly when `status` is `Pending`, and then
+    /// the first of [`waiting`](Self::waiting).
     pub pending: Option<Request>,
+    /// Every request the halted turn waits on, in call order (several when the model made
+    /// several calls that suspended); empty unless `status` is `Pending`. Answer them in
+    /// one resume or in several ([`LlmClient::run_with_answers`](crate::LlmClient::run_with_answers)).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub waiting: Vec<Request>,
     /// The bound that stopped the run; `Some` exactly when `status` is `Incomplete`.
     pub limit: Option<Limit>,
     /// Model calls made by this invocation.
@@ -73,8 +79,12 @@ pub struct ToolCallRecord {
     pub id: String,
     /// The tool's name, as called.
     pub name: String,
-    /// The arguments the model sent.
+    /// The arguments the call ran with: the model's, or a person's when they edited them.
     pub args: Value,
+    /// What the model proposed, when a person approved the call with other arguments
+    /// ([`Answer::with_args`](crate::Answer::with_args)); `None` otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proposed_args: Option<Value>,
     /// The result's text.
     pub output: String,
     /// Whether the result is an error (or, for a halted call, a suspension).
@@ -90,6 +100,7 @@ impl ToolCallRecord {
             id: call.id.clone(),
             name: call.name.clone(),
             args: call.args.clone(),
+            proposed_args: None,
             output: result.output,
             is_error: result.is_error,
             metadata: result.metadata,
@@ -107,6 +118,7 @@ impl ToolCallRecord {
     ///     id: "call_1".into(),
     ///     name: "approve".into(),
     ///     args: serde_json::json!({}),
+    ///     proposed_args: None,
     ///     output: parked.output,
     ///     is_error: parked.is_error,
     ///     metadata: parked.metadata,

@@ -42,6 +42,19 @@ impl AnswerError {
         })
     }
 
+    /// One problem, of `field`.
+    pub(crate) fn at(field: &str, reason: impl Into<String>) -> Self {
+        let problem = Problem {
+            field: Some(field.to_owned()),
+            reason: reason.into(),
+        };
+        AnswerError {
+            field: problem.field.clone(),
+            reason: problem.reason.clone(),
+            problems: vec![problem],
+        }
+    }
+
     fn whole(reason: impl Into<String>) -> Self {
         let problem = Problem {
             field: None,
@@ -93,6 +106,15 @@ impl std::error::Error for AnswerError {}
 /// The form a request asks to be filled in: its `data["schema"]`, when it is an object.
 pub fn form_of(request: &Request) -> Option<&Map<String, Value>> {
     request.data.as_ref()?.get("schema")?.as_object()
+}
+
+/// The input schema an approval's request carries (`data["argsSchema"]`), which edited
+/// arguments ([`Answer::with_args`](crate::Answer::with_args)) must fit; `None` for a
+/// request that is not a gate's.
+pub fn args_form_of(request: &Request) -> Option<&Map<String, Value>> {
+    let data = request.data.as_ref()?;
+    data.get("tool")?.as_str()?;
+    data.get("argsSchema")?.as_object()
 }
 
 /// Checks an answer's data against a form schema, reporting every misfit: the form's
@@ -182,6 +204,10 @@ fn check_value(property: &Value, value: &Value) -> Result<(), String> {
         }
         "boolean" if value.is_boolean() => Ok(()),
         "boolean" => Err("must be true or false".to_owned()),
+        "array" if value.is_array() => Ok(()),
+        "array" => Err("must be a list".to_owned()),
+        "object" if value.is_object() => Ok(()),
+        "object" => Err("must be an object".to_owned()),
         // A property of a type no form renders: nothing to hold the value against.
         _ => Ok(()),
     }

@@ -14,14 +14,17 @@ mod check;
 mod formats;
 mod schema;
 
-pub use check::{check_data, form_of, AnswerError, Problem};
+pub use check::{args_form_of, check_data, form_of, AnswerError, Problem};
 pub(crate) use schema::form_schema;
 
 use crate::{Answer, Request};
 
 impl Request {
-    /// Checks `answer` against the form this request carries (`data["schema"]`). A refusal
-    /// (`ok == false`) and a request without a form always fit.
+    /// Checks `answer` against the form this request carries (`data["schema"]`), and its
+    /// edited arguments ([`Answer::with_args`]) against the tool's input schema an
+    /// approval's request carries (`data["argsSchema"]`). A refusal (`ok == false`) and a
+    /// request without a form always fit; edits on a request that is not an approval's
+    /// never do.
     ///
     /// ```
     /// use toolnexus::serde_json::json;
@@ -39,9 +42,23 @@ impl Request {
     /// assert!(request.check_answer(&Answer::ok("r1").with_data(json!({"zip": "12345"}))).is_ok());
     /// ```
     pub fn check_answer(&self, answer: &Answer) -> Result<(), AnswerError> {
+        if !answer.ok {
+            return Ok(());
+        }
+        if let Some(args) = &answer.args {
+            match args_form_of(self) {
+                Some(schema) => check_data(schema, Some(args))?,
+                None => {
+                    return Err(AnswerError::at(
+                        "args",
+                        "only an approval asked before a tool runs takes edited arguments",
+                    ))
+                }
+            }
+        }
         match form_of(self) {
-            Some(form) if answer.ok => check_data(form, answer.data.as_ref()),
-            _ => Ok(()),
+            Some(form) => check_data(form, answer.data.as_ref()),
+            None => Ok(()),
         }
     }
 }

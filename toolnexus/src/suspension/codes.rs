@@ -205,6 +205,9 @@ string_code! {
         Cancelled = "cancelled",
         /// `"expired"`: nobody answered before the request's deadline.
         Expired = "expired",
+        /// `"superseded"`: a new message came while the call waited, so it was set aside
+        /// unanswered.
+        Superseded = "superseded",
     }
     escape:
     /// Any other reason, as written.

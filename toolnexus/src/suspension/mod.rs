@@ -3,6 +3,7 @@
 //! request written by one process can be answered by another.
 
 mod codes;
+pub(crate) mod gate;
 mod settle;
 
 pub use codes::{Refusal, RequestKind};
@@ -163,6 +164,14 @@ pub struct Answer {
     /// when `None`. Ports that do not know it ignore it and still read `reason`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// The arguments a person approved a gated call with, when they edited the model's
+    /// (see [`with_args`](Answer::with_args)); JSON key `args`, omitted when `None`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub args: Option<Value>,
+    /// Whether this decision on a gated call holds for the same tool for the rest of the
+    /// run (see [`remember`](Answer::remember)); JSON key `remember`, omitted when false.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub remember: bool,
 }
 
 impl Answer {
@@ -174,6 +183,8 @@ impl Answer {
             data: None,
             reason: None,
             note: None,
+            args: None,
+            remember: false,
         }
     }
 
@@ -192,6 +203,8 @@ impl Answer {
             data: None,
             reason: Some(refusal),
             note: None,
+            args: None,
+            remember: false,
         }
     }
 
@@ -214,6 +227,38 @@ impl Answer {
             .as_deref()
             .map(str::trim)
             .filter(|n| !n.is_empty())
+    }
+
+    /// Approves a gated call (an [`Approval`](crate::Approval) or `#[tool(approval = …)]`)
+    /// with these arguments instead of the model's. They are checked against the tool's
+    /// input schema before anything runs ([`Request::check_answer`]); the tool runs with
+    /// them, the transcript's call shows them, and the model reads which fields a person
+    /// changed. Edits on any other request are refused.
+    ///
+    /// ```
+    /// use toolnexus::{serde_json::json, Answer};
+    ///
+    /// let edited = Answer::ok("approval-1").with_args(json!({"path": "/tmp/x"}));
+    /// assert_eq!(toolnexus::serde_json::to_value(&edited).unwrap()["args"]["path"], "/tmp/x");
+    /// ```
+    pub fn with_args(mut self, args: Value) -> Self {
+        self.args = Some(args);
+        self
+    }
+
+    /// Makes this decision on a gated call hold for the same tool for the rest of the run:
+    /// later calls of it run (or, for a refusal, are refused) without asking. The decision
+    /// travels in the transcript, so it holds across durable resumes in any process, and
+    /// never beyond the run: a new prompt asks again.
+    ///
+    /// ```
+    /// let always = toolnexus::Answer::ok("approval-1").remember();
+    /// assert!(always.remember);
+    /// assert_eq!(toolnexus::serde_json::to_value(&always).unwrap()["remember"], true);
+    /// ```
+    pub fn remember(mut self) -> Self {
+        self.remember = true;
+        self
     }
 
     /// Attaches a payload.

@@ -41,15 +41,8 @@ impl Request {
         F: FnOnce(Answer) -> Fut,
         Fut: Future<Output = ToolOutcome>,
     {
-        if answer.id != self.id {
-            tracing::warn!(request = %self.id, "an answer to another request is not trusted");
-            return failure(format!(
-                "unresolved: {} (the answer does not echo the request id)",
-                self.prompt
-            ));
-        }
-        if !answer.ok {
-            return failure(self.refusal(&answer));
+        if let Some(refused) = self.refuses(&answer) {
+            return refused;
         }
         let again = rerun(answer).await;
         if again.is_pending() {
@@ -59,6 +52,21 @@ impl Request {
     }
 }
 
-fn failure(message: String) -> ToolOutcome {
+impl Request {
+    /// What the call becomes when `answer` does not let it run: an answer to another
+    /// request, or a refusal; `None` when it may run.
+    pub(crate) fn refuses(&self, answer: &Answer) -> Option<ToolOutcome> {
+        if answer.id != self.id {
+            tracing::warn!(request = %self.id, "an answer to another request is not trusted");
+            return Some(failure(format!(
+                "unresolved: {} (the answer does not echo the request id)",
+                self.prompt
+            )));
+        }
+        (!answer.ok).then(|| failure(self.refusal(answer)))
+    }
+}
+
+pub(crate) fn failure(message: String) -> ToolOutcome {
     ToolOutcome::Failure(ToolResult::error(message))
 }

@@ -21,7 +21,7 @@ use serde_json::value::RawValue;
 use serde_json::{json, Value};
 
 use crate::panics::Guarded;
-use crate::{tool_args, Style, Tool, ToolContext, ToolResult};
+use crate::{tool_args, Request, Style, Tool, ToolContext, ToolResult};
 
 /// A registration problem.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -349,9 +349,39 @@ impl Toolkit {
         })
     }
 
-    /// The normalized input schema of the tool the model knows as `name`.
-    pub(crate) fn schema_of(&self, name: &str) -> Option<&Value> {
-        self.position(name).map(|i| &self.inner.schemas[i])
+    /// The request a call of `name` with `args` must be approved through before it runs
+    /// (see [`approval_prompt`](Self::approval_prompt)), or `None` when it runs without
+    /// asking. `call` identifies the call (e.g. its run and its id): the request's id is
+    /// derived from it, so the same call always asks with the same id. Its `data` holds the
+    /// tool's name (`tool`), `args` and the tool's input schema (`argsSchema`).
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use toolnexus::{Approval, NativeTool, Toolkit};
+    ///
+    /// let rm = NativeTool::of("fs__delete", "Deletes a file",
+    ///     json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}),
+    ///     |_args, _ctx| async { "deleted" });
+    /// let tk = Toolkit::builder().tool(rm).approval(Approval::tools(["fs__*"])).build().unwrap();
+    /// let args = json!({"path": "/tmp/x"});
+    /// let asked = tk.approval_request("fs__delete", &args, "run-1/call-1").unwrap();
+    /// assert_eq!(asked.kind, "approval");
+    /// assert_eq!(asked.data.as_ref().unwrap()["args"], args);
+    /// assert_eq!(asked.data.as_ref().unwrap()["argsSchema"]["required"], json!(["path"]));
+    /// assert_eq!(tk.approval_request("fs__delete", &args, "run-1/call-1").unwrap().id, asked.id);
+    /// assert_ne!(tk.approval_request("fs__delete", &args, "run-1/call-2").unwrap().id, asked.id);
+    /// ```
+    pub fn approval_request(&self, name: &str, args: &Value, call: &str) -> Option<Request> {
+        let prompt = self.approval_prompt(name, args)?;
+        let i = self.position(name)?;
+        let inner = &*self.inner;
+        Some(crate::suspension::gate::request(
+            &inner.names[i],
+            call,
+            args,
+            &inner.schemas[i],
+            prompt,
+        ))
     }
 
     /// Every tool as this toolkit declares it, in registration order: what the providers

@@ -1,6 +1,6 @@
-//! One tool call: its execution with the tool hooks around it, its span and its metric
-//! event, and what the suspension rules make of a call that suspends (asking `wait_for`,
-//! re-running once with the answer).
+//! One tool call: its gate, its execution with the tool hooks around it, its span and its
+//! metric event, and what the suspension rules make of a call that suspends (asking
+//! `wait_for`, re-running once with the answer).
 
 use std::time::Instant;
 
@@ -9,22 +9,111 @@ use tracing::field::Empty;
 use tracing::Instrument;
 
 use super::cx::Cx;
-use super::suspension;
+use super::suspension::{self, Gates};
 use crate::client::event::Events;
 use crate::client::hooks::{BeforeTool, ToolCallInfo};
 use crate::client::message::ToolCall;
 use crate::client::metrics::millis;
 use crate::client::telemetry::UNKNOWN;
+use crate::suspension::gate;
 use crate::{Answer, Request, ToolContext, ToolOutcome, ToolResult};
 
-/// Runs a call for the first time; a suspension goes to `wait_for` when there is one, and
-/// is returned as it is otherwise (the turn then halts on it).
+/// How a call ended, with what a gate made of it.
+pub(super) struct CallEnd {
+    pub(super) outcome: ToolOutcome,
+    /// The arguments it ran with, when a person approved other arguments than the model's.
+    pub(super) edited: Option<Value>,
+    /// The decision its gate was settled with, kept on its result in the transcript.
+    pub(super) approval: Option<Answer>,
+}
+
+impl From<ToolOutcome> for CallEnd {
+    fn from(outcome: ToolOutcome) -> Self {
+        CallEnd {
+            outcome,
+            edited: None,
+            approval: None,
+        }
+    }
+}
+
+/// Settles a call that has not run yet: a gated call asks first (a remembered decision
+/// answers for the person); then it runs, and a suspension goes to `wait_for` when there is
+/// one, or is returned as it is (the turn then waits on it).
 pub(super) async fn settle_fresh<E: Events>(
     cx: Cx<'_, E>,
     call: &ToolCall,
     arg_error: Option<&str>,
+    gates: &Gates<'_>,
+) -> CallEnd {
+    // Arguments that cannot be used never run, so there is nothing to approve.
+    if arg_error.is_none() {
+        if let Some(request) = gates.request(cx.tk, call) {
+            let answer = match gates.recall(&call.name, &request) {
+                Some(remembered) => Some(remembered),
+                None => suspension::ask(cx, &request).await,
+            };
+            return match answer {
+                Some(answer) => settle_gate(cx, call, &request, answer).await,
+                None => ToolOutcome::classify(ToolResult::pending(request)).into(),
+            };
+        }
+    }
+    run(cx, call, call.args.clone(), arg_error).await.into()
+}
+
+/// Settles a gated call with the answer to its gate's request: a refusal (or an answer to
+/// another request) does not run it; edited arguments that do not fit the tool's schema
+/// do not either; otherwise it runs, as a first run, with the person's arguments when they
+/// gave some, and the model reads which fields they changed.
+pub(super) async fn settle_gate<E: Events>(
+    cx: Cx<'_, E>,
+    call: &ToolCall,
+    request: &Request,
+    answer: Answer,
+) -> CallEnd {
+    let kept = |outcome: ToolOutcome, answer: Answer| CallEnd {
+        outcome,
+        edited: None,
+        approval: Some(answer),
+    };
+    if let Some(refused) = request.refuses(&answer) {
+        return kept(refused, answer);
+    }
+    if let Err(misfit) = request.check_answer(&answer) {
+        let why = format!(
+            "unresolved: {} (the edited arguments do not fit: {misfit})",
+            request.prompt
+        );
+        return kept(ToolOutcome::Failure(ToolResult::error(why)), answer);
+    }
+    let edited = answer.args.clone().filter(|args| *args != call.args);
+    let args = edited.clone().unwrap_or_else(|| call.args.clone());
+    let mut outcome = run(cx, call, args, None).await;
+    if let Some(args) = &edited {
+        if !outcome.is_pending() {
+            let fields = gate::changed_fields(&call.args, args);
+            outcome
+                .result_mut()
+                .output
+                .push_str(&gate::edited_note(&fields));
+        }
+    }
+    CallEnd {
+        outcome,
+        edited,
+        approval: Some(answer),
+    }
+}
+
+/// Runs a call with `args`; a suspension goes to `wait_for` when there is one.
+async fn run<E: Events>(
+    cx: Cx<'_, E>,
+    call: &ToolCall,
+    args: Value,
+    arg_error: Option<&str>,
 ) -> ToolOutcome {
-    let first = attempt(cx, call, arg_error, None).await;
+    let first = attempt(cx, call, args.clone(), arg_error, None).await;
     let ToolOutcome::Pending { request, .. } = &first else {
         return first;
     };
@@ -32,29 +121,32 @@ pub(super) async fn settle_fresh<E: Events>(
         None => first,
         Some(answer) => {
             let request = request.clone();
-            settle_answered(cx, call, &request, answer).await
+            settle_answered(cx, call, args, &request, answer).await
         }
     }
 }
 
 /// Settles a suspended call with the answer to its request, by the rule every host shares
-/// ([`Request::settle`]); the re-run goes through the tool hooks like any attempt.
+/// ([`Request::settle`]); the re-run (with `args`) goes through the tool hooks like any
+/// attempt.
 pub(super) async fn settle_answered<E: Events>(
     cx: Cx<'_, E>,
     call: &ToolCall,
+    args: Value,
     request: &Request,
     answer: Answer,
 ) -> ToolOutcome {
-    let rerun = |answer| attempt(cx, call, None, Some(answer));
+    let rerun = |answer| attempt(cx, call, args, None, Some(answer));
     request.settle(answer, rerun).await
 }
 
-/// Runs `call` once, in its own span: `before_tool`, the tool (unless the hook answered,
-/// or the arguments were unusable), then `after_tool` unless the call suspended; the
-/// result is sorted once here.
+/// Runs `call` once with `args`, in its own span: `before_tool`, the tool (unless the hook
+/// answered, or the arguments were unusable), then `after_tool` unless the call suspended;
+/// the result is sorted once here.
 async fn attempt<E: Events>(
     cx: Cx<'_, E>,
     call: &ToolCall,
+    args: Value,
     arg_error: Option<&str>,
     answer: Option<Answer>,
 ) -> ToolOutcome {
@@ -69,7 +161,7 @@ async fn attempt<E: Events>(
     );
     async {
         let started = Instant::now();
-        let outcome = hooked(cx, call, arg_error, answer).await;
+        let outcome = hooked(cx, call, args, arg_error, answer).await;
         observe(cx, call, &outcome, started);
         outcome
     }
@@ -80,6 +172,7 @@ async fn attempt<E: Events>(
 async fn hooked<E: Events>(
     cx: Cx<'_, E>,
     call: &ToolCall,
+    args: Value,
     arg_error: Option<&str>,
     mut answer: Option<Answer>,
 ) -> ToolOutcome {
@@ -90,16 +183,16 @@ async fn hooked<E: Events>(
         args,
         answer,
     };
-    let mut args = None;
+    let mut rewritten = None;
     let mut early = arg_error.map(ToolResult::error);
     if let (None, Some(before)) = (&early, &hooks.before_tool) {
-        match before(info(call.args.clone(), answer.clone())).await {
+        match before(info(args.clone(), answer.clone())).await {
             BeforeTool::Continue => {}
-            BeforeTool::RewriteArgs(rewritten) => args = Some(rewritten),
+            BeforeTool::RewriteArgs(args) => rewritten = Some(args),
             BeforeTool::ShortCircuit(result) => early = Some(result),
         }
     }
-    let mut args = args.unwrap_or_else(|| call.args.clone());
+    let mut args = rewritten.unwrap_or(args);
     let Some(after) = &hooks.after_tool else {
         // Nothing looks at the call afterwards: its arguments and answer move into the tool.
         let result = match early {

@@ -12,7 +12,7 @@ use tracing::Instrument;
 
 use super::bounds::bounded;
 use super::cx::Cx;
-use super::suspension::{halted_turn, last_calls, Slot};
+use super::suspension::{apply_edits, halted_turn, last_calls, Gates, Memory, Slot};
 use super::turn::{self, Settled};
 use crate::client::error::ClientError;
 use crate::client::event::{Events, StreamEvent};
@@ -33,18 +33,20 @@ pub(crate) struct Scope<'a> {
 }
 
 /// Where an invocation starts: a transcript ending with a new user message, or a halted
-/// transcript and the answer to its request.
+/// transcript and answers to requests it waits on (`expected`: the one request a
+/// single-answer resume names).
 pub(crate) enum Start<'a> {
     Fresh,
     Resume {
-        request: &'a Request,
-        answer: Answer,
+        expected: Option<&'a Request>,
+        answers: Vec<Answer>,
     },
 }
 
 enum Ending {
     Done,
-    Pending(Request),
+    /// The requests the halted turn waits on, in call order (never empty).
+    Pending(Vec<Request>),
     Incomplete,
 }
 
@@ -58,8 +60,10 @@ struct RunState {
 }
 
 impl RunState {
-    /// Appends a settled turn; returns the request it halted on.
-    fn absorb(&mut self, settled: Settled) -> Option<Request> {
+    /// Appends a settled turn (after the turn's assistant message, whose calls then show
+    /// the arguments they ran with); returns the requests it waits on.
+    fn absorb(&mut self, settled: Settled) -> Vec<Request> {
+        apply_edits(&mut self.messages, settled.edits);
         self.messages.push(Message::ToolResults {
             results: settled.results,
         });
@@ -131,9 +135,10 @@ pub(crate) async fn run<E: Events>(
 
 impl<E: Events> Driver<'_, E> {
     async fn go(&mut self, start: Start<'_>) -> Result<Ending, ClientError> {
-        if let Start::Resume { request, answer } = start {
-            if let Some(request) = self.resume(request, answer).await? {
-                return Ok(Ending::Pending(request));
+        if let Start::Resume { expected, answers } = start {
+            let waiting = self.resume(expected, answers).await?;
+            if !waiting.is_empty() {
+                return Ok(Ending::Pending(waiting));
             }
         }
         self.turns().await
@@ -170,37 +175,44 @@ impl<E: Events> Driver<'_, E> {
                 });
             }
             let slots = reply.arg_errors.into_iter().map(Slot::Fresh).collect();
-            let settled = turn::settle(cx.with_tools(&tools), &reply.calls, slots).await;
+            let gates = Gates::new(&st.messages, Memory::of(&st.messages));
+            let settled = turn::settle(cx.with_tools(&tools), &reply.calls, slots, &gates).await;
             st.messages.push(Message::Assistant {
                 content: reply.text,
                 tool_calls: reply.calls,
                 state: reply.state.map(Box::new),
             });
-            if let Some(request) = st.absorb(settled) {
-                return Ok(Ending::Pending(request));
+            let waiting = st.absorb(settled);
+            if !waiting.is_empty() {
+                return Ok(Ending::Pending(waiting));
             }
         }
     }
 
-    /// Settles the halted turn with `answer`; returns the request it halts on again, if any.
+    /// Settles the halted turn's calls that `answers` answer; returns the requests it still
+    /// waits on (none when every call has its result).
     async fn resume(
         &mut self,
-        request: &Request,
-        answer: Answer,
-    ) -> Result<Option<Request>, ClientError> {
-        if answer.id != request.id {
-            return Err(ClientError::AnswerMismatch {
-                request: request.id.clone(),
-                answer: answer.id,
-            });
+        expected: Option<&Request>,
+        answers: Vec<Answer>,
+    ) -> Result<Vec<Request>, ClientError> {
+        if let (Some(request), [answer]) = (expected, answers.as_slice()) {
+            if answer.id != request.id {
+                return Err(ClientError::AnswerMismatch {
+                    request: request.id.clone(),
+                    answer: answer.id.clone(),
+                });
+            }
         }
         let st = &mut self.state;
-        let slots = halted_turn(&mut st.messages, request, answer)?;
+        let mut memory = Memory::of(&st.messages);
+        let slots = halted_turn(&mut st.messages, expected, answers, &mut memory)?;
         let Some(calls) = last_calls(&st.messages) else {
             return Err(ClientError::InvalidTranscript(
                 "the halted turn has no tool calls".into(),
             ));
         };
+        let before = &st.messages[..st.messages.len() - 1];
         // An `ok` answer re-runs the halted call; a toolkit without its tool would only
         // tell the model the tool is unknown, and the run would "succeed" without it.
         for (call, slot) in calls.iter().zip(&slots) {
@@ -214,7 +226,8 @@ impl<E: Events> Driver<'_, E> {
                 )));
             }
         }
-        let settled = turn::settle(self.cx, calls, slots).await;
+        let gates = Gates::new(before, memory);
+        let settled = turn::settle(self.cx, calls, slots, &gates).await;
         Ok(st.absorb(settled))
     }
 
@@ -226,9 +239,9 @@ impl<E: Events> Driver<'_, E> {
         let settings = self.cx.settings;
         let st = self.state;
         let outcome = ending.map(|e| match e {
-            Ending::Done => (RunStatus::Done, None, None),
-            Ending::Pending(request) => (RunStatus::Pending, Some(request), None),
-            Ending::Incomplete => (RunStatus::Incomplete, None, Some(Limit::MaxTurns)),
+            Ending::Done => (RunStatus::Done, Vec::new(), None),
+            Ending::Pending(waiting) => (RunStatus::Pending, waiting, None),
+            Ending::Incomplete => (RunStatus::Incomplete, Vec::new(), Some(Limit::MaxTurns)),
         });
         settings.telemetry.run(RunObservation {
             model: &settings.model,
@@ -239,7 +252,8 @@ impl<E: Events> Driver<'_, E> {
             status: outcome.as_ref().ok().map(|o| o.0),
             error: outcome.as_ref().err().map(ToString::to_string),
         });
-        let (status, pending, limit) = outcome?;
+        let (status, waiting, limit) = outcome?;
+        let pending = waiting.first().cloned();
         // A halted run's text is what the host must show the human: the request's prompt.
         let text = match &pending {
             Some(request) => request.prompt.clone(),
@@ -258,6 +272,7 @@ impl<E: Events> Driver<'_, E> {
             text,
             tool_calls: st.tool_calls,
             pending,
+            waiting,
             limit,
             turns: st.turns,
             usage: st.usage,

@@ -9,17 +9,28 @@
 //! request); an answer that does not echo the request id is not trusted and becomes
 //! `unresolved: <prompt> (…)`.
 //!
-//! Durable (no `wait_for`): the run halts on the first suspension in call order. Its
-//! transcript ends with the turn's assistant message and a tool-results group holding the
-//! completed results and, for the halted call, a placeholder whose
-//! [`ToolOutput::pending`] stores the request. The call's name and arguments stay in the
-//! assistant message, found by the placeholder's `call_id`.
+//! Durable (no `wait_for`): the run halts when a turn's calls are settled and some wait.
+//! Its transcript ends with the turn's assistant message and a tool-results group holding
+//! the completed results and, for each waiting call, a placeholder whose
+//! [`ToolOutput::pending`] stores its request. The calls' names and arguments stay in the
+//! assistant message, found by the placeholders' `call_id`s. A resume settles each call
+//! whose request an answer echoes; the others keep waiting.
+//!
+//! Gates (declared approvals) ask before a call runs; a person's decision marked
+//! [`remember`](Answer::remember) is kept on the call's result ([`ToolOutput::approval`]),
+//! so the rest of the run reads it from the transcript, never from process memory.
+
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+use serde_json::Value;
 
 use super::cx::Cx;
 use crate::client::error::ClientError;
 use crate::client::event::{Events, StreamEvent};
 use crate::client::message::{Message, ToolCall, ToolOutput};
-use crate::{Answer, Request};
+use crate::suspension::gate;
+use crate::{sanitize_name, Answer, Request, Toolkit};
 
 /// Where a call of the turn being settled stands.
 pub(super) enum Slot {
@@ -27,8 +38,93 @@ pub(super) enum Slot {
     Settled(ToolOutput),
     /// It has not run yet; carries why its arguments are unusable, if they are.
     Fresh(Option<String>),
-    /// It halted on `request`, which the host has now answered.
-    Answered { request: Request, answer: Answer },
+    /// It waited on `request`, which the host has now answered; `approval` is the decision
+    /// its gate was settled with before it suspended by itself, if any.
+    Answered {
+        request: Request,
+        answer: Answer,
+        approval: Option<Answer>,
+    },
+    /// It waits on the request its placeholder holds, still unanswered.
+    Waiting(ToolOutput),
+}
+
+/// What gates read while a turn's calls are settled: what identifies the run up to the
+/// turn (derived once, only when a call is gated) and the decisions remembered so far.
+pub(super) struct Gates<'a> {
+    before: &'a [Message],
+    run: OnceLock<String>,
+    memory: Memory,
+}
+
+impl<'a> Gates<'a> {
+    /// The gates of a turn whose transcript before it is `before`; the decisions
+    /// remembered are those of the run so far (since its last user message).
+    pub(super) fn new(before: &'a [Message], memory: Memory) -> Self {
+        Gates {
+            before,
+            run: OnceLock::new(),
+            memory,
+        }
+    }
+
+    /// The request `call` must be approved through before it runs, if it is gated.
+    pub(super) fn request(&self, tk: &Toolkit, call: &ToolCall) -> Option<Request> {
+        let run = self.run.get_or_init(|| {
+            // A transcript always serializes: its values are JSON and its keys strings.
+            let text = serde_json::to_vec(self.before).unwrap_or_default();
+            gate::run_key(&text).to_string()
+        });
+        tk.approval_request(&call.name, &call.args, &format!("{run}/{}", call.id))
+    }
+
+    /// The answer a remembered decision gives `request`, a gate's request for `tool`.
+    pub(super) fn recall(&self, tool: &str, request: &Request) -> Option<Answer> {
+        self.memory.recall(tool, request)
+    }
+}
+
+/// The decisions a person asked to be remembered, per tool (by its sanitized name), the
+/// latest winning.
+#[derive(Default)]
+pub(super) struct Memory(HashMap<String, Answer>);
+
+impl Memory {
+    /// The decisions remembered in the run `messages` ends with: those since its last user
+    /// message, so none outlives its run.
+    pub(super) fn of(messages: &[Message]) -> Self {
+        let start = messages
+            .iter()
+            .rposition(|m| matches!(m, Message::User { .. }))
+            .map_or(0, |i| i + 1);
+        let mut memory = Memory::default();
+        for message in &messages[start..] {
+            if let Message::ToolResults { results } = message {
+                for output in results {
+                    if let Some(answer) = &output.approval {
+                        memory.learn(&output.name, answer);
+                    }
+                }
+            }
+        }
+        memory
+    }
+
+    fn learn(&mut self, tool: &str, answer: &Answer) {
+        if answer.remember {
+            self.0.insert(sanitize_name(tool), answer.clone());
+        }
+    }
+
+    fn recall(&self, tool: &str, request: &Request) -> Option<Answer> {
+        let decided = self.0.get(&sanitize_name(tool))?;
+        let mut answer = match decided.refusal() {
+            None => Answer::ok(&request.id),
+            Some(refusal) => Answer::refuse(&request.id, refusal.clone()),
+        };
+        answer.note = decided.note.clone();
+        Some(answer)
+    }
 }
 
 /// Asks `wait_for` for the answer to `request`; `None` without `wait_for` (the turn
@@ -49,25 +145,41 @@ pub(super) fn last_calls(messages: &[Message]) -> Option<&[ToolCall]> {
     }
 }
 
-/// Checks that `messages` halted on `request` and takes its last tool-results group off,
-/// returning where each call of the halted turn stands.
+/// Checks that `messages` halted waiting on `expected` (when given) and on every request
+/// `answers` echo, and that each answer fits its request; then takes the last tool-results
+/// group off, returning where each call of the halted turn stands. On `Err` nothing has
+/// run.
 pub(super) fn halted_turn(
     messages: &mut Vec<Message>,
-    request: &Request,
-    answer: Answer,
+    expected: Option<&Request>,
+    answers: Vec<Answer>,
+    memory: &mut Memory,
 ) -> Result<Vec<Slot>, ClientError> {
-    let results = take_halted_group(messages, request)?;
+    let answers = match_answers(messages, expected, answers)?;
+    for (request, answer) in answers.values() {
+        if let Some(tool) = request.gated_tool() {
+            memory.learn(tool, answer);
+        }
+    }
+    let Some(Message::ToolResults { results }) = messages.pop() else {
+        return Err(ClientError::InvalidTranscript(
+            "it does not end with a tool-results group".into(),
+        ));
+    };
     let calls = last_calls(messages).ok_or_else(|| {
         ClientError::InvalidTranscript("its tool results do not follow a tool-calling turn".into())
     })?;
-    slots(calls, results, request, answer)
+    slots(calls, results, answers, memory)
 }
 
-/// Takes off the transcript's last message, the tool-results group halted on `request`.
-fn take_halted_group(
-    messages: &mut Vec<Message>,
-    request: &Request,
-) -> Result<Vec<ToolOutput>, ClientError> {
+/// The answers by the id of the request each settles, with that request; refused when one
+/// echoes no request the transcript waits on, does not fit its request, or is a second
+/// answer to one.
+fn match_answers(
+    messages: &[Message],
+    expected: Option<&Request>,
+    answers: Vec<Answer>,
+) -> Result<HashMap<String, (Request, Answer)>, ClientError> {
     let not_halted = || {
         ClientError::InvalidTranscript(
             "it does not end with a turn halted on a suspension".to_owned(),
@@ -76,29 +188,46 @@ fn take_halted_group(
     let Some(Message::ToolResults { results }) = messages.last() else {
         return Err(not_halted());
     };
-    let Some(halted) = results.iter().find_map(|r| r.pending.as_ref()) else {
+    let waiting: Vec<&Request> = results.iter().filter_map(|r| r.pending.as_ref()).collect();
+    if waiting.is_empty() {
         return Err(not_halted());
-    };
-    if halted != request {
-        return Err(ClientError::RequestMismatch(request.id.clone()));
     }
-    match messages.pop() {
-        Some(Message::ToolResults { results }) => Ok(results),
-        _ => Err(not_halted()),
+    if let Some(expected) = expected {
+        if !waiting.contains(&expected) {
+            return Err(ClientError::RequestMismatch(expected.id.clone()));
+        }
     }
+    let mut matched = HashMap::with_capacity(answers.len());
+    for answer in answers {
+        let Some(request) = waiting.iter().find(|r| r.id == answer.id) else {
+            return Err(ClientError::RequestMismatch(answer.id));
+        };
+        let invalid = |reason: String| ClientError::InvalidAnswer {
+            request: request.id.clone(),
+            reason,
+        };
+        request
+            .check_answer(&answer)
+            .map_err(|misfit| invalid(misfit.to_string()))?;
+        let id = answer.id.clone();
+        if matched.insert(id, ((*request).clone(), answer)).is_some() {
+            return Err(invalid("it is answered more than once".into()));
+        }
+    }
+    Ok(matched)
 }
 
-/// Matches the group's results to the turn's calls: a settled result is kept, the halted
-/// placeholder gets the answer, a call without a result runs fresh; a result for a call
-/// the turn did not make, or a second placeholder, is refused.
+/// Matches the group's results to the turn's calls: a settled result is kept, a placeholder
+/// gets the answer echoing its request (or a remembered decision, for a gate), or else
+/// keeps waiting, and a call without a result runs fresh; a result for a call the turn did
+/// not make is refused.
 fn slots(
     calls: &[ToolCall],
     results: Vec<ToolOutput>,
-    request: &Request,
-    answer: Answer,
+    mut answers: HashMap<String, (Request, Answer)>,
+    memory: &Memory,
 ) -> Result<Vec<Slot>, ClientError> {
     let mut results: Vec<Option<ToolOutput>> = results.into_iter().map(Some).collect();
-    let mut answer = Some(answer);
     let mut slots = Vec::with_capacity(calls.len());
     for call in calls {
         let found = results
@@ -107,18 +236,24 @@ fn slots(
             .and_then(Option::take);
         slots.push(match found {
             None => Slot::Fresh(None),
-            Some(output) if output.pending.is_some() => match answer.take() {
-                Some(answer) => Slot::Answered {
-                    request: request.clone(),
-                    answer,
-                },
-                None => {
-                    return Err(ClientError::InvalidTranscript(
-                        "it holds more than one halted call".into(),
-                    ))
+            Some(output) => match output.pending.as_ref() {
+                None => Slot::Settled(output),
+                Some(request) => {
+                    let answered = answers.remove(&request.id).map(|(_, a)| a);
+                    let recalled = || {
+                        let tool = request.gated_tool()?;
+                        memory.recall(tool, request)
+                    };
+                    match answered.or_else(recalled) {
+                        Some(answer) => Slot::Answered {
+                            request: request.clone(),
+                            answer,
+                            approval: output.approval,
+                        },
+                        None => Slot::Waiting(output),
+                    }
                 }
             },
-            Some(output) => Slot::Settled(output),
         });
     }
     if let Some(orphan) = results.into_iter().flatten().next() {
@@ -128,4 +263,16 @@ fn slots(
         )));
     }
     Ok(slots)
+}
+
+/// The arguments a gate ran a call with, as the transcript shows them: `edits` holds the
+/// call's index and the arguments a person gave it.
+pub(super) fn apply_edits(messages: &mut [Message], edits: Vec<(usize, Value)>) {
+    if let Some(Message::Assistant { tool_calls, .. }) = messages.last_mut() {
+        for (i, args) in edits {
+            if let Some(call) = tool_calls.get_mut(i) {
+                call.args = args;
+            }
+        }
+    }
 }

@@ -1,14 +1,14 @@
 //! One turn: the model call (with the `before_llm` hook and the turn's span), then the
-//! turn's tool calls settled concurrently and laid out in call order, where the first
-//! unresolved suspension halts the turn.
+//! turn's tool calls settled concurrently and laid out in call order; the turn halts when
+//! any call waits on a request.
 
 use futures::future::join_all;
 use tracing::field::Empty;
 use tracing::Instrument;
 
-use super::call;
+use super::call::{self, CallEnd};
 use super::cx::Cx;
-use super::suspension::Slot;
+use super::suspension::{Gates, Slot};
 use crate::client::error::ClientError;
 use crate::client::event::{Events, StreamEvent};
 use crate::client::exchange;
@@ -19,12 +19,13 @@ use crate::client::provider::{DecodedReply, Outgoing};
 use crate::client::run_result::ToolCallRecord;
 use crate::{ToolOutcome, Toolkit};
 
-/// A turn's settled calls: the tool-results group, the records, and the request the turn
-/// halts on, if any.
+/// A turn's settled calls: the tool-results group, the records, the requests the turn
+/// waits on (none when it does not halt), and the arguments a person edited, by call index.
 pub(super) struct Settled {
     pub(super) results: Vec<ToolOutput>,
     pub(super) records: Vec<ToolCallRecord>,
-    pub(super) halted: Option<crate::Request>,
+    pub(super) halted: Vec<crate::Request>,
+    pub(super) edits: Vec<(usize, serde_json::Value)>,
 }
 
 /// One model call. Returns the toolkit the turn's calls run against (the `before_llm`
@@ -79,8 +80,10 @@ pub(super) async fn call_model<E: Events>(
 enum Settlement {
     /// It already had its result (a resumed turn's completed call).
     Kept(ToolOutput),
+    /// It still waits on its request (a resumed turn's call that got no answer).
+    Waiting(ToolOutput),
     /// It ran (or was answered) now.
-    Ran(ToolOutcome),
+    Ran(CallEnd),
 }
 
 /// Settles a turn's calls concurrently and lays out their results in call order.
@@ -88,56 +91,76 @@ pub(super) async fn settle<E: Events>(
     cx: Cx<'_, E>,
     calls: &[ToolCall],
     slots: Vec<Slot>,
+    gates: &Gates<'_>,
 ) -> Settled {
     let work = calls.iter().zip(slots).map(|(tool_call, slot)| async move {
         match slot {
             Slot::Settled(output) => Settlement::Kept(output),
-            Slot::Fresh(arg_error) => {
-                Settlement::Ran(call::settle_fresh(cx, tool_call, arg_error.as_deref()).await)
-            }
-            Slot::Answered { request, answer } => {
-                Settlement::Ran(call::settle_answered(cx, tool_call, &request, answer).await)
-            }
+            Slot::Waiting(output) => Settlement::Waiting(output),
+            Slot::Fresh(arg_error) => Settlement::Ran(
+                call::settle_fresh(cx, tool_call, arg_error.as_deref(), gates).await,
+            ),
+            Slot::Answered {
+                request,
+                answer,
+                approval,
+            } => Settlement::Ran(if request.gated_tool().is_some() {
+                call::settle_gate(cx, tool_call, &request, answer).await
+            } else {
+                let args = tool_call.args.clone();
+                let outcome = call::settle_answered(cx, tool_call, args, &request, answer).await;
+                CallEnd {
+                    approval,
+                    ..CallEnd::from(outcome)
+                }
+            }),
         }
     });
     let done = join_all(work).await;
     lay_out(cx, calls, done)
 }
 
-/// The halting rule: the first suspension in call order that was not resolved halts the
-/// turn and gets a placeholder result; later suspensions get no result yet (they run again
-/// on resume). Every other call keeps its result.
+/// Lays out the turn's results in call order: every call gets its result, or, when it
+/// waits on a request, a placeholder holding it; the turn halts when any call waits.
 ///
-/// Results go out as events in call order too: a `ToolResult` per call that got one, a
-/// `Pending` for the call the turn halts on.
+/// Results go out as events in call order too: a `ToolResult` per call that got one now, a
+/// `Pending` per call that began to wait now.
 fn lay_out<E: Events>(cx: Cx<'_, E>, calls: &[ToolCall], done: Vec<Settlement>) -> Settled {
     let mut settled = Settled {
         results: Vec::with_capacity(calls.len()),
         records: Vec::with_capacity(calls.len()),
-        halted: None,
+        halted: Vec::new(),
+        edits: Vec::new(),
     };
-    for (call, settlement) in calls.iter().zip(done) {
-        let mut outcome = match settlement {
+    for (i, (call, settlement)) in calls.iter().zip(done).enumerate() {
+        let end = match settlement {
             Settlement::Kept(output) => {
                 settled.results.push(output);
                 continue;
             }
-            Settlement::Ran(outcome) => outcome,
+            Settlement::Waiting(output) => {
+                settled.halted.extend(output.pending.clone());
+                settled.results.push(output);
+                continue;
+            }
+            Settlement::Ran(end) => end,
         };
-        let waits_for_resume = outcome.is_pending() && settled.halted.is_some();
-        if waits_for_resume {
-            continue;
-        }
+        let mut outcome = end.outcome;
         cap_output(
             &mut outcome.result_mut().output,
             cx.settings.max_tool_output_bytes,
         );
         report(cx.ev, call, &outcome);
-        settled.results.push(ToolOutput::settled(call, &outcome));
-        if let Some(request) = outcome.pending() {
-            settled.halted = Some(request.clone());
+        let mut output = ToolOutput::settled(call, &outcome);
+        output.approval = end.approval;
+        settled.results.push(output);
+        settled.halted.extend(outcome.pending().cloned());
+        let mut record = ToolCallRecord::new(call, outcome);
+        if let Some(args) = end.edited {
+            record.proposed_args = Some(std::mem::replace(&mut record.args, args.clone()));
+            settled.edits.push((i, args));
         }
-        settled.records.push(ToolCallRecord::new(call, outcome));
+        settled.records.push(record);
     }
     settled
 }

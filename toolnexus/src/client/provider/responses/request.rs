@@ -233,6 +233,7 @@ mod tests {
             output: text.into(),
             is_error: false,
             pending: None,
+            approval: None,
         }
     }
 

@@ -1,0 +1,76 @@
+//! A gate's request: what a declared approval asks before a tool runs, and what the model
+//! is told when a person changed the arguments it proposed.
+
+use serde_json::{json, Value};
+use uuid::Uuid;
+
+use super::Request;
+
+/// Names gate ids apart from any other v5 ids derived from the same text.
+const GATES: Uuid = Uuid::from_u128(0x6f3c_2a1e_9b7d_4c05_8e21_d4a7_c3b9_0f62);
+
+/// The request gating a call of `tool` with the model's `args`. Its id is derived from
+/// `call` (what identifies the call: its run and its id) and the tool, so the same gated
+/// call asks with the same id however often it is asked.
+pub(crate) fn request(
+    tool: &str,
+    call: &str,
+    args: &Value,
+    schema: &Value,
+    prompt: String,
+) -> Request {
+    let id = Uuid::new_v5(&GATES, format!("{call}\0{tool}").as_bytes());
+    Request::new("approval", prompt)
+        .with_id(format!("approval-{id}"))
+        .with_data(json!({"tool": tool, "args": args, "argsSchema": schema}))
+}
+
+impl Request {
+    /// The tool a gate's request asks to run, when this is one (a request asked by an
+    /// [`Approval`](crate::Approval) or `#[tool(approval = …)]`, whose `data` holds `tool`,
+    /// `args` and `argsSchema`); `None` for a request a tool asked itself.
+    ///
+    /// ```
+    /// use toolnexus::{serde_json::json, Request};
+    ///
+    /// let asked = Request::new("approval", "Delete /tmp/x?")
+    ///     .with_data(json!({"tool": "delete", "args": {"path": "/tmp/x"}, "argsSchema": {"type": "object"}}));
+    /// assert_eq!(asked.gated_tool(), Some("delete"));
+    /// assert_eq!(Request::new("approval", "Buy?").gated_tool(), None);
+    /// ```
+    pub fn gated_tool(&self) -> Option<&str> {
+        crate::form::args_form_of(self)?;
+        self.data.as_ref()?.get("tool")?.as_str()
+    }
+}
+
+/// The fields a person changed (added, removed or given another value), by name.
+pub(crate) fn changed_fields(proposed: &Value, edited: &Value) -> Vec<String> {
+    let empty = serde_json::Map::new();
+    let before = proposed.as_object().unwrap_or(&empty);
+    let after = edited.as_object().unwrap_or(&empty);
+    let mut names: Vec<String> = before
+        .keys()
+        .chain(after.keys())
+        .filter(|k| before.get(*k) != after.get(*k))
+        .cloned()
+        .collect();
+    names.sort();
+    names.dedup();
+    names
+}
+
+/// What identifies a run up to the turn that made a call: derived from the transcript
+/// before that turn, the same in every process that holds the transcript.
+pub(crate) fn run_key(before: &[u8]) -> Uuid {
+    Uuid::new_v5(&GATES, before)
+}
+
+/// What the model reads after a result that ran with a person's arguments, so it is never
+/// told it called something it did not.
+pub(crate) fn edited_note(fields: &[String]) -> String {
+    format!(
+        "\n\n(a person changed the arguments before this call ran: {}; the call shows the arguments it ran with)",
+        fields.join(", ")
+    )
+}
