@@ -4,6 +4,7 @@
 mod common;
 mod support;
 
+mod approvals;
 mod config;
 mod extensions;
 mod failures;
