@@ -183,8 +183,8 @@ async fn two_gated_calls_answered_in_two_resumes() {
         .unwrap();
     assert_eq!(once.status, RunStatus::Pending);
     assert_eq!(
-        once.waiting,
-        [a.clone()],
+        once.waiting.as_slice(),
+        std::slice::from_ref(&a),
         "the first still waits, on the same request"
     );
     assert_eq!(once.pending.as_ref(), Some(&a));
