@@ -364,3 +364,59 @@ async fn a_server_talking_garbage_is_an_error_result() {
         .await;
     assert_eq!(native.output, "still here");
 }
+
+#[tokio::test]
+async fn a_consumed_servers_tool_is_gated_by_the_toolkits_approval() {
+    let mock = scripted([
+        Reply::tool_calls([
+            ("call_1", "shop__approve_purchase", json!({"item": "gpu"})),
+            ("call_2", "shop__approve_purchase", json!({"item": "yacht"})),
+        ]),
+        Reply::text("Bought the gpu."),
+    ])
+    .await;
+    let tk = Toolkit::builder()
+        .tools(shop_tools().await)
+        .approval(
+            toolnexus::Approval::tools(["shop__*"])
+                .prompt(|name: &str, args: &Value| format!("Let {name} buy {}?", args["item"])),
+        )
+        .build()
+        .unwrap();
+    let client = llm(&mock).build().unwrap();
+    let halted = client.run("buy a gpu and a yacht", &tk).await.unwrap();
+    let prompts: Vec<&str> = halted.waiting.iter().map(|r| r.prompt.as_str()).collect();
+    assert_eq!(
+        prompts,
+        [
+            r#"Let shop__approve_purchase buy "gpu"?"#,
+            r#"Let shop__approve_purchase buy "yacht"?"#
+        ],
+        "the gate asks before the server is called"
+    );
+
+    // Approving the gate calls the server, whose own question then halts the call again.
+    let answers = vec![
+        Answer::ok(&halted.waiting[0].id),
+        Answer::decline(&halted.waiting[1].id, "declined"),
+    ];
+    let asked = client
+        .run_with_answers(halted.messages, answers, &tk)
+        .await
+        .unwrap();
+    assert_eq!(asked.status, RunStatus::Pending);
+    let own = asked.pending.clone().unwrap();
+    assert_eq!(own.prompt, "Approve purchase of gpu?");
+    assert_eq!(own.gated_tool(), None, "the server's own request");
+    let done = client
+        .run_with_answer(asked.messages, &own, Answer::ok(&own.id), &tk)
+        .await
+        .unwrap();
+    assert_eq!(done.status, RunStatus::Done);
+    let sent = mock.requests()[1].tool_results();
+    assert_eq!(sent[0].1, "approved: gpu");
+    assert_eq!(
+        sent[1].1,
+        r#"declined/expired: Let shop__approve_purchase buy "yacht"? (reason: declined)"#
+    );
+}

@@ -382,3 +382,84 @@ async fn streamable_http_serves_and_consumes_with_suspensions() {
     assert_eq!(done.output, "order 7 ships to 75001 Paris, express");
     assert!(!done.is_error);
 }
+
+/// `remove`, deleting nothing but counting its runs, gated by the toolkit.
+fn gated_remover(runs: Arc<Mutex<Vec<Value>>>) -> Toolkit {
+    let remove = NativeTool::of(
+        "remove",
+        "Removes a file",
+        json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}),
+        move |args: Value, _| {
+            runs.lock().unwrap().push(args.clone());
+            async move { format!("removed {}", args["path"].as_str().unwrap_or_default()) }
+        },
+    );
+    Toolkit::builder()
+        .tool(remove)
+        .approval(toolnexus::Approval::tools(["remove"]))
+        .build()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_gated_tool_asks_through_elicitation_before_it_runs() {
+    let runs = Arc::new(Mutex::new(Vec::new()));
+    let server = McpServer::builder(gated_remover(runs.clone())).build();
+    let human = Human::new(form_and_url(), [Says::Decline, Says::Accept(json!({}))]);
+    let client = client(server, human.clone(), legacy()).await;
+
+    let refused = ask(&client, "remove", json!({"path": "/a"})).await;
+    assert_eq!(
+        refused,
+        (
+            true,
+            r#"declined/expired: Allow remove with {"path":"/a"}? (reason: declined)"#.to_owned()
+        )
+    );
+    assert!(
+        runs.lock().unwrap().is_empty(),
+        "a declined gate runs nothing"
+    );
+    let approved = ask(&client, "remove", json!({"path": "/b"})).await;
+    assert_eq!(approved, (false, "removed /b".to_owned()));
+    assert_eq!(*runs.lock().unwrap(), [json!({"path": "/b"})]);
+    let asked = human.asked();
+    assert_eq!(asked.len(), 2, "each call asked once, before it ran");
+    let ElicitRequestParams::FormElicitationParams { message, .. } = &asked[1] else {
+        panic!("a form");
+    };
+    assert_eq!(message, r#"Allow remove with {"path":"/b"}?"#);
+}
+
+#[tokio::test]
+async fn a_gated_call_parked_for_a_person_asks_again_with_the_same_id() {
+    let runs = Arc::new(Mutex::new(Vec::new()));
+    let shelf = Shelf::default();
+    let server = McpServer::builder(gated_remover(runs.clone()))
+        .park(shelf.clone())
+        .build();
+    let client = client(server, Human::new(no_elicitation(), []), legacy()).await;
+    let args = json!({"path": "/a"});
+    let (is_error, _) = ask(&client, "remove", args.clone()).await;
+    assert!(is_error);
+    let parked = shelf
+        .parked
+        .lock()
+        .unwrap()
+        .pop()
+        .expect("the gate is parked");
+    assert_eq!(parked.request.gated_tool(), Some("remove"));
+    assert!(runs.lock().unwrap().is_empty());
+
+    // Asked again before anyone answered: the same call parks the same request.
+    let _ = ask(&client, "remove", args.clone()).await;
+    let again = shelf.parked.lock().unwrap().pop().expect("parked again");
+    assert_eq!(again.request.id, parked.request.id);
+
+    let answer = Answer::ok(&parked.request.id).with_args(json!({"path": "/tmp/a"}));
+    shelf.answers.lock().unwrap().push((parked, answer));
+    let (is_error, text) = ask(&client, "remove", args).await;
+    assert!(!is_error, "{text}");
+    assert!(text.starts_with("removed /tmp/a"), "{text}");
+    assert_eq!(*runs.lock().unwrap(), [json!({"path": "/tmp/a"})]);
+}

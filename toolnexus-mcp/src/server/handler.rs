@@ -84,15 +84,22 @@ impl McpServer {
         let name = params.name.to_string();
         let args = Value::Object(params.arguments.unwrap_or_default());
         if let Some(sealed) = params.request_state.as_deref() {
-            return complete(
-                self.retried(&name, args, sealed, params.input_responses)
-                    .await,
-            );
+            return match self.retried(&name, &args, sealed, params.input_responses) {
+                Ok((request, answer)) => self.answered(name, args, &request, answer, context).await,
+                Err(refused) => complete(refused),
+            };
         }
         if let Some(park) = &self.inner.park
             && let Some((request, answer)) = park.answer_for(&name, &args).await
         {
-            return complete(self.answered(&name, args, &request, answer).await);
+            return self.answered(name, args, &request, answer, context).await;
+        }
+        // A gated tool asks before it runs, like any suspension. The id comes from the call
+        // itself, so a client that calls again after a parked request was answered asks
+        // with the same one.
+        let call = format!("mcp/{name}/{args}");
+        if let Some(gate) = self.inner.toolkit.approval_request(&name, &args, &call) {
+            return self.suspend(name, args, gate, context).await;
         }
         let result = self
             .inner
@@ -160,7 +167,7 @@ impl McpServer {
                 )));
             }
         };
-        complete(self.answered(&name, args, &request, answer).await)
+        Box::pin(self.answered(name, args, &request, answer, context)).await
     }
 
     /// A client that cannot be asked: park the request when a hook is set, else say what
@@ -188,63 +195,70 @@ impl McpServer {
         }
     }
 
-    /// The retry of an `input_required` result: verify the sealed state, read the
-    /// response, and apply it.
-    async fn retried(
+    /// The retry of an `input_required` result: verify the sealed state and read the
+    /// response, giving the request it answers and the answer.
+    fn retried(
         &self,
         name: &str,
-        args: Value,
+        args: &Value,
         sealed: &str,
         responses: Option<InputResponses>,
-    ) -> ToolResult {
+    ) -> Result<(Request, Answer), ToolResult> {
         let continuation = match self.inner.sealer.open(name, sealed) {
             Ok(continuation) => continuation,
             Err(e) => {
-                return ToolResult::error(format!(
+                return Err(ToolResult::error(format!(
                     "the retried call to `{name}` carries a requestState this server did not issue ({e})"
-                ));
+                )));
             }
         };
-        if continuation.args != args {
-            return ToolResult::error(format!(
+        if continuation.args != *args {
+            return Err(ToolResult::error(format!(
                 "the retried call to `{name}` has other arguments than the call that asked"
-            ));
+            )));
         }
         let request = continuation.request;
         let response = responses.and_then(|mut r| r.remove(&request.id));
         let Some(response) = response else {
-            return ToolResult::error(format!(
+            return Err(ToolResult::error(format!(
                 "the retried call to `{name}` carries no response for `{}`",
                 request.id
-            ));
+            )));
         };
-        let answer = match serde_json::from_value::<ElicitResult>(response) {
-            Ok(result) => to_answer(&request.id, result),
-            Err(e) => {
-                return ToolResult::error(format!(
-                    "the response for `{}` is not an elicitation result: {e}",
-                    request.id
-                ));
+        match serde_json::from_value::<ElicitResult>(response) {
+            Ok(result) => {
+                let answer = to_answer(&request.id, result);
+                Ok((request, answer))
             }
-        };
-        self.answered(name, args, &request, answer).await
+            Err(e) => Err(ToolResult::error(format!(
+                "the response for `{}` is not an elicitation result: {e}",
+                request.id
+            ))),
+        }
     }
 
     /// The agent loop's rule for an answered suspension ([`toolnexus::Toolkit::settle`]):
     /// `ok` re-runs the tool once with the answer; a refusal, or a re-run that suspends
-    /// again, ends the call.
+    /// again, ends the call. An approved gate runs the tool for the first time, so the
+    /// tool may then ask for itself: that is carried to the client like any suspension.
     async fn answered(
         &self,
-        name: &str,
+        name: String,
         args: Value,
         request: &Request,
         answer: Answer,
-    ) -> ToolResult {
-        let context = ToolContext::default();
-        self.inner
-            .toolkit
-            .settle(name, args, request, answer, context)
-            .await
+        context: &RequestContext<RoleServer>,
+    ) -> CallToolResponse {
+        let toolkit = &self.inner.toolkit;
+        let result = toolkit
+            .settle(&name, args.clone(), request, answer, ToolContext::default())
+            .await;
+        match ToolResult::pending_of(&result) {
+            Some(own) if request.gated_tool().is_some() => {
+                self.suspend(name, args, own, context).await
+            }
+            _ => complete(result),
+        }
     }
 }
 

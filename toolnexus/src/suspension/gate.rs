@@ -1,10 +1,14 @@
 //! A gate's request: what a declared approval asks before a tool runs, and what the model
 //! is told when a person changed the arguments it proposed.
 
+use std::future::Future;
+
 use serde_json::{json, Value};
 use uuid::Uuid;
 
-use super::Request;
+use super::settle::failure;
+use super::{Answer, Request};
+use crate::ToolOutcome;
 
 /// Names gate ids apart from any other v5 ids derived from the same text.
 const GATES: Uuid = Uuid::from_u128(0x6f3c_2a1e_9b7d_4c05_8e21_d4a7_c3b9_0f62);
@@ -45,7 +49,7 @@ impl Request {
 }
 
 /// The fields a person changed (added, removed or given another value), by name.
-pub(crate) fn changed_fields(proposed: &Value, edited: &Value) -> Vec<String> {
+fn changed_fields(proposed: &Value, edited: &Value) -> Vec<String> {
     let empty = serde_json::Map::new();
     let before = proposed.as_object().unwrap_or(&empty);
     let after = edited.as_object().unwrap_or(&empty);
@@ -68,9 +72,46 @@ pub(crate) fn run_key(before: &[u8]) -> Uuid {
 
 /// What the model reads after a result that ran with a person's arguments, so it is never
 /// told it called something it did not.
-pub(crate) fn edited_note(fields: &[String]) -> String {
+fn edited_note(fields: &[String]) -> String {
     format!(
         "\n\n(a person changed the arguments before this call ran: {}; the call shows the arguments it ran with)",
         fields.join(", ")
     )
+}
+
+/// The rule for an answered gate, shared by the agent loop and [`Toolkit::settle`]
+/// (crate::Toolkit::settle): a refusal, or an answer to another request, does not run the
+/// call; edited arguments that do not fit the tool's schema do not either; otherwise `run`
+/// runs it (as a first run: the gate's answer is not the tool's) with the person's
+/// arguments when they gave other ones than `proposed`, and the model reads which fields
+/// they changed. Returns the outcome and the arguments a person gave, when they differ.
+pub(crate) async fn settle<F, Fut>(
+    request: &Request,
+    answer: &Answer,
+    proposed: &Value,
+    run: F,
+) -> (ToolOutcome, Option<Value>)
+where
+    F: FnOnce(Value) -> Fut,
+    Fut: Future<Output = ToolOutcome>,
+{
+    if let Some(refused) = request.refuses(answer) {
+        return (refused, None);
+    }
+    if let Err(misfit) = request.check_answer(answer) {
+        let why = format!(
+            "unresolved: {} (the edited arguments do not fit: {misfit})",
+            request.prompt
+        );
+        return (failure(why), None);
+    }
+    let edited = answer.args.clone().filter(|args| args != proposed);
+    let mut outcome = run(edited.clone().unwrap_or_else(|| proposed.clone())).await;
+    if let Some(args) = &edited {
+        if !outcome.is_pending() {
+            let fields = changed_fields(proposed, args);
+            outcome.result_mut().output.push_str(&edited_note(&fields));
+        }
+    }
+    (outcome, edited)
 }

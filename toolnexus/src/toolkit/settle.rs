@@ -3,6 +3,7 @@
 use serde_json::Value;
 
 use super::Toolkit;
+use crate::suspension::gate;
 use crate::{Answer, Request, ToolContext, ToolOutcome, ToolResult};
 
 impl Toolkit {
@@ -11,6 +12,11 @@ impl Toolkit {
     /// request ends the call; `ok` re-runs the tool once with the answer in `ctx`; a
     /// re-run that suspends again is `unresolved: <prompt>`). The agent loop, the MCP
     /// server and a host resolving calls itself all end an answered suspension this way.
+    ///
+    /// When `request` is a gate's ([`approval_request`](Self::approval_request)), the
+    /// gate's rule applies instead: an ok answer runs the tool for the first time (without
+    /// the answer in `ctx`), with the answer's edited arguments when they fit the tool's
+    /// schema; the result may then be the tool's own suspension.
     ///
     /// ```
     /// use toolnexus::{pending, tool, Answer, ToolContext, ToolResult, Toolkit};
@@ -47,6 +53,14 @@ impl Toolkit {
         answer: Answer,
         ctx: ToolContext,
     ) -> ToolResult {
+        if request.gated_tool().is_some() {
+            let run = |args| async { ToolOutcome::classify(self.execute(name, args, ctx).await) };
+            let proposed = args.clone();
+            return gate::settle(request, &answer, &proposed, run)
+                .await
+                .0
+                .into_result();
+        }
         let rerun = |answer| async move {
             ToolOutcome::classify(self.execute(name, args, ctx.with_answer(answer)).await)
         };

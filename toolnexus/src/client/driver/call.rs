@@ -62,43 +62,17 @@ pub(super) async fn settle_fresh<E: Events>(
     run(cx, call, call.args.clone(), arg_error).await.into()
 }
 
-/// Settles a gated call with the answer to its gate's request: a refusal (or an answer to
-/// another request) does not run it; edited arguments that do not fit the tool's schema
-/// do not either; otherwise it runs, as a first run, with the person's arguments when they
-/// gave some, and the model reads which fields they changed.
+/// Settles a gated call with the answer to its gate's request, by the gate's rule (see
+/// [`Approval`](crate::Approval)): only an ok answer whose edits fit runs it, as a first
+/// run, with the person's arguments when they gave some.
 pub(super) async fn settle_gate<E: Events>(
     cx: Cx<'_, E>,
     call: &ToolCall,
     request: &Request,
     answer: Answer,
 ) -> CallEnd {
-    let kept = |outcome: ToolOutcome, answer: Answer| CallEnd {
-        outcome,
-        edited: None,
-        approval: Some(answer),
-    };
-    if let Some(refused) = request.refuses(&answer) {
-        return kept(refused, answer);
-    }
-    if let Err(misfit) = request.check_answer(&answer) {
-        let why = format!(
-            "unresolved: {} (the edited arguments do not fit: {misfit})",
-            request.prompt
-        );
-        return kept(ToolOutcome::Failure(ToolResult::error(why)), answer);
-    }
-    let edited = answer.args.clone().filter(|args| *args != call.args);
-    let args = edited.clone().unwrap_or_else(|| call.args.clone());
-    let mut outcome = run(cx, call, args, None).await;
-    if let Some(args) = &edited {
-        if !outcome.is_pending() {
-            let fields = gate::changed_fields(&call.args, args);
-            outcome
-                .result_mut()
-                .output
-                .push_str(&gate::edited_note(&fields));
-        }
-    }
+    let run = |args| run(cx, call, args, None);
+    let (outcome, edited) = gate::settle(request, &answer, &call.args, run).await;
     CallEnd {
         outcome,
         edited,
