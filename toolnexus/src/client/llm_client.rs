@@ -102,9 +102,11 @@ impl LlmClient {
     ///   refusal does not run it and gives the error result `declined/expired: <prompt>`,
     ///   followed by ` (reason: <text>)` as [`Request::refusal`] words it; a re-run
     ///   that suspends again gives `unresolved: <prompt>`) and its placeholder is replaced.
-    /// - Calls of that turn that already have a result are not re-run; calls that have none
-    ///   run now, and one that suspends (without `wait_for`) halts the run again on its own
-    ///   request.
+    /// - Calls of that turn that already have a result are not re-run; other calls still
+    ///   waiting keep waiting on their requests (the run then halts again on them: answer
+    ///   several at once with [`run_with_answers`](Self::run_with_answers)); calls that
+    ///   have neither (a transcript written before every waiting call kept a placeholder)
+    ///   run now.
     /// - Only when every call of the turn has its result is the model called again. No user
     ///   message is added.
     ///
