@@ -83,7 +83,11 @@ pub struct ToolCallRecord {
     pub args: Value,
     /// What the model proposed, when a person approved the call with other arguments
     /// ([`Answer::with_args`](crate::Answer::with_args)); `None` otherwise.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::suspension::present"
+    )]
     pub proposed_args: Option<Value>,
     /// The result's text.
     pub output: String,

@@ -166,7 +166,11 @@ pub struct Answer {
     pub note: Option<String>,
     /// The arguments a person approved a gated call with, when they edited the model's
     /// (see [`with_args`](Answer::with_args)); JSON key `args`, omitted when `None`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "present"
+    )]
     pub args: Option<Value>,
     /// Whether this decision on a gated call holds for the same tool for the rest of the
     /// run (see [`remember`](Answer::remember)); JSON key `remember`, omitted when false.
@@ -299,6 +303,6 @@ pub enum AnswerDataError {
 
 /// A key that is present maps to `Some`, even when its value is `null`, so that what one
 /// process writes another reads back unchanged.
-fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
+pub(crate) fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
     Value::deserialize(d).map(Some)
 }
