@@ -640,3 +640,18 @@ async fn a_stream_tells_each_waiting_call() {
     );
     assert!(told.last().unwrap().starts_with("done:Pending"), "{told:?}");
 }
+
+#[tokio::test]
+async fn a_conversation_resumes_with_several_answers_and_saves_the_thread() {
+    let deleter = Deleter::default();
+    let mock = two_deletes().await;
+    let client = on(&mock, Style::Anthropic).build().unwrap();
+    let tk = gated(&deleter);
+    let chat = client.conversation("files");
+    let halted = chat.send("clean up", &tk).await.unwrap();
+    let answers = halted.waiting.iter().map(|r| Answer::ok(&r.id)).collect();
+    let done = chat.resume_with_answers(answers, &tk).await.unwrap();
+    assert_eq!(done.status, RunStatus::Done);
+    assert_eq!(deleter.runs().len(), 2);
+    assert_eq!(chat.messages().await.unwrap(), done.messages);
+}

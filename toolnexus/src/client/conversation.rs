@@ -58,7 +58,11 @@ impl Conversation {
 
     /// Runs `prompt` in this thread: loads the thread, continues it (as
     /// [`Run::history`] does) and saves the whole transcript back, halted runs included
-    /// (resume those with [`resume`](Self::resume)). A failed run saves nothing. The
+    /// (resume those with [`resume`](Self::resume)). A failed run saves nothing.
+    ///
+    /// When the thread's last run halted, its waiting calls are declined with the reason
+    /// `superseded` ([`Refusal::Superseded`](crate::Refusal::Superseded)) before the new
+    /// message: the model is told what was set aside, and the transcript stays balanced. The
     /// returned [`Run`] takes [`options`](Run::options), [`cancel`](Run::cancel) and
     /// [`stream`](Run::stream).
     pub fn send<'a>(&'a self, prompt: impl Into<String>, tk: &'a Toolkit) -> Run<'a, InThread> {
@@ -73,7 +77,18 @@ impl Conversation {
         answer: Answer,
         tk: &'a Toolkit,
     ) -> Run<'a, InThread> {
-        Run::resume_thread(self.client.settings(), self.id.clone(), request, answer, tk)
+        let settings = self.client.settings();
+        Run::resume_thread(settings, self.id.clone(), Some(request), vec![answer], tk)
+    }
+
+    /// Resumes the thread's halted run with answers to any of the requests it waits on
+    /// ([`LlmClient::run_with_answers`] on the stored transcript) and saves the result.
+    pub fn resume_with_answers<'a>(
+        &'a self,
+        answers: Vec<Answer>,
+        tk: &'a Toolkit,
+    ) -> Run<'a, InThread> {
+        Run::resume_thread(self.client.settings(), self.id.clone(), None, answers, tk)
     }
 
     /// The thread's messages so far.

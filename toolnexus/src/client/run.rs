@@ -100,9 +100,8 @@ enum Begin<'a> {
 enum ThreadStep<'a> {
     Prompt(String),
     Answer {
-        request: &'a Request,
-        // Boxed: an answer is many times the size of a prompt.
-        answer: Box<Answer>,
+        expected: Option<&'a Request>,
+        answers: Vec<Answer>,
     },
 }
 
@@ -161,14 +160,11 @@ impl<'a> Run<'a, InThread> {
     pub(super) fn resume_thread(
         settings: &'a Settings,
         id: String,
-        request: &'a Request,
-        answer: Answer,
+        expected: Option<&'a Request>,
+        answers: Vec<Answer>,
         tk: &'a Toolkit,
     ) -> Self {
-        let step = ThreadStep::Answer {
-            request,
-            answer: Box::new(answer),
-        };
+        let step = ThreadStep::Answer { expected, answers };
         Run::new(settings, tk, Begin::Thread { id, step })
     }
 }
@@ -362,11 +358,8 @@ impl Begin<'_> {
                         let transcript = new_transcript(settings, prompt, supersede(stored))?;
                         driver::run(settings, scope, transcript, Start::Fresh, tk, ev).await?
                     }
-                    ThreadStep::Answer { request, answer } => {
-                        let start = Start::Resume {
-                            expected: Some(request),
-                            answers: vec![*answer],
-                        };
+                    ThreadStep::Answer { expected, answers } => {
+                        let start = Start::Resume { expected, answers };
                         driver::run(settings, scope, stored, start, tk, ev).await?
                     }
                 };
