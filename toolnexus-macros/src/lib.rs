@@ -6,6 +6,7 @@ mod diag;
 mod named;
 mod runtime;
 mod suspend;
+mod template;
 mod tool;
 mod toolbox;
 
