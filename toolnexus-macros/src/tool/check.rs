@@ -289,10 +289,12 @@ fn unknown_placeholder(model: &ToolFn, name: &str, shown: &[String]) -> String {
             "`{name}` is filled in by the runtime when the tool runs, after it is approved, so \
              the prompt cannot show it"
         ),
-        (None, Some(ident)) => format!(
-            "`{name}` is the name of `{ident}` on the wire; the prompt names parameters as the \
-             fn does: `{{{ident}}}`"
-        ),
+        (None, Some(ident)) => {
+            return format!(
+                "`{name}` is the name of `{ident}` on the wire; the prompt names parameters as \
+                 the fn does: `{{{ident}}}`"
+            )
+        }
         (None, None) => format!("`{{{name}}}` is not a parameter of this tool"),
     };
     let can = match shown {

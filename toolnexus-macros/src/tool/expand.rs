@@ -364,9 +364,18 @@ fn condition(model: &ToolFn, approval: &ApprovalOption) -> Option<TokenStream> {
         ) => Some(shared_value(self_ty, &quote!(#self_binding), &none)),
         _ => None,
     };
-    let test = quote_spanned!(when.span()=> let __toolnexus_when: bool = #expr;);
+    let krate = &model.krate;
+    let unknown = injected(model).map(|p| {
+        let ident = &p.ident;
+        quote!(let #ident = #krate::__private::NotKnownUntilApproved;)
+    });
+    let krate_at_when = runtime::at(krate, when.span());
+    let test = quote_spanned! {when.span()=>
+        let __toolnexus_when = #krate_at_when::__private::condition(#expr);
+    };
     Some(quote! {
         #shared
+        #(#unknown)*
         #test
         if !__toolnexus_when {
             #none;

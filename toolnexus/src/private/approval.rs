@@ -62,6 +62,36 @@ impl<'a, T> PickSent<'a> for Shown<'a, T> {
     }
 }
 
+/// What an approval's `when` must be. Generated code passes the condition through
+/// [`condition`], spanned at it, so one of another type is reported there, with this.
+#[diagnostic::on_unimplemented(
+    message = "an approval's `when` must be a `bool`, and this is `{Self}`",
+    label = "the call asks when this is true",
+    note = "write a condition over the parameters, e.g. `when = amount > 100.0`"
+)]
+pub trait Condition {
+    /// Whether the call asks.
+    fn holds(self) -> bool;
+}
+
+impl Condition for bool {
+    fn holds(self) -> bool {
+        self
+    }
+}
+
+/// `when`'s value.
+pub fn condition(when: impl Condition) -> bool {
+    when.holds()
+}
+
+/// What an injected parameter (`answer`, a context, an extension) is while an approval is
+/// decided: the runtime fills it in only when the call runs, after it is approved, so a
+/// `when` that reads one is refused at the parameter's name, by this type having no
+/// methods, fields or operators.
+#[derive(Clone, Copy)]
+pub struct NotKnownUntilApproved;
+
 /// The words of an approval that declares none: the same as a toolkit's gate uses.
 pub fn default_prompt(tool: &str, args: &Value) -> String {
     crate::toolkit::default_prompt(tool, args)
