@@ -47,7 +47,10 @@ fn buy(
     answer: Option<&Answer>,
 ) -> String {
     let skus: Vec<&str> = items.iter().map(|i| i.sku.as_str()).collect();
-    format!("{skus:?} at {price} ({note:?}, {mode}, answered: {})", answer.is_some())
+    format!(
+        "{skus:?} at {price} ({note:?}, {mode}, answered: {})",
+        answer.is_some()
+    )
 }
 
 struct Bank {
@@ -86,7 +89,9 @@ fn a_prompt_shows_the_arguments() {
 #[test]
 fn a_condition_decides_whether_to_ask() {
     assert_eq!(
-        Refund.approval(&json!({"order": 7, "amount": 250.5})).as_deref(),
+        Refund
+            .approval(&json!({"order": 7, "amount": 250.5}))
+            .as_deref(),
         Some("Refund 250.5 on order 7?")
     );
     assert_eq!(Refund.approval(&json!({"order": 7, "amount": 20.0})), None);
@@ -101,7 +106,10 @@ fn without_a_prompt_the_default_words_show_the_tool_and_its_arguments() {
     );
     assert_eq!(Transfer.approval(&json!({"to": "alice", "cents": 5})), None);
     let args = json!({"host": "db1"});
-    assert_eq!(Reboot.approval(&args), Some(format!("Allow reboot with {args}?")));
+    assert_eq!(
+        Reboot.approval(&args),
+        Some(format!("Allow reboot with {args}?"))
+    );
 }
 
 #[test]
@@ -123,7 +131,10 @@ fn arguments_the_tool_would_refuse_ask_nothing() {
     assert_eq!(DeleteFile.approval(&json!({})), None);
     assert_eq!(DeleteFile.approval(&json!({"path": 5})), None);
     assert_eq!(DeleteFile.approval(&json!("not an object")), None);
-    assert_eq!(Refund.approval(&json!({"order": -1, "amount": 500.0})), None);
+    assert_eq!(
+        Refund.approval(&json!({"order": -1, "amount": 500.0})),
+        None
+    );
 }
 
 #[test]

@@ -31,7 +31,13 @@ impl Spec {
     /// "one of `a`, `b`", or just "`a`" when there is one.
     fn valid_keys(&self) -> String {
         let mut keys: Vec<String> = Vec::new();
-        for key in self.exprs.iter().chain(self.types).chain(self.flags).chain(self.lists) {
+        for key in self
+            .exprs
+            .iter()
+            .chain(self.types)
+            .chain(self.flags)
+            .chain(self.lists)
+        {
             let key = format!("`{key}`");
             if !keys.contains(&key) {
                 keys.push(key);

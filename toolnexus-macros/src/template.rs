@@ -23,7 +23,8 @@ pub(crate) struct Template {
 impl Template {
     /// Reads `lit`; a syntax error is reported at the literal.
     pub(crate) fn parse(lit: &LitStr) -> syn::Result<Template> {
-        let (format, names) = positional(&lit.value()).map_err(|e| syn::Error::new(lit.span(), e))?;
+        let (format, names) =
+            positional(&lit.value()).map_err(|e| syn::Error::new(lit.span(), e))?;
         Ok(Template {
             lit: lit.clone(),
             format,
@@ -47,9 +48,11 @@ fn positional(text: &str) -> Result<(String, Vec<String>), String> {
                 out.extend([c, c]);
             }
             '}' => {
-                return Err("this prompt has a `}` that closes nothing: write a literal brace \
+                return Err(
+                    "this prompt has a `}` that closes nothing: write a literal brace \
                             as `}}`"
-                    .to_owned())
+                        .to_owned(),
+                )
             }
             '{' => {
                 let mut inner = String::new();

@@ -6,22 +6,22 @@ async fn unclosed(path: String) -> String {
     path
 }
 
-/// Deletes a file
-#[tool(approval = "Delete path}?")]
-async fn unopened(path: String) -> String {
-    path
+/// Moves a file
+#[tool(approval = "Move path} to {to}?")]
+fn unopened(path: String, to: String) {
+    let _ = (path, to);
 }
 
 /// Deletes a file
-#[tool(approval = "Delete {}?")]
-async fn positional(path: String) -> String {
-    path
+#[tool(approval(prompt = "Delete {}?", when = force))]
+async fn positional(path: Option<String>, force: bool) -> Result<String, String> {
+    path.filter(|_| force).ok_or_else(String::new)
 }
 
-/// Deletes a file
-#[tool(approval = "Delete {path:?}?")]
-async fn debug(path: String) -> String {
-    path
+/// Copies a file
+#[tool(approval = "Copy {path:?}?")]
+fn debug(path: Vec<String>) -> usize {
+    path.len()
 }
 
 fn main() {}

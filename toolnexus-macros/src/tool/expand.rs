@@ -16,8 +16,8 @@ use syn::{Expr, ItemFn, Lit, LitStr, ReturnType};
 
 use super::parse::{output_value, rename_self, Owner, Param, Role, ToolFn};
 use crate::attr::ApprovalOption;
-use crate::template::Template;
 use crate::runtime;
+use crate::template::Template;
 
 /// The user's fn (helper attributes removed), the tool struct and its `Tool` impl.
 pub(crate) fn tool(func: &ItemFn, model: &ToolFn) -> TokenStream {
@@ -349,9 +349,13 @@ fn approval(model: &ToolFn) -> Option<TokenStream> {
 /// taken out of the struct first.
 fn condition(model: &ToolFn, approval: &ApprovalOption) -> Option<TokenStream> {
     let when = approval.when.as_ref()?;
-    let self_span = model.receiver.as_ref().map_or_else(Span::call_site, |r| r.self_token.span);
+    let self_span = model
+        .receiver
+        .as_ref()
+        .map_or_else(Span::call_site, |r| r.self_token.span);
     let self_binding = syn::Ident::new("__toolnexus_self", self_span);
-    let (expr, reads_self) = rename_self(quote::ToTokens::to_token_stream(when), "__toolnexus_self");
+    let (expr, reads_self) =
+        rename_self(quote::ToTokens::to_token_stream(when), "__toolnexus_self");
     let none = quote!(return ::core::option::Option::None);
     let shared = match (&model.owner, reads_self) {
         (
@@ -590,7 +594,8 @@ fn execute_body(model: &ToolFn) -> TokenStream {
         quote!(let __toolnexus_args)
     };
     let parts = call_parts(model);
-    let refused = quote!(::core::result::Result::Err(__toolnexus_error) => return __toolnexus_error);
+    let refused =
+        quote!(::core::result::Result::Err(__toolnexus_error) => return __toolnexus_error);
     let bindings = model.params.iter().map(|p| binding(krate, p, &refused));
     let (shared, callee) = callee(model);
     let call = call(model, callee);

@@ -410,7 +410,8 @@ pub(crate) fn rename_self(tokens: TokenStream, to: &str) -> (TokenStream, Option
     while let Some(tt) = iter.next() {
         match tt {
             TokenTree::Ident(ident) if ident == "self" => {
-                let is_path = matches!(iter.peek(), Some(TokenTree::Punct(p)) if p.as_char() == ':');
+                let is_path =
+                    matches!(iter.peek(), Some(TokenTree::Punct(p)) if p.as_char() == ':');
                 if is_path {
                     out.extend([TokenTree::Ident(ident)]);
                 } else {
