@@ -114,10 +114,10 @@ fn without_a_prompt_the_default_words_show_the_tool_and_its_arguments() {
 
 #[test]
 fn values_without_display_are_shown_as_sent_and_specs_apply() {
-    let args = json!({"items": [{"sku": "a"}], "price": 3.14159, "note": "gift"});
+    let args = json!({"items": [{"sku": "a"}], "price": 12.3456, "note": "gift"});
     assert_eq!(
         Buy.approval(&args).as_deref(),
-        Some(r#"Buy [{"sku":"a"}] at 3.14 ({each}), note: "gift", mode normal?"#)
+        Some(r#"Buy [{"sku":"a"}] at 12.35 ({each}), note: "gift", mode normal?"#)
     );
     let args = json!({"items": [], "price": 1, "mode": "fast"});
     assert_eq!(

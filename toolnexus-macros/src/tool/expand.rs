@@ -319,9 +319,11 @@ fn approval(model: &ToolFn) -> Option<TokenStream> {
         None => quote!(#krate::__private::default_prompt(__TOOLNEXUS_NAME, __toolnexus_sent)),
     };
     // Every argument is decoded, so that a call `execute` would refuse asks nothing, though
-    // the condition and the prompt may read only some of them.
+    // the condition and the prompt may read only some of them (hence unused bindings). A
+    // prompt without placeholders still goes through `format!`, for its `{{` escapes, and
+    // the shared value is taken out as `execute` takes it, with a `let … else`.
     Some(quote! {
-        #[allow(unused_variables, unused_mut, clippy::useless_format)]
+        #[allow(unused_variables, unused_mut, clippy::useless_format, clippy::question_mark)]
         fn approval(
             &self,
             __toolnexus_sent: &#value,
