@@ -1,21 +1,30 @@
-//! The options of `#[tool(...)]` and `#[toolbox(...)]`, the helper attributes on
+//! The options of `#[tool(...)]` (its declared `approval` among them) and `#[toolbox(...)]`, the helper attributes on
 //! parameters (`#[arg(...)]`, `#[answer]`, `#[context]`, and schemars' own
 //! `#[schemars(...)]`, passed through to the schema) and descriptions from doc comments.
 
 use proc_macro2::{Span, TokenStream};
 use syn::{Attribute, Expr, Lit, LitStr, Meta};
 
-use crate::named::Value;
-
 use crate::diag::Errors;
-use crate::named::{NamedArgs, Spec};
+use crate::named::{Named, NamedArgs, Spec, Value};
+use crate::template::Template;
 
 const TOOL_SPEC: Spec = Spec {
     context: "#[tool]",
-    exprs: &["name", "description", "struct_name", "crate"],
+    exprs: &["name", "description", "struct_name", "crate", "approval"],
     types: &[],
-    flags: &["output_schema"],
+    flags: &["output_schema", "approval"],
+    lists: &["approval"],
     example: "#[tool(name = \"get_weather\", description = \"Current weather for a city\")]",
+};
+
+const APPROVAL_SPEC: Spec = Spec {
+    context: "approval(...)",
+    exprs: &["prompt", "when"],
+    types: &[],
+    flags: &[],
+    lists: &[],
+    example: "approval(prompt = \"Refund {amount}?\", when = amount > 100.0)",
 };
 
 const TOOLBOX_SPEC: Spec = Spec {
@@ -23,6 +32,7 @@ const TOOLBOX_SPEC: Spec = Spec {
     exprs: &["crate"],
     types: &[],
     flags: &[],
+    lists: &[],
     example: "#[toolbox(crate = \"::toolnexus\")]",
 };
 
@@ -31,6 +41,7 @@ const ARG_SPEC: Spec = Spec {
     exprs: &["description", "default", "rename"],
     types: &[],
     flags: &[],
+    lists: &[],
     example:
         "#[arg(description = \"The city to look up\", default = \"Paris\", rename = \"city\")]",
 };
@@ -44,11 +55,63 @@ pub(crate) struct ToolOptions {
     pub(crate) krate: Option<LitStr>,
     /// `output_schema`: declare the schema of the returned value.
     pub(crate) output_schema: Option<Span>,
+    pub(crate) approval: Option<ApprovalOption>,
+}
+
+/// A declared approval: `approval` (always ask, in the default words),
+/// `approval = "Delete {path}?"` (always ask, in these words) or
+/// `approval(prompt = "...", when = CONDITION)` (either part may be left out).
+#[derive(Clone)]
+pub(crate) struct ApprovalOption {
+    /// `None`: the runtime's default words, which show the tool's name and arguments.
+    pub(crate) prompt: Option<Template>,
+    /// `None`: every call asks.
+    pub(crate) when: Option<Expr>,
+}
+
+impl ApprovalOption {
+    fn parse(named: &Named, errors: &mut Errors) -> Option<ApprovalOption> {
+        let (prompt, when) = match &named.value {
+            Value::Flag | Value::Type(_) => (None, None),
+            Value::Expr(Expr::Lit(syn::ExprLit {
+                lit: Lit::Str(lit), ..
+            })) => (Some(lit.clone()), None),
+            Value::Expr(other) => {
+                errors.at(
+                    other,
+                    "expected the prompt as a string literal, `approval = \"Delete {path}?\"`, \
+                     or a condition with it, `approval(prompt = \"...\", when = CONDITION)`",
+                );
+                return None;
+            }
+            Value::List(group) => {
+                let args = NamedArgs::parse(group.stream(), &APPROVAL_SPEC, errors);
+                let prompt = args.get("prompt").and_then(|n| n.lit_str(errors));
+                let when = match args.get("when").map(|n| &n.value) {
+                    Some(Value::Expr(expr)) => Some(expr.clone()),
+                    _ => None,
+                };
+                (prompt, when)
+            }
+        };
+        let prompt = match prompt.as_ref().map(Template::parse) {
+            Some(Ok(template)) => Some(template),
+            Some(Err(error)) => {
+                errors.push(error);
+                return None;
+            }
+            None => None,
+        };
+        Some(ApprovalOption { prompt, when })
+    }
 }
 
 impl ToolOptions {
     pub(crate) fn parse(tokens: TokenStream, errors: &mut Errors) -> ToolOptions {
         let args = NamedArgs::parse(tokens, &TOOL_SPEC, errors);
+        let approval = args
+            .get("approval")
+            .and_then(|n| ApprovalOption::parse(n, errors));
         let mut str_of = |key: &str| args.get(key).and_then(|n| n.lit_str(errors));
         ToolOptions {
             name: str_of("name"),
@@ -59,6 +122,7 @@ impl ToolOptions {
                 .get("output_schema")
                 .filter(|n| matches!(n.value, Value::Flag))
                 .map(|n| n.key.span()),
+            approval,
         }
     }
 }

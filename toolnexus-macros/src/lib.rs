@@ -6,6 +6,7 @@ mod diag;
 mod named;
 mod runtime;
 mod suspend;
+mod template;
 mod tool;
 mod toolbox;
 
@@ -68,6 +69,7 @@ use proc_macro::TokenStream;
 /// | `description = "..."` | replaces the doc comment as the description |
 /// | `struct_name = "AddTool"` | names the struct (e.g. when `Add` is already taken) |
 /// | `output_schema` | declares the schema of the returned value (below) |
+/// | `approval = "Delete {path}?"` | asks a person before a call runs ([below](#approvals)) |
 /// | `crate = "path"` | where the runtime crate is, e.g. when it is re-exported |
 ///
 /// ```
@@ -272,6 +274,67 @@ use proc_macro::TokenStream;
 /// `Toolkit` holding the tool is built (`ToolkitError::AnswerForm`, naming the tool and the
 /// field; the tool gives its form as `Tool::answer_schema`), so no host is ever asked to
 /// fill in an unusable form.
+///
+/// # Approvals
+///
+/// A tool whose calls a person must allow first declares it, and the agent loop asks
+/// before the body runs (a request of kind `approval`; the body runs only once the answer
+/// is ok). What the tool declares is its `Tool::approval`, the prompt a call asks with, or
+/// `None` for a call that runs without asking:
+///
+/// | option | asks |
+/// |---|---|
+/// | `approval` | before every call, with the runtime's words: `Allow <tool> with <arguments>?` |
+/// | `approval = "Delete {path}?"` | before every call, with these words |
+/// | `approval(prompt = "Refund {amount}?", when = amount > 100.0)` | when the condition is true; `prompt` may be left out for the runtime's words |
+///
+/// ```
+/// use serde_json::json;
+/// use toolnexus::{tool, Tool, Toolkit};
+///
+/// /// Deletes a file
+/// #[tool(approval = "Delete {path}?")]
+/// async fn delete_file(path: String) -> String {
+///     format!("deleted {path}")
+/// }
+///
+/// /// Refunds an order
+/// #[tool(approval(prompt = "Refund {amount:.2} on order {order}?", when = amount > 100.0))]
+/// async fn refund(order: u64, amount: f64) -> String {
+///     format!("refunded {amount}")
+/// }
+///
+/// assert_eq!(DeleteFile.approval(&json!({"path": "/tmp/x"})).as_deref(), Some("Delete /tmp/x?"));
+/// assert_eq!(Refund.approval(&json!({"order": 7, "amount": 20.0})), None);
+///
+/// let tk = Toolkit::builder().tool(DeleteFile).tool(Refund).build().unwrap();
+/// assert_eq!(tk.approval_prompt("refund", &json!({"order": 7, "amount": 250.0})).as_deref(),
+///            Some("Refund 250.00 on order 7?"));
+/// ```
+///
+/// The arguments are decoded exactly as for the call, defaults included; arguments the
+/// call would refuse ask nothing, since the body never runs on them (the call's result is
+/// the argument error).
+///
+/// - **The prompt** names parameters in braces, `{path}`, by their Rust names (`{type}` for
+///   `r#type`, `{city}` for `#[arg(rename = "cityName")] city`). A value whose type has
+///   `Display` is shown by it (a string without quotes, a number as it prints); any other
+///   is shown as the JSON the model sent (`null` when left out). A format spec as in
+///   `format!` applies (`{amount:.2}`, `{name:>10}`), but not one that picks another trait
+///   (`{x:?}`) or takes a width from another argument (`$`, `*`). `{{` and `}}` are literal
+///   braces. A name that is no argument of the tool, such as an injected parameter that
+///   is filled in only once the call runs, is a compile error at the string that lists the
+///   names it can show; so is a brace that is not closed.
+/// - **The condition** is any `bool` expression over the parameters, which it sees by
+///   value, as the body does (`amount > 100.0`, `path.starts_with("/etc")`); it is
+///   evaluated before the prompt is formatted, so it should borrow what the prompt shows
+///   rather than move it. In a [`#[toolbox]`](macro@toolbox) method taking `&self`, `self`
+///   is the shared value (`when = amount > self.limit`). An expression that is not a
+///   `bool`, or reads an injected parameter, is a compile error at the expression. A
+///   condition that panics asks (a toolkit catches it: an approval fails closed).
+///
+/// `approval` is given once per tool; a toolkit's own rules (`ToolkitBuilder::approval`)
+/// ask for calls that the tool's approval lets through.
 ///
 /// # Requirements
 ///

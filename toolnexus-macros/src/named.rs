@@ -1,6 +1,7 @@
 //! `key = value` argument lists, shared by `#[tool(...)]`, `#[arg(...)]`, `pending!` and
 //! `auth_required!`: any order, trailing comma allowed, unknown and duplicate keys reported
-//! at the offending key.
+//! at the offending key. A key may also take a nested list, `key(...)`
+//! (`#[tool(approval(prompt = "...", when = ...))]`), read by its own [`Spec`].
 
 use proc_macro2::{TokenStream, TokenTree};
 use syn::ext::IdentExt;
@@ -19,6 +20,9 @@ pub(crate) struct Spec {
     pub(crate) types: &'static [&'static str],
     /// Keys written alone, without a value (`#[tool(output_schema)]`).
     pub(crate) flags: &'static [&'static str],
+    /// Keys that may hold a nested list, `key(...)`. A key may be in several of these sets;
+    /// what follows it (nothing, `=` or parentheses) decides which form was written.
+    pub(crate) lists: &'static [&'static str],
     /// A complete, valid example, shown when the input is not a `key = value` list.
     pub(crate) example: &'static str,
 }
@@ -26,13 +30,19 @@ pub(crate) struct Spec {
 impl Spec {
     /// "one of `a`, `b`", or just "`a`" when there is one.
     fn valid_keys(&self) -> String {
-        let keys: Vec<String> = self
+        let mut keys: Vec<String> = Vec::new();
+        for key in self
             .exprs
             .iter()
             .chain(self.types)
             .chain(self.flags)
-            .map(|k| format!("`{k}`"))
-            .collect();
+            .chain(self.lists)
+        {
+            let key = format!("`{key}`");
+            if !keys.contains(&key) {
+                keys.push(key);
+            }
+        }
         match keys.as_slice() {
             [only] => only.clone(),
             _ => format!("one of {}", keys.join(", ")),
@@ -46,6 +56,8 @@ pub(crate) enum Value {
     Type(Type),
     /// A flag key written alone.
     Flag,
+    /// A nested list, `key(...)`: the parenthesized group.
+    List(proc_macro2::Group),
 }
 
 /// One `key = value` pair.
@@ -70,6 +82,7 @@ impl Named {
                 let key = &self.key;
                 quote::quote!(#key)
             }
+            Value::List(group) => quote::quote!(#group),
         };
         errors.at(
             tokens,
@@ -158,17 +171,28 @@ fn parse_entry(
     errors: &mut Errors,
 ) -> syn::Result<Option<Named>> {
     let name = key.to_string();
-    if spec.flags.contains(&name.as_str()) {
-        if input.is_empty() || input.peek(Token![,]) {
-            return Ok(Some(Named {
-                key,
-                value: Value::Flag,
-            }));
-        }
+    let is = |keys: &[&str]| keys.contains(&name.as_str());
+    let takes_value = is(spec.exprs) || is(spec.types) || is(spec.lists);
+    if is(spec.flags) && (input.is_empty() || input.peek(Token![,])) {
+        return Ok(Some(Named {
+            key,
+            value: Value::Flag,
+        }));
+    }
+    if is(spec.flags) && !takes_value {
         return Err(syn::Error::new(
             key.span(),
             format_args!("`{key}` takes no value: write just `{key}`"),
         ));
+    }
+    if is(spec.lists) && input.peek(syn::token::Paren) {
+        return match input.parse::<TokenTree>()? {
+            TokenTree::Group(group) => Ok(Some(Named {
+                key,
+                value: Value::List(group),
+            })),
+            other => Err(syn::Error::new(other.span(), "expected `(...)`")),
+        };
     }
     if !input.peek(Token![=]) {
         return Err(syn::Error::new(

@@ -15,6 +15,7 @@ const PENDING: Spec = Spec {
     exprs: &["kind", "prompt", "url", "data", "id", "expires_at"],
     types: &["answer"],
     flags: &[],
+    lists: &[],
     example: "pending!(kind = \"approval\", prompt = \"Approve the purchase?\")",
 };
 
@@ -23,6 +24,7 @@ const AUTH_REQUIRED: Spec = Spec {
     exprs: &["url", "prompt"],
     types: &[],
     flags: &[],
+    lists: &[],
     example: "auth_required!(url = \"https://example.com/login\")",
 };
 
@@ -170,7 +172,7 @@ fn bind_in_order(args: &NamedArgs) -> Vec<TokenStream> {
                 let var = var(arg);
                 Some(quote_spanned!(expr.span()=> let #var = #expr;))
             }
-            Value::Type(_) | Value::Flag => None,
+            Value::Type(_) | Value::Flag | Value::List(_) => None,
         })
         .collect()
 }
@@ -187,5 +189,6 @@ fn value_span(arg: &Named) -> Span {
         Value::Expr(e) => e.span(),
         Value::Type(t) => t.span(),
         Value::Flag => arg.key.span(),
+        Value::List(group) => group.span(),
     }
 }

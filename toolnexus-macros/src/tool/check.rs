@@ -5,7 +5,11 @@
 
 use syn::{GenericParam, Signature, Type};
 
-use super::parse::{find_impl_trait, owned_answer, strip_group, Owner, Param, Role, ToolFn};
+use syn::ext::IdentExt;
+
+use super::parse::{
+    find_impl_trait, owned_answer, rename_self, strip_group, Owner, Param, Role, ToolFn,
+};
 use crate::diag::Errors;
 
 /// The longest tool name providers accept.
@@ -20,6 +24,7 @@ pub(crate) fn tool(model: &ToolFn, sig: &Signature, errors: &mut Errors) {
     params(model, errors);
     wire_names(model, errors);
     output_schema(model, errors);
+    approval(model, errors);
 }
 
 fn signature(sig: &Signature, errors: &mut Errors) {
@@ -231,6 +236,75 @@ fn output_schema(model: &ToolFn, errors: &mut Errors) {
              `Result<T, E>`), or remove `output_schema`",
         );
     }
+}
+
+/// An approval is decided before the call runs, so its prompt shows, and its condition
+/// reads, only what is known then: the arguments (and a toolbox's shared value).
+fn approval(model: &ToolFn, errors: &mut Errors) {
+    let Some(approval) = &model.approval else {
+        return;
+    };
+    if let Some(template) = &approval.prompt {
+        let shown: Vec<String> = model
+            .params
+            .iter()
+            .filter(|p| matches!(p.role, Role::Arg { .. }))
+            .map(|p| p.ident.unraw().to_string())
+            .collect();
+        for name in template.names.iter().filter(|n| !shown.contains(n)) {
+            errors.at(&template.lit, unknown_placeholder(model, name, &shown));
+        }
+    }
+    let Some(when) = &approval.when else {
+        return;
+    };
+    let (_, Some(self_at)) = rename_self(quote::ToTokens::to_token_stream(when), "self") else {
+        return;
+    };
+    match &model.owner {
+        Owner::Toolbox {
+            takes_self: true, ..
+        } => {}
+        Owner::Toolbox { .. } => errors.at_span(
+            self_at,
+            "this method takes no `&self`, so `when` cannot read it: take `&self`, or decide \
+             from the parameters",
+        ),
+        Owner::Free => errors.at_span(
+            self_at,
+            "a free #[tool] fn has no `self` for `when` to read: decide from the parameters",
+        ),
+    }
+}
+
+/// Why `{name}` cannot be shown, and what can be.
+fn unknown_placeholder(model: &ToolFn, name: &str, shown: &[String]) -> String {
+    let param = model.params.iter().find(|p| p.ident.unraw() == name);
+    let wire = model.params.iter().find_map(|p| match &p.role {
+        Role::Arg { name: wire, .. } if wire == name => Some(p.ident.unraw()),
+        _ => None,
+    });
+    let why = match (param, wire) {
+        (Some(_), _) => format!(
+            "`{name}` is filled in by the runtime when the tool runs, after it is approved, so \
+             the prompt cannot show it"
+        ),
+        (None, Some(ident)) => {
+            return format!(
+                "`{name}` is the name of `{ident}` on the wire; the prompt names parameters as \
+                 the fn does: `{{{ident}}}`"
+            )
+        }
+        (None, None) => format!("`{{{name}}}` is not a parameter of this tool"),
+    };
+    let can = match shown {
+        [] => "this tool has no arguments for a prompt to show".to_owned(),
+        _ => {
+            let names: Vec<String> = shown.iter().map(|n| format!("`{{{n}}}`")).collect();
+            format!("the prompt can show {}", names.join(", "))
+        }
+    };
+    format!("{why}; {can}")
 }
 
 /// A schema property's type: decoded from JSON, so owned and concrete.

@@ -10,11 +10,14 @@
 
 use proc_macro2::{Group, Span, TokenStream, TokenTree};
 use quote::{quote, quote_spanned};
+use syn::ext::IdentExt;
 use syn::spanned::Spanned;
-use syn::{Expr, ItemFn, Lit, ReturnType};
+use syn::{Expr, ItemFn, Lit, LitStr, ReturnType};
 
-use super::parse::{output_value, Owner, Param, Role, ToolFn};
+use super::parse::{output_value, rename_self, Owner, Param, Role, ToolFn};
+use crate::attr::ApprovalOption;
 use crate::runtime;
+use crate::template::Template;
 
 /// The user's fn (helper attributes removed), the tool struct and its `Tool` impl.
 pub(crate) fn tool(func: &ItemFn, model: &ToolFn) -> TokenStream {
@@ -35,6 +38,7 @@ pub(crate) fn items(model: &ToolFn) -> TokenStream {
     let input_schema = input_schema(model);
     let answer_schema = answer_schema(model);
     let output_schema = output_schema(model);
+    let approval = approval(model);
     let execute_body = execute_body(model);
     let value = quote!(#krate::__private::serde_json::Value);
     quote! {
@@ -64,6 +68,8 @@ pub(crate) fn items(model: &ToolFn) -> TokenStream {
                 #answer_schema
 
                 #output_schema
+
+                #approval
 
                 fn execute(
                     &self,
@@ -296,6 +302,113 @@ fn output_schema(model: &ToolFn) -> Option<TokenStream> {
     })
 }
 
+/// `Tool::approval`, for `#[tool(approval …)]`. The arguments are decoded as `execute`
+/// decodes them; arguments it would refuse ask nothing, since the body never runs on them.
+/// Then the condition, which sees the parameters by value, as the body does, and the
+/// prompt.
+fn approval(model: &ToolFn) -> Option<TokenStream> {
+    let approval = model.approval.as_ref()?;
+    let krate = &model.krate;
+    let value = quote!(#krate::__private::serde_json::Value);
+    let none = quote!(::core::option::Option::None);
+    let refused = quote!(::core::result::Result::Err(_) => return #none);
+    let bindings = args(model).map(|p| binding(krate, p, &refused));
+    let condition = condition(model, approval);
+    let prompt = match &approval.prompt {
+        Some(template) => prompt(model, template),
+        None => quote!(#krate::__private::default_prompt(__TOOLNEXUS_NAME, __toolnexus_sent)),
+    };
+    // Every argument is decoded, so that a call `execute` would refuse asks nothing, though
+    // the condition and the prompt may read only some of them (hence unused bindings). A
+    // prompt without placeholders still goes through `format!`, for its `{{` escapes, and
+    // the shared value is taken out as `execute` takes it, with a `let … else`.
+    Some(quote! {
+        #[allow(unused_variables, unused_mut, clippy::useless_format, clippy::question_mark)]
+        fn approval(
+            &self,
+            __toolnexus_sent: &#value,
+        ) -> ::core::option::Option<::std::string::String> {
+            #[allow(unused_imports)]
+            use #krate::__private::{
+                PickDecode as _, PickDisplay as _, PickNoDecode as _, PickSent as _,
+            };
+            let mut __toolnexus_args = match #krate::__private::Args::new(
+                __TOOLNEXUS_NAME,
+                #value::clone(__toolnexus_sent),
+            ) {
+                ::core::result::Result::Ok(__toolnexus_args) => __toolnexus_args,
+                ::core::result::Result::Err(_) => return #none,
+            };
+            #(#bindings)*
+            #condition
+            ::core::option::Option::Some(#prompt)
+        }
+    })
+}
+
+/// `when = CONDITION`, returning `None` when false. Spanned at the expression, so one that
+/// is not a `bool` is reported there. A toolbox method's `self` in it is the shared value,
+/// taken out of the struct first.
+fn condition(model: &ToolFn, approval: &ApprovalOption) -> Option<TokenStream> {
+    let when = approval.when.as_ref()?;
+    let self_span = model
+        .receiver
+        .as_ref()
+        .map_or_else(Span::call_site, |r| r.self_token.span);
+    let self_binding = syn::Ident::new("__toolnexus_self", self_span);
+    let (expr, reads_self) =
+        rename_self(quote::ToTokens::to_token_stream(when), "__toolnexus_self");
+    let none = quote!(return ::core::option::Option::None);
+    let shared = match (&model.owner, reads_self) {
+        (
+            Owner::Toolbox {
+                self_ty,
+                takes_self: true,
+                ..
+            },
+            Some(_),
+        ) => Some(shared_value(self_ty, &quote!(#self_binding), &none)),
+        _ => None,
+    };
+    let krate = &model.krate;
+    let unknown = injected(model).map(|p| {
+        let ident = &p.ident;
+        quote!(let #ident = #krate::__private::NotKnownUntilApproved;)
+    });
+    let krate_at_when = runtime::at(krate, when.span());
+    let test = quote_spanned! {when.span()=>
+        let __toolnexus_when = #krate_at_when::__private::condition(#expr);
+    };
+    Some(quote! {
+        #shared
+        #(#unknown)*
+        #test
+        if !__toolnexus_when {
+            #none;
+        }
+    })
+}
+
+/// The prompt's `format!`, spanned at the literal so a spec it rejects is reported there;
+/// each placeholder is a parameter, shown by `Shown`.
+fn prompt(model: &ToolFn, template: &Template) -> TokenStream {
+    let krate = &model.krate;
+    let format = LitStr::new(&template.format, template.lit.span());
+    // The checks made sure every name is an argument's.
+    let values = template.names.iter().filter_map(|name| {
+        let param = args(model).find(|p| p.ident.unraw() == name)?;
+        let Role::Arg { name: wire, .. } = &param.role else {
+            return None;
+        };
+        let ident = &param.ident;
+        Some(quote! {
+            (&&#krate::__private::Shown::new(&#ident, __toolnexus_sent.get(#wire)))
+                .__toolnexus_shown()
+        })
+    });
+    quote_spanned!(template.lit.span()=> ::std::format!(#format #(, #values)*))
+}
+
 /// What is emitted next to the errors of a fn that could not become a tool: the struct
 /// with an impl that is never run (the crate does not compile), so uses of the struct
 /// elsewhere do not add "cannot find" errors to the real ones.
@@ -483,7 +596,9 @@ fn execute_body(model: &ToolFn) -> TokenStream {
         quote!(let __toolnexus_args)
     };
     let parts = call_parts(model);
-    let bindings = model.params.iter().map(|p| binding(krate, p));
+    let refused =
+        quote!(::core::result::Result::Err(__toolnexus_error) => return __toolnexus_error);
+    let bindings = model.params.iter().map(|p| binding(krate, p, &refused));
     let (shared, callee) = callee(model);
     let call = call(model, callee);
     let result = conversion(model);
@@ -547,19 +662,14 @@ fn callee(model: &ToolFn) -> (Option<TokenStream>, TokenStream) {
             takes_self: true,
             ..
         } => {
-            // Only `new` fills the field, always with a `self_ty`; a value of another type
-            // (put there by hand through the hidden field) is refused, not a panic.
-            let shared = quote! {
-                let ::core::option::Option::Some(__toolnexus_self) =
-                    self.0.downcast_ref::<#self_ty>()
-                else {
-                    return #krate::ToolResult::error(::std::format!(
-                        "{}: the tool does not hold a `{}`",
-                        __TOOLNEXUS_NAME,
-                        ::core::any::type_name::<#self_ty>()
-                    ));
-                };
+            let refused = quote! {
+                return #krate::ToolResult::error(::std::format!(
+                    "{}: the tool does not hold a `{}`",
+                    __TOOLNEXUS_NAME,
+                    ::core::any::type_name::<#self_ty>()
+                ))
             };
+            let shared = shared_value(self_ty, &quote!(__toolnexus_self), &refused);
             let callee = quote_spanned! {model.sig_span=>
                 <#self_ty>::#fn_ident(__toolnexus_self, #(#call_args),*)
             };
@@ -569,6 +679,18 @@ fn callee(model: &ToolFn) -> (Option<TokenStream>, TokenStream) {
             None,
             quote_spanned!(model.sig_span=> <#self_ty>::#fn_ident(#(#call_args),*)),
         ),
+    }
+}
+
+/// `let BINDING = <the value the struct shares>;`, or `refused` (which returns) when it
+/// holds none of type `self_ty`. Only `new` fills the field, always with a `self_ty`; a
+/// value of another type (put there by hand through the hidden field) is refused, not a
+/// panic.
+fn shared_value(self_ty: &syn::Type, binding: &TokenStream, refused: &TokenStream) -> TokenStream {
+    quote! {
+        let ::core::option::Option::Some(#binding) = self.0.downcast_ref::<#self_ty>() else {
+            #refused;
+        };
     }
 }
 
@@ -614,7 +736,10 @@ fn conversion(model: &ToolFn) -> TokenStream {
 /// meant to receive, so the parameter's type decides what is filled in, and a type that
 /// merely shares a name (a user's own `Answer`) is a trait error on that parameter that
 /// says where the value goes, never a silently wrong value.
-fn binding(krate: &syn::Path, param: &Param) -> TokenStream {
+///
+/// `refused` is the match arm for a value that cannot be had, binding
+/// `__toolnexus_error` (the error result) if it needs it.
+fn binding(krate: &syn::Path, param: &Param, refused: &TokenStream) -> TokenStream {
     let ident = &param.ident;
     let ty = &param.ty;
     let span: Span = ty.span();
@@ -656,7 +781,7 @@ fn binding(krate: &syn::Path, param: &Param) -> TokenStream {
     quote_spanned! {span=>
         let #ident: #ty = match #value {
             ::core::result::Result::Ok(__toolnexus_value) => __toolnexus_value,
-            ::core::result::Result::Err(__toolnexus_error) => return __toolnexus_error,
+            #refused,
         };
     }
 }

@@ -102,7 +102,10 @@ mod tests {
     #[test]
     fn generated_code_reaches_the_runtime_only_through_its_path() {
         let out = super::expand(
-            quote!(crate = "::tn"),
+            quote!(
+                crate = "::tn",
+                approval(prompt = "Ship {item}?", when = item.is_empty())
+            ),
             quote! {
                 /// Ships
                 async fn ship(
@@ -120,6 +123,7 @@ mod tests {
         let mut names = Vec::new();
         idents(out, &mut names);
         assert!(names.iter().any(|n| n == "tn"));
+        assert!(names.iter().any(|n| n == "approval"), "{names:?}");
         assert!(!names.iter().any(|n| n == "toolnexus"), "{names:?}");
         assert!(!names.iter().any(|n| n == "compile_error"), "{names:?}");
     }

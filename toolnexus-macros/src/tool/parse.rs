@@ -3,7 +3,7 @@
 //! Reading only records what cannot be read at all; whether what was read is allowed is
 //! [`check`](super::check)'s business.
 
-use proc_macro2::Span;
+use proc_macro2::{Group, Span, TokenStream, TokenTree};
 use syn::ext::IdentExt;
 use syn::spanned::Spanned;
 use syn::{
@@ -11,7 +11,7 @@ use syn::{
     Signature, Type, Visibility,
 };
 
-use crate::attr::{doc_text, take_param_attrs, ParamAttrs, ToolOptions};
+use crate::attr::{doc_text, take_param_attrs, ApprovalOption, ParamAttrs, ToolOptions};
 use crate::diag::Errors;
 
 /// A `#[tool]` fn, read.
@@ -44,6 +44,8 @@ pub(crate) struct ToolFn {
     pub(crate) is_async: bool,
     /// `#[tool(output_schema)]`, where it was written.
     pub(crate) output_schema: Option<Span>,
+    /// `#[tool(approval ...)]`: ask a person before a call runs.
+    pub(crate) approval: Option<ApprovalOption>,
 }
 
 /// Where the fn is declared, which decides what the generated struct holds and how the fn
@@ -160,6 +162,7 @@ impl ToolFn {
             output: sig.output.clone(),
             is_async: sig.asyncness.is_some(),
             output_schema: options.output_schema,
+            approval: options.approval.clone(),
             vis: vis.clone(),
             krate,
             owner,
@@ -395,6 +398,38 @@ pub(crate) fn output_value(output: &ReturnType) -> Option<&Type> {
         Some("ToolResult" | "String" | "str" | "()") => None,
         _ => Some(ty),
     }
+}
+
+/// `tokens` with every `self` value (not a `self::` path) renamed `to`, each at its own
+/// span, and where the first was: how a toolbox's `when` condition reads the shared value
+/// from inside the generated `approval`, where `self` is the tool struct.
+pub(crate) fn rename_self(tokens: TokenStream, to: &str) -> (TokenStream, Option<Span>) {
+    let mut first = None;
+    let mut out = TokenStream::new();
+    let mut iter = tokens.into_iter().peekable();
+    while let Some(tt) = iter.next() {
+        match tt {
+            TokenTree::Ident(ident) if ident == "self" => {
+                let is_path =
+                    matches!(iter.peek(), Some(TokenTree::Punct(p)) if p.as_char() == ':');
+                if is_path {
+                    out.extend([TokenTree::Ident(ident)]);
+                } else {
+                    first.get_or_insert(ident.span());
+                    out.extend([TokenTree::Ident(Ident::new(to, ident.span()))]);
+                }
+            }
+            TokenTree::Group(g) => {
+                let (inner, found) = rename_self(g.stream(), to);
+                first = first.or(found);
+                let mut group = Group::new(g.delimiter(), inner);
+                group.set_span(g.span());
+                out.extend([TokenTree::Group(group)]);
+            }
+            other => out.extend([other]),
+        }
+    }
+    (out, first)
 }
 
 pub(crate) fn strip_group(ty: &Type) -> &Type {

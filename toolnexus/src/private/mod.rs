@@ -4,8 +4,10 @@
 //! By role: `arguments` decodes a call's arguments and builds the input schema,
 //! `injection` fills the parameters the runtime injects, `returns` turns what a body
 //! returns into a result, `forms` puts a suspension's answer form in its request; the
-//! parsing hooks of the fuzz targets and benchmarks are in `hooks`.
+//! parsing hooks of the fuzz targets and benchmarks are in `hooks`; `approval` words the
+//! prompt of an approval a tool declares.
 
+mod approval;
 mod arguments;
 mod forms;
 #[cfg(any(fuzzing, feature = "__bench"))]
@@ -19,6 +21,7 @@ use serde_json::Value;
 
 use crate::ToolResult;
 
+pub use approval::*;
 pub use arguments::*;
 pub use forms::*;
 #[cfg(any(fuzzing, feature = "__bench"))]
