@@ -1,8 +1,10 @@
-//! A purchase that needs a human's approval.
+//! A purchase that needs a human's approval, written by hand and then declared.
 //!
 //! The model asks for `approve_purchase`; the tool parks on an approval request; the host's
 //! `wait_for` asks the human at the terminal; the tool re-runs with the answer; the model
-//! gives its final answer.
+//! gives its final answer. Then the same purchase with the approval declared on the tool
+//! (`#[tool(approval = "…")]`): the loop asks before the body runs, and the body has no
+//! answer to match.
 //!
 //! ```sh
 //! cargo run --example approve_purchase                                 # embedded stub, asks y/n
@@ -39,6 +41,34 @@ async fn approve_purchase(
     }
 }
 
+/// The same tool with its approval declared: the body runs only once a person said yes.
+#[tool(
+    name = "approve_purchase",
+    struct_name = "DeclaredPurchase",
+    approval = "Approve purchase of {item}?"
+)]
+async fn declared_purchase(#[arg(description = "What to buy")] item: String) -> String {
+    format!("approved: {item}")
+}
+
+/// Asks the human at the terminal (or answers as `TOOLNEXUS_AUTO_ANSWER` says).
+async fn decide(request: Request, answering: support::Answering) -> Answer {
+    println!(
+        "2. the tool parked on request {} ({}): {}",
+        request.id, request.kind, request.prompt
+    );
+    let approved = support::ask_yes_no(&request.prompt, answering).await;
+    println!(
+        "3. the human answered: {}",
+        if approved { "approve" } else { "decline" }
+    );
+    if approved {
+        Answer::ok(request.id)
+    } else {
+        Answer::decline(request.id, "declined")
+    }
+}
+
 #[tokio::main]
 async fn main() -> Result<(), Failure> {
     let answering = support::Answering::from_env()?;
@@ -65,22 +95,7 @@ async fn main() -> Result<(), Failure> {
             }
             outcome.into_result()
         })
-        .wait_for(move |request: Request| async move {
-            println!(
-                "2. the tool parked on request {} ({}): {}",
-                request.id, request.kind, request.prompt
-            );
-            let approved = support::ask_yes_no(&request.prompt, answering).await;
-            println!(
-                "3. the human answered: {}",
-                if approved { "approve" } else { "decline" }
-            );
-            if approved {
-                Answer::ok(request.id)
-            } else {
-                Answer::decline(request.id, "declined")
-            }
-        })
+        .wait_for(move |request: Request| decide(request, answering))
         .build()?;
     let tk = Toolkit::builder().tool(ApprovePurchase).build()?;
 
@@ -89,5 +104,24 @@ async fn main() -> Result<(), Failure> {
         println!("   recorded: {} -> {}", call.name, call.output);
     }
     println!("5. final answer: {}", result.text);
+
+    // Declared: the same purchase, the approval asked by the loop before the body runs.
+    let client = LlmClient::builder()
+        .base_url(&target.base_url)
+        .style(target.style)
+        .model(&target.model)
+        .api_key(&target.api_key)
+        .system_prompt("You buy things for the lab. Use approve_purchase before any purchase.")
+        .wait_for(move |request: Request| async move {
+            println!("6. declared on the tool, the loop asks before the body runs");
+            decide(request, answering).await
+        })
+        .build()?;
+    let tk = Toolkit::builder().tool(DeclaredPurchase).build()?;
+    let result = client.run("Please buy a gpu for the lab.", &tk).await?;
+    for call in &result.tool_calls {
+        println!("   recorded (declared): {} -> {}", call.name, call.output);
+    }
+    println!("7. final answer (declared): {}", result.text);
     Ok(())
 }

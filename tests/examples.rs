@@ -84,6 +84,11 @@ fn approved_in_steps(stdout: &str) {
             "4. the tool re-runs with the answer (ok = true)",
             "recorded: approve_purchase -> approved: gpu",
             "5. final answer: The gpu purchase is approved",
+            "6. declared on the tool, the loop asks before the body runs",
+            "Approve purchase of gpu?",
+            "3. the human answered: approve",
+            "recorded (declared): approve_purchase -> approved: gpu",
+            "7. final answer (declared): The gpu purchase is approved",
         ],
     );
 }
@@ -98,6 +103,8 @@ fn approve_purchase_auto_decline_feeds_the_refusal_back() {
             "3. the human answered: decline",
             "recorded: approve_purchase -> declined/expired: Approve purchase of gpu? (reason: declined)\n",
             "5. final answer: The purchase was declined",
+            "recorded (declared): approve_purchase -> declined/expired: Approve purchase of gpu? (reason: declined)\n",
+            "7. final answer (declared): The purchase was declined",
         ],
     );
     assert!(

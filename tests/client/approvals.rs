@@ -655,3 +655,58 @@ async fn a_conversation_resumes_with_several_answers_and_saves_the_thread() {
     assert_eq!(deleter.runs().len(), 2);
     assert_eq!(chat.messages().await.unwrap(), done.messages);
 }
+
+/// Removes a directory
+#[toolnexus::tool(approval(prompt = "Remove {path} and all it holds?", when = recursive))]
+async fn rmdir(path: String, recursive: bool) -> String {
+    format!("removed {path} (recursive: {recursive})")
+}
+
+#[tokio::test]
+async fn a_tool_declaring_its_approval_asks_before_its_body_runs() {
+    for style in STYLES {
+        let mock = MockLlm::start([
+            Reply::tool_calls([
+                (
+                    "c1",
+                    "rmdir",
+                    json!({"path": "/tmp/empty", "recursive": false}),
+                ),
+                ("c2", "rmdir", json!({"path": "/srv", "recursive": true})),
+            ]),
+            Reply::text("done"),
+        ])
+        .await
+        .unwrap();
+        let client = on(&mock, style).build().unwrap();
+        let tk = Toolkit::builder().tool(Rmdir).build().unwrap();
+        let halted = client.run("tidy", &tk).await.unwrap();
+        assert_eq!(
+            halted.waiting.len(),
+            1,
+            "{style:?}: only the recursive call asks"
+        );
+        let request = &halted.waiting[0];
+        assert_eq!(request.prompt, "Remove /srv and all it holds?");
+        assert_eq!(request.gated_tool(), Some("rmdir"));
+        assert_eq!(
+            halted.tool_calls[0].output,
+            "removed /tmp/empty (recursive: false)"
+        );
+
+        let answer =
+            Answer::ok(&request.id).with_args(json!({"path": "/srv/tmp", "recursive": true}));
+        let done = client
+            .run_with_answers(through_json(&halted), vec![answer], &tk)
+            .await
+            .unwrap();
+        assert_eq!(done.status, RunStatus::Done);
+        assert!(
+            done.tool_calls[0]
+                .output
+                .starts_with("removed /srv/tmp (recursive: true)"),
+            "{style:?}: {}",
+            done.tool_calls[0].output
+        );
+    }
+}
