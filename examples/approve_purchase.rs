@@ -69,17 +69,27 @@ async fn decide(request: Request, answering: support::Answering) -> Answer {
     }
 }
 
+/// What the run recorded of its calls.
+fn report(result: &toolnexus::RunResult, how: &str) {
+    for call in &result.tool_calls {
+        println!("   recorded{how}: {} -> {}", call.name, call.output);
+    }
+}
+
 #[tokio::main]
 async fn main() -> Result<(), Failure> {
     let answering = support::Answering::from_env()?;
     // The model: a real endpoint from the environment, or the embedded scripted stub.
     let target = support::target(support::purchase_script).await?;
-    let client = LlmClient::builder()
-        .base_url(&target.base_url)
-        .style(target.style)
-        .model(&target.model)
-        .api_key(&target.api_key)
-        .system_prompt("You buy things for the lab. Use approve_purchase before any purchase.")
+    let lab = || {
+        LlmClient::builder()
+            .base_url(&target.base_url)
+            .style(target.style)
+            .model(&target.model)
+            .api_key(&target.api_key)
+            .system_prompt("You buy things for the lab. Use approve_purchase before any purchase.")
+    };
+    let client = lab()
         .before_tool(|call| async move {
             match &call.answer {
                 None => println!("1. the model asked for {}({})", call.name, call.args),
@@ -100,18 +110,11 @@ async fn main() -> Result<(), Failure> {
     let tk = Toolkit::builder().tool(ApprovePurchase).build()?;
 
     let result = client.run("Please buy a gpu for the lab.", &tk).await?;
-    for call in &result.tool_calls {
-        println!("   recorded: {} -> {}", call.name, call.output);
-    }
+    report(&result, "");
     println!("5. final answer: {}", result.text);
 
     // Declared: the same purchase, the approval asked by the loop before the body runs.
-    let client = LlmClient::builder()
-        .base_url(&target.base_url)
-        .style(target.style)
-        .model(&target.model)
-        .api_key(&target.api_key)
-        .system_prompt("You buy things for the lab. Use approve_purchase before any purchase.")
+    let client = lab()
         .wait_for(move |request: Request| async move {
             println!("6. declared on the tool, the loop asks before the body runs");
             decide(request, answering).await
@@ -119,9 +122,7 @@ async fn main() -> Result<(), Failure> {
         .build()?;
     let tk = Toolkit::builder().tool(DeclaredPurchase).build()?;
     let result = client.run("Please buy a gpu for the lab.", &tk).await?;
-    for call in &result.tool_calls {
-        println!("   recorded (declared): {} -> {}", call.name, call.output);
-    }
+    report(&result, " (declared)");
     println!("7. final answer (declared): {}", result.text);
     Ok(())
 }

@@ -63,6 +63,30 @@ async fn two_deletes() -> MockLlm {
     .unwrap()
 }
 
+/// A run of `two_deletes` in `style`, halted on both gates.
+struct Halted {
+    deleter: Deleter,
+    mock: MockLlm,
+    client: LlmClient,
+    tk: Toolkit,
+    run: RunResult,
+}
+
+async fn halted(style: Style) -> Halted {
+    let deleter = Deleter::default();
+    let mock = two_deletes().await;
+    let client = on(&mock, style).build().unwrap();
+    let tk = gated(&deleter);
+    let run = client.run("clean up", &tk).await.unwrap();
+    Halted {
+        deleter,
+        mock,
+        client,
+        tk,
+        run,
+    }
+}
+
 /// A halted run's transcript through JSON text, as a host stores it.
 fn through_json(run: &RunResult) -> Vec<Message> {
     let text = serde_json::to_string(&run.messages).unwrap();
@@ -72,11 +96,13 @@ fn through_json(run: &RunResult) -> Vec<Message> {
 #[tokio::test]
 async fn a_gate_asks_with_the_tool_its_arguments_and_their_schema_before_running() {
     for style in STYLES {
-        let deleter = Deleter::default();
-        let mock = two_deletes().await;
-        let client = on(&mock, style).build().unwrap();
-        let tk = gated(&deleter);
-        let halted = client.run("clean up", &tk).await.unwrap();
+        let Halted {
+            deleter,
+            tk,
+            run: halted,
+            mock: _mock,
+            client: _client,
+        } = halted(style).await;
 
         assert_eq!(halted.status, RunStatus::Pending, "{style:?}");
         assert!(
@@ -132,11 +158,13 @@ async fn the_same_gated_call_asks_with_the_same_id_whatever_process_asks() {
 #[tokio::test]
 async fn two_gated_calls_answered_in_one_resume() {
     for style in STYLES {
-        let deleter = Deleter::default();
-        let mock = two_deletes().await;
-        let client = on(&mock, style).build().unwrap();
-        let tk = gated(&deleter);
-        let halted = client.run("clean up", &tk).await.unwrap();
+        let Halted {
+            deleter,
+            mock,
+            tk,
+            run: halted,
+            client: _client,
+        } = halted(style).await;
         let answers = vec![
             Answer::decline(&halted.waiting[1].id, "keep it"),
             Answer::ok(&halted.waiting[0].id),
@@ -169,11 +197,13 @@ async fn two_gated_calls_answered_in_one_resume() {
 
 #[tokio::test]
 async fn two_gated_calls_answered_in_two_resumes() {
-    let deleter = Deleter::default();
-    let mock = two_deletes().await;
-    let client = on(&mock, Style::Anthropic).build().unwrap();
-    let tk = gated(&deleter);
-    let halted = client.run("clean up", &tk).await.unwrap();
+    let Halted {
+        deleter,
+        mock,
+        client,
+        tk,
+        run: halted,
+    } = halted(Style::Anthropic).await;
     let (a, b) = (halted.waiting[0].clone(), halted.waiting[1].clone());
 
     // The second call's answer first: it settles the second call, never the first.
@@ -218,11 +248,13 @@ async fn two_gated_calls_answered_in_two_resumes() {
 
 #[tokio::test]
 async fn an_answer_to_a_request_the_transcript_does_not_hold_is_refused_with_nothing_run() {
-    let deleter = Deleter::default();
-    let mock = two_deletes().await;
-    let client = on(&mock, Style::OpenAi).build().unwrap();
-    let tk = gated(&deleter);
-    let halted = client.run("clean up", &tk).await.unwrap();
+    let Halted {
+        deleter,
+        mock,
+        client,
+        tk,
+        run: halted,
+    } = halted(Style::OpenAi).await;
 
     let stranger = vec![
         Answer::ok(&halted.waiting[0].id),
@@ -254,11 +286,13 @@ async fn an_answer_to_a_request_the_transcript_does_not_hold_is_refused_with_not
 #[tokio::test]
 async fn an_approval_with_edited_arguments_runs_them_and_the_model_is_told() {
     for style in STYLES {
-        let deleter = Deleter::default();
-        let mock = two_deletes().await;
-        let client = on(&mock, style).build().unwrap();
-        let tk = gated(&deleter);
-        let halted = client.run("clean up", &tk).await.unwrap();
+        let Halted {
+            deleter,
+            mock,
+            client,
+            tk,
+            run: halted,
+        } = halted(style).await;
         let edited = json!({"path": "/tmp/a", "force": true});
         let answers = vec![
             Answer::ok(&halted.waiting[0].id).with_args(edited.clone()),
@@ -300,11 +334,13 @@ async fn an_approval_with_edited_arguments_runs_them_and_the_model_is_told() {
 
 #[tokio::test]
 async fn edited_arguments_that_do_not_fit_the_schema_are_refused_with_nothing_run() {
-    let deleter = Deleter::default();
-    let mock = two_deletes().await;
-    let client = on(&mock, Style::OpenAi).build().unwrap();
-    let tk = gated(&deleter);
-    let halted = client.run("clean up", &tk).await.unwrap();
+    let Halted {
+        deleter,
+        mock,
+        client,
+        tk,
+        run: halted,
+    } = halted(Style::OpenAi).await;
     let request = &halted.waiting[0];
 
     for (misfit, field) in [
@@ -468,11 +504,13 @@ async fn a_remembered_decline_refuses_later_calls_without_asking() {
 
 #[tokio::test]
 async fn a_remembered_answer_settles_the_other_waiting_calls_of_its_tool() {
-    let deleter = Deleter::default();
-    let mock = two_deletes().await;
-    let client = on(&mock, Style::Gemini).build().unwrap();
-    let tk = gated(&deleter);
-    let halted = client.run("clean up", &tk).await.unwrap();
+    let Halted {
+        deleter,
+        client,
+        tk,
+        run: halted,
+        mock: _mock,
+    } = halted(Style::Gemini).await;
     let answer = Answer::ok(&halted.waiting[0].id).remember();
     let done = client
         .run_with_answers(through_json(&halted), vec![answer], &tk)
