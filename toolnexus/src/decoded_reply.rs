@@ -26,6 +26,45 @@ pub struct DecodedReply {
     /// malformed call): a run then fails with [`ClientError::Stopped`] rather than return
     /// empty text that looks like an answer. `None` for a turn the loop can use.
     pub stopped: Option<String>,
+    /// What the reply says about itself (its id, the model that answered, why it
+    /// finished), as traces record it.
+    pub meta: ReplyMeta,
+}
+
+/// What a reply says about itself, each part when the provider sent it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ReplyMeta {
+    /// The provider's id of the response (`chatcmpl-…`, `msg_…`, `resp_…`, Gemini's
+    /// `responseId`).
+    pub id: Option<String>,
+    /// The model that answered, as the provider names it (often more precise than the
+    /// model asked for).
+    pub model: Option<String>,
+    /// Why it stopped generating, in the provider's words (`stop`, `tool_calls`,
+    /// `end_turn`, `STOP`, a Responses status …).
+    pub finish_reason: Option<String>,
+}
+
+impl ReplyMeta {
+    /// Fills in what `self` lacks from a later part of the same reply (a stream's chunks
+    /// each carry some of it).
+    pub(crate) fn fill(
+        &mut self,
+        id: Option<String>,
+        model: Option<String>,
+        finish: Option<String>,
+    ) {
+        if self.id.is_none() {
+            self.id = id.filter(|s| !s.is_empty());
+        }
+        if self.model.is_none() {
+            self.model = model.filter(|s| !s.is_empty());
+        }
+        if let Some(finish) = finish.filter(|s| !s.is_empty()) {
+            self.finish_reason = Some(finish);
+        }
+    }
 }
 
 impl DecodedReply {
@@ -38,6 +77,7 @@ impl DecodedReply {
             usage,
             state: None,
             stopped: Some(reason),
+            meta: ReplyMeta::default(),
         }
     }
 }

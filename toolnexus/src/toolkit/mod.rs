@@ -373,6 +373,18 @@ impl Toolkit {
     /// ```
     pub fn approval_request(&self, name: &str, args: &Value, call: &str) -> Option<Request> {
         let prompt = self.approval_prompt(name, args)?;
+        self.gate_request(name, args, call, prompt)
+    }
+
+    /// The request gating a call of `name` that asks with `prompt` (see
+    /// [`approval_request`](Self::approval_request)).
+    pub(crate) fn gate_request(
+        &self,
+        name: &str,
+        args: &Value,
+        call: &str,
+        prompt: String,
+    ) -> Option<Request> {
         let i = self.position(name)?;
         let inner = &*self.inner;
         Some(crate::suspension::gate::request(

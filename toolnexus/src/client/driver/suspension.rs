@@ -70,12 +70,19 @@ impl<'a> Gates<'a> {
 
     /// The request `call` must be approved through before it runs, if it is gated.
     pub(super) fn request(&self, tk: &Toolkit, call: &ToolCall) -> Option<Request> {
+        // Most calls are not gated: only those pay for the run's key.
+        let prompt = tk.approval_prompt(&call.name, &call.args)?;
         let run = self.run.get_or_init(|| {
             // A transcript always serializes: its values are JSON and its keys strings.
             let text = serde_json::to_vec(self.before).unwrap_or_default();
             gate::run_key(&text).to_string()
         });
-        tk.approval_request(&call.name, &call.args, &format!("{run}/{}", call.id))
+        tk.gate_request(
+            &call.name,
+            &call.args,
+            &format!("{run}/{}", call.id),
+            prompt,
+        )
     }
 
     /// The answer a remembered decision gives `request`, a gate's request for `tool`.

@@ -20,6 +20,7 @@ use crate::client::message::{ProviderState, ToolCall};
 use crate::client::provider::arguments::check_object;
 use crate::client::provider::contract::{DecodedReply, Unreadable};
 use crate::client::run_result::Usage;
+use crate::decoded_reply::ReplyMeta;
 
 #[derive(Deserialize)]
 struct Response {
@@ -28,6 +29,12 @@ struct Response {
     content: Vec<Box<RawValue>>,
     #[serde(default)]
     usage: Option<WireUsage>,
+    #[serde(default)]
+    id: Option<String>,
+    #[serde(default)]
+    model: Option<String>,
+    #[serde(default)]
+    stop_reason: Option<String>,
 }
 
 /// A content block of a reply, as far as the loop reads it (also what a stream's
@@ -169,6 +176,8 @@ pub(crate) fn decode(body: &[u8]) -> Result<DecodedReply, Unreadable> {
         Some(kept_blocks(&response.content)?)
     };
     let usage = response.usage.map_or_else(Usage::default, |u| u.usage());
+    let mut meta = ReplyMeta::default();
+    meta.fill(response.id, response.model, response.stop_reason);
     Ok(DecodedReply {
         text,
         calls,
@@ -176,6 +185,7 @@ pub(crate) fn decode(body: &[u8]) -> Result<DecodedReply, Unreadable> {
         state,
         stopped: None,
         usage,
+        meta,
     })
 }
 

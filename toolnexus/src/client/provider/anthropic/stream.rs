@@ -20,6 +20,7 @@ use crate::client::message::{ProviderState, ToolCall};
 use crate::client::provider::arguments::{check_object, parse_arguments};
 use crate::client::provider::contract::{DecodedReply, Step, StreamDecoder, Unreadable};
 use crate::client::provider::sse_parts::{error_message, CUT_SHORT};
+use crate::decoded_reply::ReplyMeta;
 
 /// Events are told apart by their data's `type`, which repeats the SSE event name.
 #[derive(Deserialize)]
@@ -53,6 +54,10 @@ enum Event {
 
 #[derive(Deserialize)]
 struct StartMessage {
+    #[serde(default)]
+    id: Option<String>,
+    #[serde(default)]
+    model: Option<String>,
     #[serde(default)]
     usage: Option<WireUsage>,
 }
@@ -151,6 +156,7 @@ pub(crate) struct Decoder {
     /// By the provider's `index`; a map, so a hostile index allocates nothing.
     blocks: BTreeMap<u32, Block>,
     usage: WireUsage,
+    meta: ReplyMeta,
     stop_reason_seen: bool,
     stop_seen: bool,
 }
@@ -158,7 +164,10 @@ pub(crate) struct Decoder {
 impl StreamDecoder for Decoder {
     fn feed(&mut self, data: &str) -> Result<Step, Unreadable> {
         match serde_json::from_str(data)? {
-            Event::MessageStart { message } => self.count(message.usage),
+            Event::MessageStart { message } => {
+                self.meta.fill(message.id, message.model, None);
+                self.count(message.usage);
+            }
             Event::ContentBlockStart {
                 index,
                 content_block,
@@ -168,7 +177,9 @@ impl StreamDecoder for Decoder {
             }
             Event::ContentBlockDelta { index, delta } => return self.delta(index, delta),
             Event::MessageDelta { delta, usage } => {
-                self.stop_reason_seen |= delta.is_some_and(|d| d.stop_reason.is_some());
+                let stop_reason = delta.and_then(|d| d.stop_reason);
+                self.stop_reason_seen |= stop_reason.is_some();
+                self.meta.fill(None, None, stop_reason);
                 self.count(usage);
             }
             Event::MessageStop => {
@@ -256,6 +267,7 @@ impl StreamDecoder for Decoder {
             state: keep.then_some(ProviderState::Anthropic { content }),
             stopped: None,
             usage: this.usage.usage(),
+            meta: this.meta,
         })
     }
 }

@@ -11,6 +11,7 @@ use crate::client::message::{ProviderState, ToolCall};
 use crate::client::provider::arguments::check_object;
 use crate::client::provider::contract::{DecodedReply, Unreadable};
 use crate::client::run_result::Usage;
+use crate::decoded_reply::ReplyMeta;
 
 /// A `GenerateContentResponse`; a streamed reply is a run of these, one per event.
 #[derive(Deserialize)]
@@ -25,6 +26,10 @@ pub(super) struct Response {
     /// A stream reports a failure mid-way as an event holding only this.
     #[serde(default)]
     pub(super) error: Option<Value>,
+    #[serde(default)]
+    pub(super) response_id: Option<String>,
+    #[serde(default)]
+    pub(super) model_version: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -133,9 +138,15 @@ pub(crate) fn decode(body: &[u8]) -> Result<DecodedReply, Unreadable> {
         .take()
         .map(Usage::from)
         .unwrap_or_default();
+    let mut meta = ReplyMeta::default();
+    meta.fill(
+        response.response_id.take(),
+        response.model_version.take(),
+        None,
+    );
     let Some(candidate) = response.take_candidate() else {
         return match response.block_reason() {
-            Some(reason) => Ok(DecodedReply::stopped(reason, usage)),
+            Some(reason) => Ok(with_meta(DecodedReply::stopped(reason, usage), meta)),
             None => Err(Unreadable::Shape("the response has no candidates")),
         };
     };
@@ -143,14 +154,22 @@ pub(crate) fn decode(body: &[u8]) -> Result<DecodedReply, Unreadable> {
         Some(content) => content.parts()?,
         None => Vec::new(),
     };
-    Ok(turn(
+    meta.fill(None, None, candidate.finish_reason.clone());
+    let reply = turn(
         parts,
         Finish {
             reason: candidate.finish_reason.as_deref(),
             message: candidate.finish_message.as_deref(),
         },
         usage,
-    ))
+    );
+    Ok(with_meta(reply, meta))
+}
+
+/// `reply` with what its response said about itself.
+pub(super) fn with_meta(mut reply: DecodedReply, meta: ReplyMeta) -> DecodedReply {
+    reply.meta = meta;
+    reply
 }
 
 /// How a candidate ended.
@@ -254,6 +273,7 @@ pub(super) fn turn(parts: Vec<Value>, finish: Finish<'_>, usage: Usage) -> Decod
         usage,
         state: needs_state.then_some(ProviderState::Gemini { parts }),
         stopped: None,
+        meta: ReplyMeta::default(),
     }
 }
 

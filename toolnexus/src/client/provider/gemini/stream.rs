@@ -9,6 +9,7 @@ use super::reply::{self, kind, signature, Finish, Kind, Response};
 use crate::client::provider::contract::{DecodedReply, Step, StreamDecoder, Unreadable};
 use crate::client::provider::sse_parts::CUT_SHORT;
 use crate::client::run_result::Usage;
+use crate::decoded_reply::ReplyMeta;
 
 /// The reply being assembled.
 #[derive(Default)]
@@ -22,6 +23,7 @@ pub(crate) struct Decoder {
     finish_reason: Option<String>,
     finish_message: Option<String>,
     blocked: Option<String>,
+    meta: ReplyMeta,
 }
 
 impl StreamDecoder for Decoder {
@@ -33,6 +35,8 @@ impl StreamDecoder for Decoder {
         if let Some(usage) = chunk.usage_metadata.take() {
             self.usage = Some(usage.into());
         }
+        let (id, model) = (chunk.response_id.take(), chunk.model_version.take());
+        self.meta.fill(id, model, None);
         let Some(candidate) = chunk.take_candidate() else {
             if let Some(reason) = chunk.block_reason() {
                 self.blocked = Some(reason);
@@ -67,20 +71,23 @@ impl StreamDecoder for Decoder {
     fn finish(self: Box<Self>) -> Result<DecodedReply, Unreadable> {
         let this = *self;
         let usage = this.usage.unwrap_or_default();
+        let mut meta = this.meta;
         if let Some(reason) = this.blocked {
-            return Ok(DecodedReply::stopped(reason, usage));
+            return Ok(reply::with_meta(DecodedReply::stopped(reason, usage), meta));
         }
         if this.finish_reason.is_none() {
             return Err(CUT_SHORT);
         }
-        Ok(reply::turn(
+        meta.fill(None, None, this.finish_reason.clone());
+        let turn = reply::turn(
             this.parts,
             Finish {
                 reason: this.finish_reason.as_deref(),
                 message: this.finish_message.as_deref(),
             },
             usage,
-        ))
+        );
+        Ok(reply::with_meta(turn, meta))
     }
 }
 

@@ -13,6 +13,7 @@ use crate::client::message::{ProviderState, ToolCall};
 use crate::client::provider::arguments::parse_arguments;
 use crate::client::provider::contract::{DecodedReply, Unreadable};
 use crate::client::run_result::Usage;
+use crate::decoded_reply::ReplyMeta;
 
 /// The message keys holding reasoning, in the order [`ProviderState::reasoning`] reads them.
 pub(crate) const REASONING_KEYS: [&str; 3] =
@@ -20,6 +21,10 @@ pub(crate) const REASONING_KEYS: [&str; 3] =
 
 #[derive(Deserialize)]
 struct Response {
+    #[serde(default)]
+    id: Option<String>,
+    #[serde(default)]
+    model: Option<String>,
     #[serde(default)]
     choices: Vec<Choice>,
     #[serde(default)]
@@ -29,6 +34,8 @@ struct Response {
 #[derive(Deserialize)]
 struct Choice {
     message: ResponseMessage,
+    #[serde(default)]
+    finish_reason: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -107,6 +114,8 @@ pub(crate) fn decode(body: &[u8]) -> Result<DecodedReply, Unreadable> {
     let Some(choice) = response.choices.into_iter().next() else {
         return Err(Unreadable::Shape("the response has no choices"));
     };
+    let mut meta = ReplyMeta::default();
+    meta.fill(response.id, response.model, choice.finish_reason);
     let message = choice.message;
     let wire_calls = message.tool_calls.unwrap_or_default();
     let mut calls = Vec::with_capacity(wire_calls.len());
@@ -152,6 +161,7 @@ pub(crate) fn decode(body: &[u8]) -> Result<DecodedReply, Unreadable> {
         state,
         stopped: None,
         usage: response.usage.map(Usage::from).unwrap_or_default(),
+        meta,
     })
 }
 

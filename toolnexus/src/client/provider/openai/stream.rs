@@ -24,9 +24,14 @@ use crate::client::provider::arguments::parse_arguments;
 use crate::client::provider::contract::{DecodedReply, Step, StreamDecoder, Unreadable};
 use crate::client::provider::sse_parts::{error_message, CUT_SHORT};
 use crate::client::run_result::Usage;
+use crate::decoded_reply::ReplyMeta;
 
 #[derive(Deserialize)]
 struct Chunk {
+    #[serde(default)]
+    id: Option<String>,
+    #[serde(default)]
+    model: Option<String>,
     #[serde(default)]
     choices: Vec<Choice>,
     #[serde(default)]
@@ -132,6 +137,7 @@ pub(crate) struct Decoder {
     /// The message's reasoning fields, under the keys they came with.
     message: Map<String, Value>,
     usage: Option<Usage>,
+    meta: ReplyMeta,
     finish_reason_seen: bool,
     done_seen: bool,
 }
@@ -149,11 +155,13 @@ impl StreamDecoder for Decoder {
         if let Some(usage) = chunk.usage {
             self.usage = Some(usage.into());
         }
+        self.meta.fill(chunk.id, chunk.model, None);
         let mut text = None;
         let mut reasoning = None;
         // Only one completion is asked for; others (n > 1 set by a hook) are ignored.
         for choice in chunk.choices.into_iter().filter(|c| c.index == 0) {
             self.finish_reason_seen |= choice.finish_reason.is_some();
+            self.meta.fill(None, None, choice.finish_reason);
             let Some(delta) = choice.delta else { continue };
             for call in delta.tool_calls.into_iter().flatten() {
                 self.call_delta(call);
@@ -219,6 +227,7 @@ impl StreamDecoder for Decoder {
             state,
             stopped: None,
             usage: this.usage.unwrap_or_default(),
+            meta: this.meta,
         })
     }
 }

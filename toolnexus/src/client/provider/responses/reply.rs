@@ -11,10 +11,15 @@ use crate::client::message::{ProviderState, ToolCall};
 use crate::client::provider::arguments::parse_arguments;
 use crate::client::provider::contract::{DecodedReply, Unreadable};
 use crate::client::run_result::Usage;
+use crate::decoded_reply::ReplyMeta;
 
 /// The fields of a response the loop reads.
 #[derive(Deserialize)]
 pub(super) struct Response<'a> {
+    #[serde(default)]
+    id: Option<String>,
+    #[serde(default)]
+    model: Option<String>,
     #[serde(default)]
     status: Option<String>,
     #[serde(default, borrow)]
@@ -276,8 +281,12 @@ pub(super) fn read(
 ) -> Result<DecodedReply, Unreadable> {
     let usage = response.usage.map(Usage::from).unwrap_or_default();
     let status = response.status.as_deref().unwrap_or("completed");
+    let mut meta = ReplyMeta::default();
+    meta.fill(response.id, response.model, Some(status.to_owned()));
     if status == "failed" {
-        return Ok(DecodedReply::stopped(failure(response.error), usage));
+        let mut stopped = DecodedReply::stopped(failure(response.error), usage);
+        stopped.meta = meta;
+        return Ok(stopped);
     }
     let verbatim = || Ok(serde_json::from_slice::<Verbatim>(source)?.output);
     let mut reply = match response.output {
@@ -289,6 +298,7 @@ pub(super) fn read(
         },
     };
     reply.usage = usage;
+    reply.meta = meta;
     let usable = !reply.text.is_empty() || !reply.calls.is_empty();
     match status {
         "completed" | "incomplete" if usable => {}
@@ -362,6 +372,7 @@ pub(super) fn items(
         usage: Usage::default(),
         state,
         stopped: None,
+        meta: ReplyMeta::default(),
     })
 }
 

@@ -17,6 +17,7 @@ use crate::client::provider::arguments::parse_arguments;
 use crate::client::provider::contract::{DecodedReply, Step, StreamDecoder, Unreadable};
 use crate::client::provider::sse_parts::CUT_SHORT;
 use crate::client::run_result::Usage;
+use crate::decoded_reply::ReplyMeta;
 
 /// One event's data: the fields of every event type the decoder reads, present or not.
 /// A flat struct rather than an enum tagged by `type`, because raw items and responses can
@@ -206,6 +207,7 @@ fn from_deltas(text: String, partial: BTreeMap<u32, PartialCall>) -> DecodedRepl
         usage: Usage::default(),
         state: None,
         stopped: None,
+        meta: ReplyMeta::default(),
     }
 }
 
