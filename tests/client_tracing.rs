@@ -74,18 +74,24 @@ async fn spans_cover_the_run_each_model_call_and_each_tool_call_without_secrets(
 
     let text = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
     for expected in [
-        "toolnexus.run{",
-        "model=claude-x",
-        "status=Done",
-        "toolnexus.llm{",
-        "turn=2",
-        "status=200",
-        "toolnexus.tool{",
-        "tool=echo",
-        "call_id=call_1",
+        "invoke_agent{",
+        "gen_ai.request.model=claude-x",
+        "gen_ai.provider.name=\"anthropic\"",
+        "toolnexus.status=\"done\"",
+        "chat{",
+        "otel.kind=\"client\"",
+        "toolnexus.turn=2",
+        "http.response.status_code=200",
+        "gen_ai.response.id=\"msg_mock_",
+        "gen_ai.usage.output_tokens=",
+        "execute_tool{",
+        "gen_ai.tool.name=echo",
+        "gen_ai.tool.call.id=call_1",
+        "otel.name=\"execute_tool echo\"",
         "retrying model request",
-        "status=401",
-        "status=the provider answered HTTP 401",
+        "http.response.status_code=401",
+        "error.type=\"401\"",
+        "otel.status_code=\"error\"",
     ] {
         assert!(
             text.contains(expected),
@@ -93,5 +99,9 @@ async fn spans_cover_the_run_each_model_call_and_each_tool_call_without_secrets(
         );
     }
     assert!(!text.contains(key), "the key leaked:\n{text}");
+    assert!(
+        !text.contains("gen_ai.tool.call.arguments") && !text.contains("gen_ai.input.messages"),
+        "no content unless the host opts in:\n{text}"
+    );
     assert!(!text.contains(gateway), "a header value leaked:\n{text}");
 }

@@ -286,6 +286,7 @@ async fn without_wait_for_the_run_halts_pending() {
                 is_error: true,
                 pending: Some(request),
                 approval: None,
+                trace: None,
             }]
         })
     );

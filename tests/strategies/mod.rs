@@ -95,15 +95,17 @@ pub fn tool_output() -> impl Strategy<Value = ToolOutput> {
         any::<bool>(),
         proptest::option::of(request()),
         proptest::option::of(answer()),
+        proptest::option::of(text()),
     )
         .prop_map(
-            |(call_id, name, output, is_error, pending, approval)| ToolOutput {
+            |(call_id, name, output, is_error, pending, approval, trace)| ToolOutput {
                 call_id,
                 name,
                 output,
                 is_error,
                 pending,
                 approval,
+                trace,
             },
         )
 }

@@ -67,6 +67,7 @@ fn transcript() -> Vec<Message> {
                     is_error: false,
                     pending: None,
                     approval: None,
+                    trace: None,
                 },
                 ToolOutput {
                     call_id: "call_2".into(),
@@ -75,6 +76,7 @@ fn transcript() -> Vec<Message> {
                     is_error: false,
                     pending: None,
                     approval: None,
+                    trace: None,
                 },
             ],
         },

@@ -94,6 +94,7 @@ pub use client::{
     LlmCall, LlmClient, LlmClientBuilder, Message, MetricEvent, ProviderState, RetryDecision, Run,
     RunOptions, RunResult, RunStatus, RunStream, StoreError, StreamEvent, Style, ToolCall,
     ToolCallInfo, ToolCallRecord, ToolChoice, ToolOutput, UnknownStyle, Usage,
+    SEMANTIC_CONVENTIONS,
 };
 pub use extensions::{Ext, Extensions, MissingExtension};
 pub use native::NativeTool;

@@ -71,6 +71,8 @@ pub struct LlmClientBuilder {
     hooks: Hooks,
     on_metric: Option<MetricSink>,
     store: Option<Arc<dyn ConversationStore>>,
+    agent: Option<String>,
+    trace_content: bool,
 }
 
 impl Default for LlmClientBuilder {
@@ -94,6 +96,8 @@ impl Default for LlmClientBuilder {
             hooks: Hooks::default(),
             on_metric: None,
             store: None,
+            agent: None,
+            trace_content: false,
         }
     }
 }
@@ -117,6 +121,8 @@ impl fmt::Debug for LlmClientBuilder {
             .field("on_error", &self.on_error.is_some())
             .field("on_metric", &self.on_metric.is_some())
             .field("store", &self.store.is_some())
+            .field("agent", &self.agent)
+            .field("trace_content", &self.trace_content)
             .finish_non_exhaustive()
     }
 }
@@ -329,6 +335,23 @@ impl LlmClientBuilder {
         self.into_settings().map(LlmClient::from_settings)
     }
 
+    /// Names the agent this client runs as, on its traces (`gen_ai.agent.name`, and the run
+    /// span's name `invoke_agent <name>`).
+    pub fn agent(mut self, name: impl Into<String>) -> Self {
+        self.agent = Some(name.into()).filter(|n: &String| !n.trim().is_empty());
+        self
+    }
+
+    /// Records content on the run's spans: the messages each model call sends and receives
+    /// (`gen_ai.input.messages`, `gen_ai.output.messages`) and each tool call's arguments and
+    /// result (`gen_ai.tool.call.arguments`, `gen_ai.tool.call.result`). Off by default:
+    /// content may hold anything people and tools said. API keys and header values are never
+    /// recorded, opted in or not.
+    pub fn trace_content(mut self, record: bool) -> Self {
+        self.trace_content = record;
+        self
+    }
+
     /// Checks the settings and turns them into what a client runs with.
     fn into_settings(self) -> Result<Settings, ClientError> {
         let model = self.check()?;
@@ -384,6 +407,8 @@ impl LlmClientBuilder {
             hooks: self.hooks,
             telemetry: Telemetry::new(self.on_metric),
             store: self.store.unwrap_or_else(|| Arc::new(InMemoryStore::new())),
+            agent: self.agent,
+            trace_content: self.trace_content,
         })
     }
 

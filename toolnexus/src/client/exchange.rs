@@ -12,6 +12,7 @@ use super::metrics::millis;
 use super::provider::{read_stream, DecodedReply, StreamLimits};
 use super::run_result::Usage;
 use super::settings::Settings;
+use super::spans;
 use super::telemetry::LlmObservation;
 use super::transport::{Payload, Reply};
 
@@ -33,7 +34,7 @@ pub(crate) async fn call<E: Events>(
         }
     };
     let usage = decoded.as_ref().map(|r| r.usage).unwrap_or_default();
-    record_on_span(status, Some(usage));
+    spans::http_status(&tracing::Span::current(), status);
     observe(s, status, millis(started), usage, None);
     decoded
 }
@@ -61,7 +62,7 @@ async fn send(
         let ms = millis(started);
         observe(s, failure.status, ms, Usage::default(), retry_in);
         let Some(delay) = retry_in else {
-            record_on_span(failure.status, None);
+            spans::http_status(&tracing::Span::current(), failure.status);
             return Err(failure.error);
         };
         tracing::debug!(attempt, status = ?failure.status, ?delay, "retrying model request");
@@ -133,18 +134,4 @@ fn observe(
         reasoning_tokens: usage.reasoning_tokens,
         retry_in,
     });
-}
-
-/// Puts the call's outcome on its span: the HTTP status, or `error` when no complete
-/// response arrived, and the token counts once a reply was read.
-fn record_on_span(status: Option<u16>, usage: Option<Usage>) {
-    let span = tracing::Span::current();
-    match status {
-        Some(code) => span.record("status", code),
-        None => span.record("status", "error"),
-    };
-    if let Some(usage) = usage {
-        span.record("prompt_tokens", usage.prompt_tokens);
-        span.record("completion_tokens", usage.completion_tokens);
-    }
 }

@@ -147,6 +147,11 @@ pub struct ToolOutput {
     /// the run, in whatever process resumes it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub approval: Option<Answer>,
+    /// On a placeholder, the W3C `traceparent` of the run that halted on it (with the
+    /// `opentelemetry` feature and an OpenTelemetry layer): the span a resumed run links
+    /// to, so a trace shows the wait for a person as one story.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<String>,
 }
 
 impl ToolOutput {
@@ -166,6 +171,7 @@ impl ToolOutput {
             is_error: result.is_error,
             pending: outcome.pending().cloned(),
             approval: None,
+            trace: None,
         }
     }
 

@@ -305,6 +305,7 @@ impl<'a, S: 'a> Run<'a, S> {
         let scope = driver::Scope {
             cancel: cancel.as_ref(),
             options: options.as_ref(),
+            conversation: None,
         };
         start.begin(settings, scope, tk, ev).await
     }
@@ -351,6 +352,10 @@ impl Begin<'_> {
                 driver::run(settings, scope, messages, start, tk, ev).await
             }
             Begin::Thread { id, step } => {
+                let scope = driver::Scope {
+                    conversation: Some(&id),
+                    ..scope
+                };
                 let store = &*settings.store;
                 let stored = store.get(&id).await.map_err(store_error)?;
                 let result = match step {
@@ -427,6 +432,7 @@ fn superseded(call: &ToolCall, placeholder: Option<ToolOutput>) -> ToolOutput {
         is_error: true,
         pending: None,
         approval: placeholder.and_then(|p| p.approval),
+        trace: None,
     }
 }
 

@@ -28,4 +28,8 @@ pub(crate) struct Settings {
     pub(crate) hooks: Hooks,
     pub(crate) telemetry: Telemetry,
     pub(crate) store: Arc<dyn ConversationStore>,
+    /// The agent's name on traces, when the host gave one.
+    pub(crate) agent: Option<String>,
+    /// Whether spans record content (messages, arguments, results).
+    pub(crate) trace_content: bool,
 }

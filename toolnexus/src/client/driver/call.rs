@@ -5,7 +5,6 @@
 use std::time::Instant;
 
 use serde_json::Value;
-use tracing::field::Empty;
 use tracing::Instrument;
 
 use super::cx::Cx;
@@ -14,6 +13,7 @@ use crate::client::event::Events;
 use crate::client::hooks::{BeforeTool, ToolCallInfo};
 use crate::client::message::ToolCall;
 use crate::client::metrics::millis;
+use crate::client::spans;
 use crate::client::telemetry::UNKNOWN;
 use crate::suspension::gate;
 use crate::{Answer, Request, ToolContext, ToolOutcome, ToolResult};
@@ -49,10 +49,17 @@ pub(super) async fn settle_fresh<E: Events>(
     // Arguments that cannot be used never run, so there is nothing to approve.
     if arg_error.is_none() {
         if let Some(request) = gates.request(cx.tk, call) {
+            // The gate's own span: the wait for a person, before the body's span.
+            let span = spans::tool(cx.settings, call, source(cx, call), false);
+            span.record("toolnexus.approval", true);
             let answer = match gates.recall(&call.name, &request) {
                 Some(remembered) => Some(remembered),
-                None => suspension::ask(cx, &request).await,
+                None => suspension::ask(cx, &request).instrument(span.clone()).await,
             };
+            if answer.is_none() {
+                spans::suspended(&span, &request);
+            }
+            drop(span);
             return match answer {
                 Some(answer) => settle_gate(cx, call, &request, answer).await,
                 None => ToolOutcome::classify(ToolResult::pending(request)).into(),
@@ -124,15 +131,7 @@ async fn attempt<E: Events>(
     arg_error: Option<&str>,
     answer: Option<Answer>,
 ) -> ToolOutcome {
-    // Names and ids only: arguments and outputs may hold anything.
-    let span = tracing::debug_span!(
-        "toolnexus.tool",
-        tool = %call.name,
-        call_id = %call.id,
-        resumed = answer.is_some(),
-        is_error = Empty,
-        pending = Empty,
-    );
+    let span = spans::tool(cx.settings, call, source(cx, call), answer.is_some());
     async {
         let started = Instant::now();
         let outcome = hooked(cx, call, args, arg_error, answer).await;
@@ -204,10 +203,12 @@ async fn execute<E: Events>(
 }
 
 fn observe<E: Events>(cx: Cx<'_, E>, call: &ToolCall, outcome: &ToolOutcome, started: Instant) {
-    let span = tracing::Span::current();
-    span.record("is_error", outcome.is_error());
-    span.record("pending", outcome.is_pending());
-    let source = cx.tk.get(&call.name).map_or(UNKNOWN, |t| t.source());
+    spans::tool_ended(&tracing::Span::current(), cx.settings, outcome);
     let telemetry = &cx.settings.telemetry;
-    telemetry.tool(&call.name, source, outcome, millis(started));
+    telemetry.tool(&call.name, source(cx, call), outcome, millis(started));
+}
+
+/// Where the called tool comes from, as metrics and spans name it.
+fn source<'a, E>(cx: Cx<'a, E>, call: &ToolCall) -> &'a str {
+    cx.tk.get(&call.name).map_or(UNKNOWN, |t| t.source())
 }

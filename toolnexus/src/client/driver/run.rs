@@ -7,7 +7,6 @@ use std::borrow::Cow;
 use std::time::Instant;
 
 use tokio_util::sync::CancellationToken;
-use tracing::field::Empty;
 use tracing::Instrument;
 
 use super::bounds::bounded;
@@ -21,7 +20,9 @@ use crate::client::metrics::millis;
 use crate::client::run_options::RunOptions;
 use crate::client::run_result::{Limit, RunResult, RunStatus, ToolCallRecord, Usage};
 use crate::client::settings::Settings;
+use crate::client::spans;
 use crate::client::telemetry::RunObservation;
+use crate::client::trace_context;
 use crate::{Answer, Request, Toolkit};
 
 /// What the handle a run is started from adds to the client: a cancellation token and
@@ -30,6 +31,8 @@ use crate::{Answer, Request, Toolkit};
 pub(crate) struct Scope<'a> {
     pub(crate) cancel: Option<&'a CancellationToken>,
     pub(crate) options: Option<&'a RunOptions>,
+    /// The conversation the run continues, when it is one's.
+    pub(crate) conversation: Option<&'a str>,
 }
 
 /// Where an invocation starts: a transcript ending with a new user message, or a halted
@@ -89,14 +92,13 @@ pub(crate) async fn run<E: Events>(
     ev: &E,
 ) -> Result<RunResult, ClientError> {
     let started = Instant::now();
-    let span = tracing::info_span!(
-        "toolnexus.run",
-        model = %settings.model,
-        style = ?settings.style,
-        streaming = E::STREAMING,
-        turns = Empty,
-        status = Empty,
-    );
+    let span = spans::run(settings, scope.conversation, E::STREAMING);
+    if matches!(start, Start::Resume { .. }) {
+        // Before the span is entered: a link is part of how a span starts.
+        for traceparent in halted_traces(&messages) {
+            trace_context::link(&span, traceparent);
+        }
+    }
     let request = match scope.options {
         None => Cow::Borrowed(&settings.request),
         Some(options) => Cow::Owned(settings.request.overridden_by(&options.request)),
@@ -124,13 +126,42 @@ pub(crate) async fn run<E: Events>(
     let ending = bounded(settings.timeout, scope.cancel, work)
         .instrument(span.clone())
         .await;
-    span.record("turns", driver.state.turns);
-    let result = driver.finish(ending, started);
-    match &result {
-        Ok(r) => span.record("status", tracing::field::debug(r.status)),
-        Err(e) => span.record("status", tracing::field::display(e)),
-    };
+    let turns = driver.state.turns;
+    let mut result = driver.finish(ending, started);
+    spans::run_ended(&span, turns, &result);
+    if let Ok(run) = &mut result {
+        if run.status == RunStatus::Pending {
+            if let Some(traceparent) = trace_context::traceparent(&span) {
+                stamp_trace(&mut run.messages, &traceparent);
+            }
+        }
+    }
     result
+}
+
+/// The traceparents the halted turn's placeholders keep, each once.
+fn halted_traces(messages: &[Message]) -> Vec<&str> {
+    let mut traces: Vec<&str> = Vec::new();
+    if let Some(Message::ToolResults { results }) = messages.last() {
+        for trace in results.iter().filter_map(|r| r.trace.as_deref()) {
+            if !traces.contains(&trace) {
+                traces.push(trace);
+            }
+        }
+    }
+    traces
+}
+
+/// Writes the halted run's traceparent on the placeholders it left (those still waiting
+/// from an earlier halt keep the one of the run that asked).
+fn stamp_trace(messages: &mut [Message], traceparent: &str) {
+    if let Some(Message::ToolResults { results }) = messages.last_mut() {
+        for placeholder in results.iter_mut().filter(|r| r.pending.is_some()) {
+            placeholder
+                .trace
+                .get_or_insert_with(|| traceparent.to_owned());
+        }
+    }
 }
 
 impl<E: Events> Driver<'_, E> {

@@ -3,7 +3,6 @@
 //! any call waits on a request.
 
 use futures::future::join_all;
-use tracing::field::Empty;
 use tracing::Instrument;
 
 use super::call::{self, CallEnd};
@@ -17,6 +16,7 @@ use crate::client::limits::cap_output;
 use crate::client::message::{Message, ToolCall, ToolOutput};
 use crate::client::provider::{DecodedReply, Outgoing};
 use crate::client::run_result::ToolCallRecord;
+use crate::client::spans;
 use crate::{ToolOutcome, Toolkit};
 
 /// A turn's settled calls: the tool-results group, the records, the requests the turn
@@ -64,16 +64,21 @@ pub(super) async fn call_model<E: Events>(
         // Only a transcript a host edited into something unencodable can get here.
         .map_err(|e| ClientError::InvalidTranscript(format!("could not encode it: {e}")))?;
     let tools = tools.clone();
-    let span = tracing::debug_span!(
-        "toolnexus.llm",
-        model = %s.model,
-        turn,
-        status = Empty,
-        prompt_tokens = Empty,
-        completion_tokens = Empty,
-    );
-    let reply = exchange::call(s, body, cx.ev).instrument(span).await?;
-    Ok((reply, tools))
+    let span = spans::chat(s, cx.request, turn);
+    spans::chat_sent(&span, s, messages);
+    match exchange::call(s, body, cx.ev)
+        .instrument(span.clone())
+        .await
+    {
+        Ok(reply) => {
+            spans::chat_reply(&span, s, &reply);
+            Ok((reply, tools))
+        }
+        Err(e) => {
+            spans::chat_failed(&span, &e);
+            Err(e)
+        }
+    }
 }
 
 /// What became of one call of the turn.

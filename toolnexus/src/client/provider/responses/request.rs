@@ -234,6 +234,7 @@ mod tests {
             is_error: false,
             pending: None,
             approval: None,
+            trace: None,
         }
     }
 
