@@ -54,7 +54,7 @@ async fn an_unreadable_row_does_not_stop_the_worker(db: TestDb) {
     ))
     .await;
     db.raw(&format!(
-        "UPDATE toolnexus_inbox_runs SET request = 'garbage' WHERE id = '{unlisted}'"
+        "UPDATE toolnexus_inbox_requests SET request = 'garbage' WHERE id = '{unlisted}'"
     ))
     .await;
     assert!(
