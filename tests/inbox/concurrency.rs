@@ -1,16 +1,18 @@
 //! Many workers, one database: every answered run resumed exactly once, and racing answers
-//! settled by the first.
+//! settled by the first — also when a run waits on several requests, answered at once from
+//! many tasks while the workers run.
 
 use std::time::Duration;
 
 use toolnexus::{Answer, CancellationToken};
 use toolnexus_inbox::{InboxError, ParkedState};
 
-use crate::support::{both_engines, Scene, TestDb};
+use crate::support::{both_engines, GateScene, Scene, TestDb};
 
 both_engines!(
     sixteen_workers_resume_two_hundred_runs_exactly_once,
-    sixteen_racing_answers_one_wins
+    sixteen_racing_answers_one_wins,
+    racing_answers_to_each_runs_requests_are_all_kept_and_resumed_once
 );
 
 async fn sixteen_workers_resume_two_hundred_runs_exactly_once(db: TestDb) {
@@ -88,4 +90,120 @@ async fn sixteen_racing_answers_one_wins(db: TestDb) {
     let winner = winners[0];
     assert_eq!(row.answered_by, Some(format!("user{winner}")));
     assert_eq!(row.answer.unwrap().ok, winner % 2 == 0);
+}
+
+async fn racing_answers_to_each_runs_requests_are_all_kept_and_resumed_once(db: TestDb) {
+    const RUNS: usize = 20;
+    let s = GateScene::new(db.inbox().await).await;
+    let mut runs = Vec::new();
+    for i in 0..RUNS {
+        let run = s.halted(&format!("dir{i}")).await;
+        let ids: Vec<String> = run.waiting.iter().map(|r| r.id.clone()).collect();
+        assert_eq!(s.inbox.park(&run).await.unwrap(), ids[0]);
+        runs.push(ids);
+    }
+    let stop = CancellationToken::new();
+    let mut workers = Vec::new();
+    for _ in 0..4 {
+        let inbox = db
+            .builder()
+            .lease(Duration::from_secs(60))
+            .pool_size(2)
+            .open()
+            .await
+            .unwrap();
+        let worker = inbox.worker(s.client.clone(), s.tk.clone()).concurrency(2);
+        workers.push(tokio::spawn(worker.run(stop.clone().cancelled_owned())));
+    }
+    // Every request gets two answers at once, from two of eight handles: an approval and a
+    // refusal. The run's three requests race each other too.
+    let mut handles = Vec::new();
+    for _ in 0..8 {
+        handles.push(db.builder().pool_size(2).open().await.unwrap());
+    }
+    let mut racers = Vec::new();
+    for (r, ids) in runs.iter().enumerate() {
+        for (q, id) in ids.iter().enumerate() {
+            for approve in [true, false] {
+                let inbox = handles[(r + q + usize::from(approve)) % handles.len()].clone();
+                let id = id.clone();
+                racers.push(tokio::spawn(async move {
+                    let answer = if approve {
+                        Answer::ok(&id)
+                    } else {
+                        Answer::decline(&id, "declined")
+                    };
+                    let by = format!("{}-{id}", if approve { "yes" } else { "no" });
+                    (id, approve, inbox.answer_as(answer, by).await)
+                }));
+            }
+        }
+    }
+    let mut won = std::collections::HashMap::new();
+    for racer in racers {
+        match racer.await.unwrap() {
+            (id, approve, Ok(())) => {
+                assert!(won.insert(id, approve).is_none(), "two answers won");
+            }
+            (_, _, Err(InboxError::NotWaiting { .. })) => {}
+            (_, _, Err(e)) => panic!("a losing answer must be NotWaiting, not {e:?}"),
+        }
+    }
+    assert_eq!(won.len(), RUNS * 3, "every request has its one answer");
+
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(120);
+    for ids in &runs {
+        while s.inbox.get(&ids[0]).await.unwrap().unwrap().state != ParkedState::Done {
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "the workers stalled"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+    // Let any straggler that would resume a run twice do it before counting.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    stop.cancel();
+    let mut resumed = 0;
+    for w in workers {
+        resumed += w.await.unwrap().resumed;
+    }
+    assert_eq!(resumed, RUNS, "each run resumed once");
+    assert_eq!(
+        s.llm.calls(),
+        RUNS * 2,
+        "one call to halt and one to finish, per run"
+    );
+    for (r, ids) in runs.iter().enumerate() {
+        let text = s
+            .inbox
+            .get(&ids[0])
+            .await
+            .unwrap()
+            .unwrap()
+            .result
+            .expect("the outcome")
+            .text;
+        let results: Vec<&str> = text.split(" | ").collect();
+        assert_eq!(results.len(), 3, "the model saw the three results: {text}");
+        for (q, (id, file)) in ids.iter().zip(["a", "b", "c"]).enumerate() {
+            let row = s.inbox.get(id).await.unwrap().unwrap();
+            assert_eq!((row.state, row.attempts), (ParkedState::Done, 1), "{id}");
+            let approved = won[id];
+            let answer = row.answer.expect("the answer is kept");
+            assert_eq!(
+                answer.ok, approved,
+                "{id}: the winning answer is the one kept"
+            );
+            let who = if approved { "yes" } else { "no" };
+            assert_eq!(row.answered_by, Some(format!("{who}-{id}")));
+            let path = format!("dir{r}/{file}");
+            assert_eq!(s.effects.count(&path), usize::from(approved), "{path}");
+            if approved {
+                assert_eq!(results[q], format!("deleted {path}"));
+            } else {
+                assert!(results[q].starts_with("declined"), "{}", results[q]);
+            }
+        }
+    }
 }

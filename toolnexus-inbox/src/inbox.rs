@@ -416,7 +416,10 @@ impl Inbox {
     ) -> Result<(), InboxError> {
         let mut conn = self.inner.pool.acquire().await?;
         let mut tx = conn.begin_with(self.inner.engine.begin_write()).await?;
-        match self.answer_in(&mut tx, &answer, answered_by, expiring).await {
+        match self
+            .answer_in(&mut tx, &answer, answered_by, expiring)
+            .await
+        {
             Ok(run_answered) => {
                 tx.commit().await?;
                 if run_answered {

@@ -167,7 +167,10 @@ impl Inbox {
             .fetch_optional(&self.inner.pool)
             .await?;
         match row {
-            Some(row) => self.run_claim(Claim::read(self, &row).await?, client, tk).await,
+            Some(row) => {
+                self.run_claim(Claim::read(self, &row).await?, client, tk)
+                    .await
+            }
             None => Err(self.why_unclaimable(id).await?),
         }
     }

@@ -101,7 +101,10 @@ impl Action {
                 | (Shape::Unrenderable(_), Action::Decline)
                 | (Shape::Authorization, Action::SignedIn | Action::Cancel)
                 | (Shape::Approval, Action::Approve | Action::Decline)
-                | (Shape::Gate(_), Action::Approve | Action::Edit | Action::Decline)
+                | (
+                    Shape::Gate(_),
+                    Action::Approve | Action::Edit | Action::Decline
+                )
         )
     }
 }

@@ -34,7 +34,9 @@ pub(crate) struct Field {
 /// What a property holds, which decides its control and how its text is read back.
 #[derive(Debug, Clone, PartialEq)]
 enum FieldKind {
-    Text { format: Option<String> },
+    Text {
+        format: Option<String>,
+    },
     Number,
     Integer,
     Boolean,
@@ -298,9 +300,9 @@ impl Field {
                 .find(|o| o.as_str() == trimmed)
                 .map(|o| Some(Value::String(o.clone())))
                 .ok_or_else(|| "Pick one of the listed options.".to_owned()),
-            FieldKind::Json => serde_json::from_str(trimmed).map(Some).map_err(|_| {
-                r#"Enter a JSON value, e.g. ["a", "b"] or {"key": 1}."#.to_owned()
-            }),
+            FieldKind::Json => serde_json::from_str(trimmed)
+                .map(Some)
+                .map_err(|_| r#"Enter a JSON value, e.g. ["a", "b"] or {"key": 1}."#.to_owned()),
         }
     }
 
@@ -496,7 +498,9 @@ mod tests {
 
     #[test]
     fn rendering_marks_required_fields_and_fills_defaults() {
-        let page = shipping().render("", None, &FieldErrors::new()).into_string();
+        let page = shipping()
+            .render("", None, &FieldErrors::new())
+            .into_string();
         assert!(page.contains(r#"name="f.parcels" value="1""#), "{page}");
         assert!(
             page.contains(r#"<p class="help" id="field-city-help">The recipient's city</p>"#),

@@ -175,7 +175,9 @@ fn not_recorded(
                 entered: Some(form.map_or_else(Entered::new, |f| f.coerce(fields).entered)),
                 ..Retry::of(parked.id())
             };
-            match field.filter(|f| form.is_some_and(|form| form.fields.iter().any(|x| x.name == *f))) {
+            match field
+                .filter(|f| form.is_some_and(|form| form.fields.iter().any(|x| x.name == *f)))
+            {
                 Some(field) => {
                     retry.errors.insert(field, capitalized(&reason));
                 }
@@ -254,10 +256,10 @@ fn render(shared: &Shared, run: &[Parked], status: StatusCode, retry: &Retry) ->
     let Some(first) = run.first() else {
         return unknown();
     };
-    let open = |p: &Parked| p.state == ParkedState::Waiting && p.expires_at.is_none_or(|at| at > now);
+    let open =
+        |p: &Parked| p.state == ParkedState::Waiting && p.expires_at.is_none_or(|at| at > now);
     // A page with a form to fill in never reloads itself: it would lose what was typed.
-    let refresh =
-        (!run.iter().any(open) && summary::in_flight(first)).then_some(REFRESH_SECONDS);
+    let refresh = (!run.iter().any(open) && summary::in_flight(first)).then_some(REFRESH_SECONDS);
     let (title, body) = match run {
         [only] => (
             only.request.prompt.clone(),
