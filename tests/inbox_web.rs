@@ -916,7 +916,9 @@ fn request_section(page: &str, n: usize) -> &str {
         .find(&format!(r#"id="request-{n}""#))
         .unwrap_or_else(|| panic!("no request {n} in:\n{page}"));
     let rest = &page[start..];
-    let end = rest[1..].find(r#"id="request-"#).map_or(rest.len(), |e| e + 1);
+    let end = rest[1..]
+        .find(r#"id="request-"#)
+        .map_or(rest.len(), |e| e + 1);
     &rest[..end]
 }
 
@@ -936,7 +938,10 @@ async fn a_runs_requests_are_answered_together_on_one_page() {
         let section = request_section(&page, n);
         assert!(section.contains(r#"value="approve""#), "{section}");
         assert!(section.contains(r#"value="edit""#), "{section}");
-        assert!(section.contains(&format!(r#"id="reason-r{n}-decline""#)), "{section}");
+        assert!(
+            section.contains(&format!(r#"id="reason-r{n}-decline""#)),
+            "{section}"
+        );
     }
     let second = request_section(&page, 2);
     assert!(
@@ -976,21 +981,42 @@ async fn a_runs_requests_are_answered_together_on_one_page() {
     .await;
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
     let second = request_section(&page, 2);
-    assert!(second.contains(r#"id="field-r2-keep_days-error""#), "{second}");
+    assert!(
+        second.contains(r#"id="field-r2-keep_days-error""#),
+        "{second}"
+    );
     assert!(second.contains("at least 0"), "{second}");
-    assert!(second.contains(r#"value="tmp/b2""#), "what was typed stays: {second}");
+    assert!(
+        second.contains(r#"value="tmp/b2""#),
+        "what was typed stays: {second}"
+    );
     assert_eq!(state_of(&site, &ids[1]).await, ParkedState::Waiting);
 
     for (n, fields) in [
         (0, vec![("_action", "approve")]),
-        (1, vec![("_action", "edit"), ("f.path", "tmp/b2"), ("f.keep_days", "3")]),
+        (
+            1,
+            vec![
+                ("_action", "edit"),
+                ("f.path", "tmp/b2"),
+                ("f.keep_days", "3"),
+            ],
+        ),
         (2, vec![("_action", "decline"), ("_reason", "keep it")]),
     ] {
         let mut form = vec![("_forgery", tokens[n].as_str())];
         form.extend(fields);
-        let response = post(&site, &cookie, &ids[n]).form(&form).send().await.unwrap();
+        let response = post(&site, &cookie, &ids[n])
+            .form(&form)
+            .send()
+            .await
+            .unwrap();
         assert_eq!(response.status(), StatusCode::SEE_OTHER);
-        assert_eq!(response.headers()[header::LOCATION], id.as_str(), "back to the run");
+        assert_eq!(
+            response.headers()[header::LOCATION],
+            id.as_str(),
+            "back to the run"
+        );
     }
     let edited = site.inbox.get(&ids[1]).await.unwrap().unwrap().answer;
     assert_eq!(
@@ -1004,7 +1030,11 @@ async fn a_runs_requests_are_answered_together_on_one_page() {
     assert!(page.contains("Waiting for a worker"), "{page}");
 
     site.resume_all().await;
-    assert_eq!(site.model.calls(), 2, "one call to halt, one after the three answers");
+    assert_eq!(
+        site.model.calls(),
+        2,
+        "one call to halt, one after the three answers"
+    );
     let (_, page) = get(&cookie, &site.request_url(&ids[2])).await;
     assert!(
         page.contains("finished: deleted tmp/a | deleted tmp/b2, a copy kept 3 days"),

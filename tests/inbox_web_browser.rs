@@ -532,7 +532,11 @@ async fn a_runs_three_requests_are_approved_edited_and_declined_on_one_page() {
         .await
         .expect("the run's page opens");
     wait_for_text(&browser, "3 requests of one run", false).await;
-    assert_eq!(value(&browser, "#field-r2-path").await, "tmp/b", "the proposed path");
+    assert_eq!(
+        value(&browser, "#field-r2-path").await,
+        "tmp/b",
+        "the proposed path"
+    );
 
     click(&browser, "#request-1 button[value=approve]").await;
     wait_for_text(&browser, "Approved.", false).await;
@@ -574,8 +578,17 @@ async fn a_runs_three_requests_are_approved_edited_and_declined_on_one_page() {
 
     stop.cancel();
     assert_eq!(worker.await.expect("the worker").resumed, 1);
-    assert_eq!(site.model.calls(), 2, "resumed once, with the three answers");
-    let resumed = site.model.requests().last().cloned().expect("the resume's call");
+    assert_eq!(
+        site.model.calls(),
+        2,
+        "resumed once, with the three answers"
+    );
+    let resumed = site
+        .model
+        .requests()
+        .last()
+        .cloned()
+        .expect("the resume's call");
     let results: Vec<String> = resumed
         .messages()
         .iter()
@@ -588,7 +601,10 @@ async fn a_runs_three_requests_are_approved_edited_and_declined_on_one_page() {
         results[1].starts_with("deleted tmp/b-old, a copy kept 3 days"),
         "the edited call ran with the edited arguments: {results:?}"
     );
-    assert!(results[2].contains("declined") && results[2].contains("keep it"), "{results:?}");
+    assert!(
+        results[2].contains("declined") && results[2].contains("keep it"),
+        "{results:?}"
+    );
 }
 
 /// A page on another origin with a form that answers the inbox's request, as a forger

@@ -264,6 +264,44 @@ mod tests {
     }
 
     #[test]
+    fn a_gate_is_approved_edited_or_declined() {
+        let request = Request::new("approval", "Delete?")
+            .with_id("g1")
+            .with_data(json!({
+                "tool": "delete",
+                "args": {"path": "/a"},
+                "argsSchema": {"type": "object",
+                               "properties": {"path": {"type": "string"},
+                                              "days": {"type": "integer", "minimum": 1}},
+                               "required": ["path"]}
+            }));
+        let shape = Shape::of(&request);
+        assert!(matches!(shape, Shape::Gate(_)), "{shape:?}");
+        let yes = answer_of(read(&request, &shape, &fields(&[("_action", "approve")])));
+        assert_eq!(yes, Answer::ok("g1"));
+        let edit = [("_action", "edit"), ("f.path", "/b"), ("f.days", "2")];
+        let edited = answer_of(read(&request, &shape, &fields(&edit)));
+        assert_eq!(
+            edited,
+            Answer::ok("g1").with_args(json!({"path": "/b", "days": 2}))
+        );
+        let short = [("_action", "edit"), ("f.path", "/b"), ("f.days", "0")];
+        match read(&request, &shape, &fields(&short)) {
+            Submission::Misfit(coerced) => assert!(coerced.errors.contains_key("days")),
+            other => panic!("a misfit: {other:?}"),
+        }
+        assert!(matches!(
+            read(&request, &shape, &fields(&[("_action", "submit")])),
+            Submission::UnknownAction
+        ));
+        let plain = Request::new("approval", "Buy?").with_id("p1");
+        assert!(matches!(
+            read(&plain, &Shape::of(&plain), &fields(&edit)),
+            Submission::UnknownAction
+        ));
+    }
+
+    #[test]
     fn forms_are_coerced_and_declining_skips_them() {
         let request = Request::new("input", "Where?").with_id("f1").with_data(json!({
             "schema": {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}

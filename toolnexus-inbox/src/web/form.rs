@@ -533,6 +533,50 @@ mod tests {
     }
 
     #[test]
+    fn arguments_of_any_type_are_edited_and_filled_with_the_proposed_ones() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "path": {"type": "string"},
+                "tags": {"type": "array", "items": {"type": "string"}},
+                "keep": {"type": ["integer", "null"]},
+                "force": {"type": "boolean"}
+            },
+            "required": ["path"]
+        });
+        let form = Form::from_args_schema(schema.as_object().unwrap()).unwrap();
+        let proposed = json!({"path": "/tmp/x", "tags": ["a"], "keep": 3, "force": false});
+        let filled = form.prefill(&proposed);
+        assert_eq!(filled.get("tags").map(String::as_str), Some(r#"["a"]"#));
+        assert_eq!(filled.get("keep").map(String::as_str), Some("3"));
+        assert!(!filled.contains_key("force"), "an unchecked box");
+        let page = form
+            .render("r2-", Some(&filled), &FieldErrors::new())
+            .into_string();
+        assert!(page.contains(r#"<textarea id="field-r2-tags""#), "{page}");
+        assert!(page.contains(r#"[&quot;a&quot;]</textarea>"#), "{page}");
+        assert!(
+            page.contains(r#"id="field-r2-keep" name="f.keep" value="3""#),
+            "{page}"
+        );
+
+        let edited = form.coerce(&pairs(&[("path", "/tmp/y"), ("tags", r#"["b", "c"]"#)]));
+        assert!(edited.errors.is_empty(), "{:?}", edited.errors);
+        assert_eq!(
+            Value::Object(edited.values),
+            json!({"path": "/tmp/y", "tags": ["b", "c"], "force": false})
+        );
+        let broken = form.coerce(&pairs(&[("path", "/tmp/y"), ("tags", "[b")]));
+        assert!(
+            broken.errors["tags"].contains("JSON"),
+            "{:?}",
+            broken.errors
+        );
+        let none = json!({"type": "object", "properties": {}});
+        assert!(Form::from_args_schema(none.as_object().unwrap()).is_none());
+    }
+
+    #[test]
     fn schemas_a_form_cannot_ask_are_refused() {
         let nested = json!({"properties": {"to": {"type": "object"}}});
         assert!(Form::from_schema(&nested).unwrap_err().contains("`to`"));
