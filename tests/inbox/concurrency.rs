@@ -4,10 +4,11 @@
 
 use std::time::Duration;
 
+use tokio::task::JoinHandle;
 use toolnexus::{Answer, CancellationToken};
-use toolnexus_inbox::{InboxError, ParkedState};
+use toolnexus_inbox::{InboxError, ParkedState, WorkerReport};
 
-use crate::support::{both_engines, GateScene, Scene, TestDb};
+use crate::support::{both_engines, Scene, TestDb};
 
 both_engines!(
     sixteen_workers_resume_two_hundred_runs_exactly_once,
@@ -15,27 +16,54 @@ both_engines!(
     racing_answers_to_each_runs_requests_are_all_kept_and_resumed_once
 );
 
+/// Workers running until stopped, each with a pool of its own, as separate processes would
+/// have. The lease is long enough that no claim lapses on a loaded machine: takeovers are
+/// tested elsewhere.
+struct Workers {
+    stop: CancellationToken,
+    running: Vec<JoinHandle<WorkerReport>>,
+}
+
+impl Workers {
+    async fn start(db: &TestDb, s: &Scene, n: usize, concurrency: usize) -> Workers {
+        let stop = CancellationToken::new();
+        let mut running = Vec::new();
+        for _ in 0..n {
+            let inbox = db
+                .builder()
+                .lease(Duration::from_secs(60))
+                .pool_size(2)
+                .open()
+                .await
+                .unwrap();
+            let worker = inbox
+                .worker(s.client.clone(), s.tk.clone())
+                .concurrency(concurrency);
+            running.push(tokio::spawn(worker.run(stop.clone().cancelled_owned())));
+        }
+        Workers { stop, running }
+    }
+
+    /// Stops them, once any straggler that would resume a run twice had time to; how many
+    /// runs they resumed in all.
+    async fn stop(self) -> usize {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        self.stop.cancel();
+        let mut resumed = 0;
+        for worker in self.running {
+            resumed += worker.await.unwrap().resumed;
+        }
+        resumed
+    }
+}
+
 async fn sixteen_workers_resume_two_hundred_runs_exactly_once(db: TestDb) {
     let s = Scene::new(db.inbox().await).await;
     let mut ids = Vec::new();
     for i in 0..200 {
         ids.push(s.park_approved(&format!("item{i}")).await);
     }
-    let stop = CancellationToken::new();
-    let mut workers = Vec::new();
-    for _ in 0..16 {
-        // Each worker its own pool, as separate processes would have. The lease is long
-        // enough that no claim lapses on a loaded machine: takeovers are tested elsewhere.
-        let inbox = db
-            .builder()
-            .lease(Duration::from_secs(60))
-            .pool_size(2)
-            .open()
-            .await
-            .unwrap();
-        let worker = inbox.worker(s.client.clone(), s.tk.clone());
-        workers.push(tokio::spawn(worker.run(stop.clone().cancelled_owned())));
-    }
+    let workers = Workers::start(&db, &s, 16, 1).await;
     let deadline = tokio::time::Instant::now() + Duration::from_secs(120);
     while s.effects.total() < 200 || !s.inbox.waiting().await.unwrap().is_empty() {
         assert!(
@@ -44,14 +72,7 @@ async fn sixteen_workers_resume_two_hundred_runs_exactly_once(db: TestDb) {
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    // Let any straggler that would resume a run twice do it before counting.
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    stop.cancel();
-    let mut resumed = 0;
-    for w in workers {
-        resumed += w.await.unwrap().resumed;
-    }
-    assert_eq!(resumed, 200);
+    assert_eq!(workers.stop().await, 200);
     for (i, id) in ids.iter().enumerate() {
         let row = s.inbox.get(id).await.unwrap().unwrap();
         assert_eq!((row.state, row.attempts), (ParkedState::Done, 1), "{id}");
@@ -94,27 +115,15 @@ async fn sixteen_racing_answers_one_wins(db: TestDb) {
 
 async fn racing_answers_to_each_runs_requests_are_all_kept_and_resumed_once(db: TestDb) {
     const RUNS: usize = 20;
-    let s = GateScene::new(db.inbox().await).await;
+    let s = Scene::gated(db.inbox().await).await;
     let mut runs = Vec::new();
     for i in 0..RUNS {
-        let run = s.halted(&format!("dir{i}")).await;
+        let run = s.halted_on_three(&format!("dir{i}")).await;
         let ids: Vec<String> = run.waiting.iter().map(|r| r.id.clone()).collect();
         assert_eq!(s.inbox.park(&run).await.unwrap(), ids[0]);
         runs.push(ids);
     }
-    let stop = CancellationToken::new();
-    let mut workers = Vec::new();
-    for _ in 0..4 {
-        let inbox = db
-            .builder()
-            .lease(Duration::from_secs(60))
-            .pool_size(2)
-            .open()
-            .await
-            .unwrap();
-        let worker = inbox.worker(s.client.clone(), s.tk.clone()).concurrency(2);
-        workers.push(tokio::spawn(worker.run(stop.clone().cancelled_owned())));
-    }
+    let workers = Workers::start(&db, &s, 4, 2).await;
     // Every request gets two answers at once, from two of eight handles: an approval and a
     // refusal. The run's three requests race each other too.
     let mut handles = Vec::new();
@@ -161,14 +170,7 @@ async fn racing_answers_to_each_runs_requests_are_all_kept_and_resumed_once(db: 
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
     }
-    // Let any straggler that would resume a run twice do it before counting.
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    stop.cancel();
-    let mut resumed = 0;
-    for w in workers {
-        resumed += w.await.unwrap().resumed;
-    }
-    assert_eq!(resumed, RUNS, "each run resumed once");
+    assert_eq!(workers.stop().await, RUNS, "each run resumed once");
     assert_eq!(
         s.llm.calls(),
         RUNS * 2,

@@ -7,7 +7,7 @@ use toolnexus::testing::{MockLlm, Reply};
 use toolnexus::{Answer, NativeTool, Request, RunStatus, ToolResult, Toolkit};
 use toolnexus_inbox::{InboxError, ParkedState};
 
-use crate::support::{both_engines, client, halted, toolkit, Effects, GateScene, TestDb};
+use crate::support::{both_engines, client, halted, ids_of, toolkit, Effects, Scene, TestDb};
 
 both_engines!(
     three_gates_are_answered_in_two_rounds_and_resumed_once,
@@ -17,9 +17,9 @@ both_engines!(
 );
 
 async fn three_gates_are_answered_in_two_rounds_and_resumed_once(db: TestDb) {
-    let s = GateScene::new(db.inbox().await).await;
+    let s = Scene::gated(db.inbox().await).await;
     let (inbox, client, tk) = (&s.inbox, &s.client, &s.tk);
-    let run = s.halted("tmp").await;
+    let run = s.halted_on_three("tmp").await;
     let ids: Vec<String> = run.waiting.iter().map(|r| r.id.clone()).collect();
     let id = inbox.park(&run).await.unwrap();
     assert_eq!(id, ids[0], "the run is known by its first request");
@@ -38,13 +38,7 @@ async fn three_gates_are_answered_in_two_rounds_and_resumed_once(db: TestDb) {
         let file = ["a", "b", "c"][i];
         assert_eq!(parked.args, Some(json!({"path": format!("tmp/{file}")})));
     }
-    let together: Vec<String> = inbox
-        .run_requests(&ids[2])
-        .await
-        .unwrap()
-        .iter()
-        .map(|p| p.id().to_owned())
-        .collect();
+    let together = ids_of(&inbox.run_requests(&ids[2]).await.unwrap());
     assert_eq!(
         together, ids,
         "any request leads to the run's, in call order"
@@ -71,13 +65,7 @@ async fn three_gates_are_answered_in_two_rounds_and_resumed_once(db: TestDb) {
         (ParkedState::Answered, ParkedState::Waiting)
     );
     assert_eq!(first.answered_by.as_deref(), Some("ada"));
-    let still: Vec<String> = inbox
-        .waiting()
-        .await
-        .unwrap()
-        .iter()
-        .map(|p| p.id().to_owned())
-        .collect();
+    let still = ids_of(&inbox.waiting().await.unwrap());
     assert_eq!(still, [ids[1].clone()]);
     assert!(matches!(
         inbox.answer(Answer::decline(&ids[0], "declined")).await,
@@ -143,8 +131,8 @@ async fn three_gates_are_answered_in_two_rounds_and_resumed_once(db: TestDb) {
 }
 
 async fn edited_arguments_must_fit_the_tools_schema(db: TestDb) {
-    let s = GateScene::new(db.inbox().await).await;
-    let run = s.halted("var").await;
+    let s = Scene::gated(db.inbox().await).await;
+    let run = s.halted_on_three("var").await;
     s.inbox.park(&run).await.unwrap();
     let gate = &run.waiting[1].id;
     let misfit = Answer::ok(gate).with_args(json!({"path": "var/b", "keep_days": -1}));

@@ -219,7 +219,16 @@ pub struct Scene {
 
 impl Scene {
     pub async fn new(inbox: Inbox) -> Scene {
-        let llm = model().await;
+        Scene::of(inbox, model().await, toolkit)
+    }
+
+    /// The three-deletes model and the gated `delete` instead of the purchases.
+    pub async fn gated(inbox: Inbox) -> Scene {
+        let llm = MockLlm::with_fn(three_deletes).await.unwrap();
+        Scene::of(inbox, llm, gated_toolkit)
+    }
+
+    fn of(inbox: Inbox, llm: MockLlm, toolkit: fn(&Effects) -> Toolkit) -> Scene {
         let effects = Effects::default();
         Scene {
             inbox,
@@ -228,6 +237,17 @@ impl Scene {
             llm,
             effects,
         }
+    }
+
+    /// A run halted on its three gated deletes in `dir` (a [`gated`](Self::gated) scene).
+    pub async fn halted_on_three(&self, dir: &str) -> RunResult {
+        let run = self
+            .client
+            .run(format!("clean up {dir}"), &self.tk)
+            .await
+            .unwrap();
+        assert_eq!(run.waiting.len(), 3, "the three deletes wait: {run:?}");
+        run
     }
 
     /// Parks a run halted on the purchase of `item`; its request id.
@@ -319,36 +339,7 @@ pub fn three_deletes(req: &RecordedRequest) -> Reply {
     }))
 }
 
-/// An inbox with the three-deletes model and the gated `delete` around it.
-pub struct GateScene {
-    pub inbox: Inbox,
-    pub llm: MockLlm,
-    pub client: LlmClient,
-    pub tk: Toolkit,
-    pub effects: Effects,
-}
-
-impl GateScene {
-    pub async fn new(inbox: Inbox) -> GateScene {
-        let llm = MockLlm::with_fn(three_deletes).await.unwrap();
-        let effects = Effects::default();
-        GateScene {
-            inbox,
-            client: client(&llm),
-            tk: gated_toolkit(&effects),
-            llm,
-            effects,
-        }
-    }
-
-    /// A run halted on its three gated deletes in `dir`.
-    pub async fn halted(&self, dir: &str) -> RunResult {
-        let run = self
-            .client
-            .run(format!("clean up {dir}"), &self.tk)
-            .await
-            .unwrap();
-        assert_eq!(run.waiting.len(), 3, "the three deletes wait: {run:?}");
-        run
-    }
+/// The request ids of `parked`, in order.
+pub fn ids_of(parked: &[toolnexus_inbox::Parked]) -> Vec<String> {
+    parked.iter().map(|p| p.id().to_owned()).collect()
 }

@@ -306,10 +306,20 @@ impl Site {
             .await
     }
 
-    /// A run halted on three gated deletes in `dir`; its id (its first request's).
-    pub async fn purge(&self, dir: &str) -> String {
-        self.park(&format!("purge | {}", json!({ "dir": dir })))
+    /// A run halted on three gated deletes in `dir`: its request ids, the first of them the
+    /// run's.
+    pub async fn purge(&self, dir: &str) -> Vec<String> {
+        let id = self
+            .park(&format!("purge | {}", json!({ "dir": dir })))
+            .await;
+        let parked = self
+            .inbox
+            .get(&id)
             .await
+            .expect("the store")
+            .expect("parked");
+        assert_eq!(parked.requests.len(), 3, "the three deletes wait");
+        parked.requests
     }
 
     /// The page of request `id`, relative to the base.

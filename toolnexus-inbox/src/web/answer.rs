@@ -146,21 +146,16 @@ pub(crate) fn read(request: &Request, shape: &Shape, fields: &[(String, String)]
         Action::Approve | Action::SignedIn => Answer::ok(id),
         Action::Decline => refusal(Refusal::Declined),
         Action::Cancel => refusal(Refusal::Cancelled),
-        Action::Submit => {
-            let Shape::Form(form) = shape else {
-                return Submission::UnknownAction;
+        Action::Submit | Action::Edit => {
+            let (form, schema) = match shape {
+                Shape::Form(form) => (form, form_of(request)),
+                Shape::Gate(form) => (form, args_form_of(request)),
+                _ => return Submission::UnknownAction,
             };
-            match checked(form, form_of(request), fields) {
+            match checked(form, schema, fields) {
+                // `fits` paired Edit with a gate's shape, Submit with a form's.
+                Ok(values) if action == Action::Edit => Answer::ok(id).with_args(values),
                 Ok(values) => Answer::ok(id).with_data(values),
-                Err(misfit) => return Submission::Misfit(misfit),
-            }
-        }
-        Action::Edit => {
-            let Shape::Gate(form) = shape else {
-                return Submission::UnknownAction;
-            };
-            match checked(form, args_form_of(request), fields) {
-                Ok(values) => Answer::ok(id).with_args(values),
                 Err(misfit) => return Submission::Misfit(misfit),
             }
         }
