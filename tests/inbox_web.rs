@@ -909,3 +909,135 @@ async fn a_database_gone_away_is_a_503_page_not_a_crash() {
     .await;
     assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{text}");
 }
+
+/// The part of a run's page that shows its `n`-th request (1-based).
+fn request_section(page: &str, n: usize) -> &str {
+    let start = page
+        .find(&format!(r#"id="request-{n}""#))
+        .unwrap_or_else(|| panic!("no request {n} in:\n{page}"));
+    let rest = &page[start..];
+    let end = rest[1..]
+        .find(r#"id="request-"#)
+        .map_or(rest.len(), |e| e + 1);
+    &rest[..end]
+}
+
+#[tokio::test]
+async fn a_runs_requests_are_answered_together_on_one_page() {
+    let site = Site::start().await;
+    let ids = site.purge("tmp").await;
+    let id = &ids[0];
+    let cookie = session(&site).await;
+
+    // Any of the run's requests opens the run's page, with all three.
+    let (status, page) = get(&cookie, &site.request_url(&ids[1])).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(page.contains("3 requests of one run"), "{page}");
+    for n in 1..=3 {
+        let section = request_section(&page, n);
+        assert!(section.contains(r#"value="approve""#), "{section}");
+        assert!(section.contains(r#"value="edit""#), "{section}");
+        assert!(
+            section.contains(&format!(r#"id="reason-r{n}-decline""#)),
+            "{section}"
+        );
+    }
+    let second = request_section(&page, 2);
+    assert!(
+        second.contains(r#"id="field-r2-path" name="f.path" value="tmp/b""#),
+        "the edit form is filled with the proposed arguments: {second}"
+    );
+    assert!(second.contains(r#"id="field-r2-keep_days""#), "{second}");
+    let tokens: Vec<String> = (1..=3)
+        .map(|n| forgery_token(request_section(&page, n)))
+        .collect();
+    let (_, list) = get(&cookie, &site.base).await;
+    assert!(list.contains("3 requests waiting"), "{list}");
+    assert!(list.contains("one of 3 requests of its run"), "{list}");
+
+    // A request's token answers that request only.
+    let (status, _) = post_form(
+        &site,
+        &cookie,
+        &ids[0],
+        &[("_forgery", tokens[1].as_str()), ("_action", "approve")],
+    )
+    .await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+
+    // An edit that does not fit the tool's schema: the page again, the field named.
+    let (status, page) = post_form(
+        &site,
+        &cookie,
+        &ids[1],
+        &[
+            ("_forgery", tokens[1].as_str()),
+            ("_action", "edit"),
+            ("f.path", "tmp/b2"),
+            ("f.keep_days", "-1"),
+        ],
+    )
+    .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+    let second = request_section(&page, 2);
+    assert!(
+        second.contains(r#"id="field-r2-keep_days-error""#),
+        "{second}"
+    );
+    assert!(second.contains("at least 0"), "{second}");
+    assert!(
+        second.contains(r#"value="tmp/b2""#),
+        "what was typed stays: {second}"
+    );
+    assert_eq!(state_of(&site, &ids[1]).await, ParkedState::Waiting);
+
+    for (n, fields) in [
+        (0, vec![("_action", "approve")]),
+        (
+            1,
+            vec![
+                ("_action", "edit"),
+                ("f.path", "tmp/b2"),
+                ("f.keep_days", "3"),
+            ],
+        ),
+        (2, vec![("_action", "decline"), ("_reason", "keep it")]),
+    ] {
+        let mut form = vec![("_forgery", tokens[n].as_str())];
+        form.extend(fields);
+        let response = post(&site, &cookie, &ids[n])
+            .form(&form)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), StatusCode::SEE_OTHER);
+        assert_eq!(
+            response.headers()[header::LOCATION],
+            id.as_str(),
+            "back to the run"
+        );
+    }
+    let edited = site.inbox.get(&ids[1]).await.unwrap().unwrap().answer;
+    assert_eq!(
+        edited,
+        Some(Answer::ok(&ids[1]).with_args(json!({"path": "tmp/b2", "keep_days": 3})))
+    );
+    let (_, page) = get(&cookie, &site.request_url(id)).await;
+    assert!(page.contains("Approved with edited arguments."), "{page}");
+    assert!(page.contains("keep_days</span> 3"), "{page}");
+    assert!(page.contains("declined: “keep it”"), "{page}");
+    assert!(page.contains("Waiting for a worker"), "{page}");
+
+    site.resume_all().await;
+    assert_eq!(
+        site.model.calls(),
+        2,
+        "one call to halt, one after the three answers"
+    );
+    let (_, page) = get(&cookie, &site.request_url(&ids[2])).await;
+    assert!(
+        page.contains("finished: deleted tmp/a | deleted tmp/b2, a copy kept 3 days"),
+        "{page}"
+    );
+    assert!(!page.contains(r#"http-equiv="refresh""#), "{page}");
+}

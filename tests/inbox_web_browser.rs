@@ -1,7 +1,8 @@
 //! The inbox page in a real headless Chromium, driven over WebDriver: the example's three
 //! runs answered by clicking, hostile request content rendered inert, and forged answers
-//! from other origins refused, and what a person reads at a glance (what to click, which
-//! fields must be filled in, an approval apart from a refusal). The first test also takes
+//! from other origins refused, what a person reads at a glance (what to click, which
+//! fields must be filled in, an approval apart from a refusal), and a run waiting on three
+//! gated calls answered on one page: approved, edited, declined. The first test also takes
 //! the README's screenshots, 1280 and 390 pixels wide (`docs/inbox.png` and
 //! `docs/inbox-narrow.png`, replaced when `TOOLNEXUS_UPDATE_SCREENSHOT=1` is set).
 //!
@@ -129,6 +130,16 @@ async fn click(browser: &Client, selector: &str) {
         .unwrap_or_else(|e| panic!("clicking `{selector}`: {e}"));
 }
 
+/// Replaces what the field `selector` holds with `text`.
+async fn retype(browser: &Client, selector: &str, text: &str) {
+    let field = css(browser, selector).await;
+    field.clear().await.expect("clear");
+    field
+        .send_keys(text)
+        .await
+        .unwrap_or_else(|e| panic!("typing into `{selector}`: {e}"));
+}
+
 async fn type_into(browser: &Client, selector: &str, text: &str) {
     css(browser, selector)
         .await
@@ -240,9 +251,7 @@ async fn the_example_is_answered_in_a_browser() {
     );
     type_into(&browser, "#field-city", "Lyon").await;
     type_into(&browser, "#field-zip", "690").await;
-    let parcels = css(&browser, "#field-parcels").await;
-    parcels.clear().await.expect("clear");
-    parcels.send_keys("2").await.expect("type");
+    retype(&browser, "#field-parcels", "2").await;
     click(&browser, "#field-express").await;
     css(&browser, "#field-carrier")
         .await
@@ -264,9 +273,7 @@ async fn the_example_is_answered_in_a_browser() {
         .await
         .expect("checked"));
     assert_eq!(value(&browser, "#field-carrier").await, "courier");
-    let zip = css(&browser, "#field-zip").await;
-    zip.clear().await.expect("clear");
-    zip.send_keys("69001").await.expect("type");
+    retype(&browser, "#field-zip", "69001").await;
     click(&browser, "button[value=submit]").await;
     wait_for_text(&browser, "Done: ordered 2 keyboards to 69001 Lyon", false).await;
 
@@ -507,6 +514,97 @@ async fn hostile_requests_render_inert() {
         ParkedState::Waiting
     );
     browser.close().await.expect("the session closes");
+}
+
+#[tokio::test]
+async fn a_runs_three_requests_are_approved_edited_and_declined_on_one_page() {
+    let site = Site::start().await;
+    let ids = site.purge("tmp").await;
+    // A worker resumes the run once every request is answered.
+    let stop = toolnexus::CancellationToken::new();
+    let worker = site.inbox.worker(site.client.clone(), site.tk.clone());
+    let worker = tokio::spawn(worker.run(stop.clone().cancelled_owned()));
+
+    let browser = browser().await;
+    browser
+        .goto(&format!("{}?token={}", site.base, site.token))
+        .await
+        .expect("the inbox opens");
+    wait_for_text(&browser, "3 requests waiting", false).await;
+    browser
+        .goto(&site.request_url(&ids[1]))
+        .await
+        .expect("the run's page opens");
+    wait_for_text(&browser, "3 requests of one run", false).await;
+    assert_eq!(
+        value(&browser, "#field-r2-path").await,
+        "tmp/b",
+        "the proposed path"
+    );
+
+    click(&browser, "#request-1 button[value=approve]").await;
+    wait_for_text(&browser, "Approved.", false).await;
+
+    // An edit that does not fit the tool's schema first: the field is named, nothing kept.
+    retype(&browser, "#field-r2-path", "tmp/b-old").await;
+    type_into(&browser, "#field-r2-keep_days", "-1").await;
+    click(&browser, "#request-2 button[value=edit]").await;
+    let error = css(&browser, "#field-r2-keep_days-error")
+        .await
+        .text()
+        .await
+        .expect("a message");
+    assert!(error.contains("at least 0"), "{error}");
+    assert_eq!(value(&browser, "#field-r2-path").await, "tmp/b-old");
+    assert_eq!(
+        site.inbox.get(&ids[1]).await.unwrap().unwrap().state,
+        ParkedState::Waiting,
+        "a misfit answers nothing"
+    );
+    retype(&browser, "#field-r2-keep_days", "3").await;
+    click(&browser, "#request-2 button[value=edit]").await;
+    wait_for_text(&browser, "Approved with edited arguments.", false).await;
+
+    type_into(&browser, "#reason-r3-decline", "keep it").await;
+    click(&browser, "#request-3 button[value=decline]").await;
+    wait_for_text(
+        &browser,
+        "finished: deleted tmp/a | deleted tmp/b-old, a copy kept 3 days",
+        true,
+    )
+    .await;
+    assert!(source(&browser).await.contains("declined: “keep it”"));
+    browser.close().await.expect("the session closes");
+
+    stop.cancel();
+    assert_eq!(worker.await.expect("the worker").resumed, 1);
+    assert_eq!(
+        site.model.calls(),
+        2,
+        "resumed once, with the three answers"
+    );
+    let resumed = site
+        .model
+        .requests()
+        .last()
+        .cloned()
+        .expect("the resume's call");
+    let results: Vec<String> = resumed
+        .messages()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    assert_eq!(results.len(), 3, "{results:?}");
+    assert_eq!(results[0], "deleted tmp/a");
+    assert!(
+        results[1].starts_with("deleted tmp/b-old, a copy kept 3 days"),
+        "the edited call ran with the edited arguments: {results:?}"
+    );
+    assert!(
+        results[2].contains("declined") && results[2].contains("keep it"),
+        "{results:?}"
+    );
 }
 
 /// A page on another origin with a form that answers the inbox's request, as a forger

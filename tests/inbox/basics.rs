@@ -112,9 +112,11 @@ async fn park_refuses_what_it_cannot_keep(db: TestDb) {
     ));
 
     let mut bad_expiry = halted(client, tk, "cpu").await;
-    let request = bad_expiry.pending.as_mut().unwrap();
-    request.expires_at = Some("next tuesday".into());
-    let bad_id = request.id.clone();
+    // `pending` is the first of `waiting`: the request is changed in both.
+    let bad_id = bad_expiry.pending.as_ref().unwrap().id.clone();
+    for request in bad_expiry.pending.iter_mut().chain(&mut bad_expiry.waiting) {
+        request.expires_at = Some("next tuesday".into());
+    }
     assert!(matches!(
         inbox.park(&bad_expiry).await,
         Err(InboxError::InvalidExpiry { value, .. }) if value == "next tuesday"

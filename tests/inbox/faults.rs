@@ -7,7 +7,9 @@ use std::time::Duration;
 use toolnexus::{Answer, CancellationToken, RunStatus};
 use toolnexus_inbox::{Inbox, InboxError, ParkedState};
 
-use crate::support::{both_engines, client, halted, pg_admin_url, slow_model, Scene, TestDb};
+use crate::support::{
+    both_engines, client, halted, ids_of, pg_admin_url, slow_model, Scene, TestDb,
+};
 
 both_engines!(
     a_dropped_worker_is_taken_over_after_the_lease,
@@ -54,20 +56,13 @@ async fn an_unreadable_row_does_not_stop_the_worker(db: TestDb) {
     ))
     .await;
     db.raw(&format!(
-        "UPDATE toolnexus_inbox_runs SET request = 'garbage' WHERE id = '{unlisted}'"
+        "UPDATE toolnexus_inbox_requests SET request = 'garbage' WHERE id = '{unlisted}'"
     ))
     .await;
     assert!(
         matches!(s.inbox.get(&unlisted).await, Err(InboxError::Corrupt { id, .. }) if id == unlisted)
     );
-    let listed: Vec<String> = s
-        .inbox
-        .waiting()
-        .await
-        .unwrap()
-        .iter()
-        .map(|p| p.id().to_owned())
-        .collect();
+    let listed = ids_of(&s.inbox.waiting().await.unwrap());
     assert_eq!(
         listed,
         [waiting],

@@ -12,3 +12,4 @@ mod concurrency;
 mod crash;
 mod faults;
 mod forms;
+mod several;

@@ -10,7 +10,7 @@ use std::time::Duration;
 use serde_json::json;
 use sqlx::Connection;
 use toolnexus::testing::{MockLlm, RecordedRequest, Reply};
-use toolnexus::{Answer, LlmClient, NativeTool, Request, RunResult, ToolResult, Toolkit};
+use toolnexus::{Answer, Approval, LlmClient, NativeTool, Request, RunResult, ToolResult, Toolkit};
 use toolnexus_inbox::{Inbox, InboxBuilder};
 
 pub use crate::pg::{create_database, pg_admin_url};
@@ -80,12 +80,22 @@ impl TestDb {
         self.builder().open().await.expect("the inbox opens")
     }
 
+    /// A connection of its own to the database, which it creates if missing (SQLite), as
+    /// an operator's tool (or an older version of the crate) would open it.
+    pub async fn connect(&self) -> sqlx::AnyConnection {
+        sqlx::any::install_default_drivers();
+        let url = match self.file {
+            Some(_) => format!("{}?mode=rwc", self.url),
+            None => self.url.clone(),
+        };
+        sqlx::AnyConnection::connect(&url)
+            .await
+            .expect("the test database is reachable")
+    }
+
     /// Runs a statement straight on the database, as an operator (or a fault) would.
     pub async fn raw(&self, sql: &str) {
-        sqlx::any::install_default_drivers();
-        let mut conn = sqlx::AnyConnection::connect(&self.url)
-            .await
-            .expect("the test database is reachable");
+        let mut conn = self.connect().await;
         sqlx::raw_sql(sqlx::AssertSqlSafe(sql.to_owned()))
             .execute(&mut conn)
             .await
@@ -117,6 +127,10 @@ impl Effects {
     pub fn total(&self) -> usize {
         self.0.lock().unwrap().values().sum()
     }
+
+    fn record(&self, key: &str) {
+        *self.0.lock().unwrap().entry(key.to_owned()).or_default() += 1;
+    }
 }
 
 /// `approve_purchase(item)`: parks on an approval, and on an `ok` answer records the
@@ -133,7 +147,7 @@ pub fn toolkit(effects: &Effects) -> Toolkit {
                 let item = args["item"].as_str().unwrap_or("?").to_owned();
                 match ctx.answer {
                     Some(a) if a.ok => {
-                        *effects.0.lock().unwrap().entry(item.clone()).or_default() += 1;
+                        effects.record(&item);
                         ToolResult::ok(format!("approved: {item}"))
                     }
                     Some(_) => ToolResult::error("declined"),
@@ -205,7 +219,16 @@ pub struct Scene {
 
 impl Scene {
     pub async fn new(inbox: Inbox) -> Scene {
-        let llm = model().await;
+        Scene::of(inbox, model().await, toolkit)
+    }
+
+    /// The three-deletes model and the gated `delete` instead of the purchases.
+    pub async fn gated(inbox: Inbox) -> Scene {
+        let llm = MockLlm::with_fn(three_deletes).await.unwrap();
+        Scene::of(inbox, llm, gated_toolkit)
+    }
+
+    fn of(inbox: Inbox, llm: MockLlm, toolkit: fn(&Effects) -> Toolkit) -> Scene {
         let effects = Effects::default();
         Scene {
             inbox,
@@ -214,6 +237,17 @@ impl Scene {
             llm,
             effects,
         }
+    }
+
+    /// A run halted on its three gated deletes in `dir` (a [`gated`](Self::gated) scene).
+    pub async fn halted_on_three(&self, dir: &str) -> RunResult {
+        let run = self
+            .client
+            .run(format!("clean up {dir}"), &self.tk)
+            .await
+            .unwrap();
+        assert_eq!(run.waiting.len(), 3, "the three deletes wait: {run:?}");
+        run
     }
 
     /// Parks a run halted on the purchase of `item`; its request id.
@@ -252,4 +286,60 @@ pub async fn slow_model(delay: Duration) -> MockLlm {
     MockLlm::with_fn(move |req| purchase_script(req).delayed(delay))
         .await
         .unwrap()
+}
+
+/// `delete(path, keep_days?)`, behind a declared approval: every call asks first, and each
+/// call that runs is counted by its path in `effects`.
+pub fn gated_toolkit(effects: &Effects) -> Toolkit {
+    let effects = effects.clone();
+    let delete = NativeTool::of(
+        "delete",
+        "Deletes a file",
+        json!({"type": "object",
+               "properties": {"path": {"type": "string", "minLength": 1},
+                              "keep_days": {"type": "integer", "minimum": 0}},
+               "required": ["path"]}),
+        move |args, _ctx| {
+            let effects = effects.clone();
+            async move {
+                let path = args["path"].as_str().unwrap_or("?").to_owned();
+                effects.record(&path);
+                format!("deleted {path}")
+            }
+        },
+    );
+    Toolkit::builder()
+        .tool(delete)
+        .approval(Approval::tools(["delete"]))
+        .build()
+        .unwrap()
+}
+
+/// The model: deletes `<dir>/a`, `<dir>/b` and `<dir>/c` in one turn, `dir` being the last
+/// word of the prompt; once the results are in, it reports them all, in call order.
+pub fn three_deletes(req: &RecordedRequest) -> Reply {
+    let messages = req.messages();
+    if messages.last().is_some_and(|m| m["role"] == "tool") {
+        let results: Vec<&str> = messages
+            .iter()
+            .filter(|m| m["role"] == "tool")
+            .filter_map(|m| m["content"].as_str())
+            .collect();
+        return Reply::text(results.join(" | "));
+    }
+    let prompt = messages
+        .iter()
+        .find(|m| m["role"] == "user")
+        .and_then(|m| m["content"].as_str())
+        .unwrap_or("");
+    let dir = prompt.split_whitespace().last().unwrap_or("tmp").to_owned();
+    Reply::tool_calls(["a", "b", "c"].map(|file| {
+        let path = format!("{dir}/{file}");
+        (format!("call_{file}"), "delete", json!({ "path": path }))
+    }))
+}
+
+/// The request ids of `parked`, in order.
+pub fn ids_of(parked: &[toolnexus_inbox::Parked]) -> Vec<String> {
+    parked.iter().map(|p| p.id().to_owned()).collect()
 }

@@ -1,6 +1,7 @@
 //! An inbox page served in-process on loopback for the page's tests: a SQLite inbox, a
 //! scripted model whose runs park one request each (an approval, a form, a sign-in, and
-//! requests with hostile or expired content), and the page's router on an ephemeral port.
+//! requests with hostile or expired content) or three gated deletes at once, and the
+//! page's router on an ephemeral port.
 #![allow(dead_code)] // each test file uses part of it
 
 use std::io::{BufRead, BufReader};
@@ -13,7 +14,8 @@ use serde::Deserialize;
 use serde_json::json;
 use toolnexus::testing::{MockLlm, RecordedRequest, Reply};
 use toolnexus::{
-    auth_required, pending, tool, Answer, Answered, LlmClient, RunStatus, ToolResult, Toolkit,
+    auth_required, pending, tool, Answer, Answered, Approval, LlmClient, NativeTool, RunStatus,
+    ToolResult, Toolkit,
 };
 use toolnexus_inbox::web::InboxPage;
 use toolnexus_inbox::{web, Inbox};
@@ -124,10 +126,32 @@ async fn stale(expires_at: String, answer: Option<&Answer>) -> ToolResult {
     }
 }
 
-/// The model: each prompt names the tool to call and its arguments as JSON after a `|`;
-/// once a tool result is in, it reports it.
+/// `delete(path, keep_days?)`, behind a declared approval (see `Site::serve`): reports what
+/// it deleted, with the arguments it ran with.
+fn delete() -> impl toolnexus::Tool {
+    NativeTool::of(
+        "delete",
+        "Deletes a file",
+        json!({"type": "object",
+               "properties": {"path": {"type": "string", "minLength": 1},
+                              "keep_days": {"type": "integer", "minimum": 0,
+                                            "description": "Days to keep a copy"}},
+               "required": ["path"]}),
+        |args, _ctx| async move {
+            let path = args["path"].as_str().unwrap_or("?");
+            match args["keep_days"].as_i64() {
+                Some(days) => format!("deleted {path}, a copy kept {days} days"),
+                None => format!("deleted {path}"),
+            }
+        },
+    )
+}
+
+/// The model: each prompt names the tool to call and its arguments as JSON after a `|`
+/// (`purge | {"dir": …}` deletes three files of the directory in one turn); once the
+/// results are in, it reports them all.
 fn script(req: &RecordedRequest) -> Reply {
-    if let Some(out) = last_tool_output(req) {
+    if let Some(out) = tool_outputs(req) {
         return Reply::text(format!("finished: {out}"));
     }
     let asked = req
@@ -137,13 +161,31 @@ fn script(req: &RecordedRequest) -> Reply {
         .and_then(|m| m["content"].as_str())
         .unwrap_or_default();
     let (tool, args) = asked.split_once('|').unwrap_or((asked, "{}"));
-    let args = serde_json::from_str(args).unwrap_or_else(|e| panic!("bad args {args:?}: {e}"));
+    let args: serde_json::Value =
+        serde_json::from_str(args).unwrap_or_else(|e| panic!("bad args {args:?}: {e}"));
+    if tool.trim() == "purge" {
+        let dir = args["dir"].as_str().unwrap_or("tmp").to_owned();
+        return Reply::tool_calls(["a", "b", "c"].map(|file| {
+            let path = format!("{dir}/{file}");
+            (format!("call_{file}"), "delete", json!({ "path": path }))
+        }));
+    }
     Reply::tool_call("call_1", tool.trim(), args)
 }
 
-fn last_tool_output(req: &RecordedRequest) -> Option<String> {
-    let last = req.messages().last()?;
-    (last["role"] == "tool").then(|| last["content"].as_str().unwrap_or_default().to_owned())
+/// The results of the last turn's calls, in call order, joined by ` | `.
+fn tool_outputs(req: &RecordedRequest) -> Option<String> {
+    let messages = req.messages();
+    let results: Vec<&str> = messages
+        .iter()
+        .rev()
+        .take_while(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap_or_default())
+        .collect();
+    if results.is_empty() {
+        return None;
+    }
+    Some(results.into_iter().rev().collect::<Vec<_>>().join(" | "))
 }
 
 /// The page on loopback, and what is behind it.
@@ -154,7 +196,7 @@ pub struct Site {
     pub inbox: Inbox,
     pub client: LlmClient,
     pub tk: Toolkit,
-    _model: MockLlm,
+    pub model: MockLlm,
     server: tokio::task::JoinHandle<()>,
 }
 
@@ -190,6 +232,8 @@ impl Site {
             .tool(Stale)
             .tool(Named)
             .tool(Nested)
+            .tool(delete())
+            .approval(Approval::tools(["delete"]))
             .build()
             .expect("a toolkit");
         let token = web::new_token().expect("a token");
@@ -207,7 +251,7 @@ impl Site {
             inbox,
             client,
             tk,
-            _model: model,
+            model,
             server,
         }
     }
@@ -260,6 +304,22 @@ impl Site {
             .expect("a timestamp");
         self.park(&format!("stale | {}", json!({ "expires_at": at })))
             .await
+    }
+
+    /// A run halted on three gated deletes in `dir`: its request ids, the first of them the
+    /// run's.
+    pub async fn purge(&self, dir: &str) -> Vec<String> {
+        let id = self
+            .park(&format!("purge | {}", json!({ "dir": dir })))
+            .await;
+        let parked = self
+            .inbox
+            .get(&id)
+            .await
+            .expect("the store")
+            .expect("parked");
+        assert_eq!(parked.requests.len(), 3, "the three deletes wait");
+        parked.requests
     }
 
     /// The page of request `id`, relative to the base.

@@ -34,7 +34,10 @@ pub enum InboxError {
     /// The request's `expiresAt` has passed; `expire_due` declines it with `"expired"`.
     #[error("request `{0}` expired before it was answered")]
     Expired(String),
-    /// The answer's data does not fit the form the request carries (`data.schema`).
+    /// The answer's data does not fit the form the request carries (`data.schema`), or a
+    /// gate's edited arguments ([`Answer::with_args`](toolnexus::Answer::with_args)) do not
+    /// fit the tool's input schema (`data.argsSchema`); edits on any other request are
+    /// refused with the field `args`.
     #[error("{}", invalid_answer(field.as_deref(), reason))]
     InvalidAnswer {
         /// The form field at fault; `None` when the answer as a whole does not fit (no
@@ -45,7 +48,8 @@ pub enum InboxError {
         /// field `zip` must be at least 5 characters`.
         reason: String,
     },
-    /// The run has no answer yet, so there is nothing to resume it with.
+    /// A request of the run has no answer yet (it names the first such), so the run
+    /// cannot be resumed.
     #[error("request `{0}` has not been answered yet")]
     NotAnswered(String),
     /// Another worker holds the run's lease, or took it over after this worker's lease

@@ -12,7 +12,8 @@ use toolnexus::{Answer, Request};
 pub use toolnexus::form::AnswerError as FieldError;
 pub use toolnexus::form::{check_data, form_of};
 
-/// Checks `answer` against the form `request` carries. A refusal (`ok == false`) and a
+/// Checks `answer` against the form `request` carries, and a gate's edited arguments
+/// (`answer.args`) against the tool's input schema. A refusal (`ok == false`) and a
 /// request without a form always fit.
 ///
 /// ```

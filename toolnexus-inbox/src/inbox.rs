@@ -6,19 +6,68 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::Value;
-use sqlx::{Any, AnyPool, Executor};
+use sqlx::{AnyConnection, AnyPool, Connection};
 use tokio::sync::Notify;
 use toolnexus::{Answer, Message, Refusal, Request, RunResult, RunStatus, ToolCallRecord};
 
 use crate::clock::{ms, now_ms, parse_rfc3339};
 use crate::form::check_answer;
-use crate::parked::parked_columns;
+use crate::parked::{parked_columns, parked_from};
 use crate::store::{self, Engine, PoolSettings, SqliteSync};
 use crate::{InboxError, Parked, ParkedState, WaitingPage};
 
 /// The PostgreSQL channel answers are announced on, so idle workers wake at once (spelled
 /// out again in the answer statement, `and_announce!`).
 pub(crate) const CHANNEL: &str = "toolnexus_inbox";
+
+/// The condition of a request still waiting for its answer (its run waits too, then).
+macro_rules! open {
+    () => {
+        " WHERE q.answered_at IS NULL AND r.state = 'waiting'"
+    };
+}
+/// The run request $1 belongs to, and its state.
+macro_rules! lock_run {
+    ($lock:literal) => {
+        concat!(
+            "SELECT q.run_id, r.state",
+            parked_from!(),
+            " WHERE q.id = $1",
+            $lock
+        )
+    };
+}
+
+const LOCK_RUN: &str = lock_run!("");
+// Later answers to the same run wait here until this one commits.
+const LOCK_RUN_FOR_UPDATE: &str = lock_run!(" FOR UPDATE OF r");
+
+/// Marks run $2 answered at $1 once none of its requests is open; a row comes back when it
+/// did.
+macro_rules! complete {
+    () => {
+        "UPDATE toolnexus_inbox_runs SET state = 'answered', answered_at = $1, updated_at = $1 \
+         WHERE id = $2 AND state = 'waiting' AND NOT EXISTS (SELECT 1 FROM \
+         toolnexus_inbox_requests WHERE run_id = $2 AND answered_at IS NULL) RETURNING agent"
+    };
+}
+
+/// In the same statement, the NOTIFY that wakes idle workers of the run's agent in every
+/// process (sent when the answer commits). `pg_notify` returns `void`, which no row may
+/// carry, so it runs in a lateral subquery of its own.
+macro_rules! and_announce {
+    ($update:expr) => {
+        concat!(
+            "WITH answered AS (",
+            $update,
+            ") SELECT answered.agent FROM answered, \
+             LATERAL (SELECT pg_notify('toolnexus_inbox', answered.agent)) AS announced"
+        )
+    };
+}
+
+const COMPLETE: &str = complete!();
+const COMPLETE_AND_ANNOUNCE: &str = and_announce!(complete!());
 
 /// Parked runs in a database: people answer them, and any worker resumes each exactly once.
 ///
@@ -183,26 +232,34 @@ impl Inbox {
         &self.inner.agent
     }
 
-    /// Parks a halted run: its transcript, the request it halted on, its model and turn
-    /// count, under this handle's agent, keyed by the request id (which it returns).
+    /// Parks a halted run: its transcript, every request it waits on
+    /// ([`RunResult::waiting`], in call order), its model and turn count, under this
+    /// handle's agent. Returns the id of its first request, which is also the run's id.
     ///
-    /// A run that did not halt is [`InboxError::NotPending`]; an id already parked is
-    /// [`InboxError::AlreadyParked`]. One statement: nothing is ever half-written.
+    /// Each request is answered on its own, by its own id; the run is resumed once every
+    /// one of them is answered, with all their answers.
+    ///
+    /// A run that did not halt is [`InboxError::NotPending`]; a request id already parked is
+    /// [`InboxError::AlreadyParked`]. One transaction: nothing is ever half-written.
     pub async fn park(&self, run: &RunResult) -> Result<String, InboxError> {
         let parked = ToPark::of(run, 0)?;
-        if insert(&self.inner.pool, &self.inner.agent, &parked).await? {
-            Ok(parked.request.id.clone())
-        } else {
-            Err(InboxError::AlreadyParked(parked.request.id.clone()))
+        let mut conn = self.inner.pool.acquire().await?;
+        let mut tx = conn.begin_with(self.inner.engine.begin_write()).await?;
+        if let Some(taken) = insert(&mut tx, &self.inner.agent, &parked).await? {
+            tx.rollback().await?;
+            return Err(InboxError::AlreadyParked(taken));
         }
+        tx.commit().await?;
+        Ok(parked.run_id.to_owned())
     }
 
-    /// The run parked on request `id`, whatever its state.
+    /// The request `id` (any request of a parked run), whatever its state.
     pub async fn get(&self, id: &str) -> Result<Option<Parked>, InboxError> {
         let row = sqlx::query(concat!(
             "SELECT ",
             parked_columns!(),
-            " FROM toolnexus_inbox_runs WHERE id = $1"
+            parked_from!(),
+            " WHERE q.id = $1"
         ))
         .bind(id)
         .fetch_optional(&self.inner.pool)
@@ -210,7 +267,32 @@ impl Inbox {
         row.as_ref().map(Parked::from_row).transpose()
     }
 
-    /// The runs waiting for an answer, oldest first, of every agent.
+    /// Every request of the run that request `id` belongs to (any of them will do), in
+    /// call order; empty when no run has that request.
+    ///
+    /// ```
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// let inbox = toolnexus_inbox::Inbox::open("sqlite::memory:").await?;
+    /// assert!(inbox.run_requests("no-such-request").await?.is_empty());
+    /// # Ok::<(), toolnexus_inbox::InboxError>(())
+    /// # }).unwrap();
+    /// ```
+    pub async fn run_requests(&self, id: &str) -> Result<Vec<Parked>, InboxError> {
+        let rows = sqlx::query(concat!(
+            "SELECT ",
+            parked_columns!(),
+            parked_from!(),
+            " WHERE q.run_id = (SELECT run_id FROM toolnexus_inbox_requests WHERE id = $1) \
+             ORDER BY q.position"
+        ))
+        .bind(id)
+        .fetch_all(&self.inner.pool)
+        .await?;
+        rows.iter().map(Parked::from_row).collect()
+    }
+
+    /// The requests waiting for an answer, oldest first, of every agent: one per request,
+    /// so a run waiting on three calls is listed three times, until each is answered.
     ///
     /// A row that cannot be read back is left out (and logged); [`get`](Self::get) on its
     /// id reports why.
@@ -218,31 +300,33 @@ impl Inbox {
         let rows = sqlx::query(concat!(
             "SELECT ",
             parked_columns!(),
-            " FROM toolnexus_inbox_runs WHERE state = 'waiting' ORDER BY parked_at, id"
+            parked_from!(),
+            open!(),
+            " ORDER BY q.parked_at, q.id"
         ))
         .fetch_all(&self.inner.pool)
         .await?;
         Ok(readable(&rows))
     }
 
-    /// One page of [`waiting`](Self::waiting): at most `limit` runs from the `offset`-th
-    /// (0-based), oldest first, with how many are waiting in all — what a list shows
-    /// without reading every waiting run.
+    /// One page of [`waiting`](Self::waiting): at most `limit` requests from the
+    /// `offset`-th (0-based), oldest first, with how many are waiting in all — what a list
+    /// shows without reading every waiting request.
     pub async fn waiting_page(
         &self,
         offset: usize,
         limit: usize,
     ) -> Result<WaitingPage, InboxError> {
         let pool = &self.inner.pool;
-        let count = sqlx::query_scalar::<_, i64>(
-            "SELECT COUNT(*) FROM toolnexus_inbox_runs WHERE state = 'waiting'",
-        )
-        .fetch_one(pool);
+        let count =
+            sqlx::query_scalar::<_, i64>(concat!("SELECT COUNT(*)", parked_from!(), open!()))
+                .fetch_one(pool);
         let page = sqlx::query(concat!(
             "SELECT ",
             parked_columns!(),
-            " FROM toolnexus_inbox_runs WHERE state = 'waiting' ORDER BY parked_at, id \
-             LIMIT $1 OFFSET $2"
+            parked_from!(),
+            open!(),
+            " ORDER BY q.parked_at, q.id LIMIT $1 OFFSET $2"
         ))
         .bind(i64::try_from(limit).unwrap_or(i64::MAX))
         .bind(i64::try_from(offset).unwrap_or(i64::MAX))
@@ -255,15 +339,16 @@ impl Inbox {
         })
     }
 
-    /// The `limit` runs that changed last among those no longer waiting (answered,
-    /// running, done, failed), newest first, of every agent: what was decided lately and
-    /// what came of it.
+    /// The `limit` requests whose runs changed last among those answered (their runs
+    /// waiting for their other requests, or answered, running, done, failed), newest
+    /// first, of every agent: what was decided lately and what came of it.
     pub async fn recent(&self, limit: usize) -> Result<Vec<Parked>, InboxError> {
         let rows = sqlx::query(concat!(
             "SELECT ",
             parked_columns!(),
-            " FROM toolnexus_inbox_runs WHERE state <> 'waiting' \
-             ORDER BY updated_at DESC, id LIMIT $1"
+            parked_from!(),
+            " WHERE q.answered_at IS NOT NULL \
+             ORDER BY r.updated_at DESC, q.run_id, q.position LIMIT $1"
         ))
         .bind(i64::try_from(limit).unwrap_or(i64::MAX))
         .fetch_all(&self.inner.pool)
@@ -274,7 +359,12 @@ impl Inbox {
     /// Answers a waiting request. The first answer wins: a second one, an answer to an
     /// unknown id, to a run no longer waiting or after the request's `expiresAt` is an
     /// error and changes nothing. When the request carries a form (`data.schema`), an `ok`
-    /// answer's data must fit it ([`InboxError::InvalidAnswer`] names the field).
+    /// answer's data must fit it, and edited arguments
+    /// ([`Answer::with_args`](toolnexus::Answer::with_args)) must fit a gate's `argsSchema`
+    /// ([`InboxError::InvalidAnswer`] names the field).
+    ///
+    /// When the request is one of several its run waits on, the run is ready to resume
+    /// once the last of them is answered, whatever the order and however the answers race.
     pub async fn answer(&self, answer: Answer) -> Result<(), InboxError> {
         self.record_answer(answer, None, false).await
     }
@@ -291,12 +381,14 @@ impl Inbox {
 
     /// Declines every waiting request whose `expiresAt` has passed with
     /// `Answer::decline(id, "expired")`, so the resumed run tells the model. Returns how
-    /// many it declined.
+    /// many it declined. A run whose requests are then all answered resumes as usual.
     pub async fn expire_due(&self) -> Result<usize, InboxError> {
-        let due: Vec<String> = sqlx::query_scalar(
-            "SELECT id FROM toolnexus_inbox_runs WHERE state = 'waiting' \
-             AND expires_at IS NOT NULL AND expires_at <= $1",
-        )
+        let due: Vec<String> = sqlx::query_scalar(concat!(
+            "SELECT q.id",
+            parked_from!(),
+            open!(),
+            " AND q.expires_at IS NOT NULL AND q.expires_at <= $1"
+        ))
         .bind(now_ms())
         .fetch_all(&self.inner.pool)
         .await?;
@@ -315,141 +407,124 @@ impl Inbox {
         Ok(expired)
     }
 
+    /// Records an answer in one transaction; a refusal rolls it back, changing nothing.
     async fn record_answer(
         &self,
         answer: Answer,
         answered_by: Option<String>,
         expiring: bool,
     ) -> Result<(), InboxError> {
-        let pool = &self.inner.pool;
-        let now = now_ms();
-        if !expiring && self.answer_at_once(&answer, &answered_by, now).await? {
-            return Ok(());
+        let mut conn = self.inner.pool.acquire().await?;
+        let mut tx = conn.begin_with(self.inner.engine.begin_write()).await?;
+        match self
+            .answer_in(&mut tx, &answer, answered_by, expiring)
+            .await
+        {
+            Ok(run_answered) => {
+                tx.commit().await?;
+                if run_answered {
+                    // This process's idle workers at once; other processes' heard the NOTIFY.
+                    self.inner.answered.notify_one();
+                }
+                Ok(())
+            }
+            Err(refused) => {
+                // The refusal is what the caller needs to hear; a rollback that fails
+                // leaves nothing behind either, as the transaction never commits.
+                if let Err(e) = tx.rollback().await {
+                    tracing::warn!(error = %e, "could not roll back a refused answer");
+                }
+                Err(refused)
+            }
         }
-        let row: Option<(String, String, Option<i64>)> = sqlx::query_as(
-            "SELECT state, request, expires_at FROM toolnexus_inbox_runs WHERE id = $1",
-        )
-        .bind(&answer.id)
-        .fetch_optional(pool)
-        .await?;
-        let Some((state, request, expires_at)) = row else {
-            return Err(InboxError::UnknownRequest(answer.id));
+    }
+
+    /// The answer's statements, inside its transaction: `true` when it was the run's last
+    /// open request, so the run is now ready to resume.
+    ///
+    /// The run's row is locked first (SQLite's write transaction locks everything), so
+    /// answers to one run's requests take turns: whichever comes last sees every other
+    /// answer and marks the run answered, and no answer is lost to a race.
+    async fn answer_in(
+        &self,
+        conn: &mut AnyConnection,
+        answer: &Answer,
+        answered_by: Option<String>,
+        expiring: bool,
+    ) -> Result<bool, InboxError> {
+        let now = now_ms();
+        let id = || answer.id.clone();
+        let lock = match self.inner.engine {
+            Engine::Sqlite => LOCK_RUN,
+            Engine::Postgres => LOCK_RUN_FOR_UPDATE,
+        };
+        let Some((run_id, state)) = sqlx::query_as::<_, (String, String)>(lock)
+            .bind(&answer.id)
+            .fetch_optional(&mut *conn)
+            .await?
+        else {
+            return Err(InboxError::UnknownRequest(id()));
         };
         let state = ParkedState::parse(&state).ok_or_else(|| InboxError::Corrupt {
-            id: answer.id.clone(),
+            id: run_id.clone(),
             reason: format!("unknown state {state:?}"),
         })?;
         if state != ParkedState::Waiting {
+            return Err(InboxError::NotWaiting { id: id(), state });
+        }
+        // Read under the lock: an answer committed before it was taken is seen here.
+        let (request, expires_at, answered_at): (String, Option<i64>, Option<i64>) =
+            sqlx::query_as(
+                "SELECT request, expires_at, answered_at FROM toolnexus_inbox_requests \
+                 WHERE id = $1",
+            )
+            .bind(&answer.id)
+            .fetch_one(&mut *conn)
+            .await?;
+        if answered_at.is_some() {
             return Err(InboxError::NotWaiting {
-                id: answer.id,
-                state,
+                id: id(),
+                state: ParkedState::Answered,
             });
         }
         if !expiring && expires_at.is_some_and(|at| at <= now) {
-            return Err(InboxError::Expired(answer.id));
+            return Err(InboxError::Expired(id()));
         }
         let request: Request = serde_json::from_str(&request).map_err(|e| InboxError::Corrupt {
-            id: answer.id.clone(),
+            id: id(),
             reason: format!("request: {e}"),
         })?;
-        check_answer(&request, &answer)?;
-        let stored = to_json(&answer.id, &answer)?;
-        let sql = match self.inner.engine {
-            Engine::Sqlite => ANSWER,
-            Engine::Postgres => ANSWER_AND_ANNOUNCE,
+        check_answer(&request, answer)?;
+        sqlx::query(
+            "UPDATE toolnexus_inbox_requests SET answer = $1, answered_by = $2, \
+             answered_at = $3 WHERE id = $4 AND answered_at IS NULL",
+        )
+        .bind(to_json(&answer.id, answer)?)
+        .bind(answered_by)
+        .bind(now)
+        .bind(&answer.id)
+        .execute(&mut *conn)
+        .await?;
+        let complete = match self.inner.engine {
+            Engine::Sqlite => COMPLETE,
+            Engine::Postgres => COMPLETE_AND_ANNOUNCE,
         };
-        let answered = sqlx::query(sql)
-            .bind(stored)
-            .bind(answered_by)
+        let run_answered = sqlx::query(complete)
             .bind(now)
-            .bind(&answer.id)
-            .fetch_optional(pool)
-            .await?;
-        if answered.is_none() {
-            // Another answer got in between the read and the write.
-            let state = self
-                .get(&answer.id)
-                .await?
-                .map_or(ParkedState::Answered, |p| p.state);
-            return Err(InboxError::NotWaiting {
-                id: answer.id,
-                state,
-            });
+            .bind(&run_id)
+            .fetch_optional(&mut *conn)
+            .await?
+            .is_some();
+        if !run_answered {
+            sqlx::query("UPDATE toolnexus_inbox_runs SET updated_at = $1 WHERE id = $2")
+                .bind(now)
+                .bind(&run_id)
+                .execute(&mut *conn)
+                .await?;
         }
-        // This process's idle workers at once; other processes' heard the NOTIFY.
-        self.inner.answered.notify_one();
-        Ok(())
-    }
-
-    /// The common case in one statement: an answer to a request that is waiting, not
-    /// expired, and has no form to check the answer against (or is declined, which skips
-    /// the form). `false`: not that case — the caller reads the row to say why, or to check
-    /// the form. Rows that merely mention a schema take that slower way too, which is safe.
-    async fn answer_at_once(
-        &self,
-        answer: &Answer,
-        answered_by: &Option<String>,
-        now: i64,
-    ) -> Result<bool, InboxError> {
-        let sql = match self.inner.engine {
-            Engine::Sqlite => ANSWER_UNCHECKED,
-            Engine::Postgres => ANSWER_UNCHECKED_AND_ANNOUNCE,
-        };
-        let answered = sqlx::query(sql)
-            .bind(to_json(&answer.id, answer)?)
-            .bind(answered_by)
-            .bind(now)
-            .bind(&answer.id)
-            .bind(i64::from(!answer.ok))
-            .fetch_optional(&self.inner.pool)
-            .await?;
-        if answered.is_some() {
-            self.inner.answered.notify_one();
-        }
-        Ok(answered.is_some())
+        Ok(run_answered)
     }
 }
-
-/// Records an answer ($1, by $2, at $3) on run $4 if it is still waiting (and, with more
-/// `AND …` conditions, if those hold); a row comes back when it did.
-macro_rules! answer {
-    ($($condition:expr)?) => {
-        concat!(
-            "UPDATE toolnexus_inbox_runs SET state = 'answered', answer = $1, answered_by = $2, \
-             answered_at = $3, updated_at = $3 WHERE id = $4 AND state = 'waiting'",
-            $($condition,)?
-            " RETURNING agent"
-        )
-    };
-}
-
-/// In the same statement, the NOTIFY that wakes idle workers of the run's agent in every
-/// process (sent when the answer commits). `pg_notify` returns `void`, which no row may
-/// carry, so it runs in a lateral subquery of its own.
-macro_rules! and_announce {
-    ($update:expr) => {
-        concat!(
-            "WITH answered AS (",
-            $update,
-            ") SELECT answered.agent FROM answered, \
-             LATERAL (SELECT pg_notify('toolnexus_inbox', answered.agent)) AS announced"
-        )
-    };
-}
-
-/// The fast path's extra conditions: not expired at $3, and either declined ($5 = 1) or a
-/// request with no form (`data.schema`) in its stored JSON.
-macro_rules! unchecked {
-    () => {
-        " AND (expires_at IS NULL OR expires_at > $3) \
-         AND ($5 = 1 OR request NOT LIKE '%\"schema\"%')"
-    };
-}
-
-const ANSWER: &str = answer!();
-const ANSWER_AND_ANNOUNCE: &str = and_announce!(answer!());
-const ANSWER_UNCHECKED: &str = answer!(unchecked!());
-const ANSWER_UNCHECKED_AND_ANNOUNCE: &str = and_announce!(answer!(unchecked!()));
 
 fn readable(rows: &[sqlx::any::AnyRow]) -> Vec<Parked> {
     rows.iter()
@@ -470,13 +545,21 @@ pub(crate) fn to_json<T: serde::Serialize>(id: &str, value: &T) -> Result<String
     })
 }
 
-/// A halted run, ready to be inserted.
+/// A halted run, ready to be inserted: its run row and a row per request it waits on.
 pub(crate) struct ToPark<'a> {
-    pub(crate) request: &'a Request,
+    /// The run's id: its first request's.
+    pub(crate) run_id: &'a str,
     messages: String,
-    request_json: String,
     model: &'a str,
     turns: i64,
+    request_ids: String,
+    requests: Vec<RequestRow<'a>>,
+}
+
+/// One request of a halted run, ready to be inserted.
+struct RequestRow<'a> {
+    id: &'a str,
+    json: String,
     tool: Option<(String, String)>,
     expires_at: Option<i64>,
 }
@@ -484,9 +567,36 @@ pub(crate) struct ToPark<'a> {
 impl<'a> ToPark<'a> {
     /// `earlier_turns`: turns taken before this invocation, when a resumed run halts again.
     pub(crate) fn of(run: &'a RunResult, earlier_turns: i64) -> Result<Self, InboxError> {
-        let (RunStatus::Pending, Some(request)) = (run.status, run.pending.as_ref()) else {
+        let (RunStatus::Pending, Some(pending)) = (run.status, run.pending.as_ref()) else {
             return Err(InboxError::NotPending);
         };
+        // A result from before runs listed every waiting call names only the first.
+        let waiting = if run.waiting.is_empty() {
+            std::slice::from_ref(pending)
+        } else {
+            run.waiting.as_slice()
+        };
+        let Some(first) = waiting.first() else {
+            return Err(InboxError::NotPending);
+        };
+        let requests = waiting
+            .iter()
+            .map(|request| RequestRow::of(run, request))
+            .collect::<Result<Vec<_>, _>>()?;
+        let ids: Vec<&str> = waiting.iter().map(|r| r.id.as_str()).collect();
+        Ok(ToPark {
+            run_id: &first.id,
+            messages: to_json(&first.id, &run.messages)?,
+            model: &run.model,
+            turns: earlier_turns.saturating_add(i64::try_from(run.turns).unwrap_or(i64::MAX)),
+            request_ids: to_json(&first.id, &ids)?,
+            requests,
+        })
+    }
+}
+
+impl<'a> RequestRow<'a> {
+    fn of(run: &'a RunResult, request: &'a Request) -> Result<Self, InboxError> {
         let expires_at = match &request.expires_at {
             Some(text) => Some(
                 parse_rfc3339(text).ok_or_else(|| InboxError::InvalidExpiry {
@@ -499,19 +609,16 @@ impl<'a> ToPark<'a> {
         let tool = halted_call(run, &request.id)
             .map(|(name, args)| Ok::<_, InboxError>((name.to_owned(), to_json(&request.id, args)?)))
             .transpose()?;
-        Ok(ToPark {
-            request,
-            messages: to_json(&request.id, &run.messages)?,
-            request_json: to_json(&request.id, request)?,
-            model: &run.model,
-            turns: earlier_turns.saturating_add(i64::try_from(run.turns).unwrap_or(i64::MAX)),
+        Ok(RequestRow {
+            id: &request.id,
+            json: to_json(&request.id, request)?,
             tool,
             expires_at,
         })
     }
 }
 
-/// The tool call a run halted on: its name and arguments, from the call records or, failing
+/// The tool call that asked request `id`: its name and arguments, from the call records or, failing
 /// that, from the transcript's placeholder and the assistant turn that asked for it.
 fn halted_call<'r>(run: &'r RunResult, id: &str) -> Option<(&'r str, &'r Value)> {
     let parks_here = |call: &ToolCallRecord| call.pending().is_some_and(|p| p.id == id);
@@ -534,32 +641,53 @@ fn halted_call<'r>(run: &'r RunResult, id: &str) -> Option<(&'r str, &'r Value)>
     })
 }
 
-/// Inserts a waiting row; `false` when the id is already parked.
-pub(crate) async fn insert<'c, E>(db: E, agent: &str, run: &ToPark<'_>) -> Result<bool, InboxError>
-where
-    E: Executor<'c, Database = Any>,
-{
+/// Inserts a waiting run and its requests. `Some(id)`: request `id` is already parked, and
+/// the caller rolls the transaction back so nothing of the run stays.
+pub(crate) async fn insert(
+    conn: &mut AnyConnection,
+    agent: &str,
+    run: &ToPark<'_>,
+) -> Result<Option<String>, InboxError> {
     let now = now_ms();
-    let (tool_name, tool_args) = run.tool.clone().unzip();
     let inserted = sqlx::query(
-        "INSERT INTO toolnexus_inbox_runs (id, agent, state, request, messages, model, turns, \
-         tool_name, tool_args, parked_at, expires_at, attempts, updated_at) \
-         VALUES ($1, $2, 'waiting', $3, $4, $5, $6, $7, $8, $9, $10, 0, $9) \
-         ON CONFLICT (id) DO NOTHING",
+        "INSERT INTO toolnexus_inbox_runs (id, agent, state, messages, model, turns, \
+         parked_at, attempts, updated_at, request_ids) \
+         VALUES ($1, $2, 'waiting', $3, $4, $5, $6, 0, $6, $7) ON CONFLICT (id) DO NOTHING",
     )
-    .bind(&run.request.id)
+    .bind(run.run_id)
     .bind(agent)
-    .bind(&run.request_json)
     .bind(&run.messages)
     .bind(run.model)
     .bind(run.turns)
-    .bind(tool_name)
-    .bind(tool_args)
     .bind(now)
-    .bind(run.expires_at)
-    .execute(db)
+    .bind(&run.request_ids)
+    .execute(&mut *conn)
     .await?;
-    Ok(inserted.rows_affected() == 1)
+    if inserted.rows_affected() == 0 {
+        return Ok(Some(run.run_id.to_owned()));
+    }
+    for (position, request) in run.requests.iter().enumerate() {
+        let (tool_name, tool_args) = request.tool.clone().unzip();
+        let inserted = sqlx::query(
+            "INSERT INTO toolnexus_inbox_requests (id, run_id, position, request, tool_name, \
+             tool_args, parked_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) \
+             ON CONFLICT (id) DO NOTHING",
+        )
+        .bind(request.id)
+        .bind(run.run_id)
+        .bind(i64::try_from(position).unwrap_or(i64::MAX))
+        .bind(&request.json)
+        .bind(tool_name)
+        .bind(tool_args)
+        .bind(now)
+        .bind(request.expires_at)
+        .execute(&mut *conn)
+        .await?;
+        if inserted.rows_affected() == 0 {
+            return Ok(Some(request.id.to_owned()));
+        }
+    }
+    Ok(None)
 }
 
 pub(crate) fn lease_ms(inbox: &Inbox) -> i64 {

@@ -4,10 +4,12 @@
 //! worker.
 //!
 //! A toolnexus run with no `wait_for` halts when a tool suspends ([`RunStatus::Pending`]).
-//! [`Inbox::park`] stores it — transcript, request, model — keyed by the request id;
-//! [`Inbox::answer`] takes the first answer (checked against the request's form, if any);
-//! [`Inbox::resume_next`], or a [`Worker`], claims an answered run under a lease and resumes
-//! it with `run_with_answer`, recording the outcome exactly once.
+//! [`Inbox::park`] stores it — transcript, every request its turn waits on, model — keyed
+//! by the request ids; [`Inbox::answer`] takes the first answer to each request (checked
+//! against the request's form, or a gate's edited arguments against the tool's schema);
+//! once all of a run's requests are answered, [`Inbox::resume_next`], or a [`Worker`],
+//! claims the run under a lease and resumes it with `run_with_answers`, recording the
+//! outcome exactly once.
 //!
 //! ```
 //! # tokio::runtime::Runtime::new().unwrap().block_on(async {

@@ -11,25 +11,50 @@ use toolnexus::{Answer, Request, RunResult};
 use crate::clock::from_ms;
 use crate::{InboxError, ParkedState};
 
-/// The columns a [`Parked`] is read from (everything but the transcript).
+/// The columns a [`Parked`] is read from (everything but the transcript), of a request
+/// (`q`) and its run (`r`) joined by [`parked_from!`].
 macro_rules! parked_columns {
     () => {
-        "id, agent, state, request, model, turns, tool_name, tool_args, parked_at, \
-         expires_at, answer, answered_by, answered_at, attempts, lease_until, last_error, \
-         result, next_id, updated_at"
+        "q.id, q.run_id, r.agent, r.state, q.request, r.model, r.turns, q.tool_name, \
+         q.tool_args, q.parked_at, q.expires_at, q.answer, q.answered_by, q.answered_at, \
+         r.attempts, r.lease_until, r.last_error, r.result, r.next_id, r.updated_at, \
+         r.request_ids"
     };
 }
 pub(crate) use parked_columns;
 
-/// A run parked in the inbox, as people and workers see it.
+/// The requests joined with their runs, as [`parked_columns!`] names them.
+macro_rules! parked_from {
+    () => {
+        " FROM toolnexus_inbox_requests q JOIN toolnexus_inbox_runs r ON r.id = q.run_id"
+    };
+}
+pub(crate) use parked_from;
+
+/// One request of a run parked in the inbox, as people and workers see it.
+///
+/// A halted turn may wait on several calls at once ([`RunResult::waiting`]): the run is
+/// parked once, with one `Parked` per request. Each is answered on its own; the run is
+/// resumed once every one of them is answered. [`run`](Self::run) and
+/// [`requests`](Self::requests) tie the requests of one run together.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct Parked {
     /// The request the run halted on; its `id` keys the row.
     pub request: Request,
-    /// Where the run stands.
+    /// Where this request stands: `Waiting` until it is answered, `Answered` once it is
+    /// (while the run waits for its other requests, or for a worker), then as its run.
     pub state: ParkedState,
-    /// The answer, once given (the first answer; later ones were refused).
+    /// Where the run as a whole stands: `Waiting` until every one of its requests is
+    /// answered, then `Answered`, `Running`, `Done` or `Failed`.
+    pub run_state: ParkedState,
+    /// The id of the run: the id of its first request, which [`Inbox::park`] returned.
+    ///
+    /// [`Inbox::park`]: crate::Inbox::park
+    pub run: String,
+    /// The ids of every request of the run, this one included, in call order.
+    pub requests: Vec<String>,
+    /// This request's answer, once given (the first answer; later ones were refused).
     pub answer: Option<Answer>,
     /// Who gave the answer (`answer_as`), kept as an audit trail.
     pub answered_by: Option<String>,
@@ -45,7 +70,7 @@ pub struct Parked {
     pub last_error: Option<String>,
     /// The agent the run was parked under; only that agent's workers resume it.
     pub agent: String,
-    /// The name of the tool whose call halted the run, when the transcript shows it.
+    /// The name of the tool whose call asked this request, when the transcript shows it.
     pub tool: Option<String>,
     /// The arguments of that call.
     pub args: Option<Value>,
@@ -57,7 +82,7 @@ pub struct Parked {
     pub parked_at: SystemTime,
     /// The request's `expiresAt`, read as a time.
     pub expires_at: Option<SystemTime>,
-    /// When the row last changed.
+    /// When the run last changed (an answer to any of its requests changes it).
     pub updated_at: SystemTime,
     /// While a worker resumes the run: when its lease lapses.
     pub lease_until: Option<SystemTime>,
@@ -77,18 +102,29 @@ impl Parked {
             reason: format!("{what}: {e}"),
         };
         let state_text: String = row.try_get("state")?;
-        let state = ParkedState::parse(&state_text)
+        let run_state = ParkedState::parse(&state_text)
             .ok_or_else(|| corrupt("state", &format!("unknown state {state_text:?}")))?;
         let request: Request = serde_json::from_str(&row.try_get::<String, _>("request")?)
             .map_err(|e| corrupt("request", &e))?;
         let answer = json_column::<Answer>(row, "answer").map_err(|e| corrupt("answer", &e))?;
         let result = json_column::<RunResult>(row, "result").map_err(|e| corrupt("result", &e))?;
         let args = json_column::<Value>(row, "tool_args").map_err(|e| corrupt("tool_args", &e))?;
+        let run: String = row.try_get("run_id")?;
+        let requests = json_column::<Vec<String>>(row, "request_ids")
+            .map_err(|e| corrupt("request_ids", &e))?
+            .unwrap_or_else(|| vec![run.clone()]);
+        let state = match (run_state, &answer) {
+            (ParkedState::Waiting, Some(_)) => ParkedState::Answered,
+            _ => run_state,
+        };
         let time = |col: &str| -> Result<Option<SystemTime>, InboxError> {
             Ok(row.try_get::<Option<i64>, _>(col)?.map(from_ms))
         };
         Ok(Parked {
             state,
+            run_state,
+            run,
+            requests,
             answer,
             answered_by: row.try_get("answered_by")?,
             answered_at: time("answered_at")?,
@@ -120,15 +156,15 @@ fn json_column<T: serde::de::DeserializeOwned>(
     }
 }
 
-/// A page of the waiting runs ([`Inbox::waiting_page`](crate::Inbox::waiting_page)).
+/// A page of the waiting requests ([`Inbox::waiting_page`](crate::Inbox::waiting_page)).
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct WaitingPage {
-    /// The runs on this page, oldest first.
+    /// The waiting requests on this page, oldest first.
     pub runs: Vec<Parked>,
-    /// The position of the first of them among all waiting runs (0-based).
+    /// The position of the first of them among all waiting requests (0-based).
     pub offset: usize,
-    /// How many runs are waiting in all.
+    /// How many requests are waiting in all.
     pub total: usize,
 }
 
@@ -136,12 +172,14 @@ pub struct WaitingPage {
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct Resumed {
-    /// The request that was answered.
+    /// The run: the id of its first request (the only one, when it waited on one).
     pub id: String,
+    /// The answers it was resumed with, one per request, in call order.
+    pub answers: Vec<Answer>,
     /// The resumed run's result. When it halted again (`RunStatus::Pending`), its new
     /// request is already parked, under [`next`](Self::next).
     pub result: RunResult,
-    /// The id of the request the run halted on again, now parked.
+    /// The id of the run's new parking (its first request) when it halted again.
     pub next: Option<String>,
     /// Which claim of the run this was (1 for the first).
     pub attempt: u32,

@@ -1,5 +1,5 @@
 //! The workers' side of an [`Inbox`]: claiming an answered run under a lease, resuming it
-//! with `run_with_answer`, and recording what came of it — fenced by the claim's attempt
+//! with `run_with_answers` (every request of it answered), and recording what came of it — fenced by the claim's attempt
 //! number, so a worker whose lease lapsed can never write over the worker that took over.
 
 use std::future::IntoFuture;
@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use sqlx::any::AnyRow;
 use sqlx::{Connection, Row};
-use toolnexus::{Answer, ClientError, LlmClient, Message, Request, RunResult, RunStatus, Toolkit};
+use toolnexus::{Answer, ClientError, LlmClient, Message, RunResult, RunStatus, Toolkit};
 
 use crate::clock::now_ms;
 use crate::inbox::{insert, lease_ms, to_json, ToPark};
@@ -27,7 +27,7 @@ macro_rules! claim {
             $($target)+,
             " AND agent = $3 AND attempts < $4 AND ((state = 'answered' AND (lease_until IS \
              NULL OR lease_until <= $2)) OR (state = 'running' AND lease_until <= $2)) \
-             RETURNING id, request, messages, answer, attempts, turns"
+             RETURNING id, messages, attempts, turns"
         )
     };
     // Two lookups, each a walk down the claim index in its own order, so a claim costs
@@ -52,47 +52,66 @@ macro_rules! claim {
 const CLAIM_NEXT_SQLITE: &str = claim!(oldest "");
 // SKIP LOCKED: concurrent workers each take a different row instead of queueing on one.
 const CLAIM_NEXT_POSTGRES: &str = claim!(oldest " FOR UPDATE SKIP LOCKED");
-const CLAIM_ONE: &str = claim!(where "id = $5");
+// Any request of the run names it.
+const CLAIM_ONE: &str =
+    claim!(where "id = (SELECT run_id FROM toolnexus_inbox_requests WHERE id = $5)");
 
 /// A run this worker holds: its stored parts, and the attempt number that fences its writes.
 struct Claim {
     id: String,
     fence: i64,
     turns: i64,
-    request: String,
     messages: String,
-    answer: Option<String>,
+    /// Each request's id and stored answer, in call order.
+    answers: Vec<(String, Option<String>)>,
 }
 
 impl Claim {
-    fn from_row(row: &AnyRow) -> Result<Self, InboxError> {
+    /// The claimed run's row, and its requests' answers read after it: an answered run's
+    /// answers never change, so this second read sees what the claim saw.
+    async fn read(inbox: &Inbox, row: &AnyRow) -> Result<Self, InboxError> {
+        let id: String = row.try_get("id")?;
+        let answers = sqlx::query_as(
+            "SELECT id, answer FROM toolnexus_inbox_requests WHERE run_id = $1 \
+             ORDER BY position",
+        )
+        .bind(&id)
+        .fetch_all(&inbox.inner.pool)
+        .await?;
         Ok(Claim {
-            id: row.try_get("id")?,
+            id,
             fence: row.try_get("attempts")?,
             turns: row.try_get("turns")?,
-            request: row.try_get("request")?,
             messages: row.try_get("messages")?,
-            answer: row.try_get("answer")?,
+            answers,
         })
     }
 
     /// The stored parts, read back; `Err` names what is unreadable.
-    fn decode(&self) -> Result<(Vec<Message>, Request, Answer), String> {
+    fn decode(&self) -> Result<(Vec<Message>, Vec<Answer>), String> {
         let messages: Vec<Message> =
             serde_json::from_str(&self.messages).map_err(|e| format!("transcript: {e}"))?;
-        let request: Request =
-            serde_json::from_str(&self.request).map_err(|e| format!("request: {e}"))?;
-        let answer: Answer = match &self.answer {
-            Some(text) => serde_json::from_str(text).map_err(|e| format!("answer: {e}"))?,
-            None => return Err("answer: missing on an answered run".to_owned()),
-        };
-        Ok((messages, request, answer))
+        if self.answers.is_empty() {
+            return Err("requests: none stored for the run".to_owned());
+        }
+        let answers = self
+            .answers
+            .iter()
+            .map(|(id, answer)| match answer {
+                Some(text) => {
+                    serde_json::from_str(text).map_err(|e| format!("answer to `{id}`: {e}"))
+                }
+                None => Err(format!("answer to `{id}`: missing on an answered run")),
+            })
+            .collect::<Result<Vec<Answer>, String>>()?;
+        Ok((messages, answers))
     }
 }
 
 impl Inbox {
-    /// Claims the oldest answered run of this handle's agent and resumes it with
-    /// `run_with_answer`. `Ok(None)`: nothing is waiting to be resumed.
+    /// Claims the oldest answered run of this handle's agent (one whose every request is
+    /// answered) and resumes it with `run_with_answers`, giving it all its answers at once.
+    /// `Ok(None)`: nothing is waiting to be resumed.
     ///
     /// While the run goes on, the claim's lease is renewed; if it is lost anyway (the
     /// database was unreachable for longer than the lease and another worker took over),
@@ -119,17 +138,18 @@ impl Inbox {
             .await?;
         match row {
             Some(row) => self
-                .run_claim(Claim::from_row(&row)?, client, tk)
+                .run_claim(Claim::read(self, &row).await?, client, tk)
                 .await
                 .map(Some),
             None => Ok(None),
         }
     }
 
-    /// Claims the run parked on request `id` (of this handle's agent) and resumes it.
+    /// Claims the run parked on request `id` (any of its requests, of this handle's agent)
+    /// and resumes it.
     ///
     /// Refused, changing nothing: [`InboxError::UnknownRequest`],
-    /// [`InboxError::NotAnswered`] (still waiting), [`InboxError::Claimed`] (another worker
+    /// [`InboxError::NotAnswered`] (a request of the run still waits: it names the first), [`InboxError::Claimed`] (another worker
     /// holds it, or a failed attempt's back-off runs), [`InboxError::Finished`].
     pub async fn resume(
         &self,
@@ -147,25 +167,30 @@ impl Inbox {
             .fetch_optional(&self.inner.pool)
             .await?;
         match row {
-            Some(row) => self.run_claim(Claim::from_row(&row)?, client, tk).await,
+            Some(row) => {
+                self.run_claim(Claim::read(self, &row).await?, client, tk)
+                    .await
+            }
             None => Err(self.why_unclaimable(id).await?),
         }
     }
 
     async fn why_unclaimable(&self, id: &str) -> Result<InboxError, InboxError> {
-        let parked = match self.get(id).await? {
-            Some(p) if p.agent == self.inner.agent => p,
-            _ => return Ok(InboxError::UnknownRequest(id.to_owned())),
+        let requests = self.run_requests(id).await?;
+        let Some(parked) = requests.first().filter(|p| p.agent == self.inner.agent) else {
+            return Ok(InboxError::UnknownRequest(id.to_owned()));
         };
+        if let Some(open) = requests.iter().find(|p| p.state == ParkedState::Waiting) {
+            return Ok(InboxError::NotAnswered(open.id().to_owned()));
+        }
         let id = id.to_owned();
-        Ok(match parked.state {
-            ParkedState::Waiting => InboxError::NotAnswered(id),
+        Ok(match parked.run_state {
             ParkedState::Done | ParkedState::Failed => InboxError::Finished {
                 id,
-                state: parked.state,
+                state: parked.run_state,
             },
             _ if parked.attempts >= self.inner.max_attempts => {
-                self.give_up(&id, "no attempts left").await?;
+                self.give_up(&parked.run, "no attempts left").await?;
                 InboxError::Finished {
                     id,
                     state: ParkedState::Failed,
@@ -211,7 +236,7 @@ impl Inbox {
         client: &LlmClient,
         tk: &Toolkit,
     ) -> Result<Resumed, InboxError> {
-        let (messages, request, answer) = match claim.decode() {
+        let (messages, answers) = match claim.decode() {
             Ok(parts) => parts,
             Err(reason) => {
                 self.record_failure(&claim, &reason, true).await?;
@@ -222,14 +247,14 @@ impl Inbox {
             }
         };
         let run = client
-            .run_with_answer(messages, &request, answer, tk)
+            .run_with_answers(messages, answers.clone(), tk)
             .into_future();
         let outcome = match self.renewing(&claim, run).await? {
             Some(outcome) => outcome,
             None => return Err(InboxError::Claimed(claim.id)),
         };
         match outcome {
-            Ok(result) => self.record_outcome(&claim, result).await,
+            Ok(result) => self.record_outcome(&claim, result, answers).await,
             Err(e) => {
                 self.record_failure(&claim, &e.to_string(), false).await?;
                 Err(InboxError::Resume(e))
@@ -272,11 +297,12 @@ impl Inbox {
     }
 
     /// Stores the result: a run that ended keeps it on its row; a run that halted again
-    /// has its new request parked and the old row marked done, in one transaction.
+    /// has its new requests parked and the old row marked done, in one transaction.
     async fn record_outcome(
         &self,
         claim: &Claim,
         result: RunResult,
+        answers: Vec<Answer>,
     ) -> Result<Resumed, InboxError> {
         let stored = to_json(&claim.id, &result)?;
         let next = match (&result.status, &result.pending) {
@@ -308,23 +334,22 @@ impl Inbox {
             if done.execute(&self.inner.pool).await?.rows_affected() == 0 {
                 return Err(InboxError::Claimed(claim.id.clone()));
             }
-            return Ok(resumed(claim, result, next));
+            return Ok(resumed(claim, result, answers, next));
         };
         let mut conn = self.inner.pool.acquire().await?;
         let mut tx = conn.begin_with(self.inner.engine.begin_write()).await?;
         if done.execute(&mut *tx).await?.rows_affected() == 0 {
             return Err(InboxError::Claimed(claim.id.clone()));
         }
-        if !insert(&mut *tx, &self.inner.agent, parked).await? {
+        if let Some(taken) = insert(&mut tx, &self.inner.agent, parked).await? {
             tx.rollback().await?;
-            let next_id = parked.request.id.clone();
             let why =
-                format!("the resumed run halted on request `{next_id}`, which is already parked");
+                format!("the resumed run halted on request `{taken}`, which is already parked");
             self.record_failure(claim, &why, true).await?;
-            return Err(InboxError::AlreadyParked(next_id));
+            return Err(InboxError::AlreadyParked(taken));
         }
         tx.commit().await?;
-        Ok(resumed(claim, result, next))
+        Ok(resumed(claim, result, answers, next))
     }
 
     /// Records a failed attempt: back to `Answered` after the lease, or `Failed` when the
@@ -362,9 +387,15 @@ impl Inbox {
     }
 }
 
-fn resumed(claim: &Claim, result: RunResult, next: Option<String>) -> Resumed {
+fn resumed(
+    claim: &Claim,
+    result: RunResult,
+    answers: Vec<Answer>,
+    next: Option<String>,
+) -> Resumed {
     Resumed {
         id: claim.id.clone(),
+        answers,
         result,
         next,
         attempt: u32::try_from(claim.fence).unwrap_or(u32::MAX),

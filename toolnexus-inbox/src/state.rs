@@ -5,13 +5,16 @@ use std::fmt;
 /// Where a parked run stands.
 ///
 /// `Waiting` → (an answer) → `Answered` → (a worker claims it) → `Running` → `Done`, or
-/// back to `Answered` after a failed attempt, or `Failed` once the attempts are spent.
+/// back to `Answered` after a failed attempt, or `Failed` once the attempts are spent. A run
+/// waiting on several requests is `Answered` once the last of them is; each answered
+/// request reads `Answered` from its own answer on ([`Parked::state`](crate::Parked::state)).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum ParkedState {
     /// Waiting for a person's answer.
     Waiting,
-    /// Answered, waiting for a worker to resume it.
+    /// Answered: waiting for a worker to resume the run (or, for one request of several,
+    /// for the run's other requests to be answered).
     Answered,
     /// A worker holds its lease and is resuming it.
     Running,

@@ -45,6 +45,46 @@ const MIGRATIONS: &[&[&str]] = &[&[
      ON toolnexus_inbox_runs (agent, state, answered_at, id)",
     // The page lists the waiting runs oldest first, a page at a time.
     "CREATE INDEX toolnexus_inbox_runs_waiting ON toolnexus_inbox_runs (state, parked_at, id)",
+], &[
+    // A halted turn can wait on several calls at once: each request is a row of its own,
+    // answered on its own, and the run row (keyed by its first request's id, as every run
+    // of the earlier versions already is) keeps the transcript, the claim and the outcome.
+    "CREATE TABLE toolnexus_inbox_requests (
+        id TEXT PRIMARY KEY,
+        run_id TEXT NOT NULL REFERENCES toolnexus_inbox_runs (id),
+        position BIGINT NOT NULL,
+        request TEXT NOT NULL,
+        tool_name TEXT,
+        tool_args TEXT,
+        parked_at BIGINT NOT NULL,
+        expires_at BIGINT,
+        answer TEXT,
+        answered_by TEXT,
+        answered_at BIGINT
+    )",
+    "INSERT INTO toolnexus_inbox_requests (id, run_id, position, request, tool_name, \
+     tool_args, parked_at, expires_at, answer, answered_by, answered_at) \
+     SELECT id, id, 0, request, tool_name, tool_args, parked_at, expires_at, answer, \
+     answered_by, answered_at FROM toolnexus_inbox_runs",
+    "CREATE INDEX toolnexus_inbox_requests_run ON toolnexus_inbox_requests (run_id, position)",
+    // The open requests (no answer yet) oldest first, a page at a time, and those due.
+    "CREATE INDEX toolnexus_inbox_requests_open \
+     ON toolnexus_inbox_requests (answered_at, parked_at, id)",
+    "CREATE INDEX toolnexus_inbox_requests_expiry \
+     ON toolnexus_inbox_requests (answered_at, expires_at)",
+    // What moved to the requests leaves the runs, so each fact has one place; SQLite drops
+    // no column an index still names.
+    "DROP INDEX toolnexus_inbox_runs_expiry",
+    "DROP INDEX toolnexus_inbox_runs_waiting",
+    "ALTER TABLE toolnexus_inbox_runs DROP COLUMN request",
+    "ALTER TABLE toolnexus_inbox_runs DROP COLUMN tool_name",
+    "ALTER TABLE toolnexus_inbox_runs DROP COLUMN tool_args",
+    "ALTER TABLE toolnexus_inbox_runs DROP COLUMN expires_at",
+    "ALTER TABLE toolnexus_inbox_runs DROP COLUMN answer",
+    "ALTER TABLE toolnexus_inbox_runs DROP COLUMN answered_by",
+    // The run's request ids in call order (a JSON array); NULL on a run parked before,
+    // which has one request, its own id.
+    "ALTER TABLE toolnexus_inbox_runs ADD COLUMN request_ids TEXT",
 ]];
 
 /// The schema version this crate reads and writes.

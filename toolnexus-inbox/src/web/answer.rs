@@ -1,7 +1,8 @@
 //! From a submitted answer form to an [`Answer`]: what a request lets a person do (its
 //! shape), which button they pressed, and the values they typed, coerced by the schema.
 
-use serde_json::Value;
+use serde_json::{Map, Value};
+use toolnexus::form::{args_form_of, check_data, form_of};
 use toolnexus::{Answer, Refusal, Request, RequestKind};
 
 use super::form::{Coerced, Form};
@@ -20,6 +21,9 @@ pub(crate) enum Shape {
     Unrenderable(String),
     /// `authorization`: sign in at the url, then confirm; or cancel.
     Authorization,
+    /// A gate's request (a declared approval): approve, approve with edited arguments (a
+    /// form from the tool's `argsSchema`, filled with the proposed ones), or decline.
+    Gate(Form),
     /// `approval`, and any other kind without a form: approve or decline.
     Approval,
 }
@@ -32,9 +36,22 @@ impl Shape {
                 Err(why) => Shape::Unrenderable(why),
             };
         }
+        if request.gated_tool().is_some() {
+            if let Some(form) = args_form_of(request).and_then(Form::from_args_schema) {
+                return Shape::Gate(form);
+            }
+        }
         match request.kind {
             RequestKind::Authorization => Shape::Authorization,
             _ => Shape::Approval,
+        }
+    }
+
+    /// The form a person fills in for this shape, if it has one.
+    pub(crate) fn form(&self) -> Option<&Form> {
+        match self {
+            Shape::Form(form) | Shape::Gate(form) => Some(form),
+            _ => None,
         }
     }
 }
@@ -47,6 +64,7 @@ pub(crate) enum Action {
     SignedIn,
     Cancel,
     Submit,
+    Edit,
 }
 
 impl Action {
@@ -58,6 +76,7 @@ impl Action {
             Action::SignedIn => "signed-in",
             Action::Cancel => "cancel",
             Action::Submit => "submit",
+            Action::Edit => "edit",
         }
     }
 
@@ -68,6 +87,7 @@ impl Action {
             Action::SignedIn,
             Action::Cancel,
             Action::Submit,
+            Action::Edit,
         ]
         .into_iter()
         .find(|a| a.value() == value)
@@ -81,6 +101,10 @@ impl Action {
                 | (Shape::Unrenderable(_), Action::Decline)
                 | (Shape::Authorization, Action::SignedIn | Action::Cancel)
                 | (Shape::Approval, Action::Approve | Action::Decline)
+                | (
+                    Shape::Gate(_),
+                    Action::Approve | Action::Edit | Action::Decline
+                )
         )
     }
 }
@@ -122,34 +146,50 @@ pub(crate) fn read(request: &Request, shape: &Shape, fields: &[(String, String)]
         Action::Approve | Action::SignedIn => Answer::ok(id),
         Action::Decline => refusal(Refusal::Declined),
         Action::Cancel => refusal(Refusal::Cancelled),
-        Action::Submit => {
-            let Shape::Form(form) = shape else {
-                return Submission::UnknownAction;
+        Action::Submit | Action::Edit => {
+            let (form, schema) = match shape {
+                Shape::Form(form) => (form, form_of(request)),
+                Shape::Gate(form) => (form, args_form_of(request)),
+                _ => return Submission::UnknownAction,
             };
-            let mut coerced = form.coerce(fields);
-            // The form's limits on the fields that were read, in the same round as what
-            // could not be read at all: the person sees every problem at once. (The inbox
-            // checks the answer again before it keeps it.)
-            if let Some(schema) = toolnexus::form::form_of(request) {
-                let values = Value::Object(coerced.values.clone());
-                if let Err(misfit) = toolnexus::form::check_data(schema, Some(&values)) {
-                    for problem in misfit.problems {
-                        let Some(name) = problem.field else { continue };
-                        if form.fields.iter().any(|f| f.name == name) {
-                            coerced
-                                .errors
-                                .entry(name)
-                                .or_insert_with(|| capitalized(&problem.reason));
-                        }
-                    }
-                }
+            match checked(form, schema, fields) {
+                // `fits` paired Edit with a gate's shape, Submit with a form's.
+                Ok(values) if action == Action::Edit => Answer::ok(id).with_args(values),
+                Ok(values) => Answer::ok(id).with_data(values),
+                Err(misfit) => return Submission::Misfit(misfit),
             }
-            if !coerced.errors.is_empty() {
-                return Submission::Misfit(coerced);
-            }
-            Answer::ok(id).with_data(Value::Object(coerced.values))
         }
     })
+}
+
+/// The values of a submitted `form`, held against `schema`'s limits on the fields that
+/// were read in the same round as what could not be read at all, so the person sees every
+/// problem at once. (The inbox checks the answer again before it keeps it.)
+fn checked(
+    form: &Form,
+    schema: Option<&Map<String, Value>>,
+    fields: &[(String, String)],
+) -> Result<Value, Coerced> {
+    let mut coerced = form.coerce(fields);
+    if let Some(schema) = schema {
+        let values = Value::Object(coerced.values.clone());
+        if let Err(misfit) = check_data(schema, Some(&values)) {
+            for problem in misfit.problems {
+                let Some(name) = problem.field else { continue };
+                if form.fields.iter().any(|f| f.name == name) {
+                    coerced
+                        .errors
+                        .entry(name)
+                        .or_insert_with(|| capitalized(&problem.reason));
+                }
+            }
+        }
+    }
+    if coerced.errors.is_empty() {
+        Ok(Value::Object(coerced.values))
+    } else {
+        Err(coerced)
+    }
 }
 
 /// The store's reasons read "must be at least 5 characters"; next to a field they start a
@@ -216,6 +256,44 @@ mod tests {
         let noted = answer_of(read(&request, &shape, &typed));
         assert_eq!(noted.refusal(), Some(&Refusal::Cancelled));
         assert_eq!(noted.note(), Some("wrong account"));
+    }
+
+    #[test]
+    fn a_gate_is_approved_edited_or_declined() {
+        let request = Request::new("approval", "Delete?")
+            .with_id("g1")
+            .with_data(json!({
+                "tool": "delete",
+                "args": {"path": "/a"},
+                "argsSchema": {"type": "object",
+                               "properties": {"path": {"type": "string"},
+                                              "days": {"type": "integer", "minimum": 1}},
+                               "required": ["path"]}
+            }));
+        let shape = Shape::of(&request);
+        assert!(matches!(shape, Shape::Gate(_)), "{shape:?}");
+        let yes = answer_of(read(&request, &shape, &fields(&[("_action", "approve")])));
+        assert_eq!(yes, Answer::ok("g1"));
+        let edit = [("_action", "edit"), ("f.path", "/b"), ("f.days", "2")];
+        let edited = answer_of(read(&request, &shape, &fields(&edit)));
+        assert_eq!(
+            edited,
+            Answer::ok("g1").with_args(json!({"path": "/b", "days": 2}))
+        );
+        let short = [("_action", "edit"), ("f.path", "/b"), ("f.days", "0")];
+        match read(&request, &shape, &fields(&short)) {
+            Submission::Misfit(coerced) => assert!(coerced.errors.contains_key("days")),
+            other => panic!("a misfit: {other:?}"),
+        }
+        assert!(matches!(
+            read(&request, &shape, &fields(&[("_action", "submit")])),
+            Submission::UnknownAction
+        ));
+        let plain = Request::new("approval", "Buy?").with_id("p1");
+        assert!(matches!(
+            read(&plain, &Shape::of(&plain), &fields(&edit)),
+            Submission::UnknownAction
+        ));
     }
 
     #[test]

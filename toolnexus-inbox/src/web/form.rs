@@ -3,7 +3,9 @@
 //!
 //! The schema is the flat shape `pending!(…, answer = T)` produces (strings, numbers,
 //! integers, booleans, string enums). Anything else is refused as a whole, so the page
-//! never shows half a form the answer could not fit.
+//! never shows half a form the answer could not fit. A gate's arguments are read more
+//! leniently ([`Form::from_args_schema`]): a tool's input may hold any JSON, so a property
+//! no plain control fits is typed as JSON text.
 //!
 //! The browser's own validation is switched off (`novalidate`): the server is the one
 //! judge, so a value is checked the same way whoever sends it, and its message appears
@@ -32,11 +34,15 @@ pub(crate) struct Field {
 /// What a property holds, which decides its control and how its text is read back.
 #[derive(Debug, Clone, PartialEq)]
 enum FieldKind {
-    Text { format: Option<String> },
+    Text {
+        format: Option<String>,
+    },
     Number,
     Integer,
     Boolean,
     Choice(Vec<String>),
+    /// Any JSON value, typed as text (an argument holding a list or an object).
+    Json,
 }
 
 /// The fields of a request's form, in the schema's order.
@@ -57,11 +63,7 @@ impl Form {
         let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
             return Err("the form schema has no properties".to_owned());
         };
-        let required: Vec<&str> = schema
-            .get("required")
-            .and_then(Value::as_array)
-            .map(|r| r.iter().filter_map(Value::as_str).collect())
-            .unwrap_or_default();
+        let required = required_of(schema.get("required"));
         let fields = properties
             .iter()
             .map(|(name, property)| {
@@ -70,6 +72,37 @@ impl Form {
             })
             .collect::<Result<Vec<_>, _>>()?;
         Ok(Form { fields })
+    }
+
+    /// The form for editing a gated call's arguments, from the tool's input schema (see
+    /// the module documentation); `None` when the tool takes no named arguments.
+    pub(crate) fn from_args_schema(schema: &Map<String, Value>) -> Option<Form> {
+        let properties = schema.get("properties")?.as_object()?;
+        if properties.is_empty() {
+            return None;
+        }
+        let required = required_of(schema.get("required"));
+        let fields = properties
+            .iter()
+            .map(|(name, property)| {
+                let empty = Map::new();
+                let property = property.as_object().unwrap_or(&empty);
+                let kind = FieldKind::of(property)
+                    .or_else(|_| FieldKind::nullable(property))
+                    .unwrap_or(FieldKind::Json);
+                Field::with_kind(name, property, required.contains(&name.as_str()), kind)
+            })
+            .collect();
+        Some(Form { fields })
+    }
+
+    /// What the form shows filled in with `values` (a call's arguments), as a person would
+    /// have typed them.
+    pub(crate) fn prefill(&self, values: &Value) -> Entered {
+        self.fields
+            .iter()
+            .filter_map(|f| Some((f.name.clone(), f.text_of(values.get(&f.name)?)?)))
+            .collect()
     }
 
     /// The JSON object an answer carries, from submitted `name=value` pairs; `Err` holds a
@@ -111,13 +144,79 @@ impl Form {
     }
 
     /// The inputs, filled with what was entered (after a refused submit) or else the
-    /// schema's defaults, each with its help text and error.
-    pub(crate) fn render(&self, entered: Option<&Entered>, errors: &FieldErrors) -> Markup {
+    /// schema's defaults, each with its help text and error. `scope` sets the form's
+    /// element ids apart from another form's on the same page.
+    pub(crate) fn render(
+        &self,
+        scope: &str,
+        entered: Option<&Entered>,
+        errors: &FieldErrors,
+    ) -> Markup {
         html! {
             @for field in &self.fields {
-                (field.render(entered, errors.get(&field.name)))
+                (field.render(scope, entered, errors.get(&field.name)))
             }
         }
+    }
+}
+
+/// The names a schema's `required` lists.
+fn required_of(required: Option<&Value>) -> Vec<&str> {
+    required
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default()
+}
+
+impl FieldKind {
+    /// The control a property's schema calls for; `Err` says why no plain control fits.
+    fn of(property: &Map<String, Value>) -> Result<FieldKind, String> {
+        Ok(
+            match (
+                property.get("type").and_then(Value::as_str),
+                property.get("enum"),
+            ) {
+                (Some("string") | None, Some(Value::Array(values))) => FieldKind::Choice(
+                    values
+                        .iter()
+                        .map(|v| v.as_str().map(str::to_owned))
+                        .collect::<Option<Vec<_>>>()
+                        .ok_or("has an enum whose values are not all strings")?,
+                ),
+                (Some("string"), _) => FieldKind::Text {
+                    format: property
+                        .get("format")
+                        .and_then(Value::as_str)
+                        .map(str::to_owned),
+                },
+                (Some("number"), _) => FieldKind::Number,
+                (Some("integer"), _) => FieldKind::Integer,
+                (Some("boolean"), _) => FieldKind::Boolean,
+                (Some(other), _) => {
+                    return Err(format!("has type `{other}`, which a form cannot ask"))
+                }
+                (None, _) => return Err("has no type".to_owned()),
+            },
+        )
+    }
+
+    /// An optional argument's `"type": ["T", "null"]` read as `T`: left empty, it is left
+    /// out, which is what the tool sees as no value.
+    fn nullable(property: &Map<String, Value>) -> Result<FieldKind, String> {
+        let Some([a, b]) = property
+            .get("type")
+            .and_then(Value::as_array)
+            .map(Vec::as_slice)
+        else {
+            return Err("has no single type".to_owned());
+        };
+        let single = match (a.as_str(), b.as_str()) {
+            (Some("null"), Some(t)) | (Some(t), Some("null")) => t,
+            _ => return Err("has no single type".to_owned()),
+        };
+        let mut plain = property.clone();
+        plain.insert("type".to_owned(), Value::from(single));
+        FieldKind::of(&plain)
     }
 }
 
@@ -137,29 +236,16 @@ impl Field {
         let Some(property) = property.as_object() else {
             return Err("is not a schema".to_owned());
         };
-        let kind = match (
-            property.get("type").and_then(Value::as_str),
-            property.get("enum"),
-        ) {
-            (Some("string") | None, Some(Value::Array(values))) => FieldKind::Choice(
-                values
-                    .iter()
-                    .map(|v| v.as_str().map(str::to_owned))
-                    .collect::<Option<Vec<_>>>()
-                    .ok_or("has an enum whose values are not all strings")?,
-            ),
-            (Some("string"), _) => FieldKind::Text {
-                format: property
-                    .get("format")
-                    .and_then(Value::as_str)
-                    .map(str::to_owned),
-            },
-            (Some("number"), _) => FieldKind::Number,
-            (Some("integer"), _) => FieldKind::Integer,
-            (Some("boolean"), _) => FieldKind::Boolean,
-            (Some(other), _) => return Err(format!("has type `{other}`, which a form cannot ask")),
-            (None, _) => return Err("has no type".to_owned()),
-        };
+        let kind = FieldKind::of(property)?;
+        Ok(Field::with_kind(name, property, required, kind))
+    }
+
+    fn with_kind(
+        name: &str,
+        property: &Map<String, Value>,
+        required: bool,
+        kind: FieldKind,
+    ) -> Field {
         let text = |key: &str| {
             property
                 .get(key)
@@ -168,14 +254,14 @@ impl Field {
                 .filter(|s| !s.is_empty())
                 .map(str::to_owned)
         };
-        Ok(Field {
+        Field {
             name: name.to_owned(),
             label: text("title").unwrap_or_else(|| name.to_owned()),
             help: text("description"),
             required,
             kind,
             default: property.get("default").cloned(),
-        })
+        }
     }
 
     /// The typed value of the field's submitted text: `Ok(None)` leaves an optional field
@@ -214,6 +300,20 @@ impl Field {
                 .find(|o| o.as_str() == trimmed)
                 .map(|o| Some(Value::String(o.clone())))
                 .ok_or_else(|| "Pick one of the listed options.".to_owned()),
+            FieldKind::Json => serde_json::from_str(trimmed)
+                .map(Some)
+                .map_err(|_| r#"Enter a JSON value, e.g. ["a", "b"] or {"key": 1}."#.to_owned()),
+        }
+    }
+
+    /// A value as the field's control shows it; `None` leaves the control empty (a
+    /// checkbox unchecked).
+    fn text_of(&self, value: &Value) -> Option<String> {
+        match (&self.kind, value) {
+            (_, Value::Null) | (FieldKind::Boolean, Value::Bool(false)) => None,
+            (FieldKind::Json, value) => Some(value.to_string()),
+            (_, Value::String(s)) => Some(s.clone()),
+            (_, other) => Some(other.to_string()),
         }
     }
 
@@ -222,17 +322,12 @@ impl Field {
         if let Some(entered) = entered {
             return entered.get(&self.name).cloned();
         }
-        match &self.default {
-            Some(Value::String(s)) => Some(s.clone()),
-            Some(Value::Number(n)) => Some(n.to_string()),
-            Some(Value::Bool(b)) => Some(b.to_string()),
-            _ => None,
-        }
+        self.text_of(self.default.as_ref()?)
     }
 
-    fn render(&self, entered: Option<&Entered>, error: Option<&String>) -> Markup {
+    fn render(&self, scope: &str, entered: Option<&Entered>, error: Option<&String>) -> Markup {
         let control = format!("{FIELD_PREFIX}{}", self.name);
-        let id = format!("field-{}", self.name);
+        let id = format!("field-{scope}{}", self.name);
         let help_id = format!("{id}-help");
         let error_id = format!("{id}-error");
         let described = match (self.help.is_some(), error.is_some()) {
@@ -310,6 +405,12 @@ impl Field {
             FieldKind::Boolean => html! {
                 input type="checkbox" id=(id) name=(name) value="true"
                     checked[initial == Some("true")] aria-describedby=[described];
+            },
+            FieldKind::Json => html! {
+                textarea id=(id) name=(name) rows="3" spellcheck="false"
+                    required[self.required] aria-describedby=[described] {
+                    (initial.unwrap_or_default())
+                }
             },
         }
     }
@@ -397,7 +498,9 @@ mod tests {
 
     #[test]
     fn rendering_marks_required_fields_and_fills_defaults() {
-        let page = shipping().render(None, &FieldErrors::new()).into_string();
+        let page = shipping()
+            .render("", None, &FieldErrors::new())
+            .into_string();
         assert!(page.contains(r#"name="f.parcels" value="1""#), "{page}");
         assert!(
             page.contains(r#"<p class="help" id="field-city-help">The recipient's city</p>"#),
@@ -419,7 +522,7 @@ mod tests {
         let form = shipping();
         let coerced = form.coerce(&pairs(&[("city", "<b>\"x\"</b>"), ("parcels", "two")]));
         let page = form
-            .render(Some(&coerced.entered), &coerced.errors)
+            .render("", Some(&coerced.entered), &coerced.errors)
             .into_string();
         assert!(
             page.contains("value=\"&lt;b&gt;&quot;x&quot;&lt;/b&gt;\""),
@@ -427,6 +530,50 @@ mod tests {
         );
         assert!(page.contains("Enter a whole number"), "{page}");
         assert!(!page.contains("<b>"), "{page}");
+    }
+
+    #[test]
+    fn arguments_of_any_type_are_edited_and_filled_with_the_proposed_ones() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "path": {"type": "string"},
+                "tags": {"type": "array", "items": {"type": "string"}},
+                "keep": {"type": ["integer", "null"]},
+                "force": {"type": "boolean"}
+            },
+            "required": ["path"]
+        });
+        let form = Form::from_args_schema(schema.as_object().unwrap()).unwrap();
+        let proposed = json!({"path": "/tmp/x", "tags": ["a"], "keep": 3, "force": false});
+        let filled = form.prefill(&proposed);
+        assert_eq!(filled.get("tags").map(String::as_str), Some(r#"["a"]"#));
+        assert_eq!(filled.get("keep").map(String::as_str), Some("3"));
+        assert!(!filled.contains_key("force"), "an unchecked box");
+        let page = form
+            .render("r2-", Some(&filled), &FieldErrors::new())
+            .into_string();
+        assert!(page.contains(r#"<textarea id="field-r2-tags""#), "{page}");
+        assert!(page.contains(r#"[&quot;a&quot;]</textarea>"#), "{page}");
+        assert!(
+            page.contains(r#"id="field-r2-keep" name="f.keep" value="3""#),
+            "{page}"
+        );
+
+        let edited = form.coerce(&pairs(&[("path", "/tmp/y"), ("tags", r#"["b", "c"]"#)]));
+        assert!(edited.errors.is_empty(), "{:?}", edited.errors);
+        assert_eq!(
+            Value::Object(edited.values),
+            json!({"path": "/tmp/y", "tags": ["b", "c"], "force": false})
+        );
+        let broken = form.coerce(&pairs(&[("path", "/tmp/y"), ("tags", "[b")]));
+        assert!(
+            broken.errors["tags"].contains("JSON"),
+            "{:?}",
+            broken.errors
+        );
+        let none = json!({"type": "object", "properties": {}});
+        assert!(Form::from_args_schema(none.as_object().unwrap()).is_none());
     }
 
     #[test]

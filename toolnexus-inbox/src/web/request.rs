@@ -1,5 +1,9 @@
 //! One request's page: its details and the controls to answer it (`GET r/{id}`), and the
 //! answer it receives (`POST r/{id}`), followed by the decision and the run's outcome.
+//!
+//! A run waiting on several requests shows them all together on the page of any of them,
+//! each with its own controls (its own forms, posting to its own `r/{id}`), and the run's
+//! outcome once every one is answered and a worker resumed it.
 
 use std::sync::Arc;
 use std::time::SystemTime;
@@ -26,19 +30,36 @@ const ROOT: &str = "../";
 /// Seconds between reloads of a page whose outcome is still to come.
 const REFRESH_SECONDS: u32 = 2;
 
-/// What a refused submit shows again: the values typed and the messages.
+/// What a refused submit shows again: the request it was for, the values typed and the
+/// messages.
 #[derive(Default)]
 struct Retry {
+    /// The request whose form is shown again; the run's other requests show theirs anew.
+    id: Option<String>,
     entered: Option<Entered>,
     errors: FieldErrors,
     /// A problem with the answer as a whole, shown above the form.
     problem: Option<String>,
 }
 
+impl Retry {
+    fn of(id: &str) -> Retry {
+        Retry {
+            id: Some(id.to_owned()),
+            ..Retry::default()
+        }
+    }
+
+    /// This retry, if it is for request `id`.
+    fn for_request(&self, id: &str) -> Option<&Retry> {
+        (self.id.as_deref() == Some(id)).then_some(self)
+    }
+}
+
 pub(crate) async fn show(State(shared): State<Arc<Shared>>, Path(id): Path<String>) -> Response {
-    match shared.inbox.get(&id).await {
-        Ok(Some(parked)) => render(&shared, &parked, StatusCode::OK, &Retry::default()),
-        Ok(None) => unknown(),
+    match shared.inbox.run_requests(&id).await {
+        Ok(run) if !run.is_empty() => render(&shared, &run, StatusCode::OK, &Retry::default()),
+        Ok(_) => unknown(),
         Err(e) => store_failed(&e),
     }
 }
@@ -58,15 +79,17 @@ pub(crate) async fn submit(
     let Ok(Body(fields)) = body else {
         return unreadable();
     };
-    let parked = match shared.inbox.get(&id).await {
-        Ok(Some(parked)) => parked,
-        Ok(None) => return unknown(),
+    let run = match shared.inbox.run_requests(&id).await {
+        Ok(run) => run,
         Err(e) => return store_failed(&e),
+    };
+    let Some(parked) = run.iter().find(|p| p.id() == id) else {
+        return unknown();
     };
     if let Some(refused) = forged(&shared, &id, &fields) {
         return refused;
     }
-    if let Some(refused) = closed(&parked, SystemTime::now()) {
+    if let Some(refused) = closed(parked, SystemTime::now()) {
         return refused;
     }
     let shape = Shape::of(&parked.request);
@@ -76,15 +99,16 @@ pub(crate) async fn submit(
             let retry = Retry {
                 entered: Some(coerced.entered),
                 errors: coerced.errors,
-                problem: None,
+                ..Retry::of(&id)
             };
-            return render(&shared, &parked, StatusCode::UNPROCESSABLE_ENTITY, &retry);
+            return render(&shared, &run, StatusCode::UNPROCESSABLE_ENTITY, &retry);
         }
         Submission::UnknownAction => return unknown_action(),
     };
     match shared.inbox.answer_as(answer, shared.user.as_str()).await {
-        Ok(()) => Redirect::to(&segment(&id)).into_response(),
-        Err(e) => not_recorded(&shared, &parked, &shape, &fields, e),
+        // Back to the run's page, where its other requests wait.
+        Ok(()) => Redirect::to(&segment(&parked.run)).into_response(),
+        Err(e) => not_recorded(&shared, &run, parked, &shape, &fields, e),
     }
 }
 
@@ -138,6 +162,7 @@ fn unknown_action() -> Response {
 /// the problem next to its field, or why the request no longer takes answers.
 fn not_recorded(
     shared: &Shared,
+    run: &[Parked],
     parked: &Parked,
     shape: &Shape,
     fields: &[(String, String)],
@@ -145,31 +170,26 @@ fn not_recorded(
 ) -> Response {
     match error {
         InboxError::InvalidAnswer { field, reason } => {
-            let entered = match shape {
-                Shape::Form(form) => form.coerce(fields).entered,
-                _ => Entered::new(),
-            };
+            let form = shape.form();
             let mut retry = Retry {
-                entered: Some(entered),
-                ..Retry::default()
+                entered: Some(form.map_or_else(Entered::new, |f| f.coerce(fields).entered)),
+                ..Retry::of(parked.id())
             };
-            match field.filter(|f| has_field(shape, f)) {
+            match field
+                .filter(|f| form.is_some_and(|form| form.fields.iter().any(|x| x.name == *f)))
+            {
                 Some(field) => {
                     retry.errors.insert(field, capitalized(&reason));
                 }
                 None => retry.problem = Some(capitalized(&reason)),
             }
-            render(shared, parked, StatusCode::UNPROCESSABLE_ENTITY, &retry)
+            render(shared, run, StatusCode::UNPROCESSABLE_ENTITY, &retry)
         }
         InboxError::NotWaiting { state, .. } | InboxError::Finished { state, .. } => already(state),
         InboxError::Expired(_) => expired(),
         InboxError::UnknownRequest(_) => unknown(),
         e => store_failed(&e),
     }
-}
-
-fn has_field(shape: &Shape, name: &str) -> bool {
-    matches!(shape, Shape::Form(form) if form.fields.iter().any(|f| f.name == name))
 }
 
 /// The refusal for a request that can no longer be answered, checked before the answer is
@@ -229,46 +249,98 @@ pub(crate) fn store_failed(error: &InboxError) -> Response {
     page::message(status, ROOT, "Inbox unavailable", text)
 }
 
-fn render(shared: &Shared, parked: &Parked, status: StatusCode, retry: &Retry) -> Response {
+/// The page of a run: its only request as the page itself, or its several requests one
+/// below the other, then the run's outcome.
+fn render(shared: &Shared, run: &[Parked], status: StatusCode, retry: &Retry) -> Response {
     let now = SystemTime::now();
-    let open = parked.state == ParkedState::Waiting && parked.expires_at.is_none_or(|at| at > now);
-    let refresh = summary::in_flight(parked).then_some(REFRESH_SECONDS);
-    let body = html! {
-        section.request {
-            div.head {
-                (summary::kind_badge(&parked.request.kind)) " "
-                @if parked.state != ParkedState::Waiting { (summary::state_badge(parked.state)) }
-            }
-            h1 { (parked.request.prompt) }
-            @if let Some(call) = summary::call(parked, None) { (call) }
-            p.meta { (summary::times(parked, now)) }
-            @if open {
-                (controls(shared, parked, retry))
-            } @else if parked.state == ParkedState::Waiting {
-                p.banner.problem { "This request expired; it can no longer be answered." }
-            } @else {
-                (summary::decided_banner(parked))
-                (summary::decision(parked, now))
-                (summary::outcome(parked))
-            }
+    let Some(first) = run.first() else {
+        return unknown();
+    };
+    let open =
+        |p: &Parked| p.state == ParkedState::Waiting && p.expires_at.is_none_or(|at| at > now);
+    // A page with a form to fill in never reloads itself: it would lose what was typed.
+    let refresh = (!run.iter().any(open) && summary::in_flight(first)).then_some(REFRESH_SECONDS);
+    let (title, body) = match run {
+        [only] => (
+            only.request.prompt.clone(),
+            html! { section.request { (request(shared, only, open(only), "", retry, now)) } },
+        ),
+        several => {
+            let title = format!("{} requests of one run", several.len());
+            let body = html! {
+                h1 { (title) }
+                p.meta {
+                    "Each is answered on its own; the run goes on once every one is answered."
+                }
+                @for (i, parked) in several.iter().enumerate() {
+                    @let scope = format!("r{}-", i + 1);
+                    section.request.several id={ "request-" (i + 1) } {
+                        (request(shared, parked, open(parked), &scope, retry, now))
+                    }
+                }
+                @if first.run_state != ParkedState::Waiting {
+                    section.request { (summary::outcome(first)) }
+                }
+            };
+            (title, body)
         }
     };
-    let title = parked.request.prompt.as_str();
-    (status, layout(ROOT, title, refresh, body)).into_response()
+    (status, layout(ROOT, &title, refresh, body)).into_response()
 }
 
-fn controls(shared: &Shared, parked: &Parked, retry: &Retry) -> Markup {
+/// One request of the run: what it asks, then its controls while it is open, else its
+/// decision (and, on a page of its own, what came of the run).
+fn request(
+    shared: &Shared,
+    parked: &Parked,
+    open: bool,
+    scope: &str,
+    retry: &Retry,
+    now: SystemTime,
+) -> Markup {
+    let alone = scope.is_empty();
+    html! {
+        div.head {
+            (summary::kind_badge(&parked.request.kind)) " "
+            @if parked.state != ParkedState::Waiting { (summary::state_badge(parked.state)) }
+        }
+        @if alone { h1 { (parked.request.prompt) } } @else { h2.prompt { (parked.request.prompt) } }
+        @if let Some(call) = summary::call(parked, None) { (call) }
+        p.meta { (summary::times(parked, now)) }
+        @if open {
+            (controls(shared, parked, scope, retry.for_request(parked.id())))
+        } @else if parked.state == ParkedState::Waiting {
+            p.banner.problem { "This request expired; it can no longer be answered." }
+        } @else {
+            (summary::decided_banner(parked))
+            (summary::decision(parked, now))
+            @if alone { (summary::outcome(parked)) }
+        }
+    }
+}
+
+fn controls(shared: &Shared, parked: &Parked, scope: &str, retry: Option<&Retry>) -> Markup {
     let shape = Shape::of(&parked.request);
     let token = shared.secret.answer_token(parked.id());
     let target = segment(parked.id());
+    let entered = retry.and_then(|r| r.entered.as_ref());
+    let no_errors = FieldErrors::new();
+    let errors = retry.map_or(&no_errors, |r| &r.errors);
+    let problem = html! {
+        @if let Some(problem) = retry.and_then(|r| r.problem.as_ref()) {
+            p.banner.problem role="alert" { (problem) }
+        }
+    };
     // Declining is a form of its own, so Enter in the reason field declines instead of
     // pressing the other form's first button.
-    let (primary, refusal) = match &shape {
+    let (primary, edit, refusal) = match &shape {
         Shape::Form(form) => (
             html! {
-                (form.render(retry.entered.as_ref(), &retry.errors))
+                (problem)
+                (form.render(scope, entered, errors))
                 div.buttons { (button(Action::Submit, "primary", "Submit")) }
             },
+            None,
             (Action::Decline, "Decline"),
         ),
         Shape::Unrenderable(why) => {
@@ -277,18 +349,41 @@ fn controls(shared: &Shared, parked: &Parked, retry: &Retry) -> Markup {
                     "This request's form cannot be shown here (" (why) "); it can only be declined."
                 }
             };
-            return html! { (note) (decline_form(&target, &token, Action::Decline, "Decline")) };
+            return html! {
+                (note) (decline_form(&target, &token, scope, Action::Decline, "Decline"))
+            };
         }
         Shape::Authorization => (
             html! {
+                (problem)
                 div.buttons { (button(Action::SignedIn, "primary", "I have signed in")) }
             },
+            None,
             (Action::Cancel, "Cancel"),
         ),
         Shape::Approval => (
-            html! { div.buttons { (button(Action::Approve, "primary", "Approve")) } },
+            html! { (problem) div.buttons { (button(Action::Approve, "primary", "Approve")) } },
+            None,
             (Action::Decline, "Decline"),
         ),
+        Shape::Gate(form) => {
+            let proposed = parked.request.data.as_ref().and_then(|d| d.get("args"));
+            let prefilled = proposed.map(|args| form.prefill(args));
+            let edit = html! {
+                form.answer.edit method="post" action=(target) novalidate {
+                    input type="hidden" name=(TOKEN_FIELD) value=(token);
+                    p.meta { "Or change the arguments before the call runs:" }
+                    (problem)
+                    (form.render(scope, entered.or(prefilled.as_ref()), errors))
+                    div.buttons { (button(Action::Edit, "", "Approve with these arguments")) }
+                }
+            };
+            (
+                html! { div.buttons { (button(Action::Approve, "primary", "Approve")) } },
+                Some(edit),
+                (Action::Decline, "Decline"),
+            )
+        }
     };
     html! {
         @if let Shape::Authorization = shape {
@@ -296,12 +391,10 @@ fn controls(shared: &Shared, parked: &Parked, retry: &Retry) -> Markup {
         }
         form.answer method="post" action=(target) novalidate {
             input type="hidden" name=(TOKEN_FIELD) value=(token);
-            @if let Some(problem) = &retry.problem {
-                p.banner.problem role="alert" { (problem) }
-            }
             (primary)
         }
-        (decline_form(&target, &token, refusal.0, refusal.1))
+        @if let Some(edit) = edit { (edit) }
+        (decline_form(&target, &token, scope, refusal.0, refusal.1))
     }
 }
 
@@ -326,12 +419,13 @@ fn sign_in(url: Option<&str>) -> Markup {
 
 fn button(action: Action, class: &str, label: &str) -> Markup {
     html! {
-        button type="submit" class=(class) name=(ACTION_FIELD) value=(action.value()) { (label) }
+        button type="submit" class=[(!class.is_empty()).then_some(class)] name=(ACTION_FIELD)
+            value=(action.value()) { (label) }
     }
 }
 
-fn decline_form(target: &str, token: &str, action: Action, label: &str) -> Markup {
-    let id = format!("reason-{}", action.value());
+fn decline_form(target: &str, token: &str, scope: &str, action: Action, label: &str) -> Markup {
+    let id = format!("reason-{scope}{}", action.value());
     html! {
         form.decline method="post" action=(target) {
             input type="hidden" name=(TOKEN_FIELD) value=(token);

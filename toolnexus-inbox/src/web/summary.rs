@@ -80,7 +80,12 @@ pub(crate) fn card(parked: &Parked, now: SystemTime) -> Markup {
                 }
             }
             @if let Some(call) = call(parked, Some(ARGS_ON_LIST)) { (call) }
-            p.meta { (times(parked, now)) }
+            p.meta {
+                (times(parked, now))
+                @if parked.requests.len() > 1 {
+                    " · one of " (parked.requests.len()) " requests of its run"
+                }
+            }
             @if parked.state != ParkedState::Waiting {
                 (decision(parked, now))
                 (outcome(parked))
@@ -142,9 +147,10 @@ pub(crate) fn decided_banner(parked: &Parked) -> Markup {
             html! { p.banner.refused { (text) } }
         }
         Some(answer) => {
-            let text = match (sign_in, &answer.data) {
-                (true, _) => "Signed in.",
-                (_, Some(_)) => "Answered.",
+            let text = match (sign_in, &answer.data, &answer.args) {
+                (true, _, _) => "Signed in.",
+                (_, _, Some(_)) => "Approved with edited arguments.",
+                (_, Some(_), _) => "Answered.",
                 _ => "Approved.",
             };
             html! { p.banner { (text) } }
@@ -171,20 +177,25 @@ fn verdict(request: &Request, answer: &Answer) -> Markup {
     let said = answer.note().or(said);
     html! {
         @if answer.ok {
-            @match &answer.data {
-                Some(Value::Object(fields)) => {
-                    "answered "
-                    @for (i, (name, value)) in fields.iter().enumerate() {
-                        @if i > 0 { " · " }
-                        span.field-name { (name) } " " (plain(value))
-                    }
-                },
-                Some(data) => { "answered " (plain(data)) },
-                None => "approved",
+            @match (&answer.args, &answer.data) {
+                (Some(Value::Object(args)), _) => { "approved with " (named(args)) },
+                (_, Some(Value::Object(fields))) => { "answered " (named(fields)) },
+                (_, Some(data)) => { "answered " (plain(data)) },
+                _ => "approved",
             }
         } @else {
             (code.as_str())
             @if let Some(said) = said { ": “" (said) "”" }
+        }
+    }
+}
+
+/// "city Lyon · express true".
+fn named(fields: &serde_json::Map<String, Value>) -> Markup {
+    html! {
+        @for (i, (name, value)) in fields.iter().enumerate() {
+            @if i > 0 { " · " }
+            span.field-name { (name) } " " (plain(value))
         }
     }
 }
@@ -200,7 +211,7 @@ fn plain(value: &Value) -> String {
 /// What came of a decided run: the resumed run's final text, that it halted again, its
 /// error, or that a worker has yet to resume it.
 pub(crate) fn outcome(parked: &Parked) -> Markup {
-    match (parked.state, &parked.result) {
+    match (parked.run_state, &parked.result) {
         (ParkedState::Done, Some(result)) => match result.status {
             RunStatus::Done => html! { p.outcome.ok { (result.text) } },
             RunStatus::Pending => html! {
@@ -228,7 +239,7 @@ pub(crate) fn outcome(parked: &Parked) -> Markup {
         },
         (ParkedState::Answered | ParkedState::Running, _) => html! {
             p.outcome.meta {
-                @if parked.state == ParkedState::Running {
+                @if parked.run_state == ParkedState::Running {
                     "A worker is resuming the run…"
                 } @else {
                     "Waiting for a worker to resume the run…"
@@ -238,13 +249,19 @@ pub(crate) fn outcome(parked: &Parked) -> Markup {
                 }
             }
         },
+        (ParkedState::Waiting, _) if parked.state != ParkedState::Waiting => html! {
+            p.outcome.meta { "The run goes on once its other requests are answered." }
+        },
         _ => html! {},
     }
 }
 
 /// Whether the run's outcome is still to come, so its page should refresh itself.
 pub(crate) fn in_flight(parked: &Parked) -> bool {
-    matches!(parked.state, ParkedState::Answered | ParkedState::Running)
+    matches!(
+        parked.run_state,
+        ParkedState::Answered | ParkedState::Running
+    )
 }
 
 pub(crate) fn ago(at: SystemTime, now: SystemTime) -> String {
