@@ -9,10 +9,12 @@ use serde_json::Value;
 use sqlx::{AnyConnection, AnyPool, Connection};
 use tokio::sync::Notify;
 use toolnexus::{Answer, Message, Refusal, Request, RunResult, RunStatus, ToolCallRecord};
+use tracing::Instrument;
 
 use crate::clock::{ms, now_ms, parse_rfc3339};
 use crate::form::check_answer;
 use crate::parked::{parked_columns, parked_from};
+use crate::spans;
 use crate::store::{self, Engine, PoolSettings, SqliteSync};
 use crate::{InboxError, Parked, ParkedState, WaitingPage};
 
@@ -242,6 +244,16 @@ impl Inbox {
     /// A run that did not halt is [`InboxError::NotPending`]; a request id already parked is
     /// [`InboxError::AlreadyParked`]. One transaction: nothing is ever half-written.
     pub async fn park(&self, run: &RunResult) -> Result<String, InboxError> {
+        let first = run.pending.as_ref().map_or("", |r| r.id.as_str());
+        let span = spans::park(&self.inner.agent, first, run.waiting.len());
+        let parked = self.park_in_span(run).instrument(span.clone()).await;
+        if let Err(e) = &parked {
+            spans::failed(&span, e);
+        }
+        parked
+    }
+
+    async fn park_in_span(&self, run: &RunResult) -> Result<String, InboxError> {
         let parked = ToPark::of(run, 0)?;
         let mut conn = self.inner.pool.acquire().await?;
         let mut tx = conn.begin_with(self.inner.engine.begin_write()).await?;
@@ -383,6 +395,15 @@ impl Inbox {
     /// `Answer::decline(id, "expired")`, so the resumed run tells the model. Returns how
     /// many it declined. A run whose requests are then all answered resumes as usual.
     pub async fn expire_due(&self) -> Result<usize, InboxError> {
+        let span = spans::expire(&self.inner.agent);
+        let expired = self.expire_in_span().instrument(span.clone()).await;
+        if let Ok(n) = &expired {
+            span.record("toolnexus.inbox.expired", n);
+        }
+        expired
+    }
+
+    async fn expire_in_span(&self) -> Result<usize, InboxError> {
         let due: Vec<String> = sqlx::query_scalar(concat!(
             "SELECT q.id",
             parked_from!(),
@@ -407,8 +428,26 @@ impl Inbox {
         Ok(expired)
     }
 
-    /// Records an answer in one transaction; a refusal rolls it back, changing nothing.
+    /// Records an answer in one transaction, in its span; a refusal rolls it back,
+    /// changing nothing.
     async fn record_answer(
+        &self,
+        answer: Answer,
+        answered_by: Option<String>,
+        expiring: bool,
+    ) -> Result<(), InboxError> {
+        let span = spans::answer(&answer, answered_by.as_deref(), expiring);
+        let recorded = self
+            .record_answer_in_span(answer, answered_by, expiring)
+            .instrument(span.clone())
+            .await;
+        if let Err(e) = &recorded {
+            spans::failed(&span, e);
+        }
+        recorded
+    }
+
+    async fn record_answer_in_span(
         &self,
         answer: Answer,
         answered_by: Option<String>,

@@ -64,6 +64,7 @@ pub mod form;
 mod inbox;
 mod parked;
 mod resume;
+mod spans;
 mod state;
 mod store;
 mod worker;

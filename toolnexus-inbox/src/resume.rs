@@ -8,9 +8,11 @@ use std::time::Duration;
 use sqlx::any::AnyRow;
 use sqlx::{Connection, Row};
 use toolnexus::{Answer, ClientError, LlmClient, Message, RunResult, RunStatus, Toolkit};
+use tracing::Instrument;
 
 use crate::clock::now_ms;
 use crate::inbox::{insert, lease_ms, to_json, ToPark};
+use crate::spans;
 use crate::store::Engine;
 use crate::{Inbox, InboxError, ParkedState, Resumed};
 
@@ -230,7 +232,30 @@ impl Inbox {
         Ok(())
     }
 
+    /// Resumes a claimed run in its `inbox resume` span, which the resumed run's own span
+    /// is a child of.
     async fn run_claim(
+        &self,
+        claim: Claim,
+        client: &LlmClient,
+        tk: &Toolkit,
+    ) -> Result<Resumed, InboxError> {
+        let span = spans::resume(&self.inner.agent, &claim.id, claim.fence);
+        let resumed = self
+            .run_claim_in_span(claim, client, tk)
+            .instrument(span.clone())
+            .await;
+        match &resumed {
+            Ok(done) => {
+                let status = format!("{:?}", done.result.status).to_lowercase();
+                span.record("toolnexus.status", status.as_str());
+            }
+            Err(e) => spans::failed(&span, e),
+        }
+        resumed
+    }
+
+    async fn run_claim_in_span(
         &self,
         claim: Claim,
         client: &LlmClient,
