@@ -11,10 +11,10 @@ mod receiver;
 mod common;
 
 use std::collections::HashMap;
-use std::io;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
+use common::Captured;
 use opentelemetry::trace::TraceContextExt as _;
 use receiver::{Link, Receiver};
 use serde_json::json;
@@ -42,24 +42,14 @@ fn vars(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
     move |k| map.get(k).cloned()
 }
 
-/// Collects what a fmt layer writes, to search it for secrets.
-#[derive(Clone, Default)]
-struct Captured(Arc<Mutex<Vec<u8>>>);
-
-impl Captured {
-    fn text(&self) -> String {
-        String::from_utf8_lossy(&self.0.lock().unwrap()).into_owned()
-    }
-}
-
-impl io::Write for Captured {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
+/// Runs `work` to its end on a runtime of this thread, so a scoped subscriber sees all of
+/// it.
+fn block_on<F: std::future::Future>(work: F) -> F::Output {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(work)
 }
 
 /// A fmt layer at TRACE into `captured`.
@@ -229,11 +219,7 @@ fn a_real_runs_spans_are_exported_as_one_trace_from_debug_up() {
     .unwrap();
     let subscriber = tracing_subscriber::registry().with(layer);
     tracing::subscriber::with_default(subscriber, || {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        runtime.block_on(async {
+        block_on(async {
             let mock = MockLlm::start([
                 Reply::tool_call("call_1", "echo", json!({"item": "gpu"})),
                 Reply::text("done"),
@@ -286,11 +272,7 @@ fn gen_ai_metrics_from_a_real_run_arrive_with_their_names_units_and_attributes()
     .layer::<tracing_subscriber::Registry>()
     .unwrap()
     .1;
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    runtime.block_on(async {
+    block_on(async {
         let mock = MockLlm::start([
             Reply::error(500, "flaky"),
             Reply::tool_call("call_1", "echo", json!({"item": "gpu"})).with_usage(11, 3),
@@ -494,11 +476,7 @@ fn with_no_endpoint_or_the_sdk_disabled_nothing_is_sent() {
 fn sample_event() -> toolnexus::MetricEvent {
     let events = Arc::new(Mutex::new(Vec::new()));
     let sink = events.clone();
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    runtime.block_on(async {
+    block_on(async {
         let mock = MockLlm::start([Reply::text("hi")]).await.unwrap();
         let client = common::on(&mock, Style::OpenAi)
             .on_metric(move |e| sink.lock().unwrap().push(e.clone()))
