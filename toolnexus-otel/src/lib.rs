@@ -156,11 +156,7 @@ impl Telemetry {
     pub fn force_flush(&self) -> Result<(), Error> {
         let traces = self.tracer_provider.as_ref().map(|p| p.force_flush());
         let metrics = self.meter_provider.as_ref().map(|p| p.force_flush());
-        traces
-            .transpose()
-            .and(metrics.transpose())
-            .map(|_| ())
-            .map_err(Error::Export)
+        both(traces, metrics)
     }
 
     /// Flushes and shuts the export down, reporting a failure that dropping would swallow.
@@ -171,12 +167,20 @@ impl Telemetry {
     fn shutdown_providers(&mut self) -> Result<(), Error> {
         let traces = self.tracer_provider.take().map(|p| p.shutdown());
         let metrics = self.meter_provider.take().map(|p| p.shutdown());
-        traces
-            .transpose()
-            .and(metrics.transpose())
-            .map(|_| ())
-            .map_err(Error::Export)
+        both(traces, metrics)
     }
+}
+
+/// Both providers' outcomes as one: both were asked, the first failure is reported.
+fn both(
+    traces: Option<opentelemetry_sdk::error::OTelSdkResult>,
+    metrics: Option<opentelemetry_sdk::error::OTelSdkResult>,
+) -> Result<(), Error> {
+    traces
+        .transpose()
+        .and(metrics.transpose())
+        .map(|_| ())
+        .map_err(Error::Export)
 }
 
 impl Drop for Telemetry {
