@@ -15,6 +15,7 @@
 //! answer is read from standard input, a terminal or a pipe; when it is closed (Ctrl-D),
 //! the purchase is declined.
 
+mod export;
 mod failure;
 mod support;
 
@@ -78,6 +79,7 @@ fn report(result: &toolnexus::RunResult, how: &str) {
 
 #[tokio::main]
 async fn main() -> Result<(), Failure> {
+    let _export = export::start()?;
     let answering = support::Answering::from_env()?;
     // The model: a real endpoint from the environment, or the embedded scripted stub.
     let target = support::target(support::purchase_script).await?;

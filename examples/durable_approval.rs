@@ -15,6 +15,7 @@
 //! `worker --lease SECS` sets how long a claim lasts before another worker may take the run
 //! over (default 300).
 
+mod export;
 mod support;
 
 use std::process::ExitCode;
@@ -247,6 +248,7 @@ async fn worker(inbox: &Inbox, until_idle: bool) -> Result<(), Failure> {
 }
 
 async fn main_result() -> Result<(), Failure> {
+    let _export = export::start()?;
     let cli = parse(std::env::args().skip(1))?;
     let words: Vec<&str> = cli.words.iter().map(String::as_str).collect();
     let inbox = || open(&cli);

@@ -15,6 +15,7 @@
 //! `--exit-when-done` (exit once every run parked here is done). Also `TOOLNEXUS_BASE_URL`,
 //! `TOOLNEXUS_MODEL` and `TOOLNEXUS_STYLE=openai|anthropic|responses|gemini`, as in the other examples.
 
+mod export;
 mod shop;
 mod support;
 
@@ -177,6 +178,7 @@ async fn main() -> ExitCode {
 }
 
 async fn serve(options: Options) -> Result<ExitCode, Box<dyn std::error::Error>> {
+    let _export = export::start()?;
     // The link comes first, before anything else is printed, so a script can read it
     // from the first line.
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", options.port)).await?;

@@ -13,6 +13,7 @@
 //! closed input) gives up. Also `TOOLNEXUS_BASE_URL`, `TOOLNEXUS_MODEL` and
 //! `TOOLNEXUS_STYLE=openai|anthropic|responses|gemini`, for a real model.
 
+mod export;
 mod failure;
 mod support;
 
@@ -156,6 +157,7 @@ async fn sign_in(request: Request, waiting: Waiting, answering: Answering) -> An
 
 #[tokio::main]
 async fn main() -> Result<(), Failure> {
+    let _export = export::start()?;
     let answering = Answering::from_env()?;
     let waiting: Waiting = Arc::default();
     let url = callback_server(waiting.clone()).await?;

@@ -7,6 +7,7 @@
 //! cargo run --example mcp_server -- --http 127.0.0.1:8080   # streamable HTTP at /mcp
 //! ```
 
+mod export;
 mod failure;
 mod shop;
 
@@ -15,6 +16,7 @@ use toolnexus_mcp::McpServer;
 
 #[tokio::main]
 async fn main() -> Result<(), Failure> {
+    let _export = export::start()?;
     let server = McpServer::builder(shop::toolkit()).name("shop").build();
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.as_slice() {

@@ -15,6 +15,7 @@
 //! The fields are read from standard input, a terminal or a pipe; when it is closed
 //! (Ctrl-D) before the form is complete, the form is declined.
 
+mod export;
 mod failure;
 mod support;
 
@@ -246,6 +247,7 @@ async fn fill_in(request: Request, answering: Answering) -> Answer {
 
 #[tokio::main]
 async fn main() -> Result<(), Failure> {
+    let _export = export::start()?;
     let shop = Arc::new(Shop {
         stock: Mutex::new(HashMap::from([("gpu".to_owned(), 3)])),
         orders: Mutex::new(Vec::new()),

@@ -4,8 +4,6 @@
 //! process-wide, and a call site first reached on another test's thread while this test
 //! installs its subscriber can stay cached as disabled, which would make it flaky.
 
-use std::io;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{json, Value};
@@ -13,19 +11,8 @@ use toolnexus::testing::{MockLlm, Reply};
 use toolnexus::{LlmClient, NativeTool, Style, Toolkit};
 use tracing_subscriber::fmt::format::FmtSpan;
 
-/// Collects what a tracing subscriber writes.
-#[derive(Clone, Default)]
-struct Captured(Arc<Mutex<Vec<u8>>>);
-
-impl io::Write for Captured {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-}
+mod common;
+use common::Captured;
 
 #[tokio::test]
 async fn spans_cover_the_run_each_model_call_and_each_tool_call_without_secrets() {
