@@ -398,7 +398,10 @@ impl Inbox {
         let span = spans::expire(&self.inner.agent);
         let expired = self.expire_in_span().instrument(span.clone()).await;
         if let Ok(n) = &expired {
-            span.record("toolnexus.inbox.expired", n);
+            span.record(
+                "toolnexus.inbox.expired",
+                i64::try_from(*n).unwrap_or(i64::MAX),
+            );
         }
         expired
     }

@@ -16,7 +16,7 @@ pub(crate) fn park(agent: &str, run: &str, requests: usize) -> Span {
         otel.status_code = Empty,
         toolnexus.inbox.agent = agent,
         toolnexus.inbox.run = run,
-        toolnexus.inbox.requests = requests,
+        toolnexus.inbox.requests = i64::try_from(requests).unwrap_or(i64::MAX),
         error.type = Empty,
     )
 }

@@ -59,7 +59,7 @@ impl GenAiMetrics {
             .build();
         GenAiMetrics {
             instruments: Some(Instruments { tokens, duration }),
-            provider: provider_name(style),
+            provider: style.provider_name(),
         }
     }
 
@@ -68,7 +68,7 @@ impl GenAiMetrics {
     pub fn disabled(style: Style) -> Self {
         GenAiMetrics {
             instruments: None,
-            provider: provider_name(style),
+            provider: style.provider_name(),
         }
     }
 
@@ -111,16 +111,5 @@ impl GenAiMetrics {
     /// takes.
     pub fn callback(self) -> impl Fn(&MetricEvent) + Send + Sync + 'static {
         move |event| self.record(event)
-    }
-}
-
-/// `gen_ai.provider.name` for a wire format. The OpenAI-style formats are spoken by many
-/// gateways; the conventions name the format's owner when the real one is unknown.
-fn provider_name(style: Style) -> &'static str {
-    match style {
-        Style::Anthropic => "anthropic",
-        Style::Gemini => "gcp.gemini",
-        // OpenAi, Responses, and any style added later until it is named here.
-        _ => "openai",
     }
 }

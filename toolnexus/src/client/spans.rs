@@ -32,15 +32,6 @@ use crate::{Request, ToolOutcome};
 /// ```
 pub const SEMANTIC_CONVENTIONS: &str = "1.41.0";
 
-/// `gen_ai.provider.name` for a wire format.
-pub(crate) fn provider_name(style: Style) -> &'static str {
-    match style {
-        Style::OpenAi | Style::Responses => "openai",
-        Style::Anthropic => "anthropic",
-        Style::Gemini => "gcp.gemini",
-    }
-}
-
 /// The span of one run (`invoke_agent`).
 pub(crate) fn run(settings: &Settings, conversation: Option<&str>, streaming: bool) -> Span {
     let span = tracing::info_span!(
@@ -50,7 +41,7 @@ pub(crate) fn run(settings: &Settings, conversation: Option<&str>, streaming: bo
         otel.status_code = Empty,
         otel.status_description = Empty,
         gen_ai.operation.name = "invoke_agent",
-        gen_ai.provider.name = provider_name(settings.style),
+        gen_ai.provider.name = settings.style.provider_name(),
         gen_ai.request.model = %settings.model,
         gen_ai.agent.name = Empty,
         gen_ai.conversation.id = Empty,
@@ -84,7 +75,7 @@ pub(crate) fn run_ended(span: &Span, turns: usize, result: &Result<RunResult, Cl
     if span.is_disabled() {
         return;
     }
-    span.record("toolnexus.turns", turns);
+    span.record("toolnexus.turns", count(turns as u64));
     match result {
         Ok(run) => {
             span.record("toolnexus.status", status_name(run.status));
@@ -143,7 +134,7 @@ pub(crate) fn chat(settings: &Settings, request: &RequestOptions, turn: usize) -
         otel.status_code = Empty,
         otel.status_description = Empty,
         gen_ai.operation.name = "chat",
-        gen_ai.provider.name = provider_name(settings.style),
+        gen_ai.provider.name = settings.style.provider_name(),
         gen_ai.request.model = %settings.model,
         gen_ai.request.temperature = Empty,
         gen_ai.request.max_tokens = Empty,
@@ -162,7 +153,7 @@ pub(crate) fn chat(settings: &Settings, request: &RequestOptions, turn: usize) -
         server.port = Empty,
         http.response.status_code = Empty,
         error.type = Empty,
-        toolnexus.turn = turn,
+        toolnexus.turn = count(turn as u64),
     );
     if span.is_disabled() {
         return span;
@@ -172,7 +163,7 @@ pub(crate) fn chat(settings: &Settings, request: &RequestOptions, turn: usize) -
         span.record("gen_ai.request.temperature", t);
     }
     if let Some(n) = request.max_tokens {
-        span.record("gen_ai.request.max_tokens", n);
+        span.record("gen_ai.request.max_tokens", i64::from(n));
     }
     if !request.stop().is_empty() {
         let stop = serde_json::to_string(request.stop()).unwrap_or_default();
@@ -183,7 +174,7 @@ pub(crate) fn chat(settings: &Settings, request: &RequestOptions, turn: usize) -
             span.record("server.address", host);
         }
         if let Some(port) = url.port_or_known_default() {
-            span.record("server.port", port);
+            span.record("server.port", i64::from(port));
         }
     }
     span
@@ -201,7 +192,7 @@ pub(crate) fn chat_sent(span: &Span, settings: &Settings, messages: &[Message]) 
 /// Records the HTTP status of one attempt of a model call (the last one stays).
 pub(crate) fn http_status(span: &Span, status: Option<u16>) {
     if let Some(code) = status {
-        span.record("http.response.status_code", code);
+        span.record("http.response.status_code", i64::from(code));
     }
 }
 
@@ -249,19 +240,25 @@ fn record_usage(span: &Span, style: Style, usage: &Usage) {
             .saturating_add(usage.cache_write_tokens),
         _ => usage.prompt_tokens,
     };
-    span.record("gen_ai.usage.input_tokens", input);
-    span.record("gen_ai.usage.output_tokens", usage.completion_tokens);
+    span.record("gen_ai.usage.input_tokens", count(input));
+    span.record("gen_ai.usage.output_tokens", count(usage.completion_tokens));
     if usage.cached_tokens > 0 {
-        span.record("gen_ai.usage.cache_read.input_tokens", usage.cached_tokens);
+        let read = count(usage.cached_tokens);
+        span.record("gen_ai.usage.cache_read.input_tokens", read);
     }
     if usage.cache_write_tokens > 0 {
-        let written = usage.cache_write_tokens;
+        let written = count(usage.cache_write_tokens);
         span.record("gen_ai.usage.cache_creation.input_tokens", written);
     }
     if usage.reasoning_tokens > 0 {
-        let reasoning = usage.reasoning_tokens;
+        let reasoning = count(usage.reasoning_tokens);
         span.record("gen_ai.usage.reasoning.output_tokens", reasoning);
     }
+}
+
+/// A count as OpenTelemetry's int: `tracing-opentelemetry` exports a `u64` as text.
+fn count(n: u64) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
 }
 
 /// Marks a model call as failed.

@@ -46,6 +46,23 @@ impl Style {
         }
     }
 
+    /// The provider a style speaks to, as the OpenTelemetry GenAI conventions name it
+    /// (`gen_ai.provider.name`): `openai` for both OpenAI formats (which many gateways speak
+    /// too: the conventions name the format's owner when the real one is unknown),
+    /// `anthropic`, `gcp.gemini`.
+    ///
+    /// ```
+    /// assert_eq!(toolnexus::Style::Responses.provider_name(), "openai");
+    /// assert_eq!(toolnexus::Style::Gemini.provider_name(), "gcp.gemini");
+    /// ```
+    pub fn provider_name(self) -> &'static str {
+        match self {
+            Style::OpenAi | Style::Responses => "openai",
+            Style::Anthropic => "anthropic",
+            Style::Gemini => "gcp.gemini",
+        }
+    }
+
     /// How many styles there are (caches keep one slot per style).
     pub(crate) const COUNT: usize = 4;
 
