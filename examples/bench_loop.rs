@@ -216,6 +216,14 @@ fn run_variant(args: &[String]) -> Result<(), String> {
         match client.as_str() {
             "floor" => Floor::new(&url, approve).measure(runs).await,
             "ours" => Ours::new(&url, Style::OpenAi, approve)?.measure(runs).await,
+            // What a run costs with every span exported (`--features toolnexus-examples/otel`):
+            // the spans go over OTLP/HTTP to the scripted endpoint, which refuses them, so
+            // recording, batching, encoding and sending are all counted.
+            #[cfg(feature = "otel")]
+            "ours-traced" => {
+                let _export = traced(&url)?;
+                Ours::new(&url, Style::OpenAi, approve)?.measure(runs).await
+            }
             other => match other.strip_prefix("ours-").map(str::parse::<Style>) {
                 Some(Ok(style)) => Ours::new(&url, style, approve)?.measure(runs).await,
                 _ => Err(usage.to_owned()),
@@ -233,6 +241,17 @@ fn run_variant(args: &[String]) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// Installs the OTLP export of every span, to `url`, for the rest of the process.
+#[cfg(feature = "otel")]
+fn traced(url: &str) -> Result<toolnexus_otel::Telemetry, String> {
+    toolnexus_otel::Telemetry::builder()
+        .endpoint(url)
+        .service_name("bench_loop")
+        .log_to_stderr(false)
+        .install()
+        .map_err(|e| e.to_string())
 }
 
 fn report(client: &str, scenario: &str, mut times: Vec<Duration>) {
