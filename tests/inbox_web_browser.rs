@@ -678,13 +678,15 @@ async fn forged_answers_from_other_origins_are_refused() {
 /// Signs the browser in as `who` through the test's own host sign-in (a cookie the host's
 /// `Identify` reads), replacing whoever was signed in.
 async fn sign_in_as(browser: &Client, who: &str) {
-    let _ = browser
-        .delete_cookie(inbox_web_support::PERSON_COOKIE)
-        .await;
-    let mut cookie =
-        fantoccini::cookies::Cookie::new(inbox_web_support::PERSON_COOKIE, who.to_owned());
-    cookie.set_path("/");
-    browser.add_cookie(cookie).await.expect("the cookie is set");
+    // Set from the page (WebDriver's own cookie call sends fields Chromium refuses).
+    let set = format!(
+        "document.cookie = '{}={who}; path=/'",
+        inbox_web_support::PERSON_COOKIE
+    );
+    browser
+        .execute(&set, vec![])
+        .await
+        .expect("the cookie is set");
 }
 
 #[tokio::test]
@@ -695,11 +697,8 @@ async fn only_a_named_responder_answers_in_the_browser() {
     let site = Site::serve(inbox, |page| page.identity(inbox_web_support::people)).await;
     let id = site.refund(40).await;
     let browser = browser().await;
-    // The cookie needs a page of the site first.
-    browser
-        .goto(&format!("{}style.css", site.base))
-        .await
-        .expect("the site");
+    // The cookie needs a page of the site first: the sign-in page, as nobody is signed in.
+    browser.goto(&site.base).await.expect("the site");
 
     sign_in_as(&browser, "bob").await;
     browser.goto(&site.base).await.expect("the inbox opens");

@@ -216,8 +216,7 @@ impl InboxBuilder {
         I: IntoIterator<Item = S>,
         S: Into<String>,
     {
-        let list = responders.into_iter().map(Into::into).collect();
-        self.rules.by_kind.insert(kind.into(), list);
+        self.rules.by_kind.insert(kind.into(), strings(responders));
         self
     }
 
@@ -228,8 +227,9 @@ impl InboxBuilder {
         I: IntoIterator<Item = S>,
         S: Into<String>,
     {
-        let list = responders.into_iter().map(Into::into).collect();
-        self.rules.by_agent.insert(agent.into(), list);
+        self.rules
+            .by_agent
+            .insert(agent.into(), strings(responders));
         self
     }
 
@@ -682,6 +682,10 @@ impl Inbox {
         .await?;
         Ok(run_answered)
     }
+}
+
+fn strings<I: IntoIterator<Item = S>, S: Into<String>>(items: I) -> Vec<String> {
+    items.into_iter().map(Into::into).collect()
 }
 
 fn readable(rows: &[sqlx::any::AnyRow]) -> Vec<Parked> {
