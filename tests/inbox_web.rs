@@ -1041,3 +1041,142 @@ async fn a_runs_requests_are_answered_together_on_one_page() {
     );
     assert!(!page.contains(r#"http-equiv="refresh""#), "{page}");
 }
+
+/// The test's sign-in cookie for `who` (see `inbox_web_support::people`).
+fn as_person(who: &str) -> String {
+    format!("{}={who}", inbox_web_support::PERSON_COOKIE)
+}
+
+#[tokio::test]
+async fn a_person_not_allowed_sees_the_request_read_only_and_is_refused() {
+    let inbox = Inbox::open("sqlite::memory:").await.unwrap();
+    let site = Site::serve(inbox, |page| page.identity(inbox_web_support::people)).await;
+    let id = site.refund(40).await;
+    let (bob, ada) = (as_person("bob"), as_person("ada"));
+
+    let (status, page) = get(&bob, &site.request_url(&id)).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(
+        page.contains("Signed in as <strong class=\"who\">Bob</strong>"),
+        "{page}"
+    );
+    assert!(page.contains("you see it read-only"), "{page}");
+    assert!(!page.contains("_forgery"), "no form for Bob:\n{page}");
+
+    // Even with Ada's form token, Bob's answer is refused and changes nothing.
+    let (_, adas_page) = get(&ada, &site.request_url(&id)).await;
+    let token = forgery_token(&adas_page);
+    let (status, page) = post_form(
+        &site,
+        &bob,
+        &id,
+        &[("_forgery", &token), ("_action", "approve")],
+    )
+    .await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{page}");
+    assert!(page.contains("Not yours to answer"), "{page}");
+    assert_eq!(state_of(&site, &id).await, ParkedState::Waiting);
+    assert_eq!(
+        site.inbox.audit(&id).await.unwrap().len(),
+        1,
+        "only the parking"
+    );
+
+    // Ada may: her answer is recorded as hers, and the history says so.
+    let response = answer(&site, &ada, &id, &[("_action", "approve")]).await;
+    assert_eq!(response.status(), StatusCode::SEE_OTHER);
+    let parked = site.inbox.get(&id).await.unwrap().unwrap();
+    assert_eq!(parked.answered_by.as_deref(), Some("ada@example.com"));
+    let (_, page) = get(&ada, &site.request_url(&id)).await;
+    assert!(page.contains("History"), "{page}");
+    assert!(page.contains("answered</strong>"), "{page}");
+    assert!(page.contains("by ada@example.com"), "{page}");
+}
+
+#[tokio::test]
+async fn a_forwarded_identity_counts_only_from_the_trusted_proxy() {
+    let loopback = std::net::IpAddr::from([127, 0, 0, 1]);
+    let elsewhere = std::net::IpAddr::from([10, 9, 9, 9]);
+    for (proxy, trusted) in [(loopback, true), (elsewhere, false)] {
+        let inbox = Inbox::open("sqlite::memory:").await.unwrap();
+        let site = Site::serve(inbox, |page| page.trusted_proxy([proxy])).await;
+        let id = site.approval("lamp").await;
+        let forwarded = || {
+            http()
+                .get(&site.base)
+                .header("x-forwarded-email", "ada@example.com")
+                .header("x-forwarded-user", "ada")
+        };
+        let (status, page) = body(forwarded().send().await.unwrap()).await;
+        if trusted {
+            assert_eq!(status, StatusCode::OK, "{page}");
+            assert!(
+                page.contains("Signed in as <strong class=\"who\">ada</strong>"),
+                "{page}"
+            );
+            let page = body(
+                http()
+                    .get(site.request_url(&id))
+                    .header("x-forwarded-email", "ada@example.com")
+                    .send()
+                    .await
+                    .unwrap(),
+            )
+            .await
+            .1;
+            let token = forgery_token(&page);
+            let response = post(&site, "", &id)
+                .header("x-forwarded-email", "ada@example.com")
+                .form(&[("_forgery", token.as_str()), ("_action", "approve")])
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(response.status(), StatusCode::SEE_OTHER);
+            let parked = site.inbox.get(&id).await.unwrap().unwrap();
+            assert_eq!(parked.answered_by.as_deref(), Some("ada@example.com"));
+        } else {
+            // Not from the proxy: the headers are anyone's, so nobody is signed in.
+            assert_eq!(status, StatusCode::UNAUTHORIZED, "{page}");
+            assert!(!page.contains("ada"), "{page}");
+            assert_eq!(state_of(&site, &id).await, ParkedState::Waiting);
+        }
+    }
+}
+
+#[tokio::test]
+async fn the_list_filters_by_agent_kind_and_who_may_answer() {
+    let inbox = Inbox::open("sqlite::memory:").await.unwrap();
+    let site = Site::serve(inbox, |page| page.identity(inbox_web_support::people)).await;
+    let refund = site.refund(40).await;
+    let lamp = site.approval("lamp").await;
+    let booking = site.booking().await;
+    let shown = |page: &str, id: &str| page.contains(&format!("r/{id}\""));
+    let (bob, ada) = (as_person("bob"), as_person("ada"));
+
+    let (status, page) = get(&bob, &format!("{}?mine=1", site.base)).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(page.contains("Signed in as"), "{page}");
+    assert!(
+        !shown(&page, &refund) && shown(&page, &lamp) && shown(&page, &booking),
+        "{page}"
+    );
+    assert!(page.contains(r#"name="mine" value="1" checked"#), "{page}");
+
+    let (_, page) = get(&ada, &format!("{}?mine=1", site.base)).await;
+    assert!(shown(&page, &refund) && shown(&page, &lamp), "{page}");
+
+    let (_, page) = get(&ada, &format!("{}?kind=input", site.base)).await;
+    assert!(shown(&page, &booking) && !shown(&page, &lamp), "{page}");
+    assert!(
+        page.contains(r#"<option value="input" selected>"#),
+        "{page}"
+    );
+
+    let (_, page) = get(&ada, &format!("{}?agent=default&kind=approval", site.base)).await;
+    assert!(
+        shown(&page, &refund) && shown(&page, &lamp) && !shown(&page, &booking),
+        "{page}"
+    );
+    let (_, page) = get(&ada, &format!("{}?agent=elsewhere", site.base)).await;
+    assert!(page.contains("Nothing waiting"), "{page}");
+}

@@ -674,3 +674,69 @@ async fn forged_answers_from_other_origins_are_refused() {
     server.abort();
     browser.close().await.expect("the session closes");
 }
+
+/// Signs the browser in as `who` through the test's own host sign-in (a cookie the host's
+/// `Identify` reads), replacing whoever was signed in.
+async fn sign_in_as(browser: &Client, who: &str) {
+    // Set from the page (WebDriver's own cookie call sends fields Chromium refuses).
+    let set = format!(
+        "document.cookie = '{}={who}; path=/'",
+        inbox_web_support::PERSON_COOKIE
+    );
+    browser
+        .execute(&set, vec![])
+        .await
+        .expect("the cookie is set");
+}
+
+#[tokio::test]
+async fn only_a_named_responder_answers_in_the_browser() {
+    let inbox = toolnexus_inbox::Inbox::open("sqlite::memory:")
+        .await
+        .unwrap();
+    let site = Site::serve(inbox, |page| page.identity(inbox_web_support::people)).await;
+    let id = site.refund(40).await;
+    let browser = browser().await;
+    // The cookie needs a page of the site first: the sign-in page, as nobody is signed in.
+    browser.goto(&site.base).await.expect("the site");
+
+    sign_in_as(&browser, "bob").await;
+    browser.goto(&site.base).await.expect("the inbox opens");
+    assert_eq!(
+        css(&browser, ".viewer .who").await.text().await.unwrap(),
+        "Bob"
+    );
+    click(&browser, ".card .prompt a").await;
+    wait_for_text(&browser, "you see it read-only", false).await;
+    assert!(
+        browser.find(Locator::Css("form.answer")).await.is_err(),
+        "Bob has no form"
+    );
+
+    // Ada opens it and gets the form; Bob, at the same browser, presses its button.
+    sign_in_as(&browser, "ada").await;
+    browser.refresh().await.expect("a reload");
+    assert_eq!(
+        css(&browser, ".viewer .who").await.text().await.unwrap(),
+        "Ada"
+    );
+    sign_in_as(&browser, "bob").await;
+    click(&browser, "form.answer button[value=approve]").await;
+    wait_for_text(&browser, "Not yours to answer", false).await;
+    assert_eq!(
+        site.inbox.get(&id).await.unwrap().unwrap().state,
+        ParkedState::Waiting
+    );
+
+    // Ada herself approves, and the history names her.
+    sign_in_as(&browser, "ada").await;
+    browser
+        .goto(&site.request_url(&id))
+        .await
+        .expect("the request");
+    click(&browser, "form.answer button[value=approve]").await;
+    wait_for_text(&browser, "by ada@example.com", true).await;
+    let parked = site.inbox.get(&id).await.unwrap().unwrap();
+    assert_eq!(parked.answered_by.as_deref(), Some("ada@example.com"));
+    browser.close().await.expect("the session closes");
+}

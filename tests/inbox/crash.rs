@@ -4,7 +4,7 @@
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use toolnexus_inbox::ParkedState;
+use toolnexus_inbox::{AuditKind, ParkedState};
 
 use crate::support::{both_engines, slow_model, Scene, TestDb};
 
@@ -39,4 +39,19 @@ async fn a_killed_worker_process_is_taken_over_after_the_lease(db: TestDb) {
     assert_eq!((row.state, row.attempts), (ParkedState::Done, 2));
     assert_eq!(row.result.unwrap().text, "outcome: approved: gpu");
     s.assert_nothing_to_resume().await;
+
+    // The trail tells it in order: the dead worker's claim, then the takeover's.
+    let trail = s.inbox.audit(&id).await.unwrap();
+    let steps: Vec<_> = trail.iter().map(|e| (e.kind, e.attempt)).collect();
+    assert_eq!(
+        steps,
+        [
+            (AuditKind::Parked, None),
+            (AuditKind::Answered, None),
+            (AuditKind::Claimed, Some(1)),
+            (AuditKind::Claimed, Some(2)),
+            (AuditKind::Resumed, Some(2)),
+        ]
+    );
+    assert_ne!(trail[2].actor, trail[3].actor, "another worker took over");
 }

@@ -13,3 +13,4 @@ mod crash;
 mod faults;
 mod forms;
 mod several;
+mod team;

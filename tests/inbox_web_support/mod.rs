@@ -18,7 +18,7 @@ use toolnexus::{
     ToolResult, Toolkit,
 };
 use toolnexus_inbox::web::InboxPage;
-use toolnexus_inbox::{web, Inbox};
+use toolnexus_inbox::{web, Inbox, Person};
 
 #[path = "../inbox/pg.rs"]
 pub mod pg;
@@ -29,6 +29,46 @@ async fn buy(item: String, answer: Option<&Answer>) -> ToolResult {
     match answer {
         Some(a) if a.ok => ToolResult::ok(format!("bought {item}")),
         _ => pending!(kind = "approval", prompt = format!("Buy {item}?")),
+    }
+}
+
+/// A refund only finance, or Ada, may approve
+#[tool]
+async fn refund(amount: u32, answer: Option<&Answer>) -> ToolResult {
+    match answer {
+        Some(a) if a.ok => ToolResult::ok(format!("refunded {amount}")),
+        _ => pending!(
+            kind = "approval",
+            prompt = format!("Refund {amount} euros?"),
+            data = json!({"responders": ["ada@example.com", "group:finance"]})
+        ),
+    }
+}
+
+/// The cookie the tests sign in with as one person or another ([`people`]).
+pub const PERSON_COOKIE: &str = "test_person";
+
+/// The host's sign-in the tests control: cookie `test_person=ada` is Ada (in finance),
+/// `test_person=bob` is Bob (in sales); anything else is nobody.
+pub fn people(parts: &axum::http::request::Parts) -> Option<Person> {
+    let cookies = parts
+        .headers
+        .get(axum::http::header::COOKIE)?
+        .to_str()
+        .ok()?;
+    let who = cookies
+        .split(';')
+        .filter_map(|c| c.trim().split_once('='))
+        .find(|(k, _)| *k == PERSON_COOKIE)?
+        .1;
+    match who {
+        "ada" => Some(
+            Person::new("ada@example.com")
+                .name("Ada")
+                .groups(["finance"]),
+        ),
+        "bob" => Some(Person::new("bob@example.com").name("Bob").groups(["sales"])),
+        _ => None,
     }
 }
 
@@ -232,6 +272,7 @@ impl Site {
             .tool(Stale)
             .tool(Named)
             .tool(Nested)
+            .tool(Refund)
             .tool(delete())
             .approval(Approval::tools(["delete"]))
             .build()
@@ -242,6 +283,8 @@ impl Site {
             .expect("a loopback port");
         let base = format!("http://{}/", listener.local_addr().expect("an address"));
         let app = configure(InboxPage::new(inbox.clone(), token.clone()).user("tester")).router();
+        // The peer's address, for the trusted-proxy tests.
+        let app = app.into_make_service_with_connect_info::<std::net::SocketAddr>();
         let server = tokio::spawn(async move {
             axum::serve(listener, app).await.expect("the page serves");
         });
@@ -270,6 +313,12 @@ impl Site {
 
     pub async fn approval(&self, item: &str) -> String {
         self.park(&format!("buy | {}", json!({ "item": item })))
+            .await
+    }
+
+    /// A refund whose approval names Ada and finance as its responders.
+    pub async fn refund(&self, amount: u32) -> String {
+        self.park(&format!("refund | {}", json!({ "amount": amount })))
             .await
     }
 

@@ -48,6 +48,16 @@ pub enum InboxError {
         /// field `zip` must be at least 5 characters`.
         reason: String,
     },
+    /// The request names who may answer it (its `data.responders`, or the inbox's rule
+    /// for its kind or agent) and `who` is not one of them; `None` when the answer named
+    /// nobody ([`Inbox::answer`](crate::Inbox::answer)), who is then not known to be allowed.
+    #[error("{} may not answer request `{request}`", who.as_deref().unwrap_or("an anonymous answer"))]
+    NotAllowed {
+        /// The request.
+        request: String,
+        /// Who tried to answer it.
+        who: Option<String>,
+    },
     /// A request of the run has no answer yet (it names the first such), so the run
     /// cannot be resumed.
     #[error("request `{0}` has not been answered yet")]

@@ -11,9 +11,11 @@ use tokio::sync::Notify;
 use toolnexus::{Answer, Message, Refusal, Request, RunResult, RunStatus, ToolCallRecord};
 use tracing::Instrument;
 
+use crate::audit::{AuditKind, Record};
 use crate::clock::{ms, now_ms, parse_rfc3339};
 use crate::form::check_answer;
 use crate::parked::{parked_columns, parked_from};
+use crate::people::{Person, Rules};
 use crate::spans;
 use crate::store::{self, Engine, PoolSettings, SqliteSync};
 use crate::{InboxError, Parked, ParkedState, WaitingPage};
@@ -32,7 +34,7 @@ macro_rules! open {
 macro_rules! lock_run {
     ($lock:literal) => {
         concat!(
-            "SELECT q.run_id, r.state",
+            "SELECT q.run_id, r.state, r.agent",
             parked_from!(),
             " WHERE q.id = $1",
             $lock
@@ -100,6 +102,9 @@ pub(crate) struct Inner {
     pub(crate) lease: Duration,
     pub(crate) max_attempts: u32,
     pub(crate) poll_interval: Duration,
+    pub(crate) rules: Rules,
+    /// Who the audit trail names for this handle's claims and resumes.
+    pub(crate) worker: String,
     /// Wakes one idle worker slot per answer (this process's answers, and other processes'
     /// relayed from NOTIFY): one answer is one run to resume, so waking every idle slot
     /// would only send the others to claim nothing. A slot that gets a run goes on claiming
@@ -127,6 +132,8 @@ pub struct InboxBuilder {
     max_attempts: u32,
     poll_interval: Duration,
     pool: PoolSettings,
+    rules: Rules,
+    worker: String,
 }
 
 impl fmt::Debug for InboxBuilder {
@@ -188,6 +195,51 @@ impl InboxBuilder {
         self
     }
 
+    /// Who may answer requests of `kind` that name no responders themselves: people by
+    /// id (`"ada@example.com"`) or groups (`"group:finance"`). A request's own
+    /// `data.responders` comes first, then the rule for its kind, then the rule for its
+    /// agent ([`agent_responders`](Self::agent_responders)); a request none of them covers
+    /// may be answered by anyone who may open the inbox.
+    ///
+    /// ```
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// let inbox = toolnexus_inbox::Inbox::builder("sqlite::memory:")
+    ///     .responders("approval", ["group:finance"])
+    ///     .agent_responders("purchasing", ["ada@example.com"])
+    ///     .open()
+    ///     .await?;
+    /// # Ok::<(), toolnexus_inbox::InboxError>(())
+    /// # }).unwrap();
+    /// ```
+    pub fn responders<I, S>(mut self, kind: impl Into<String>, responders: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.rules.by_kind.insert(kind.into(), strings(responders));
+        self
+    }
+
+    /// Who may answer the requests of runs parked under `agent` that neither name
+    /// responders nor fall under a rule for their kind ([`responders`](Self::responders)).
+    pub fn agent_responders<I, S>(mut self, agent: impl Into<String>, responders: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.rules
+            .by_agent
+            .insert(agent.into(), strings(responders));
+        self
+    }
+
+    /// The name the audit trail gives this handle's claims and resumes (default
+    /// `worker <process id>`), so a takeover shows which worker took over.
+    pub fn worker_name(mut self, name: impl Into<String>) -> Self {
+        self.worker = name.into();
+        self
+    }
+
     /// Connects, creating the database (SQLite) and its tables when missing.
     pub async fn open(self) -> Result<Inbox, InboxError> {
         let (engine, pool) = store::open(&self.url, &self.pool).await?;
@@ -200,6 +252,8 @@ impl InboxBuilder {
                 lease: self.lease,
                 max_attempts: self.max_attempts,
                 poll_interval: self.poll_interval,
+                rules: self.rules,
+                worker: self.worker,
                 answered: Notify::new(),
             }),
         })
@@ -226,6 +280,8 @@ impl Inbox {
                 sqlite_sync: SqliteSync::default(),
                 connect_timeout: Duration::from_secs(10),
             },
+            rules: Rules::default(),
+            worker: format!("worker {}", std::process::id()),
         }
     }
 
@@ -377,18 +433,49 @@ impl Inbox {
     ///
     /// When the request is one of several its run waits on, the run is ready to resume
     /// once the last of them is answered, whatever the order and however the answers race.
+    ///
+    /// A request that names who may answer it ([`responders`](Self::responders)) is
+    /// refused here with [`InboxError::NotAllowed`]: an answer from nobody in particular
+    /// is not known to come from one of them. Use [`answer_as`](Self::answer_as).
     pub async fn answer(&self, answer: Answer) -> Result<(), InboxError> {
         self.record_answer(answer, None, false).await
     }
 
-    /// [`answer`](Self::answer), recording who answered (kept on the row, with the time).
+    /// [`answer`](Self::answer), as `who` (a [`Person`], or a plain id such as
+    /// `"ada@example.com"`): recorded on the row and in the audit trail, with the time.
+    /// When the request names its responders, `who` must be one of them, else
+    /// [`InboxError::NotAllowed`] and nothing changes.
     pub async fn answer_as(
         &self,
         answer: Answer,
-        answered_by: impl Into<String>,
+        who: impl Into<Person>,
     ) -> Result<(), InboxError> {
-        self.record_answer(answer, Some(answered_by.into()), false)
-            .await
+        self.record_answer(answer, Some(who.into()), false).await
+    }
+
+    /// Who may answer `parked`: its own `data.responders`, else this handle's rule for its
+    /// kind or agent; `None` when nothing limits it.
+    pub fn responders(&self, parked: &Parked) -> Option<Vec<String>> {
+        self.inner.rules.responders(&parked.request, &parked.agent)
+    }
+
+    /// Whether `who` may answer `parked` ([`responders`](Self::responders)); `None` is an
+    /// answer from nobody in particular, allowed only where nothing limits who answers.
+    /// It does not look at whether the request still waits.
+    pub fn may_answer(&self, parked: &Parked, who: Option<&Person>) -> bool {
+        match (self.responders(parked), who) {
+            (None, _) => true,
+            (Some(list), Some(who)) => who.is_one_of(&list),
+            (Some(_), None) => false,
+        }
+    }
+
+    /// The waiting requests `who` may answer, oldest first ([`waiting`](Self::waiting)
+    /// filtered by [`may_answer`](Self::may_answer)).
+    pub async fn waiting_for(&self, who: &Person) -> Result<Vec<Parked>, InboxError> {
+        let mut waiting = self.waiting().await?;
+        waiting.retain(|p| self.may_answer(p, Some(who)));
+        Ok(waiting)
     }
 
     /// Declines every waiting request whose `expiresAt` has passed with
@@ -436,10 +523,14 @@ impl Inbox {
     async fn record_answer(
         &self,
         answer: Answer,
-        answered_by: Option<String>,
+        answered_by: Option<Person>,
         expiring: bool,
     ) -> Result<(), InboxError> {
-        let span = spans::answer(&answer, answered_by.as_deref(), expiring);
+        let span = spans::answer(
+            &answer,
+            answered_by.as_ref().map(|p| p.id.as_str()),
+            expiring,
+        );
         let recorded = self
             .record_answer_in_span(answer, answered_by, expiring)
             .instrument(span.clone())
@@ -453,13 +544,13 @@ impl Inbox {
     async fn record_answer_in_span(
         &self,
         answer: Answer,
-        answered_by: Option<String>,
+        answered_by: Option<Person>,
         expiring: bool,
     ) -> Result<(), InboxError> {
         let mut conn = self.inner.pool.acquire().await?;
         let mut tx = conn.begin_with(self.inner.engine.begin_write()).await?;
         match self
-            .answer_in(&mut tx, &answer, answered_by, expiring)
+            .answer_in(&mut tx, &answer, answered_by.as_ref(), expiring)
             .await
         {
             Ok(run_answered) => {
@@ -491,7 +582,7 @@ impl Inbox {
         &self,
         conn: &mut AnyConnection,
         answer: &Answer,
-        answered_by: Option<String>,
+        answered_by: Option<&Person>,
         expiring: bool,
     ) -> Result<bool, InboxError> {
         let now = now_ms();
@@ -500,7 +591,7 @@ impl Inbox {
             Engine::Sqlite => LOCK_RUN,
             Engine::Postgres => LOCK_RUN_FOR_UPDATE,
         };
-        let Some((run_id, state)) = sqlx::query_as::<_, (String, String)>(lock)
+        let Some((run_id, state, agent)) = sqlx::query_as::<_, (String, String, String)>(lock)
             .bind(&answer.id)
             .fetch_optional(&mut *conn)
             .await?
@@ -536,13 +627,25 @@ impl Inbox {
             id: id(),
             reason: format!("request: {e}"),
         })?;
+        // Expiry is the inbox's own decision, not a person's.
+        if !expiring {
+            if let Some(list) = self.inner.rules.responders(&request, &agent) {
+                if !answered_by.is_some_and(|who| who.is_one_of(&list)) {
+                    return Err(InboxError::NotAllowed {
+                        request: id(),
+                        who: answered_by.map(|p| p.id.clone()),
+                    });
+                }
+            }
+        }
         check_answer(&request, answer)?;
+        let stored = to_json(&answer.id, answer)?;
         sqlx::query(
             "UPDATE toolnexus_inbox_requests SET answer = $1, answered_by = $2, \
              answered_at = $3 WHERE id = $4 AND answered_at IS NULL",
         )
-        .bind(to_json(&answer.id, answer)?)
-        .bind(answered_by)
+        .bind(&stored)
+        .bind(answered_by.map(|p| p.id.as_str()))
         .bind(now)
         .bind(&answer.id)
         .execute(&mut *conn)
@@ -564,8 +667,25 @@ impl Inbox {
                 .execute(&mut *conn)
                 .await?;
         }
+        let kind = if expiring {
+            AuditKind::Expired
+        } else {
+            AuditKind::Answered
+        };
+        Record {
+            request: Some(&answer.id),
+            actor: answered_by.map(|p| p.id.as_str()),
+            detail: Some(&stored),
+            ..Record::new(&run_id, kind)
+        }
+        .append(conn)
+        .await?;
         Ok(run_answered)
     }
+}
+
+fn strings<I: IntoIterator<Item = S>, S: Into<String>>(items: I) -> Vec<String> {
+    items.into_iter().map(Into::into).collect()
 }
 
 fn readable(rows: &[sqlx::any::AnyRow]) -> Vec<Parked> {
@@ -602,6 +722,7 @@ pub(crate) struct ToPark<'a> {
 struct RequestRow<'a> {
     id: &'a str,
     json: String,
+    kind: String,
     tool: Option<(String, String)>,
     expires_at: Option<i64>,
 }
@@ -654,6 +775,7 @@ impl<'a> RequestRow<'a> {
         Ok(RequestRow {
             id: &request.id,
             json: to_json(&request.id, request)?,
+            kind: request.kind.as_str().to_owned(),
             tool,
             expires_at,
         })
@@ -728,6 +850,14 @@ pub(crate) async fn insert(
         if inserted.rows_affected() == 0 {
             return Ok(Some(request.id.to_owned()));
         }
+        Record {
+            request: Some(request.id),
+            actor: Some(agent),
+            detail: Some(&request.kind),
+            ..Record::new(run.run_id, AuditKind::Parked)
+        }
+        .append(conn)
+        .await?;
     }
     Ok(None)
 }

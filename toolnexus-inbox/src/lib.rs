@@ -58,11 +58,13 @@
 
 #![warn(missing_docs)]
 
+mod audit;
 mod clock;
 mod error;
 pub mod form;
 mod inbox;
 mod parked;
+mod people;
 mod resume;
 mod spans;
 mod state;
@@ -72,9 +74,11 @@ mod worker;
 #[cfg(feature = "web")]
 pub mod web;
 
+pub use audit::{AuditEntry, AuditKind};
 pub use error::InboxError;
 pub use inbox::{Inbox, InboxBuilder};
 pub use parked::{Parked, Resumed, WaitingPage};
+pub use people::Person;
 pub use state::ParkedState;
 pub use store::SqliteSync;
 pub use worker::{Worker, WorkerReport};

@@ -168,6 +168,16 @@ pub struct WaitingPage {
     pub total: usize,
 }
 
+impl WaitingPage {
+    pub(crate) fn of(runs: Vec<Parked>, offset: usize, total: usize) -> WaitingPage {
+        WaitingPage {
+            runs,
+            offset,
+            total,
+        }
+    }
+}
+
 /// A run the inbox resumed.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]

@@ -10,6 +10,7 @@ use sqlx::{Connection, Row};
 use toolnexus::{Answer, ClientError, LlmClient, Message, RunResult, RunStatus, Toolkit};
 use tracing::Instrument;
 
+use crate::audit::{AuditKind, Record};
 use crate::clock::now_ms;
 use crate::inbox::{insert, lease_ms, to_json, ToPark};
 use crate::spans;
@@ -130,14 +131,7 @@ impl Inbox {
             Engine::Sqlite => CLAIM_NEXT_SQLITE,
             Engine::Postgres => CLAIM_NEXT_POSTGRES,
         };
-        let now = now_ms();
-        let row = sqlx::query(sql)
-            .bind(now.saturating_add(lease_ms(self)))
-            .bind(now)
-            .bind(&self.inner.agent)
-            .bind(i64::from(self.inner.max_attempts))
-            .fetch_optional(&self.inner.pool)
-            .await?;
+        let row = self.claim(sql, None).await?;
         match row {
             Some(row) => self
                 .run_claim(Claim::read(self, &row).await?, client, tk)
@@ -159,15 +153,7 @@ impl Inbox {
         client: &LlmClient,
         tk: &Toolkit,
     ) -> Result<Resumed, InboxError> {
-        let now = now_ms();
-        let row = sqlx::query(CLAIM_ONE)
-            .bind(now.saturating_add(lease_ms(self)))
-            .bind(now)
-            .bind(&self.inner.agent)
-            .bind(i64::from(self.inner.max_attempts))
-            .bind(id)
-            .fetch_optional(&self.inner.pool)
-            .await?;
+        let row = self.claim(CLAIM_ONE, Some(id)).await?;
         match row {
             Some(row) => {
                 self.run_claim(Claim::read(self, &row).await?, client, tk)
@@ -175,6 +161,39 @@ impl Inbox {
             }
             None => Err(self.why_unclaimable(id).await?),
         }
+    }
+
+    /// Runs claim statement `sql` (for the run of request `id`, when it names one as `$5`)
+    /// and, in the same transaction, appends the claim to the run's audit trail.
+    async fn claim(
+        &self,
+        sql: &'static str,
+        id: Option<&str>,
+    ) -> Result<Option<AnyRow>, InboxError> {
+        let now = now_ms();
+        let mut conn = self.inner.pool.acquire().await?;
+        let mut tx = conn.begin_with(self.inner.engine.begin_write()).await?;
+        let mut claim = sqlx::query(sql)
+            .bind(now.saturating_add(lease_ms(self)))
+            .bind(now)
+            .bind(&self.inner.agent)
+            .bind(i64::from(self.inner.max_attempts));
+        if let Some(id) = id {
+            claim = claim.bind(id);
+        }
+        let row = claim.fetch_optional(&mut *tx).await?;
+        if let Some(row) = &row {
+            let run: String = row.try_get("id")?;
+            Record {
+                actor: Some(&self.inner.worker),
+                attempt: Some(row.try_get("attempts")?),
+                ..Record::new(&run, AuditKind::Claimed)
+            }
+            .append(&mut tx)
+            .await?;
+        }
+        tx.commit().await?;
+        Ok(row)
     }
 
     async fn why_unclaimable(&self, id: &str) -> Result<InboxError, InboxError> {
@@ -205,31 +224,56 @@ impl Inbox {
     /// Marks `Failed` the runs of this agent whose last allowed attempt died with its
     /// worker (its lease lapsed with no attempts left). Returns how many.
     pub async fn fail_exhausted(&self) -> Result<usize, InboxError> {
-        let done = sqlx::query(
+        let mut conn = self.inner.pool.acquire().await?;
+        let mut tx = conn.begin_with(self.inner.engine.begin_write()).await?;
+        let failed: Vec<(String, i64, String)> = sqlx::query_as(
             "UPDATE toolnexus_inbox_runs SET state = 'failed', lease_until = NULL, \
              last_error = COALESCE(last_error, 'the worker stopped during the last allowed attempt'), \
              updated_at = $1 WHERE agent = $2 AND attempts >= $3 \
-             AND state IN ('running', 'answered') AND lease_until <= $1",
+             AND state IN ('running', 'answered') AND lease_until <= $1 \
+             RETURNING id, attempts, last_error",
         )
         .bind(now_ms())
         .bind(&self.inner.agent)
         .bind(i64::from(self.inner.max_attempts))
-        .execute(&self.inner.pool)
+        .fetch_all(&mut *tx)
         .await?;
-        Ok(usize::try_from(done.rows_affected()).unwrap_or(usize::MAX))
+        for (run, attempt, why) in &failed {
+            self.failed(run, Some(*attempt), why)
+                .append(&mut tx)
+                .await?;
+        }
+        tx.commit().await?;
+        Ok(failed.len())
     }
 
     async fn give_up(&self, id: &str, why: &str) -> Result<(), InboxError> {
-        sqlx::query(
+        let mut conn = self.inner.pool.acquire().await?;
+        let mut tx = conn.begin_with(self.inner.engine.begin_write()).await?;
+        let given_up = sqlx::query(
             "UPDATE toolnexus_inbox_runs SET state = 'failed', lease_until = NULL, \
              last_error = $1, updated_at = $2 WHERE id = $3 AND state IN ('running', 'answered')",
         )
         .bind(why)
         .bind(now_ms())
         .bind(id)
-        .execute(&self.inner.pool)
+        .execute(&mut *tx)
         .await?;
+        if given_up.rows_affected() > 0 {
+            self.failed(id, None, why).append(&mut tx).await?;
+        }
+        tx.commit().await?;
         Ok(())
+    }
+
+    /// The audit entry of run `run` given up, by this handle's worker.
+    fn failed<'a>(&'a self, run: &'a str, attempt: Option<i64>, why: &'a str) -> Record<'a> {
+        Record {
+            actor: Some(&self.inner.worker),
+            attempt,
+            detail: Some(why),
+            ..Record::new(run, AuditKind::Failed)
+        }
     }
 
     /// Resumes a claimed run in its `inbox resume` span, which the resumed run's own span
@@ -354,24 +398,31 @@ impl Inbox {
         .bind(now_ms())
         .bind(&claim.id)
         .bind(claim.fence);
-        let Some(parked) = &parked else {
-            // A run that ended: one fenced statement, no transaction to open and close.
-            if done.execute(&self.inner.pool).await?.rows_affected() == 0 {
-                return Err(InboxError::Claimed(claim.id.clone()));
-            }
-            return Ok(resumed(claim, result, answers, next));
-        };
         let mut conn = self.inner.pool.acquire().await?;
         let mut tx = conn.begin_with(self.inner.engine.begin_write()).await?;
         if done.execute(&mut *tx).await?.rows_affected() == 0 {
             return Err(InboxError::Claimed(claim.id.clone()));
         }
-        if let Some(taken) = insert(&mut tx, &self.inner.agent, parked).await? {
-            tx.rollback().await?;
-            let why =
-                format!("the resumed run halted on request `{taken}`, which is already parked");
-            self.record_failure(claim, &why, true).await?;
-            return Err(InboxError::AlreadyParked(taken));
+        let outcome = match &next {
+            Some(next) => format!("halted again on request {next}"),
+            None => format!("{:?}", result.status).to_lowercase(),
+        };
+        Record {
+            actor: Some(&self.inner.worker),
+            attempt: Some(claim.fence),
+            detail: Some(&outcome),
+            ..Record::new(&claim.id, AuditKind::Resumed)
+        }
+        .append(&mut tx)
+        .await?;
+        if let Some(parked) = &parked {
+            if let Some(taken) = insert(&mut tx, &self.inner.agent, parked).await? {
+                tx.rollback().await?;
+                let why =
+                    format!("the resumed run halted on request `{taken}`, which is already parked");
+                self.record_failure(claim, &why, true).await?;
+                return Err(InboxError::AlreadyParked(taken));
+            }
         }
         tx.commit().await?;
         Ok(resumed(claim, result, answers, next))
@@ -393,6 +444,8 @@ impl Inbox {
             ("answered", Some(now.saturating_add(lease_ms(self))))
         };
         tracing::warn!(id = %claim.id, attempt = claim.fence, state, error, "a resume failed");
+        let mut conn = self.inner.pool.acquire().await?;
+        let mut tx = conn.begin_with(self.inner.engine.begin_write()).await?;
         let written = sqlx::query(
             "UPDATE toolnexus_inbox_runs SET state = $1, last_error = $2, lease_until = $3, \
              updated_at = $4 WHERE id = $5 AND attempts = $6 AND state = 'running'",
@@ -403,11 +456,21 @@ impl Inbox {
         .bind(now)
         .bind(&claim.id)
         .bind(claim.fence)
-        .execute(&self.inner.pool)
+        .execute(&mut *tx)
         .await?;
         if written.rows_affected() == 0 {
             return Err(InboxError::Claimed(claim.id.clone()));
         }
+        let entry = if exhausted {
+            self.failed(&claim.id, Some(claim.fence), error)
+        } else {
+            Record {
+                kind: AuditKind::AttemptFailed,
+                ..self.failed(&claim.id, Some(claim.fence), error)
+            }
+        };
+        entry.append(&mut tx).await?;
+        tx.commit().await?;
         Ok(())
     }
 }

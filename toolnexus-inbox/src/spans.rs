@@ -84,6 +84,7 @@ fn error_type(error: &crate::InboxError) -> &'static str {
         E::NotWaiting { .. } => "not_waiting",
         E::Expired(_) => "expired",
         E::InvalidAnswer { .. } => "invalid_answer",
+        E::NotAllowed { .. } => "not_allowed",
         E::NotAnswered(_) => "not_answered",
         E::Claimed(_) => "claimed",
         E::Finished { .. } => "finished",

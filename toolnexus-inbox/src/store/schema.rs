@@ -85,6 +85,21 @@ const MIGRATIONS: &[&[&str]] = &[&[
     // The run's request ids in call order (a JSON array); NULL on a run parked before,
     // which has one request, its own id.
     "ALTER TABLE toolnexus_inbox_runs ADD COLUMN request_ids TEXT",
+], &[
+    // The audit trail: appended in the transaction of each change, never updated. `seq`
+    // numbers a run's entries in order (the clock alone could tie); runs parked before
+    // this version start their trail at their next change.
+    "CREATE TABLE toolnexus_inbox_audit (
+        run_id TEXT NOT NULL,
+        seq BIGINT NOT NULL,
+        at BIGINT NOT NULL,
+        kind TEXT NOT NULL,
+        request_id TEXT,
+        actor TEXT,
+        attempt BIGINT,
+        detail TEXT,
+        PRIMARY KEY (run_id, seq)
+    )",
 ]];
 
 /// The schema version this crate reads and writes.

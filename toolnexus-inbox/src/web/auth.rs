@@ -1,9 +1,11 @@
-//! Who may see the inbox: the access token, given once in the link (`?token=`) or as
-//! `Authorization: Bearer`, then kept in an HttpOnly, SameSite=Strict session cookie.
+//! Who may see the inbox: a person the host or a trusted proxy signs in, or else the holder
+//! of the access token, given once in the link (`?token=`) or as `Authorization: Bearer`,
+//! then kept in an HttpOnly, SameSite=Strict session cookie.
 //!
 //! A link's token is moved into the cookie by a redirect to the same page without it, so
 //! it does not stay in the address bar, the history or a bookmark.
 
+use std::net::IpAddr;
 use std::sync::Arc;
 
 use axum::extract::{Query, Request, State};
@@ -12,8 +14,23 @@ use axum::http::{Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Redirect, Response};
 
+use super::identity::{self, Identify};
 use super::page;
 use super::secret::Secret;
+use crate::Person;
+
+/// How the page tells who is signed in.
+pub(crate) struct Gate {
+    pub(crate) secret: Arc<Secret>,
+    /// Who the token's holder is.
+    pub(crate) user: Person,
+    pub(crate) identify: Option<Arc<dyn Identify>>,
+    pub(crate) proxies: Vec<IpAddr>,
+}
+
+/// The person signed in on a request, put in its extensions for the handlers.
+#[derive(Debug, Clone)]
+pub(crate) struct Viewer(pub(crate) Person);
 
 /// How a request proved it may enter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -26,13 +43,25 @@ enum Credential {
     Cookie,
 }
 
-/// Lets a request through when it carries the token or the session; answers 401 otherwise.
-pub(crate) async fn require_token(
-    State(secret): State<Arc<Secret>>,
-    request: Request,
-    next: Next,
-) -> Response {
-    let credential = match credential(&secret, &request) {
+/// Lets a request through as the person the host or a trusted proxy names, else when it
+/// carries the token or the session (as the token's user); answers 401 otherwise.
+pub(crate) async fn admit(State(gate): State<Arc<Gate>>, request: Request, next: Next) -> Response {
+    let (mut parts, body) = request.into_parts();
+    let signed_in = gate
+        .identify
+        .as_ref()
+        .and_then(|host| host.identify(&parts))
+        .or_else(|| identity::from_proxy(&parts, &gate.proxies));
+    if let Some(person) = signed_in {
+        parts.extensions.insert(Viewer(person));
+        return next.run(Request::from_parts(parts, body)).await;
+    }
+    parts.extensions.insert(Viewer(gate.user.clone()));
+    require_token(&gate.secret, Request::from_parts(parts, body), next).await
+}
+
+async fn require_token(secret: &Secret, request: Request, next: Next) -> Response {
+    let credential = match credential(secret, &request) {
         Ok(credential) => credential,
         Err(why) => return refused(why, &root_of(request.uri().path())),
     };
@@ -42,7 +71,7 @@ pub(crate) async fn require_token(
         next.run(request).await
     };
     if credential != Credential::Cookie {
-        if let Some(cookie) = session_cookie(&secret) {
+        if let Some(cookie) = session_cookie(secret) {
             response.headers_mut().append(header::SET_COOKIE, cookie);
         }
     }

@@ -1,25 +1,133 @@
 //! The inbox's front page: the requests waiting for an answer, oldest first, a page at a
-//! time, and below the first page the ones decided lately with what came of each.
+//! time, and below the first page the ones decided lately with what came of each. A plain
+//! GET form filters the waiting ones by agent and kind, or to those the signed-in person
+//! may answer (`?agent=…&kind=…&mine=1`).
 
 use std::sync::Arc;
 use std::time::SystemTime;
 
-use axum::extract::{RawQuery, State};
+use axum::extract::{Extension, RawQuery, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use maud::{html, Markup};
 
+use super::auth::Viewer;
 use super::page::{self, layout};
 use super::request::store_failed;
 use super::summary;
 use super::Shared;
-use crate::WaitingPage;
+use crate::{Inbox, InboxError, Parked, Person, WaitingPage};
 
 /// Seconds between reloads while a decided run's outcome is still to come. The list holds
 /// no form, so reloading it never loses anything typed.
 const REFRESH_SECONDS: u32 = 3;
 
-pub(crate) async fn show(State(shared): State<Arc<Shared>>, RawQuery(query): RawQuery) -> Response {
+/// What the list is narrowed to.
+#[derive(Debug, Default, PartialEq)]
+struct Filter {
+    agent: Option<String>,
+    kind: Option<String>,
+    mine: bool,
+}
+
+impl Filter {
+    fn of(query: Option<&str>) -> Filter {
+        let pairs = query
+            .and_then(|q| {
+                axum::extract::Query::<Vec<(String, String)>>::try_from_uri(
+                    &format!("/?{q}").parse().ok()?,
+                )
+                .ok()
+            })
+            .map(|q| q.0)
+            .unwrap_or_default();
+        let value = |name: &str| {
+            pairs
+                .iter()
+                .find(|(k, v)| k == name && !v.is_empty())
+                .map(|(_, v)| v.clone())
+        };
+        Filter {
+            agent: value("agent"),
+            kind: value("kind"),
+            mine: value("mine").is_some(),
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        *self == Filter::default()
+    }
+
+    fn admits(&self, inbox: &Inbox, parked: &Parked, viewer: &Person) -> bool {
+        self.agent.as_ref().is_none_or(|a| *a == parked.agent)
+            && self
+                .kind
+                .as_ref()
+                .is_none_or(|k| k == parked.request.kind.as_str())
+            && (!self.mine || inbox.may_answer(parked, Some(viewer)))
+    }
+
+    /// The filter as a query prefix (`agent=…&kind=…&mine=1&`), kept by the paging links.
+    fn query(&self) -> String {
+        let mut out = String::new();
+        for (name, value) in [("agent", &self.agent), ("kind", &self.kind)] {
+            if let Some(value) = value {
+                out.push_str(&format!("{name}={}&", summary::segment(value)));
+            }
+        }
+        if self.mine {
+            out.push_str("mine=1&");
+        }
+        out
+    }
+}
+
+/// One page of the waiting requests `filter` admits, and the agents and kinds among all
+/// of them, for the filter's choices. Unfiltered, the store pages; filtered, the list is
+/// narrowed here, as "may answer" is the inbox's rule rather than a column.
+async fn waiting(
+    shared: &Shared,
+    filter: &Filter,
+    viewer: &Person,
+    from: usize,
+) -> Result<(WaitingPage, Vec<String>, Vec<String>), InboxError> {
+    let all = shared.inbox.waiting().await?;
+    let mut agents: Vec<String> = all.iter().map(|p| p.agent.clone()).collect();
+    let mut kinds: Vec<String> = all
+        .iter()
+        .map(|p| p.request.kind.as_str().to_owned())
+        .collect();
+    for list in [&mut agents, &mut kinds] {
+        list.sort();
+        list.dedup();
+    }
+    let page = if filter.is_empty() {
+        shared.inbox.waiting_page(from, shared.page_size).await?
+    } else {
+        let admitted: Vec<Parked> = all
+            .into_iter()
+            .filter(|p| filter.admits(&shared.inbox, p, viewer))
+            .collect();
+        let total = admitted.len();
+        WaitingPage::of(
+            admitted
+                .into_iter()
+                .skip(from)
+                .take(shared.page_size)
+                .collect(),
+            from,
+            total,
+        )
+    };
+    Ok((page, agents, kinds))
+}
+
+pub(crate) async fn show(
+    State(shared): State<Arc<Shared>>,
+    Extension(Viewer(viewer)): Extension<Viewer>,
+    RawQuery(query): RawQuery,
+) -> Response {
+    let filter = Filter::of(query.as_deref());
     let Some(from) = first_shown(query.as_deref()) else {
         return page::message(
             StatusCode::BAD_REQUEST,
@@ -36,8 +144,8 @@ pub(crate) async fn show(State(shared): State<Arc<Shared>>, RawQuery(query): Raw
             Ok(Vec::new())
         }
     };
-    let (waiting, recent) =
-        match tokio::try_join!(shared.inbox.waiting_page(from, shared.page_size), recent) {
+    let ((waiting, agents, kinds), recent) =
+        match tokio::try_join!(waiting(&shared, &filter, &viewer, from), recent) {
             Ok(both) => both,
             Err(e) => return store_failed(&e),
         };
@@ -47,6 +155,7 @@ pub(crate) async fn show(State(shared): State<Arc<Shared>>, RawQuery(query): Raw
         .any(summary::in_flight)
         .then_some(REFRESH_SECONDS);
     let body = html! {
+        (filters(&filter, &agents, &kinds))
         h1 {
             @match waiting.total {
                 0 => "Nothing waiting",
@@ -65,26 +174,63 @@ pub(crate) async fn show(State(shared): State<Arc<Shared>>, RawQuery(query): Raw
             }
         }
         @for parked in &waiting.runs { (summary::card(parked, now)) }
-        (pages(&waiting, shared.page_size))
+        (pages(&waiting, shared.page_size, &filter.query()))
         @if !recent.is_empty() {
             h2 { "Recently answered" }
             @for parked in &recent { (summary::card(parked, now)) }
         }
     };
     let title = format!("{} waiting", waiting.total);
-    (StatusCode::OK, layout("", &title, refresh, body)).into_response()
+    (
+        StatusCode::OK,
+        layout("", &title, refresh, Some(&viewer), body),
+    )
+        .into_response()
+}
+
+/// The filter form: a GET back to the list, so it needs no script and no anti-forgery
+/// token (it changes nothing).
+fn filters(filter: &Filter, agents: &[String], kinds: &[String]) -> Markup {
+    let choice = |name: &str, label: &str, options: &[String], chosen: &Option<String>| {
+        html! {
+            label for={ "filter-" (name) } { (label) }
+            select id={ "filter-" (name) } name=(name) {
+                option value="" { "any" }
+                @for option in options {
+                    option value=(option) selected[chosen.as_deref() == Some(option.as_str())] { (option) }
+                }
+            }
+        }
+    };
+    html! {
+        form.filters method="get" action="./" {
+            (choice("agent", "Agent", agents, &filter.agent))
+            (choice("kind", "Kind", kinds, &filter.kind))
+            label.mine {
+                input type="checkbox" name="mine" value="1" checked[filter.mine];
+                " Waiting for me"
+            }
+            button type="submit" { "Filter" }
+            @if !filter.is_empty() { " " a href="./" { "Show all" } }
+        }
+    }
 }
 
 /// Links to the next page of waiting requests and back to the first; plain links, so
 /// paging needs no script.
-fn pages(waiting: &WaitingPage, size: usize) -> Markup {
+fn pages(waiting: &WaitingPage, size: usize, filter: &str) -> Markup {
     let next = waiting.offset.saturating_add(size);
+    let first = if filter.is_empty() {
+        "./".to_owned()
+    } else {
+        format!("./?{}", filter.trim_end_matches('&'))
+    };
     html! {
         @if waiting.offset > 0 || next < waiting.total {
             nav.pages {
-                @if waiting.offset > 0 { a href="./" { "First page" } }
+                @if waiting.offset > 0 { a href=(first) { "First page" } }
                 @if next < waiting.total {
-                    a href={ "?from=" (next) } {
+                    a href={ "?" (filter) "from=" (next) } {
                         "More: " (next + 1) "–" (next.saturating_add(size).min(waiting.total))
                         " of " (waiting.total)
                     }

@@ -13,7 +13,15 @@
 //! | `POST /r/{id}` | its answer; then the page shows the decision and the outcome   |
 //! | `GET /style.css` | the stylesheet (public: it holds nothing of the inbox)       |
 //!
-//! Every other route needs the access token: once as `?token=` (the link a host prints) or
+//! Who is signed in comes from the host when it says ([`InboxPage::identity`]: its own
+//! session or OIDC middleware), else from a trusted reverse proxy's `X-Forwarded-Email` /
+//! `X-Forwarded-User` ([`InboxPage::trusted_proxy`], only on connections from those
+//! addresses), else the holder of the access token is signed in as [`InboxPage::user`].
+//! That person is who answers (`answered_by`), and the page shows who they are. A request
+//! that names its responders is read-only to everyone else, and their answer is refused
+//! with 403.
+//!
+//! Without a signed-in person, every other route needs the access token: once as `?token=` (the link a host prints) or
 //! `Authorization: Bearer`, then a session cookie (HttpOnly, SameSite=Strict) carries it. An
 //! answer must also come from the request's own page: same origin, and an anti-forgery
 //! token bound to the request id. Serve it on `127.0.0.1` unless a proxy in front of it
@@ -38,6 +46,7 @@ mod answer;
 mod auth;
 mod forgery;
 mod form;
+mod identity;
 mod link;
 mod list;
 mod page;
@@ -45,12 +54,15 @@ mod request;
 mod secret;
 mod summary;
 
+use std::net::IpAddr;
 use std::sync::Arc;
 
 use axum::routing::get;
 use axum::{middleware, Router};
 
-use crate::Inbox;
+pub use identity::Identify;
+
+use crate::{Inbox, Person};
 use secret::Secret;
 
 /// An axum router serving the inbox page for `inbox`, guarded by `token` (see the
@@ -90,6 +102,8 @@ pub struct InboxPage {
     user: String,
     recent: usize,
     page_size: usize,
+    identify: Option<Arc<dyn Identify>>,
+    proxies: Vec<IpAddr>,
 }
 
 /// How many waiting requests the list shows at once unless told otherwise: enough to work
@@ -103,6 +117,8 @@ impl std::fmt::Debug for InboxPage {
             .field("user", &self.user)
             .field("recent", &self.recent)
             .field("page_size", &self.page_size)
+            .field("identity", &self.identify.is_some())
+            .field("trusted_proxies", &self.proxies)
             .finish_non_exhaustive()
     }
 }
@@ -110,17 +126,66 @@ impl std::fmt::Debug for InboxPage {
 impl InboxPage {
     /// The page for `inbox`, guarded by `token`.
     pub fn new(inbox: Inbox, token: impl Into<String>) -> Self {
+        InboxPage::builder(inbox).token(token)
+    }
+
+    /// The page for `inbox` with no access token: only people the host signs in
+    /// ([`identity`](Self::identity), [`trusted_proxy`](Self::trusted_proxy)) get in.
+    pub fn builder(inbox: Inbox) -> Self {
         InboxPage {
             inbox,
-            token: token.into(),
+            token: String::new(),
             user: "inbox page".to_owned(),
             recent: 20,
             page_size: DEFAULT_PAGE_SIZE,
+            identify: None,
+            proxies: Vec::new(),
         }
     }
 
-    /// Who the answers given on this page are recorded as (`answered_by`); default
-    /// `"inbox page"`.
+    /// The access token (see the [module documentation](self)); its holder is signed in as
+    /// [`user`](Self::user). An empty token lets nobody in by token.
+    pub fn token(mut self, token: impl Into<String>) -> Self {
+        self.token = token.into();
+        self
+    }
+
+    /// The host's own sign-in, asked first on every request; the person it names is who
+    /// answers, and who must be among a request's responders.
+    pub fn identity(mut self, identify: impl Identify) -> Self {
+        self.identify = Some(Arc::new(identify));
+        self
+    }
+
+    /// The reverse proxies (oauth2-proxy and its like) whose `X-Forwarded-Email` /
+    /// `X-Forwarded-User` (and `X-Forwarded-Groups`) name the person signed in. Only
+    /// connections from these addresses are believed; the router must then be served
+    /// with `into_make_service_with_connect_info::<SocketAddr>()` so it knows the peer,
+    /// else the headers are ignored.
+    ///
+    /// ```
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// use std::net::{Ipv4Addr, SocketAddr};
+    /// use toolnexus_inbox::{web::InboxPage, Inbox};
+    ///
+    /// let inbox = Inbox::open("sqlite::memory:").await?;
+    /// let app = InboxPage::builder(inbox)
+    ///     .trusted_proxy([Ipv4Addr::LOCALHOST.into()])
+    ///     .router()
+    ///     .into_make_service_with_connect_info::<SocketAddr>();
+    /// // axum::serve(listener, app).await?;
+    /// # drop(app);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// # }).unwrap();
+    /// ```
+    pub fn trusted_proxy(mut self, addresses: impl IntoIterator<Item = IpAddr>) -> Self {
+        self.proxies
+            .extend(addresses.into_iter().map(identity::canonical));
+        self
+    }
+
+    /// Who the holder of the access token answers as (`answered_by`), when nobody is
+    /// signed in otherwise; default `"inbox page"`.
     pub fn user(mut self, user: impl Into<String>) -> Self {
         self.user = user.into();
         self
@@ -142,10 +207,20 @@ impl InboxPage {
     /// The router.
     pub fn router(self) -> Router {
         let secret = Arc::new(Secret::new(&self.token));
+        // With no token the anti-forgery tokens still need a key; one nobody knows will do.
+        let forms = match (self.token.is_empty(), new_token()) {
+            (true, Ok(key)) => Arc::new(Secret::new(&key)),
+            _ => secret.clone(),
+        };
+        let gate = Arc::new(auth::Gate {
+            secret,
+            user: Person::new(self.user),
+            identify: self.identify,
+            proxies: self.proxies,
+        });
         let shared = Arc::new(Shared {
             inbox: self.inbox,
-            secret: secret.clone(),
-            user: self.user,
+            secret: forms,
             recent: self.recent,
             page_size: self.page_size,
         });
@@ -153,7 +228,7 @@ impl InboxPage {
             .route("/", get(list::show))
             .route("/r/{id}", get(request::show).post(request::submit))
             .with_state(shared)
-            .layer(middleware::from_fn_with_state(secret, auth::require_token))
+            .layer(middleware::from_fn_with_state(gate, auth::admit))
             .route("/style.css", get(page::stylesheet))
             .layer(middleware::from_fn(page::secure_headers))
     }
@@ -162,8 +237,8 @@ impl InboxPage {
 /// What every handler reads.
 struct Shared {
     inbox: Inbox,
+    /// Keys the anti-forgery tokens.
     secret: Arc<Secret>,
-    user: String,
     recent: usize,
     page_size: usize,
 }

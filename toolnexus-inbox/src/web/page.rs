@@ -8,6 +8,8 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use maud::{html, Markup, DOCTYPE};
 
+use crate::Person;
+
 /// No script, no frame, no plugin, no foreign style, and forms post only back here: even
 /// markup that slipped past escaping could do nothing.
 pub(crate) const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; style-src 'self'; \
@@ -46,8 +48,15 @@ pub(crate) async fn stylesheet() -> Response {
 
 /// A whole page. `root` leads from the page's URL back to the router's root (`""` or
 /// `"../"`), so every link stays relative and the router can be mounted under any prefix.
-/// `refresh` reloads the page after that many seconds, for outcomes still to come.
-pub(crate) fn layout(root: &str, title: &str, refresh: Option<u32>, body: Markup) -> Markup {
+/// `refresh` reloads the page after that many seconds, for outcomes still to come;
+/// `viewer` is who is signed in, shown at the top.
+pub(crate) fn layout(
+    root: &str,
+    title: &str,
+    refresh: Option<u32>,
+    viewer: Option<&Person>,
+    body: Markup,
+) -> Markup {
     html! {
         (DOCTYPE)
         html lang="en" {
@@ -63,6 +72,9 @@ pub(crate) fn layout(root: &str, title: &str, refresh: Option<u32>, body: Markup
             body {
                 header.top {
                     a.brand href=(home(root)) { "toolnexus inbox" }
+                    @if let Some(viewer) = viewer {
+                        span.viewer { "Signed in as " strong.who { (viewer.display_name()) } }
+                    }
                 }
                 main { (body) }
             }
@@ -88,7 +100,7 @@ pub(crate) fn message(status: StatusCode, root: &str, title: &str, text: &str) -
             p { a href=(home(root)) { "Back to the inbox" } }
         }
     };
-    (status, layout(root, title, None, body)).into_response()
+    (status, layout(root, title, None, None, body)).into_response()
 }
 
 #[cfg(test)]
@@ -97,7 +109,7 @@ mod tests {
 
     #[test]
     fn the_layout_escapes_its_title_and_links_relatively() {
-        let page = layout("../", "<script>x</script>", Some(2), html! {}).into_string();
+        let page = layout("../", "<script>x</script>", Some(2), None, html! {}).into_string();
         assert!(
             page.contains("&lt;script&gt;x&lt;/script&gt; · inbox"),
             "{page}"

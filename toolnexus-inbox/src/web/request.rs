@@ -9,20 +9,21 @@ use std::sync::Arc;
 use std::time::SystemTime;
 
 use axum::extract::rejection::FormRejection;
-use axum::extract::{Path, State};
+use axum::extract::{Extension, Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::Form as Body;
 use maud::{html, Markup};
 
 use super::answer::{self, capitalized, Action, Shape, Submission, ACTION_FIELD, REASON_FIELD};
+use super::auth::Viewer;
 use super::forgery::{self, TOKEN_FIELD};
 use super::form::{Entered, FieldErrors};
 use super::link::web_link;
 use super::page::{self, layout};
 use super::summary::{self, segment};
 use super::Shared;
-use crate::{InboxError, Parked, ParkedState};
+use crate::{AuditEntry, InboxError, Parked, ParkedState, Person};
 
 /// A request's page lives at `r/{id}`, one level below the router's root.
 const ROOT: &str = "../";
@@ -56,9 +57,52 @@ impl Retry {
     }
 }
 
-pub(crate) async fn show(State(shared): State<Arc<Shared>>, Path(id): Path<String>) -> Response {
-    match shared.inbox.run_requests(&id).await {
-        Ok(run) if !run.is_empty() => render(&shared, &run, StatusCode::OK, &Retry::default()),
+/// What a run's page shows besides its requests: who is looking, and the run's trail.
+struct View<'a> {
+    shared: &'a Shared,
+    viewer: &'a Person,
+    audit: Vec<AuditEntry>,
+}
+
+impl View<'_> {
+    /// Whether the viewer may answer `parked` (the store checks again when they do).
+    fn may_answer(&self, parked: &Parked) -> bool {
+        self.shared.inbox.may_answer(parked, Some(self.viewer))
+    }
+
+    /// The anti-forgery token of the viewer's answer to `id`: bound to both, so one
+    /// person's form cannot carry another person's answer.
+    fn answer_token(&self, id: &str) -> String {
+        self.shared
+            .secret
+            .answer_token(&forgery_subject(id, self.viewer))
+    }
+}
+
+fn forgery_subject(id: &str, who: &Person) -> String {
+    // The length keeps `("ab", "c")` and `("a", "bc")` apart.
+    format!("{}:{id}{}", id.len(), who.id)
+}
+
+/// The run of request `id` and its trail, read together.
+async fn load(shared: &Shared, id: &str) -> Result<(Vec<Parked>, Vec<AuditEntry>), InboxError> {
+    tokio::try_join!(shared.inbox.run_requests(id), shared.inbox.audit(id))
+}
+
+pub(crate) async fn show(
+    State(shared): State<Arc<Shared>>,
+    Extension(Viewer(viewer)): Extension<Viewer>,
+    Path(id): Path<String>,
+) -> Response {
+    match load(&shared, &id).await {
+        Ok((run, audit)) if !run.is_empty() => {
+            let view = View {
+                shared: &shared,
+                viewer: &viewer,
+                audit,
+            };
+            render(&view, &run, StatusCode::OK, &Retry::default())
+        }
         Ok(_) => unknown(),
         Err(e) => store_failed(&e),
     }
@@ -69,6 +113,7 @@ pub(crate) async fn show(State(shared): State<Arc<Shared>>, Path(id): Path<Strin
 /// what was wrong.
 pub(crate) async fn submit(
     State(shared): State<Arc<Shared>>,
+    Extension(Viewer(viewer)): Extension<Viewer>,
     Path(id): Path<String>,
     headers: HeaderMap,
     body: Result<Body<Vec<(String, String)>>, FormRejection>,
@@ -79,14 +124,24 @@ pub(crate) async fn submit(
     let Ok(Body(fields)) = body else {
         return unreadable();
     };
-    let run = match shared.inbox.run_requests(&id).await {
-        Ok(run) => run,
+    let (run, audit) = match load(&shared, &id).await {
+        Ok(both) => both,
         Err(e) => return store_failed(&e),
     };
     let Some(parked) = run.iter().find(|p| p.id() == id) else {
         return unknown();
     };
-    if let Some(refused) = forged(&shared, &id, &fields) {
+    let view = View {
+        shared: &shared,
+        viewer: &viewer,
+        audit,
+    };
+    // Before the token check: someone not allowed never had a form, so the token is not
+    // what they need to hear about.
+    if !view.may_answer(parked) {
+        return not_allowed();
+    }
+    if let Some(refused) = forged(&view, &id, &fields) {
         return refused;
     }
     if let Some(refused) = closed(parked, SystemTime::now()) {
@@ -101,15 +156,25 @@ pub(crate) async fn submit(
                 errors: coerced.errors,
                 ..Retry::of(&id)
             };
-            return render(&shared, &run, StatusCode::UNPROCESSABLE_ENTITY, &retry);
+            return render(&view, &run, StatusCode::UNPROCESSABLE_ENTITY, &retry);
         }
         Submission::UnknownAction => return unknown_action(),
     };
-    match shared.inbox.answer_as(answer, shared.user.as_str()).await {
+    match shared.inbox.answer_as(answer, viewer.clone()).await {
         // Back to the run's page, where its other requests wait.
         Ok(()) => Redirect::to(&segment(&parked.run)).into_response(),
-        Err(e) => not_recorded(&shared, &run, parked, &shape, &fields, e),
+        Err(e) => not_recorded(&view, &run, parked, &shape, &fields, e),
     }
+}
+
+fn not_allowed() -> Response {
+    page::message(
+        StatusCode::FORBIDDEN,
+        ROOT,
+        "Not yours to answer",
+        "This request names who may answer it, and you are not one of them, so your \
+         answer was not recorded.",
+    )
 }
 
 fn cross_site() -> Response {
@@ -132,12 +197,13 @@ fn unreadable() -> Response {
 }
 
 /// The refusal of a post without request `id`'s anti-forgery token.
-fn forged(shared: &Shared, id: &str, fields: &[(String, String)]) -> Option<Response> {
+fn forged(view: &View, id: &str, fields: &[(String, String)]) -> Option<Response> {
     let token = fields
         .iter()
         .find(|(k, _)| k == TOKEN_FIELD)
         .map(|(_, v)| v);
-    if token.is_some_and(|t| shared.secret.is_answer_token(id, t)) {
+    let subject = forgery_subject(id, view.viewer);
+    if token.is_some_and(|t| view.shared.secret.is_answer_token(&subject, t)) {
         return None;
     }
     Some(page::message(
@@ -161,7 +227,7 @@ fn unknown_action() -> Response {
 /// What the person sees when the inbox did not record their answer: the page again with
 /// the problem next to its field, or why the request no longer takes answers.
 fn not_recorded(
-    shared: &Shared,
+    view: &View,
     run: &[Parked],
     parked: &Parked,
     shape: &Shape,
@@ -183,8 +249,9 @@ fn not_recorded(
                 }
                 None => retry.problem = Some(capitalized(&reason)),
             }
-            render(shared, run, StatusCode::UNPROCESSABLE_ENTITY, &retry)
+            render(view, run, StatusCode::UNPROCESSABLE_ENTITY, &retry)
         }
+        InboxError::NotAllowed { .. } => not_allowed(),
         InboxError::NotWaiting { state, .. } | InboxError::Finished { state, .. } => already(state),
         InboxError::Expired(_) => expired(),
         InboxError::UnknownRequest(_) => unknown(),
@@ -251,7 +318,7 @@ pub(crate) fn store_failed(error: &InboxError) -> Response {
 
 /// The page of a run: its only request as the page itself, or its several requests one
 /// below the other, then the run's outcome.
-fn render(shared: &Shared, run: &[Parked], status: StatusCode, retry: &Retry) -> Response {
+fn render(view: &View, run: &[Parked], status: StatusCode, retry: &Retry) -> Response {
     let now = SystemTime::now();
     let Some(first) = run.first() else {
         return unknown();
@@ -263,7 +330,10 @@ fn render(shared: &Shared, run: &[Parked], status: StatusCode, retry: &Retry) ->
     let (title, body) = match run {
         [only] => (
             only.request.prompt.clone(),
-            html! { section.request { (request(shared, only, open(only), "", retry, now)) } },
+            html! {
+                section.request { (request(view, only, open(only), "", retry, now)) }
+                (trail(&view.audit, now))
+            },
         ),
         several => {
             let title = format!("{} requests of one run", several.len());
@@ -275,23 +345,51 @@ fn render(shared: &Shared, run: &[Parked], status: StatusCode, retry: &Retry) ->
                 @for (i, parked) in several.iter().enumerate() {
                     @let scope = format!("r{}-", i + 1);
                     section.request.several id={ "request-" (i + 1) } {
-                        (request(shared, parked, open(parked), &scope, retry, now))
+                        (request(view, parked, open(parked), &scope, retry, now))
                     }
                 }
                 @if first.run_state != ParkedState::Waiting {
                     section.request { (summary::outcome(first)) }
                 }
+                (trail(&view.audit, now))
             };
             (title, body)
         }
     };
-    (status, layout(ROOT, &title, refresh, body)).into_response()
+    (
+        status,
+        layout(ROOT, &title, refresh, Some(view.viewer), body),
+    )
+        .into_response()
+}
+
+/// The run's audit trail, oldest first: what happened, when, by whom.
+fn trail(audit: &[AuditEntry], now: SystemTime) -> Markup {
+    html! {
+        @if !audit.is_empty() {
+            section.audit {
+                h2 { "History" }
+                ol.audit {
+                    @for entry in audit {
+                        li {
+                            span.when title=(summary::exact(entry.at)) { (summary::ago(entry.at, now)) }
+                            " " strong { (entry.kind) }
+                            @if let Some(request) = &entry.request { " " code { (request) } }
+                            @if let Some(actor) = &entry.actor { " by " (actor) }
+                            @if let Some(attempt) = entry.attempt { " (attempt " (attempt) ")" }
+                            @if let Some(detail) = &entry.detail { " " code.detail { (detail) } }
+                        }
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// One request of the run: what it asks, then its controls while it is open, else its
 /// decision (and, on a page of its own, what came of the run).
 fn request(
-    shared: &Shared,
+    view: &View,
     parked: &Parked,
     open: bool,
     scope: &str,
@@ -307,8 +405,13 @@ fn request(
         @if alone { h1 { (parked.request.prompt) } } @else { h2.prompt { (parked.request.prompt) } }
         @if let Some(call) = summary::call(parked, None) { (call) }
         p.meta { (summary::times(parked, now)) }
-        @if open {
-            (controls(shared, parked, scope, retry.for_request(parked.id())))
+        @if open && view.may_answer(parked) {
+            (controls(view, parked, scope, retry.for_request(parked.id())))
+        } @else if open {
+            p.banner.readonly {
+                "Only " (view.shared.inbox.responders(parked).unwrap_or_default().join(", "))
+                " may answer this request; you see it read-only."
+            }
         } @else if parked.state == ParkedState::Waiting {
             p.banner.problem { "This request expired; it can no longer be answered." }
         } @else {
@@ -319,9 +422,9 @@ fn request(
     }
 }
 
-fn controls(shared: &Shared, parked: &Parked, scope: &str, retry: Option<&Retry>) -> Markup {
+fn controls(view: &View, parked: &Parked, scope: &str, retry: Option<&Retry>) -> Markup {
     let shape = Shape::of(&parked.request);
-    let token = shared.secret.answer_token(parked.id());
+    let token = view.answer_token(parked.id());
     let target = segment(parked.id());
     let entered = retry.and_then(|r| r.entered.as_ref());
     let no_errors = FieldErrors::new();

@@ -283,7 +283,7 @@ fn span(d: Duration) -> String {
     }
 }
 
-fn exact(at: SystemTime) -> String {
+pub(crate) fn exact(at: SystemTime) -> String {
     OffsetDateTime::from(at)
         .format(&Rfc3339)
         .unwrap_or_default()
