@@ -63,28 +63,15 @@ async fn two_deletes() -> MockLlm {
     .unwrap()
 }
 
-/// A run of `two_deletes` in `style`, halted on both gates.
-struct Halted {
-    deleter: Deleter,
-    mock: MockLlm,
-    client: LlmClient,
-    tk: Toolkit,
-    run: RunResult,
-}
-
-async fn halted(style: Style) -> Halted {
+/// A run of `two_deletes` in `style`, halted on both gates: the deleter, the stub, the
+/// client, the toolkit and the halted run.
+async fn halted(style: Style) -> (Deleter, MockLlm, LlmClient, Toolkit, RunResult) {
     let deleter = Deleter::default();
     let mock = two_deletes().await;
     let client = on(&mock, style).build().unwrap();
     let tk = gated(&deleter);
     let run = client.run("clean up", &tk).await.unwrap();
-    Halted {
-        deleter,
-        mock,
-        client,
-        tk,
-        run,
-    }
+    (deleter, mock, client, tk, run)
 }
 
 /// A halted run's transcript through JSON text, as a host stores it.
@@ -96,13 +83,7 @@ fn through_json(run: &RunResult) -> Vec<Message> {
 #[tokio::test]
 async fn a_gate_asks_with_the_tool_its_arguments_and_their_schema_before_running() {
     for style in STYLES {
-        let Halted {
-            deleter,
-            tk,
-            run: halted,
-            mock: _mock,
-            client: _client,
-        } = halted(style).await;
+        let (deleter, _mock, _client, tk, halted) = halted(style).await;
 
         assert_eq!(halted.status, RunStatus::Pending, "{style:?}");
         assert!(
@@ -158,13 +139,7 @@ async fn the_same_gated_call_asks_with_the_same_id_whatever_process_asks() {
 #[tokio::test]
 async fn two_gated_calls_answered_in_one_resume() {
     for style in STYLES {
-        let Halted {
-            deleter,
-            mock,
-            tk,
-            run: halted,
-            client: _client,
-        } = halted(style).await;
+        let (deleter, mock, _client, tk, halted) = halted(style).await;
         let answers = vec![
             Answer::decline(&halted.waiting[1].id, "keep it"),
             Answer::ok(&halted.waiting[0].id),
@@ -197,13 +172,7 @@ async fn two_gated_calls_answered_in_one_resume() {
 
 #[tokio::test]
 async fn two_gated_calls_answered_in_two_resumes() {
-    let Halted {
-        deleter,
-        mock,
-        client,
-        tk,
-        run: halted,
-    } = halted(Style::Anthropic).await;
+    let (deleter, mock, client, tk, halted) = halted(Style::Anthropic).await;
     let (a, b) = (halted.waiting[0].clone(), halted.waiting[1].clone());
 
     // The second call's answer first: it settles the second call, never the first.
@@ -248,13 +217,7 @@ async fn two_gated_calls_answered_in_two_resumes() {
 
 #[tokio::test]
 async fn an_answer_to_a_request_the_transcript_does_not_hold_is_refused_with_nothing_run() {
-    let Halted {
-        deleter,
-        mock,
-        client,
-        tk,
-        run: halted,
-    } = halted(Style::OpenAi).await;
+    let (deleter, mock, client, tk, halted) = halted(Style::OpenAi).await;
 
     let stranger = vec![
         Answer::ok(&halted.waiting[0].id),
@@ -286,13 +249,7 @@ async fn an_answer_to_a_request_the_transcript_does_not_hold_is_refused_with_not
 #[tokio::test]
 async fn an_approval_with_edited_arguments_runs_them_and_the_model_is_told() {
     for style in STYLES {
-        let Halted {
-            deleter,
-            mock,
-            client,
-            tk,
-            run: halted,
-        } = halted(style).await;
+        let (deleter, mock, client, tk, halted) = halted(style).await;
         let edited = json!({"path": "/tmp/a", "force": true});
         let answers = vec![
             Answer::ok(&halted.waiting[0].id).with_args(edited.clone()),
@@ -334,13 +291,7 @@ async fn an_approval_with_edited_arguments_runs_them_and_the_model_is_told() {
 
 #[tokio::test]
 async fn edited_arguments_that_do_not_fit_the_schema_are_refused_with_nothing_run() {
-    let Halted {
-        deleter,
-        mock,
-        client,
-        tk,
-        run: halted,
-    } = halted(Style::OpenAi).await;
+    let (deleter, mock, client, tk, halted) = halted(Style::OpenAi).await;
     let request = &halted.waiting[0];
 
     for (misfit, field) in [
@@ -504,13 +455,7 @@ async fn a_remembered_decline_refuses_later_calls_without_asking() {
 
 #[tokio::test]
 async fn a_remembered_answer_settles_the_other_waiting_calls_of_its_tool() {
-    let Halted {
-        deleter,
-        client,
-        tk,
-        run: halted,
-        mock: _mock,
-    } = halted(Style::Gemini).await;
+    let (deleter, _mock, client, tk, halted) = halted(Style::Gemini).await;
     let answer = Answer::ok(&halted.waiting[0].id).remember();
     let done = client
         .run_with_answers(through_json(&halted), vec![answer], &tk)
