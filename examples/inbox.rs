@@ -12,7 +12,9 @@
 //!
 //! Options: `--port N` (default 0: any free port), `--db URL` (default
 //! `sqlite://toolnexus-inbox.db` in the working directory; `postgres://…` works too),
-//! `--exit-when-done` (exit once every run parked here is done). Also `TOOLNEXUS_BASE_URL`,
+//! `--exit-when-done` (exit once every run parked here is done), `--webhook URL` (notify
+//! that URL of each parked run: a Slack incoming-webhook URL works as it is) with
+//! `--webhook-secret whsec_…` to sign the notifications as Standard Webhooks do. Also `TOOLNEXUS_BASE_URL`,
 //! `TOOLNEXUS_MODEL` and `TOOLNEXUS_STYLE=openai|anthropic|responses|gemini`, as in the other examples.
 
 mod export;
@@ -28,7 +30,7 @@ use serde::Deserialize;
 use serde_json::json;
 use toolnexus::testing::{RecordedRequest, Reply};
 use toolnexus::{auth_required, pending, tool, Answer, Answered, RunStatus, ToolResult, Toolkit};
-use toolnexus_inbox::{web, Inbox, ParkedState};
+use toolnexus_inbox::{web, Inbox, ParkedState, Webhook};
 
 /// Where an order goes.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -130,6 +132,8 @@ struct Options {
     port: u16,
     db: String,
     exit_when_done: bool,
+    webhook: Option<String>,
+    webhook_secret: Option<String>,
 }
 
 fn options() -> Result<Options, String> {
@@ -137,6 +141,8 @@ fn options() -> Result<Options, String> {
         port: 0,
         db: "sqlite://toolnexus-inbox.db".to_owned(),
         exit_when_done: false,
+        webhook: None,
+        webhook_secret: None,
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -149,12 +155,23 @@ fn options() -> Result<Options, String> {
             }
             "--db" => options.db = args.next().ok_or("--db needs a database URL")?,
             "--exit-when-done" => options.exit_when_done = true,
+            "--webhook" => options.webhook = Some(args.next().ok_or("--webhook needs a URL")?),
+            "--webhook-secret" => {
+                options.webhook_secret = Some(
+                    args.next()
+                        .ok_or("--webhook-secret needs a whsec_… secret")?,
+                )
+            }
             other => {
                 return Err(format!(
-                    "unknown option {other:?}; use --port N, --db URL, --exit-when-done"
+                    "unknown option {other:?}; use --port N, --db URL, --exit-when-done, \
+                     --webhook URL, --webhook-secret whsec_…"
                 ))
             }
         }
+    }
+    if options.webhook_secret.is_some() && options.webhook.is_none() {
+        return Err("--webhook-secret signs the notifications of --webhook URL: give both".into());
     }
     Ok(options)
 }
@@ -183,9 +200,18 @@ async fn serve(options: Options) -> Result<ExitCode, Box<dyn std::error::Error>>
     // from the first line.
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", options.port)).await?;
     let token = web::new_token()?;
-    println!("inbox: http://{}/?token={token}", listener.local_addr()?);
+    let page = format!("http://{}/", listener.local_addr()?);
+    println!("inbox: {page}?token={token}");
 
-    let inbox = Inbox::open(&options.db).await?;
+    let mut inbox = Inbox::builder(&options.db).page_url(&page);
+    if let Some(url) = &options.webhook {
+        let mut webhook = Webhook::new(url);
+        if let Some(secret) = &options.webhook_secret {
+            webhook = webhook.secret(secret);
+        }
+        inbox = inbox.webhook(webhook);
+    }
+    let inbox = inbox.open().await?;
     let tk = Toolkit::builder()
         .tool(shop::ApprovePurchase)
         .tool(Order)

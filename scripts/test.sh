@@ -11,7 +11,8 @@
 #               -> TOOLNEXUS_TEST_WEBDRIVER=http://127.0.0.1:PORT
 #   SDKs        a Python venv under target/ with the official SDKs: `mcp` (the MCP tests'
 #               client and server), `openai`, `google-genai` and `anthropic` (whose request
-#               types check the bodies each style sends).
+#               types check the bodies each style sends), `standardwebhooks` (the reference
+#               verifier of the inbox's webhook signatures).
 #               -> TOOLNEXUS_TEST_PYTHON=…/bin/python
 #
 # Components already provided by the caller (the variable set) are left alone.
@@ -113,11 +114,11 @@ PY
     say "$(chromedriver --version | awk '{print $1, $2}') on 127.0.0.1:$port"
 }
 
-python_packages=(mcp openai google-genai anthropic)
+python_packages=(mcp openai google-genai anthropic standardwebhooks)
 setup_python() {
     local venv="$root/target/sdk-venv"
     if [ ! -x "$venv/bin/python" ] \
-        || ! "$venv/bin/python" -c 'import mcp, openai, google.genai, anthropic' 2>/dev/null; then
+        || ! "$venv/bin/python" -c 'import mcp, openai, google.genai, anthropic, standardwebhooks' 2>/dev/null; then
         python3 -c 'import venv' 2>/dev/null || apt_install python3-venv
         rm -rf "$venv"
         python3 -m venv "$venv" || die "python3 -m venv failed: install python3-venv"

@@ -5,12 +5,15 @@
 #[path = "../example_bin/mod.rs"]
 mod example_bin;
 mod pg;
+mod receiver;
 mod support;
 
 mod basics;
 mod concurrency;
 mod crash;
+mod deadlines;
 mod faults;
 mod forms;
 mod several;
 mod team;
+mod webhooks;

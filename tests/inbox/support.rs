@@ -259,6 +259,11 @@ impl Scene {
     /// Waits out the test lease (1 s), then resumes the next run, which must be there.
     pub async fn resume_after_lease(&self) -> toolnexus_inbox::Resumed {
         tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
+        self.resume_now().await
+    }
+
+    /// Resumes the next answered run, which must be there.
+    pub async fn resume_now(&self) -> toolnexus_inbox::Resumed {
         let resumed = self.inbox.resume_next(&self.client, &self.tk).await;
         resumed.unwrap().expect("a run to resume")
     }
@@ -342,4 +347,23 @@ pub fn three_deletes(req: &RecordedRequest) -> Reply {
 /// The request ids of `parked`, in order.
 pub fn ids_of(parked: &[toolnexus_inbox::Parked]) -> Vec<String> {
     parked.iter().map(|p| p.id().to_owned()).collect()
+}
+
+/// A clock the test moves on: the system's time plus what the test has added.
+#[derive(Clone, Default)]
+pub struct TestClock(Arc<std::sync::atomic::AtomicU64>);
+
+impl TestClock {
+    /// `builder` reading its time from this clock.
+    pub fn install(&self, builder: InboxBuilder) -> InboxBuilder {
+        let offset = self.0.clone();
+        builder.clock(move || {
+            std::time::SystemTime::now() + Duration::from_millis(offset.load(Ordering::SeqCst))
+        })
+    }
+
+    pub fn advance(&self, by: Duration) {
+        let by = u64::try_from(by.as_millis()).unwrap();
+        self.0.fetch_add(by, Ordering::SeqCst);
+    }
 }

@@ -5,7 +5,7 @@ use std::time::SystemTime;
 
 use sqlx::AnyConnection;
 
-use crate::clock::{from_ms, now_ms};
+use crate::clock::from_ms;
 use crate::{Inbox, InboxError};
 
 /// What happened to a run, in an [`AuditEntry`].
@@ -26,6 +26,13 @@ pub enum AuditKind {
     AttemptFailed,
     /// The run was given up: no attempts left, or it cannot be resumed at all.
     Failed,
+    /// A webhook took a notification (the actor is the webhook, the detail the event).
+    Notified,
+    /// A notification was given up after its last attempt failed.
+    NotificationFailed,
+    /// A request nobody answered in time was escalated (the detail says after how long,
+    /// and to whom).
+    Escalated,
 }
 
 impl AuditKind {
@@ -38,6 +45,9 @@ impl AuditKind {
             AuditKind::Resumed => "resumed",
             AuditKind::AttemptFailed => "attempt_failed",
             AuditKind::Failed => "failed",
+            AuditKind::Notified => "notified",
+            AuditKind::NotificationFailed => "notification_failed",
+            AuditKind::Escalated => "escalated",
         }
     }
 
@@ -50,6 +60,9 @@ impl AuditKind {
             AuditKind::Resumed,
             AuditKind::AttemptFailed,
             AuditKind::Failed,
+            AuditKind::Notified,
+            AuditKind::NotificationFailed,
+            AuditKind::Escalated,
         ]
         .into_iter()
         .find(|k| k.as_str() == text)
@@ -72,7 +85,8 @@ pub struct AuditEntry {
     pub kind: AuditKind,
     /// The request it concerns, when it concerns one (parked, answered, expired).
     pub request: Option<String>,
-    /// Who did it: the person who answered, or the worker that claimed or resumed.
+    /// Who did it: the person who answered, the worker that claimed or resumed, the
+    /// webhook notified.
     pub actor: Option<String>,
     /// The claim's attempt number, for what a worker did.
     pub attempt: Option<u32>,
@@ -102,17 +116,17 @@ impl<'a> Record<'a> {
         }
     }
 
-    /// Appends the entry, inside the caller's transaction. Every caller has already
+    /// Appends the entry, at time `at`, inside the caller's transaction. Every caller has already
     /// written the run's row in that transaction, which holds the row's lock (SQLite: the
     /// database's) until commit, so two entries of one run never race for a number.
-    pub(crate) async fn append(self, conn: &mut AnyConnection) -> Result<(), InboxError> {
+    pub(crate) async fn append(self, conn: &mut AnyConnection, at: i64) -> Result<(), InboxError> {
         sqlx::query(
             "INSERT INTO toolnexus_inbox_audit (run_id, seq, at, kind, request_id, actor, \
              attempt, detail) SELECT $1, COALESCE(MAX(seq), 0) + 1, $2, $3, $4, $5, $6, $7 \
              FROM toolnexus_inbox_audit WHERE run_id = $1",
         )
         .bind(self.run)
-        .bind(now_ms())
+        .bind(at)
         .bind(self.kind.as_str())
         .bind(self.request)
         .bind(self.actor)

@@ -1,14 +1,41 @@
-//! Times as the database keeps them: milliseconds since the Unix epoch, from this host's
-//! clock. Hosts that share a database are expected to keep their clocks in sync (NTP);
-//! leases are minutes long, so small skews do not matter.
+//! Times as the database keeps them: milliseconds since the Unix epoch, from the inbox's
+//! clock (this host's, unless a test or a simulation sets its own). Hosts that share a
+//! database are expected to keep their clocks in sync (NTP); leases are minutes long, so
+//! small skews do not matter.
 
+use std::fmt;
+use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use time::format_description::well_known::Rfc3339;
 
-/// Now, in milliseconds since the epoch.
-pub(crate) fn now_ms() -> i64 {
-    to_ms(SystemTime::now())
+/// Where an inbox reads the time: every deadline it keeps (leases, expiry, escalation,
+/// retries) and every time it records come from here.
+#[derive(Clone)]
+pub(crate) struct Clock(Option<Arc<dyn Fn() -> SystemTime + Send + Sync>>);
+
+impl Clock {
+    pub(crate) fn system() -> Clock {
+        Clock(None)
+    }
+
+    pub(crate) fn custom(now: impl Fn() -> SystemTime + Send + Sync + 'static) -> Clock {
+        Clock(Some(Arc::new(now)))
+    }
+
+    /// Now, in milliseconds since the epoch.
+    pub(crate) fn now_ms(&self) -> i64 {
+        match &self.0 {
+            Some(now) => to_ms(now()),
+            None => to_ms(SystemTime::now()),
+        }
+    }
+}
+
+impl fmt::Debug for Clock {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(if self.0.is_some() { "custom" } else { "system" })
+    }
 }
 
 pub(crate) fn to_ms(t: SystemTime) -> i64 {
@@ -36,6 +63,15 @@ pub(crate) fn parse_rfc3339(text: &str) -> Option<i64> {
     i64::try_from(t.unix_timestamp_nanos() / 1_000_000).ok()
 }
 
+/// Milliseconds since the epoch as an RFC 3339 timestamp in UTC.
+pub(crate) fn rfc3339(ms: i64) -> String {
+    let nanos = i128::from(ms) * 1_000_000;
+    time::OffsetDateTime::from_unix_timestamp_nanos(nanos)
+        .ok()
+        .and_then(|t| t.format(&Rfc3339).ok())
+        .unwrap_or_default()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -46,5 +82,6 @@ mod tests {
         assert_eq!(parse_rfc3339("1970-01-01T01:00:00+01:00"), Some(0));
         assert_eq!(parse_rfc3339("tomorrow"), None);
         assert_eq!(to_ms(from_ms(-2500)), -2500);
+        assert_eq!(rfc3339(1500), "1970-01-01T00:00:01.5Z");
     }
 }

@@ -102,6 +102,20 @@ pub enum InboxError {
         /// The newest version this crate knows.
         supported: i64,
     },
+    /// A webhook cannot be used as configured (its URL or its secret); the reason never
+    /// repeats the secret or the URL's path.
+    #[error("webhook `{name}` cannot be used: {reason}")]
+    InvalidWebhook {
+        /// The webhook's name.
+        name: String,
+        /// What is wrong.
+        reason: String,
+    },
+
+    /// [`InboxBuilder::page_url`](crate::InboxBuilder::page_url) is not an absolute URL.
+    #[error("the inbox page URL {0:?} is not an absolute http(s) URL")]
+    InvalidPageUrl(String),
+
     /// The URL names no engine this crate speaks (`sqlite:` or `postgres:`).
     #[error("unsupported inbox URL {0:?}: use sqlite://PATH, sqlite::memory: or postgres://…")]
     UnsupportedUrl(String),

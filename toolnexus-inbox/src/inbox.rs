@@ -1,9 +1,10 @@
 //! [`Inbox`]: the handle on one inbox database, how it is opened, and the people's side of
 //! it — parking a halted run, listing, answering, expiring.
 
+use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use serde_json::Value;
 use sqlx::{AnyConnection, AnyPool, Connection};
@@ -12,8 +13,10 @@ use toolnexus::{Answer, Message, Refusal, Request, RunResult, RunStatus, ToolCal
 use tracing::Instrument;
 
 use crate::audit::{AuditKind, Record};
-use crate::clock::{ms, now_ms, parse_rfc3339};
+use crate::clock::{ms, parse_rfc3339, rfc3339, Clock};
+use crate::deadline::{Escalation, Expiry, ExpiryRule};
 use crate::form::check_answer;
+use crate::notify::{Targets, Webhook};
 use crate::parked::{parked_columns, parked_from};
 use crate::people::{Person, Rules};
 use crate::spans;
@@ -105,6 +108,15 @@ pub(crate) struct Inner {
     pub(crate) rules: Rules,
     /// Who the audit trail names for this handle's claims and resumes.
     pub(crate) worker: String,
+    pub(crate) clock: Clock,
+    /// The webhooks told of what happens, and the client that tells them.
+    pub(crate) targets: Targets,
+    /// Where the page is served, for the links in notifications.
+    pub(crate) page_url: Option<reqwest::Url>,
+    pub(crate) escalations: Vec<Escalation>,
+    pub(crate) expiry: HashMap<String, ExpiryRule>,
+    /// Wakes a deliverer when this process wrote to the outbox.
+    pub(crate) outbox: Notify,
     /// Wakes one idle worker slot per answer (this process's answers, and other processes'
     /// relayed from NOTIFY): one answer is one run to resume, so waking every idle slot
     /// would only send the others to claim nothing. A slot that gets a run goes on claiming
@@ -134,6 +146,11 @@ pub struct InboxBuilder {
     pool: PoolSettings,
     rules: Rules,
     worker: String,
+    clock: Clock,
+    webhooks: Vec<Webhook>,
+    page_url: Option<String>,
+    escalations: Vec<Escalation>,
+    expiry: HashMap<String, ExpiryRule>,
 }
 
 impl fmt::Debug for InboxBuilder {
@@ -142,6 +159,8 @@ impl fmt::Debug for InboxBuilder {
             .field("agent", &self.agent)
             .field("lease", &self.lease)
             .field("max_attempts", &self.max_attempts)
+            .field("webhooks", &self.webhooks)
+            .field("escalations", &self.escalations)
             .finish_non_exhaustive()
     }
 }
@@ -240,8 +259,100 @@ impl InboxBuilder {
         self
     }
 
+    /// Tells `webhook` of what happens to parked runs (see [`Webhook`]); call it again for
+    /// more webhooks. Each notification is written with the change it tells of and
+    /// delivered by the workers ([`Worker`](crate::Worker), [`Inbox::deliver_due`]).
+    ///
+    /// ```
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// use toolnexus_inbox::{Inbox, Webhook};
+    ///
+    /// let inbox = Inbox::builder("sqlite::memory:")
+    ///     .webhook(Webhook::new("https://hooks.slack.com/services/T0/B0/XXXX"))
+    ///     .page_url("https://inbox.example.com/")
+    ///     .open()
+    ///     .await?;
+    /// # Ok::<(), toolnexus_inbox::InboxError>(())
+    /// # }).unwrap();
+    /// ```
+    pub fn webhook(mut self, webhook: Webhook) -> Self {
+        self.webhooks.push(webhook);
+        self
+    }
+
+    /// Where the inbox page is served (`https://inbox.example.com/`), so notifications
+    /// link to each request's page (`…/r/{id}`); without it they carry no link.
+    pub fn page_url(mut self, url: impl Into<String>) -> Self {
+        self.page_url = Some(url.into());
+        self
+    }
+
+    /// Escalates requests nobody answered in time (see [`Escalation`]); call it again for
+    /// more rules. A request gets the first rule that covers its kind, once.
+    pub fn escalate(mut self, escalation: Escalation) -> Self {
+        self.escalations.push(escalation);
+        self
+    }
+
+    /// What expiry does to requests of `kind` (default [`Expiry::Decline`], for every
+    /// kind: see [`Expiry`] for why).
+    pub fn on_expiry(mut self, kind: impl Into<String>, action: Expiry) -> Self {
+        self.expiry
+            .entry(kind.into())
+            .or_insert(ExpiryRule {
+                action: Expiry::Decline,
+                after: None,
+            })
+            .action = action;
+        self
+    }
+
+    /// A deadline for requests of `kind` that set no `expiresAt` themselves: they expire
+    /// `after` they are parked.
+    pub fn expire_after(mut self, kind: impl Into<String>, after: Duration) -> Self {
+        self.expiry
+            .entry(kind.into())
+            .or_insert(ExpiryRule {
+                action: Expiry::Decline,
+                after: None,
+            })
+            .after = Some(after);
+        self
+    }
+
+    /// The clock every deadline and recorded time is read from (default the system's):
+    /// for tests and simulations that move time on. Signatures of webhook deliveries
+    /// keep the system's time, which receivers check against their own.
+    ///
+    /// ```
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// use std::time::{Duration, SystemTime};
+    ///
+    /// let inbox = toolnexus_inbox::Inbox::builder("sqlite::memory:")
+    ///     .clock(|| SystemTime::now() + Duration::from_secs(3600))
+    ///     .open()
+    ///     .await?;
+    /// # Ok::<(), toolnexus_inbox::InboxError>(())
+    /// # }).unwrap();
+    /// ```
+    pub fn clock(mut self, now: impl Fn() -> SystemTime + Send + Sync + 'static) -> Self {
+        self.clock = Clock::custom(now);
+        self
+    }
+
     /// Connects, creating the database (SQLite) and its tables when missing.
     pub async fn open(self) -> Result<Inbox, InboxError> {
+        let targets = Targets::of(&self.webhooks)?;
+        let page_url = self
+            .page_url
+            .as_deref()
+            .map(|url| {
+                reqwest::Url::parse(url)
+                    .ok()
+                    .filter(|u| !u.cannot_be_a_base())
+                    .ok_or_else(|| InboxError::InvalidPageUrl(url.to_owned()))
+            })
+            .transpose()?;
         let (engine, pool) = store::open(&self.url, &self.pool).await?;
         Ok(Inbox {
             inner: Arc::new(Inner {
@@ -255,6 +366,12 @@ impl InboxBuilder {
                 rules: self.rules,
                 worker: self.worker,
                 answered: Notify::new(),
+                clock: self.clock,
+                targets,
+                page_url,
+                escalations: self.escalations,
+                expiry: self.expiry,
+                outbox: Notify::new(),
             }),
         })
     }
@@ -282,7 +399,17 @@ impl Inbox {
             },
             rules: Rules::default(),
             worker: format!("worker {}", std::process::id()),
+            clock: Clock::system(),
+            webhooks: Vec::new(),
+            page_url: None,
+            escalations: Vec::new(),
+            expiry: HashMap::new(),
         }
+    }
+
+    /// Now, by this inbox's clock, in milliseconds since the epoch.
+    pub(crate) fn now(&self) -> i64 {
+        self.inner.clock.now_ms()
     }
 
     /// The agent this handle parks under and resumes for.
@@ -310,14 +437,15 @@ impl Inbox {
     }
 
     async fn park_in_span(&self, run: &RunResult) -> Result<String, InboxError> {
-        let parked = ToPark::of(run, 0)?;
+        let parked = ToPark::of(self, run, 0)?;
         let mut conn = self.inner.pool.acquire().await?;
         let mut tx = conn.begin_with(self.inner.engine.begin_write()).await?;
-        if let Some(taken) = insert(&mut tx, &self.inner.agent, &parked).await? {
+        if let Some(taken) = insert(&mut tx, self, &parked).await? {
             tx.rollback().await?;
             return Err(InboxError::AlreadyParked(taken));
         }
         tx.commit().await?;
+        self.wake_deliverers();
         Ok(parked.run_id.to_owned())
     }
 
@@ -455,8 +583,14 @@ impl Inbox {
 
     /// Who may answer `parked`: its own `data.responders`, else this handle's rule for its
     /// kind or agent; `None` when nothing limits it.
+    /// Once the request is escalated, the escalation's responders are among them too.
     pub fn responders(&self, parked: &Parked) -> Option<Vec<String>> {
-        self.inner.rules.responders(&parked.request, &parked.agent)
+        let mut list = self
+            .inner
+            .rules
+            .responders(&parked.request, &parked.agent)?;
+        list.extend(parked.escalated_to.iter().cloned());
+        Some(list)
     }
 
     /// Whether `who` may answer `parked` ([`responders`](Self::responders)); `None` is an
@@ -478,9 +612,11 @@ impl Inbox {
         Ok(waiting)
     }
 
-    /// Declines every waiting request whose `expiresAt` has passed with
-    /// `Answer::decline(id, "expired")`, so the resumed run tells the model. Returns how
-    /// many it declined. A run whose requests are then all answered resumes as usual.
+    /// Settles every waiting request whose `expiresAt` has passed with its kind's expiry
+    /// action ([`InboxBuilder::on_expiry`]): by default declined as expired
+    /// (`Answer::refuse(id, Refusal::Expired)`), so the resumed run tells the model.
+    /// Returns how many expired. A run whose requests are then all answered resumes as
+    /// usual.
     pub async fn expire_due(&self) -> Result<usize, InboxError> {
         let span = spans::expire(&self.inner.agent);
         let expired = self.expire_in_span().instrument(span.clone()).await;
@@ -494,21 +630,31 @@ impl Inbox {
     }
 
     async fn expire_in_span(&self) -> Result<usize, InboxError> {
-        let due: Vec<String> = sqlx::query_scalar(concat!(
-            "SELECT q.id",
+        let due: Vec<(String, String)> = sqlx::query_as(concat!(
+            "SELECT q.id, q.request",
             parked_from!(),
             open!(),
             " AND q.expires_at IS NOT NULL AND q.expires_at <= $1"
         ))
-        .bind(now_ms())
+        .bind(self.now())
         .fetch_all(&self.inner.pool)
         .await?;
         let mut expired = 0;
-        for id in due {
-            match self
-                .record_answer(Answer::refuse(&id, Refusal::Expired), None, true)
-                .await
-            {
+        for (id, request) in due {
+            let kind = serde_json::from_str::<Request>(&request)
+                .map(|r| r.kind.as_str().to_owned())
+                .unwrap_or_default();
+            let action = self
+                .expiry_rule(&kind)
+                .map_or(&Expiry::Decline, |rule| &rule.action);
+            let mut outcome = self.record_answer(action.answer(&id), None, true).await;
+            if let Err(InboxError::InvalidAnswer { .. }) = &outcome {
+                tracing::warn!(id = %id, kind = %kind, "the expiry answer does not fit the request's form; declining");
+                outcome = self
+                    .record_answer(Answer::refuse(&id, Refusal::Expired), None, true)
+                    .await;
+            }
+            match outcome {
                 Ok(()) => expired += 1,
                 // Answered in the meantime: the person was first.
                 Err(InboxError::NotWaiting { .. } | InboxError::UnknownRequest(_)) => {}
@@ -555,6 +701,7 @@ impl Inbox {
         {
             Ok(run_answered) => {
                 tx.commit().await?;
+                self.wake_deliverers();
                 if run_answered {
                     // This process's idle workers at once; other processes' heard the NOTIFY.
                     self.inner.answered.notify_one();
@@ -585,7 +732,7 @@ impl Inbox {
         answered_by: Option<&Person>,
         expiring: bool,
     ) -> Result<bool, InboxError> {
-        let now = now_ms();
+        let now = self.now();
         let id = || answer.id.clone();
         let lock = match self.inner.engine {
             Engine::Sqlite => LOCK_RUN,
@@ -606,14 +753,13 @@ impl Inbox {
             return Err(InboxError::NotWaiting { id: id(), state });
         }
         // Read under the lock: an answer committed before it was taken is seen here.
-        let (request, expires_at, answered_at): (String, Option<i64>, Option<i64>) =
-            sqlx::query_as(
-                "SELECT request, expires_at, answered_at FROM toolnexus_inbox_requests \
-                 WHERE id = $1",
-            )
-            .bind(&answer.id)
-            .fetch_one(&mut *conn)
-            .await?;
+        let (request, expires_at, answered_at, escalated_to): Open = sqlx::query_as(
+            "SELECT request, expires_at, answered_at, escalated_to \
+                 FROM toolnexus_inbox_requests WHERE id = $1",
+        )
+        .bind(&answer.id)
+        .fetch_one(&mut *conn)
+        .await?;
         if answered_at.is_some() {
             return Err(InboxError::NotWaiting {
                 id: id(),
@@ -629,7 +775,8 @@ impl Inbox {
         })?;
         // Expiry is the inbox's own decision, not a person's.
         if !expiring {
-            if let Some(list) = self.inner.rules.responders(&request, &agent) {
+            if let Some(mut list) = self.inner.rules.responders(&request, &agent) {
+                list.extend(escalated_to.as_deref().map(strings_of).unwrap_or_default());
                 if !answered_by.is_some_and(|who| who.is_one_of(&list)) {
                     return Err(InboxError::NotAllowed {
                         request: id(),
@@ -678,14 +825,26 @@ impl Inbox {
             detail: Some(&stored),
             ..Record::new(&run_id, kind)
         }
-        .append(conn)
+        .append(conn, now)
         .await?;
+        let by = answered_by.map(|p| p.id.as_str());
+        let notice = self.notice_answered(&run_id, &agent, &request, answer, by, expiring);
+        self.enqueue(conn, &notice, None).await?;
         Ok(run_answered)
     }
 }
 
 fn strings<I: IntoIterator<Item = S>, S: Into<String>>(items: I) -> Vec<String> {
     items.into_iter().map(Into::into).collect()
+}
+
+/// A request's row as an answer reads it: the request, its deadline, its answer's time and
+/// who an escalation added to its responders (a JSON list).
+type Open = (String, Option<i64>, Option<i64>, Option<String>);
+
+/// A stored JSON list of strings; anything else is no one.
+pub(crate) fn strings_of(json: &str) -> Vec<String> {
+    serde_json::from_str(json).unwrap_or_default()
 }
 
 fn readable(rows: &[sqlx::any::AnyRow]) -> Vec<Parked> {
@@ -716,20 +875,29 @@ pub(crate) struct ToPark<'a> {
     turns: i64,
     request_ids: String,
     requests: Vec<RequestRow<'a>>,
+    /// When it is parked: the time its deadlines count from.
+    at: i64,
 }
 
 /// One request of a halted run, ready to be inserted.
 struct RequestRow<'a> {
+    request: Request,
     id: &'a str,
     json: String,
     kind: String,
     tool: Option<(String, String)>,
+    /// The call that asked it, for the notification.
+    call: Option<(&'a str, &'a Value)>,
     expires_at: Option<i64>,
 }
 
 impl<'a> ToPark<'a> {
     /// `earlier_turns`: turns taken before this invocation, when a resumed run halts again.
-    pub(crate) fn of(run: &'a RunResult, earlier_turns: i64) -> Result<Self, InboxError> {
+    pub(crate) fn of(
+        inbox: &Inbox,
+        run: &'a RunResult,
+        earlier_turns: i64,
+    ) -> Result<Self, InboxError> {
         let (RunStatus::Pending, Some(pending)) = (run.status, run.pending.as_ref()) else {
             return Err(InboxError::NotPending);
         };
@@ -742,9 +910,10 @@ impl<'a> ToPark<'a> {
         let Some(first) = waiting.first() else {
             return Err(InboxError::NotPending);
         };
+        let at = inbox.now();
         let requests = waiting
             .iter()
-            .map(|request| RequestRow::of(run, request))
+            .map(|request| RequestRow::of(inbox, at, run, request))
             .collect::<Result<Vec<_>, _>>()?;
         let ids: Vec<&str> = waiting.iter().map(|r| r.id.as_str()).collect();
         Ok(ToPark {
@@ -754,12 +923,19 @@ impl<'a> ToPark<'a> {
             turns: earlier_turns.saturating_add(i64::try_from(run.turns).unwrap_or(i64::MAX)),
             request_ids: to_json(&first.id, &ids)?,
             requests,
+            at,
         })
     }
 }
 
 impl<'a> RequestRow<'a> {
-    fn of(run: &'a RunResult, request: &'a Request) -> Result<Self, InboxError> {
+    fn of(
+        inbox: &Inbox,
+        now: i64,
+        run: &'a RunResult,
+        asked: &'a Request,
+    ) -> Result<Self, InboxError> {
+        let mut request = asked.clone();
         let expires_at = match &request.expires_at {
             Some(text) => Some(
                 parse_rfc3339(text).ok_or_else(|| InboxError::InvalidExpiry {
@@ -767,17 +943,32 @@ impl<'a> RequestRow<'a> {
                     value: text.clone(),
                 })?,
             ),
-            None => None,
+            // The kind's deadline, written on the request too, so whoever reads it sees
+            // when it expires.
+            None => match inbox
+                .expiry_rule(request.kind.as_str())
+                .and_then(|rule| rule.after)
+            {
+                Some(after) => {
+                    let at = now.saturating_add(ms(after));
+                    request.expires_at = Some(rfc3339(at));
+                    Some(at)
+                }
+                None => None,
+            },
         };
-        let tool = halted_call(run, &request.id)
+        let call = halted_call(run, &request.id);
+        let tool = call
             .map(|(name, args)| Ok::<_, InboxError>((name.to_owned(), to_json(&request.id, args)?)))
             .transpose()?;
         Ok(RequestRow {
-            id: &request.id,
-            json: to_json(&request.id, request)?,
+            id: &asked.id,
+            json: to_json(&request.id, &request)?,
             kind: request.kind.as_str().to_owned(),
             tool,
             expires_at,
+            request,
+            call,
         })
     }
 }
@@ -809,10 +1000,11 @@ fn halted_call<'r>(run: &'r RunResult, id: &str) -> Option<(&'r str, &'r Value)>
 /// the caller rolls the transaction back so nothing of the run stays.
 pub(crate) async fn insert(
     conn: &mut AnyConnection,
-    agent: &str,
+    inbox: &Inbox,
     run: &ToPark<'_>,
 ) -> Result<Option<String>, InboxError> {
-    let now = now_ms();
+    let agent = inbox.inner.agent.as_str();
+    let now = run.at;
     let inserted = sqlx::query(
         "INSERT INTO toolnexus_inbox_runs (id, agent, state, messages, model, turns, \
          parked_at, attempts, updated_at, request_ids) \
@@ -856,9 +1048,12 @@ pub(crate) async fn insert(
             detail: Some(&request.kind),
             ..Record::new(run.run_id, AuditKind::Parked)
         }
-        .append(conn)
+        .append(conn, now)
         .await?;
     }
+    let requests: Vec<_> = run.requests.iter().map(|r| (&r.request, r.call)).collect();
+    let notice = inbox.notice_parked(run.run_id, agent, &requests);
+    inbox.enqueue(conn, &notice, None).await?;
     Ok(None)
 }
 

@@ -60,9 +60,11 @@
 
 mod audit;
 mod clock;
+mod deadline;
 mod error;
 pub mod form;
 mod inbox;
+mod notify;
 mod parked;
 mod people;
 mod resume;
@@ -75,8 +77,10 @@ mod worker;
 pub mod web;
 
 pub use audit::{AuditEntry, AuditKind};
+pub use deadline::{Escalation, Expiry};
 pub use error::InboxError;
 pub use inbox::{Inbox, InboxBuilder};
+pub use notify::{Delivery, DeliveryState, Event, Webhook};
 pub use parked::{Parked, Resumed, WaitingPage};
 pub use people::Person;
 pub use state::ParkedState;

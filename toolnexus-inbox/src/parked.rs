@@ -18,7 +18,7 @@ macro_rules! parked_columns {
         "q.id, q.run_id, r.agent, r.state, q.request, r.model, r.turns, q.tool_name, \
          q.tool_args, q.parked_at, q.expires_at, q.answer, q.answered_by, q.answered_at, \
          r.attempts, r.lease_until, r.last_error, r.result, r.next_id, r.updated_at, \
-         r.request_ids"
+         r.request_ids, q.escalated_at, q.escalated_to"
     };
 }
 pub(crate) use parked_columns;
@@ -86,6 +86,11 @@ pub struct Parked {
     pub updated_at: SystemTime,
     /// While a worker resumes the run: when its lease lapses.
     pub lease_until: Option<SystemTime>,
+    /// When the request was escalated for waiting too long
+    /// ([`Escalation`](crate::Escalation)).
+    pub escalated_at: Option<SystemTime>,
+    /// Who the escalation added to those who may answer.
+    pub escalated_to: Vec<String>,
 }
 
 impl Parked {
@@ -138,6 +143,12 @@ impl Parked {
             model: row.try_get("model")?,
             turns: usize::try_from(row.try_get::<i64, _>("turns")?).unwrap_or(0),
             parked_at: from_ms(row.try_get("parked_at")?),
+            escalated_at: time("escalated_at")?,
+            escalated_to: row
+                .try_get::<Option<String>, _>("escalated_to")?
+                .as_deref()
+                .map(crate::inbox::strings_of)
+                .unwrap_or_default(),
             expires_at: time("expires_at")?,
             updated_at: from_ms(row.try_get("updated_at")?),
             lease_until: time("lease_until")?,

@@ -11,8 +11,8 @@ use toolnexus::{Answer, ClientError, LlmClient, Message, RunResult, RunStatus, T
 use tracing::Instrument;
 
 use crate::audit::{AuditKind, Record};
-use crate::clock::now_ms;
 use crate::inbox::{insert, lease_ms, to_json, ToPark};
+use crate::notify::Outcome;
 use crate::spans;
 use crate::store::Engine;
 use crate::{Inbox, InboxError, ParkedState, Resumed};
@@ -170,7 +170,7 @@ impl Inbox {
         sql: &'static str,
         id: Option<&str>,
     ) -> Result<Option<AnyRow>, InboxError> {
-        let now = now_ms();
+        let now = self.now();
         let mut conn = self.inner.pool.acquire().await?;
         let mut tx = conn.begin_with(self.inner.engine.begin_write()).await?;
         let mut claim = sqlx::query(sql)
@@ -189,7 +189,7 @@ impl Inbox {
                 attempt: Some(row.try_get("attempts")?),
                 ..Record::new(&run, AuditKind::Claimed)
             }
-            .append(&mut tx)
+            .append(&mut tx, now)
             .await?;
         }
         tx.commit().await?;
@@ -224,6 +224,7 @@ impl Inbox {
     /// Marks `Failed` the runs of this agent whose last allowed attempt died with its
     /// worker (its lease lapsed with no attempts left). Returns how many.
     pub async fn fail_exhausted(&self) -> Result<usize, InboxError> {
+        let now = self.now();
         let mut conn = self.inner.pool.acquire().await?;
         let mut tx = conn.begin_with(self.inner.engine.begin_write()).await?;
         let failed: Vec<(String, i64, String)> = sqlx::query_as(
@@ -233,21 +234,25 @@ impl Inbox {
              AND state IN ('running', 'answered') AND lease_until <= $1 \
              RETURNING id, attempts, last_error",
         )
-        .bind(now_ms())
+        .bind(now)
         .bind(&self.inner.agent)
         .bind(i64::from(self.inner.max_attempts))
         .fetch_all(&mut *tx)
         .await?;
         for (run, attempt, why) in &failed {
             self.failed(run, Some(*attempt), why)
-                .append(&mut tx)
+                .append(&mut tx, now)
+                .await?;
+            self.notify_resumed(&mut tx, run, Outcome::Failed(why))
                 .await?;
         }
         tx.commit().await?;
+        self.wake_deliverers();
         Ok(failed.len())
     }
 
     async fn give_up(&self, id: &str, why: &str) -> Result<(), InboxError> {
+        let now = self.now();
         let mut conn = self.inner.pool.acquire().await?;
         let mut tx = conn.begin_with(self.inner.engine.begin_write()).await?;
         let given_up = sqlx::query(
@@ -255,15 +260,29 @@ impl Inbox {
              last_error = $1, updated_at = $2 WHERE id = $3 AND state IN ('running', 'answered')",
         )
         .bind(why)
-        .bind(now_ms())
+        .bind(now)
         .bind(id)
         .execute(&mut *tx)
         .await?;
         if given_up.rows_affected() > 0 {
-            self.failed(id, None, why).append(&mut tx).await?;
+            self.failed(id, None, why).append(&mut tx, now).await?;
+            self.notify_resumed(&mut tx, id, Outcome::Failed(why))
+                .await?;
         }
         tx.commit().await?;
+        self.wake_deliverers();
         Ok(())
+    }
+
+    /// Tells the webhooks how resuming run `run` ended, inside the transaction recording it.
+    async fn notify_resumed(
+        &self,
+        conn: &mut sqlx::AnyConnection,
+        run: &str,
+        outcome: Outcome<'_>,
+    ) -> Result<(), InboxError> {
+        let notice = self.notice_resumed(run, &self.inner.agent, outcome);
+        self.enqueue(conn, &notice, None).await
     }
 
     /// The audit entry of run `run` given up, by this handle's worker.
@@ -349,7 +368,7 @@ impl Inbox {
                         "UPDATE toolnexus_inbox_runs SET lease_until = $1 \
                          WHERE id = $2 AND attempts = $3 AND state = 'running'",
                     )
-                    .bind(now_ms().saturating_add(lease_ms(self)))
+                    .bind(self.now().saturating_add(lease_ms(self)))
                     .bind(&claim.id)
                     .bind(claim.fence)
                     .execute(&self.inner.pool)
@@ -374,11 +393,15 @@ impl Inbox {
         answers: Vec<Answer>,
     ) -> Result<Resumed, InboxError> {
         let stored = to_json(&claim.id, &result)?;
+        let now = self.now();
         let next = match (&result.status, &result.pending) {
             (RunStatus::Pending, Some(request)) => Some(request.id.clone()),
             _ => None,
         };
-        let parked = match next.as_ref().map(|_| ToPark::of(&result, claim.turns)) {
+        let parked = match next
+            .as_ref()
+            .map(|_| ToPark::of(self, &result, claim.turns))
+        {
             Some(Err(e)) => {
                 // The new request cannot be kept (an unreadable expiresAt): resuming again
                 // would only meet it again.
@@ -395,7 +418,7 @@ impl Inbox {
         )
         .bind(stored)
         .bind(&next)
-        .bind(now_ms())
+        .bind(now)
         .bind(&claim.id)
         .bind(claim.fence);
         let mut conn = self.inner.pool.acquire().await?;
@@ -413,10 +436,15 @@ impl Inbox {
             detail: Some(&outcome),
             ..Record::new(&claim.id, AuditKind::Resumed)
         }
-        .append(&mut tx)
+        .append(&mut tx, now)
         .await?;
+        let told = match &next {
+            Some(next) => Outcome::HaltedAgain(next),
+            None => Outcome::Done(&result.text),
+        };
+        self.notify_resumed(&mut tx, &claim.id, told).await?;
         if let Some(parked) = &parked {
-            if let Some(taken) = insert(&mut tx, &self.inner.agent, parked).await? {
+            if let Some(taken) = insert(&mut tx, self, parked).await? {
                 tx.rollback().await?;
                 let why =
                     format!("the resumed run halted on request `{taken}`, which is already parked");
@@ -425,6 +453,7 @@ impl Inbox {
             }
         }
         tx.commit().await?;
+        self.wake_deliverers();
         Ok(resumed(claim, result, answers, next))
     }
 
@@ -436,7 +465,7 @@ impl Inbox {
         error: &str,
         fatal: bool,
     ) -> Result<(), InboxError> {
-        let now = now_ms();
+        let now = self.now();
         let exhausted = fatal || claim.fence >= i64::from(self.inner.max_attempts);
         let (state, retry_at) = if exhausted {
             ("failed", None)
@@ -469,8 +498,13 @@ impl Inbox {
                 ..self.failed(&claim.id, Some(claim.fence), error)
             }
         };
-        entry.append(&mut tx).await?;
+        entry.append(&mut tx, now).await?;
+        if exhausted {
+            self.notify_resumed(&mut tx, &claim.id, Outcome::Failed(error))
+                .await?;
+        }
         tx.commit().await?;
+        self.wake_deliverers();
         Ok(())
     }
 }

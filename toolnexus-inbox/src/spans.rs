@@ -92,6 +92,8 @@ fn error_type(error: &crate::InboxError) -> &'static str {
         E::InvalidExpiry { .. } => "invalid_expiry",
         E::SchemaTooNew { .. } => "schema_too_new",
         E::UnsupportedUrl(_) => "unsupported_url",
+        E::InvalidWebhook { .. } => "invalid_webhook",
+        E::InvalidPageUrl(_) => "invalid_page_url",
         E::Database(_) => "database",
         E::Resume(_) => "resume",
     }

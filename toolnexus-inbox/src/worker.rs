@@ -1,6 +1,7 @@
 //! [`Worker`]: a ready loop that resumes a agent's answered runs with N concurrent
 //! resumes until told to stop, waking on new answers (PostgreSQL `LISTEN`, this process's
-//! own answers) or, failing that, polling; it also declines expired requests.
+//! own answers) or, failing that, polling; it also expires and escalates requests and
+//! delivers the webhooks' notifications.
 
 use std::future::Future;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -47,8 +48,12 @@ pub struct WorkerReport {
     pub resumed: usize,
     /// Resumes that failed (recorded on their rows, retried or failed there).
     pub failed: usize,
-    /// Requests declined because they expired.
+    /// Requests that expired (their kind's expiry action applied).
     pub expired: usize,
+    /// Requests escalated for waiting too long.
+    pub escalated: usize,
+    /// Notifications webhooks took.
+    pub notified: usize,
 }
 
 impl Inbox {
@@ -73,6 +78,8 @@ struct Counts {
     resumed: AtomicUsize,
     failed: AtomicUsize,
     expired: AtomicUsize,
+    escalated: AtomicUsize,
+    notified: AtomicUsize,
 }
 
 impl Worker {
@@ -85,8 +92,9 @@ impl Worker {
         self
     }
 
-    /// How often it declines expired requests and fails runs whose last attempt died
-    /// (default every second).
+    /// How often it expires and escalates due requests, fails runs whose last attempt
+    /// died, and looks for notifications other processes wrote or whose retry is due
+    /// (default every second). This process's own notifications go out at once.
     pub fn housekeeping_every(mut self, every: Duration) -> Self {
         self.housekeeping = every.max(Duration::from_millis(10));
         self
@@ -112,6 +120,9 @@ impl Worker {
             tasks.spawn(me.clone().slot(stop.clone(), counts.clone()));
         }
         tasks.spawn(me.clone().housekeep(stop.clone(), counts.clone()));
+        if !me.inbox.inner.targets.all.is_empty() {
+            tasks.spawn(me.clone().deliver(stop.clone(), counts.clone()));
+        }
         if me.inbox.inner.engine == Engine::Postgres {
             tasks.spawn(me.clone().listen(stop.clone()));
         }
@@ -122,6 +133,8 @@ impl Worker {
             resumed: counts.resumed.load(Ordering::Relaxed),
             failed: counts.failed.load(Ordering::Relaxed),
             expired: counts.expired.load(Ordering::Relaxed),
+            escalated: counts.escalated.load(Ordering::Relaxed),
+            notified: counts.notified.load(Ordering::Relaxed),
         }
     }
 
@@ -167,10 +180,44 @@ impl Worker {
                 }
                 Err(e) => tracing::warn!(error = %e, "could not expire due requests"),
             }
+            match self.inbox.escalate_due().await {
+                Ok(n) => {
+                    counts.escalated.fetch_add(n, Ordering::Relaxed);
+                }
+                Err(e) => tracing::warn!(error = %e, "could not escalate due requests"),
+            }
             if let Err(e) = self.inbox.fail_exhausted().await {
                 tracing::warn!(error = %e, "could not fail exhausted runs");
             }
             tokio::select! {
+                _ = tokio::time::sleep(self.housekeeping) => {}
+                _ = stop.changed() => {}
+            }
+        }
+    }
+
+    /// Delivers the outbox: at once when this process wrote to it, else every
+    /// housekeeping interval.
+    async fn deliver(self: Arc<Self>, mut stop: watch::Receiver<bool>, counts: Arc<Counts>) {
+        let inner = &self.inbox.inner;
+        while !*stop.borrow() {
+            let woken = inner.outbox.notified();
+            tokio::pin!(woken);
+            woken.as_mut().enable();
+            // Stopping does not wait for a slow webhook: an attempt cut short is retried by
+            // whoever claims it after its lease.
+            let delivered = tokio::select! {
+                delivered = self.inbox.deliver_due() => delivered,
+                _ = stop.changed() => return,
+            };
+            match delivered {
+                Ok(n) => {
+                    counts.notified.fetch_add(n, Ordering::Relaxed);
+                }
+                Err(e) => tracing::warn!(error = %e, "could not deliver notifications"),
+            }
+            tokio::select! {
+                _ = woken => {}
                 _ = tokio::time::sleep(self.housekeeping) => {}
                 _ = stop.changed() => {}
             }

@@ -100,6 +100,31 @@ const MIGRATIONS: &[&[&str]] = &[&[
         detail TEXT,
         PRIMARY KEY (run_id, seq)
     )",
+], &[
+    // The outbox: a notification per webhook, written in the transaction of the change it
+    // tells of, then delivered (claimed under a lease, retried at `next_at`). Its id is the
+    // `webhook-id` receivers deduplicate by.
+    "CREATE TABLE toolnexus_inbox_outbox (
+        id TEXT PRIMARY KEY,
+        run_id TEXT NOT NULL,
+        request_id TEXT,
+        event TEXT NOT NULL,
+        target TEXT NOT NULL,
+        body TEXT NOT NULL,
+        state TEXT NOT NULL,
+        attempts BIGINT NOT NULL,
+        next_at BIGINT NOT NULL,
+        lease_until BIGINT,
+        last_status BIGINT,
+        last_error TEXT,
+        created_at BIGINT NOT NULL,
+        delivered_at BIGINT
+    )",
+    "CREATE INDEX toolnexus_inbox_outbox_due ON toolnexus_inbox_outbox (target, state, next_at)",
+    "CREATE INDEX toolnexus_inbox_outbox_run ON toolnexus_inbox_outbox (run_id, created_at)",
+    // When a request was escalated, and who it added to the responders (a JSON list).
+    "ALTER TABLE toolnexus_inbox_requests ADD COLUMN escalated_at BIGINT",
+    "ALTER TABLE toolnexus_inbox_requests ADD COLUMN escalated_to TEXT",
 ]];
 
 /// The schema version this crate reads and writes.
