@@ -10,6 +10,11 @@
 //! there: a purchase to approve, a shipping form to fill in, and a calendar sign-in. Each
 //! answered run is resumed and its final text printed as `done <id>: <text>`.
 //!
+//! Two people share the inbox, each with a link of their own: the first line signs you in
+//! as Ada, of the finance group, the second (`inbox as bob@example.com: …`) as Bob.
+//! Purchases are finance's to approve, so Bob sees the purchase but cannot answer it; the
+//! form and the sign-in are anyone's.
+//!
 //! Options: `--port N` (default 0: any free port), `--db URL` (default
 //! `sqlite://toolnexus-inbox.db` in the working directory; `postgres://…` works too),
 //! `--exit-when-done` (exit once every run parked here is done), `--webhook URL` (notify
@@ -30,7 +35,7 @@ use serde::Deserialize;
 use serde_json::json;
 use toolnexus::testing::{RecordedRequest, Reply};
 use toolnexus::{auth_required, pending, tool, Answer, Answered, RunStatus, ToolResult, Toolkit};
-use toolnexus_inbox::{web, Inbox, ParkedState, Webhook};
+use toolnexus_inbox::{web, Inbox, ParkedState, Person, Webhook};
 
 /// Where an order goes.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -199,11 +204,18 @@ async fn serve(options: Options) -> Result<ExitCode, Box<dyn std::error::Error>>
     // The link comes first, before anything else is printed, so a script can read it
     // from the first line.
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", options.port)).await?;
-    let token = web::new_token()?;
+    let (ada_token, bob_token) = (web::new_token()?, web::new_token()?);
     let page = format!("http://{}/", listener.local_addr()?);
-    println!("inbox: {page}?token={token}");
+    println!("inbox: {page}?token={ada_token}");
+    println!("inbox as bob@example.com: {page}?token={bob_token}");
+    let ada = Person::new("ada@example.com")
+        .name("Ada")
+        .groups(["finance"]);
+    let bob = Person::new("bob@example.com").name("Bob");
 
-    let mut inbox = Inbox::builder(&options.db).page_url(&page);
+    let mut inbox = Inbox::builder(&options.db)
+        .page_url(&page)
+        .responders("approval", ["group:finance"]);
     if let Some(url) = &options.webhook {
         let mut webhook = Webhook::new(url);
         if let Some(secret) = &options.webhook_secret {
@@ -242,7 +254,10 @@ async fn serve(options: Options) -> Result<ExitCode, Box<dyn std::error::Error>>
         }
     }
 
-    let app = web::router(inbox.clone(), token);
+    let app = web::InboxPage::builder(inbox.clone())
+        .token_for(ada, ada_token)
+        .token_for(bob, bob_token)
+        .router();
     let server = tokio::spawn(async move { axum::serve(listener, app).await });
     let (stop_worker, stopped) = tokio::sync::oneshot::channel::<()>();
     let worker = tokio::spawn(inbox.worker(client, tk).run(async move {

@@ -768,6 +768,70 @@ async fn the_example_prints_each_outcome_and_exits_when_done() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
+#[tokio::test]
+async fn the_examples_two_people_sign_in_with_their_own_links() {
+    let dir = std::env::temp_dir().join(format!("toolnexus-inbox-people-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let db = format!("sqlite://{}", dir.join("inbox.db").display());
+    let example = Example::start(&db, &[]);
+    let limit = Duration::from_secs(30);
+    let (base, ada) = example_session(&example.line(limit)).await;
+    let second = example.line(limit);
+    let bobs_link = second
+        .strip_prefix("inbox as bob@example.com: ")
+        .unwrap_or_else(|| panic!("the second line is Bob's link: {second:?}"));
+    let (_, bob) = example_session(&format!("inbox: {bobs_link}")).await;
+    assert_ne!(ada, bob);
+    let mut purchase = None;
+    while purchase.is_none() {
+        let line = example.line(limit);
+        if let Some(rest) = line.strip_prefix("parked ") {
+            if rest.ends_with("Buy a gpu for the lab.") {
+                purchase = rest.split(':').next().map(str::to_owned);
+            }
+        }
+    }
+    let purchase = purchase.unwrap();
+
+    let (_, list) = get(&bob, &base).await;
+    assert!(
+        list.contains("Signed in as <strong class=\"who\">Bob</strong>"),
+        "{list}"
+    );
+    // Purchases are finance's: Bob sees this one, read-only, and his answer is refused.
+    let (status, page) = get(&bob, &format!("{base}r/{purchase}")).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(page.contains("you see it read-only"), "{page}");
+    assert!(!page.contains("_forgery"), "no form for Bob:\n{page}");
+    let (_, adas_page) = get(&ada, &format!("{base}r/{purchase}")).await;
+    assert!(
+        adas_page.contains("Signed in as <strong class=\"who\">Ada</strong>"),
+        "{adas_page}"
+    );
+    let refused = http()
+        .post(format!("{base}r/{purchase}"))
+        .header(header::COOKIE, &bob)
+        .form(&[
+            ("_forgery", forgery_token(&adas_page).as_str()),
+            ("_action", "approve"),
+        ])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(refused.status(), StatusCode::FORBIDDEN);
+    assert_eq!(
+        answer_at(&base, &ada, &purchase, &[("_action", "approve")]).await,
+        StatusCode::SEE_OTHER
+    );
+    let done = format!("done {purchase}: The gpu purchase is approved and on its way.");
+    while example.line(limit) != done {}
+    drop(example);
+    let inbox = toolnexus_inbox::Inbox::open(&db).await.unwrap();
+    let row = inbox.get(&purchase).await.unwrap().unwrap();
+    assert_eq!(row.answered_by.as_deref(), Some("ada@example.com"));
+    let _ = std::fs::remove_dir_all(dir);
+}
+
 #[test]
 fn the_example_refuses_unknown_options() {
     let mut example = Example::start("sqlite::memory:", &["--colour"]);

@@ -1,6 +1,7 @@
 //! Who may see the inbox: a person the host or a trusted proxy signs in, or else the holder
-//! of the access token, given once in the link (`?token=`) or as `Authorization: Bearer`,
-//! then kept in an HttpOnly, SameSite=Strict session cookie.
+//! of an access token (the inbox's own, or a person's own), given once in the link
+//! (`?token=`) or as `Authorization: Bearer`, then kept in an HttpOnly, SameSite=Strict
+//! session cookie.
 //!
 //! A link's token is moved into the cookie by a redirect to the same page without it, so
 //! it does not stay in the address bar, the history or a bookmark.
@@ -21,9 +22,9 @@ use crate::Person;
 
 /// How the page tells who is signed in.
 pub(crate) struct Gate {
-    pub(crate) secret: Arc<Secret>,
-    /// Who the token's holder is.
-    pub(crate) user: Person,
+    /// The access tokens, each with who its holder is: the inbox's own first, then each
+    /// person's own.
+    pub(crate) keys: Vec<(Arc<Secret>, Person)>,
     pub(crate) identify: Option<Arc<dyn Identify>>,
     pub(crate) proxies: Vec<IpAddr>,
 }
@@ -56,50 +57,70 @@ pub(crate) async fn admit(State(gate): State<Arc<Gate>>, request: Request, next:
         parts.extensions.insert(Viewer(person));
         return next.run(Request::from_parts(parts, body)).await;
     }
-    parts.extensions.insert(Viewer(gate.user.clone()));
-    require_token(&gate.secret, Request::from_parts(parts, body), next).await
-}
-
-async fn require_token(secret: &Secret, request: Request, next: Next) -> Response {
-    let credential = match credential(secret, &request) {
-        Ok(credential) => credential,
+    let request = Request::from_parts(parts, body);
+    let (key, credential) = match credential(&gate.keys, &request) {
+        Ok(found) => found,
         Err(why) => return refused(why, &root_of(request.uri().path())),
     };
+    let (secret, person) = &gate.keys[key];
+    let (mut parts, body) = request.into_parts();
+    parts.extensions.insert(Viewer(person.clone()));
+    let request = Request::from_parts(parts, body);
     let mut response = if credential == Credential::Link && request.method() == Method::GET {
         Redirect::to(&without_query(request.uri().path())).into_response()
     } else {
         next.run(request).await
     };
     if credential != Credential::Cookie {
+        let headers = response.headers_mut();
         if let Some(cookie) = session_cookie(secret) {
-            response.headers_mut().append(header::SET_COOKIE, cookie);
+            headers.append(header::SET_COOKIE, cookie);
+        }
+        // Signing in with one person's link signs the others out of this browser, so
+        // who is signed in is never in doubt.
+        for (other, _) in gate.keys.iter().filter(|(s, _)| !Arc::ptr_eq(s, secret)) {
+            if let Ok(gone) = HeaderValue::from_str(&format!(
+                "{}=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0",
+                other.cookie_name()
+            )) {
+                headers.append(header::SET_COOKIE, gone);
+            }
         }
     }
     response
 }
 
-/// The credential a request carries, checked; an explicit but wrong token is refused even
-/// when a valid cookie comes with it, so a mistyped link never looks like it worked.
-fn credential(secret: &Secret, request: &Request) -> Result<Credential, &'static str> {
+/// Which key the request's credential is, and how it came; an explicit but wrong token is
+/// refused even when a valid cookie comes with it, so a mistyped link never looks like it
+/// worked.
+fn credential(
+    keys: &[(Arc<Secret>, Person)],
+    request: &Request,
+) -> Result<(usize, Credential), &'static str> {
+    let find = |token: &str| keys.iter().position(|(s, _)| s.is_token(token));
     if let Some(token) = link_token(request) {
-        return if secret.is_token(&token) {
-            Ok(Credential::Link)
-        } else {
-            Err("The token in this link is not this inbox's token.")
-        };
+        return find(&token)
+            .map(|key| (key, Credential::Link))
+            .ok_or("The token in this link is not this inbox's token.");
     }
     if let Some(token) = bearer(request.headers()) {
-        return if secret.is_token(token) {
-            Ok(Credential::Bearer)
-        } else {
-            Err("The bearer token is not this inbox's token.")
-        };
+        return find(token)
+            .map(|key| (key, Credential::Bearer))
+            .ok_or("The bearer token is not this inbox's token.");
     }
-    match cookie(request.headers(), secret.cookie_name()) {
-        Some(value) if secret.is_session(value) => Ok(Credential::Cookie),
-        Some(_) => Err("Your session is not valid for this inbox any more."),
-        None => Err("This inbox needs its access token."),
+    let mut stale = false;
+    for (key, (secret, _)) in keys.iter().enumerate() {
+        match cookie(request.headers(), secret.cookie_name()) {
+            Some(value) if secret.is_session(value) => return Ok((key, Credential::Cookie)),
+            Some(_) => stale = true,
+            None => {}
+        }
     }
+    Err(if stale {
+        "Your session is not valid for this inbox any more."
+    } else {
+        "This inbox needs its access token."
+    })
 }
 
 fn link_token(request: &Request) -> Option<String> {

@@ -16,7 +16,8 @@
 //! Who is signed in comes from the host when it says ([`InboxPage::identity`]: its own
 //! session or OIDC middleware), else from a trusted reverse proxy's `X-Forwarded-Email` /
 //! `X-Forwarded-User` ([`InboxPage::trusted_proxy`], only on connections from those
-//! addresses), else the holder of the access token is signed in as [`InboxPage::user`].
+//! addresses), else the holder of the access token is signed in as [`InboxPage::user`],
+//! and the holder of a person's own token ([`InboxPage::token_for`]) as that person.
 //! That person is who answers (`answered_by`), and the page shows who they are. A request
 //! that names its responders is read-only to everyone else, and their answer is refused
 //! with 403.
@@ -104,6 +105,7 @@ pub struct InboxPage {
     page_size: usize,
     identify: Option<Arc<dyn Identify>>,
     proxies: Vec<IpAddr>,
+    people: Vec<(String, Person)>,
 }
 
 /// How many waiting requests the list shows at once unless told otherwise: enough to work
@@ -119,6 +121,10 @@ impl std::fmt::Debug for InboxPage {
             .field("page_size", &self.page_size)
             .field("identity", &self.identify.is_some())
             .field("trusted_proxies", &self.proxies)
+            .field(
+                "people_with_tokens",
+                &self.people.iter().map(|(_, p)| &p.id).collect::<Vec<_>>(),
+            )
             .finish_non_exhaustive()
     }
 }
@@ -140,6 +146,7 @@ impl InboxPage {
             page_size: DEFAULT_PAGE_SIZE,
             identify: None,
             proxies: Vec::new(),
+            people: Vec::new(),
         }
     }
 
@@ -184,6 +191,31 @@ impl InboxPage {
         self
     }
 
+    /// Gives `person` an access token of their own: a team without single sign-on hands
+    /// each person their own link (`?token=`), and whoever follows it is signed in as that
+    /// person, by a session cookie of its own (signing in with one person's link signs the
+    /// browser out of the others). Call it once per person.
+    ///
+    /// ```
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// use toolnexus_inbox::{web, web::InboxPage, Inbox, Person};
+    ///
+    /// let inbox = Inbox::open("sqlite::memory:").await?;
+    /// let (ada, bob) = (web::new_token()?, web::new_token()?);
+    /// let app = InboxPage::builder(inbox)
+    ///     .token_for(Person::new("ada@example.com").name("Ada"), &ada)
+    ///     .token_for(Person::new("bob@example.com").name("Bob"), &bob)
+    ///     .router();
+    /// println!("Ada: http://127.0.0.1:8080/?token={ada}");
+    /// # drop(app);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// # }).unwrap();
+    /// ```
+    pub fn token_for(mut self, person: impl Into<Person>, token: impl Into<String>) -> Self {
+        self.people.push((token.into(), person.into()));
+        self
+    }
+
     /// Who the holder of the access token answers as (`answered_by`), when nobody is
     /// signed in otherwise; default `"inbox page"`.
     pub fn user(mut self, user: impl Into<String>) -> Self {
@@ -212,9 +244,15 @@ impl InboxPage {
             (true, Ok(key)) => Arc::new(Secret::new(&key)),
             _ => secret.clone(),
         };
+        let mut keys = vec![(secret, Person::new(self.user))];
+        keys.extend(
+            self.people
+                .into_iter()
+                .filter(|(token, _)| !token.is_empty())
+                .map(|(token, person)| (Arc::new(Secret::new(&token)), person)),
+        );
         let gate = Arc::new(auth::Gate {
-            secret,
-            user: Person::new(self.user),
+            keys,
             identify: self.identify,
             proxies: self.proxies,
         });
