@@ -1,8 +1,7 @@
 //! The inbox as a team uses it: who may answer a request (named by the tool or by the
 //! inbox's rules), enforced by the store itself, and the audit trail of every change.
 
-use serde_json::json;
-use toolnexus::{Answer, NativeTool, Request, ToolResult, Toolkit};
+use toolnexus::{pending, tool, Answer, ToolResult, Toolkit};
 use toolnexus_inbox::{AuditKind, InboxError, ParkedState, Person};
 
 use crate::support::{both_engines, client, halted, model, Scene, TestDb};
@@ -14,24 +13,21 @@ both_engines!(
 );
 
 /// `approve_purchase(item)` whose approval names its responders: Ada, or finance.
+#[tool]
+async fn approve_purchase(item: String, answer: Option<&Answer>) -> ToolResult {
+    match answer {
+        Some(a) if a.ok => ToolResult::ok(format!("approved: {item}")),
+        Some(_) => ToolResult::error("declined"),
+        None => pending!(
+            kind = "approval",
+            prompt = format!("Approve purchase of {item}?"),
+            responders = ["ada@example.com", "group:finance"],
+        ),
+    }
+}
+
 fn named_responders() -> Toolkit {
-    let tool = NativeTool::of(
-        "approve_purchase",
-        "Requests spend approval before proceeding",
-        json!({"type": "object", "properties": {"item": {"type": "string"}}}),
-        |args, ctx| async move {
-            let item = args["item"].as_str().unwrap_or("?").to_owned();
-            match ctx.answer {
-                Some(a) if a.ok => ToolResult::ok(format!("approved: {item}")),
-                Some(_) => ToolResult::error("declined"),
-                None => ToolResult::pending(
-                    Request::new("approval", format!("Approve purchase of {item}?"))
-                        .with_data(json!({"responders": ["ada@example.com", "group:finance"]})),
-                ),
-            }
-        },
-    );
-    Toolkit::builder().tool(tool).build().unwrap()
+    Toolkit::builder().tool(ApprovePurchase).build().unwrap()
 }
 
 async fn only_the_named_responders_may_answer(db: TestDb) {

@@ -212,8 +212,8 @@ impl Inbox {
         }
         .append(&mut tx, now)
         .await?;
-        let notice = self.notice_escalated(run, agent, request, waited, &rule.responders);
-        self.enqueue(&mut tx, &notice, Some(rule.notify.as_slice()))
+        let notice = || self.notice_escalated(run, agent, request, waited, &rule.responders);
+        self.enqueue(&mut tx, notice, Some(rule.notify.as_slice()))
             .await?;
         tx.commit().await?;
         self.wake_deliverers();

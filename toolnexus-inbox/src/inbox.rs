@@ -828,8 +828,8 @@ impl Inbox {
         .append(conn, now)
         .await?;
         let by = answered_by.map(|p| p.id.as_str());
-        let notice = self.notice_answered(&run_id, &agent, &request, answer, by, expiring);
-        self.enqueue(conn, &notice, None).await?;
+        let notice = || self.notice_answered(&run_id, &agent, &request, answer, by, expiring);
+        self.enqueue(conn, notice, None).await?;
         Ok(run_answered)
     }
 }
@@ -1051,9 +1051,11 @@ pub(crate) async fn insert(
         .append(conn, now)
         .await?;
     }
-    let requests: Vec<_> = run.requests.iter().map(|r| (&r.request, r.call)).collect();
-    let notice = inbox.notice_parked(run.run_id, agent, &requests);
-    inbox.enqueue(conn, &notice, None).await?;
+    let notice = || {
+        let requests: Vec<_> = run.requests.iter().map(|r| (&r.request, r.call)).collect();
+        inbox.notice_parked(run.run_id, agent, &requests)
+    };
+    inbox.enqueue(conn, notice, None).await?;
     Ok(None)
 }
 

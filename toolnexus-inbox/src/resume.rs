@@ -281,8 +281,8 @@ impl Inbox {
         run: &str,
         outcome: Outcome<'_>,
     ) -> Result<(), InboxError> {
-        let notice = self.notice_resumed(run, &self.inner.agent, outcome);
-        self.enqueue(conn, &notice, None).await
+        let notice = || self.notice_resumed(run, &self.inner.agent, outcome);
+        self.enqueue(conn, notice, None).await
     }
 
     /// The audit entry of run `run` given up, by this handle's worker.

@@ -204,13 +204,10 @@ impl Worker {
             let woken = inner.outbox.notified();
             tokio::pin!(woken);
             woken.as_mut().enable();
-            // Stopping does not wait for a slow webhook: an attempt cut short is retried by
-            // whoever claims it after its lease.
-            let delivered = tokio::select! {
-                delivered = self.inbox.deliver_due() => delivered,
-                _ = stop.changed() => return,
-            };
-            match delivered {
+            // Stopping waits for the attempt under way (its webhook's timeout at most) and
+            // records it, so nothing is sent twice for want of a record.
+            let stopping = || *stop.borrow();
+            match self.inbox.deliver_due_until(&stopping).await {
                 Ok(n) => {
                     counts.notified.fetch_add(n, Ordering::Relaxed);
                 }

@@ -12,7 +12,15 @@ use crate::runtime;
 
 const PENDING: Spec = Spec {
     context: "pending!",
-    exprs: &["kind", "prompt", "url", "data", "id", "expires_at"],
+    exprs: &[
+        "kind",
+        "prompt",
+        "url",
+        "data",
+        "id",
+        "expires_at",
+        "responders",
+    ],
     types: &["answer"],
     flags: &[],
     lists: &[],
@@ -72,14 +80,21 @@ pub(crate) fn pending(input: TokenStream, krate: &TokenStream) -> syn::Result<To
             request = quote_spanned!(value_span(arg)=> #request.#method(#var));
         }
     }
-    let data = args.get("data");
-    let result = match args.get("answer").map(|a| &a.value) {
+    let given = args.get("data").map(|arg| {
+        let var = var(arg);
+        quote!(#var)
+    });
+    let responders = args.get("responders");
+    // With `responders`, the data the request carries is `data` with them added.
+    let with_responders = syn::Ident::new("__toolnexus_data_with_responders", Span::call_site());
+    let data = match responders {
+        Some(_) => Some(quote!(#with_responders)),
+        None => given.clone(),
+    };
+    let mut result = match args.get("answer").map(|a| &a.value) {
         Some(Value::Type(ty)) => {
-            let data = match data {
-                Some(arg) => {
-                    let var = var(arg);
-                    quote!(::core::option::Option::Some(#var))
-                }
+            let data = match &data {
+                Some(var) => quote!(::core::option::Option::Some(#var)),
                 None => quote!(::core::option::Option::None),
             };
             let krate_at_ty = runtime::at(krate, ty.span());
@@ -95,13 +110,28 @@ pub(crate) fn pending(input: TokenStream, krate: &TokenStream) -> syn::Result<To
             }}
         }
         _ => {
-            if let Some(arg) = data {
-                let var = var(arg);
-                request = quote_spanned!(value_span(arg)=> #request.with_data(#var));
+            if let Some(var) = &data {
+                request = quote!(#request.with_data(#var));
             }
             quote!(#krate::ToolResult::pending(#request))
         }
     };
+    if let Some(arg) = responders {
+        let list = var(arg);
+        let given = match given {
+            Some(var) => quote!(::core::option::Option::Some(#var)),
+            None => quote!(::core::option::Option::None),
+        };
+        let merge = quote_spanned! {value_span(arg)=>
+            #krate::__private::with_responders(#given, #list)
+        };
+        result = quote! {
+            match #merge {
+                ::core::result::Result::Ok(#with_responders) => #result,
+                ::core::result::Result::Err(__toolnexus_why) => #krate::ToolResult::error(__toolnexus_why),
+            }
+        };
+    }
     Ok(quote! {{
         #(#lets)*
         #result

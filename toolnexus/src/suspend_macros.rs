@@ -7,7 +7,7 @@
 ///
 /// ```text
 /// pending!(kind = EXPR, prompt = EXPR [, url = EXPR] [, data = EXPR] [, id = EXPR]
-///          [, expires_at = EXPR] [, answer = TYPE])
+///          [, expires_at = EXPR] [, responders = EXPR] [, answer = TYPE])
 /// ```
 ///
 /// Arguments are named, in any order, each given once; each value is evaluated once, in
@@ -38,6 +38,33 @@
 ///
 /// let typed = pending!(kind = toolnexus::RequestKind::Question, prompt = "Which colour?");
 /// assert_eq!(ToolResult::pending_of(&typed).unwrap().kind, toolnexus::RequestKind::Question);
+/// ```
+///
+/// # Naming who may answer
+///
+/// `responders = [..]` (anything iterable over `Into<String>`) names the people
+/// (`"ada@example.com"`) and groups (`"group:finance"`) who may answer, at
+/// `request.data["responders"]`, next to the keys of `data`: a host that knows people (the
+/// inbox, its page) refuses anyone else. An empty list, `data` that is not an object or
+/// that already has `responders` makes the result an error rather than a request anyone
+/// could answer.
+///
+/// ```
+/// use toolnexus::{pending, ToolResult};
+///
+/// let parked = pending!(
+///     kind = "approval",
+///     prompt = "Refund $400?",
+///     data = serde_json::json!({"amount": 400}),
+///     responders = ["group:finance", "ada@example.com"],
+/// );
+/// let data = ToolResult::pending_of(&parked).unwrap().data.unwrap();
+/// assert_eq!(data["responders"], serde_json::json!(["group:finance", "ada@example.com"]));
+/// assert_eq!(data["amount"], 400);
+///
+/// let nobody: [&str; 0] = [];
+/// let refused = pending!(kind = "approval", prompt = "Refund?", responders = nobody);
+/// assert!(refused.is_error && ToolResult::pending_of(&refused).is_none());
 /// ```
 ///
 /// # Asking for a typed answer

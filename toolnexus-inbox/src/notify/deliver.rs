@@ -107,8 +107,19 @@ impl Inbox {
     /// worker runs. A notification for a webhook this handle does not know waits for a
     /// process that does.
     pub async fn deliver_due(&self) -> Result<usize, InboxError> {
+        self.deliver_due_until(&|| false).await
+    }
+
+    /// [`deliver_due`](Self::deliver_due), claiming nothing more once `stopping` says so;
+    /// an attempt under way is finished and recorded, so stopping sends nothing twice.
+    pub(crate) async fn deliver_due_until(
+        &self,
+        stopping: &(dyn Fn() -> bool + Sync),
+    ) -> Result<usize, InboxError> {
         let targets = &self.inner.targets.all;
-        let each = targets.iter().map(|target| self.deliver_due_to(target));
+        let each = targets
+            .iter()
+            .map(|target| self.deliver_due_to(target, stopping));
         let mut delivered = 0;
         for done in futures::future::join_all(each).await {
             delivered += done?;
@@ -116,9 +127,16 @@ impl Inbox {
         Ok(delivered)
     }
 
-    async fn deliver_due_to(&self, target: &Target) -> Result<usize, InboxError> {
+    async fn deliver_due_to(
+        &self,
+        target: &Target,
+        stopping: &(dyn Fn() -> bool + Sync),
+    ) -> Result<usize, InboxError> {
         let mut delivered = 0;
-        while let Some(claimed) = self.claim_delivery(target).await? {
+        while !stopping() {
+            let Some(claimed) = self.claim_delivery(target).await? else {
+                break;
+            };
             if self.attempt(target, claimed).await? {
                 delivered += 1;
             }

@@ -275,19 +275,20 @@ fn message_id(event: Event, run: &str, request: Option<&str>, target: &str) -> S
 }
 
 impl Inbox {
-    /// Writes `notice` to the outbox for every webhook told of its event (or for the ones
-    /// `only` names), inside the caller's transaction; the caller wakes the deliverers
-    /// after commit.
+    /// Writes the notice `tell` makes to the outbox for every webhook told of its event (or
+    /// for the ones `only` names), inside the caller's transaction; the caller wakes the
+    /// deliverers after commit. Without webhooks nothing is made.
     pub(crate) async fn enqueue(
         &self,
         conn: &mut AnyConnection,
-        notice: &Notice,
+        tell: impl FnOnce() -> Notice,
         only: Option<&[String]>,
     ) -> Result<(), InboxError> {
         let targets = &self.inner.targets.all;
         if targets.is_empty() {
             return Ok(());
         }
+        let notice = &tell();
         let now = self.now();
         let body = notice.body(now)?;
         for target in targets {

@@ -91,6 +91,44 @@ pub fn ask_form(
     ToolResult::pending(request.with_data(Value::Object(data)))
 }
 
+/// The data of `pending!(…, responders = [..])`: `data` (an object, or nothing) with the
+/// people and groups who may answer at `responders`, where the inbox reads them. An error
+/// (the call's result then) rather than a request anyone could answer.
+pub fn with_responders<I, S>(data: Option<Value>, responders: I) -> Result<Value, String>
+where
+    I: IntoIterator<Item = S>,
+    S: Into<String>,
+{
+    let mut data = match data {
+        None => Map::new(),
+        Some(Value::Object(map)) => map,
+        Some(other) => {
+            return Err(format!(
+                "pending!: `data` must be a JSON object to carry `responders`, got {}",
+                kind_of(&other)
+            ))
+        }
+    };
+    if data.contains_key("responders") {
+        return Err(
+            "pending!: `data` already has a `responders` key; name the responders once".to_owned(),
+        );
+    }
+    let list: Vec<Value> = responders
+        .into_iter()
+        .map(|r| Value::String(r.into()))
+        .collect();
+    if list.is_empty() {
+        return Err(
+            "pending!: `responders` is empty, so nobody could answer; leave it out to let \
+             the host's rules decide"
+                .to_owned(),
+        );
+    }
+    data.insert("responders".to_owned(), Value::Array(list));
+    Ok(Value::Object(data))
+}
+
 /// Gives a suspension the tool's answer form when it asks without one (`pending!` with no
 /// `answer = T` in a tool taking `Option<Answered<T>>`): the form is known from the
 /// signature. A request that already has a `schema`, or `data` that is not an object, is
