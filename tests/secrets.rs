@@ -3,7 +3,9 @@
 //! both wire styles, everything the library emits — errors (Display and Debug), the client's
 //! and builder's Debug, metric events, and tracing output at TRACE (the HTTP stack's log
 //! records included) — is captured, and neither the API key, nor the `Authorization` /
-//! `x-api-key` header value, nor an extra header's value appears in it.
+//! `x-api-key` header value, nor an extra header's value appears in it. The inbox's webhooks
+//! the same: a Slack-style URL (its path is its credential) and a signing secret never
+//! appear in errors, deliveries, Debug output or the log, however delivery fails.
 
 use std::io::Write;
 use std::sync::{Arc, Mutex};
@@ -14,6 +16,8 @@ use toolnexus::{ClientError, LlmClient, LlmClientBuilder, MetricEvent, Style, To
 
 const KEY: &str = "sk-live-K3Y-4f9a2c71";
 const HEADER_SECRET: &str = "gw-T0KEN-77b1e9";
+const HOOK_PATH: &str = "services/T0AB/B0CD/hookS3CRETpath";
+const HOOK_SECRET: &str = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
 
 /// Everything the tracing subscriber (and, through it, the `log` records of the HTTP
 /// stack) writes.
@@ -160,6 +164,7 @@ async fn no_secret_in_anything_the_library_emits() {
         emitted.push(format!("{err:?}"));
     }
     emitted.extend(events.lock().unwrap().iter().cloned());
+    emitted.extend(failed_webhook_deliveries().await);
     let traced = capture.text();
     assert!(
         traced.contains("retrying model request"),
@@ -172,7 +177,11 @@ async fn no_secret_in_anything_the_library_emits() {
         all.contains("[redacted]"),
         "the echoed key was masked, not dropped"
     );
-    for secret in [KEY, HEADER_SECRET] {
+    assert!(
+        all.contains("a webhook delivery failed"),
+        "the capture sees the inbox's log"
+    );
+    for secret in [KEY, HEADER_SECRET, HOOK_PATH, &HOOK_SECRET[6..]] {
         if let Some(at) = all.find(secret) {
             let from = all[..at]
                 .char_indices()
@@ -182,4 +191,102 @@ async fn no_secret_in_anything_the_library_emits() {
             panic!("a secret leaked: …{}", &all[from..(at + secret.len())]);
         }
     }
+}
+
+/// Webhook deliveries failing every way one can (refused connection, a peer that hangs
+/// up, a timeout, a server error), and all the inbox says of them.
+async fn failed_webhook_deliveries() -> Vec<String> {
+    use toolnexus::testing::MockLlm as Llm;
+    use toolnexus_inbox::{Inbox, Webhook};
+
+    // Hangs up on every connection, or holds it without a word.
+    let hang_up = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let hang_up_at = hang_up.local_addr().unwrap();
+    tokio::spawn(async move {
+        while let Ok((socket, _)) = hang_up.accept().await {
+            drop(socket);
+        }
+    });
+    let silent = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let silent_at = silent.local_addr().unwrap();
+    tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((socket, _)) = silent.accept().await {
+            held.push(socket);
+        }
+    });
+    // Answers the webhook's post with a 500 (any path the stub does not know).
+    let erring = Llm::start([]).await.unwrap();
+    let urls = [
+        format!("http://127.0.0.1:{}/{HOOK_PATH}", closed_port()),
+        format!("http://{hang_up_at}/{HOOK_PATH}"),
+        format!("http://{silent_at}/{HOOK_PATH}"),
+        format!("{}/{HOOK_PATH}", erring.base_url()),
+    ];
+    let mut builder = Inbox::builder("sqlite::memory:");
+    for (n, url) in urls.iter().enumerate() {
+        builder = builder.webhook(
+            Webhook::new(url)
+                .name(format!("hook {n}"))
+                .secret(HOOK_SECRET)
+                .timeout(Duration::from_millis(300))
+                .retries(1, Duration::from_millis(1)),
+        );
+    }
+    let mut emitted = vec![format!("{builder:?}")];
+    let inbox = builder.open().await.unwrap();
+    emitted.push(format!("{inbox:?}"));
+
+    let llm = Llm::start([Reply::tool_call("c1", "approve", serde_json::json!({}))])
+        .await
+        .unwrap();
+    let client = LlmClient::builder()
+        .base_url(llm.base_url())
+        .model("m")
+        .api_key("k")
+        .build()
+        .unwrap();
+    let approve = toolnexus::NativeTool::of(
+        "approve",
+        "Asks a person",
+        serde_json::json!({"type": "object"}),
+        |_, _| async { toolnexus::ToolResult::pending(toolnexus::Request::new("approval", "Go?")) },
+    );
+    let tk = Toolkit::builder().tool(approve).build().unwrap();
+    let halted = client.run("ask me", &tk).await.unwrap();
+    let id = inbox.park(&halted).await.unwrap();
+    assert_eq!(inbox.deliver_due().await.unwrap(), 0);
+    let deliveries = inbox.deliveries(&id).await.unwrap();
+    assert_eq!(deliveries.len(), 4);
+    // Each failure is told apart, with the HTTP stack's own words and no address.
+    let mut why: Vec<_> = deliveries
+        .iter()
+        .map(|d| d.last_error.clone().unwrap_or_default())
+        .collect();
+    why.sort();
+    let heads: Vec<_> = why
+        .iter()
+        .map(|w| w.split(':').next().unwrap_or(""))
+        .collect();
+    assert_eq!(
+        heads,
+        ["HTTP 404", "could not connect", "failed", "timed out"],
+        "{why:?}"
+    );
+    for d in &deliveries {
+        assert_eq!(d.state, toolnexus_inbox::DeliveryState::Failed, "{d:?}");
+        emitted.push(format!("{d:?}"));
+    }
+    for bad in [
+        Webhook::new(format!("ftp://127.0.0.1/{HOOK_PATH}")),
+        Webhook::new(format!("http://127.0.0.1/{HOOK_PATH}")).secret(format!("{HOOK_SECRET}!")),
+        Webhook::new(format!("http://[::1/{HOOK_PATH}")),
+    ] {
+        emitted.push(format!("{bad:?}"));
+        let refused = Inbox::builder("sqlite::memory:").webhook(bad).open().await;
+        let err = refused.expect_err("a bad webhook is refused");
+        emitted.push(err.to_string());
+        emitted.push(format!("{err:?}"));
+    }
+    emitted
 }
