@@ -1244,3 +1244,53 @@ async fn the_list_filters_by_agent_kind_and_who_may_answer() {
     let (_, page) = get(&ada, &format!("{}?agent=elsewhere", site.base)).await;
     assert!(page.contains("Nothing waiting"), "{page}");
 }
+
+#[tokio::test]
+async fn a_runs_page_shows_who_was_told_and_how_delivery_went() {
+    // One webhook takes every notification; the other is down.
+    let up = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let up_url = format!("http://{}/hook", up.local_addr().unwrap());
+    let app = axum::Router::new().route(
+        "/hook",
+        axum::routing::post(|| async { StatusCode::NO_CONTENT }),
+    );
+    tokio::spawn(async move { axum::serve(up, app).await });
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let down_url = format!("http://{}/hook", closed.local_addr().unwrap());
+    drop(closed);
+    let inbox = Inbox::builder("sqlite::memory:")
+        .webhook(toolnexus_inbox::Webhook::new(&up_url).name("team chat"))
+        .webhook(
+            toolnexus_inbox::Webhook::new(&down_url)
+                .name("pager")
+                .retries(1, Duration::from_secs(1)),
+        )
+        .open()
+        .await
+        .unwrap();
+    let site = Site::serve(inbox, |page| page).await;
+    let cookie = session(&site).await;
+    let id = site.approval("lamp").await;
+
+    let (_, page) = get(&cookie, &site.request_url(&id)).await;
+    assert!(page.contains("<h2>Notifications</h2>"), "{page}");
+    assert!(
+        page.contains("run.parked</strong> to team chat: waiting to be sent"),
+        "{page}"
+    );
+    assert_eq!(site.inbox.deliver_due().await.unwrap(), 1);
+    let (_, page) = get(&cookie, &site.request_url(&id)).await;
+    assert!(
+        page.contains("run.parked</strong> to team chat: delivered"),
+        "{page}"
+    );
+    assert!(
+        page.contains("run.parked</strong> to pager: given up (1 attempt)"),
+        "{page}"
+    );
+    assert!(page.contains("could not connect"), "{page}");
+    assert!(
+        page.contains("notification failed</strong>"),
+        "the trail says so: {page}"
+    );
+}

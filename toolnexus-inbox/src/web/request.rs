@@ -23,7 +23,7 @@ use super::link::web_link;
 use super::page::{self, layout};
 use super::summary::{self, segment};
 use super::Shared;
-use crate::{AuditEntry, InboxError, Parked, ParkedState, Person};
+use crate::{AuditEntry, Delivery, DeliveryState, InboxError, Parked, ParkedState, Person};
 
 /// A request's page lives at `r/{id}`, one level below the router's root.
 const ROOT: &str = "../";
@@ -57,11 +57,13 @@ impl Retry {
     }
 }
 
-/// What a run's page shows besides its requests: who is looking, and the run's trail.
+/// What a run's page shows besides its requests: who is looking, the run's trail and who
+/// was told of it.
 struct View<'a> {
     shared: &'a Shared,
     viewer: &'a Person,
     audit: Vec<AuditEntry>,
+    deliveries: Vec<Delivery>,
 }
 
 impl View<'_> {
@@ -84,10 +86,16 @@ fn forgery_subject(id: &str, who: &Person) -> String {
     format!("{}:{id}{}", id.len(), who.id)
 }
 
-/// The run of request `id` and its trail, read together.
-async fn load(shared: &Shared, id: &str) -> Result<(Vec<Parked>, Vec<AuditEntry>), InboxError> {
-    tokio::try_join!(shared.inbox.run_requests(id), shared.inbox.audit(id))
+/// The run of request `id`, its trail and its notifications, read together.
+async fn load(shared: &Shared, id: &str) -> Result<Loaded, InboxError> {
+    tokio::try_join!(
+        shared.inbox.run_requests(id),
+        shared.inbox.audit(id),
+        shared.inbox.deliveries(id)
+    )
 }
+
+type Loaded = (Vec<Parked>, Vec<AuditEntry>, Vec<Delivery>);
 
 pub(crate) async fn show(
     State(shared): State<Arc<Shared>>,
@@ -95,11 +103,12 @@ pub(crate) async fn show(
     Path(id): Path<String>,
 ) -> Response {
     match load(&shared, &id).await {
-        Ok((run, audit)) if !run.is_empty() => {
+        Ok((run, audit, deliveries)) if !run.is_empty() => {
             let view = View {
                 shared: &shared,
                 viewer: &viewer,
                 audit,
+                deliveries,
             };
             render(&view, &run, StatusCode::OK, &Retry::default())
         }
@@ -124,8 +133,8 @@ pub(crate) async fn submit(
     let Ok(Body(fields)) = body else {
         return unreadable();
     };
-    let (run, audit) = match load(&shared, &id).await {
-        Ok(both) => both,
+    let (run, audit, deliveries) = match load(&shared, &id).await {
+        Ok(all) => all,
         Err(e) => return store_failed(&e),
     };
     let Some(parked) = run.iter().find(|p| p.id() == id) else {
@@ -135,6 +144,7 @@ pub(crate) async fn submit(
         shared: &shared,
         viewer: &viewer,
         audit,
+        deliveries,
     };
     // Before the token check: someone not allowed never had a form, so the token is not
     // what they need to hear about.
@@ -333,6 +343,7 @@ fn render(view: &View, run: &[Parked], status: StatusCode, retry: &Retry) -> Res
             html! {
                 section.request { (request(view, only, open(only), "", retry, now)) }
                 (trail(&view.audit, now))
+                (notifications(&view.deliveries, now))
             },
         ),
         several => {
@@ -352,6 +363,7 @@ fn render(view: &View, run: &[Parked], status: StatusCode, retry: &Retry) -> Res
                     section.request { (summary::outcome(first)) }
                 }
                 (trail(&view.audit, now))
+                (notifications(&view.deliveries, now))
             };
             (title, body)
         }
@@ -378,6 +390,42 @@ fn trail(audit: &[AuditEntry], now: SystemTime) -> Markup {
                             @if let Some(actor) = &entry.actor { " by " (actor) }
                             @if let Some(attempt) = entry.attempt { " (attempt " (attempt) ")" }
                             @if let Some(detail) = &entry.detail { " " code.detail { (detail) } }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Who was told of the run, and how each notification's delivery stands.
+fn notifications(deliveries: &[Delivery], now: SystemTime) -> Markup {
+    html! {
+        @if !deliveries.is_empty() {
+            section.audit {
+                h2 { "Notifications" }
+                ol.audit {
+                    @for d in deliveries {
+                        li {
+                            span.when title=(summary::exact(d.created_at)) { (summary::ago(d.created_at, now)) }
+                            " " strong { (d.event.as_str()) } " to " (d.webhook) ": "
+                            @match (d.state, d.delivered_at, d.next_attempt_at) {
+                                (DeliveryState::Delivered, Some(at), _) => {
+                                    "delivered " (summary::ago(at, now))
+                                }
+                                (DeliveryState::Pending, _, Some(next)) if d.attempts > 0 => {
+                                    "retrying, next attempt at " (summary::exact(next))
+                                }
+                                (DeliveryState::Pending, _, _) => "waiting to be sent",
+                                (DeliveryState::Failed, _, _) => "given up",
+                                _ => "delivered",
+                            }
+                            @if d.attempts > 1 || d.state != DeliveryState::Delivered {
+                                " (" (d.attempts) " attempt" @if d.attempts != 1 { "s" } ")"
+                            }
+                            @if let Some(error) = d.last_error.as_ref().filter(|_| d.state != DeliveryState::Delivered) {
+                                " " code.detail { (error) }
+                            }
                         }
                     }
                 }
