@@ -6,7 +6,11 @@
 //! cargo run --release --example bench_inbox -- --db sqlite:///tmp/bench.db --concurrency 8
 //! cargo run --release --example bench_inbox -- --db postgres://postgres@127.0.0.1:5432/bench
 //! cargo run --release --example bench_inbox -- --db sqlite:///tmp/b.db --sqlite-full --runs 2000
+//! cargo run --release --example bench_inbox -- --webhooks   # every change also notifies a webhook
 //! ```
+//! With `--webhooks` a signed webhook on loopback is told of every park, answer and outcome,
+//! so the outbox is written in each of those transactions and the worker delivers it; the
+//! report adds when the last notification arrived.
 //! Each run uses an agent name of its own, so a database can be reused. The model is the
 //! embedded scripted stub (`MockLlm`): what is measured is the inbox, not a provider. The
 //! stub is served from a child process of this program, dropping the requests it recorded
@@ -19,14 +23,15 @@ mod support;
 use failure::Failure;
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, Command, Stdio};
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use futures::{stream, StreamExt, TryStreamExt};
 use sqlx::Connection;
 use toolnexus::testing::MockLlm;
 use toolnexus::{pending, tool, Answer, CancellationToken, LlmClient, ToolResult, Toolkit};
-use toolnexus_inbox::{Inbox, SqliteSync};
+use toolnexus_inbox::{Event, Inbox, SqliteSync, Webhook};
 
 /// Asks a person to approve buying an item
 #[tool]
@@ -47,6 +52,8 @@ struct Options {
     sqlite_full: bool,
     /// Answer every run before the worker starts: the drain then measures the worker alone.
     answer_first: bool,
+    /// Notify a loopback webhook of every park, answer and outcome.
+    webhooks: bool,
 }
 
 fn options(mut args: impl Iterator<Item = String>) -> Result<Options, String> {
@@ -62,6 +69,7 @@ fn options(mut args: impl Iterator<Item = String>) -> Result<Options, String> {
         answerers: 8,
         sqlite_full: false,
         answer_first: false,
+        webhooks: false,
     };
     while let Some(arg) = args.next() {
         let mut number = |name: &str| -> Result<usize, String> {
@@ -75,6 +83,7 @@ fn options(mut args: impl Iterator<Item = String>) -> Result<Options, String> {
             "--answerers" => o.answerers = number("--answerers")?.max(1),
             "--sqlite-full" => o.sqlite_full = true,
             "--answer-first" => o.answer_first = true,
+            "--webhooks" => o.webhooks = true,
             other => return Err(format!("unknown argument {other:?}")),
         }
     }
@@ -109,18 +118,45 @@ fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
 
-async fn open(o: &Options, agent: &str) -> Result<Inbox, Box<dyn std::error::Error>> {
+async fn open(
+    o: &Options,
+    agent: &str,
+    hook: Option<&str>,
+) -> Result<Inbox, Box<dyn std::error::Error>> {
     let sync = if o.sqlite_full {
         SqliteSync::Full
     } else {
         SqliteSync::Normal
     };
-    Ok(Inbox::builder(&o.db)
+    let mut builder = Inbox::builder(&o.db)
         .agent(agent)
         .sqlite_sync(sync)
-        .pool_size(o.concurrency.max(o.answerers) as u32 + 2)
-        .open()
-        .await?)
+        .pool_size(o.concurrency.max(o.answerers) as u32 + 2);
+    if let Some(url) = hook {
+        builder = builder.webhook(
+            Webhook::new(url)
+                .secret("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw")
+                .events([Event::Parked, Event::Answered, Event::Resumed]),
+        );
+    }
+    Ok(builder.open().await?)
+}
+
+/// A webhook on loopback that takes every notification (204) and counts them.
+async fn receiver() -> Result<(String, Arc<AtomicUsize>), Box<dyn std::error::Error>> {
+    let got = Arc::new(AtomicUsize::new(0));
+    let count = got.clone();
+    let app = axum::Router::new().route(
+        "/hook",
+        axum::routing::post(move || {
+            count.fetch_add(1, Ordering::Relaxed);
+            async { axum::http::StatusCode::NO_CONTENT }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let url = format!("http://{}/hook", listener.local_addr()?);
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    Ok((url, got))
 }
 
 /// The scripted model in a child process: this program again, with `--serve-model`.
@@ -203,8 +239,13 @@ async fn main() -> Result<(), Failure> {
         .build()?;
     let tk = Toolkit::builder().tool(ApprovePurchase).build()?;
     // The worker's handle, and the answering side's (a separate pool, as a page would have).
-    let inbox = open(&o, &agent).await?;
-    let people = open(&o, &agent).await?;
+    let hook = match o.webhooks {
+        true => Some(receiver().await?),
+        false => None,
+    };
+    let hook_url = hook.as_ref().map(|(url, _)| url.as_str());
+    let inbox = open(&o, &agent, hook_url).await?;
+    let people = open(&o, &agent, hook_url).await?;
     let rss_start = rss_mib("self");
 
     // Park: the halted runs come from real runs against the stub, eight at a time.
@@ -271,6 +312,17 @@ async fn main() -> Result<(), Failure> {
         async { answering.await.map_err(Box::<dyn std::error::Error>::from) },
         async { watching.await.map_err(Box::<dyn std::error::Error>::from) }
     )?;
+    // Each run is told three times: parked, answered, resumed.
+    let notified_in = match &hook {
+        Some((_, got)) => {
+            let deadline = Instant::now() + Duration::from_secs(600);
+            while got.load(Ordering::Relaxed) < 3 * o.runs && Instant::now() < deadline {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            Some((got.load(Ordering::Relaxed), started.elapsed()))
+        }
+        None => None,
+    };
     stop.cancel();
     let report = worker.await?;
     let rss_end = rss_mib("self");
@@ -290,7 +342,7 @@ async fn main() -> Result<(), Failure> {
     let mut park_ms = Vec::new();
     let mut park_answer = Vec::new();
     {
-        let side = open(&o, &format!("{agent}-pa")).await?;
+        let side = open(&o, &format!("{agent}-pa"), hook_url).await?;
         for _ in 0..o.runs.min(1000) {
             let run = client.run("buy a gpu", &tk).await?;
             let t = Instant::now();
@@ -319,6 +371,13 @@ async fn main() -> Result<(), Failure> {
             ""
         }
     );
+    if let Some((got, after)) = notified_in {
+        println!(
+            "webhooks: {got} notifications received ({} delivered by the worker), the last {:.2} s after the drain started",
+            report.notified,
+            after.as_secs_f64()
+        );
+    }
     println!(
         "load average at start {load_at_start}, at end {}",
         load_average()

@@ -20,6 +20,7 @@ both_engines!(
     a_run_is_told_from_park_to_outcome_signed_as_the_reference_verifies,
     a_webhook_failing_twice_gets_the_notification_on_the_third_try_once,
     a_process_killed_before_its_delivery_is_taken_still_notifies_after_restart,
+    racing_deliverers_send_each_notification_once,
 );
 
 async fn a_run_is_told_from_park_to_outcome_signed_as_the_reference_verifies(db: TestDb) {
@@ -240,4 +241,27 @@ async fn a_process_killed_before_its_delivery_is_taken_still_notifies_after_rest
         assert_eq!(deliveries[0].state, DeliveryState::Delivered);
         assert_eq!(deliveries[0].event, Event::Parked);
     }
+}
+
+async fn racing_deliverers_send_each_notification_once(db: TestDb) {
+    let hook = Receiver::start([]).await;
+    let open = || async {
+        db.builder()
+            .webhook(Webhook::new(&hook.url).secret(SECRET))
+            .open()
+            .await
+            .unwrap()
+    };
+    let s = Scene::new(open().await).await;
+    for n in 0..40 {
+        s.park(&format!("item-{n}")).await;
+    }
+    // Four processes' deliverers at once, each on its own pool.
+    let deliverers = [open().await, open().await, open().await, open().await];
+    let delivered = futures::future::try_join_all(deliverers.iter().map(Inbox::deliver_due))
+        .await
+        .unwrap();
+    assert_eq!(delivered.iter().sum::<usize>(), 40, "{delivered:?}");
+    assert_eq!(hook.attempts().len(), 40, "no notification sent twice");
+    assert_eq!(hook.distinct().len(), 40);
 }

@@ -8,6 +8,7 @@ use sqlx::Connection;
 
 use crate::audit::{AuditKind, Record};
 use crate::clock::{from_ms, ms, to_ms};
+use crate::store::Engine;
 use crate::{Inbox, InboxError};
 
 use super::{Event, Target};
@@ -65,6 +66,31 @@ pub struct Delivery {
     /// The JSON body, as posted.
     pub body: String,
 }
+
+/// How many notifications to one webhook are claimed, posted and recorded together.
+const BATCH: i64 = 16;
+
+/// Claims a batch of due notifications of webhook $2 at time $3 under a lease until $1.
+/// The conditions are repeated outside the subquery, which PostgreSQL re-checks after
+/// waiting for a row: a row another claim took in the meantime is then left out.
+macro_rules! claim {
+    ($lock:literal) => {
+        concat!(
+            "UPDATE toolnexus_inbox_outbox SET attempts = attempts + 1, lease_until = $1 \
+             WHERE id IN (SELECT id FROM toolnexus_inbox_outbox WHERE target = $2 \
+             AND state = 'pending' AND next_at <= $3 \
+             AND (lease_until IS NULL OR lease_until <= $3) ORDER BY next_at, id LIMIT $4",
+            $lock,
+            ") AND state = 'pending' AND (lease_until IS NULL OR lease_until <= $3) \
+             RETURNING id, run_id, event, body, attempts"
+        )
+    };
+}
+
+const CLAIM_SQLITE: &str = claim!("");
+// SKIP LOCKED: concurrent deliverers each take other rows instead of queueing on, or
+// deadlocking over, the same ones.
+const CLAIM_POSTGRES: &str = claim!(" FOR UPDATE SKIP LOCKED");
 
 /// A claimed notification.
 struct Claimed {
@@ -134,50 +160,83 @@ impl Inbox {
     ) -> Result<usize, InboxError> {
         let mut delivered = 0;
         while !stopping() {
-            let Some(claimed) = self.claim_delivery(target).await? else {
+            let batch = self.claim_deliveries(target).await?;
+            if batch.is_empty() {
                 break;
-            };
-            if self.attempt(target, claimed).await? {
-                delivered += 1;
             }
+            // A batch is posted at once and recorded in one transaction: on SQLite, where
+            // writes take turns, that is two writes per batch instead of two per attempt.
+            let sent = futures::future::join_all(batch.iter().map(|c| post(self, target, c))).await;
+            delivered += self.record_attempts(target, batch, sent).await?;
         }
         Ok(delivered)
     }
 
-    async fn claim_delivery(&self, target: &Target) -> Result<Option<Claimed>, InboxError> {
+    /// Claims up to [`BATCH`] due notifications for `target`.
+    async fn claim_deliveries(&self, target: &Target) -> Result<Vec<Claimed>, InboxError> {
         let now = self.now();
         // Long enough for the attempt and its recording; a worker that dies holds it no
         // longer than that.
         let lease = now.saturating_add(ms(target.timeout)).saturating_add(5_000);
-        // The conditions are repeated outside the subquery: PostgreSQL re-checks only
-        // those after waiting for a row another claim locked, so a second claim of the
-        // same row then finds nothing.
-        let row: Option<(String, String, String, String, i64)> = sqlx::query_as(
-            "UPDATE toolnexus_inbox_outbox SET attempts = attempts + 1, lease_until = $1 \
-             WHERE id = (SELECT id FROM toolnexus_inbox_outbox WHERE target = $2 \
-             AND state = 'pending' AND next_at <= $3 \
-             AND (lease_until IS NULL OR lease_until <= $3) ORDER BY next_at, id LIMIT 1) \
-             AND state = 'pending' AND (lease_until IS NULL OR lease_until <= $3) \
-             RETURNING id, run_id, event, body, attempts",
-        )
-        .bind(lease)
-        .bind(&target.name)
-        .bind(now)
-        .fetch_optional(&self.inner.pool)
-        .await?;
-        Ok(row.map(|(id, run, event, body, attempts)| Claimed {
-            id,
-            run,
-            event,
-            body,
-            attempts,
-        }))
+        let claim = match self.inner.engine {
+            Engine::Sqlite => CLAIM_SQLITE,
+            Engine::Postgres => CLAIM_POSTGRES,
+        };
+        let rows: Vec<(String, String, String, String, i64)> = sqlx::query_as(claim)
+            .bind(lease)
+            .bind(&target.name)
+            .bind(now)
+            .bind(BATCH)
+            .fetch_all(&self.inner.pool)
+            .await?;
+        Ok(rows
+            .into_iter()
+            .map(|(id, run, event, body, attempts)| Claimed {
+                id,
+                run,
+                event,
+                body,
+                attempts,
+            })
+            .collect())
     }
 
-    /// One attempt and its record; `true` when it was delivered.
-    async fn attempt(&self, target: &Target, claimed: Claimed) -> Result<bool, InboxError> {
-        let sent = post(self, target, &claimed).await;
+    /// Records a batch's attempts in one transaction; how many were delivered.
+    async fn record_attempts(
+        &self,
+        target: &Target,
+        batch: Vec<Claimed>,
+        sent: Vec<Result<u16, String>>,
+    ) -> Result<usize, InboxError> {
         let now = self.now();
+        let mut conn = self.inner.pool.acquire().await?;
+        let mut tx = conn.begin_with(self.inner.engine.begin_write()).await?;
+        let mut delivered = 0;
+        let mut batch: Vec<_> = batch.iter().zip(sent).collect();
+        // Runs' rows are locked in one order by every batch, so two batches that share
+        // runs wait for each other instead of deadlocking.
+        batch.sort_by(|(a, _), (b, _)| a.run.cmp(&b.run));
+        for (claimed, sent) in batch {
+            if self
+                .record_attempt(&mut tx, now, target, claimed, sent)
+                .await?
+            {
+                delivered += 1;
+            }
+        }
+        tx.commit().await?;
+        Ok(delivered)
+    }
+
+    /// One attempt's record, inside the batch's transaction; `true` when it was delivered.
+    async fn record_attempt(
+        &self,
+        conn: &mut sqlx::AnyConnection,
+        now: i64,
+        target: &Target,
+        claimed: &Claimed,
+        sent: Result<u16, String>,
+    ) -> Result<bool, InboxError> {
         let (state, status, error) = match sent {
             Ok(status) if (200..300).contains(&status) => ("delivered", Some(status), None),
             Ok(status) => ("pending", Some(status), Some(format!("HTTP {status}"))),
@@ -199,8 +258,6 @@ impl Inbox {
                 "a webhook delivery failed"
             );
         }
-        let mut conn = self.inner.pool.acquire().await?;
-        let mut tx = conn.begin_with(self.inner.engine.begin_write()).await?;
         let written = sqlx::query(
             "UPDATE toolnexus_inbox_outbox SET state = $1, lease_until = NULL, next_at = $2, \
              last_status = $3, last_error = $4, delivered_at = $5 \
@@ -213,34 +270,30 @@ impl Inbox {
         .bind((state == "delivered").then_some(now))
         .bind(&claimed.id)
         .bind(claimed.attempts)
-        .execute(&mut *tx)
+        .execute(&mut *conn)
         .await?;
         // Another worker took it over after this one's lease lapsed: its record stands.
         if written.rows_affected() == 0 {
-            tx.rollback().await?;
             return Ok(false);
         }
         let kind = match state {
-            "delivered" => Some(AuditKind::Notified),
-            "failed" => Some(AuditKind::NotificationFailed),
-            _ => None,
+            "delivered" => AuditKind::Notified,
+            "failed" => AuditKind::NotificationFailed,
+            _ => return Ok(false),
         };
-        if let Some(kind) = kind {
-            lock_run(&mut tx, &claimed.run).await?;
-            let detail = match &error {
-                Some(error) => format!("{} to {}: {error}", claimed.event, target.name),
-                None => format!("{} to {}", claimed.event, target.name),
-            };
-            Record {
-                actor: Some(&target.name),
-                attempt: Some(claimed.attempts),
-                detail: Some(&detail),
-                ..Record::new(&claimed.run, kind)
-            }
-            .append(&mut tx, now)
-            .await?;
+        lock_run(conn, &claimed.run).await?;
+        let detail = match &error {
+            Some(error) => format!("{} to {}: {error}", claimed.event, target.name),
+            None => format!("{} to {}", claimed.event, target.name),
+        };
+        Record {
+            actor: Some(&target.name),
+            attempt: Some(claimed.attempts),
+            detail: Some(&detail),
+            ..Record::new(&claimed.run, kind)
         }
-        tx.commit().await?;
+        .append(conn, now)
+        .await?;
         Ok(state == "delivered")
     }
 
