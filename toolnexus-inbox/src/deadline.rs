@@ -89,10 +89,11 @@ impl Escalation {
 /// model is told nobody answered. Silence is not consent — a purchase nobody approved is
 /// not bought, a form nobody filled in has no values, a sign-in nobody gave grants
 /// nothing — so anything else is the host's choice for a kind where it is safe.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 #[non_exhaustive]
 pub enum Expiry {
     /// Declined with `expired` (the default).
+    #[default]
     Decline,
     /// Approved, as if a person had said yes.
     Approve,
@@ -102,7 +103,7 @@ pub enum Expiry {
 }
 
 /// A kind's expiry rule: its action, and a deadline for requests that set none.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub(crate) struct ExpiryRule {
     pub(crate) action: Expiry,
     pub(crate) after: Option<Duration>,

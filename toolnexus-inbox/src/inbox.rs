@@ -1,6 +1,7 @@
 //! [`Inbox`]: the handle on one inbox database, how it is opened, and the people's side of
 //! it — parking a halted run, listing, answering, expiring.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
@@ -297,26 +298,14 @@ impl InboxBuilder {
     /// What expiry does to requests of `kind` (default [`Expiry::Decline`], for every
     /// kind: see [`Expiry`] for why).
     pub fn on_expiry(mut self, kind: impl Into<String>, action: Expiry) -> Self {
-        self.expiry
-            .entry(kind.into())
-            .or_insert(ExpiryRule {
-                action: Expiry::Decline,
-                after: None,
-            })
-            .action = action;
+        self.expiry.entry(kind.into()).or_default().action = action;
         self
     }
 
     /// A deadline for requests of `kind` that set no `expiresAt` themselves: they expire
     /// `after` they are parked.
     pub fn expire_after(mut self, kind: impl Into<String>, after: Duration) -> Self {
-        self.expiry
-            .entry(kind.into())
-            .or_insert(ExpiryRule {
-                action: Expiry::Decline,
-                after: None,
-            })
-            .after = Some(after);
+        self.expiry.entry(kind.into()).or_default().after = Some(after);
         self
     }
 
@@ -585,12 +574,9 @@ impl Inbox {
     /// kind or agent; `None` when nothing limits it.
     /// Once the request is escalated, the escalation's responders are among them too.
     pub fn responders(&self, parked: &Parked) -> Option<Vec<String>> {
-        let mut list = self
-            .inner
+        self.inner
             .rules
-            .responders(&parked.request, &parked.agent)?;
-        list.extend(parked.escalated_to.iter().cloned());
-        Some(list)
+            .responders(&parked.request, &parked.agent, &parked.escalated_to)
     }
 
     /// Whether `who` may answer `parked` ([`responders`](Self::responders)); `None` is an
@@ -775,8 +761,8 @@ impl Inbox {
         })?;
         // Expiry is the inbox's own decision, not a person's.
         if !expiring {
-            if let Some(mut list) = self.inner.rules.responders(&request, &agent) {
-                list.extend(escalated_to.as_deref().map(strings_of).unwrap_or_default());
+            let escalated_to = escalated_to.as_deref().map(strings_of).unwrap_or_default();
+            if let Some(list) = self.inner.rules.responders(&request, &agent, &escalated_to) {
                 if !answered_by.is_some_and(|who| who.is_one_of(&list)) {
                     return Err(InboxError::NotAllowed {
                         request: id(),
@@ -881,13 +867,12 @@ pub(crate) struct ToPark<'a> {
 
 /// One request of a halted run, ready to be inserted.
 struct RequestRow<'a> {
-    request: Request,
-    id: &'a str,
+    /// The request as kept: as asked, or with its kind's deadline when it set none.
+    request: Cow<'a, Request>,
     json: String,
-    kind: String,
-    tool: Option<(String, String)>,
-    /// The call that asked it, for the notification.
+    /// The call that asked it, and that call's arguments as stored.
     call: Option<(&'a str, &'a Value)>,
+    args_json: Option<String>,
     expires_at: Option<i64>,
 }
 
@@ -935,8 +920,8 @@ impl<'a> RequestRow<'a> {
         run: &'a RunResult,
         asked: &'a Request,
     ) -> Result<Self, InboxError> {
-        let mut request = asked.clone();
-        let expires_at = match &request.expires_at {
+        let mut request = Cow::Borrowed(asked);
+        let expires_at = match &asked.expires_at {
             Some(text) => Some(
                 parse_rfc3339(text).ok_or_else(|| InboxError::InvalidExpiry {
                     id: request.id.clone(),
@@ -951,24 +936,20 @@ impl<'a> RequestRow<'a> {
             {
                 Some(after) => {
                     let at = now.saturating_add(ms(after));
-                    request.expires_at = Some(rfc3339(at));
+                    request.to_mut().expires_at = Some(rfc3339(at));
                     Some(at)
                 }
                 None => None,
             },
         };
-        let call = halted_call(run, &request.id);
-        let tool = call
-            .map(|(name, args)| Ok::<_, InboxError>((name.to_owned(), to_json(&request.id, args)?)))
-            .transpose()?;
+        let call = halted_call(run, &asked.id);
+        let args_json = call.map(|(_, args)| to_json(&asked.id, args)).transpose()?;
         Ok(RequestRow {
-            id: &asked.id,
-            json: to_json(&request.id, &request)?,
-            kind: request.kind.as_str().to_owned(),
-            tool,
-            expires_at,
+            json: to_json(&asked.id, &request)?,
             request,
             call,
+            args_json,
+            expires_at,
         })
     }
 }
@@ -1022,37 +1003,37 @@ pub(crate) async fn insert(
     if inserted.rows_affected() == 0 {
         return Ok(Some(run.run_id.to_owned()));
     }
-    for (position, request) in run.requests.iter().enumerate() {
-        let (tool_name, tool_args) = request.tool.clone().unzip();
+    for (position, row) in run.requests.iter().enumerate() {
+        let request = &row.request;
         let inserted = sqlx::query(
             "INSERT INTO toolnexus_inbox_requests (id, run_id, position, request, tool_name, \
              tool_args, parked_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) \
              ON CONFLICT (id) DO NOTHING",
         )
-        .bind(request.id)
+        .bind(&request.id)
         .bind(run.run_id)
         .bind(i64::try_from(position).unwrap_or(i64::MAX))
-        .bind(&request.json)
-        .bind(tool_name)
-        .bind(tool_args)
+        .bind(&row.json)
+        .bind(row.call.map(|(name, _)| name))
+        .bind(row.args_json.as_deref())
         .bind(now)
-        .bind(request.expires_at)
+        .bind(row.expires_at)
         .execute(&mut *conn)
         .await?;
         if inserted.rows_affected() == 0 {
-            return Ok(Some(request.id.to_owned()));
+            return Ok(Some(request.id.clone()));
         }
         Record {
-            request: Some(request.id),
+            request: Some(&request.id),
             actor: Some(agent),
-            detail: Some(&request.kind),
+            detail: Some(request.kind.as_str()),
             ..Record::new(run.run_id, AuditKind::Parked)
         }
         .append(conn, now)
         .await?;
     }
     let notice = || {
-        let requests: Vec<_> = run.requests.iter().map(|r| (&r.request, r.call)).collect();
+        let requests: Vec<_> = run.requests.iter().map(|r| (&*r.request, r.call)).collect();
         inbox.notice_parked(run.run_id, agent, &requests)
     };
     inbox.enqueue(conn, notice, None).await?;

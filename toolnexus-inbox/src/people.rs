@@ -105,16 +105,23 @@ pub(crate) struct Rules {
 
 impl Rules {
     /// Who may answer `request` of a run parked under `agent`: the request's own
-    /// `data.responders` first, else the rule for its kind, else the rule for its agent;
-    /// `None` when nothing limits it (anyone who may open the inbox may answer).
-    pub(crate) fn responders(&self, request: &Request, agent: &str) -> Option<Vec<String>> {
-        if let Some(named) = named_by(request) {
-            return Some(named);
-        }
-        self.by_kind
-            .get(request.kind.as_str())
-            .or_else(|| self.by_agent.get(agent))
-            .cloned()
+    /// `data.responders` first, else the rule for its kind, else the rule for its agent,
+    /// and then whoever an escalation added (`escalated_to`); `None` when nothing limits
+    /// it (anyone who may open the inbox may answer, escalated or not).
+    pub(crate) fn responders(
+        &self,
+        request: &Request,
+        agent: &str,
+        escalated_to: &[String],
+    ) -> Option<Vec<String>> {
+        let mut list = named_by(request).or_else(|| {
+            self.by_kind
+                .get(request.kind.as_str())
+                .or_else(|| self.by_agent.get(agent))
+                .cloned()
+        })?;
+        list.extend(escalated_to.iter().cloned());
+        Some(list)
     }
 }
 

@@ -73,6 +73,16 @@ fn pool_size(inbox: &Inbox) -> usize {
     usize::try_from(inbox.inner.pool.options().get_max_connections()).unwrap_or(usize::MAX)
 }
 
+/// Adds what a housekeeping pass did to its count, or logs why it could not.
+fn tally(count: &AtomicUsize, done: Result<usize, InboxError>, failed: &str) {
+    match done {
+        Ok(n) => {
+            count.fetch_add(n, Ordering::Relaxed);
+        }
+        Err(e) => tracing::warn!(error = %e, "{failed}"),
+    }
+}
+
 #[derive(Default)]
 struct Counts {
     resumed: AtomicUsize,
@@ -174,18 +184,14 @@ impl Worker {
 
     async fn housekeep(self: Arc<Self>, mut stop: watch::Receiver<bool>, counts: Arc<Counts>) {
         while !*stop.borrow() {
-            match self.inbox.expire_due().await {
-                Ok(n) => {
-                    counts.expired.fetch_add(n, Ordering::Relaxed);
-                }
-                Err(e) => tracing::warn!(error = %e, "could not expire due requests"),
-            }
-            match self.inbox.escalate_due().await {
-                Ok(n) => {
-                    counts.escalated.fetch_add(n, Ordering::Relaxed);
-                }
-                Err(e) => tracing::warn!(error = %e, "could not escalate due requests"),
-            }
+            let expired = self.inbox.expire_due().await;
+            tally(&counts.expired, expired, "could not expire due requests");
+            let escalated = self.inbox.escalate_due().await;
+            tally(
+                &counts.escalated,
+                escalated,
+                "could not escalate due requests",
+            );
             if let Err(e) = self.inbox.fail_exhausted().await {
                 tracing::warn!(error = %e, "could not fail exhausted runs");
             }
@@ -207,12 +213,12 @@ impl Worker {
             // Stopping waits for the attempt under way (its webhook's timeout at most) and
             // records it, so nothing is sent twice for want of a record.
             let stopping = || *stop.borrow();
-            match self.inbox.deliver_due_until(&stopping).await {
-                Ok(n) => {
-                    counts.notified.fetch_add(n, Ordering::Relaxed);
-                }
-                Err(e) => tracing::warn!(error = %e, "could not deliver notifications"),
-            }
+            let delivered = self.inbox.deliver_due_until(&stopping).await;
+            tally(
+                &counts.notified,
+                delivered,
+                "could not deliver notifications",
+            );
             tokio::select! {
                 _ = woken => {}
                 _ = tokio::time::sleep(self.housekeeping) => {}

@@ -76,7 +76,7 @@ impl Inbox {
             "prompt": request.prompt,
             "link": self.link(&request.id),
             "tool": tool.map(|(name, args)| json!({"name": name, "args": args})),
-            "responders": self.inner.rules.responders(request, agent),
+            "responders": self.inner.rules.responders(request, agent, &[]),
             "expiresAt": request.expires_at,
         })
     }
