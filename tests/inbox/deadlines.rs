@@ -5,7 +5,8 @@ use std::time::{Duration, SystemTime};
 
 use toolnexus::{Answer, Refusal};
 use toolnexus_inbox::{
-    AuditKind, DeliveryState, Escalation, Event, Expiry, InboxError, ParkedState, Webhook,
+    AuditKind, DeliveryState, Escalation, Event, Expiry, InboxError, ParkedState, Responder,
+    Webhook,
 };
 
 use crate::receiver::Receiver;
@@ -72,7 +73,7 @@ async fn a_request_nobody_answers_is_escalated_once_to_other_people(db: TestDb) 
 
     // Now a lead may answer too.
     let parked = s.inbox.get(&id).await.unwrap().unwrap();
-    assert_eq!(parked.escalated_to, ["group:leads"]);
+    assert_eq!(parked.escalated_to, [Responder::group("leads")]);
     assert!(parked.escalated_at.is_some());
     assert!(s.inbox.may_answer(&parked, Some(&bob)));
     s.inbox.answer_as(Answer::ok(&id), &bob).await.unwrap();

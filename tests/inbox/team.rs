@@ -2,7 +2,7 @@
 //! inbox's rules), enforced by the store itself, and the audit trail of every change.
 
 use toolnexus::{pending, tool, Answer, ToolResult, Toolkit};
-use toolnexus_inbox::{AuditKind, InboxError, ParkedState, Person};
+use toolnexus_inbox::{AuditKind, InboxError, ParkedState, Person, Responder};
 
 use crate::support::{both_engines, client, halted, model, Scene, TestDb};
 
@@ -48,8 +48,8 @@ async fn only_the_named_responders_may_answer(db: TestDb) {
     assert_eq!(
         inbox.responders(&parked),
         Some(vec![
-            "ada@example.com".to_owned(),
-            "group:finance".to_owned()
+            Responder::person("ada@example.com"),
+            Responder::group("finance")
         ])
     );
 

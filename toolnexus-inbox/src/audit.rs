@@ -3,9 +3,10 @@
 
 use std::time::SystemTime;
 
-use sqlx::AnyConnection;
+use crate::store::Conn;
 
 use crate::clock::from_ms;
+use crate::store::audit::{self as trail, NewEntry};
 use crate::{Inbox, InboxError};
 
 /// What happened to a run, in an [`AuditEntry`].
@@ -116,25 +117,19 @@ impl<'a> Record<'a> {
         }
     }
 
-    /// Appends the entry, at time `at`, inside the caller's transaction. Every caller has already
-    /// written the run's row in that transaction, which holds the row's lock (SQLite: the
-    /// database's) until commit, so two entries of one run never race for a number.
-    pub(crate) async fn append(self, conn: &mut AnyConnection, at: i64) -> Result<(), InboxError> {
-        sqlx::query(
-            "INSERT INTO toolnexus_inbox_audit (run_id, seq, at, kind, request_id, actor, \
-             attempt, detail) SELECT $1, COALESCE(MAX(seq), 0) + 1, $2, $3, $4, $5, $6, $7 \
-             FROM toolnexus_inbox_audit WHERE run_id = $1",
-        )
-        .bind(self.run)
-        .bind(at)
-        .bind(self.kind.as_str())
-        .bind(self.request)
-        .bind(self.actor)
-        .bind(self.attempt)
-        .bind(self.detail)
-        .execute(&mut *conn)
-        .await?;
-        Ok(())
+    /// Appends the entry, at time `at`, inside the caller's transaction, which has locked
+    /// the run's row.
+    pub(crate) async fn append(self, conn: &mut Conn, at: i64) -> Result<(), InboxError> {
+        let entry = NewEntry {
+            run: self.run,
+            kind: self.kind.as_str(),
+            request: self.request,
+            actor: self.actor,
+            attempt: self.attempt,
+            detail: self.detail,
+            at,
+        };
+        trail::append(conn, &entry).await
     }
 }
 
@@ -151,38 +146,22 @@ impl Inbox {
     /// # }).unwrap();
     /// ```
     pub async fn audit(&self, id: &str) -> Result<Vec<AuditEntry>, InboxError> {
-        let rows: Vec<AuditRow> = sqlx::query_as(
-            "SELECT at, kind, request_id, actor, attempt, detail FROM toolnexus_inbox_audit \
-             WHERE run_id = (SELECT run_id FROM toolnexus_inbox_requests WHERE id = $1) \
-             ORDER BY seq",
-        )
-        .bind(id)
-        .fetch_all(&self.inner.pool)
-        .await?;
+        let rows = trail::of_run(&self.inner.store.pool, id).await?;
         rows.into_iter()
-            .map(|(at, kind, request, actor, attempt, detail)| {
-                let kind = AuditKind::parse(&kind).ok_or_else(|| InboxError::Corrupt {
+            .map(|row| {
+                let kind = AuditKind::parse(&row.kind).ok_or_else(|| InboxError::Corrupt {
                     id: id.to_owned(),
-                    reason: format!("audit entry of unknown kind {kind:?}"),
+                    reason: format!("audit entry of unknown kind {:?}", row.kind),
                 })?;
                 Ok(AuditEntry {
-                    at: from_ms(at),
+                    at: from_ms(row.at),
                     kind,
-                    request,
-                    actor,
-                    attempt: attempt.map(|a| u32::try_from(a).unwrap_or(u32::MAX)),
-                    detail,
+                    request: row.request_id,
+                    actor: row.actor,
+                    attempt: row.attempt.map(|a| u32::try_from(a).unwrap_or(u32::MAX)),
+                    detail: row.detail,
                 })
             })
             .collect()
     }
 }
-
-type AuditRow = (
-    i64,
-    String,
-    Option<String>,
-    Option<String>,
-    Option<i64>,
-    Option<String>,
-);

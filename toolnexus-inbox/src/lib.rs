@@ -58,6 +58,7 @@
 
 #![warn(missing_docs)]
 
+mod answer;
 mod audit;
 mod clock;
 mod deadline;
@@ -65,12 +66,15 @@ mod error;
 pub mod form;
 mod inbox;
 mod notify;
+mod overdue;
+mod park;
 mod parked;
 mod people;
 mod resume;
 mod spans;
 mod state;
 mod store;
+mod webhook;
 mod worker;
 
 #[cfg(feature = "web")]
@@ -80,9 +84,10 @@ pub use audit::{AuditEntry, AuditKind};
 pub use deadline::{Escalation, Expiry};
 pub use error::InboxError;
 pub use inbox::{Inbox, InboxBuilder};
-pub use notify::{Delivery, DeliveryState, Event, Webhook};
+pub use notify::Delivery;
 pub use parked::{Parked, Resumed, WaitingPage};
-pub use people::Person;
-pub use state::ParkedState;
+pub use people::{Person, Responder};
+pub use state::{DeliveryState, ParkedState};
 pub use store::SqliteSync;
+pub use webhook::{Event, Webhook};
 pub use worker::{Worker, WorkerReport};

@@ -4,32 +4,13 @@
 use std::time::SystemTime;
 
 use serde_json::Value;
-use sqlx::any::AnyRow;
-use sqlx::Row;
 use toolnexus::{Answer, Request, RunResult};
 
 use crate::clock::from_ms;
+use crate::people::Responder;
+use crate::store::requests::ParkedRow;
+use crate::store::{decode_json, runs, strings_of};
 use crate::{InboxError, ParkedState};
-
-/// The columns a [`Parked`] is read from (everything but the transcript), of a request
-/// (`q`) and its run (`r`) joined by [`parked_from!`].
-macro_rules! parked_columns {
-    () => {
-        "q.id, q.run_id, r.agent, r.state, q.request, r.model, r.turns, q.tool_name, \
-         q.tool_args, q.parked_at, q.expires_at, q.answer, q.answered_by, q.answered_at, \
-         r.attempts, r.lease_until, r.last_error, r.result, r.next_id, r.updated_at, \
-         r.request_ids, q.escalated_at, q.escalated_to"
-    };
-}
-pub(crate) use parked_columns;
-
-/// The requests joined with their runs, as [`parked_columns!`] names them.
-macro_rules! parked_from {
-    () => {
-        " FROM toolnexus_inbox_requests q JOIN toolnexus_inbox_runs r ON r.id = q.run_id"
-    };
-}
-pub(crate) use parked_from;
 
 /// One request of a run parked in the inbox, as people and workers see it.
 ///
@@ -90,7 +71,7 @@ pub struct Parked {
     /// ([`Escalation`](crate::Escalation)).
     pub escalated_at: Option<SystemTime>,
     /// Who the escalation added to those who may answer.
-    pub escalated_to: Vec<String>,
+    pub escalated_to: Vec<Responder>,
 }
 
 impl Parked {
@@ -98,32 +79,34 @@ impl Parked {
     pub fn id(&self) -> &str {
         &self.request.id
     }
+}
 
-    /// Reads a row selected with [`parked_columns!`].
-    pub(crate) fn from_row(row: &AnyRow) -> Result<Self, InboxError> {
-        let id: String = row.try_get("id")?;
+impl TryFrom<ParkedRow> for Parked {
+    type Error = InboxError;
+
+    /// Reads a stored request back; `Err` names what is unreadable.
+    fn try_from(row: ParkedRow) -> Result<Self, InboxError> {
+        let id = row.id;
         let corrupt = |what: &str, e: &dyn std::fmt::Display| InboxError::Corrupt {
             id: id.clone(),
             reason: format!("{what}: {e}"),
         };
-        let state_text: String = row.try_get("state")?;
-        let run_state = ParkedState::parse(&state_text)
-            .ok_or_else(|| corrupt("state", &format!("unknown state {state_text:?}")))?;
-        let request: Request = serde_json::from_str(&row.try_get::<String, _>("request")?)
-            .map_err(|e| corrupt("request", &e))?;
-        let answer = json_column::<Answer>(row, "answer").map_err(|e| corrupt("answer", &e))?;
-        let result = json_column::<RunResult>(row, "result").map_err(|e| corrupt("result", &e))?;
-        let args = json_column::<Value>(row, "tool_args").map_err(|e| corrupt("tool_args", &e))?;
-        let run: String = row.try_get("run_id")?;
-        let requests = json_column::<Vec<String>>(row, "request_ids")
+        let run_state = runs::state_of(&id, &row.state)?;
+        let request: Request =
+            serde_json::from_str(&row.request).map_err(|e| corrupt("request", &e))?;
+        let answer =
+            decode_json::<Answer>(row.answer.as_deref()).map_err(|e| corrupt("answer", &e))?;
+        let result =
+            decode_json::<RunResult>(row.result.as_deref()).map_err(|e| corrupt("result", &e))?;
+        let args =
+            decode_json::<Value>(row.tool_args.as_deref()).map_err(|e| corrupt("tool_args", &e))?;
+        let run = row.run_id;
+        let requests = decode_json::<Vec<String>>(row.request_ids.as_deref())
             .map_err(|e| corrupt("request_ids", &e))?
             .unwrap_or_else(|| vec![run.clone()]);
         let state = match (run_state, &answer) {
             (ParkedState::Waiting, Some(_)) => ParkedState::Answered,
             _ => run_state,
-        };
-        let time = |col: &str| -> Result<Option<SystemTime>, InboxError> {
-            Ok(row.try_get::<Option<i64>, _>(col)?.map(from_ms))
         };
         Ok(Parked {
             state,
@@ -131,40 +114,46 @@ impl Parked {
             run,
             requests,
             answer,
-            answered_by: row.try_get("answered_by")?,
-            answered_at: time("answered_at")?,
+            answered_by: row.answered_by,
+            answered_at: row.answered_at.map(from_ms),
             result,
-            next: row.try_get("next_id")?,
-            attempts: u32::try_from(row.try_get::<i64, _>("attempts")?).unwrap_or(u32::MAX),
-            last_error: row.try_get("last_error")?,
-            agent: row.try_get("agent")?,
-            tool: row.try_get("tool_name")?,
+            next: row.next_id,
+            attempts: u32::try_from(row.attempts).unwrap_or(u32::MAX),
+            last_error: row.last_error,
+            agent: row.agent,
+            tool: row.tool_name,
             args,
-            model: row.try_get("model")?,
-            turns: usize::try_from(row.try_get::<i64, _>("turns")?).unwrap_or(0),
-            parked_at: from_ms(row.try_get("parked_at")?),
-            escalated_at: time("escalated_at")?,
+            model: row.model,
+            turns: usize::try_from(row.turns).unwrap_or(0),
+            parked_at: from_ms(row.parked_at),
+            escalated_at: row.escalated_at.map(from_ms),
             escalated_to: row
-                .try_get::<Option<String>, _>("escalated_to")?
+                .escalated_to
                 .as_deref()
-                .map(crate::inbox::strings_of)
-                .unwrap_or_default(),
-            expires_at: time("expires_at")?,
-            updated_at: from_ms(row.try_get("updated_at")?),
-            lease_until: time("lease_until")?,
+                .map(strings_of)
+                .unwrap_or_default()
+                .iter()
+                .map(Responder::from)
+                .collect(),
+            expires_at: row.expires_at.map(from_ms),
+            updated_at: from_ms(row.updated_at),
+            lease_until: row.lease_until.map(from_ms),
             request,
         })
     }
 }
 
-fn json_column<T: serde::de::DeserializeOwned>(
-    row: &AnyRow,
-    column: &str,
-) -> Result<Option<T>, Box<dyn std::error::Error + Send + Sync>> {
-    match row.try_get::<Option<String>, _>(column)? {
-        Some(text) => Ok(Some(serde_json::from_str(&text)?)),
-        None => Ok(None),
-    }
+/// The rows that read back, in their order; one that does not is left out (and logged).
+pub(crate) fn readable(rows: Vec<ParkedRow>) -> Vec<Parked> {
+    rows.into_iter()
+        .filter_map(|row| match Parked::try_from(row) {
+            Ok(p) => Some(p),
+            Err(e) => {
+                tracing::warn!(error = %e, "skipping an unreadable inbox row");
+                None
+            }
+        })
+        .collect()
 }
 
 /// A page of the waiting requests ([`Inbox::waiting_page`](crate::Inbox::waiting_page)).

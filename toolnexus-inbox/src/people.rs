@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 
 use serde_json::Value;
-use toolnexus::Request;
+use toolnexus::{Request, RequestKind};
 
 /// Someone answering requests: the id recorded as `answered_by` (an email address, or a
 /// user name), a display name, and the groups they belong to.
@@ -13,12 +13,12 @@ use toolnexus::Request;
 /// string given to [`Inbox::answer_as`](crate::Inbox::answer_as) becomes.
 ///
 /// ```
-/// use toolnexus_inbox::Person;
+/// use toolnexus_inbox::{Person, Responder};
 ///
 /// let ada = Person::new("ada@example.com").name("Ada").groups(["finance"]);
-/// assert!(ada.is_one_of(&["group:finance".to_owned()]));
-/// assert!(ada.is_one_of(&["ADA@example.com".to_owned()]));
-/// assert!(!Person::from("bob@example.com").is_one_of(&["group:finance".to_owned()]));
+/// assert!(ada.is_one_of(&[Responder::group("finance")]));
+/// assert!(ada.is_one_of(&[Responder::person("ADA@example.com")]));
+/// assert!(!Person::from("bob@example.com").is_one_of(&[Responder::group("finance")]));
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -27,7 +27,7 @@ pub struct Person {
     pub id: String,
     /// How the page greets them; the id when none is given.
     pub name: Option<String>,
-    /// The groups they belong to, matched by a responder `group:NAME`.
+    /// The groups they belong to, matched by a [`Responder::Group`].
     pub groups: Vec<String>,
 }
 
@@ -63,12 +63,91 @@ impl Person {
     }
 
     /// Whether they are one of `responders`: named by their id (letter case aside, as
-    /// email addresses compare), or by one of their groups as `group:NAME`.
-    pub fn is_one_of(&self, responders: &[String]) -> bool {
-        responders.iter().any(|r| match r.strip_prefix("group:") {
-            Some(group) => self.groups.iter().any(|g| g == group),
-            None => r.eq_ignore_ascii_case(&self.id),
+    /// email addresses compare), or by one of their groups.
+    pub fn is_one_of(&self, responders: &[Responder]) -> bool {
+        responders.iter().any(|r| match r {
+            Responder::Group(group) => self.groups.iter().any(|g| g == group),
+            Responder::Person(id) => id.eq_ignore_ascii_case(&self.id),
         })
+    }
+}
+
+/// Who may answer a request: a person, by the id they answer as, or everyone in a group.
+///
+/// Written as text where requests and rules keep them (`data.responders`, webhook bodies):
+/// a person as their id, a group as `group:NAME`. [`From<&str>`] reads that spelling, so
+/// rules can be written as plain strings.
+///
+/// ```
+/// use toolnexus_inbox::Responder;
+///
+/// assert_eq!(Responder::from("group:finance"), Responder::group("finance"));
+/// assert_eq!(Responder::from("ada@example.com"), Responder::person("ada@example.com"));
+/// assert_eq!(Responder::group("finance").to_string(), "group:finance");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Responder {
+    /// A person, by the id they answer as.
+    Person(String),
+    /// Everyone in a group ([`Person::groups`]).
+    Group(String),
+}
+
+/// How a group is told apart from a person where responders are written as text.
+const GROUP: &str = "group:";
+
+impl Responder {
+    /// A person, by the id they answer as.
+    pub fn person(id: impl Into<String>) -> Responder {
+        Responder::Person(id.into())
+    }
+
+    /// Everyone in group `name`.
+    pub fn group(name: impl Into<String>) -> Responder {
+        Responder::Group(name.into())
+    }
+}
+
+/// Responders as a person reads them: `ada@example.com, group:finance`.
+pub(crate) fn listed(responders: &[Responder]) -> String {
+    let names: Vec<String> = responders.iter().map(Responder::to_string).collect();
+    names.join(", ")
+}
+
+impl From<&str> for Responder {
+    fn from(text: &str) -> Responder {
+        match text.strip_prefix(GROUP) {
+            Some(group) => Responder::Group(group.to_owned()),
+            None => Responder::Person(text.to_owned()),
+        }
+    }
+}
+
+impl From<String> for Responder {
+    fn from(text: String) -> Responder {
+        Responder::from(text.as_str())
+    }
+}
+
+impl From<&String> for Responder {
+    fn from(text: &String) -> Responder {
+        Responder::from(text.as_str())
+    }
+}
+
+impl std::fmt::Display for Responder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Responder::Person(id) => f.write_str(id),
+            Responder::Group(name) => write!(f, "{GROUP}{name}"),
+        }
+    }
+}
+
+impl serde::Serialize for Responder {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
     }
 }
 
@@ -99,8 +178,8 @@ impl From<&Person> for Person {
 /// The inbox's own rules of who may answer, for requests that name nobody themselves.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Rules {
-    pub(crate) by_kind: HashMap<String, Vec<String>>,
-    pub(crate) by_agent: HashMap<String, Vec<String>>,
+    pub(crate) by_kind: HashMap<RequestKind, Vec<Responder>>,
+    pub(crate) by_agent: HashMap<String, Vec<Responder>>,
 }
 
 impl Rules {
@@ -112,11 +191,11 @@ impl Rules {
         &self,
         request: &Request,
         agent: &str,
-        escalated_to: &[String],
-    ) -> Option<Vec<String>> {
+        escalated_to: &[Responder],
+    ) -> Option<Vec<Responder>> {
         let mut list = named_by(request).or_else(|| {
             self.by_kind
-                .get(request.kind.as_str())
+                .get(&request.kind)
                 .or_else(|| self.by_agent.get(agent))
                 .cloned()
         })?;
@@ -126,12 +205,12 @@ impl Rules {
 }
 
 /// The responders a request names in `data.responders` (strings; other entries ignored).
-fn named_by(request: &Request) -> Option<Vec<String>> {
+fn named_by(request: &Request) -> Option<Vec<Responder>> {
     let list = request.data.as_ref()?.get("responders")?.as_array()?;
     Some(
         list.iter()
             .filter_map(Value::as_str)
-            .map(str::to_owned)
+            .map(Responder::from)
             .collect(),
     )
 }

@@ -5,59 +5,16 @@
 use std::future::IntoFuture;
 use std::time::Duration;
 
-use sqlx::any::AnyRow;
-use sqlx::{Connection, Row};
 use toolnexus::{Answer, ClientError, LlmClient, Message, RunResult, RunStatus, Toolkit};
 use tracing::Instrument;
 
 use crate::audit::{AuditKind, Record};
-use crate::inbox::{insert, lease_ms, to_json, ToPark};
 use crate::notify::Outcome;
-use crate::spans;
-use crate::store::Engine;
-use crate::{Inbox, InboxError, ParkedState, Resumed};
-
-/// A claim: the row(s) matched by `$target` become `running` under this worker's lease
-/// ($1, now being $2), and their attempt counter — the fencing token — goes up by one.
-/// Eligible are this agent's ($3) rows with attempts left ($4) that are answered and not in
-/// a failed attempt's back-off, or running under a lease that lapsed (their worker died).
-/// One statement: the claim returns everything the resume needs.
-macro_rules! claim {
-    (where $($target:tt)+) => {
-        concat!(
-            "UPDATE toolnexus_inbox_runs SET state = 'running', attempts = attempts + 1, \
-             lease_until = $1, updated_at = $2 WHERE ",
-            $($target)+,
-            " AND agent = $3 AND attempts < $4 AND ((state = 'answered' AND (lease_until IS \
-             NULL OR lease_until <= $2)) OR (state = 'running' AND lease_until <= $2)) \
-             RETURNING id, messages, attempts, turns"
-        )
-    };
-    // Two lookups, each a walk down the claim index in its own order, so a claim costs
-    // the same with ten thousand runs answered as with one: first a run whose worker died
-    // (few, and the oldest claims), else the oldest answer. The second runs only when the
-    // first finds nothing.
-    (oldest $lock:literal) => {
-        claim!(where concat!(
-            "id = COALESCE((SELECT id FROM toolnexus_inbox_runs WHERE agent = $3 \
-             AND state = 'running' AND lease_until <= $2 AND attempts < $4 \
-             ORDER BY answered_at, id LIMIT 1",
-            $lock,
-            "), (SELECT id FROM toolnexus_inbox_runs WHERE agent = $3 AND state = 'answered' \
-             AND attempts < $4 AND (lease_until IS NULL OR lease_until <= $2) \
-             ORDER BY answered_at, id LIMIT 1",
-            $lock,
-            "))"
-        ))
-    };
-}
-
-const CLAIM_NEXT_SQLITE: &str = claim!(oldest "");
-// SKIP LOCKED: concurrent workers each take a different row instead of queueing on one.
-const CLAIM_NEXT_POSTGRES: &str = claim!(oldest " FOR UPDATE SKIP LOCKED");
-// Any request of the run names it.
-const CLAIM_ONE: &str =
-    claim!(where "id = (SELECT run_id FROM toolnexus_inbox_requests WHERE id = $5)");
+use crate::park::ToPark;
+use crate::store::requests::{self, StoredAnswer};
+use crate::store::runs::{self, Claimed, Failure, Finished, Terms};
+use crate::store::{json, Tx};
+use crate::{spans, Inbox, InboxError, ParkedState, Resumed};
 
 /// A run this worker holds: its stored parts, and the attempt number that fences its writes.
 struct Claim {
@@ -66,26 +23,19 @@ struct Claim {
     turns: i64,
     messages: String,
     /// Each request's id and stored answer, in call order.
-    answers: Vec<(String, Option<String>)>,
+    answers: Vec<StoredAnswer>,
 }
 
 impl Claim {
     /// The claimed run's row, and its requests' answers read after it: an answered run's
     /// answers never change, so this second read sees what the claim saw.
-    async fn read(inbox: &Inbox, row: &AnyRow) -> Result<Self, InboxError> {
-        let id: String = row.try_get("id")?;
-        let answers = sqlx::query_as(
-            "SELECT id, answer FROM toolnexus_inbox_requests WHERE run_id = $1 \
-             ORDER BY position",
-        )
-        .bind(&id)
-        .fetch_all(&inbox.inner.pool)
-        .await?;
+    async fn read(inbox: &Inbox, claimed: Claimed) -> Result<Self, InboxError> {
+        let answers = requests::answers_of(&inbox.inner.store.pool, &claimed.id).await?;
         Ok(Claim {
-            id,
-            fence: row.try_get("attempts")?,
-            turns: row.try_get("turns")?,
-            messages: row.try_get("messages")?,
+            id: claimed.id,
+            fence: claimed.attempts,
+            turns: claimed.turns,
+            messages: claimed.messages,
             answers,
         })
     }
@@ -100,7 +50,7 @@ impl Claim {
         let answers = self
             .answers
             .iter()
-            .map(|(id, answer)| match answer {
+            .map(|StoredAnswer { id, answer }| match answer {
                 Some(text) => {
                     serde_json::from_str(text).map_err(|e| format!("answer to `{id}`: {e}"))
                 }
@@ -127,14 +77,9 @@ impl Inbox {
         client: &LlmClient,
         tk: &Toolkit,
     ) -> Result<Option<Resumed>, InboxError> {
-        let sql = match self.inner.engine {
-            Engine::Sqlite => CLAIM_NEXT_SQLITE,
-            Engine::Postgres => CLAIM_NEXT_POSTGRES,
-        };
-        let row = self.claim(sql, None).await?;
-        match row {
-            Some(row) => self
-                .run_claim(Claim::read(self, &row).await?, client, tk)
+        match self.claim(None).await? {
+            Some(claimed) => self
+                .run_claim(Claim::read(self, claimed).await?, client, tk)
                 .await
                 .map(Some),
             None => Ok(None),
@@ -153,47 +98,42 @@ impl Inbox {
         client: &LlmClient,
         tk: &Toolkit,
     ) -> Result<Resumed, InboxError> {
-        let row = self.claim(CLAIM_ONE, Some(id)).await?;
-        match row {
-            Some(row) => {
-                self.run_claim(Claim::read(self, &row).await?, client, tk)
+        match self.claim(Some(id)).await? {
+            Some(claimed) => {
+                self.run_claim(Claim::read(self, claimed).await?, client, tk)
                     .await
             }
             None => Err(self.why_unclaimable(id).await?),
         }
     }
 
-    /// Runs claim statement `sql` (for the run of request `id`, when it names one as `$5`)
-    /// and, in the same transaction, appends the claim to the run's audit trail.
-    async fn claim(
-        &self,
-        sql: &'static str,
-        id: Option<&str>,
-    ) -> Result<Option<AnyRow>, InboxError> {
+    /// Claims the run of request `id`, or else the oldest run ready to resume, and, in the
+    /// same transaction, appends the claim to the run's audit trail.
+    async fn claim(&self, id: Option<&str>) -> Result<Option<Claimed>, InboxError> {
         let now = self.now();
-        let mut conn = self.inner.pool.acquire().await?;
-        let mut tx = conn.begin_with(self.inner.engine.begin_write()).await?;
-        let mut claim = sqlx::query(sql)
-            .bind(now.saturating_add(lease_ms(self)))
-            .bind(now)
-            .bind(&self.inner.agent)
-            .bind(i64::from(self.inner.max_attempts));
-        if let Some(id) = id {
-            claim = claim.bind(id);
-        }
-        let row = claim.fetch_optional(&mut *tx).await?;
-        if let Some(row) = &row {
-            let run: String = row.try_get("id")?;
+        let terms = Terms {
+            agent: &self.inner.agent,
+            now,
+            lease_until: now.saturating_add(self.lease_ms()),
+            max_attempts: i64::from(self.inner.max_attempts),
+        };
+        let store = &self.inner.store;
+        let mut tx = store.write().await?;
+        let claimed = match id {
+            Some(id) => runs::claim_run_of(&mut tx, &terms, id).await?,
+            None => runs::claim_next(&mut tx, store.dialect, &terms).await?,
+        };
+        if let Some(claimed) = &claimed {
             Record {
                 actor: Some(&self.inner.worker),
-                attempt: Some(row.try_get("attempts")?),
-                ..Record::new(&run, AuditKind::Claimed)
+                attempt: Some(claimed.attempts),
+                ..Record::new(&claimed.id, AuditKind::Claimed)
             }
             .append(&mut tx, now)
             .await?;
         }
         tx.commit().await?;
-        Ok(row)
+        Ok(claimed)
     }
 
     async fn why_unclaimable(&self, id: &str) -> Result<InboxError, InboxError> {
@@ -225,25 +165,14 @@ impl Inbox {
     /// worker (its lease lapsed with no attempts left). Returns how many.
     pub async fn fail_exhausted(&self) -> Result<usize, InboxError> {
         let now = self.now();
-        let mut conn = self.inner.pool.acquire().await?;
-        let mut tx = conn.begin_with(self.inner.engine.begin_write()).await?;
-        let failed: Vec<(String, i64, String)> = sqlx::query_as(
-            "UPDATE toolnexus_inbox_runs SET state = 'failed', lease_until = NULL, \
-             last_error = COALESCE(last_error, 'the worker stopped during the last allowed attempt'), \
-             updated_at = $1 WHERE agent = $2 AND attempts >= $3 \
-             AND state IN ('running', 'answered') AND lease_until <= $1 \
-             RETURNING id, attempts, last_error",
-        )
-        .bind(now)
-        .bind(&self.inner.agent)
-        .bind(i64::from(self.inner.max_attempts))
-        .fetch_all(&mut *tx)
-        .await?;
-        for (run, attempt, why) in &failed {
-            self.failed(run, Some(*attempt), why)
+        let mut tx = self.inner.store.write().await?;
+        let max = i64::from(self.inner.max_attempts);
+        let failed = runs::fail_exhausted(&mut tx, &self.inner.agent, max, now).await?;
+        for run in &failed {
+            self.failed(&run.id, Some(run.attempts), &run.last_error)
                 .append(&mut tx, now)
                 .await?;
-            self.notify_resumed(&mut tx, run, Outcome::Failed(why))
+            self.notify_resumed(&mut tx, &run.id, Outcome::Failed(&run.last_error))
                 .await?;
         }
         tx.commit().await?;
@@ -253,18 +182,8 @@ impl Inbox {
 
     async fn give_up(&self, id: &str, why: &str) -> Result<(), InboxError> {
         let now = self.now();
-        let mut conn = self.inner.pool.acquire().await?;
-        let mut tx = conn.begin_with(self.inner.engine.begin_write()).await?;
-        let given_up = sqlx::query(
-            "UPDATE toolnexus_inbox_runs SET state = 'failed', lease_until = NULL, \
-             last_error = $1, updated_at = $2 WHERE id = $3 AND state IN ('running', 'answered')",
-        )
-        .bind(why)
-        .bind(now)
-        .bind(id)
-        .execute(&mut *tx)
-        .await?;
-        if given_up.rows_affected() > 0 {
+        let mut tx = self.inner.store.write().await?;
+        if runs::give_up(&mut tx, id, why, now).await? {
             self.failed(id, None, why).append(&mut tx, now).await?;
             self.notify_resumed(&mut tx, id, Outcome::Failed(why))
                 .await?;
@@ -277,12 +196,12 @@ impl Inbox {
     /// Tells the webhooks how resuming run `run` ended, inside the transaction recording it.
     async fn notify_resumed(
         &self,
-        conn: &mut sqlx::AnyConnection,
+        tx: &mut Tx,
         run: &str,
         outcome: Outcome<'_>,
     ) -> Result<(), InboxError> {
         let notice = || self.notice_resumed(run, &self.inner.agent, outcome);
-        self.enqueue(conn, notice, None).await
+        self.enqueue(tx, notice, None).await
     }
 
     /// The audit entry of run `run` given up, by this handle's worker.
@@ -310,8 +229,7 @@ impl Inbox {
             .await;
         match &resumed {
             Ok(done) => {
-                let status = format!("{:?}", done.result.status).to_lowercase();
-                span.record("toolnexus.status", status.as_str());
+                span.record("toolnexus.status", done.result.status.as_str());
             }
             Err(e) => spans::failed(&span, e),
         }
@@ -364,18 +282,12 @@ impl Inbox {
             tokio::select! {
                 outcome = &mut run => return Ok(Some(outcome)),
                 _ = ticks.tick() => {
-                    let renewed = sqlx::query(
-                        "UPDATE toolnexus_inbox_runs SET lease_until = $1 \
-                         WHERE id = $2 AND attempts = $3 AND state = 'running'",
-                    )
-                    .bind(self.now().saturating_add(lease_ms(self)))
-                    .bind(&claim.id)
-                    .bind(claim.fence)
-                    .execute(&self.inner.pool)
-                    .await;
+                    let until = self.now().saturating_add(self.lease_ms());
+                    let renewed =
+                        runs::renew(&self.inner.store.pool, &claim.id, claim.fence, until).await;
                     match renewed {
-                        Ok(r) if r.rows_affected() == 0 => return Ok(None),
-                        Ok(_) => {}
+                        Ok(false) => return Ok(None),
+                        Ok(true) => {}
                         // The lease may still be ours; the recording at the end will tell.
                         Err(e) => tracing::warn!(id = %claim.id, error = %e, "could not renew a lease"),
                     }
@@ -392,7 +304,7 @@ impl Inbox {
         result: RunResult,
         answers: Vec<Answer>,
     ) -> Result<Resumed, InboxError> {
-        let stored = to_json(&claim.id, &result)?;
+        let stored = json(&claim.id, &result)?;
         let now = self.now();
         let next = match (&result.status, &result.pending) {
             (RunStatus::Pending, Some(request)) => Some(request.id.clone()),
@@ -411,24 +323,20 @@ impl Inbox {
             Some(Ok(parked)) => Some(parked),
             None => None,
         };
-        let done = sqlx::query(
-            "UPDATE toolnexus_inbox_runs SET state = 'done', result = $1, next_id = $2, \
-             lease_until = NULL, last_error = NULL, updated_at = $3 \
-             WHERE id = $4 AND attempts = $5 AND state = 'running'",
-        )
-        .bind(stored)
-        .bind(&next)
-        .bind(now)
-        .bind(&claim.id)
-        .bind(claim.fence);
-        let mut conn = self.inner.pool.acquire().await?;
-        let mut tx = conn.begin_with(self.inner.engine.begin_write()).await?;
-        if done.execute(&mut *tx).await?.rows_affected() == 0 {
+        let done = Finished {
+            run: &claim.id,
+            fence: claim.fence,
+            result: &stored,
+            next: next.as_deref(),
+            at: now,
+        };
+        let mut tx = self.inner.store.write().await?;
+        if !runs::finish(&mut tx, &done).await? {
             return Err(InboxError::Claimed(claim.id.clone()));
         }
         let outcome = match &next {
             Some(next) => format!("halted again on request {next}"),
-            None => format!("{:?}", result.status).to_lowercase(),
+            None => result.status.as_str().to_owned(),
         };
         Record {
             actor: Some(&self.inner.worker),
@@ -444,7 +352,7 @@ impl Inbox {
         };
         self.notify_resumed(&mut tx, &claim.id, told).await?;
         if let Some(parked) = &parked {
-            if let Some(taken) = insert(&mut tx, self, parked).await? {
+            if let Some(taken) = parked.insert(&mut tx, self).await? {
                 tx.rollback().await?;
                 let why =
                     format!("the resumed run halted on request `{taken}`, which is already parked");
@@ -467,27 +375,25 @@ impl Inbox {
     ) -> Result<(), InboxError> {
         let now = self.now();
         let exhausted = fatal || claim.fence >= i64::from(self.inner.max_attempts);
-        let (state, retry_at) = if exhausted {
-            ("failed", None)
+        let (then, retry_at) = if exhausted {
+            (ParkedState::Failed, None)
         } else {
-            ("answered", Some(now.saturating_add(lease_ms(self))))
+            (
+                ParkedState::Answered,
+                Some(now.saturating_add(self.lease_ms())),
+            )
         };
-        tracing::warn!(id = %claim.id, attempt = claim.fence, state, error, "a resume failed");
-        let mut conn = self.inner.pool.acquire().await?;
-        let mut tx = conn.begin_with(self.inner.engine.begin_write()).await?;
-        let written = sqlx::query(
-            "UPDATE toolnexus_inbox_runs SET state = $1, last_error = $2, lease_until = $3, \
-             updated_at = $4 WHERE id = $5 AND attempts = $6 AND state = 'running'",
-        )
-        .bind(state)
-        .bind(error)
-        .bind(retry_at)
-        .bind(now)
-        .bind(&claim.id)
-        .bind(claim.fence)
-        .execute(&mut *tx)
-        .await?;
-        if written.rows_affected() == 0 {
+        tracing::warn!(id = %claim.id, attempt = claim.fence, state = %then, error, "a resume failed");
+        let failure = Failure {
+            run: &claim.id,
+            fence: claim.fence,
+            then,
+            error,
+            retry_at,
+            at: now,
+        };
+        let mut tx = self.inner.store.write().await?;
+        if !runs::fail_attempt(&mut tx, &failure).await? {
             return Err(InboxError::Claimed(claim.id.clone()));
         }
         let entry = if exhausted {

@@ -1,4 +1,5 @@
-//! Where a parked run stands, and how that is spelled in the database.
+//! The closed sets the database keeps in its state columns — where a parked run stands,
+//! where a notification's delivery stands — and how each is spelled there.
 
 use std::fmt;
 
@@ -25,6 +26,15 @@ pub enum ParkedState {
 }
 
 impl ParkedState {
+    /// Every state, in the order a run goes through them.
+    pub(crate) const ALL: [ParkedState; 5] = [
+        ParkedState::Waiting,
+        ParkedState::Answered,
+        ParkedState::Running,
+        ParkedState::Done,
+        ParkedState::Failed,
+    ];
+
     /// The spelling stored in the database (and shown to people).
     pub fn as_str(self) -> &'static str {
         match self {
@@ -37,14 +47,7 @@ impl ParkedState {
     }
 
     pub(crate) fn parse(s: &str) -> Option<Self> {
-        Some(match s {
-            "waiting" => ParkedState::Waiting,
-            "answered" => ParkedState::Answered,
-            "running" => ParkedState::Running,
-            "done" => ParkedState::Done,
-            "failed" => ParkedState::Failed,
-            _ => return None,
-        })
+        Self::ALL.into_iter().find(|state| state.as_str() == s)
     }
 }
 
@@ -54,21 +57,59 @@ impl fmt::Display for ParkedState {
     }
 }
 
+/// Where a notification stands ([`Delivery::state`](crate::Delivery::state)).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum DeliveryState {
+    /// Not delivered yet: waiting for its first attempt or for its next.
+    Pending,
+    /// The webhook answered an attempt with a 2xx status.
+    Delivered,
+    /// Every attempt failed; it is not tried again.
+    Failed,
+}
+
+impl DeliveryState {
+    /// Every state.
+    pub(crate) const ALL: [DeliveryState; 3] = [
+        DeliveryState::Pending,
+        DeliveryState::Delivered,
+        DeliveryState::Failed,
+    ];
+
+    /// The spelling stored in the database.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DeliveryState::Pending => "pending",
+            DeliveryState::Delivered => "delivered",
+            DeliveryState::Failed => "failed",
+        }
+    }
+
+    pub(crate) fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|state| state.as_str() == s)
+    }
+}
+
+impl fmt::Display for DeliveryState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::ParkedState;
+    use super::{DeliveryState, ParkedState};
 
     #[test]
-    fn spelling_round_trips() {
-        for s in [
-            ParkedState::Waiting,
-            ParkedState::Answered,
-            ParkedState::Running,
-            ParkedState::Done,
-            ParkedState::Failed,
-        ] {
+    fn spellings_round_trip() {
+        for s in ParkedState::ALL {
             assert_eq!(ParkedState::parse(s.as_str()), Some(s));
         }
         assert_eq!(ParkedState::parse("paused"), None);
+        for s in DeliveryState::ALL {
+            assert_eq!(DeliveryState::parse(s.as_str()), Some(s));
+        }
+        assert_eq!(DeliveryState::parse("sent"), None);
     }
 }

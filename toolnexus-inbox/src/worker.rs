@@ -11,8 +11,6 @@ use std::time::Duration;
 use tokio::sync::watch;
 use toolnexus::{LlmClient, Toolkit};
 
-use crate::inbox::CHANNEL;
-use crate::store::Engine;
 use crate::{Inbox, InboxError};
 
 /// Resumes answered runs until a shutdown future completes.
@@ -70,7 +68,7 @@ impl Inbox {
 }
 
 fn pool_size(inbox: &Inbox) -> usize {
-    usize::try_from(inbox.inner.pool.options().get_max_connections()).unwrap_or(usize::MAX)
+    usize::try_from(inbox.inner.store.max_connections()).unwrap_or(usize::MAX)
 }
 
 /// Adds what a housekeeping pass did to its count, or logs why it could not.
@@ -133,7 +131,7 @@ impl Worker {
         if !me.inbox.inner.targets.all.is_empty() {
             tasks.spawn(me.clone().deliver(stop.clone(), counts.clone()));
         }
-        if me.inbox.inner.engine == Engine::Postgres {
+        if me.inbox.inner.store.announces() {
             tasks.spawn(me.clone().listen(stop.clone()));
         }
         shutdown.await;
@@ -232,17 +230,8 @@ impl Worker {
     async fn listen(self: Arc<Self>, mut stop: watch::Receiver<bool>) {
         let inner = &self.inbox.inner;
         while !*stop.borrow() {
-            let listener = async {
-                let mut listener = sqlx::postgres::PgListener::connect(&inner.url).await?;
-                listener.listen(CHANNEL).await?;
-                loop {
-                    let note = listener.recv().await?;
-                    if note.payload() == inner.agent {
-                        inner.answered.notify_one();
-                    }
-                }
-            };
-            let failed: Result<(), sqlx::Error> = tokio::select! {
+            let listener = inner.store.listen(&inner.agent, &inner.answered);
+            let failed: Result<(), InboxError> = tokio::select! {
                 r = listener => r,
                 _ = stop.changed() => return,
             };

@@ -7,6 +7,7 @@ use serde_json::{json, Value};
 use toolnexus::{Answer, Request};
 
 use crate::clock::rfc3339;
+use crate::people::{listed, Responder};
 use crate::{Inbox, InboxError};
 
 use super::Event;
@@ -180,13 +181,13 @@ impl Inbox {
         agent: &str,
         request: &Request,
         waited_ms: i64,
-        responders: &[String],
+        responders: &[Responder],
     ) -> Notice {
         let minutes = waited_ms / 60_000;
         let widened = if responders.is_empty() {
             String::new()
         } else {
-            format!(" Now also for {}.", escaped(&responders.join(", ")))
+            format!(" Now also for {}.", escaped(&listed(responders)))
         };
         let more = json!({"waitedSeconds": waited_ms / 1000, "escalatedTo": responders});
         let text = format!(

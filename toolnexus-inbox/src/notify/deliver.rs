@@ -4,37 +4,13 @@
 
 use std::time::{Duration, SystemTime};
 
-use sqlx::Connection;
-
 use crate::audit::{AuditKind, Record};
 use crate::clock::{from_ms, ms, to_ms};
-use crate::store::Engine;
-use crate::{Inbox, InboxError};
-
-use super::{Event, Target};
-
-/// Where a notification stands ([`Delivery::state`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum DeliveryState {
-    /// Not delivered yet: waiting for its first attempt or for its next.
-    Pending,
-    /// The webhook answered an attempt with a 2xx status.
-    Delivered,
-    /// Every attempt failed; it is not tried again.
-    Failed,
-}
-
-impl DeliveryState {
-    fn parse(text: &str) -> Option<DeliveryState> {
-        match text {
-            "pending" => Some(DeliveryState::Pending),
-            "delivered" => Some(DeliveryState::Delivered),
-            "failed" => Some(DeliveryState::Failed),
-            _ => None,
-        }
-    }
-}
+use crate::store::outbox::{self, Attempt, Claimed, NotificationRow};
+use crate::store::runs;
+use crate::store::Conn;
+use crate::webhook::{Event, Target};
+use crate::{DeliveryState, Inbox, InboxError};
 
 /// One notification of a run to one webhook, and how its delivery went
 /// ([`Inbox::deliveries`]).
@@ -69,52 +45,6 @@ pub struct Delivery {
 
 /// How many notifications to one webhook are claimed, posted and recorded together.
 const BATCH: i64 = 16;
-
-/// Claims a batch of due notifications of webhook $2 at time $3 under a lease until $1.
-/// The conditions are repeated outside the subquery, which PostgreSQL re-checks after
-/// waiting for a row: a row another claim took in the meantime is then left out.
-macro_rules! claim {
-    ($lock:literal) => {
-        concat!(
-            "UPDATE toolnexus_inbox_outbox SET attempts = attempts + 1, lease_until = $1 \
-             WHERE id IN (SELECT id FROM toolnexus_inbox_outbox WHERE target = $2 \
-             AND state = 'pending' AND next_at <= $3 \
-             AND (lease_until IS NULL OR lease_until <= $3) ORDER BY next_at, id LIMIT $4",
-            $lock,
-            ") AND state = 'pending' AND (lease_until IS NULL OR lease_until <= $3) \
-             RETURNING id, run_id, event, body, attempts"
-        )
-    };
-}
-
-const CLAIM_SQLITE: &str = claim!("");
-// SKIP LOCKED: concurrent deliverers each take other rows instead of queueing on, or
-// deadlocking over, the same ones.
-const CLAIM_POSTGRES: &str = claim!(" FOR UPDATE SKIP LOCKED");
-
-/// A claimed notification.
-struct Claimed {
-    id: String,
-    run: String,
-    event: String,
-    body: String,
-    attempts: i64,
-}
-
-type DeliveryRow = (
-    String,
-    String,
-    Option<String>,
-    String,
-    String,
-    i64,
-    Option<i64>,
-    Option<String>,
-    i64,
-    i64,
-    Option<i64>,
-    String,
-);
 
 /// The wait before attempt `attempt + 1`, after `attempt` failed: the first backoff,
 /// doubled after each further failure, at most an hour.
@@ -178,27 +108,8 @@ impl Inbox {
         // Long enough for the attempt and its recording; a worker that dies holds it no
         // longer than that.
         let lease = now.saturating_add(ms(target.timeout)).saturating_add(5_000);
-        let claim = match self.inner.engine {
-            Engine::Sqlite => CLAIM_SQLITE,
-            Engine::Postgres => CLAIM_POSTGRES,
-        };
-        let rows: Vec<(String, String, String, String, i64)> = sqlx::query_as(claim)
-            .bind(lease)
-            .bind(&target.name)
-            .bind(now)
-            .bind(BATCH)
-            .fetch_all(&self.inner.pool)
-            .await?;
-        Ok(rows
-            .into_iter()
-            .map(|(id, run, event, body, attempts)| Claimed {
-                id,
-                run,
-                event,
-                body,
-                attempts,
-            })
-            .collect())
+        let store = &self.inner.store;
+        outbox::claim(&store.pool, store.dialect, &target.name, now, lease, BATCH).await
     }
 
     /// Records a batch's attempts in one transaction; how many were delivered.
@@ -209,13 +120,12 @@ impl Inbox {
         sent: Vec<Result<u16, String>>,
     ) -> Result<usize, InboxError> {
         let now = self.now();
-        let mut conn = self.inner.pool.acquire().await?;
-        let mut tx = conn.begin_with(self.inner.engine.begin_write()).await?;
+        let mut tx = self.inner.store.write().await?;
         let mut delivered = 0;
         let mut batch: Vec<_> = batch.iter().zip(sent).collect();
         // Runs' rows are locked in one order by every batch, so two batches that share
         // runs wait for each other instead of deadlocking.
-        batch.sort_by(|(a, _), (b, _)| a.run.cmp(&b.run));
+        batch.sort_by(|(a, _), (b, _)| a.run_id.cmp(&b.run_id));
         for (claimed, sent) in batch {
             if self
                 .record_attempt(&mut tx, now, target, claimed, sent)
@@ -231,22 +141,27 @@ impl Inbox {
     /// One attempt's record, inside the batch's transaction; `true` when it was delivered.
     async fn record_attempt(
         &self,
-        conn: &mut sqlx::AnyConnection,
+        conn: &mut Conn,
         now: i64,
         target: &Target,
         claimed: &Claimed,
         sent: Result<u16, String>,
     ) -> Result<bool, InboxError> {
         let (state, status, error) = match sent {
-            Ok(status) if (200..300).contains(&status) => ("delivered", Some(status), None),
-            Ok(status) => ("pending", Some(status), Some(format!("HTTP {status}"))),
-            Err(error) => ("pending", None, Some(error)),
+            Ok(status) if (200..300).contains(&status) => {
+                (DeliveryState::Delivered, Some(status), None)
+            }
+            Ok(status) => (
+                DeliveryState::Pending,
+                Some(status),
+                Some(format!("HTTP {status}")),
+            ),
+            Err(error) => (DeliveryState::Pending, None, Some(error)),
         };
         let exhausted = claimed.attempts >= i64::from(target.max_attempts);
-        let state = if state == "pending" && exhausted {
-            "failed"
-        } else {
-            state
+        let state = match state {
+            DeliveryState::Pending if exhausted => DeliveryState::Failed,
+            state => state,
         };
         let next_at = now.saturating_add(ms(backoff(target, claimed.attempts)));
         if let Some(error) = &error {
@@ -258,30 +173,25 @@ impl Inbox {
                 "a webhook delivery failed"
             );
         }
-        let written = sqlx::query(
-            "UPDATE toolnexus_inbox_outbox SET state = $1, lease_until = NULL, next_at = $2, \
-             last_status = $3, last_error = $4, delivered_at = $5 \
-             WHERE id = $6 AND attempts = $7 AND state = 'pending'",
-        )
-        .bind(state)
-        .bind(next_at)
-        .bind(status.map(i64::from))
-        .bind(&error)
-        .bind((state == "delivered").then_some(now))
-        .bind(&claimed.id)
-        .bind(claimed.attempts)
-        .execute(&mut *conn)
-        .await?;
+        let attempt = Attempt {
+            id: &claimed.id,
+            attempts: claimed.attempts,
+            state,
+            next_at,
+            status,
+            error: error.as_deref(),
+            at: now,
+        };
         // Another worker took it over after this one's lease lapsed: its record stands.
-        if written.rows_affected() == 0 {
+        if !outbox::record(conn, &attempt).await? {
             return Ok(false);
         }
         let kind = match state {
-            "delivered" => AuditKind::Notified,
-            "failed" => AuditKind::NotificationFailed,
-            _ => return Ok(false),
+            DeliveryState::Delivered => AuditKind::Notified,
+            DeliveryState::Failed => AuditKind::NotificationFailed,
+            DeliveryState::Pending => return Ok(false),
         };
-        lock_run(conn, &claimed.run).await?;
+        runs::lock(conn, &claimed.run_id).await?;
         let detail = match &error {
             Some(error) => format!("{} to {}: {error}", claimed.event, target.name),
             None => format!("{} to {}", claimed.event, target.name),
@@ -290,11 +200,11 @@ impl Inbox {
             actor: Some(&target.name),
             attempt: Some(claimed.attempts),
             detail: Some(&detail),
-            ..Record::new(&claimed.run, kind)
+            ..Record::new(&claimed.run_id, kind)
         }
         .append(conn, now)
         .await?;
-        Ok(state == "delivered")
+        Ok(state == DeliveryState::Delivered)
     }
 
     /// Every notification of the run that request `id` belongs to (any of its requests),
@@ -308,54 +218,34 @@ impl Inbox {
     /// # }).unwrap();
     /// ```
     pub async fn deliveries(&self, id: &str) -> Result<Vec<Delivery>, InboxError> {
-        let rows: Vec<DeliveryRow> = sqlx::query_as(
-            "SELECT id, event, request_id, target, state, attempts, last_status, last_error, \
-             created_at, next_at, delivered_at, body FROM toolnexus_inbox_outbox \
-             WHERE run_id = (SELECT run_id FROM toolnexus_inbox_requests WHERE id = $1) \
-             ORDER BY created_at, id",
-        )
-        .bind(id)
-        .fetch_all(&self.inner.pool)
-        .await?;
+        let rows = outbox::of_run(&self.inner.store.pool, id).await?;
         rows.into_iter().map(|row| delivery(id, row)).collect()
     }
 }
 
-fn delivery(id: &str, row: DeliveryRow) -> Result<Delivery, InboxError> {
-    let (msg, event, request, webhook, state, attempts, status, error, created, next, at, body) =
-        row;
+fn delivery(id: &str, row: NotificationRow) -> Result<Delivery, InboxError> {
     let corrupt = |what: String| InboxError::Corrupt {
         id: id.to_owned(),
         reason: what,
     };
-    let event = Event::parse(&event)
-        .ok_or_else(|| corrupt(format!("a notification of unknown type {event:?}")))?;
-    let state = DeliveryState::parse(&state)
-        .ok_or_else(|| corrupt(format!("a notification in unknown state {state:?}")))?;
+    let event = Event::parse(&row.event)
+        .ok_or_else(|| corrupt(format!("a notification of unknown type {:?}", row.event)))?;
+    let state = DeliveryState::parse(&row.state)
+        .ok_or_else(|| corrupt(format!("a notification in unknown state {:?}", row.state)))?;
     Ok(Delivery {
-        id: msg,
+        id: row.id,
         event,
-        request,
-        webhook,
+        request: row.request_id,
+        webhook: row.target,
         state,
-        attempts: u32::try_from(attempts).unwrap_or(u32::MAX),
-        last_status: status.and_then(|s| u16::try_from(s).ok()),
-        last_error: error,
-        created_at: from_ms(created),
-        next_attempt_at: (state == DeliveryState::Pending).then(|| from_ms(next)),
-        delivered_at: at.map(from_ms),
-        body,
+        attempts: u32::try_from(row.attempts).unwrap_or(u32::MAX),
+        last_status: row.last_status.and_then(|s| u16::try_from(s).ok()),
+        last_error: row.last_error,
+        created_at: from_ms(row.created_at),
+        next_attempt_at: (state == DeliveryState::Pending).then(|| from_ms(row.next_at)),
+        delivered_at: row.delivered_at.map(from_ms),
+        body: row.body,
     })
-}
-
-/// Takes run `run`'s row lock inside the transaction, so the audit entry appended next
-/// does not race another change of the run for its number.
-pub(crate) async fn lock_run(conn: &mut sqlx::AnyConnection, run: &str) -> Result<(), InboxError> {
-    sqlx::query("UPDATE toolnexus_inbox_runs SET updated_at = updated_at WHERE id = $1")
-        .bind(run)
-        .execute(&mut *conn)
-        .await?;
-    Ok(())
 }
 
 /// Posts one attempt: the status the webhook answered, or why none came. The signature's
@@ -408,7 +298,7 @@ mod tests {
 
     #[test]
     fn the_backoff_doubles_up_to_an_hour() {
-        let target = super::super::Webhook::new("http://127.0.0.1:1/")
+        let target = crate::Webhook::new("http://127.0.0.1:1/")
             .retries(30, Duration::from_secs(5))
             .target()
             .unwrap();

@@ -1,34 +1,37 @@
-//! The connection pool behind an [`Inbox`](crate::Inbox): which engine it speaks, how a URL
-//! becomes a pool (SQLite created if missing, in WAL mode; a shared in-memory database for
-//! `sqlite::memory:`), and the few statements that differ between the engines.
+//! The inbox's storage: every SQL statement it runs lives under this module, one module
+//! per table ([`runs`], [`requests`], [`outbox`], [`audit`]), with the rows they read as
+//! `FromRow` types. Which engine a database speaks is decided once, when it is opened: the
+//! [`Store`] holds its [`Dialect`] (the few statements that differ between SQLite and
+//! PostgreSQL), and nothing outside this module looks at the engine again.
+//!
+//! States are bound from their enums, never spelled in a statement; the schema's `CHECK`
+//! constraints (triggers, on SQLite) refuse any other spelling.
+//!
+//! How a URL becomes a pool: SQLite is created if missing, in WAL mode, and
+//! `sqlite::memory:` is a shared in-memory database.
 
+pub(crate) mod audit;
+mod dialect;
+pub(crate) mod outbox;
+pub(crate) mod requests;
+pub(crate) mod runs;
 pub(crate) mod schema;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use sqlx::any::AnyPoolOptions;
-use sqlx::AnyPool;
+use sqlx::{Any, AnyPool, Transaction};
+use tokio::sync::Notify;
 
 use crate::InboxError;
+pub(crate) use dialect::Dialect;
 
 /// The database engine behind a pool.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Engine {
     Sqlite,
     Postgres,
-}
-
-impl Engine {
-    /// How a transaction that writes begins. SQLite's default (deferred) transaction takes
-    /// the write lock only at its first write and fails, instead of waiting, when another
-    /// writer committed since its first read; `IMMEDIATE` waits for the lock up front.
-    pub(crate) fn begin_write(self) -> &'static str {
-        match self {
-            Engine::Sqlite => "BEGIN IMMEDIATE",
-            Engine::Postgres => "BEGIN",
-        }
-    }
 }
 
 /// How hard SQLite works to keep a commit across a power cut (`PRAGMA synchronous`).
@@ -97,17 +100,16 @@ fn redact(url: &str) -> String {
 }
 
 /// Opens the pool and brings the schema up to date.
-pub(crate) async fn open(
-    url: &str,
-    settings: &PoolSettings,
-) -> Result<(Engine, AnyPool), InboxError> {
+async fn open_pool(url: &str, settings: &PoolSettings) -> Result<(Engine, AnyPool), InboxError> {
     sqlx::any::install_default_drivers();
     let (engine, url, memory) = resolve(url)?;
     let mut options = AnyPoolOptions::new().acquire_timeout(settings.connect_timeout);
-    options = options.max_connections(settings.max_connections.unwrap_or(match engine {
-        Engine::Sqlite => 4,
-        Engine::Postgres => 10,
-    }));
+    let dialect = Dialect::of(engine);
+    options = options.max_connections(
+        settings
+            .max_connections
+            .unwrap_or(dialect.default_pool_size),
+    );
     if memory {
         // The memory database lives as long as one connection to it does.
         options = options
@@ -140,9 +142,95 @@ pub(crate) async fn open(
             .execute(&mut *conn)
             .await?;
     }
-    schema::migrate(&mut conn, engine).await?;
+    schema::migrate(&mut conn, dialect).await?;
     drop(conn);
     Ok((engine, pool))
+}
+
+/// `value` as a JSON column holds it.
+pub(crate) fn json<T: serde::Serialize>(id: &str, value: &T) -> Result<String, InboxError> {
+    serde_json::to_string(value).map_err(|e| InboxError::Corrupt {
+        id: id.to_owned(),
+        reason: format!("cannot be stored as JSON: {e}"),
+    })
+}
+
+/// A nullable JSON column read back.
+pub(crate) fn decode_json<T: serde::de::DeserializeOwned>(
+    column: Option<&str>,
+) -> Result<Option<T>, serde_json::Error> {
+    column.map(serde_json::from_str).transpose()
+}
+
+/// A stored JSON list of strings; anything else is no one.
+pub(crate) fn strings_of(json: &str) -> Vec<String> {
+    serde_json::from_str(json).unwrap_or_default()
+}
+
+/// A connection inside a transaction, as the statements take it.
+pub(crate) type Conn = sqlx::AnyConnection;
+
+/// A transaction that writes.
+pub(crate) type Tx = Transaction<'static, Any>;
+
+/// An inbox database: its pool, and the dialect its engine speaks.
+pub(crate) struct Store {
+    pub(crate) pool: AnyPool,
+    pub(crate) dialect: &'static Dialect,
+    /// Kept for the LISTEN connection; never shown (it may hold a password).
+    url: String,
+}
+
+impl Store {
+    /// Connects to `url` and brings its schema up to date.
+    pub(crate) async fn open(url: &str, settings: &PoolSettings) -> Result<Store, InboxError> {
+        let (engine, pool) = open_pool(url, settings).await?;
+        Ok(Store {
+            pool,
+            dialect: Dialect::of(engine),
+            url: url.to_owned(),
+        })
+    }
+
+    /// Begins a transaction that writes. SQLite's default (deferred) transaction takes the
+    /// write lock only at its first write and fails, instead of waiting, when another writer
+    /// committed since its first read; the dialect's `BEGIN` waits for the lock up front.
+    pub(crate) async fn write(&self) -> Result<Tx, InboxError> {
+        Ok(self.pool.begin_with(self.dialect.begin_write).await?)
+    }
+
+    /// The engine, for `Debug`.
+    pub(crate) fn engine(&self) -> Engine {
+        self.dialect.engine
+    }
+
+    /// The most connections the pool opens.
+    pub(crate) fn max_connections(&self) -> u32 {
+        self.pool.options().get_max_connections()
+    }
+
+    /// Whether answers are announced to other processes ([`listen`](Self::listen)); where
+    /// they are not, idle workers poll.
+    pub(crate) fn announces(&self) -> bool {
+        self.dialect.announces
+    }
+
+    /// Wakes `answered` once for every answer that readies a run of `agent`, in any
+    /// process, until the connection fails (the caller reconnects). Only a dialect that
+    /// [`announces`](Self::announces) ever returns; others wait forever.
+    pub(crate) async fn listen(&self, agent: &str, answered: &Notify) -> Result<(), InboxError> {
+        if !self.dialect.announces {
+            return std::future::pending().await;
+        }
+        let mut listener = sqlx::postgres::PgListener::connect(&self.url).await?;
+        listener.listen(dialect::CHANNEL).await?;
+        loop {
+            let note = listener.recv().await?;
+            if note.payload() == agent {
+                answered.notify_one();
+            }
+        }
+    }
 }
 
 #[cfg(test)]

@@ -1,14 +1,15 @@
 //! The inbox's tables and their versioned migrations, applied when a database is opened.
 //!
-//! Every migration is a list of statements both engines accept (only `BIGINT` and `TEXT`
-//! columns; times are milliseconds since the Unix epoch). A database records the newest
+//! Every migration but the last is a list of statements both engines accept (only `BIGINT`
+//! and `TEXT` columns; times are milliseconds since the Unix epoch); the last constrains
+//! the state columns, each engine its own way. A database records the newest
 //! version applied in `toolnexus_inbox_schema`; one recording a version this crate does not
 //! know was made by a newer release and is refused rather than misread.
 
 use sqlx::{AnyConnection, Row};
 
-use super::Engine;
-use crate::InboxError;
+use super::{Dialect, Engine};
+use crate::{DeliveryState, InboxError, ParkedState};
 
 /// The migrations, in order; migration `n` (1-based) brings a database to version `n`.
 const MIGRATIONS: &[&[&str]] = &[&[
@@ -127,19 +128,51 @@ const MIGRATIONS: &[&[&str]] = &[&[
     "ALTER TABLE toolnexus_inbox_requests ADD COLUMN escalated_to TEXT",
 ]];
 
-/// The schema version this crate reads and writes.
-pub(crate) const LATEST: i64 = MIGRATIONS.len() as i64;
+/// The schema version this crate reads and writes: the shared migrations, then the state
+/// constraints.
+pub(crate) const LATEST: i64 = MIGRATIONS.len() as i64 + 1;
+
+/// The last migration: a state column takes only the spellings of its enum. PostgreSQL
+/// adds `CHECK` constraints; SQLite cannot add one to an existing table, so triggers refuse
+/// the same writes. A state added to an enum later needs a migration replacing these.
+fn state_checks(engine: Engine) -> Vec<String> {
+    let parked: Vec<&str> = ParkedState::ALL.iter().map(|s| s.as_str()).collect();
+    let delivery: Vec<&str> = DeliveryState::ALL.iter().map(|s| s.as_str()).collect();
+    let mut statements = Vec::new();
+    for (table, states) in [
+        ("toolnexus_inbox_runs", parked),
+        ("toolnexus_inbox_outbox", delivery),
+    ] {
+        let list = states
+            .iter()
+            .map(|s| format!("'{s}'"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        match engine {
+            Engine::Postgres => statements.push(format!(
+                "ALTER TABLE {table} ADD CONSTRAINT {table}_state CHECK (state IN ({list}))"
+            )),
+            Engine::Sqlite => {
+                for (name, on) in [("insert", "INSERT"), ("update", "UPDATE OF state")] {
+                    statements.push(format!(
+                        "CREATE TRIGGER {table}_state_{name} BEFORE {on} ON {table} \
+                         WHEN NEW.state NOT IN ({list}) \
+                         BEGIN SELECT RAISE(ABORT, '{table}: not a state'); END"
+                    ));
+                }
+            }
+        }
+    }
+    statements
+}
 
 /// Brings the database to [`LATEST`], one transaction for all of it, so concurrent openers
 /// (several workers starting at once) apply each migration exactly once.
-pub(crate) async fn migrate(conn: &mut AnyConnection, engine: Engine) -> Result<(), InboxError> {
+pub(crate) async fn migrate(conn: &mut AnyConnection, dialect: &Dialect) -> Result<(), InboxError> {
     use sqlx::Connection;
-    let mut tx = conn.begin_with(engine.begin_write()).await?;
-    if engine == Engine::Postgres {
-        // CREATE TABLE IF NOT EXISTS races on Postgres; the advisory lock serialises openers.
-        sqlx::query("SELECT pg_advisory_xact_lock(7317052041)")
-            .execute(&mut *tx)
-            .await?;
+    let mut tx = conn.begin_with(dialect.begin_write).await?;
+    if let Some(lock) = dialect.migration_lock {
+        sqlx::query(lock).execute(&mut *tx).await?;
     }
     sqlx::query("CREATE TABLE IF NOT EXISTS toolnexus_inbox_schema (version BIGINT NOT NULL)")
         .execute(&mut *tx)
@@ -155,9 +188,16 @@ pub(crate) async fn migrate(conn: &mut AnyConnection, engine: Engine) -> Result<
             supported: LATEST,
         });
     }
-    for (index, statements) in MIGRATIONS.iter().enumerate().skip(found as usize) {
-        for &statement in *statements {
-            sqlx::query(statement).execute(&mut *tx).await?;
+    let last = state_checks(dialect.engine);
+    let all = MIGRATIONS
+        .iter()
+        .map(|statements| statements.iter().map(|s| (*s).to_owned()).collect())
+        .chain(std::iter::once(last));
+    for (index, statements) in all.enumerate().skip(found as usize) {
+        for statement in statements {
+            sqlx::query(sqlx::AssertSqlSafe(statement))
+                .execute(&mut *tx)
+                .await?;
         }
         let version = index as i64 + 1;
         sqlx::query("DELETE FROM toolnexus_inbox_schema")

@@ -457,7 +457,7 @@ fn request(
             (controls(view, parked, scope, retry.for_request(parked.id())))
         } @else if open {
             p.banner.readonly {
-                "Only " (view.shared.inbox.responders(parked).unwrap_or_default().join(", "))
+                "Only " (crate::people::listed(&view.shared.inbox.responders(parked).unwrap_or_default()))
                 " may answer this request; you see it read-only."
             }
         } @else if parked.state == ParkedState::Waiting {

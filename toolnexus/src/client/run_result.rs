@@ -23,6 +23,24 @@ pub enum RunStatus {
     Incomplete,
 }
 
+impl RunStatus {
+    /// The status as its JSON spells it.
+    ///
+    /// ```
+    /// use toolnexus::RunStatus;
+    ///
+    /// assert_eq!(RunStatus::Pending.as_str(), "pending");
+    /// assert_eq!(serde_json::to_value(RunStatus::Done).unwrap(), RunStatus::Done.as_str());
+    /// ```
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunStatus::Done => "done",
+            RunStatus::Pending => "pending",
+            RunStatus::Incomplete => "incomplete",
+        }
+    }
+}
+
 /// The bound an [`Incomplete`](RunStatus::Incomplete) run ran into.
 ///
 /// ```

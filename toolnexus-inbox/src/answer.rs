@@ -1,0 +1,226 @@
+//! Answering a waiting request: whether the answer may be taken is a pure decision
+//! ([`decide`]) over what the answer's transaction read under the run's lock; the writes it
+//! implies — the answer, the run ready to resume once its last request is, the audit entry,
+//! the notification — follow in that transaction.
+
+use toolnexus::{Answer, Request};
+use tracing::Instrument;
+
+use crate::audit::{AuditKind, Record};
+use crate::people::{Person, Responder};
+use crate::store::requests::{self, ToAnswer};
+use crate::store::runs::{self, Locked};
+use crate::store::{json, strings_of, Tx};
+use crate::{spans, Inbox, InboxError, ParkedState};
+
+/// Where an answer comes from.
+pub(crate) enum Source {
+    /// A person (`answer_as`), or nobody in particular (`answer`).
+    Person(Option<Person>),
+    /// The inbox itself, applying a kind's expiry action: not a person's decision, so
+    /// neither the deadline nor who may answer applies.
+    Expiry,
+}
+
+impl Source {
+    fn person(&self) -> Option<&Person> {
+        match self {
+            Source::Person(who) => who.as_ref(),
+            Source::Expiry => None,
+        }
+    }
+
+    fn who(&self) -> Option<&str> {
+        self.person().map(|p| p.id.as_str())
+    }
+}
+
+/// An answer the decision took: the request it answers, and the answer as stored.
+struct Taken {
+    request: Request,
+    stored: String,
+}
+
+impl Inbox {
+    /// Answers a waiting request. The first answer wins: a second one, an answer to an
+    /// unknown id, to a run no longer waiting or after the request's `expiresAt` is an
+    /// error and changes nothing. When the request carries a form (`data.schema`), an `ok`
+    /// answer's data must fit it, and edited arguments
+    /// ([`Answer::with_args`](toolnexus::Answer::with_args)) must fit a gate's `argsSchema`
+    /// ([`InboxError::InvalidAnswer`] names the field).
+    ///
+    /// When the request is one of several its run waits on, the run is ready to resume
+    /// once the last of them is answered, whatever the order and however the answers race.
+    ///
+    /// A request that names who may answer it ([`responders`](Self::responders)) is
+    /// refused here with [`InboxError::NotAllowed`]: an answer from nobody in particular
+    /// is not known to come from one of them. Use [`answer_as`](Self::answer_as).
+    pub async fn answer(&self, answer: Answer) -> Result<(), InboxError> {
+        self.record_answer(answer, Source::Person(None)).await
+    }
+
+    /// [`answer`](Self::answer), as `who` (a [`Person`], or a plain id such as
+    /// `"ada@example.com"`): recorded on the row and in the audit trail, with the time.
+    /// When the request names its responders, `who` must be one of them, else
+    /// [`InboxError::NotAllowed`] and nothing changes.
+    pub async fn answer_as(
+        &self,
+        answer: Answer,
+        who: impl Into<Person>,
+    ) -> Result<(), InboxError> {
+        self.record_answer(answer, Source::Person(Some(who.into())))
+            .await
+    }
+
+    /// Records an answer in one transaction, in its span; a refusal rolls it back,
+    /// changing nothing.
+    pub(crate) async fn record_answer(
+        &self,
+        answer: Answer,
+        source: Source,
+    ) -> Result<(), InboxError> {
+        let span = spans::answer(&answer, source.who(), matches!(source, Source::Expiry));
+        let recorded = self
+            .record_answer_in_span(answer, source)
+            .instrument(span.clone())
+            .await;
+        if let Err(e) = &recorded {
+            spans::failed(&span, e);
+        }
+        recorded
+    }
+
+    async fn record_answer_in_span(
+        &self,
+        answer: Answer,
+        source: Source,
+    ) -> Result<(), InboxError> {
+        let mut tx = self.inner.store.write().await?;
+        match self.answer_in(&mut tx, &answer, &source).await {
+            Ok(run_answered) => {
+                tx.commit().await?;
+                self.wake_deliverers();
+                if run_answered {
+                    // This process's idle workers at once; other processes' heard the NOTIFY.
+                    self.inner.answered.notify_one();
+                }
+                Ok(())
+            }
+            Err(refused) => {
+                // The refusal is what the caller needs to hear; a rollback that fails
+                // leaves nothing behind either, as the transaction never commits.
+                if let Err(e) = tx.rollback().await {
+                    tracing::warn!(error = %e, "could not roll back a refused answer");
+                }
+                Err(refused)
+            }
+        }
+    }
+
+    /// The answer's reads, decision and writes, inside its transaction: `true` when it was
+    /// the run's last open request, so the run is now ready to resume.
+    ///
+    /// The run's row is locked first, so answers to one run's requests take turns:
+    /// whichever comes last sees every other answer and marks the run answered, and no
+    /// answer is lost to a race.
+    async fn answer_in(
+        &self,
+        tx: &mut Tx,
+        answer: &Answer,
+        source: &Source,
+    ) -> Result<bool, InboxError> {
+        let now = self.now();
+        let Some(run) = runs::lock_of_request(tx, &answer.id).await? else {
+            return Err(InboxError::UnknownRequest(answer.id.clone()));
+        };
+        // Read under the lock: an answer committed before it was taken is seen here.
+        let row = requests::to_answer(tx, &answer.id).await?;
+        let taken = self.decide(&run, &row, answer, source, now)?;
+
+        requests::record_answer(tx, &answer.id, &taken.stored, source.who(), now).await?;
+        let run_answered = runs::mark_answered(tx, self.inner.store.dialect, &run.id, now).await?;
+        if !run_answered {
+            runs::touch(tx, &run.id, now).await?;
+        }
+        let kind = match source {
+            Source::Expiry => AuditKind::Expired,
+            Source::Person(_) => AuditKind::Answered,
+        };
+        Record {
+            request: Some(&answer.id),
+            actor: source.who(),
+            detail: Some(&taken.stored),
+            ..Record::new(&run.id, kind)
+        }
+        .append(tx, now)
+        .await?;
+        let notice = || {
+            let expiring = matches!(source, Source::Expiry);
+            let by = source.who();
+            self.notice_answered(&run.id, &run.agent, &taken.request, answer, by, expiring)
+        };
+        self.enqueue(tx, notice, None).await?;
+        Ok(run_answered)
+    }
+
+    /// Whether `answer` may be taken for the request `row` holds, of the locked `run`, at
+    /// `now`: the run still waits, the request is unanswered and not past its deadline,
+    /// the answer comes from someone who may give it, and it fits the request's form.
+    fn decide(
+        &self,
+        run: &Locked,
+        row: &ToAnswer,
+        answer: &Answer,
+        source: &Source,
+        now: i64,
+    ) -> Result<Taken, InboxError> {
+        let id = || answer.id.clone();
+        if run.state != ParkedState::Waiting {
+            return Err(InboxError::NotWaiting {
+                id: id(),
+                state: run.state,
+            });
+        }
+        if row.answered_at.is_some() {
+            return Err(InboxError::NotWaiting {
+                id: id(),
+                state: ParkedState::Answered,
+            });
+        }
+        let by_person = matches!(source, Source::Person(_));
+        if by_person && row.expires_at.is_some_and(|at| at <= now) {
+            return Err(InboxError::Expired(id()));
+        }
+        let request: Request =
+            serde_json::from_str(&row.request).map_err(|e| InboxError::Corrupt {
+                id: id(),
+                reason: format!("request: {e}"),
+            })?;
+        if by_person {
+            let escalated_to: Vec<Responder> = row
+                .escalated_to
+                .as_deref()
+                .map(strings_of)
+                .unwrap_or_default()
+                .iter()
+                .map(|r| Responder::from(r.as_str()))
+                .collect();
+            if let Some(list) = self
+                .inner
+                .rules
+                .responders(&request, &run.agent, &escalated_to)
+            {
+                let who = source.person();
+                if !who.is_some_and(|who| who.is_one_of(&list)) {
+                    return Err(InboxError::NotAllowed {
+                        request: id(),
+                        who: who.map(|p| p.id.clone()),
+                    });
+                }
+            }
+        }
+        request.check_answer(answer)?;
+        let stored = json(&answer.id, answer)?;
+        Ok(Taken { request, stored })
+    }
+}

@@ -1,0 +1,197 @@
+//! [`Inbox`]: the handle on one inbox database, and what it reads of it — the parked
+//! requests, listed and looked up, and who may answer each. Parking, answering, resuming
+//! and the housekeeping are the operations of their own modules.
+
+mod builder;
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::Notify;
+use toolnexus::RequestKind;
+
+pub use builder::InboxBuilder;
+
+use crate::clock::{ms, Clock};
+use crate::deadline::{Escalation, ExpiryRule};
+use crate::parked::readable;
+use crate::people::{Person, Responder, Rules};
+use crate::store::{requests, Store};
+use crate::webhook::Targets;
+use crate::{InboxError, Parked, WaitingPage};
+
+/// Parked runs in a database: people answer them, and any worker resumes each exactly once.
+///
+/// A cheap, cloneable handle on a connection pool (`Send + Sync`). It parks under its
+/// agent (default `"default"`) and resumes only that agent's runs; listing and answering
+/// cover every agent in the database.
+///
+/// ```
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// use toolnexus_inbox::Inbox;
+///
+/// let inbox = Inbox::open("sqlite::memory:").await?;
+/// assert!(inbox.waiting().await?.is_empty());
+/// # Ok::<(), toolnexus_inbox::InboxError>(())
+/// # }).unwrap();
+/// ```
+#[derive(Clone)]
+pub struct Inbox {
+    pub(crate) inner: Arc<Inner>,
+}
+
+pub(crate) struct Inner {
+    pub(crate) store: Store,
+    pub(crate) agent: String,
+    pub(crate) lease: Duration,
+    pub(crate) max_attempts: u32,
+    pub(crate) poll_interval: Duration,
+    pub(crate) rules: Rules,
+    /// Who the audit trail names for this handle's claims and resumes.
+    pub(crate) worker: String,
+    pub(crate) clock: Clock,
+    /// The webhooks told of what happens, and the client that tells them.
+    pub(crate) targets: Targets,
+    /// Where the page is served, for the links in notifications.
+    pub(crate) page_url: Option<reqwest::Url>,
+    pub(crate) escalations: Vec<Escalation>,
+    pub(crate) expiry: HashMap<RequestKind, ExpiryRule>,
+    /// Wakes a deliverer when this process wrote to the outbox.
+    pub(crate) outbox: Notify,
+    /// Wakes one idle worker slot per answer (this process's answers, and other processes'
+    /// relayed from NOTIFY): one answer is one run to resume, so waking every idle slot
+    /// would only send the others to claim nothing. A slot that gets a run goes on claiming
+    /// until none is left, so runs answered in a burst are all taken.
+    pub(crate) answered: Notify,
+}
+
+impl fmt::Debug for Inbox {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Inbox")
+            .field("engine", &self.inner.store.engine())
+            .field("agent", &self.inner.agent)
+            .field("lease", &self.inner.lease)
+            .field("max_attempts", &self.inner.max_attempts)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Inbox {
+    /// Opens the inbox at `url` with the default options: `sqlite://PATH` (created if
+    /// missing), `sqlite::memory:`, or `postgres://USER@HOST/DB`.
+    pub async fn open(url: &str) -> Result<Inbox, InboxError> {
+        Inbox::builder(url).open().await
+    }
+
+    /// Options before opening.
+    pub fn builder(url: impl Into<String>) -> InboxBuilder {
+        InboxBuilder::new(url.into())
+    }
+
+    /// Now, by this inbox's clock, in milliseconds since the epoch.
+    pub(crate) fn now(&self) -> i64 {
+        self.inner.clock.now_ms()
+    }
+
+    /// How long a claim lasts, in milliseconds.
+    pub(crate) fn lease_ms(&self) -> i64 {
+        ms(self.inner.lease)
+    }
+
+    /// The expiry rule for requests of `kind`.
+    pub(crate) fn expiry_rule(&self, kind: &RequestKind) -> Option<&ExpiryRule> {
+        self.inner.expiry.get(kind)
+    }
+
+    /// The agent this handle parks under and resumes for.
+    pub fn agent(&self) -> &str {
+        &self.inner.agent
+    }
+
+    /// The request `id` (any request of a parked run), whatever its state.
+    pub async fn get(&self, id: &str) -> Result<Option<Parked>, InboxError> {
+        let row = requests::get(&self.inner.store.pool, id).await?;
+        row.map(Parked::try_from).transpose()
+    }
+
+    /// Every request of the run that request `id` belongs to (any of them will do), in
+    /// call order; empty when no run has that request.
+    ///
+    /// ```
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// let inbox = toolnexus_inbox::Inbox::open("sqlite::memory:").await?;
+    /// assert!(inbox.run_requests("no-such-request").await?.is_empty());
+    /// # Ok::<(), toolnexus_inbox::InboxError>(())
+    /// # }).unwrap();
+    /// ```
+    pub async fn run_requests(&self, id: &str) -> Result<Vec<Parked>, InboxError> {
+        let rows = requests::of_run(&self.inner.store.pool, id).await?;
+        rows.into_iter().map(Parked::try_from).collect()
+    }
+
+    /// The requests waiting for an answer, oldest first, of every agent: one per request,
+    /// so a run waiting on three calls is listed three times, until each is answered.
+    ///
+    /// A row that cannot be read back is left out (and logged); [`get`](Self::get) on its
+    /// id reports why.
+    pub async fn waiting(&self) -> Result<Vec<Parked>, InboxError> {
+        Ok(readable(
+            requests::waiting_all(&self.inner.store.pool).await?,
+        ))
+    }
+
+    /// One page of [`waiting`](Self::waiting): at most `limit` requests from the
+    /// `offset`-th (0-based), oldest first, with how many are waiting in all — what a list
+    /// shows without reading every waiting request.
+    pub async fn waiting_page(
+        &self,
+        offset: usize,
+        limit: usize,
+    ) -> Result<WaitingPage, InboxError> {
+        let (total, rows) = requests::waiting_page(&self.inner.store.pool, offset, limit).await?;
+        Ok(WaitingPage::of(
+            readable(rows),
+            offset,
+            usize::try_from(total).unwrap_or(0),
+        ))
+    }
+
+    /// The `limit` requests whose runs changed last among those answered (their runs
+    /// waiting for their other requests, or answered, running, done, failed), newest
+    /// first, of every agent: what was decided lately and what came of it.
+    pub async fn recent(&self, limit: usize) -> Result<Vec<Parked>, InboxError> {
+        Ok(readable(
+            requests::recent(&self.inner.store.pool, limit).await?,
+        ))
+    }
+
+    /// Who may answer `parked`: its own `data.responders`, else this handle's rule for its
+    /// kind or agent; `None` when nothing limits it.
+    /// Once the request is escalated, the escalation's responders are among them too.
+    pub fn responders(&self, parked: &Parked) -> Option<Vec<Responder>> {
+        self.inner
+            .rules
+            .responders(&parked.request, &parked.agent, &parked.escalated_to)
+    }
+
+    /// Whether `who` may answer `parked` ([`responders`](Self::responders)); `None` is an
+    /// answer from nobody in particular, allowed only where nothing limits who answers.
+    /// It does not look at whether the request still waits.
+    pub fn may_answer(&self, parked: &Parked, who: Option<&Person>) -> bool {
+        match (self.responders(parked), who) {
+            (None, _) => true,
+            (Some(list), Some(who)) => who.is_one_of(&list),
+            (Some(_), None) => false,
+        }
+    }
+
+    /// The waiting requests `who` may answer, oldest first ([`waiting`](Self::waiting)
+    /// filtered by [`may_answer`](Self::may_answer)).
+    pub async fn waiting_for(&self, who: &Person) -> Result<Vec<Parked>, InboxError> {
+        let mut waiting = self.waiting().await?;
+        waiting.retain(|p| self.may_answer(p, Some(who)));
+        Ok(waiting)
+    }
+}

@@ -1,0 +1,230 @@
+//! Parking a halted run: its transcript and every request it waits on, written in one
+//! transaction with their audit entries and the notification of the park.
+
+use std::borrow::Cow;
+
+use crate::store::Conn;
+use serde_json::Value;
+use toolnexus::{Message, Request, RunResult, RunStatus, ToolCallRecord};
+use tracing::Instrument;
+
+use crate::audit::{AuditKind, Record};
+use crate::clock::{ms, parse_rfc3339, rfc3339};
+use crate::store::json;
+use crate::store::requests::{self, NewRequest};
+use crate::store::runs::{self, NewRun};
+use crate::{spans, Inbox, InboxError};
+
+impl Inbox {
+    /// Parks a halted run: its transcript, every request it waits on
+    /// ([`RunResult::waiting`], in call order), its model and turn count, under this
+    /// handle's agent. Returns the id of its first request, which is also the run's id.
+    ///
+    /// Each request is answered on its own, by its own id; the run is resumed once every
+    /// one of them is answered, with all their answers.
+    ///
+    /// A run that did not halt is [`InboxError::NotPending`]; a request id already parked is
+    /// [`InboxError::AlreadyParked`]. One transaction: nothing is ever half-written.
+    pub async fn park(&self, run: &RunResult) -> Result<String, InboxError> {
+        let first = run.pending.as_ref().map_or("", |r| r.id.as_str());
+        let span = spans::park(&self.inner.agent, first, run.waiting.len());
+        let parked = self.park_in_span(run).instrument(span.clone()).await;
+        if let Err(e) = &parked {
+            spans::failed(&span, e);
+        }
+        parked
+    }
+
+    async fn park_in_span(&self, run: &RunResult) -> Result<String, InboxError> {
+        let parked = ToPark::of(self, run, 0)?;
+        let mut tx = self.inner.store.write().await?;
+        if let Some(taken) = parked.insert(&mut tx, self).await? {
+            tx.rollback().await?;
+            return Err(InboxError::AlreadyParked(taken));
+        }
+        tx.commit().await?;
+        self.wake_deliverers();
+        Ok(parked.run_id.to_owned())
+    }
+}
+
+/// A halted run, ready to be inserted: its run row and a row per request it waits on.
+pub(crate) struct ToPark<'a> {
+    /// The run's id: its first request's.
+    pub(crate) run_id: &'a str,
+    messages: String,
+    model: &'a str,
+    turns: i64,
+    request_ids: String,
+    requests: Vec<RequestRow<'a>>,
+    /// When it is parked: the time its deadlines count from.
+    at: i64,
+}
+
+/// One request of a halted run, ready to be inserted.
+struct RequestRow<'a> {
+    /// The request as kept: as asked, or with its kind's deadline when it set none.
+    request: Cow<'a, Request>,
+    json: String,
+    /// The call that asked it, and that call's arguments as stored.
+    call: Option<(&'a str, &'a Value)>,
+    args_json: Option<String>,
+    expires_at: Option<i64>,
+}
+
+impl<'a> ToPark<'a> {
+    /// `earlier_turns`: turns taken before this invocation, when a resumed run halts again.
+    pub(crate) fn of(
+        inbox: &Inbox,
+        run: &'a RunResult,
+        earlier_turns: i64,
+    ) -> Result<Self, InboxError> {
+        let (RunStatus::Pending, Some(pending)) = (run.status, run.pending.as_ref()) else {
+            return Err(InboxError::NotPending);
+        };
+        // A result from before runs listed every waiting call names only the first.
+        let waiting = if run.waiting.is_empty() {
+            std::slice::from_ref(pending)
+        } else {
+            run.waiting.as_slice()
+        };
+        let Some(first) = waiting.first() else {
+            return Err(InboxError::NotPending);
+        };
+        let at = inbox.now();
+        let requests = waiting
+            .iter()
+            .map(|request| RequestRow::of(inbox, at, run, request))
+            .collect::<Result<Vec<_>, _>>()?;
+        let ids: Vec<&str> = waiting.iter().map(|r| r.id.as_str()).collect();
+        Ok(ToPark {
+            run_id: &first.id,
+            messages: json(&first.id, &run.messages)?,
+            model: &run.model,
+            turns: earlier_turns.saturating_add(i64::try_from(run.turns).unwrap_or(i64::MAX)),
+            request_ids: json(&first.id, &ids)?,
+            requests,
+            at,
+        })
+    }
+}
+
+impl<'a> RequestRow<'a> {
+    fn of(
+        inbox: &Inbox,
+        now: i64,
+        run: &'a RunResult,
+        asked: &'a Request,
+    ) -> Result<Self, InboxError> {
+        let mut request = Cow::Borrowed(asked);
+        let expires_at = match &asked.expires_at {
+            Some(text) => Some(
+                parse_rfc3339(text).ok_or_else(|| InboxError::InvalidExpiry {
+                    id: request.id.clone(),
+                    value: text.clone(),
+                })?,
+            ),
+            // The kind's deadline, written on the request too, so whoever reads it sees
+            // when it expires.
+            None => match inbox.expiry_rule(&request.kind).and_then(|rule| rule.after) {
+                Some(after) => {
+                    let at = now.saturating_add(ms(after));
+                    request.to_mut().expires_at = Some(rfc3339(at));
+                    Some(at)
+                }
+                None => None,
+            },
+        };
+        let call = halted_call(run, &asked.id);
+        let args_json = call.map(|(_, args)| json(&asked.id, args)).transpose()?;
+        Ok(RequestRow {
+            json: json(&asked.id, &request)?,
+            request,
+            call,
+            args_json,
+            expires_at,
+        })
+    }
+}
+
+/// The tool call that asked request `id`: its name and arguments, from the call records or, failing
+/// that, from the transcript's placeholder and the assistant turn that asked for it.
+fn halted_call<'r>(run: &'r RunResult, id: &str) -> Option<(&'r str, &'r Value)> {
+    let parks_here = |call: &ToolCallRecord| call.pending().is_some_and(|p| p.id == id);
+    if let Some(call) = run.tool_calls.iter().find(|c| parks_here(c)) {
+        return Some((&call.name, &call.args));
+    }
+    let call_id = run.messages.iter().rev().find_map(|m| match m {
+        Message::ToolResults { results } => results
+            .iter()
+            .find(|r| r.pending.as_ref().is_some_and(|p| p.id == id))
+            .map(|r| r.call_id.as_str()),
+        _ => None,
+    })?;
+    run.messages.iter().rev().find_map(|m| match m {
+        Message::Assistant { tool_calls, .. } => tool_calls
+            .iter()
+            .find(|c| c.id == call_id)
+            .map(|c| (c.name.as_str(), &c.args)),
+        _ => None,
+    })
+}
+
+impl ToPark<'_> {
+    /// Inserts the waiting run and its requests, with their audit entries and the
+    /// notification of the park. `Some(id)`: request `id` is already parked, and the caller
+    /// rolls the transaction back so nothing of the run stays.
+    pub(crate) async fn insert(
+        &self,
+        conn: &mut Conn,
+        inbox: &Inbox,
+    ) -> Result<Option<String>, InboxError> {
+        let agent = inbox.agent();
+        let run = NewRun {
+            id: self.run_id,
+            agent,
+            messages: &self.messages,
+            model: self.model,
+            turns: self.turns,
+            at: self.at,
+            request_ids: &self.request_ids,
+        };
+        if !runs::insert(conn, &run).await? {
+            return Ok(Some(self.run_id.to_owned()));
+        }
+        for (position, row) in self.requests.iter().enumerate() {
+            let request = &row.request;
+            let new = NewRequest {
+                id: &request.id,
+                run: self.run_id,
+                position: i64::try_from(position).unwrap_or(i64::MAX),
+                request: &row.json,
+                tool_name: row.call.map(|(name, _)| name),
+                tool_args: row.args_json.as_deref(),
+                at: self.at,
+                expires_at: row.expires_at,
+            };
+            if !requests::insert(conn, &new).await? {
+                return Ok(Some(request.id.clone()));
+            }
+            Record {
+                request: Some(&request.id),
+                actor: Some(agent),
+                detail: Some(request.kind.as_str()),
+                ..Record::new(self.run_id, AuditKind::Parked)
+            }
+            .append(conn, self.at)
+            .await?;
+        }
+        let notice = || {
+            let requests: Vec<_> = self
+                .requests
+                .iter()
+                .map(|r| (&*r.request, r.call))
+                .collect();
+            inbox.notice_parked(self.run_id, agent, &requests)
+        };
+        inbox.enqueue(conn, notice, None).await?;
+        Ok(None)
+    }
+}

@@ -1,0 +1,65 @@
+//! `toolnexus_inbox_audit`: every change of a run, appended in the transaction that makes
+//! it and never rewritten.
+
+use sqlx::{AnyConnection, AnyPool, FromRow};
+
+use crate::InboxError;
+
+/// An entry about to be appended to run `run`'s trail.
+pub(crate) struct NewEntry<'a> {
+    pub(crate) run: &'a str,
+    /// What happened, as the trail spells it.
+    pub(crate) kind: &'a str,
+    pub(crate) request: Option<&'a str>,
+    pub(crate) actor: Option<&'a str>,
+    pub(crate) attempt: Option<i64>,
+    pub(crate) detail: Option<&'a str>,
+    pub(crate) at: i64,
+}
+
+/// Appends an entry inside the caller's transaction. Every caller has locked the run's row
+/// in that transaction ([`runs::lock`](super::runs::lock), or a write to it), which holds
+/// until commit, so two entries of one run never race for a number.
+pub(crate) async fn append(
+    conn: &mut AnyConnection,
+    entry: &NewEntry<'_>,
+) -> Result<(), InboxError> {
+    sqlx::query(
+        "INSERT INTO toolnexus_inbox_audit (run_id, seq, at, kind, request_id, actor, \
+         attempt, detail) SELECT $1, COALESCE(MAX(seq), 0) + 1, $2, $3, $4, $5, $6, $7 \
+         FROM toolnexus_inbox_audit WHERE run_id = $1",
+    )
+    .bind(entry.run)
+    .bind(entry.at)
+    .bind(entry.kind)
+    .bind(entry.request)
+    .bind(entry.actor)
+    .bind(entry.attempt)
+    .bind(entry.detail)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// An entry as [`of_run`] reads it.
+#[derive(FromRow)]
+pub(crate) struct EntryRow {
+    pub(crate) at: i64,
+    pub(crate) kind: String,
+    pub(crate) request_id: Option<String>,
+    pub(crate) actor: Option<String>,
+    pub(crate) attempt: Option<i64>,
+    pub(crate) detail: Option<String>,
+}
+
+/// The trail of the run request `id` belongs to, oldest first.
+pub(crate) async fn of_run(pool: &AnyPool, id: &str) -> Result<Vec<EntryRow>, InboxError> {
+    Ok(sqlx::query_as(
+        "SELECT at, kind, request_id, actor, attempt, detail FROM toolnexus_inbox_audit \
+         WHERE run_id = (SELECT run_id FROM toolnexus_inbox_requests WHERE id = $1) \
+         ORDER BY seq",
+    )
+    .bind(id)
+    .fetch_all(pool)
+    .await?)
+}

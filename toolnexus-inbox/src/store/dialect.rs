@@ -1,0 +1,87 @@
+//! What differs between the engines, chosen once when a database is opened: how a writing
+//! transaction begins, how concurrent claims pass each other by, whether answers are
+//! announced to other processes, and how the schema's migrations are serialised.
+
+use std::sync::LazyLock;
+
+use super::{outbox, runs, Engine};
+
+/// The PostgreSQL channel answers are announced on, so idle workers wake at once.
+pub(crate) const CHANNEL: &str = "toolnexus_inbox";
+
+/// One engine's statements where the engines differ.
+pub(crate) struct Dialect {
+    pub(crate) engine: Engine,
+    /// How a transaction that writes begins.
+    pub(crate) begin_write: &'static str,
+    /// Claims the oldest run ready to resume ([`runs::claim_next`]).
+    pub(crate) claim_next_run: &'static LazyLock<String>,
+    /// Marks a run answered once its last request is ([`runs::mark_answered`]).
+    pub(crate) mark_answered: &'static LazyLock<String>,
+    /// Claims a batch of due notifications ([`outbox::claim`]).
+    pub(crate) claim_deliveries: &'static LazyLock<String>,
+    /// Whether a run's last answer is announced on [`CHANNEL`] to every process.
+    pub(crate) announces: bool,
+    /// Serialises concurrent migrations, when opening alone does not.
+    pub(crate) migration_lock: Option<&'static str>,
+    /// The connections a pool opens by default.
+    pub(crate) default_pool_size: u32,
+}
+
+/// Appended to the subqueries that choose rows to claim on PostgreSQL: concurrent
+/// workers each take another row instead of queueing on one (SQLite's writers take turns
+/// anyway).
+const SKIP_LOCKED: &str = " FOR UPDATE SKIP LOCKED";
+
+static CLAIM_NEXT_RUN_SQLITE: LazyLock<String> = LazyLock::new(|| runs::claim_next_sql(""));
+static CLAIM_NEXT_RUN_POSTGRES: LazyLock<String> =
+    LazyLock::new(|| runs::claim_next_sql(SKIP_LOCKED));
+static MARK_ANSWERED_SQLITE: LazyLock<String> = LazyLock::new(|| runs::MARK_ANSWERED.to_owned());
+// In the same statement, the NOTIFY that wakes idle workers of the run's agent in every
+// process (sent when the answer commits). `pg_notify` returns `void`, which no row may
+// carry, so it runs in a lateral subquery of its own.
+static MARK_ANSWERED_POSTGRES: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "WITH answered AS ({}) SELECT answered.agent FROM answered, \
+         LATERAL (SELECT pg_notify('{CHANNEL}', answered.agent)) AS announced",
+        runs::MARK_ANSWERED
+    )
+});
+static CLAIM_DELIVERIES_SQLITE: LazyLock<String> = LazyLock::new(|| outbox::claim_sql(""));
+static CLAIM_DELIVERIES_POSTGRES: LazyLock<String> =
+    LazyLock::new(|| outbox::claim_sql(SKIP_LOCKED));
+
+static SQLITE: Dialect = Dialect {
+    engine: Engine::Sqlite,
+    // IMMEDIATE takes the write lock up front: a deferred transaction that read first
+    // fails, instead of waiting, when another writer committed since.
+    begin_write: "BEGIN IMMEDIATE",
+    claim_next_run: &CLAIM_NEXT_RUN_SQLITE,
+    mark_answered: &MARK_ANSWERED_SQLITE,
+    claim_deliveries: &CLAIM_DELIVERIES_SQLITE,
+    announces: false,
+    // The write transaction a migration runs in locks the whole database.
+    migration_lock: None,
+    default_pool_size: 4,
+};
+
+static POSTGRES: Dialect = Dialect {
+    engine: Engine::Postgres,
+    begin_write: "BEGIN",
+    claim_next_run: &CLAIM_NEXT_RUN_POSTGRES,
+    mark_answered: &MARK_ANSWERED_POSTGRES,
+    claim_deliveries: &CLAIM_DELIVERIES_POSTGRES,
+    announces: true,
+    // CREATE TABLE IF NOT EXISTS races on PostgreSQL; the advisory lock serialises openers.
+    migration_lock: Some("SELECT pg_advisory_xact_lock(7317052041)"),
+    default_pool_size: 10,
+};
+
+impl Dialect {
+    pub(crate) fn of(engine: Engine) -> &'static Dialect {
+        match engine {
+            Engine::Sqlite => &SQLITE,
+            Engine::Postgres => &POSTGRES,
+        }
+    }
+}

@@ -1,0 +1,375 @@
+//! `toolnexus_inbox_runs`: one row per parked run — its transcript, its state, the claim a
+//! worker holds on it (a lease fenced by the attempt counter) and its outcome.
+//!
+//! Every write a worker makes under a claim names the attempt it claimed with, so a worker
+//! whose lease lapsed can never write over the worker that took the run over.
+
+use sqlx::{AnyConnection, AnyPool, FromRow};
+
+use super::Dialect;
+use crate::{InboxError, ParkedState};
+
+/// A halted run, ready to be inserted.
+pub(crate) struct NewRun<'a> {
+    pub(crate) id: &'a str,
+    pub(crate) agent: &'a str,
+    pub(crate) messages: &'a str,
+    pub(crate) model: &'a str,
+    pub(crate) turns: i64,
+    /// When it is parked.
+    pub(crate) at: i64,
+    /// Its requests' ids in call order, as a JSON list.
+    pub(crate) request_ids: &'a str,
+}
+
+/// Inserts a waiting run; `false` when a run with its id exists already.
+pub(crate) async fn insert(conn: &mut AnyConnection, run: &NewRun<'_>) -> Result<bool, InboxError> {
+    let inserted = sqlx::query(
+        "INSERT INTO toolnexus_inbox_runs (id, agent, state, messages, model, turns, \
+         parked_at, attempts, updated_at, request_ids) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, 0, $7, $8) ON CONFLICT (id) DO NOTHING",
+    )
+    .bind(run.id)
+    .bind(run.agent)
+    .bind(ParkedState::Waiting.as_str())
+    .bind(run.messages)
+    .bind(run.model)
+    .bind(run.turns)
+    .bind(run.at)
+    .bind(run.request_ids)
+    .execute(&mut *conn)
+    .await?;
+    Ok(inserted.rows_affected() > 0)
+}
+
+/// A run whose row this transaction holds locked.
+pub(crate) struct Locked {
+    pub(crate) id: String,
+    pub(crate) state: ParkedState,
+    pub(crate) agent: String,
+}
+
+#[derive(FromRow)]
+struct LockedRow {
+    id: String,
+    state: String,
+    agent: String,
+}
+
+/// Locks run `run`'s row until the transaction ends — the one way a run is locked. A write
+/// that changes nothing takes the row's lock on PostgreSQL (SQLite's write transaction
+/// holds the database's already), so changes of one run take turns: whichever comes
+/// later sees what the earlier committed, and the audit entries each appends never race
+/// for a number.
+pub(crate) async fn lock(
+    conn: &mut AnyConnection,
+    run: &str,
+) -> Result<Option<Locked>, InboxError> {
+    const LOCK: &str = "UPDATE toolnexus_inbox_runs SET updated_at = updated_at WHERE id = $1 \
+                        RETURNING id, state, agent";
+    locked(sqlx::query_as(LOCK).bind(run).fetch_optional(conn).await?)
+}
+
+/// [`lock`]s the run request `request` belongs to.
+pub(crate) async fn lock_of_request(
+    conn: &mut AnyConnection,
+    request: &str,
+) -> Result<Option<Locked>, InboxError> {
+    const LOCK: &str = "UPDATE toolnexus_inbox_runs SET updated_at = updated_at \
+                        WHERE id = (SELECT run_id FROM toolnexus_inbox_requests WHERE id = $1) \
+                        RETURNING id, state, agent";
+    locked(
+        sqlx::query_as(LOCK)
+            .bind(request)
+            .fetch_optional(conn)
+            .await?,
+    )
+}
+
+fn locked(row: Option<LockedRow>) -> Result<Option<Locked>, InboxError> {
+    row.map(|row| {
+        Ok(Locked {
+            state: state_of(&row.id, &row.state)?,
+            id: row.id,
+            agent: row.agent,
+        })
+    })
+    .transpose()
+}
+
+/// A state column read back; anything but a [`ParkedState`] is a corrupt row.
+pub(crate) fn state_of(id: &str, text: &str) -> Result<ParkedState, InboxError> {
+    ParkedState::parse(text).ok_or_else(|| InboxError::Corrupt {
+        id: id.to_owned(),
+        reason: format!("unknown state {text:?}"),
+    })
+}
+
+/// Records that run `run` changed at `now` (an answer to one of its requests).
+pub(crate) async fn touch(conn: &mut AnyConnection, run: &str, now: i64) -> Result<(), InboxError> {
+    sqlx::query("UPDATE toolnexus_inbox_runs SET updated_at = $1 WHERE id = $2")
+        .bind(now)
+        .bind(run)
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
+/// Marks run $2 answered at $1 once none of its requests is open; a row comes back when it
+/// did. The dialect may wrap it (PostgreSQL announces the answer in the same statement).
+pub(crate) const MARK_ANSWERED: &str =
+    "UPDATE toolnexus_inbox_runs SET state = $3, answered_at = $1, updated_at = $1 \
+     WHERE id = $2 AND state = $4 AND NOT EXISTS (SELECT 1 FROM toolnexus_inbox_requests \
+     WHERE run_id = $2 AND answered_at IS NULL) RETURNING agent";
+
+/// Marks run `run` answered when its last open request has just been answered: `true`
+/// when it did, so the run is now ready to resume.
+pub(crate) async fn mark_answered(
+    conn: &mut AnyConnection,
+    dialect: &Dialect,
+    run: &str,
+    now: i64,
+) -> Result<bool, InboxError> {
+    let answered = sqlx::query(dialect.mark_answered.as_str())
+        .bind(now)
+        .bind(run)
+        .bind(ParkedState::Answered.as_str())
+        .bind(ParkedState::Waiting.as_str())
+        .fetch_optional(conn)
+        .await?;
+    Ok(answered.is_some())
+}
+
+/// What a claim is made on: this agent's runs with attempts left, at `now`, under a
+/// lease lasting until `lease_until`.
+pub(crate) struct Terms<'a> {
+    pub(crate) agent: &'a str,
+    pub(crate) now: i64,
+    pub(crate) lease_until: i64,
+    pub(crate) max_attempts: i64,
+}
+
+/// A run a claim took: what resuming it needs, and the attempt number that fences its
+/// writes.
+#[derive(FromRow)]
+pub(crate) struct Claimed {
+    pub(crate) id: String,
+    pub(crate) messages: String,
+    pub(crate) attempts: i64,
+    pub(crate) turns: i64,
+}
+
+/// A claim: the row(s) matched by `target` become running under the lease ($1, now being
+/// $2), and their attempt counter — the fencing token — goes up by one. Eligible are this
+/// agent's ($3) rows with attempts left ($4) that are answered ($6) and not in a failed
+/// attempt's back-off, or running ($5) under a lease that lapsed (their worker died). One
+/// statement: the claim returns everything the resume needs.
+fn claim_sql(target: &str) -> String {
+    format!(
+        "UPDATE toolnexus_inbox_runs SET state = $5, attempts = attempts + 1, \
+         lease_until = $1, updated_at = $2 WHERE {target} AND agent = $3 AND attempts < $4 \
+         AND ((state = $6 AND (lease_until IS NULL OR lease_until <= $2)) \
+         OR (state = $5 AND lease_until <= $2)) RETURNING id, messages, attempts, turns"
+    )
+}
+
+/// The claim of the oldest run ready to resume, `lock` choosing how concurrent claims
+/// pass each other by ([`Dialect::claim_next_run`]).
+///
+/// Two lookups, each a walk down the claim index in its own order, so a claim costs the
+/// same with ten thousand runs answered as with one: first a run whose worker died (few,
+/// and the oldest claims), else the oldest answer. The second runs only when the first
+/// finds nothing.
+pub(crate) fn claim_next_sql(lock: &str) -> String {
+    claim_sql(&format!(
+        "id = COALESCE((SELECT id FROM toolnexus_inbox_runs WHERE agent = $3 \
+         AND state = $5 AND lease_until <= $2 AND attempts < $4 \
+         ORDER BY answered_at, id LIMIT 1{lock}), (SELECT id FROM toolnexus_inbox_runs \
+         WHERE agent = $3 AND state = $6 AND attempts < $4 \
+         AND (lease_until IS NULL OR lease_until <= $2) ORDER BY answered_at, id LIMIT 1{lock}))"
+    ))
+}
+
+/// Any request of the run ($7) names it.
+static CLAIM_RUN_OF: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    claim_sql("id = (SELECT run_id FROM toolnexus_inbox_requests WHERE id = $7)")
+});
+
+/// Claims the oldest run of `terms.agent` ready to resume.
+pub(crate) async fn claim_next(
+    conn: &mut AnyConnection,
+    dialect: &Dialect,
+    terms: &Terms<'_>,
+) -> Result<Option<Claimed>, InboxError> {
+    claim(conn, dialect.claim_next_run.as_str(), terms, None).await
+}
+
+/// Claims the run request `request` belongs to, when it is ready to resume.
+pub(crate) async fn claim_run_of(
+    conn: &mut AnyConnection,
+    terms: &Terms<'_>,
+    request: &str,
+) -> Result<Option<Claimed>, InboxError> {
+    claim(conn, CLAIM_RUN_OF.as_str(), terms, Some(request)).await
+}
+
+async fn claim(
+    conn: &mut AnyConnection,
+    sql: &'static str,
+    terms: &Terms<'_>,
+    request: Option<&str>,
+) -> Result<Option<Claimed>, InboxError> {
+    let mut claim = sqlx::query_as(sql)
+        .bind(terms.lease_until)
+        .bind(terms.now)
+        .bind(terms.agent)
+        .bind(terms.max_attempts)
+        .bind(ParkedState::Running.as_str())
+        .bind(ParkedState::Answered.as_str());
+    if let Some(request) = request {
+        claim = claim.bind(request);
+    }
+    Ok(claim.fetch_optional(conn).await?)
+}
+
+/// Renews attempt `fence`'s lease on run `run` until `until`; `false` when the claim is
+/// lost.
+pub(crate) async fn renew(
+    pool: &AnyPool,
+    run: &str,
+    fence: i64,
+    until: i64,
+) -> Result<bool, InboxError> {
+    let renewed = sqlx::query(
+        "UPDATE toolnexus_inbox_runs SET lease_until = $1 \
+         WHERE id = $2 AND attempts = $3 AND state = $4",
+    )
+    .bind(until)
+    .bind(run)
+    .bind(fence)
+    .bind(ParkedState::Running.as_str())
+    .execute(pool)
+    .await?;
+    Ok(renewed.rows_affected() > 0)
+}
+
+/// The outcome attempt `fence` records on run `run`.
+pub(crate) struct Finished<'a> {
+    pub(crate) run: &'a str,
+    pub(crate) fence: i64,
+    /// The resumed run's result, as JSON.
+    pub(crate) result: &'a str,
+    /// The request the run halted on again, if it did.
+    pub(crate) next: Option<&'a str>,
+    pub(crate) at: i64,
+}
+
+/// Records a resumed run's outcome: done, with its result; `false` when the claim is lost.
+pub(crate) async fn finish(
+    conn: &mut AnyConnection,
+    done: &Finished<'_>,
+) -> Result<bool, InboxError> {
+    let written = sqlx::query(
+        "UPDATE toolnexus_inbox_runs SET state = $1, result = $2, next_id = $3, \
+         lease_until = NULL, last_error = NULL, updated_at = $4 \
+         WHERE id = $5 AND attempts = $6 AND state = $7",
+    )
+    .bind(ParkedState::Done.as_str())
+    .bind(done.result)
+    .bind(done.next)
+    .bind(done.at)
+    .bind(done.run)
+    .bind(done.fence)
+    .bind(ParkedState::Running.as_str())
+    .execute(conn)
+    .await?;
+    Ok(written.rows_affected() > 0)
+}
+
+/// A failed attempt `fence` records on run `run`.
+pub(crate) struct Failure<'a> {
+    pub(crate) run: &'a str,
+    pub(crate) fence: i64,
+    /// `Answered` to be resumed again at `retry_at`, or `Failed` for good.
+    pub(crate) then: ParkedState,
+    pub(crate) error: &'a str,
+    pub(crate) retry_at: Option<i64>,
+    pub(crate) at: i64,
+}
+
+/// Records a failed attempt; `false` when the claim is lost.
+pub(crate) async fn fail_attempt(
+    conn: &mut AnyConnection,
+    failure: &Failure<'_>,
+) -> Result<bool, InboxError> {
+    let written = sqlx::query(
+        "UPDATE toolnexus_inbox_runs SET state = $1, last_error = $2, lease_until = $3, \
+         updated_at = $4 WHERE id = $5 AND attempts = $6 AND state = $7",
+    )
+    .bind(failure.then.as_str())
+    .bind(failure.error)
+    .bind(failure.retry_at)
+    .bind(failure.at)
+    .bind(failure.run)
+    .bind(failure.fence)
+    .bind(ParkedState::Running.as_str())
+    .execute(conn)
+    .await?;
+    Ok(written.rows_affected() > 0)
+}
+
+/// A run given up because its last allowed attempt died with its worker.
+#[derive(FromRow)]
+pub(crate) struct Exhausted {
+    pub(crate) id: String,
+    pub(crate) attempts: i64,
+    pub(crate) last_error: String,
+}
+
+/// Marks failed the runs of `agent` whose last allowed attempt (of `max_attempts`) died
+/// with its worker: their lease lapsed at `now` with no attempts left.
+pub(crate) async fn fail_exhausted(
+    conn: &mut AnyConnection,
+    agent: &str,
+    max_attempts: i64,
+    now: i64,
+) -> Result<Vec<Exhausted>, InboxError> {
+    Ok(sqlx::query_as(
+        "UPDATE toolnexus_inbox_runs SET state = $4, lease_until = NULL, \
+         last_error = COALESCE(last_error, 'the worker stopped during the last allowed attempt'), \
+         updated_at = $1 WHERE agent = $2 AND attempts >= $3 \
+         AND state IN ($5, $6) AND lease_until <= $1 \
+         RETURNING id, attempts, last_error",
+    )
+    .bind(now)
+    .bind(agent)
+    .bind(max_attempts)
+    .bind(ParkedState::Failed.as_str())
+    .bind(ParkedState::Running.as_str())
+    .bind(ParkedState::Answered.as_str())
+    .fetch_all(conn)
+    .await?)
+}
+
+/// Marks run `run` failed for `why`, when it is answered or running; `false` when it was
+/// neither.
+pub(crate) async fn give_up(
+    conn: &mut AnyConnection,
+    run: &str,
+    why: &str,
+    now: i64,
+) -> Result<bool, InboxError> {
+    let given_up = sqlx::query(
+        "UPDATE toolnexus_inbox_runs SET state = $1, lease_until = NULL, last_error = $2, \
+         updated_at = $3 WHERE id = $4 AND state IN ($5, $6)",
+    )
+    .bind(ParkedState::Failed.as_str())
+    .bind(why)
+    .bind(now)
+    .bind(run)
+    .bind(ParkedState::Running.as_str())
+    .bind(ParkedState::Answered.as_str())
+    .execute(conn)
+    .await?;
+    Ok(given_up.rows_affected() > 0)
+}
