@@ -118,3 +118,85 @@ impl Request {
 pub(crate) fn failure(message: String) -> ToolOutcome {
     ToolOutcome::Failure(ToolResult::error(message))
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn block_on<F: Future>(f: F) -> F::Output {
+        tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap()
+            .block_on(f)
+    }
+
+    fn gate() -> Request {
+        Request::new("approval", "Delete?")
+            .with_id("g")
+            .with_data(json!({
+                "tool": "delete", "args": {"path": "/a"},
+                "argsSchema": {"type": "object", "properties": {"path": {"type": "string"}},
+                               "required": ["path"]}
+            }))
+    }
+
+    /// A tool that asks for itself unless it sees an answer.
+    async fn asking(args: Value, answer: Option<Answer>) -> ToolOutcome {
+        match answer {
+            Some(_) => ToolOutcome::classify(ToolResult::ok(format!("ran {args}"))),
+            None => ToolOutcome::classify(ToolResult::pending(
+                Request::new("input", "Why?").with_id("own"),
+            )),
+        }
+    }
+
+    #[test]
+    fn an_approved_gate_may_end_on_the_tools_own_request() {
+        let args = json!({"path": "/a"});
+        let settled = block_on(gate().settle(Answer::ok("g"), args, asking));
+        assert_eq!(
+            settled.outcome.pending().map(|r| r.id.as_str()),
+            Some("own")
+        );
+        assert_eq!(settled.edited, None);
+        assert_eq!(settled.approval, Some(Answer::ok("g")));
+    }
+
+    #[test]
+    fn a_re_run_that_asks_again_is_unresolved() {
+        let request = Request::new("input", "Why?").with_id("r");
+        let rerun = |_args, _answer| asking(json!({}), None);
+        let settled = block_on(request.settle(Answer::ok("r"), json!({}), rerun));
+        assert!(settled.outcome.is_error());
+        assert_eq!(settled.outcome.result().output, "unresolved: Why?");
+        assert_eq!(settled.approval, None);
+    }
+
+    #[test]
+    fn a_refused_gate_keeps_the_decision_and_runs_nothing() {
+        let never = |_args, _answer| async { panic!("a refused call never runs") };
+        let no = Answer::decline("g", "declined").remember();
+        let settled = block_on(gate().settle(no.clone(), json!({"path": "/a"}), never));
+        assert!(settled.outcome.is_error());
+        assert_eq!(settled.approval, Some(no));
+        let misfit = Answer::ok("g").with_args(json!({"path": 7}));
+        let settled = block_on(gate().settle(misfit, json!({"path": "/a"}), never));
+        assert!(settled
+            .outcome
+            .result()
+            .output
+            .starts_with("unresolved: Delete? (the edited arguments do not fit"));
+        assert_eq!(settled.edited, None);
+    }
+
+    #[test]
+    fn unchanged_arguments_are_no_edit() {
+        let same = Answer::ok("g").with_args(json!({"path": "/a"}));
+        let ran = |args, _answer| asking(args, Some(Answer::ok("g")));
+        let settled = block_on(gate().settle(same, json!({"path": "/a"}), ran));
+        assert_eq!(settled.outcome.result().output, r#"ran {"path":"/a"}"#);
+        assert_eq!(settled.edited, None);
+    }
+}
