@@ -3,7 +3,6 @@
 
 use std::collections::HashMap;
 
-use serde_json::Value;
 use toolnexus::{Request, RequestKind};
 
 /// Someone answering requests: the id recorded as `answered_by` (an email address, or a
@@ -206,11 +205,6 @@ impl Rules {
 
 /// The responders a request names in `data.responders` (strings; other entries ignored).
 fn named_by(request: &Request) -> Option<Vec<Responder>> {
-    let list = request.data.as_ref()?.get("responders")?.as_array()?;
-    Some(
-        list.iter()
-            .filter_map(Value::as_str)
-            .map(Responder::from)
-            .collect(),
-    )
+    let list = request.responders()?;
+    Some(list.into_iter().map(Responder::from).collect())
 }

@@ -5,7 +5,7 @@
 
 use rmcp::model::{ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationSchema};
 use serde_json::{Value, json};
-use toolnexus::{Answer, Refusal, Request, RequestKind};
+use toolnexus::{Answer, Asks, Refusal, Request, RequestKind};
 
 /// How a client must be able to elicit to answer a request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -15,12 +15,11 @@ pub(crate) enum Mode {
 }
 
 impl Mode {
-    /// A login with a URL goes to the browser; everything else is a form.
+    /// A sign-in with a URL goes to the browser; everything else is a form.
     pub(crate) fn of(request: &Request) -> Self {
-        if request.kind == RequestKind::Authorization && request.url.is_some() {
-            Mode::Url
-        } else {
-            Mode::Form
+        match request.asks() {
+            Asks::SignIn { url: Some(_) } => Mode::Url,
+            _ => Mode::Form,
         }
     }
 
@@ -32,28 +31,33 @@ impl Mode {
     }
 }
 
-/// The elicitation that asks a human what `request` needs.
+/// The elicitation that asks a human what `request` needs ([`Request::asks`]).
 ///
-/// A typed form's schema (`data.schema`) is sent as it is: toolnexus form schemas keep to
-/// MCP's flat subset. A `question` or `input` without one asks for a single text `answer`;
-/// anything else (an `approval`) is an empty form, where accepting is the answer.
+/// A sign-in with a URL is URL mode. A form's schema (`data.schema`) is sent as it is:
+/// toolnexus form schemas keep to MCP's flat subset, and one that is not (a schema that is
+/// not even an object included) cannot be elicited. A plain `question` or `input` asks for
+/// a single text `answer`; anything else (an approval, a gate, a sign-in without a URL) is
+/// an empty form, where accepting is the answer.
 pub(crate) fn to_elicitation(request: &Request) -> Result<ElicitRequestParams, String> {
-    if let (Mode::Url, Some(url)) = (Mode::of(request), &request.url) {
+    let asks = request.asks();
+    if let Asks::SignIn { url: Some(url) } = asks {
         return Ok(ElicitRequestParams::UrlElicitationParams {
             meta: None,
             message: request.prompt.clone(),
-            url: url.clone(),
+            url: url.to_owned(),
             elicitation_id: request.id.clone(),
         });
     }
-    let schema = match request.data.as_ref().and_then(|d| d.get("schema")) {
-        Some(schema) => schema.clone(),
-        None if matches!(request.kind, RequestKind::Question | RequestKind::Input) => json!({
-            "type": "object",
-            "properties": {"answer": {"type": "string", "title": "Answer"}},
-            "required": ["answer"],
-        }),
-        None => json!({"type": "object", "properties": {}}),
+    let schema = match asks {
+        Asks::Form { schema } => schema.clone(),
+        Asks::Confirm if matches!(request.kind, RequestKind::Question | RequestKind::Input) => {
+            json!({
+                "type": "object",
+                "properties": {"answer": {"type": "string", "title": "Answer"}},
+                "required": ["answer"],
+            })
+        }
+        _ => json!({"type": "object", "properties": {}}),
     };
     let requested_schema: ElicitationSchema = serde_json::from_value(schema)
         .map_err(|e| format!("its form schema is not an MCP elicitation schema: {e}"))?;
@@ -216,6 +220,33 @@ mod tests {
         ];
         for (answer, action) in cases {
             assert_eq!(to_result(&answer).action, action, "{answer:?}");
+        }
+    }
+
+    #[test]
+    fn a_schema_that_is_no_object_is_a_form_that_cannot_be_elicited() {
+        for schema in [json!("zip"), json!(null)] {
+            let request = Request::new("question", "Zip?").with_data(json!({ "schema": schema }));
+            assert_eq!(Mode::of(&request), Mode::Form);
+            let error = to_elicitation(&request).unwrap_err();
+            assert!(error.contains("not an MCP elicitation schema"), "{error}");
+        }
+    }
+
+    #[test]
+    fn a_gate_and_a_sign_in_without_a_url_are_empty_forms() {
+        let gate = Request::new("approval", "Delete?").with_data(json!({
+            "tool": "delete", "args": {"path": "/a"}, "argsSchema": {"type": "object"}
+        }));
+        let bare = Request::new(RequestKind::Authorization, "Sign in");
+        for request in [gate, bare] {
+            assert_eq!(Mode::of(&request), Mode::Form);
+            let wire = serde_json::to_value(to_elicitation(&request).unwrap()).unwrap();
+            assert_eq!(
+                wire["requestedSchema"]["properties"],
+                json!({}),
+                "{request:?}"
+            );
         }
     }
 

@@ -4,7 +4,7 @@
 //! `>`): a hostile prompt cannot make a link or mention anyone.
 
 use serde_json::{json, Value};
-use toolnexus::{Answer, Request};
+use toolnexus::{Answer, Request, RequestKind};
 
 use crate::clock::rfc3339;
 use crate::people::{listed, Responder};
@@ -149,9 +149,9 @@ impl Inbox {
         by: Option<&str>,
         expired: bool,
     ) -> Notice {
-        let decision = match (answer.ok, request.kind.as_str()) {
+        let decision = match (answer.ok, &request.kind) {
             (false, _) => "declined",
-            (true, "approval") => "approved",
+            (true, RequestKind::Approval) => "approved",
             (true, _) => "answered",
         };
         let text = if expired {

@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value};
 use toolnexus::form::{args_form_of, check_data, form_of};
-use toolnexus::{Answer, Refusal, Request, RequestKind};
+use toolnexus::{Answer, Asks, Refusal, Request};
 
 use super::form::{Coerced, Form};
 
@@ -12,37 +12,38 @@ pub(crate) const ACTION_FIELD: &str = "_action";
 /// The form field holding an optional reason for declining.
 pub(crate) const REASON_FIELD: &str = "_reason";
 
-/// How a request is answered on the page.
+/// How a request is answered on the page: what it asks ([`Request::asks`]), as far as
+/// the page can show it.
 #[derive(Debug)]
 pub(crate) enum Shape {
     /// A form from `data.schema`: submit it, or decline.
     Form(Form),
-    /// A schema that is no form this page can show: only declining is possible.
+    /// A schema that is no form this page can show (not an object, or a field no control
+    /// fits): only declining is possible.
     Unrenderable(String),
-    /// `authorization`: sign in at the url, then confirm; or cancel.
+    /// A sign-in (`authorization`): sign in at the url, then confirm; or cancel.
     Authorization,
     /// A gate's request (a declared approval): approve, approve with edited arguments (a
     /// form from the tool's `argsSchema`, filled with the proposed ones), or decline.
     Gate(Form),
-    /// `approval`, and any other kind without a form: approve or decline.
+    /// A plain confirmation, or a gate whose tool takes no named arguments: approve or
+    /// decline.
     Approval,
 }
 
 impl Shape {
     pub(crate) fn of(request: &Request) -> Shape {
-        if let Some(schema) = request.data.as_ref().and_then(|d| d.get("schema")) {
-            return match Form::from_schema(schema) {
+        match request.asks() {
+            Asks::Gate { schema, .. } => match Form::from_args_schema(schema) {
+                Some(form) => Shape::Gate(form),
+                // A tool without named arguments has nothing to edit.
+                None => Shape::Approval,
+            },
+            Asks::SignIn { .. } => Shape::Authorization,
+            Asks::Form { schema } => match Form::from_schema(schema) {
                 Ok(form) => Shape::Form(form),
                 Err(why) => Shape::Unrenderable(why),
-            };
-        }
-        if request.gated_tool().is_some() {
-            if let Some(form) = args_form_of(request).and_then(Form::from_args_schema) {
-                return Shape::Gate(form);
-            }
-        }
-        match request.kind {
-            RequestKind::Authorization => Shape::Authorization,
+            },
             _ => Shape::Approval,
         }
     }
@@ -294,6 +295,24 @@ mod tests {
             read(&plain, &Shape::of(&plain), &fields(&edit)),
             Submission::UnknownAction
         ));
+    }
+
+    #[test]
+    fn each_shape_is_what_the_request_asks() {
+        let not_an_object = Request::new("input", "Zip?").with_data(json!({"schema": "zip"}));
+        assert!(matches!(Shape::of(&not_an_object), Shape::Unrenderable(_)));
+        let sign_in_with_a_schema = Request::new("authorization", "Sign in")
+            .with_data(json!({"schema": {"type": "object", "properties": {}}}));
+        assert!(matches!(
+            Shape::of(&sign_in_with_a_schema),
+            Shape::Authorization
+        ));
+        let no_named_arguments = Request::new("approval", "Run?")
+            .with_data(json!({"tool": "t", "args": {}, "argsSchema": {"type": "object"}}));
+        assert!(matches!(Shape::of(&no_named_arguments), Shape::Approval));
+        let half_a_gate =
+            Request::new("approval", "Run?").with_data(json!({"tool": "t", "args": {}}));
+        assert!(matches!(Shape::of(&half_a_gate), Shape::Approval));
     }
 
     #[test]

@@ -14,6 +14,7 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::Form as Body;
 use maud::{html, Markup};
+use toolnexus::Asks;
 
 use super::answer::{self, capitalized, Action, Shape, Submission, ACTION_FIELD, REASON_FIELD};
 use super::auth::Viewer;
@@ -518,7 +519,10 @@ fn controls(view: &View, parked: &Parked, scope: &str, retry: Option<&Retry>) ->
             (Action::Decline, "Decline"),
         ),
         Shape::Gate(form) => {
-            let proposed = parked.request.data.as_ref().and_then(|d| d.get("args"));
+            let proposed = match parked.request.asks() {
+                Asks::Gate { args, .. } => args,
+                _ => None,
+            };
             let prefilled = proposed.map(|args| form.prefill(args));
             let edit = html! {
                 form.answer.edit method="post" action=(target) novalidate {

@@ -240,7 +240,8 @@ impl McpServer {
     /// The agent loop's rule for an answered suspension ([`toolnexus::Toolkit::settle`]):
     /// `ok` re-runs the tool once with the answer; a refusal, or a re-run that suspends
     /// again, ends the call. An approved gate runs the tool for the first time, so the
-    /// tool may then ask for itself: that is carried to the client like any suspension.
+    /// tool may then ask for itself (the only settlement that ends suspended): that is
+    /// carried to the client like any suspension.
     async fn answered(
         &self,
         name: String,
@@ -254,10 +255,8 @@ impl McpServer {
             .settle(&name, args.clone(), request, answer, ToolContext::default())
             .await;
         match ToolResult::pending_of(&result) {
-            Some(own) if request.gated_tool().is_some() => {
-                self.suspend(name, args, own, context).await
-            }
-            _ => complete(result),
+            Some(own) => self.suspend(name, args, own, context).await,
+            None => complete(result),
         }
     }
 }

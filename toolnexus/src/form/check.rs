@@ -5,7 +5,7 @@ use std::fmt;
 
 use serde_json::{Map, Value};
 
-use crate::Request;
+use crate::{Asks, Request};
 
 /// Why an answer does not fit its form: every problem at once, so a person fixes them in
 /// one go. `field` and `reason` are the first problem's, for a caller that shows one.
@@ -55,7 +55,7 @@ impl AnswerError {
         }
     }
 
-    fn whole(reason: impl Into<String>) -> Self {
+    pub(crate) fn whole(reason: impl Into<String>) -> Self {
         let problem = Problem {
             field: None,
             reason: reason.into(),
@@ -103,18 +103,34 @@ impl fmt::Display for AnswerError {
 
 impl std::error::Error for AnswerError {}
 
-/// The form a request asks to be filled in: its `data["schema"]`, when it is an object.
+/// The form a request asks to be filled in: the schema of [`Asks::Form`], when it is an
+/// object (one that is not fits no answer); `None` for any other request.
+///
+/// ```
+/// use toolnexus::form::form_of;
+/// use toolnexus::serde_json::json;
+/// use toolnexus::Request;
+///
+/// let zip = Request::new("input", "Zip?").with_data(json!({"schema": {"type": "object"}}));
+/// assert!(form_of(&zip).is_some());
+/// assert!(form_of(&Request::new("input", "Zip?").with_data(json!({"schema": "zip"}))).is_none());
+/// ```
 pub fn form_of(request: &Request) -> Option<&Map<String, Value>> {
-    request.data.as_ref()?.get("schema")?.as_object()
+    match request.asks() {
+        Asks::Form { schema } => schema.as_object(),
+        _ => None,
+    }
 }
 
-/// The input schema an approval's request carries (`data["argsSchema"]`), which edited
-/// arguments ([`Answer::with_args`](crate::Answer::with_args)) must fit; `None` for a
-/// request that is not a gate's.
+/// The input schema a gate's request carries ([`Asks::Gate`]'s `schema`, from
+/// `data["argsSchema"]`), which edited arguments
+/// ([`Answer::with_args`](crate::Answer::with_args)) must fit; `None` for a request that
+/// is not a gate's.
 pub fn args_form_of(request: &Request) -> Option<&Map<String, Value>> {
-    let data = request.data.as_ref()?;
-    data.get("tool")?.as_str()?;
-    data.get("argsSchema")?.as_object()
+    match request.asks() {
+        Asks::Gate { schema, .. } => Some(schema),
+        _ => None,
+    }
 }
 
 /// Checks an answer's data against a form schema, reporting every misfit: the form's
@@ -368,5 +384,38 @@ mod tests {
             .check_answer(&Answer::decline("r", "declined"))
             .is_ok());
         assert!(with_form.check_answer(&Answer::ok("r")).is_err());
+    }
+
+    #[test]
+    fn a_form_that_is_no_object_takes_only_refusals() {
+        let request = Request::new("input", "Zip?")
+            .with_id("r")
+            .with_data(json!({"schema": "zip"}));
+        let err = request.check_answer(&Answer::ok("r")).unwrap_err();
+        assert_eq!(err.field, None);
+        assert!(err.reason.contains("not a JSON object"), "{err}");
+        assert!(request
+            .check_answer(&Answer::decline("r", "declined"))
+            .is_ok());
+        assert_eq!(form_of(&request), None);
+    }
+
+    #[test]
+    fn a_gate_holds_edits_to_its_schema_and_nothing_else_takes_them() {
+        let gate = Request::new("approval", "Delete?")
+            .with_id("g")
+            .with_data(json!({
+                "tool": "delete", "args": {"path": "/a"},
+                "argsSchema": {"type": "object", "properties": {"path": {"type": "string"}},
+                               "required": ["path"]}
+            }));
+        assert!(args_form_of(&gate).is_some() && form_of(&gate).is_none());
+        let edited = |args: Value| Answer::ok("g").with_args(args);
+        assert!(gate.check_answer(&edited(json!({"path": "/b"}))).is_ok());
+        let err = gate.check_answer(&edited(json!({"path": 1}))).unwrap_err();
+        assert_eq!(err.field.as_deref(), Some("path"));
+        let plain = Request::new("approval", "Buy?").with_id("g");
+        let err = plain.check_answer(&edited(json!({}))).unwrap_err();
+        assert_eq!(err.field.as_deref(), Some("args"));
     }
 }

@@ -17,14 +17,15 @@ mod schema;
 pub use check::{args_form_of, check_data, form_of, AnswerError, Problem};
 pub(crate) use schema::form_schema;
 
-use crate::{Answer, Request};
+use crate::{Answer, Asks, Request};
 
 impl Request {
-    /// Checks `answer` against the form this request carries (`data["schema"]`), and its
-    /// edited arguments ([`Answer::with_args`]) against the tool's input schema an
-    /// approval's request carries (`data["argsSchema"]`). A refusal (`ok == false`) and a
-    /// request without a form always fit; edits on a request that is not an approval's
-    /// never do.
+    /// Checks `answer` against what this request asks ([`Request::asks`]): the data of an
+    /// answer to a form ([`Asks::Form`], `data["schema"]`) against that form, and edited
+    /// arguments ([`Answer::with_args`]) against the tool's input schema a gate's request
+    /// carries ([`Asks::Gate`], `data["argsSchema"]`). A refusal (`ok == false`) and a
+    /// request without a form always fit; edits on a request that is not a gate's never
+    /// do, and neither does an ok answer to a form whose schema is not an object.
     ///
     /// ```
     /// use toolnexus::serde_json::json;
@@ -40,15 +41,20 @@ impl Request {
     /// assert_eq!(err.field.as_deref(), Some("zip"));
     /// assert_eq!(err.to_string(), "`zip`: must be at least 5 characters");
     /// assert!(request.check_answer(&Answer::ok("r1").with_data(json!({"zip": "12345"}))).is_ok());
+    ///
+    /// let broken = Request::new("input", "Zip?").with_id("r2").with_data(json!({"schema": "zip"}));
+    /// assert!(broken.check_answer(&Answer::ok("r2")).is_err());
+    /// assert!(broken.check_answer(&Answer::decline("r2", "declined")).is_ok());
     /// ```
     pub fn check_answer(&self, answer: &Answer) -> Result<(), AnswerError> {
         if !answer.ok {
             return Ok(());
         }
+        let asks = self.asks();
         if let Some(args) = &answer.args {
-            match args_form_of(self) {
-                Some(schema) => check_data(schema, Some(args))?,
-                None => {
+            match asks {
+                Asks::Gate { schema, .. } => check_data(schema, Some(args))?,
+                _ => {
                     return Err(AnswerError::at(
                         "args",
                         "only an approval asked before a tool runs takes edited arguments",
@@ -56,9 +62,14 @@ impl Request {
                 }
             }
         }
-        match form_of(self) {
-            Some(form) => check_data(form, answer.data.as_ref()),
-            None => Ok(()),
+        match asks {
+            Asks::Form { schema } => match schema.as_object() {
+                Some(form) => check_data(form, answer.data.as_ref()),
+                None => Err(AnswerError::whole(
+                    "the request's form is not a JSON object, so only a refusal answers it",
+                )),
+            },
+            _ => Ok(()),
         }
     }
 }

@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 use uuid::Uuid;
 
 use super::settle::failure;
-use super::{Answer, Request};
+use super::{Answer, Asks, Request, RequestKind};
 use crate::ToolOutcome;
 
 /// Names gate ids apart from any other v5 ids derived from the same text.
@@ -24,7 +24,7 @@ pub(crate) fn request(
     prompt: String,
 ) -> Request {
     let id = Uuid::new_v5(&GATES, format!("{call}\0{tool}").as_bytes());
-    Request::new("approval", prompt)
+    Request::new(RequestKind::Approval, prompt)
         .with_id(format!("approval-{id}"))
         .with_data(json!({"tool": tool, "args": args, "argsSchema": schema}))
 }
@@ -32,7 +32,7 @@ pub(crate) fn request(
 impl Request {
     /// The tool a gate's request asks to run, when this is one (a request asked by an
     /// [`Approval`](crate::Approval) or `#[tool(approval = …)]`, whose `data` holds `tool`,
-    /// `args` and `argsSchema`); `None` for a request a tool asked itself.
+    /// `args` and `argsSchema`: [`Asks::Gate`]); `None` for a request a tool asked itself.
     ///
     /// ```
     /// use toolnexus::{serde_json::json, Request};
@@ -43,8 +43,10 @@ impl Request {
     /// assert_eq!(Request::new("approval", "Buy?").gated_tool(), None);
     /// ```
     pub fn gated_tool(&self) -> Option<&str> {
-        crate::form::args_form_of(self)?;
-        self.data.as_ref()?.get("tool")?.as_str()
+        match self.asks() {
+            Asks::Gate { tool, .. } => Some(tool),
+            _ => None,
+        }
     }
 }
 
@@ -79,16 +81,16 @@ fn edited_note(fields: &[String]) -> String {
     )
 }
 
-/// The rule for an answered gate, shared by the agent loop and [`Toolkit::settle`]
-/// (crate::Toolkit::settle): a refusal, or an answer to another request, does not run the
-/// call; edited arguments that do not fit the tool's schema do not either; otherwise `run`
-/// runs it (as a first run: the gate's answer is not the tool's) with the person's
-/// arguments when they gave other ones than `proposed`, and the model reads which fields
-/// they changed. Returns the outcome and the arguments a person gave, when they differ.
-pub(crate) async fn settle<F, Fut>(
+/// The gate's part of [`Request::settle`]: a refusal, or an answer to another request,
+/// does not run the call; edited arguments that do not fit the tool's schema do not
+/// either; otherwise `run` runs it (as a first run: the gate's answer is not the tool's)
+/// with the person's arguments when they gave other ones than `proposed`, and the model
+/// reads which fields they changed. Returns the outcome and the arguments a person gave,
+/// when they differ.
+pub(super) async fn settle<F, Fut>(
     request: &Request,
     answer: &Answer,
-    proposed: &Value,
+    proposed: Value,
     run: F,
 ) -> (ToolOutcome, Option<Value>)
 where
@@ -105,13 +107,13 @@ where
         );
         return (failure(why), None);
     }
-    let edited = answer.args.clone().filter(|args| args != proposed);
-    let mut outcome = run(edited.clone().unwrap_or_else(|| proposed.clone())).await;
-    if let Some(args) = &edited {
-        if !outcome.is_pending() {
-            let fields = changed_fields(proposed, args);
-            outcome.result_mut().output.push_str(&edited_note(&fields));
-        }
+    let Some(edited) = answer.args.clone().filter(|args| *args != proposed) else {
+        return (run(proposed).await, None);
+    };
+    let mut outcome = run(edited.clone()).await;
+    if !outcome.is_pending() {
+        let fields = changed_fields(&proposed, &edited);
+        outcome.result_mut().output.push_str(&edited_note(&fields));
     }
-    (outcome, edited)
+    (outcome, Some(edited))
 }

@@ -2,11 +2,14 @@
 //! answers ([`Answer`]). The JSON keys are shared with every other toolnexus port, so a
 //! request written by one process can be answered by another.
 
+mod asks;
 mod codes;
 pub(crate) mod gate;
 mod settle;
 
+pub use asks::Asks;
 pub use codes::{Refusal, RequestKind};
+pub use settle::SettledCall;
 
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -38,7 +41,8 @@ pub struct Request {
     /// Where the user goes (the login page of an `authorization` request).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
-    /// Extra structured data, a JSON object (e.g. `{"schema": …}` for a form).
+    /// Extra structured data, a JSON object (e.g. `{"schema": …}` for a form); read what
+    /// it asks for through [`Request::asks`].
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",

@@ -1,58 +1,106 @@
-//! The one rule for an answered suspension, shared by the agent loop, the MCP server and
-//! any host that resolves calls itself.
+//! The one rule for an answered suspension, gate or not, shared by the agent loop, the
+//! toolkit, the MCP server and any host that resolves calls itself.
 
 use std::future::Future;
 
-use super::{Answer, Request};
+use serde_json::Value;
+
+use super::{gate, Answer, Asks, Request};
 use crate::{ToolOutcome, ToolResult};
 
-impl Request {
-    /// Settles the call that suspended on this request, given its answer:
-    ///
-    /// - an answer whose id does not echo [`Request::id`] is not trusted: the call fails
-    ///   with `unresolved: <prompt> (the answer does not echo the request id)`;
-    /// - a refusal fails the call without running it, with [`Request::refusal`]'s text;
-    /// - `ok` runs the call again once, through `rerun`, with the answer in its context;
-    ///   a re-run that suspends again fails with `unresolved: <prompt>`, never another wait.
-    ///
-    /// `rerun` is how the caller runs the tool (the loop wraps its hooks around it);
-    /// [`Toolkit::settle`](crate::Toolkit::settle) is this rule with a plain
-    /// [`Toolkit::execute`](crate::Toolkit::execute).
-    ///
-    /// ```
-    /// use toolnexus::{Answer, Request, ToolOutcome, ToolResult};
-    ///
-    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
-    /// let request = Request::new("approval", "Buy a gpu?").with_id("r1");
-    /// let rerun = |answer: Answer| async move {
-    ///     ToolOutcome::classify(ToolResult::ok(format!("bought ({})", answer.id)))
-    /// };
-    /// let done = request.settle(Answer::ok("r1"), rerun).await;
-    /// assert_eq!(done.result().output, "bought (r1)");
-    /// let refused = request.settle(Answer::decline("r1", "declined"), rerun).await;
-    /// assert!(refused.is_error());
-    /// assert_eq!(refused.result().output, "declined/expired: Buy a gpu? (reason: declined)");
-    /// let stranger = request.settle(Answer::ok("r2"), rerun).await;
-    /// assert!(stranger.result().output.starts_with("unresolved: Buy a gpu?"));
-    /// # });
-    /// ```
-    pub async fn settle<F, Fut>(&self, answer: Answer, rerun: F) -> ToolOutcome
-    where
-        F: FnOnce(Answer) -> Fut,
-        Fut: Future<Output = ToolOutcome>,
-    {
-        if let Some(refused) = self.refuses(&answer) {
-            return refused;
-        }
-        let again = rerun(answer).await;
-        if again.is_pending() {
-            return failure(format!("unresolved: {}", self.prompt));
-        }
-        again
-    }
+/// What [`Request::settle`] made of an answered call.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct SettledCall {
+    /// How the call ended. Only an approved gate's call can end suspended (on the tool's
+    /// own request, asked on its first run); a re-run that suspends again has failed.
+    pub outcome: ToolOutcome,
+    /// The arguments the call ran with, when a person approved a gate with other ones than
+    /// those proposed.
+    pub edited: Option<Value>,
+    /// The answer, when it settled a gate: the call ran without it (a gate's answer is not
+    /// the tool's), so a host that keeps decisions (see [`Answer::remember`]) keeps it.
+    pub approval: Option<Answer>,
 }
 
 impl Request {
+    /// Settles the call with `args` that suspended on this request, now that `answer` has
+    /// come. `run(args, answer)` is how the caller runs the tool (the loop wraps its hooks
+    /// around it; [`Toolkit::settle`](crate::Toolkit::settle) is this rule with a plain
+    /// [`Toolkit::execute`](crate::Toolkit::execute)); the answer is `Some` when the tool
+    /// is to see it in its context.
+    ///
+    /// - An answer whose id does not echo [`Request::id`] is not trusted: the call fails
+    ///   with `unresolved: <prompt> (the answer does not echo the request id)`.
+    /// - A refusal fails the call without running it, with [`Request::refusal`]'s text.
+    /// - A gate's request ([`Asks::Gate`]): an ok answer runs the call for the first time,
+    ///   without the answer, and with the answer's edited arguments
+    ///   ([`Answer::with_args`]) when they differ from `args` and fit the tool's schema
+    ///   (else it fails, `unresolved: <prompt> (the edited arguments do not fit: …)`); the
+    ///   model then reads which fields a person changed. That run may suspend on the
+    ///   tool's own request.
+    /// - Any other request: an ok answer runs the call again once, with `args` and the
+    ///   answer; a re-run that suspends again fails with `unresolved: <prompt>`, never
+    ///   another wait.
+    ///
+    /// ```
+    /// use toolnexus::serde_json::{json, Value};
+    /// use toolnexus::{Answer, Request, ToolOutcome, ToolResult};
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let run = |args: Value, answer: Option<Answer>| async move {
+    ///     let by = answer.map_or("nobody".to_owned(), |a| a.id);
+    ///     ToolOutcome::classify(ToolResult::ok(format!("bought {} ({by})", args["item"])))
+    /// };
+    /// let gpu = json!({"item": "gpu"});
+    ///
+    /// let request = Request::new("approval", "Buy a gpu?").with_id("r1");
+    /// let done = request.settle(Answer::ok("r1"), gpu.clone(), run).await;
+    /// assert_eq!(done.outcome.result().output, r#"bought "gpu" (r1)"#);
+    /// let refused = request.settle(Answer::decline("r1", "declined"), gpu.clone(), run).await;
+    /// assert_eq!(refused.outcome.result().output, "declined/expired: Buy a gpu? (reason: declined)");
+    /// let stranger = request.settle(Answer::ok("r2"), gpu.clone(), run).await;
+    /// assert!(stranger.outcome.result().output.starts_with("unresolved: Buy a gpu?"));
+    ///
+    /// // A gate runs the call for the first time, with the arguments a person gave.
+    /// let gate = Request::new("approval", "Buy?").with_id("g1").with_data(json!({
+    ///     "tool": "buy", "args": gpu, "argsSchema": {"type": "object",
+    ///     "properties": {"item": {"type": "string"}}, "required": ["item"]}
+    /// }));
+    /// let edited = Answer::ok("g1").with_args(json!({"item": "cpu"}));
+    /// let done = gate.settle(edited.clone(), gpu, run).await;
+    /// assert!(done.outcome.result().output.starts_with(r#"bought "cpu" (nobody)"#));
+    /// assert_eq!(done.edited, Some(json!({"item": "cpu"})));
+    /// assert_eq!(done.approval, Some(edited));
+    /// # });
+    /// ```
+    pub async fn settle<F, Fut>(&self, answer: Answer, args: Value, run: F) -> SettledCall
+    where
+        F: FnOnce(Value, Option<Answer>) -> Fut,
+        Fut: Future<Output = ToolOutcome>,
+    {
+        if let Asks::Gate { .. } = self.asks() {
+            let (outcome, edited) = gate::settle(self, &answer, args, |args| run(args, None)).await;
+            return SettledCall {
+                outcome,
+                edited,
+                approval: Some(answer),
+            };
+        }
+        let outcome = match self.refuses(&answer) {
+            Some(refused) => refused,
+            None => match run(args, Some(answer)).await {
+                again if again.is_pending() => failure(format!("unresolved: {}", self.prompt)),
+                again => again,
+            },
+        };
+        SettledCall {
+            outcome,
+            edited: None,
+            approval: None,
+        }
+    }
+
     /// What the call becomes when `answer` does not let it run: an answer to another
     /// request, or a refusal; `None` when it may run.
     pub(crate) fn refuses(&self, answer: &Answer) -> Option<ToolOutcome> {
@@ -69,4 +117,86 @@ impl Request {
 
 pub(crate) fn failure(message: String) -> ToolOutcome {
     ToolOutcome::Failure(ToolResult::error(message))
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn block_on<F: Future>(f: F) -> F::Output {
+        tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap()
+            .block_on(f)
+    }
+
+    fn gate() -> Request {
+        Request::new("approval", "Delete?")
+            .with_id("g")
+            .with_data(json!({
+                "tool": "delete", "args": {"path": "/a"},
+                "argsSchema": {"type": "object", "properties": {"path": {"type": "string"}},
+                               "required": ["path"]}
+            }))
+    }
+
+    /// A tool that asks for itself unless it sees an answer.
+    async fn asking(args: Value, answer: Option<Answer>) -> ToolOutcome {
+        match answer {
+            Some(_) => ToolOutcome::classify(ToolResult::ok(format!("ran {args}"))),
+            None => ToolOutcome::classify(ToolResult::pending(
+                Request::new("input", "Why?").with_id("own"),
+            )),
+        }
+    }
+
+    #[test]
+    fn an_approved_gate_may_end_on_the_tools_own_request() {
+        let args = json!({"path": "/a"});
+        let settled = block_on(gate().settle(Answer::ok("g"), args, asking));
+        assert_eq!(
+            settled.outcome.pending().map(|r| r.id.as_str()),
+            Some("own")
+        );
+        assert_eq!(settled.edited, None);
+        assert_eq!(settled.approval, Some(Answer::ok("g")));
+    }
+
+    #[test]
+    fn a_re_run_that_asks_again_is_unresolved() {
+        let request = Request::new("input", "Why?").with_id("r");
+        let rerun = |_args, _answer| asking(json!({}), None);
+        let settled = block_on(request.settle(Answer::ok("r"), json!({}), rerun));
+        assert!(settled.outcome.is_error());
+        assert_eq!(settled.outcome.result().output, "unresolved: Why?");
+        assert_eq!(settled.approval, None);
+    }
+
+    #[test]
+    fn a_refused_gate_keeps_the_decision_and_runs_nothing() {
+        let never = |_args, _answer| async { panic!("a refused call never runs") };
+        let no = Answer::decline("g", "declined").remember();
+        let settled = block_on(gate().settle(no.clone(), json!({"path": "/a"}), never));
+        assert!(settled.outcome.is_error());
+        assert_eq!(settled.approval, Some(no));
+        let misfit = Answer::ok("g").with_args(json!({"path": 7}));
+        let settled = block_on(gate().settle(misfit, json!({"path": "/a"}), never));
+        assert!(settled
+            .outcome
+            .result()
+            .output
+            .starts_with("unresolved: Delete? (the edited arguments do not fit"));
+        assert_eq!(settled.edited, None);
+    }
+
+    #[test]
+    fn unchanged_arguments_are_no_edit() {
+        let same = Answer::ok("g").with_args(json!({"path": "/a"}));
+        let ran = |args, _answer| asking(args, Some(Answer::ok("g")));
+        let settled = block_on(gate().settle(same, json!({"path": "/a"}), ran));
+        assert_eq!(settled.outcome.result().output, r#"ran {"path":"/a"}"#);
+        assert_eq!(settled.edited, None);
+    }
 }

@@ -3,20 +3,20 @@
 use serde_json::Value;
 
 use super::Toolkit;
-use crate::suspension::gate;
 use crate::{Answer, Request, ToolContext, ToolOutcome, ToolResult};
 
 impl Toolkit {
     /// Settles a call of `name` with `args` that suspended on `request`, now that `answer`
-    /// has come: the rule of [`Request::settle`] (a refusal or an answer to another
-    /// request ends the call; `ok` re-runs the tool once with the answer in `ctx`; a
-    /// re-run that suspends again is `unresolved: <prompt>`). The agent loop, the MCP
-    /// server and a host resolving calls itself all end an answered suspension this way.
+    /// has come, by the one rule of [`Request::settle`] run with
+    /// [`execute`](Self::execute): a refusal or an answer to another request ends the
+    /// call; `ok` re-runs the tool once with the answer in `ctx`; a re-run that suspends
+    /// again is `unresolved: <prompt>`. The agent loop, the MCP server and a host resolving
+    /// calls itself all end an answered suspension this way.
     ///
-    /// When `request` is a gate's ([`approval_request`](Self::approval_request)), the
-    /// gate's rule applies instead: an ok answer runs the tool for the first time (without
-    /// the answer in `ctx`), with the answer's edited arguments when they fit the tool's
-    /// schema; the result may then be the tool's own suspension.
+    /// When `request` is a gate's ([`approval_request`](Self::approval_request)), an ok
+    /// answer runs the tool for the first time (without the answer in `ctx`), with the
+    /// answer's edited arguments when they fit the tool's schema; the result may then be
+    /// the tool's own suspension, which no other settlement returns.
     ///
     /// ```
     /// use toolnexus::{pending, tool, Answer, ToolContext, ToolResult, Toolkit};
@@ -53,17 +53,17 @@ impl Toolkit {
         answer: Answer,
         ctx: ToolContext,
     ) -> ToolResult {
-        if request.gated_tool().is_some() {
-            let run = |args| async { ToolOutcome::classify(self.execute(name, args, ctx).await) };
-            let proposed = args.clone();
-            return gate::settle(request, &answer, &proposed, run)
-                .await
-                .0
-                .into_result();
-        }
-        let rerun = |answer| async move {
-            ToolOutcome::classify(self.execute(name, args, ctx.with_answer(answer)).await)
+        let run = |args, answer: Option<Answer>| async move {
+            let ctx = match answer {
+                Some(answer) => ctx.with_answer(answer),
+                None => ctx,
+            };
+            ToolOutcome::classify(self.execute(name, args, ctx).await)
         };
-        request.settle(answer, rerun).await.into_result()
+        request
+            .settle(answer, args, run)
+            .await
+            .outcome
+            .into_result()
     }
 }

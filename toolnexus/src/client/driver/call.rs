@@ -15,7 +15,6 @@ use crate::client::message::ToolCall;
 use crate::client::metrics::millis;
 use crate::client::spans;
 use crate::client::telemetry::UNKNOWN;
-use crate::suspension::gate;
 use crate::{Answer, Request, ToolContext, ToolOutcome, ToolResult};
 
 /// How a call ended, with what a gate made of it.
@@ -61,30 +60,12 @@ pub(super) async fn settle_fresh<E: Events>(
             }
             drop(span);
             return match answer {
-                Some(answer) => settle_gate(cx, call, &request, answer).await,
+                Some(answer) => settle(cx, call, call.args.clone(), &request, answer, None).await,
                 None => ToolOutcome::classify(ToolResult::pending(request)).into(),
             };
         }
     }
     run(cx, call, call.args.clone(), arg_error).await.into()
-}
-
-/// Settles a gated call with the answer to its gate's request, by the gate's rule (see
-/// [`Approval`](crate::Approval)): only an ok answer whose edits fit runs it, as a first
-/// run, with the person's arguments when they gave some.
-pub(super) async fn settle_gate<E: Events>(
-    cx: Cx<'_, E>,
-    call: &ToolCall,
-    request: &Request,
-    answer: Answer,
-) -> CallEnd {
-    let run = |args| run(cx, call, args, None);
-    let (outcome, edited) = gate::settle(request, &answer, &call.args, run).await;
-    CallEnd {
-        outcome,
-        edited,
-        approval: Some(answer),
-    }
 }
 
 /// Runs a call with `args`; a suspension goes to `wait_for` when there is one.
@@ -102,23 +83,39 @@ async fn run<E: Events>(
         None => first,
         Some(answer) => {
             let request = request.clone();
-            settle_answered(cx, call, args, &request, answer).await
+            // Boxed: an approved gate's first run may come back here.
+            Box::pin(settle(cx, call, args, &request, answer, None))
+                .await
+                .outcome
         }
     }
 }
 
-/// Settles a suspended call with the answer to its request, by the rule every host shares
-/// ([`Request::settle`]); the re-run (with `args`) goes through the tool hooks like any
-/// attempt.
-pub(super) async fn settle_answered<E: Events>(
+/// Settles a call with `args` that waited on `request`, now answered, by the rule every
+/// host shares ([`Request::settle`]): a gate's ok answer runs the call for the first time
+/// (a suspension of its own then goes to `wait_for`), any other re-runs it once with the
+/// answer, through the tool hooks like any attempt. `approval` is the decision its gate
+/// was settled with before it suspended by itself, if any.
+pub(super) async fn settle<E: Events>(
     cx: Cx<'_, E>,
     call: &ToolCall,
     args: Value,
     request: &Request,
     answer: Answer,
-) -> ToolOutcome {
-    let rerun = |answer| attempt(cx, call, args, None, Some(answer));
-    request.settle(answer, rerun).await
+    approval: Option<Answer>,
+) -> CallEnd {
+    let again = |args, answer| async move {
+        match answer {
+            Some(answer) => attempt(cx, call, args, None, Some(answer)).await,
+            None => run(cx, call, args, None).await,
+        }
+    };
+    let settled = request.settle(answer, args, again).await;
+    CallEnd {
+        outcome: settled.outcome,
+        edited: settled.edited,
+        approval: settled.approval.or(approval),
+    }
 }
 
 /// Runs `call` once with `args`, in its own span: `before_tool`, the tool (unless the hook

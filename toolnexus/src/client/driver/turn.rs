@@ -109,16 +109,11 @@ pub(super) async fn settle<E: Events>(
                 request,
                 answer,
                 approval,
-            } => Settlement::Ran(if request.gated_tool().is_some() {
-                call::settle_gate(cx, tool_call, &request, answer).await
-            } else {
+            } => {
                 let args = tool_call.args.clone();
-                let outcome = call::settle_answered(cx, tool_call, args, &request, answer).await;
-                CallEnd {
-                    approval,
-                    ..CallEnd::from(outcome)
-                }
-            }),
+                let end = call::settle(cx, tool_call, args, &request, answer, approval).await;
+                Settlement::Ran(end)
+            }
         }
     });
     let done = join_all(work).await;
