@@ -34,6 +34,12 @@ pub enum ToolOutcome {
 }
 
 impl ToolOutcome {
+    /// A call that failed with `message` without running, or whose re-run could not be
+    /// trusted.
+    pub(crate) fn failure(message: String) -> Self {
+        ToolOutcome::Failure(ToolResult::error(message))
+    }
+
     /// Sorts a result (its pending request, if any, is decoded here, once).
     pub fn classify(result: ToolResult) -> Self {
         match ToolResult::pending_of(&result) {

@@ -6,7 +6,6 @@ use std::future::Future;
 use serde_json::{json, Value};
 use uuid::Uuid;
 
-use super::settle::failure;
 use super::{Answer, Asks, Request, RequestKind};
 use crate::ToolOutcome;
 
@@ -105,7 +104,7 @@ where
             "unresolved: {} (the edited arguments do not fit: {misfit})",
             request.prompt
         );
-        return (failure(why), None);
+        return (ToolOutcome::failure(why), None);
     }
     let Some(edited) = answer.args.clone().filter(|args| *args != proposed) else {
         return (run(proposed).await, None);

@@ -6,7 +6,7 @@ use std::future::Future;
 use serde_json::Value;
 
 use super::{gate, Answer, Asks, Request};
-use crate::{ToolOutcome, ToolResult};
+use crate::ToolOutcome;
 
 /// What [`Request::settle`] made of an answered call.
 #[derive(Debug, Clone, PartialEq)]
@@ -90,7 +90,9 @@ impl Request {
         let outcome = match self.refuses(&answer) {
             Some(refused) => refused,
             None => match run(args, Some(answer)).await {
-                again if again.is_pending() => failure(format!("unresolved: {}", self.prompt)),
+                again if again.is_pending() => {
+                    ToolOutcome::failure(format!("unresolved: {}", self.prompt))
+                }
                 again => again,
             },
         };
@@ -106,17 +108,13 @@ impl Request {
     pub(crate) fn refuses(&self, answer: &Answer) -> Option<ToolOutcome> {
         if answer.id != self.id {
             tracing::warn!(request = %self.id, "an answer to another request is not trusted");
-            return Some(failure(format!(
+            return Some(ToolOutcome::failure(format!(
                 "unresolved: {} (the answer does not echo the request id)",
                 self.prompt
             )));
         }
-        (!answer.ok).then(|| failure(self.refusal(answer)))
+        (!answer.ok).then(|| ToolOutcome::failure(self.refusal(answer)))
     }
-}
-
-pub(crate) fn failure(message: String) -> ToolOutcome {
-    ToolOutcome::Failure(ToolResult::error(message))
 }
 
 #[cfg(test)]
@@ -124,6 +122,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::ToolResult;
 
     fn block_on<F: Future>(f: F) -> F::Output {
         tokio::runtime::Builder::new_current_thread()
