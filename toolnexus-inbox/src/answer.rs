@@ -7,33 +7,11 @@ use toolnexus::{Answer, Request};
 use tracing::Instrument;
 
 use crate::audit::{AuditKind, Record};
-use crate::people::{Person, Responder};
+use crate::people::{Person, Responder, Source};
 use crate::store::requests::{self, ToAnswer};
 use crate::store::runs::{self, Locked};
 use crate::store::{json, strings_of, Tx};
 use crate::{spans, Inbox, InboxError, ParkedState};
-
-/// Where an answer comes from.
-pub(crate) enum Source {
-    /// A person (`answer_as`), or nobody in particular (`answer`).
-    Person(Option<Person>),
-    /// The inbox itself, applying a kind's expiry action: not a person's decision, so
-    /// neither the deadline nor who may answer applies.
-    Expiry,
-}
-
-impl Source {
-    fn person(&self) -> Option<&Person> {
-        match self {
-            Source::Person(who) => who.as_ref(),
-            Source::Expiry => None,
-        }
-    }
-
-    fn who(&self) -> Option<&str> {
-        self.person().map(|p| p.id.as_str())
-    }
-}
 
 /// An answer the decision took: the request it answers, and the answer as stored.
 struct Taken {
@@ -79,7 +57,7 @@ impl Inbox {
         answer: Answer,
         source: Source,
     ) -> Result<(), InboxError> {
-        let span = spans::answer(&answer, source.who(), matches!(source, Source::Expiry));
+        let span = spans::answer(&answer, &source);
         let recorded = self
             .record_answer_in_span(answer, source)
             .instrument(span.clone())
@@ -154,11 +132,7 @@ impl Inbox {
         }
         .append(tx, now)
         .await?;
-        let notice = || {
-            let expiring = matches!(source, Source::Expiry);
-            let by = source.who();
-            self.notice_answered(&run.id, &run.agent, &taken.request, answer, by, expiring)
-        };
+        let notice = || self.notice_answered(&run.id, &run.agent, &taken.request, answer, source);
         self.enqueue(tx, notice, None).await?;
         Ok(run_answered)
     }

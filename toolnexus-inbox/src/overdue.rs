@@ -5,11 +5,10 @@
 use toolnexus::{Answer, Refusal, Request};
 use tracing::Instrument;
 
-use crate::answer::Source;
 use crate::audit::{AuditKind, Record};
 use crate::clock::ms;
 use crate::deadline::{Escalation, Expiry};
-use crate::people::listed;
+use crate::people::{listed, Source};
 use crate::store::{json, requests, runs};
 use crate::{spans, Inbox, InboxError};
 

@@ -174,6 +174,28 @@ impl From<&Person> for Person {
     }
 }
 
+/// Where an answer comes from.
+pub(crate) enum Source {
+    /// A person (`answer_as`), or nobody in particular (`answer`).
+    Person(Option<Person>),
+    /// The inbox itself, applying a kind's expiry action: not a person's decision, so
+    /// neither the deadline nor who may answer applies.
+    Expiry,
+}
+
+impl Source {
+    pub(crate) fn person(&self) -> Option<&Person> {
+        match self {
+            Source::Person(who) => who.as_ref(),
+            Source::Expiry => None,
+        }
+    }
+
+    pub(crate) fn who(&self) -> Option<&str> {
+        self.person().map(|p| p.id.as_str())
+    }
+}
+
 /// The inbox's own rules of who may answer, for requests that name nobody themselves.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Rules {

@@ -8,6 +8,8 @@ use tracing::Span;
 
 use toolnexus::Answer;
 
+use crate::people::Source;
+
 /// Parking a halted run under `agent`.
 pub(crate) fn park(agent: &str, run: &str, requests: usize) -> Span {
     tracing::info_span!(
@@ -21,8 +23,8 @@ pub(crate) fn park(agent: &str, run: &str, requests: usize) -> Span {
     )
 }
 
-/// Recording `answer`, given by `by` when the host said who.
-pub(crate) fn answer(answer: &Answer, by: Option<&str>, expiring: bool) -> Span {
+/// Recording `answer`, from `source`.
+pub(crate) fn answer(answer: &Answer, source: &Source) -> Span {
     let span = tracing::info_span!(
         "inbox answer",
         otel.kind = "internal",
@@ -32,13 +34,13 @@ pub(crate) fn answer(answer: &Answer, by: Option<&str>, expiring: bool) -> Span 
         toolnexus.answer.reason = Empty,
         toolnexus.answer.edited = answer.args.is_some(),
         toolnexus.inbox.answered_by = Empty,
-        toolnexus.inbox.expiry = expiring,
+        toolnexus.inbox.expiry = matches!(source, Source::Expiry),
         error.type = Empty,
     );
     if let Some(refusal) = answer.refusal() {
         span.record("toolnexus.answer.reason", refusal.as_str());
     }
-    if let Some(by) = by {
+    if let Some(by) = source.who() {
         span.record("toolnexus.inbox.answered_by", by);
     }
     span

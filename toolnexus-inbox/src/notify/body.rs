@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 use toolnexus::{Answer, Request, RequestKind};
 
 use crate::clock::rfc3339;
-use crate::people::{listed, Responder};
+use crate::people::{listed, Responder, Source};
 use crate::{Inbox, InboxError};
 
 use super::Event;
@@ -146,30 +146,30 @@ impl Inbox {
         agent: &str,
         request: &Request,
         answer: &Answer,
-        by: Option<&str>,
-        expired: bool,
+        source: &Source,
     ) -> Notice {
+        let by = source.who();
         let decision = match (answer.ok, &request.kind) {
             (false, _) => "declined",
             (true, RequestKind::Approval) => "approved",
             (true, _) => "answered",
         };
-        let text = if expired {
-            format!(
-                "Nobody answered in time, so it was {decision} by default: {}",
-                escaped(&request.prompt)
-            )
-        } else {
-            format!(
-                "{} {decision}: {}",
-                escaped(by.unwrap_or("someone")),
-                escaped(&request.prompt)
-            )
-        };
-        let event = if expired {
-            Event::Expired
-        } else {
-            Event::Answered
+        let (event, text) = match source {
+            Source::Expiry => (
+                Event::Expired,
+                format!(
+                    "Nobody answered in time, so it was {decision} by default: {}",
+                    escaped(&request.prompt)
+                ),
+            ),
+            Source::Person(_) => (
+                Event::Answered,
+                format!(
+                    "{} {decision}: {}",
+                    escaped(by.unwrap_or("someone")),
+                    escaped(&request.prompt)
+                ),
+            ),
         };
         let more = json!({"answer": answer, "answeredBy": by});
         self.notice(event, run, agent, Some(request), more, text)
