@@ -211,3 +211,42 @@ pub(crate) async fn migrate(conn: &mut AnyConnection, dialect: &Dialect) -> Resu
     tx.commit().await?;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::super::{PoolSettings, SqliteSync, Store};
+
+    #[tokio::test]
+    async fn the_state_columns_take_only_their_enums_spellings() {
+        let settings = PoolSettings {
+            max_connections: Some(1),
+            sqlite_sync: SqliteSync::Normal,
+            connect_timeout: Duration::from_secs(5),
+        };
+        let store = Store::open("sqlite::memory:", &settings).await.unwrap();
+        let run = "INSERT INTO toolnexus_inbox_runs (id, agent, state, messages, model, turns, \
+                   parked_at, attempts, updated_at) VALUES ('r', 'a', $1, '[]', 'm', 0, 0, 0, 0)";
+        let refused = sqlx::query(run).bind("paused").execute(&store.pool).await;
+        assert!(refused.is_err(), "a run parked as `paused`");
+        sqlx::query(run)
+            .bind("waiting")
+            .execute(&store.pool)
+            .await
+            .unwrap();
+        let renamed = sqlx::query("UPDATE toolnexus_inbox_runs SET state = 'resting'")
+            .execute(&store.pool)
+            .await;
+        assert!(renamed.is_err(), "a run moved to `resting`");
+        let note = "INSERT INTO toolnexus_inbox_outbox (id, run_id, event, target, body, state, \
+                    attempts, next_at, created_at) VALUES ('n', 'r', 'e', 't', '{}', $1, 0, 0, 0)";
+        let refused = sqlx::query(note).bind("sent").execute(&store.pool).await;
+        assert!(refused.is_err(), "a notification written as `sent`");
+        sqlx::query(note)
+            .bind("pending")
+            .execute(&store.pool)
+            .await
+            .unwrap();
+    }
+}
