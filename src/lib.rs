@@ -2,3 +2,9 @@
 //! cross-crate integration tests (`tests/`) live at the root of the repository, next to
 //! the crates users actually depend on. The runnable programs (`examples/`) belong to the
 //! example packages under `examples/core`, `examples/inbox` and `examples/mcp`.
+
+/// The repository README's code blocks, run as doctests (with this package's
+/// dev-dependencies) so the README cannot drift from the API.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

@@ -133,7 +133,8 @@ fn the_readme_dependency_block_builds_every_readme_snippet() {
         .iter()
         .map(|s| as_program(s))
         .collect();
-    assert!(programs.len() >= 5, "the README's snippets were not found");
+    // The README holds one complete example; the guides live in the crates' docs.
+    assert!(!programs.is_empty(), "the README's snippets were not found");
 
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("readme-crate");
     let manifest = package(&dir, &local_runtime(dependencies), &programs);

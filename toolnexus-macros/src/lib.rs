@@ -1,5 +1,11 @@
-//! Procedural macros for toolnexus. Depend on `toolnexus`, which re-exports them; the
-//! code they generate names the runtime crate, never this one.
+//! Procedural macros for toolnexus: [`#[tool]`](macro@tool) and [`#[toolbox]`](macro@toolbox),
+//! and the engines of `pending!` and `auth_required!`. Depend on `toolnexus`, which
+//! re-exports them at the same version; the code they generate names the runtime crate,
+//! never this one.
+//!
+//! The guide to writing tools is the documentation of [`#[tool]`](macro@tool): its options,
+//! parameters and injected values, return types, suspending, typed answers, and approvals,
+//! declared on a tool or named on a toolkit.
 
 mod attr;
 mod diag;
@@ -172,22 +178,40 @@ use proc_macro::TokenStream;
 /// hosts that check or display structured output:
 ///
 /// ```
-/// use toolnexus::{tool, Tool};
+/// use toolnexus::serde_json::json;
+/// use toolnexus::{tool, Tool, ToolContext};
 ///
 /// #[derive(serde::Serialize, schemars::JsonSchema)]
-/// struct Quote {
-///     days: u32,
+/// struct Outlook {
+///     city: String,
+///     days: u8,
 /// }
 ///
-/// /// Quotes a delivery time
-/// #[tool(output_schema, struct_name = "QuoteTool")] // `Quote` is the value's type
-/// fn quote(city: String) -> Result<Quote, String> {
-///     Ok(Quote { days: city.len() as u32 })
+/// /// Weather outlook for a city
+/// #[tool(output_schema, struct_name = "OutlookTool")] // `Outlook` is the value's type
+/// fn outlook(
+///     #[arg(rename = "cityName")] city: String,
+///     #[arg(default = 3)]
+///     #[schemars(range(min = 1, max = 10))]
+///     days: u8,
+/// ) -> Outlook {
+///     Outlook { city, days }
 /// }
 ///
-/// assert_eq!(QuoteTool.output_schema().unwrap()["required"], serde_json::json!(["days"]));
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// let schema = OutlookTool.input_schema();
+/// assert_eq!(schema["required"], json!(["cityName"]));
+/// let days = &schema["properties"]["days"];
+/// assert_eq!((&days["default"], &days["minimum"], &days["maximum"]), (&json!(3), &json!(1), &json!(10)));
+/// assert_eq!(OutlookTool.output_schema().unwrap()["required"], json!(["city", "days"]));
+///
+/// let done = OutlookTool.execute(json!({"cityName": "Paris"}), ToolContext::default()).await;
+/// assert_eq!(done.output, r#"{"city":"Paris","days":3}"#);
+/// # });
 /// ```
 ///
+/// A missing `days` takes its `default` (the schema shows it and no longer requires the
+/// property); errors name a property by its wire name (`cityName`).
 /// # Suspending
 ///
 /// A body that needs a human returns a suspension, `toolnexus::pending!` or `toolnexus::auth_required!`. The
@@ -246,25 +270,46 @@ use proc_macro::TokenStream;
 ///    reachable through `Deref`), `answered.answer` the whole answer.
 ///
 /// ```
-/// use toolnexus::{pending, tool, Answered, ToolResult};
+/// use toolnexus::serde_json::json;
+/// use toolnexus::{pending, tool, Answer, Answered, ToolContext, ToolResult, Toolkit};
 ///
 /// #[derive(serde::Deserialize, schemars::JsonSchema)]
 /// struct Shipping {
 ///     city: String,
 ///     zip: String,
-///     express: bool,
 /// }
 ///
 /// /// Ships the order once the human has entered an address
 /// #[tool]
-/// async fn ship(order: u64, answer: Option<Answered<Shipping>>) -> ToolResult {
-///     match answer {
-///         None => pending!(kind = "input", prompt = "Where should it go?", answer = Shipping),
-///         Some(a) => ToolResult::ok(format!("order {order} to {} {}", a.value.zip, a.city)),
+/// async fn ship(order: u64, to: Option<Answered<Shipping>>) -> ToolResult {
+///     match to {
+///         None => pending!(kind = "input", prompt = "Where should it go?"),
+///         Some(to) => ToolResult::ok(format!("order {order} to {} {}", to.zip, to.city)),
 ///     }
 /// }
-/// ```
 ///
+/// #[tokio::main(flavor = "current_thread")]
+/// async fn main() -> Result<(), Box<dyn std::error::Error>> {
+///     let tk = Toolkit::builder().tool(Ship).build()?;
+///     let declared = &tk.to_openai()[0]["function"]["parameters"];
+///     assert_eq!(declared["required"], json!(["order"]));
+///
+///     let args = json!({"order": 7});
+///     let parked = tk.execute("ship", args.clone(), ToolContext::default()).await;
+///     let request = ToolResult::pending_of(&parked).expect("it asks first");
+///     assert_eq!(request.data.as_ref().unwrap()["schema"]["required"], json!(["city", "zip"]));
+///
+///     // The host checks what the person typed before resuming: a misfit names the field.
+///     let typo = Answer::ok(&request.id).with_data(json!({"city": "Paris", "zip": 75001}));
+///     assert_eq!(request.check_answer(&typo).unwrap_err().to_string(), "`zip`: must be text");
+///
+///     let fixed = Answer::ok(&request.id).with_data(json!({"city": "Paris", "zip": "75001"}));
+///     request.check_answer(&fixed)?;
+///     let done = tk.execute("ship", args, ToolContext::default().with_answer(fixed)).await;
+///     assert_eq!(done.output, "order 7 to 75001 Paris");
+///     Ok(())
+/// }
+/// ```
 /// Data that does not fit the form (a number where a string belongs, a missing required
 /// field, no data at all) never reaches the body: the call's result is the error
 /// `invalid answer for ship: `zip`: must be text`, naming the field, and the agent loop
@@ -335,6 +380,95 @@ use proc_macro::TokenStream;
 ///
 /// `approval` is given once per tool; a toolkit's own rules (`ToolkitBuilder::approval`)
 /// ask for calls that the tool's approval lets through.
+///
+/// # Approvals of tools you did not write
+///
+/// In front of tools you did not write (an MCP server's, a `NativeTool` built at run time, a
+/// toolbox), name them on the toolkit with `toolnexus::Approval`: a trailing `*` matches a
+/// prefix, `.when(..)` asks only for some arguments, `.prompt(..)` words the request. The
+/// agent loop asks for them as it asks for a declared approval:
+///
+/// ```
+/// use toolnexus::serde_json::{json, Value};
+/// use toolnexus::testing::{MockLlm, Reply};
+/// use toolnexus::{Answer, Approval, LlmClient, NativeTool, RunStatus, Toolkit};
+///
+/// #[tokio::main(flavor = "current_thread")]
+/// async fn main() -> Result<(), Box<dyn std::error::Error>> {
+///     let model = MockLlm::start([
+///         Reply::tool_calls([
+///             ("c1", "fs__delete", json!({"path": "/srv/old.log"})),
+///             ("c2", "fs__delete", json!({"path": "/srv/data.db"})),
+///             ("c3", "payments__refund", json!({"order": 7, "amount": 250.0})),
+///         ]),
+///         Reply::text("Cleaned up and refunded."),
+///     ])
+///     .await?;
+///     let tool = |name: &str, schema: Value| {
+///         let name = name.to_owned();
+///         NativeTool::of(name.clone(), "a tool from elsewhere", schema,
+///             move |args, _ctx| { let name = name.clone(); async move { format!("{name} ran with {args}") } })
+///     };
+///     let tk = Toolkit::builder()
+///         .tool(tool("fs__delete", json!({"type": "object",
+///             "properties": {"path": {"type": "string"}}, "required": ["path"]})))
+///         .tool(tool("payments__refund", json!({"type": "object",
+///             "properties": {"order": {"type": "integer"}, "amount": {"type": "number"}}})))
+///         .approval(Approval::tools(["fs__*"]))
+///         .approval(Approval::tools(["payments__refund"])
+///             .when(|args: &Value| args["amount"].as_f64().unwrap_or(0.0) > 100.0)
+///             .prompt(|_name: &str, args: &Value| format!("Refund {} on order {}?", args["amount"], args["order"])))
+///         .build()?;
+///     let client = LlmClient::builder()
+///         .base_url(model.base_url())
+///         .model("gpt-4o-mini")
+///         .api_key("test-key")
+///         .build()?;
+///
+///     // The three calls of the turn wait together, in call order.
+///     let halted = client.run("tidy up and refund order 7", &tk).await?;
+///     assert_eq!(halted.status, RunStatus::Pending);
+///     let [log, db, refund] = &halted.waiting[..] else { panic!("three requests") };
+///     assert_eq!(refund.prompt, "Refund 250.0 on order 7?");
+///     assert_eq!(db.data.as_ref().unwrap()["args"], json!({"path": "/srv/data.db"}));
+///
+///     // One resume answers them all: approve, decline with a note, approve with edits.
+///     let answers = vec![
+///         Answer::ok(&log.id).remember(), // no more asking for fs__delete in this run
+///         Answer::decline(&db.id, "declined").with_note("keep the database"),
+///         Answer::ok(&refund.id).with_args(json!({"order": 7, "amount": 200.0})),
+///     ];
+///     let done = client.run_with_answers(halted.messages, answers, &tk).await?;
+///     assert_eq!(done.status, RunStatus::Done);
+///     assert_eq!(done.tool_calls[2].args["amount"], 200.0);
+///     assert_eq!(done.tool_calls[2].proposed_args.as_ref().unwrap()["amount"], 250.0);
+///     Ok(())
+/// }
+/// ```
+///
+/// - A gate's request has kind `approval` and `data` = `{"tool", "args", "argsSchema"}`: the
+///   tool's name, the arguments the model proposed and the tool's input schema, enough for a
+///   host to render an edit form. Its id is derived from the call, so the same call always asks
+///   with the same id, and an answer given once is never lost to a re-run.
+/// - `Answer::ok(id).with_args(..)` approves with edited arguments. They are checked against
+///   the tool's schema before anything runs (`Request::check_answer`; a resume with a misfit
+///   is `ClientError::InvalidAnswer`, naming the field). The tool runs with them, the
+///   transcript's call shows them, `ToolCallRecord::proposed_args` keeps the model's, and the
+///   result the model reads ends with a note naming the fields a person changed.
+/// - A halted run lists every waiting call in `result.waiting` (`pending` is the first).
+///   `client.run_with_answers(messages, answers, &tk)` settles each call whose request an
+///   answer echoes — never another; calls still unanswered keep waiting and the run halts
+///   again with the same requests; the model is called once every call of the turn has its
+///   result. An answer to a request the transcript does not hold is refused, nothing run.
+/// - `Answer::remember()` holds the decision for the same tool for the rest of the run, across
+///   durable resumes (it travels in the transcript, as `ToolOutput::approval`), and never
+///   beyond it: a new prompt asks again. A remembered decline refuses without asking.
+/// - A new message on a conversation whose last run halted declines the waiting calls with
+///   the reason `superseded`: the model is told, and the transcript stays balanced.
+/// - A predicate that panics asks (a gate fails closed); a name that matches no tool of the
+///   toolkit is `ToolkitError::UnknownApproval` when it is built. Tools that call `pending!`
+///   themselves are unchanged: a gate sits in front of them, and its answer is not theirs.
+///   Over MCP, a gated tool asks as any suspension does (see `toolnexus-mcp`).
 ///
 /// # Requirements
 ///

@@ -7,15 +7,23 @@
 //! optionally records the GenAI client metrics from the core's
 //! [`MetricEvent`](toolnexus::MetricEvent)s ([`GenAiMetrics`]).
 //!
-//! ```no_run
+//! ```toml
+//! [dependencies]
+//! toolnexus = "0.24"
+//! toolnexus-otel = "0.24"
+//! ```
+//!
+//! ```
 //! use toolnexus::{LlmClient, Style};
 //!
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! // OTEL_EXPORTER_OTLP_ENDPOINT=http://localhost:4318 OTEL_SERVICE_NAME=shop ./my-agent
-//! let telemetry = toolnexus_otel::init()?; // flushes and shuts down when dropped
+//! let telemetry = toolnexus_otel::init()?; // keep it alive: it flushes and shuts down when dropped
 //! let client = LlmClient::builder()
 //!     .style(Style::OpenAi)
 //!     .model("gpt-4o-mini")
+//!     .agent("shop") // gen_ai.agent.name, and the name of the run's span
+//!     // optional: gen_ai.client.token.usage and gen_ai.client.operation.duration
 //!     .on_metric(telemetry.gen_ai_metrics(Style::OpenAi).callback())
 //!     .build()?;
 //! # drop(client);
