@@ -20,7 +20,7 @@ use rmcp::service::{
     ClientInitializeError, ClientLifecycleMode, ClientServiceExt, RoleClient, RunningService,
 };
 use rmcp::transport::{IntoTransport, StreamableHttpClientTransport, TokioChildProcess};
-use toolnexus::{Answer, BoxFuture, Request, Tool, sanitize_name};
+use toolnexus::{Answer, BoxFuture, Request, Tool, Toolkit};
 
 use crate::McpError;
 use ask::{Asker, WaitFor};
@@ -256,7 +256,7 @@ impl McpToolsBuilder {
                 .peer_info()
                 .and_then(|info| info.server_info.as_ref().map(|s| s.name.clone()))
         });
-        let server = match given.as_deref().map(sanitize_name) {
+        let server = match given.as_deref().map(Toolkit::declared_name) {
             Some(name) if !name.is_empty() => name,
             _ => "mcp".to_owned(),
         };

@@ -49,5 +49,5 @@ pub use store::{ConversationStore, InMemoryStore, StoreError};
 pub use streaming::RunStream;
 pub use tool_choice::ToolChoice;
 
-#[cfg(any(fuzzing, feature = "__bench"))]
+#[cfg(any(fuzzing, feature = "__bench", feature = "testing"))]
 pub(crate) use provider::Outgoing;
