@@ -16,7 +16,6 @@ use tracing::Instrument;
 use crate::audit::{AuditKind, Record};
 use crate::clock::{ms, parse_rfc3339, rfc3339, Clock};
 use crate::deadline::{Escalation, Expiry, ExpiryRule};
-use crate::form::check_answer;
 use crate::notify::{Targets, Webhook};
 use crate::parked::{parked_columns, parked_from};
 use crate::people::{Person, Rules};
@@ -771,7 +770,7 @@ impl Inbox {
                 }
             }
         }
-        check_answer(&request, answer)?;
+        request.check_answer(answer)?;
         let stored = to_json(&answer.id, answer)?;
         sqlx::query(
             "UPDATE toolnexus_inbox_requests SET answer = $1, answered_by = $2, \

@@ -62,7 +62,6 @@ mod audit;
 mod clock;
 mod deadline;
 mod error;
-pub mod form;
 mod inbox;
 mod notify;
 mod parked;
