@@ -2,6 +2,7 @@
 //! [`Style`] (the provider modules say what a declaration looks like) and per export format.
 
 mod approval;
+mod guarded;
 mod nullable;
 mod schema;
 mod settle;
@@ -20,8 +21,8 @@ use std::sync::{Arc, OnceLock};
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
 
-use crate::panics::Guarded;
 use crate::{tool_args, Request, Style, Tool, ToolContext, ToolResult};
+use guarded::Guarded;
 
 /// A registration problem.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
