@@ -109,7 +109,7 @@ pub use suspension::{Answer, AnswerDataError, Refusal, Request, RequestKind};
 /// The token that cancels a run (see [`Run::cancel`]), re-exported from
 /// `tokio-util` so hosts need not depend on it.
 pub use tokio_util::sync::CancellationToken;
-pub use tool::{Answered, BoxFuture, Tool, ToolContext, Toolbox};
+pub use tool::{Answered, BoxFuture, Tool, ToolContext, ToolSource, Toolbox};
 pub use toolkit::{Approval, ToolDeclaration, Toolkit, ToolkitBuilder, ToolkitError};
 
 /// The kinds of [`Run`]: which start a run has decides which settings it takes (only a

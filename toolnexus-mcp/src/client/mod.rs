@@ -33,8 +33,9 @@ const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
 ///
 /// Each is named `<server>__<tool>` (sanitized to `[a-zA-Z0-9_-]`, since MCP allows names
 /// OpenAI function names do not; [`names`](Self::names) keeps the mapping) and reports
-/// `source = "mcp:<server>"` in metrics. Add them with `Toolkit::builder().tools(tools)`:
-/// `McpTools` is an iterator of `Arc<dyn Tool>`.
+/// [`ToolSource::Mcp`](toolnexus::ToolSource::Mcp) (`source = "mcp:<server>"` in
+/// metrics). Add them with `Toolkit::builder().tools(tools)`: `McpTools` is an iterator of
+/// `Arc<dyn Tool>`.
 ///
 /// - A server's `input_required` result (protocol 2026-07-28) becomes a suspension: a
 ///   form is an `input` request with the form at `data.schema`, a URL an `authorization`

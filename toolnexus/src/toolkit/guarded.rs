@@ -8,7 +8,7 @@ use serde_json::Value;
 use super::approval::default_prompt;
 use crate::panics::{guard, panicked};
 use crate::tool::BoxFuture;
-use crate::{Tool, ToolContext, ToolResult};
+use crate::{Tool, ToolContext, ToolResult, ToolSource};
 
 /// A tool as a [`Toolkit`](crate::Toolkit) holds it: every tool, whatever made it, is
 /// registered behind this guard, so a panic in a call — in its future, or in a hand-written
@@ -46,7 +46,7 @@ impl Tool for Guarded {
     fn execute(&self, args: Value, ctx: ToolContext) -> BoxFuture<'_, ToolResult> {
         Box::pin(self.call(args, ctx))
     }
-    fn source(&self) -> &str {
+    fn source(&self) -> ToolSource<'_> {
         self.tool.source()
     }
     fn answer_schema(&self) -> Option<Result<&Value, &str>> {
