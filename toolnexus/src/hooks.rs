@@ -3,7 +3,7 @@
 //! parser property tests (feature `testing`). Not public API: names and signatures may
 //! change in any release.
 
-pub use crate::decoded_reply::{decode_reply, DecodedReply};
+pub use crate::client::{decode_reply, DecodedReply};
 
 /// Encodes one turn's request body exactly as the client does; for benchmarks.
 pub fn encode_turn(

@@ -67,7 +67,6 @@ extern crate self as toolnexus;
 
 pub mod builtin;
 mod client;
-mod decoded_reply;
 mod extensions;
 #[macro_use]
 mod suspend_macros;

@@ -17,11 +17,11 @@ use tracing::Span;
 
 use super::error::ClientError;
 use super::message::{Message, ToolCall};
+use super::provider::DecodedReply;
 use super::provider::Style;
 use super::request_options::RequestOptions;
 use super::run_result::{RunResult, RunStatus, Usage};
 use super::settings::Settings;
-use crate::decoded_reply::DecodedReply;
 use crate::{Request, ToolOutcome, ToolSource};
 
 /// The release of the OpenTelemetry semantic conventions the run's spans follow (their

@@ -13,8 +13,8 @@ use super::wire::{without_nulls, CallDelta, WireUsage, REASONING_KEYS};
 use crate::client::message::{ProviderState, ToolCall};
 use crate::client::provider::arguments::parse_arguments;
 use crate::client::provider::contract::{DecodedReply, Unreadable};
+use crate::client::provider::decoded_reply::ReplyMeta;
 use crate::client::run_result::Usage;
-use crate::decoded_reply::ReplyMeta;
 
 #[derive(Deserialize)]
 struct Response {
