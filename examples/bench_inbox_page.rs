@@ -155,7 +155,8 @@ async fn main() -> Result<(), Failure> {
     // one page, to show what paging saves.
     let (base, cookie, server) =
         serve(&http, web::router(inbox.clone(), token.clone()), &token).await?;
-    let whole = web::InboxPage::new(inbox.clone(), token.clone())
+    let whole = web::InboxPage::builder(inbox.clone())
+        .token(token.clone())
         .page_size(waiting.max(1))
         .router();
     let (whole_base, whole_cookie, whole_server) = serve(&http, whole, &token).await?;

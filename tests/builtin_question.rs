@@ -170,7 +170,7 @@ fn it_is_declared_with_the_ports_argument_shape() {
         assert_eq!(item["properties"][field]["type"], kind, "{field}");
     }
     assert_eq!(item["properties"]["options"]["items"]["type"], "string");
-    assert_eq!(Question.source(), "builtin");
+    assert_eq!(Question.source().to_string(), "builtin");
 }
 
 fn questions() -> Value {

@@ -2,7 +2,9 @@
 //! The Responses reply parser on arbitrary bytes (the seeds are reply-shaped bodies).
 
 use libfuzzer_sys::fuzz_target;
+use toolnexus::__hooks::decode_reply;
+use toolnexus::Style;
 
 fuzz_target!(|data: &[u8]| {
-    toolnexus_fuzz::check_reply(toolnexus::__private::parse_responses_reply(data));
+    toolnexus_fuzz::check_reply(decode_reply(Style::Responses, data));
 });

@@ -6,7 +6,7 @@ use std::task::{Context, Poll, Waker};
 
 use serde::de::DeserializeOwned;
 use serde::Serialize;
-use toolnexus::__private::DecodedReply;
+use toolnexus::__hooks::DecodedReply;
 use toolnexus::{ClientError, Message};
 
 /// A reply either parses into a consistent turn whose transcript entry survives a JSON round

@@ -4,7 +4,8 @@ use serde_json::json;
 use serde_json::Value;
 use toolnexus::testing::{MockLlm, Reply};
 use toolnexus::{
-    Answer, BoxFuture, Request, RunStatus, Style, Tool, ToolContext, ToolResult, Toolkit,
+    Answer, BoxFuture, Request, RunStatus, Style, Tool, ToolContext, ToolResult, ToolSource,
+    Toolkit,
 };
 
 use crate::support::*;
@@ -113,8 +114,10 @@ impl Tool for Remote {
     fn execute(&self, _: Value, _: ToolContext) -> BoxFuture<'_, ToolResult> {
         Box::pin(async { ToolResult::ok("found") })
     }
-    fn source(&self) -> &str {
-        "mcp:\"eu\"\\west\n2"
+    fn source(&self) -> ToolSource<'_> {
+        ToolSource::Mcp {
+            server: "\"eu\"\\west\n2",
+        }
     }
 }
 

@@ -17,7 +17,7 @@ use toolnexus::{
     auth_required, pending, tool, Answer, Answered, Approval, LlmClient, NativeTool, RunStatus,
     ToolResult, Toolkit,
 };
-use toolnexus_inbox::web::InboxPage;
+use toolnexus_inbox::web::{InboxPage, InboxPageBuilder};
 use toolnexus_inbox::{web, Inbox, Person};
 
 #[path = "../inbox/pg.rs"]
@@ -254,7 +254,10 @@ impl Site {
     }
 
     /// The page for `inbox`, with options `configure` adds.
-    pub async fn serve(inbox: Inbox, configure: impl FnOnce(InboxPage) -> InboxPage) -> Site {
+    pub async fn serve(
+        inbox: Inbox,
+        configure: impl FnOnce(InboxPageBuilder) -> InboxPageBuilder,
+    ) -> Site {
         let model = MockLlm::with_fn(script)
             .await
             .expect("the scripted model starts");
@@ -282,7 +285,12 @@ impl Site {
             .await
             .expect("a loopback port");
         let base = format!("http://{}/", listener.local_addr().expect("an address"));
-        let app = configure(InboxPage::new(inbox.clone(), token.clone()).user("tester")).router();
+        let app = configure(
+            InboxPage::builder(inbox.clone())
+                .token(token.clone())
+                .user("tester"),
+        )
+        .router();
         // The peer's address, for the trusted-proxy tests.
         let app = app.into_make_service_with_connect_info::<std::net::SocketAddr>();
         let server = tokio::spawn(async move {

@@ -64,7 +64,10 @@ async fn tools_are_named_after_their_server_and_report_it_as_source() {
             ("shop__ship_order".to_owned(), "ship_order".to_owned()),
         ]
     );
-    assert!(tools.tools().iter().all(|t| t.source() == "mcp:shop"));
+    assert!(tools
+        .tools()
+        .iter()
+        .all(|t| t.source().to_string() == "mcp:shop"));
     let tk = Toolkit::builder().tools(tools).build().unwrap();
     let declared = tk.to_openai();
     assert_eq!(declared[0]["function"]["name"], "shop__approve_purchase");

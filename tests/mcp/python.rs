@@ -75,7 +75,10 @@ async fn mcp_tools_consume_a_python_server() {
             "py_shop__sleepy"
         ]
     );
-    assert!(tk.tools().iter().all(|t| t.source() == "mcp:py_shop"));
+    assert!(tk
+        .tools()
+        .iter()
+        .all(|t| t.source().to_string() == "mcp:py_shop"));
     let ctx = ToolContext::default;
     let sum = tk
         .execute("py_shop__add", json!({"a": 2, "b": 3}), ctx())

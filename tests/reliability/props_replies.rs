@@ -4,7 +4,7 @@
 
 use proptest::prelude::*;
 use serde_json::{json, Map, Value};
-use toolnexus::testing::{decode_reply, DecodedReply};
+use toolnexus::__hooks::{decode_reply, DecodedReply};
 use toolnexus::{ClientError, Message, Style};
 
 use crate::strategies::json_value;

@@ -1,8 +1,8 @@
 //! Everything an inbox call can refuse or fail with.
 
+use toolnexus::form::AnswerError as FieldError;
 use toolnexus::ClientError;
 
-use crate::form::FieldError;
 use crate::ParkedState;
 
 /// Why an inbox call did not do what it was asked.

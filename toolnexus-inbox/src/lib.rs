@@ -6,7 +6,6 @@ mod audit;
 mod clock;
 mod deadline;
 mod error;
-pub mod form;
 mod inbox;
 mod notify;
 mod overdue;

@@ -9,7 +9,7 @@
 use criterion::{criterion_group, criterion_main, Criterion};
 use serde_json::{json, Value};
 use std::hint::black_box;
-use toolnexus::__private::{encode_turn, parse_anthropic_reply, parse_openai_reply};
+use toolnexus::__hooks::{decode_reply, encode_turn};
 use toolnexus::{tool, Message, Style, Tool, ToolCall, ToolContext, ToolOutput, Toolkit};
 
 /// Current weather for a city
@@ -117,10 +117,10 @@ fn replies() -> (Vec<u8>, Vec<u8>) {
 fn parse(c: &mut Criterion) {
     let (openai, anthropic) = replies();
     c.bench_function("parse tool-call reply (openai)", |b| {
-        b.iter(|| parse_openai_reply(black_box(&openai)))
+        b.iter(|| decode_reply(Style::OpenAi, black_box(&openai)))
     });
     c.bench_function("parse tool-call reply (anthropic)", |b| {
-        b.iter(|| parse_anthropic_reply(black_box(&anthropic)))
+        b.iter(|| decode_reply(Style::Anthropic, black_box(&anthropic)))
     });
 }
 

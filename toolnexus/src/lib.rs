@@ -18,7 +18,6 @@ extern crate self as toolnexus;
 
 pub mod builtin;
 mod client;
-mod decoded_reply;
 mod extensions;
 #[macro_use]
 mod suspend_macros;
@@ -40,6 +39,11 @@ pub mod testing;
 #[path = "private/mod.rs"]
 pub mod __private;
 
+#[cfg(any(fuzzing, feature = "__bench", feature = "testing"))]
+#[doc(hidden)]
+#[path = "hooks.rs"]
+pub mod __hooks;
+
 pub use client::{
     BeforeTool, ClientError, Conversation, ConversationStore, ErrorDetail, InMemoryStore, Limit,
     LlmCall, LlmClient, LlmClientBuilder, Message, MetricEvent, ProviderState, RetryDecision, Run,
@@ -55,10 +59,8 @@ pub use suspension::{Answer, AnswerDataError, Asks, Refusal, Request, RequestKin
 /// The token that cancels a run (see [`Run::cancel`]), re-exported from
 /// `tokio-util` so hosts need not depend on it.
 pub use tokio_util::sync::CancellationToken;
-pub use tool::{Answered, BoxFuture, Tool, ToolContext, Toolbox};
-pub use toolkit::{
-    sanitize_name, Approval, ToolDeclaration, Toolkit, ToolkitBuilder, ToolkitError,
-};
+pub use tool::{Answered, BoxFuture, Tool, ToolContext, ToolSource, Toolbox};
+pub use toolkit::{Approval, ToolDeclaration, Toolkit, ToolkitBuilder, ToolkitError};
 
 /// The kinds of [`Run`]: which start a run has decides which settings it takes (only a
 /// fresh run takes a history).

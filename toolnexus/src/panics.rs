@@ -1,16 +1,13 @@
 //! Turning a tool's panic into an error result, so one broken tool never ends a run: the
-//! guard of a tool body, and the one a toolkit registers every tool behind.
+//! guard of a tool body, which the guard a toolkit registers every tool behind runs too.
 
 use std::any::Any;
 use std::future::Future;
-use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::Arc;
+use std::panic::AssertUnwindSafe;
 
 use futures::FutureExt;
-use serde_json::Value;
 
-use crate::tool::BoxFuture;
-use crate::{Tool, ToolContext, ToolResult};
+use crate::ToolResult;
 
 /// Runs a tool's future, turning a panic into an error result.
 pub(crate) async fn guard<F: Future<Output = ToolResult>>(tool: &str, fut: F) -> ToolResult {
@@ -29,61 +26,4 @@ pub(crate) fn panicked(tool: &str, payload: Box<dyn Any + Send>) -> ToolResult {
         .unwrap_or_else(|| "unknown cause".to_owned());
     tracing::warn!(tool, "tool panicked");
     ToolResult::error(format!("tool {tool} failed: panicked: {message}"))
-}
-
-/// A tool as a [`Toolkit`](crate::Toolkit) holds it: every tool, whatever made it, is
-/// registered behind this guard, so a panic in a call — in its future, or in a hand-written
-/// `execute` before it even returns one — is an error result naming the tool.
-pub(crate) struct Guarded {
-    /// The name the toolkit declares the tool under, which the error names.
-    name: String,
-    tool: Arc<dyn Tool>,
-}
-
-impl Guarded {
-    pub(crate) fn new(name: String, tool: Arc<dyn Tool>) -> Self {
-        Guarded { name, tool }
-    }
-
-    /// Runs one call of the tool, guarded.
-    pub(crate) async fn call(&self, args: Value, ctx: ToolContext) -> ToolResult {
-        match catch_unwind(AssertUnwindSafe(|| self.tool.execute(args, ctx))) {
-            Ok(future) => guard(&self.name, future).await,
-            Err(panic) => panicked(&self.name, panic),
-        }
-    }
-}
-
-impl Tool for Guarded {
-    fn name(&self) -> &str {
-        self.tool.name()
-    }
-    fn description(&self) -> &str {
-        self.tool.description()
-    }
-    fn input_schema(&self) -> &Value {
-        self.tool.input_schema()
-    }
-    fn execute(&self, args: Value, ctx: ToolContext) -> BoxFuture<'_, ToolResult> {
-        Box::pin(self.call(args, ctx))
-    }
-    fn source(&self) -> &str {
-        self.tool.source()
-    }
-    fn answer_schema(&self) -> Option<Result<&Value, &str>> {
-        self.tool.answer_schema()
-    }
-    fn output_schema(&self) -> Option<&Value> {
-        self.tool.output_schema()
-    }
-    /// A panic while deciding asks (fails closed), with a prompt naming the tool.
-    fn approval(&self, args: &Value) -> Option<String> {
-        match catch_unwind(AssertUnwindSafe(|| self.tool.approval(args))) {
-            Ok(prompt) => prompt,
-            Err(_) => {
-                tracing::warn!(tool = %self.name, "deciding whether to ask panicked; asking");
-                Some(crate::toolkit::default_prompt(&self.name, args))
-            }
-        }
-    }
 }

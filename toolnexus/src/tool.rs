@@ -1,5 +1,6 @@
 //! The [`Tool`] trait and what a call receives ([`ToolContext`]).
 
+use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -83,9 +84,10 @@ pub trait Tool: Send + Sync + 'static {
     /// Runs one call. The context is taken by value and moved into the future, which is what
     /// lets generated tools lend `Option<&Answer>` to their bodies.
     fn execute(&self, args: Value, ctx: ToolContext) -> BoxFuture<'_, ToolResult>;
-    /// Where the tool comes from, as reported in metrics (`"native"` for in-process tools).
-    fn source(&self) -> &str {
-        "native"
+    /// Where the tool comes from, as metrics and traces report it;
+    /// [`ToolSource::Native`], the default, for in-process tools.
+    fn source(&self) -> ToolSource<'_> {
+        ToolSource::Native
     }
     /// The form the tool's typed answers are asked with (`request.data["schema"]`), when it
     /// takes one: `Some(Ok(form))`, or `Some(Err(reason))` when the answer type cannot be a
@@ -124,7 +126,7 @@ impl<T: Tool + ?Sized> Tool for Arc<T> {
     fn execute(&self, args: Value, ctx: ToolContext) -> BoxFuture<'_, ToolResult> {
         (**self).execute(args, ctx)
     }
-    fn source(&self) -> &str {
+    fn source(&self) -> ToolSource<'_> {
         (**self).source()
     }
     fn answer_schema(&self) -> Option<Result<&Value, &str>> {
@@ -151,7 +153,7 @@ impl<T: Tool + ?Sized> Tool for Box<T> {
     fn execute(&self, args: Value, ctx: ToolContext) -> BoxFuture<'_, ToolResult> {
         (**self).execute(args, ctx)
     }
-    fn source(&self) -> &str {
+    fn source(&self) -> ToolSource<'_> {
         (**self).source()
     }
     fn answer_schema(&self) -> Option<Result<&Value, &str>> {
@@ -162,6 +164,46 @@ impl<T: Tool + ?Sized> Tool for Box<T> {
     }
     fn approval(&self, args: &Value) -> Option<String> {
         (**self).approval(args)
+    }
+}
+
+/// Where a [`Tool`] comes from ([`Tool::source`]). Its `Display` is the label metrics
+/// report (the `source` of [`MetricEvent::Tool`](crate::MetricEvent::Tool) and of
+/// `toolnexus_tool_calls_total`): `native`, `builtin`, `mcp:<server>`, or another origin as
+/// written.
+///
+/// ```
+/// use toolnexus::ToolSource;
+///
+/// assert_eq!(ToolSource::Native.to_string(), "native");
+/// assert_eq!(ToolSource::Mcp { server: "shop" }.to_string(), "mcp:shop");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ToolSource<'a> {
+    /// An in-process tool: `#[tool]`, [`NativeTool`](crate::NativeTool), a hand-written
+    /// [`Tool`]. Shown as `native`.
+    Native,
+    /// One of the ready-made tools of [`builtin`](crate::builtin). Shown as `builtin`.
+    Builtin,
+    /// A tool of an MCP server, by the name the toolkit knows the server by. Shown as
+    /// `mcp:<server>`.
+    Mcp {
+        /// The server's name.
+        server: &'a str,
+    },
+    /// Any other origin (a tool from another protocol's adapter), shown as written.
+    Other(&'a str),
+}
+
+impl fmt::Display for ToolSource<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ToolSource::Native => f.write_str("native"),
+            ToolSource::Builtin => f.write_str("builtin"),
+            ToolSource::Mcp { server } => write!(f, "mcp:{server}"),
+            ToolSource::Other(text) => f.write_str(text),
+        }
     }
 }
 

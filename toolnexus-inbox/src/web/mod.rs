@@ -13,11 +13,12 @@
 //! | `POST /r/{id}` | its answer; then the page shows the decision and the outcome   |
 //! | `GET /style.css` | the stylesheet (public: it holds nothing of the inbox)       |
 //!
-//! Who is signed in comes from the host when it says ([`InboxPage::identity`]: its own
-//! session or OIDC middleware), else from a trusted reverse proxy's `X-Forwarded-Email` /
-//! `X-Forwarded-User` ([`InboxPage::trusted_proxy`], only on connections from those
-//! addresses), else the holder of the access token is signed in as [`InboxPage::user`],
-//! and the holder of a person's own token ([`InboxPage::token_for`]) as that person.
+//! Who is signed in comes from the host when it says ([`InboxPageBuilder::identity`]: its
+//! own session or OIDC middleware), else from a trusted reverse proxy's `X-Forwarded-Email`
+//! / `X-Forwarded-User` ([`InboxPageBuilder::trusted_proxy`], only on connections from
+//! those addresses), else the holder of the access token is signed in as
+//! [`InboxPageBuilder::user`], and the holder of a person's own token
+//! ([`InboxPageBuilder::token_for`]) as that person.
 //! That person is who answers (`answered_by`), and the page shows who they are. A request
 //! that names its responders is read-only to everyone else, and their answer is refused
 //! with 403.
@@ -67,12 +68,14 @@ use crate::{Inbox, Person};
 use secret::Secret;
 
 /// An axum router serving the inbox page for `inbox`, guarded by `token` (see the
-/// [module documentation](self)). Answers are recorded as given by `"inbox page"`; use
-/// [`InboxPage`] to name the person, or to show more recent decisions.
+/// [module documentation](self)): shorthand for
+/// `InboxPage::builder(inbox).token(token).router()`. Answers are recorded as given by
+/// `"inbox page"`; use [`InboxPage::builder`] to name the person, or to show more recent
+/// decisions.
 ///
 /// An empty token lets nobody in. Make one with [`new_token`].
 pub fn router(inbox: Inbox, token: impl Into<String>) -> Router {
-    InboxPage::new(inbox, token).router()
+    InboxPage::builder(inbox).token(token).router()
 }
 
 /// A new random access token for [`router`]: 32 hex digits (128 bits) from the operating
@@ -81,23 +84,95 @@ pub fn new_token() -> std::io::Result<String> {
     secret::new_token()
 }
 
-/// The inbox page with its options; [`router`] is `InboxPage::new(inbox, token).router()`.
+/// How many waiting requests the list shows at once unless told otherwise: enough to work
+/// through in one sitting, few enough that the page stays quick however long the queue.
+pub const DEFAULT_PAGE_SIZE: usize = 50;
+
+/// The inbox page, configured: built by [`InboxPage::builder`], served by
+/// [`router`](Self::router) (as many times as needed: every router shares its keys).
 ///
 /// ```
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
 /// use toolnexus_inbox::{web::InboxPage, Inbox};
 ///
 /// let inbox = Inbox::open("sqlite::memory:").await?;
-/// let app = InboxPage::new(inbox, "a-long-random-token")
+/// let page = InboxPage::builder(inbox)
+///     .token("a-long-random-token")
 ///     .user("ada@example.com")
 ///     .recent(50)
-///     .router();
+///     .build();
+/// let app = page.router();
 /// # drop(app);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// # }).unwrap();
 /// ```
 #[derive(Clone)]
 pub struct InboxPage {
+    gate: Arc<auth::Gate>,
+    shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for InboxPage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The tokens are credentials: only who holds them is shown.
+        f.debug_struct("InboxPage")
+            .field("recent", &self.shared.recent)
+            .field("page_size", &self.shared.page_size)
+            .field("identity", &self.gate.identify.is_some())
+            .field("trusted_proxies", &self.gate.proxies)
+            .field(
+                "token_holders",
+                &self
+                    .gate
+                    .keys
+                    .iter()
+                    .map(|(_, p)| &p.id)
+                    .collect::<Vec<_>>(),
+            )
+            .finish_non_exhaustive()
+    }
+}
+
+impl InboxPage {
+    /// Starts the page for `inbox`, with no access token: unless [`token`] or
+    /// [`token_for`] gives one, only people the host signs in ([`identity`],
+    /// [`trusted_proxy`]) get in.
+    ///
+    /// [`token`]: InboxPageBuilder::token
+    /// [`token_for`]: InboxPageBuilder::token_for
+    /// [`identity`]: InboxPageBuilder::identity
+    /// [`trusted_proxy`]: InboxPageBuilder::trusted_proxy
+    pub fn builder(inbox: Inbox) -> InboxPageBuilder {
+        InboxPageBuilder {
+            inbox,
+            token: String::new(),
+            user: "inbox page".to_owned(),
+            recent: 20,
+            page_size: DEFAULT_PAGE_SIZE,
+            identify: None,
+            proxies: Vec::new(),
+            people: Vec::new(),
+        }
+    }
+
+    /// The router serving the page.
+    pub fn router(&self) -> Router {
+        Router::new()
+            .route("/", get(list::show))
+            .route("/r/{id}", get(request::show).post(request::submit))
+            .with_state(self.shared.clone())
+            .layer(middleware::from_fn_with_state(
+                self.gate.clone(),
+                auth::admit,
+            ))
+            .route("/style.css", get(page::stylesheet))
+            .layer(middleware::from_fn(page::secure_headers))
+    }
+}
+
+/// The options of an [`InboxPage`], from [`InboxPage::builder`]; [`build`](Self::build)
+/// makes the page, [`router`](Self::router) its router at once.
+pub struct InboxPageBuilder {
     inbox: Inbox,
     token: String,
     user: String,
@@ -108,14 +183,10 @@ pub struct InboxPage {
     people: Vec<(String, Person)>,
 }
 
-/// How many waiting requests the list shows at once unless told otherwise: enough to work
-/// through in one sitting, few enough that the page stays quick however long the queue.
-pub const DEFAULT_PAGE_SIZE: usize = 50;
-
-impl std::fmt::Debug for InboxPage {
+impl std::fmt::Debug for InboxPageBuilder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        // The token is a credential: never shown.
-        f.debug_struct("InboxPage")
+        // The tokens are credentials: never shown.
+        f.debug_struct("InboxPageBuilder")
             .field("user", &self.user)
             .field("recent", &self.recent)
             .field("page_size", &self.page_size)
@@ -129,27 +200,7 @@ impl std::fmt::Debug for InboxPage {
     }
 }
 
-impl InboxPage {
-    /// The page for `inbox`, guarded by `token`.
-    pub fn new(inbox: Inbox, token: impl Into<String>) -> Self {
-        InboxPage::builder(inbox).token(token)
-    }
-
-    /// The page for `inbox` with no access token: only people the host signs in
-    /// ([`identity`](Self::identity), [`trusted_proxy`](Self::trusted_proxy)) get in.
-    pub fn builder(inbox: Inbox) -> Self {
-        InboxPage {
-            inbox,
-            token: String::new(),
-            user: "inbox page".to_owned(),
-            recent: 20,
-            page_size: DEFAULT_PAGE_SIZE,
-            identify: None,
-            proxies: Vec::new(),
-            people: Vec::new(),
-        }
-    }
-
+impl InboxPageBuilder {
     /// The access token (see the [module documentation](self)); its holder is signed in as
     /// [`user`](Self::user). An empty token lets nobody in by token.
     pub fn token(mut self, token: impl Into<String>) -> Self {
@@ -236,8 +287,8 @@ impl InboxPage {
         self
     }
 
-    /// The router.
-    pub fn router(self) -> Router {
+    /// The page, its keys made.
+    pub fn build(self) -> InboxPage {
         let secret = Arc::new(Secret::new(&self.token));
         // With no token the anti-forgery tokens still need a key; one nobody knows will do.
         let forms = match (self.token.is_empty(), new_token()) {
@@ -251,24 +302,24 @@ impl InboxPage {
                 .filter(|(token, _)| !token.is_empty())
                 .map(|(token, person)| (Arc::new(Secret::new(&token)), person)),
         );
-        let gate = Arc::new(auth::Gate {
-            keys,
-            identify: self.identify,
-            proxies: self.proxies,
-        });
-        let shared = Arc::new(Shared {
-            inbox: self.inbox,
-            secret: forms,
-            recent: self.recent,
-            page_size: self.page_size,
-        });
-        Router::new()
-            .route("/", get(list::show))
-            .route("/r/{id}", get(request::show).post(request::submit))
-            .with_state(shared)
-            .layer(middleware::from_fn_with_state(gate, auth::admit))
-            .route("/style.css", get(page::stylesheet))
-            .layer(middleware::from_fn(page::secure_headers))
+        InboxPage {
+            gate: Arc::new(auth::Gate {
+                keys,
+                identify: self.identify,
+                proxies: self.proxies,
+            }),
+            shared: Arc::new(Shared {
+                inbox: self.inbox,
+                secret: forms,
+                recent: self.recent,
+                page_size: self.page_size,
+            }),
+        }
+    }
+
+    /// Shorthand for [`build`](Self::build)`().`[`router`](InboxPage::router)`()`.
+    pub fn router(self) -> Router {
+        self.build().router()
     }
 }
 

@@ -20,7 +20,7 @@ use rmcp::service::{
     ClientInitializeError, ClientLifecycleMode, ClientServiceExt, RoleClient, RunningService,
 };
 use rmcp::transport::{IntoTransport, StreamableHttpClientTransport, TokioChildProcess};
-use toolnexus::{Answer, BoxFuture, Request, Tool, sanitize_name};
+use toolnexus::{Answer, BoxFuture, Request, Tool, Toolkit};
 
 use crate::McpError;
 use ask::{Asker, WaitFor};
@@ -33,8 +33,9 @@ const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
 ///
 /// Each is named `<server>__<tool>` (sanitized to `[a-zA-Z0-9_-]`, since MCP allows names
 /// OpenAI function names do not; [`names`](Self::names) keeps the mapping) and reports
-/// `source = "mcp:<server>"` in metrics. Add them with `Toolkit::builder().tools(tools)`:
-/// `McpTools` is an iterator of `Arc<dyn Tool>`.
+/// [`ToolSource::Mcp`](toolnexus::ToolSource::Mcp) (`source = "mcp:<server>"` in
+/// metrics). Add them with `Toolkit::builder().tools(tools)`: `McpTools` is an iterator of
+/// `Arc<dyn Tool>`.
 ///
 /// - A server's `input_required` result (protocol 2026-07-28) becomes a suspension: a
 ///   form is an `input` request with the form at `data.schema`, a URL an `authorization`
@@ -256,7 +257,7 @@ impl McpToolsBuilder {
                 .peer_info()
                 .and_then(|info| info.server_info.as_ref().map(|s| s.name.clone()))
         });
-        let server = match given.as_deref().map(sanitize_name) {
+        let server = match given.as_deref().map(Toolkit::declared_name) {
             Some(name) if !name.is_empty() => name,
             _ => "mcp".to_owned(),
         };

@@ -3,7 +3,7 @@
 
 use std::collections::HashSet;
 
-use toolnexus::sanitize_name;
+use toolnexus::Toolkit;
 
 /// One name per tool, in order. Two tools whose names sanitize alike (`a.b`, `a_b`) get
 /// `_2`, `_3`… suffixes in the server's order, so every tool stays reachable.
@@ -11,7 +11,7 @@ pub(super) fn assign<'a>(server: &str, tools: impl Iterator<Item = &'a str>) -> 
     let mut taken = HashSet::new();
     tools
         .map(|tool| {
-            let base = sanitize_name(&format!("{server}__{tool}"));
+            let base = Toolkit::declared_name(&format!("{server}__{tool}"));
             let mut name = base.clone();
             let mut n = 2;
             while !taken.insert(name.clone()) {

@@ -10,7 +10,7 @@ use rmcp::model::{
 };
 use rmcp::service::{RoleClient, RunningService};
 use serde_json::{Map, Value, json};
-use toolnexus::{Answer, BoxFuture, Tool, ToolContext, ToolResult};
+use toolnexus::{Answer, BoxFuture, Tool, ToolContext, ToolResult, ToolSource};
 
 use super::ask::Asker;
 use super::resume::Round;
@@ -24,7 +24,6 @@ const STATE_ONLY_ROUNDS: usize = 10;
 pub(super) struct Connection {
     service: RunningService<RoleClient, Asker>,
     server: String,
-    source: String,
     timeout: Duration,
 }
 
@@ -36,7 +35,6 @@ impl Connection {
     ) -> Self {
         Self {
             service,
-            source: format!("mcp:{server}"),
             server,
             timeout,
         }
@@ -226,8 +224,10 @@ impl Tool for McpTool {
     fn input_schema(&self) -> &Value {
         &self.schema
     }
-    fn source(&self) -> &str {
-        &self.connection.source
+    fn source(&self) -> ToolSource<'_> {
+        ToolSource::Mcp {
+            server: &self.connection.server,
+        }
     }
     fn execute(&self, args: Value, ctx: ToolContext) -> BoxFuture<'_, ToolResult> {
         Box::pin(self.connection.call(&self.remote, args, ctx.answer))

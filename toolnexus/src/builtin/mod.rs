@@ -2,11 +2,9 @@
 //!
 //! Their names, argument schemas and suspension requests are the ones every toolnexus port
 //! uses, so a model, a prompt or a host written against another port works unchanged. They
-//! report the source `"builtin"` in metrics.
+//! report the source [`ToolSource::Builtin`](crate::ToolSource::Builtin) (`"builtin"`) in
+//! metrics.
 
 mod question;
 
 pub use question::Question;
-
-/// The metrics source of every tool in this module.
-const SOURCE: &str = "builtin";

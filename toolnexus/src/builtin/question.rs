@@ -4,9 +4,9 @@ use std::sync::OnceLock;
 
 use serde_json::{json, Map, Value};
 
-use crate::__private::kind_of as kind;
 use crate::tool::BoxFuture;
-use crate::{Request, Tool, ToolContext, ToolResult};
+use crate::tool_args::kind_of as kind;
+use crate::{Refusal, Request, RequestKind, Tool, ToolContext, ToolResult, ToolSource};
 
 const NAME: &str = "question";
 
@@ -93,8 +93,8 @@ impl Tool for Question {
         Box::pin(async move { run(args, ctx) })
     }
 
-    fn source(&self) -> &str {
-        super::SOURCE
+    fn source(&self) -> ToolSource<'_> {
+        ToolSource::Builtin
     }
 }
 
@@ -109,7 +109,7 @@ fn run(mut args: Value, ctx: ToolContext) -> ToolResult {
         None => {
             let prompt = render_prompt(&questions);
             let data = json!({ "questions": questions });
-            ToolResult::pending(Request::new(NAME, prompt).with_data(data))
+            ToolResult::pending(Request::new(RequestKind::Question, prompt).with_data(data))
         }
         Some(answer) if answer.ok => {
             let data = answer.data.unwrap_or_else(|| Value::Object(Map::new()));
@@ -117,7 +117,7 @@ fn run(mut args: Value, ctx: ToolContext) -> ToolResult {
         }
         Some(answer) => ToolResult::error(format!(
             "{NAME}: not answered ({})",
-            answer.reason.as_deref().unwrap_or("declined")
+            answer.refusal().unwrap_or(&Refusal::Declined)
         )),
     }
 }

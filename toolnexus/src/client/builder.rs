@@ -127,13 +127,6 @@ impl fmt::Debug for LlmClientBuilder {
     }
 }
 
-impl LlmClient {
-    /// Starts configuring a client.
-    pub fn builder() -> LlmClientBuilder {
-        LlmClientBuilder::default()
-    }
-}
-
 impl LlmClientBuilder {
     /// The API base: `{base}/chat/completions` (OpenAI) or `{base}/messages` (Anthropic,
     /// `/v1` added when missing) is called. Defaults to the vendor's public API.

@@ -8,13 +8,6 @@ use super::run::{InThread, Run};
 use super::store::store_error;
 use crate::{Answer, Request, Toolkit};
 
-impl LlmClient {
-    /// A handle on the thread `id` of this client's store.
-    pub fn conversation(&self, id: impl Into<String>) -> Conversation {
-        Conversation::new(self.clone(), id)
-    }
-}
-
 /// One thread of a client's [`ConversationStore`](crate::ConversationStore), by id: each [`send`](Self::send) sees the
 /// messages before it.
 ///

@@ -47,6 +47,20 @@ impl ErrorDetail {
         }
     }
 
+    /// A failure to reach the provider: the error and its causes as one line, without the
+    /// URL; the error itself is kept as the cause.
+    pub(crate) fn network(e: reqwest::Error) -> Self {
+        let e = e.without_url();
+        let mut text = e.to_string();
+        let mut cause = std::error::Error::source(&e);
+        while let Some(c) = cause {
+            text.push_str(": ");
+            text.push_str(&c.to_string());
+            cause = c.source();
+        }
+        ErrorDetail::caused_by(text, e)
+    }
+
     /// Like [`caused_by`](Self::caused_by) for an already boxed error.
     pub(crate) fn caused_by_boxed(
         message: impl Into<String>,

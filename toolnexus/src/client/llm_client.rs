@@ -4,6 +4,8 @@
 use std::fmt;
 use std::sync::Arc;
 
+use super::builder::LlmClientBuilder;
+use super::conversation::Conversation;
 use super::message::Message;
 use super::provider::Style;
 use super::redact::url_for_display;
@@ -61,6 +63,11 @@ impl fmt::Debug for LlmClient {
 }
 
 impl LlmClient {
+    /// Starts configuring a client.
+    pub fn builder() -> LlmClientBuilder {
+        LlmClientBuilder::default()
+    }
+
     /// The model id sent on every turn.
     pub fn model(&self) -> &str {
         &self.inner.model
@@ -206,6 +213,11 @@ impl LlmClient {
     /// ```
     pub fn metrics(&self) -> String {
         self.inner.telemetry.render()
+    }
+
+    /// A handle on the thread `id` of this client's store.
+    pub fn conversation(&self, id: impl Into<String>) -> Conversation {
+        Conversation::new(self.clone(), id)
     }
 
     /// Shorthand for [`run`](Self::run)`(prompt, tk)`[`.stream()`](Run::stream): the run's

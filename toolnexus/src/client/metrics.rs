@@ -46,8 +46,9 @@ pub enum MetricEvent {
     Tool {
         /// The tool's name, as called.
         tool: String,
-        /// Where the tool comes from ([`Tool::source`](crate::Tool::source)); `"unknown"`
-        /// when the toolkit has no tool by that name.
+        /// Where the tool comes from: [`Tool::source`](crate::Tool::source) as text
+        /// (`"native"`, `"mcp:<server>"`, …); `"unknown"` when the toolkit has no tool by
+        /// that name.
         source: String,
         /// Whether the result is a failure. Never true for a suspension.
         is_error: bool,

@@ -49,5 +49,7 @@ pub use store::{ConversationStore, InMemoryStore, StoreError};
 pub use streaming::RunStream;
 pub use tool_choice::ToolChoice;
 
-#[cfg(any(fuzzing, feature = "__bench"))]
+#[cfg(any(fuzzing, feature = "__bench", feature = "testing"))]
+pub use provider::decoded_reply::{decode_reply, DecodedReply};
+#[cfg(any(fuzzing, feature = "__bench", feature = "testing"))]
 pub(crate) use provider::Outgoing;

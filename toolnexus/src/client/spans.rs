@@ -17,12 +17,12 @@ use tracing::Span;
 
 use super::error::ClientError;
 use super::message::{Message, ToolCall};
+use super::provider::DecodedReply;
 use super::provider::Style;
 use super::request_options::RequestOptions;
 use super::run_result::{RunResult, RunStatus, Usage};
 use super::settings::Settings;
-use crate::decoded_reply::DecodedReply;
-use crate::{Request, ToolOutcome};
+use crate::{Request, ToolOutcome, ToolSource};
 
 /// The release of the OpenTelemetry semantic conventions the run's spans follow (their
 /// GenAI part, which OpenTelemetry still marks as in development).
@@ -303,9 +303,20 @@ fn conventional(message: &Message) -> Option<Value> {
     })
 }
 
-/// The span of one tool call (`execute_tool {tool}`); `source` is where the tool comes from
-/// (`"native"`, `"mcp:<server>"`).
-pub(crate) fn tool(settings: &Settings, call: &ToolCall, source: &str, resumed: bool) -> Span {
+/// The span of one tool call (`execute_tool {tool}`); `source` is where the tool comes from,
+/// `None` when the toolkit has no such tool.
+pub(crate) fn tool(
+    settings: &Settings,
+    call: &ToolCall,
+    source: Option<ToolSource<'_>>,
+    resumed: bool,
+) -> Span {
+    // Only in-process functions are `function`s; anything reached through a server or
+    // shipped ready-made is an extension of the agent.
+    let kind = match source {
+        Some(ToolSource::Native) => "function",
+        _ => "extension",
+    };
     let span = tracing::info_span!(
         "execute_tool",
         otel.name = Empty,
@@ -315,7 +326,7 @@ pub(crate) fn tool(settings: &Settings, call: &ToolCall, source: &str, resumed: 
         gen_ai.operation.name = "execute_tool",
         gen_ai.tool.name = %call.name,
         gen_ai.tool.call.id = %call.id,
-        gen_ai.tool.type = if source == "native" { "function" } else { "extension" },
+        gen_ai.tool.type = kind,
         gen_ai.tool.call.arguments = Empty,
         gen_ai.tool.call.result = Empty,
         error.type = Empty,

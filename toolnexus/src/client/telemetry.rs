@@ -8,7 +8,7 @@ use std::time::Duration;
 use super::metrics::MetricEvent;
 use super::prometheus::{LlmStatus, Registry};
 use super::run_result::RunStatus;
-use crate::ToolOutcome;
+use crate::{ToolOutcome, ToolSource};
 
 pub(crate) type MetricSink = Arc<dyn Fn(&MetricEvent) + Send + Sync>;
 
@@ -74,15 +74,25 @@ impl Telemetry {
         }
     }
 
-    pub(crate) fn tool(&self, tool: &str, source: &str, outcome: &ToolOutcome, ms: f64) {
+    /// One call of `tool`, from `source`; `None` when the toolkit has no such tool.
+    pub(crate) fn tool(
+        &self,
+        tool: &str,
+        source: Option<ToolSource<'_>>,
+        outcome: &ToolOutcome,
+        ms: f64,
+    ) {
         let (is_error, pending) = (outcome.is_error(), outcome.is_pending());
-        let label = if source == UNKNOWN { UNKNOWN } else { tool };
+        let (label, source) = match source {
+            Some(source) => (tool, source.to_string()),
+            None => (UNKNOWN, UNKNOWN.to_owned()),
+        };
         self.registry
-            .tool(label, source, is_error, pending, ms / 1000.0);
+            .tool(label, &source, is_error, pending, ms / 1000.0);
         if let Some(sink) = &self.on_metric {
             sink(&MetricEvent::Tool {
                 tool: tool.to_owned(),
-                source: source.to_owned(),
+                source,
                 is_error,
                 pending,
                 ms,

@@ -6,7 +6,6 @@
 //! attempt like a failed connection. A streamed reply is handed over once its status is a
 //! success.
 
-use std::error::Error as _;
 use std::time::Duration;
 
 use reqwest::header::RETRY_AFTER;
@@ -152,7 +151,7 @@ impl Transport {
         Failure {
             status: None,
             retry_after: None,
-            error: ClientError::Network(network_detail(e)),
+            error: ClientError::Network(ErrorDetail::network(e)),
         }
     }
 
@@ -194,18 +193,4 @@ async fn read_capped(
         body.extend_from_slice(&chunk);
     }
     Ok((body, false))
-}
-
-/// The error and its causes as one line, without the URL; the error itself is kept as the
-/// cause.
-pub(crate) fn network_detail(e: reqwest::Error) -> ErrorDetail {
-    let e = e.without_url();
-    let mut text = e.to_string();
-    let mut cause = e.source();
-    while let Some(c) = cause {
-        text.push_str(": ");
-        text.push_str(&c.to_string());
-        cause = c.source();
-    }
-    ErrorDetail::caused_by(text, e)
 }

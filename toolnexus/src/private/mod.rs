@@ -3,15 +3,12 @@
 //!
 //! By role: `arguments` decodes a call's arguments and builds the input schema,
 //! `injection` fills the parameters the runtime injects, `returns` turns what a body
-//! returns into a result, `forms` puts a suspension's answer form in its request; the
-//! parsing hooks of the fuzz targets and benchmarks are in `hooks`; `approval` words the
-//! prompt of an approval a tool declares.
+//! returns into a result, `forms` puts a suspension's answer form in its request;
+//! `approval` words the prompt of an approval a tool declares.
 
 mod approval;
 mod arguments;
 mod forms;
-#[cfg(any(fuzzing, feature = "__bench"))]
-mod hooks;
 mod injection;
 mod returns;
 
@@ -24,8 +21,6 @@ use crate::ToolResult;
 pub use approval::*;
 pub use arguments::*;
 pub use forms::*;
-#[cfg(any(fuzzing, feature = "__bench"))]
-pub use hooks::*;
 pub use injection::*;
 pub use returns::*;
 

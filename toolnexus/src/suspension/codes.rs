@@ -10,7 +10,8 @@ use std::ops::Deref;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// Declares a string code: its variants and their wire strings, plus the `Other` escape,
-/// and every conversion and comparison that lets it stand where a `String` stood before.
+/// the conversions from and to strings, and equality by the string. Comparing with a bare
+/// string is not among them: each code adds only the one form its users write (below).
 macro_rules! string_code {
     (
         $(#[$meta:meta])*
@@ -65,19 +66,6 @@ macro_rules! string_code {
             }
         }
 
-        impl Deref for $name {
-            type Target = str;
-            fn deref(&self) -> &str {
-                self.as_str()
-            }
-        }
-
-        impl AsRef<str> for $name {
-            fn as_ref(&self) -> &str {
-                self.as_str()
-            }
-        }
-
         impl fmt::Display for $name {
             fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str(self.as_str())
@@ -96,42 +84,6 @@ macro_rules! string_code {
         impl Hash for $name {
             fn hash<H: Hasher>(&self, state: &mut H) {
                 self.as_str().hash(state);
-            }
-        }
-
-        impl PartialEq<str> for $name {
-            fn eq(&self, other: &str) -> bool {
-                self.as_str() == other
-            }
-        }
-
-        impl PartialEq<&str> for $name {
-            fn eq(&self, other: &&str) -> bool {
-                self.as_str() == *other
-            }
-        }
-
-        impl PartialEq<String> for $name {
-            fn eq(&self, other: &String) -> bool {
-                self.as_str() == other
-            }
-        }
-
-        impl PartialEq<$name> for str {
-            fn eq(&self, other: &$name) -> bool {
-                self == other.as_str()
-            }
-        }
-
-        impl PartialEq<$name> for &str {
-            fn eq(&self, other: &$name) -> bool {
-                *self == other.as_str()
-            }
-        }
-
-        impl PartialEq<$name> for String {
-            fn eq(&self, other: &$name) -> bool {
-                self == other.as_str()
             }
         }
 
@@ -154,8 +106,9 @@ string_code! {
     /// (`"approval"`, …). Like `http::Method`, the kinds every port knows are variants and
     /// any other string is kept in [`Other`](RequestKind::Other).
     ///
-    /// It compares with strings and dereferences to `str`, so code written when the kind
-    /// was a `String` keeps working:
+    /// `req.kind == "approval"` still compiles, as it did when the kind was a `String`;
+    /// code of its own matches on the variants, and [`as_str`](RequestKind::as_str) gives
+    /// the wire string:
     ///
     /// ```
     /// use toolnexus::{Request, RequestKind};
@@ -211,4 +164,20 @@ string_code! {
     }
     escape:
     /// Any other reason, as written.
+}
+
+/// `req.kind == "approval"`, as written when the kind was a `String`.
+impl PartialEq<&str> for RequestKind {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+/// `answer.reason.as_deref() == Some("declined")` reads the code, as it did when the
+/// reason was a `String`.
+impl Deref for Refusal {
+    type Target = str;
+    fn deref(&self) -> &str {
+        self.as_str()
+    }
 }

@@ -101,7 +101,6 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
-pub use crate::decoded_reply::{decode_reply, DecodedReply};
 pub use recorded::RecordedRequest;
 pub use reply::Reply;
 

@@ -2,6 +2,7 @@
 //! [`Style`] (the provider modules say what a declaration looks like) and per export format.
 
 mod approval;
+mod guarded;
 mod nullable;
 mod schema;
 mod settle;
@@ -20,8 +21,8 @@ use std::sync::{Arc, OnceLock};
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
 
-use crate::panics::Guarded;
 use crate::{tool_args, Request, Style, Tool, ToolContext, ToolResult};
+use guarded::Guarded;
 
 /// A registration problem.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -52,13 +53,13 @@ pub enum ToolkitError {
 ///
 /// ```
 /// use serde_json::json;
-/// use toolnexus::{NativeTool, Toolkit};
+/// use toolnexus::{NativeTool, Style, Toolkit};
 ///
 /// let echo = NativeTool::of("echo", "Echoes its input",
 ///     json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}),
 ///     |args, _ctx| async move { args["text"].as_str().unwrap_or_default().to_owned() });
 /// let tk = Toolkit::builder().tool(echo).build().unwrap();
-/// assert_eq!(tk.to_openai()[0]["function"]["name"], "echo");
+/// assert_eq!(tk.declarations_for(Style::OpenAi)[0]["function"]["name"], "echo");
 /// assert!(tk.get("echo").is_some());
 /// ```
 #[derive(Clone)]
@@ -249,11 +250,7 @@ fn pre_serialize(declarations: &[Value]) -> Option<Box<RawValue>> {
 }
 
 /// Replaces every character outside `[a-zA-Z0-9_-]` with `_`, as every provider requires.
-///
-/// ```
-/// assert_eq!(toolnexus::sanitize_name("get weather.v2"), "get_weather_v2");
-/// ```
-pub fn sanitize_name(name: &str) -> String {
+pub(crate) fn sanitize_name(name: &str) -> String {
     name.chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
@@ -306,6 +303,20 @@ impl Toolkit {
             Some(&i) => Some(i),
             None => self.inner.index.get(&sanitize_name(name)).copied(),
         }
+    }
+
+    /// The name a toolkit declares a tool named `name` under, and the model calls it by:
+    /// every character outside `[a-zA-Z0-9_-]` replaced with `_`, as every provider
+    /// requires. A host that names tools itself (an MCP client prefixing a server's tools)
+    /// uses it to know the names before it registers them.
+    ///
+    /// ```
+    /// use toolnexus::Toolkit;
+    ///
+    /// assert_eq!(Toolkit::declared_name("get weather.v2"), "get_weather_v2");
+    /// ```
+    pub fn declared_name(name: &str) -> String {
+        sanitize_name(name)
     }
 
     /// The declared (sanitized) names, in registration order.
@@ -462,30 +473,64 @@ impl Toolkit {
         self.declared(style).json.as_deref()
     }
 
-    /// OpenAI declarations: `{"type":"function","function":{name, description, parameters}}`.
+    /// The declarations in `style`'s shape, for a host that calls the provider itself:
+    ///
+    /// - [`Style::OpenAi`]: `{"type":"function","function":{name, description, parameters}}`
+    ///   per tool;
+    /// - [`Style::Anthropic`]: `{name, description, input_schema}` per tool;
+    /// - [`Style::Responses`]: `{"type":"function", name, description, parameters,
+    ///   "strict": false}` per tool;
+    /// - [`Style::Gemini`]: one element `{"functionDeclarations":[{name, description,
+    ///   parameters}]}`, with schemas converted to Gemini's OpenAPI subset (`type: ["T",
+    ///   "null"]` becomes `type: "T", nullable: true`).
+    ///
+    /// Each list is built once per toolkit.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use toolnexus::{NativeTool, Style, Toolkit};
+    ///
+    /// let echo = NativeTool::of("echo", "Echoes its input",
+    ///     json!({"type": "object", "properties": {"text": {"type": ["string", "null"]}}}),
+    ///     |args, _ctx| async move { args["text"].as_str().unwrap_or_default().to_owned() });
+    /// let tk = Toolkit::builder().tool(echo).build().unwrap();
+    /// assert_eq!(tk.declarations_for(Style::OpenAi)[0]["function"]["name"], "echo");
+    /// assert_eq!(tk.declarations_for(Style::Anthropic)[0]["input_schema"]["type"], "object");
+    /// let gemini = tk.declarations_for(Style::Gemini);
+    /// let text = &gemini[0]["functionDeclarations"][0]["parameters"]["properties"]["text"];
+    /// assert_eq!((&text["type"], &text["nullable"]), (&json!("string"), &json!(true)));
+    /// ```
+    pub fn declarations_for(&self, style: Style) -> Vec<Value> {
+        match style {
+            // Not the client's own Gemini declarations, which send plain JSON Schema as
+            // `parametersJsonSchema`: this export keeps the `parameters` form, which only
+            // takes the OpenAPI subset.
+            Style::Gemini => self
+                .inner
+                .gemini
+                .get_or_init(|| {
+                    self.shaped(
+                        |d| json!({"name": d.name, "description": d.description, "parameters": schema::to_gemini(d.input_schema)}),
+                        |l| Style::Gemini.provider().tools_value(l),
+                    )
+                })
+                .clone(),
+            style => self.declared(style).list.clone(),
+        }
+    }
+
+    /// Shorthand for [`declarations_for`](Self::declarations_for)`(Style::OpenAi)`.
     pub fn to_openai(&self) -> Vec<Value> {
-        self.declared(Style::OpenAi).list.clone()
+        self.declarations_for(Style::OpenAi)
     }
 
-    /// Anthropic declarations: `{name, description, input_schema}`.
+    /// Shorthand for [`declarations_for`](Self::declarations_for)`(Style::Anthropic)`.
     pub fn to_anthropic(&self) -> Vec<Value> {
-        self.declared(Style::Anthropic).list.clone()
+        self.declarations_for(Style::Anthropic)
     }
 
-    /// Gemini declarations: one element `{"functionDeclarations":[{name, description, parameters}]}`,
-    /// with schemas converted to Gemini's OpenAPI subset.
+    /// Shorthand for [`declarations_for`](Self::declarations_for)`(Style::Gemini)`.
     pub fn to_gemini(&self) -> Vec<Value> {
-        // Not the client's own Gemini declarations, which send plain JSON Schema as
-        // `parametersJsonSchema`: this export keeps the `parameters` form, which only takes
-        // the OpenAPI subset.
-        self.inner
-            .gemini
-            .get_or_init(|| {
-                self.shaped(
-                    |d| json!({"name": d.name, "description": d.description, "parameters": schema::to_gemini(d.input_schema)}),
-                    |l| Style::Gemini.provider().tools_value(l),
-                )
-            })
-            .clone()
+        self.declarations_for(Style::Gemini)
     }
 }

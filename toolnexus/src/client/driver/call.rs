@@ -14,7 +14,6 @@ use crate::client::hooks::{BeforeTool, ToolCallInfo};
 use crate::client::message::ToolCall;
 use crate::client::metrics::millis;
 use crate::client::spans;
-use crate::client::telemetry::UNKNOWN;
 use crate::{Answer, Request, ToolContext, ToolOutcome, ToolResult};
 
 /// How a call ended, with what a gate made of it.
@@ -206,6 +205,6 @@ fn observe<E: Events>(cx: Cx<'_, E>, call: &ToolCall, outcome: &ToolOutcome, sta
 }
 
 /// Where the called tool comes from, as metrics and spans name it.
-fn source<'a, E>(cx: Cx<'a, E>, call: &ToolCall) -> &'a str {
-    cx.tk.get(&call.name).map_or(UNKNOWN, |t| t.source())
+fn source<'a, E>(cx: Cx<'a, E>, call: &ToolCall) -> Option<crate::ToolSource<'a>> {
+    cx.tk.get(&call.name).map(|t| t.source())
 }

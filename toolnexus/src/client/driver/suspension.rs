@@ -30,7 +30,8 @@ use crate::client::error::ClientError;
 use crate::client::event::{Events, StreamEvent};
 use crate::client::message::{Message, ToolCall, ToolOutput};
 use crate::suspension::gate;
-use crate::{sanitize_name, Answer, Request, Toolkit};
+use crate::toolkit::sanitize_name;
+use crate::{Answer, Request, Toolkit};
 
 /// Where a call of the turn being settled stands.
 pub(super) enum Slot {

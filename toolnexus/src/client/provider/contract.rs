@@ -8,11 +8,11 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
 
+pub(crate) use super::decoded_reply::DecodedReply;
 use crate::client::error::{ClientError, ErrorDetail};
 use crate::client::message::Message;
 use crate::client::redact::{excerpt, redact};
 use crate::client::request_options::RequestOptions;
-pub(crate) use crate::decoded_reply::DecodedReply;
 use crate::{ToolChoice, ToolDeclaration};
 
 /// One provider's wire knowledge. A new provider is a module implementing this, plus a

@@ -6,6 +6,7 @@
 mod anthropic;
 mod arguments;
 mod contract;
+pub(super) mod decoded_reply;
 mod gemini;
 mod openai;
 mod read_stream;

@@ -8,7 +8,6 @@ use serde_json::Value;
 use super::contract::{DecodedReply, Step, StreamDecoder};
 use crate::client::error::{ClientError, ErrorDetail};
 use crate::client::event::{Events, StreamEvent};
-use crate::client::transport::network_detail;
 
 /// The bounds a stream is read within.
 pub(crate) struct StreamLimits<'a> {
@@ -89,7 +88,7 @@ fn framing_error(e: EventStreamError<ReadError>, max_bytes: usize) -> ClientErro
             ClientError::ResponseTooLarge { limit: max_bytes }
         }
         EventStreamError::Transport(ReadError::Network(e)) => {
-            ClientError::Network(network_detail(e))
+            ClientError::Network(ErrorDetail::network(e))
         }
         EventStreamError::Utf8(e) => ClientError::InvalidResponse(ErrorDetail::caused_by(
             "the event stream is not valid UTF-8",

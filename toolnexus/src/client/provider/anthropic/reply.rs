@@ -19,8 +19,8 @@ use serde_json::Value;
 use crate::client::message::{ProviderState, ToolCall};
 use crate::client::provider::arguments::check_object;
 use crate::client::provider::contract::{DecodedReply, Unreadable};
+use crate::client::provider::decoded_reply::ReplyMeta;
 use crate::client::run_result::Usage;
-use crate::decoded_reply::ReplyMeta;
 
 #[derive(Deserialize)]
 struct Response {

@@ -19,8 +19,8 @@ use super::reply::{read_block_value, ResponseBlock, WireUsage};
 use crate::client::message::{ProviderState, ToolCall};
 use crate::client::provider::arguments::{check_object, parse_arguments};
 use crate::client::provider::contract::{DecodedReply, Step, StreamDecoder, Unreadable};
+use crate::client::provider::decoded_reply::ReplyMeta;
 use crate::client::provider::sse_parts::{error_message, CUT_SHORT};
-use crate::decoded_reply::ReplyMeta;
 
 /// Events are told apart by their data's `type`, which repeats the SSE event name.
 #[derive(Deserialize)]

@@ -10,8 +10,8 @@ use super::{call_id, nonce};
 use crate::client::message::{ProviderState, ToolCall};
 use crate::client::provider::arguments::check_object;
 use crate::client::provider::contract::{DecodedReply, Unreadable};
+use crate::client::provider::decoded_reply::ReplyMeta;
 use crate::client::run_result::Usage;
-use crate::decoded_reply::ReplyMeta;
 
 /// A `GenerateContentResponse`; a streamed reply is a run of these, one per event.
 #[derive(Deserialize)]

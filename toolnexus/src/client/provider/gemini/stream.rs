@@ -7,9 +7,9 @@ use serde_json::Value;
 use super::error_message;
 use super::reply::{self, kind, signature, Finish, Kind, Response};
 use crate::client::provider::contract::{DecodedReply, Step, StreamDecoder, Unreadable};
+use crate::client::provider::decoded_reply::ReplyMeta;
 use crate::client::provider::sse_parts::CUT_SHORT;
 use crate::client::run_result::Usage;
-use crate::decoded_reply::ReplyMeta;
 
 /// The reply being assembled.
 #[derive(Default)]

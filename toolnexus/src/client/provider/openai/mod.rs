@@ -5,6 +5,7 @@
 mod reply;
 mod request;
 mod stream;
+mod wire;
 
 use reqwest::header::{HeaderMap, InvalidHeaderValue};
 use serde_json::{json, Value};

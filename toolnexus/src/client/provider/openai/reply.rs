@@ -9,15 +9,12 @@
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
+use super::wire::{without_nulls, CallDelta, WireUsage, REASONING_KEYS};
 use crate::client::message::{ProviderState, ToolCall};
 use crate::client::provider::arguments::parse_arguments;
 use crate::client::provider::contract::{DecodedReply, Unreadable};
+use crate::client::provider::decoded_reply::ReplyMeta;
 use crate::client::run_result::Usage;
-use crate::decoded_reply::ReplyMeta;
-
-/// The message keys holding reasoning, in the order [`ProviderState::reasoning`] reads them.
-pub(crate) const REASONING_KEYS: [&str; 3] =
-    ["reasoning_content", "reasoning", "reasoning_details"];
 
 #[derive(Deserialize)]
 struct Response {
@@ -69,7 +66,7 @@ struct ResponseFunction {
 /// its id and function.
 impl<'de> Deserialize<'de> for ResponseCall {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let delta = super::stream::CallDelta::deserialize(deserializer)?;
+        let delta = CallDelta::deserialize(deserializer)?;
         let missing = |field| <D::Error as serde::de::Error>::missing_field(field);
         let function = delta.function.ok_or_else(|| missing("function"))?;
         Ok(ResponseCall {
@@ -81,32 +78,6 @@ impl<'de> Deserialize<'de> for ResponseCall {
             extra: delta.extra,
         })
     }
-}
-
-#[derive(Deserialize)]
-pub(crate) struct WireUsage {
-    #[serde(default)]
-    prompt_tokens: u64,
-    #[serde(default)]
-    completion_tokens: u64,
-    #[serde(default)]
-    total_tokens: Option<u64>,
-    #[serde(default)]
-    prompt_tokens_details: Option<PromptDetails>,
-    #[serde(default)]
-    completion_tokens_details: Option<CompletionDetails>,
-}
-
-#[derive(Deserialize)]
-struct PromptDetails {
-    #[serde(default)]
-    cached_tokens: Option<u64>,
-}
-
-#[derive(Deserialize)]
-struct CompletionDetails {
-    #[serde(default)]
-    reasoning_tokens: Option<u64>,
 }
 
 pub(crate) fn decode(body: &[u8]) -> Result<DecodedReply, Unreadable> {
@@ -163,22 +134,6 @@ pub(crate) fn decode(body: &[u8]) -> Result<DecodedReply, Unreadable> {
         usage: response.usage.map(Usage::from).unwrap_or_default(),
         meta,
     })
-}
-
-/// A field sent as `null` carries nothing to send back.
-pub(crate) fn without_nulls(mut map: Map<String, Value>) -> Map<String, Value> {
-    map.retain(|_, v| !v.is_null());
-    map
-}
-
-impl From<WireUsage> for Usage {
-    fn from(u: WireUsage) -> Self {
-        let cached = u.prompt_tokens_details.and_then(|d| d.cached_tokens);
-        let reasoning = u.completion_tokens_details.and_then(|d| d.reasoning_tokens);
-        Usage::counted(u.prompt_tokens, u.completion_tokens, u.total_tokens)
-            .with_cache(cached.unwrap_or(0), 0)
-            .with_reasoning(reasoning.unwrap_or(0))
-    }
 }
 
 #[cfg(test)]

@@ -14,17 +14,16 @@
 
 use std::collections::BTreeMap;
 
-use serde::de::IgnoredAny;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use super::reply::{without_nulls, WireUsage, REASONING_KEYS};
+use super::wire::{without_nulls, CallDelta, WireUsage, REASONING_KEYS};
 use crate::client::message::{ProviderState, ToolCall};
 use crate::client::provider::arguments::parse_arguments;
 use crate::client::provider::contract::{DecodedReply, Step, StreamDecoder, Unreadable};
+use crate::client::provider::decoded_reply::ReplyMeta;
 use crate::client::provider::sse_parts::{error_message, CUT_SHORT};
 use crate::client::run_result::Usage;
-use crate::decoded_reply::ReplyMeta;
 
 #[derive(Deserialize)]
 struct Chunk {
@@ -63,60 +62,6 @@ struct Delta {
     reasoning: Option<Value>,
     #[serde(default)]
     reasoning_details: Option<Value>,
-}
-
-/// A tool call as a chunk carries it (and, with every field there, as a whole reply does).
-#[derive(Default)]
-pub(super) struct CallDelta {
-    index: Option<u32>,
-    pub(super) id: Option<String>,
-    pub(super) function: Option<FunctionDelta>,
-    /// Everything else the server put on the call, which it wants back.
-    pub(super) extra: Map<String, Value>,
-}
-
-/// Read key by key: `#[serde(flatten)]` would buffer every delta before reading it.
-impl<'de> Deserialize<'de> for CallDelta {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct Visitor;
-        impl<'de> serde::de::Visitor<'de> for Visitor {
-            type Value = CallDelta;
-
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("a tool call delta")
-            }
-
-            fn visit_map<A: serde::de::MapAccess<'de>>(
-                self,
-                mut map: A,
-            ) -> Result<CallDelta, A::Error> {
-                let mut delta = CallDelta::default();
-                while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
-                    match key.as_ref() {
-                        "index" => delta.index = map.next_value()?,
-                        "id" => delta.id = map.next_value()?,
-                        "function" => delta.function = map.next_value()?,
-                        "type" => {
-                            map.next_value::<IgnoredAny>()?;
-                        }
-                        _ => {
-                            delta.extra.insert(key.into_owned(), map.next_value()?);
-                        }
-                    }
-                }
-                Ok(delta)
-            }
-        }
-        deserializer.deserialize_map(Visitor)
-    }
-}
-
-#[derive(Deserialize)]
-pub(super) struct FunctionDelta {
-    #[serde(default)]
-    pub(super) name: Option<String>,
-    #[serde(default)]
-    pub(super) arguments: Option<String>,
 }
 
 #[derive(Default)]

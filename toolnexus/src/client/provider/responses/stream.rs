@@ -15,9 +15,9 @@ use super::reply::{self, Response};
 use crate::client::message::ToolCall;
 use crate::client::provider::arguments::parse_arguments;
 use crate::client::provider::contract::{DecodedReply, Step, StreamDecoder, Unreadable};
+use crate::client::provider::decoded_reply::ReplyMeta;
 use crate::client::provider::sse_parts::CUT_SHORT;
 use crate::client::run_result::Usage;
-use crate::decoded_reply::ReplyMeta;
 
 /// One event's data: the fields of every event type the decoder reads, present or not.
 /// A flat struct rather than an enum tagged by `type`, because raw items and responses can

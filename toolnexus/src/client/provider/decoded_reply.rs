@@ -1,6 +1,7 @@
 //! A provider's reply body decoded into provider-neutral form: what every provider module
-//! gives the loop, and what [`decode_reply`] hands the parser property tests and fuzz
-//! targets, so they check exactly what a run reads.
+//! gives the loop, and what [`decode_reply`] hands the parser property tests, fuzz targets
+//! and benchmarks (through the hidden `__hooks` module), so they check exactly what a run
+//! reads.
 
 #[cfg(any(feature = "testing", feature = "__bench", fuzzing))]
 use crate::client::{ClientError, Style};
@@ -84,7 +85,7 @@ impl DecodedReply {
 
 /// Parses a non-streamed reply body in `style`'s format, as the client does; an
 /// unreadable body is the error a run would fail with. The client decodes through its
-/// exchange; this entry is for the stub server, the fuzz targets and the benchmarks.
+/// exchange; this entry is for the property tests, the fuzz targets and the benchmarks.
 #[cfg(any(feature = "testing", feature = "__bench", fuzzing))]
 pub fn decode_reply(style: Style, body: &[u8]) -> Result<DecodedReply, ClientError> {
     style
