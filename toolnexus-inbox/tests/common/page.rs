@@ -20,9 +20,6 @@ use toolnexus::{
 use toolnexus_inbox::web::InboxPage;
 use toolnexus_inbox::{web, Inbox, Person};
 
-#[path = "../inbox/pg.rs"]
-pub mod pg;
-
 /// A purchase needs a yes
 #[tool]
 async fn buy(item: String, answer: Option<&Answer>) -> ToolResult {
@@ -419,7 +416,7 @@ impl Drop for Example {
 
 impl Example {
     pub fn start(db: &str, options: &[&str]) -> Example {
-        let mut command = crate::example_bin::command("inbox");
+        let mut command = super::example_bin::command("inbox");
         let mut child = command
             .args(["--port", "0", "--db", db])
             .args(options)

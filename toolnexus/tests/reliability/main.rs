@@ -4,7 +4,6 @@
 
 #[path = "../common/mod.rs"]
 mod common;
-#[path = "../strategies/mod.rs"]
 mod strategies;
 mod support;
 
@@ -15,3 +14,4 @@ mod props_args;
 mod props_replies;
 mod props_wire;
 mod regressions;
+mod wire_roundtrip;

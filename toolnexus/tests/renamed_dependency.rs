@@ -9,8 +9,11 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+/// The workspace's root, where its lock and target directory are.
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("the crate sits in the workspace")
 }
 
 /// The kind of a fixture package's one target.
@@ -43,7 +46,7 @@ path = {source:?}
 [dependencies]
 {dependencies}
 "#,
-        source = root().join("tests/fixtures").join(fixture),
+        source = root().join("toolnexus/tests/fixtures").join(fixture),
     );
     std::fs::write(dir.join("Cargo.toml"), manifest).unwrap();
     // The workspace's lock pins the same versions, so nothing is resolved anew.

@@ -2,9 +2,8 @@
 //! answered, and resumed through a scripted model over loopback HTTP. Every test body runs
 //! on both engines; PostgreSQL comes from `TOOLNEXUS_TEST_PG_URL` (scripts/test.sh).
 
-#[path = "../example_bin/mod.rs"]
-mod example_bin;
-mod pg;
+#[path = "../common/mod.rs"]
+mod common;
 mod receiver;
 mod support;
 
@@ -17,3 +16,5 @@ mod forms;
 mod several;
 mod team;
 mod webhooks;
+
+use common::{example_bin, pg};

@@ -10,16 +10,15 @@
 //! when missing, starts the driver and exports `TOOLNEXUS_TEST_WEBDRIVER` and
 //! `TOOLNEXUS_TEST_CHROME_PROFILE`.
 
-mod example_bin;
-mod inbox_web_support;
+mod common;
 
 use std::path::PathBuf;
 use std::time::Duration;
 
+use common::page::{self, Example, Site};
 use fantoccini::elements::Element;
 use fantoccini::{Client, ClientBuilder, Locator};
 use hyper_util::client::legacy::connect::HttpConnector;
-use inbox_web_support::{Example, Site};
 use serde_json::json;
 use toolnexus_inbox::ParkedState;
 
@@ -187,7 +186,10 @@ async fn screenshot(browser: &Client, size: (u32, u32), name: &str, docs: bool) 
         .expect("the window resizes");
     let png = browser.screenshot().await.expect("a screenshot");
     assert!(png.starts_with(b"\x89PNG"), "the screenshot is not a PNG");
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("the crate sits in the workspace")
+        .to_path_buf();
     let target = root.join("target").join("screenshots");
     std::fs::create_dir_all(&target).expect("target/screenshots/");
     std::fs::write(target.join(name), &png).expect("the screenshot is written");
@@ -682,10 +684,7 @@ async fn forged_answers_from_other_origins_are_refused() {
 /// `Identify` reads), replacing whoever was signed in.
 async fn sign_in_as(browser: &Client, who: &str) {
     // Set from the page (WebDriver's own cookie call sends fields Chromium refuses).
-    let set = format!(
-        "document.cookie = '{}={who}; path=/'",
-        inbox_web_support::PERSON_COOKIE
-    );
+    let set = format!("document.cookie = '{}={who}; path=/'", page::PERSON_COOKIE);
     browser
         .execute(&set, vec![])
         .await
@@ -697,7 +696,7 @@ async fn only_a_named_responder_answers_in_the_browser() {
     let inbox = toolnexus_inbox::Inbox::open("sqlite::memory:")
         .await
         .unwrap();
-    let site = Site::serve(inbox, |page| page.identity(inbox_web_support::people)).await;
+    let site = Site::serve(inbox, |page| page.identity(page::people)).await;
     let id = site.refund(40).await;
     let browser = browser().await;
     // The cookie needs a page of the site first: the sign-in page, as nobody is signed in.

@@ -5,18 +5,15 @@
 //! and subscribers coming and going on parallel threads make that cache flaky. No test
 //! touches the process environment; the variables go through `Builder::from_vars`.
 
-#[path = "otel/receiver.rs"]
-mod receiver;
-
 mod common;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
+use common::receiver::{Link, Receiver};
 use common::Captured;
 use opentelemetry::trace::TraceContextExt as _;
-use receiver::{Link, Receiver};
 use serde_json::json;
 use toolnexus::testing::{MockLlm, Reply};
 use toolnexus::Style;

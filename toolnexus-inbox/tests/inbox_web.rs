@@ -1,12 +1,12 @@
 //! The inbox page over real HTTP, without a browser: every status a request can get, the
 //! session and security headers, and the answers it records.
 
-mod example_bin;
-mod inbox_web_support;
+mod common;
 
 use std::time::Duration;
 
-use inbox_web_support::{pg, Example, Site};
+use common::page::{self, Example, Site};
+use common::pg;
 use reqwest::header::{self, HeaderMap};
 use reqwest::{redirect, Response, StatusCode};
 use serde_json::json;
@@ -1106,15 +1106,15 @@ async fn a_runs_requests_are_answered_together_on_one_page() {
     assert!(!page.contains(r#"http-equiv="refresh""#), "{page}");
 }
 
-/// The test's sign-in cookie for `who` (see `inbox_web_support::people`).
+/// The test's sign-in cookie for `who` (see `page::people`).
 fn as_person(who: &str) -> String {
-    format!("{}={who}", inbox_web_support::PERSON_COOKIE)
+    format!("{}={who}", page::PERSON_COOKIE)
 }
 
 #[tokio::test]
 async fn a_person_not_allowed_sees_the_request_read_only_and_is_refused() {
     let inbox = Inbox::open("sqlite::memory:").await.unwrap();
-    let site = Site::serve(inbox, |page| page.identity(inbox_web_support::people)).await;
+    let site = Site::serve(inbox, |page| page.identity(page::people)).await;
     let id = site.refund(40).await;
     let (bob, ada) = (as_person("bob"), as_person("ada"));
 
@@ -1210,7 +1210,7 @@ async fn a_forwarded_identity_counts_only_from_the_trusted_proxy() {
 #[tokio::test]
 async fn the_list_filters_by_agent_kind_and_who_may_answer() {
     let inbox = Inbox::open("sqlite::memory:").await.unwrap();
-    let site = Site::serve(inbox, |page| page.identity(inbox_web_support::people)).await;
+    let site = Site::serve(inbox, |page| page.identity(page::people)).await;
     let refund = site.refund(40).await;
     let lamp = site.approval("lamp").await;
     let booking = site.booking().await;

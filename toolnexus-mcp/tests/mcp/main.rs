@@ -2,14 +2,12 @@
 //! Python SDK's), and MCP servers' tools used by toolnexus, suspensions included.
 
 mod example_bin;
-#[path = "../examples/shop/mod.rs"]
+// The examples' own module, formatted in their edition (2021) rather than this crate's.
+#[path = "../../../examples/shop/mod.rs"]
+#[rustfmt::skip]
 mod shop;
 
-#[path = "mcp/consume.rs"]
 mod consume;
-#[path = "mcp/python.rs"]
 mod python;
-#[path = "mcp/serve.rs"]
 mod serve;
-#[path = "mcp/support.rs"]
 mod support;

@@ -1,7 +1,7 @@
 //! `#[toolbox]`: methods of one value become tools that share it, with every rule of a free
 //! `#[tool]` fn, and a full agent run over them.
 
-mod common;
+use crate::common;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -5,7 +5,7 @@
 //! a host can check it before resuming, and a type that is no form is refused when the
 //! toolkit is built.
 
-mod common;
+use crate::common;
 
 use std::collections::HashMap;
 use std::sync::Mutex;

@@ -4,13 +4,13 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use rmcp::model::{CallToolResponse, ElicitRequestParams, InputRequest};
-use serde_json::{json, Value};
-use toolnexus::{auth_required, tool, Answer, BoxFuture, NativeTool, Request, ToolResult, Toolkit};
+use serde_json::{Value, json};
+use toolnexus::{Answer, BoxFuture, NativeTool, Request, ToolResult, Toolkit, auth_required, tool};
 use toolnexus_mcp::{McpServer, McpTools, Park, ParkedCall};
 
 use crate::shop;
 use crate::support::{
-    ask, call, client, form_and_url, legacy, modern, no_elicitation, paris, text, Human, Says,
+    Human, Says, ask, call, client, form_and_url, legacy, modern, no_elicitation, paris, text,
 };
 
 /// Signs the customer in to the shop

@@ -19,7 +19,7 @@ const RUNS: usize = 64;
 /// Run `i` asks for `buy item-i` (suspends for approval) when `i` is even, `echo item-i`
 /// otherwise.
 fn prompt(i: usize) -> String {
-    let verb = if i.is_multiple_of(2) { "buy" } else { "echo" };
+    let verb = if i % 2 == 0 { "buy" } else { "echo" };
     format!("{verb} item-{i}")
 }
 
@@ -137,7 +137,7 @@ async fn one_wait_for_answers_every_run_its_own_request() {
         assert_eq!(result.status, RunStatus::Done, "run {i}");
         assert_eq!(result.tool_calls.len(), 1, "run {i}");
         let output = &result.tool_calls[0].output;
-        if i.is_multiple_of(2) {
+        if i % 2 == 0 {
             let answer_id = output.rsplit("answer ").next().unwrap_or_default();
             assert_eq!(
                 output,
@@ -170,7 +170,7 @@ async fn halted_runs_resume_concurrently_with_their_own_answers() {
     for (i, result) in results {
         let result = result.unwrap();
         let item = format!("item-{i}");
-        if !i.is_multiple_of(2) {
+        if i % 2 != 0 {
             assert_eq!(result.status, RunStatus::Done, "run {i}");
             assert_eq!(result.text, format!("done: echo {item}"));
             continue;

@@ -7,15 +7,12 @@
 //! The tests take `SERIAL`: tracing caches per call site whether a subscriber wants it, and
 //! scoped subscribers on parallel threads make that cache flaky.
 
-#[path = "otel/receiver.rs"]
-mod receiver;
-
 mod common;
 
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
-use receiver::{Receiver, Span};
+use common::receiver::{Receiver, Span};
 use serde_json::{json, Value};
 use toolnexus::testing::{MockLlm, Reply};
 use toolnexus::{

@@ -5,10 +5,7 @@ use proptest::prelude::*;
 use serde_json::json;
 use toolnexus::{Answer, Request, ToolResult};
 
-#[path = "strategies/mod.rs"]
-mod strategies;
-
-use strategies::{answer, json_value, request};
+use crate::strategies::{answer, json_value, request};
 
 proptest! {
     #[test]

@@ -14,7 +14,7 @@ use rmcp::service::{
     ClientLifecycleMode, ClientServiceExt, RequestContext, RoleClient, RunningService,
 };
 use rmcp::{ClientHandler, ErrorData, ServiceExt};
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 use tokio::task::JoinHandle;
 use toolnexus_mcp::McpServer;
 
