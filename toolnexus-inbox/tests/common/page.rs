@@ -1,0 +1,453 @@
+//! An inbox page served in-process on loopback for the page's tests: a SQLite inbox, a
+//! scripted model whose runs park one request each (an approval, a form, a sign-in, and
+//! requests with hostile or expired content) or three gated deletes at once, and the
+//! page's router on an ephemeral port.
+#![allow(dead_code)] // each test file uses part of it
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
+use toolnexus::testing::{MockLlm, RecordedRequest, Reply};
+use toolnexus::{
+    auth_required, pending, tool, Answer, Answered, Approval, LlmClient, NativeTool, RunStatus,
+    ToolResult, Toolkit,
+};
+use toolnexus_inbox::web::{InboxPage, InboxPageBuilder};
+use toolnexus_inbox::{web, Inbox, Person};
+
+/// A purchase needs a yes
+#[tool]
+async fn buy(item: String, answer: Option<&Answer>) -> ToolResult {
+    match answer {
+        Some(a) if a.ok => ToolResult::ok(format!("bought {item}")),
+        _ => pending!(kind = "approval", prompt = format!("Buy {item}?")),
+    }
+}
+
+/// A refund only finance, or Ada, may approve
+#[tool]
+async fn refund(amount: u32, answer: Option<&Answer>) -> ToolResult {
+    match answer {
+        Some(a) if a.ok => ToolResult::ok(format!("refunded {amount}")),
+        _ => pending!(
+            kind = "approval",
+            prompt = format!("Refund {amount} euros?"),
+            data = json!({"responders": ["ada@example.com", "group:finance"]})
+        ),
+    }
+}
+
+/// The cookie the tests sign in with as one person or another ([`people`]).
+pub const PERSON_COOKIE: &str = "test_person";
+
+/// The host's sign-in the tests control: cookie `test_person=ada` is Ada (in finance),
+/// `test_person=bob` is Bob (in sales); anything else is nobody.
+pub fn people(parts: &axum::http::request::Parts) -> Option<Person> {
+    let cookies = parts
+        .headers
+        .get(axum::http::header::COOKIE)?
+        .to_str()
+        .ok()?;
+    let who = cookies
+        .split(';')
+        .filter_map(|c| c.trim().split_once('='))
+        .find(|(k, _)| *k == PERSON_COOKIE)?
+        .1;
+    match who {
+        "ada" => Some(
+            Person::new("ada@example.com")
+                .name("Ada")
+                .groups(["finance"]),
+        ),
+        "bob" => Some(Person::new("bob@example.com").name("Bob").groups(["sales"])),
+        _ => None,
+    }
+}
+
+/// A room booking.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct Booking {
+    /// Who the room is for
+    pub guest: String,
+    /// Nights to stay, one to fourteen
+    #[schemars(range(min = 1, max = 14))]
+    pub nights: u32,
+    /// Breakfast included
+    pub breakfast: bool,
+    /// Room size
+    pub room: Room,
+    /// Budget per night, in euros
+    pub budget: Option<f64>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Room {
+    Single,
+    Double,
+}
+
+/// Books a hotel room; asks for the guest's details
+#[tool]
+async fn book(city: String, details: Option<Answered<Booking>>) -> ToolResult {
+    match details {
+        Some(d) => ToolResult::ok(format!(
+            "booked {} nights in {city} for {}",
+            d.nights, d.guest
+        )),
+        None => pending!(
+            kind = "input",
+            prompt = format!("Who stays in {city}?"),
+            answer = Booking
+        ),
+    }
+}
+
+/// Reads the mailbox after a sign-in
+#[tool]
+async fn mail(answer: Option<&Answer>) -> ToolResult {
+    match answer {
+        Some(a) if a.ok => ToolResult::ok("2 new messages"),
+        _ => auth_required!(url = "https://login.example.com/authorize?app=inbox-tests"),
+    }
+}
+
+/// Asks with text and an address a model made up
+#[tool]
+async fn lure(text: String, url: String, answer: Option<&Answer>) -> ToolResult {
+    match answer {
+        Some(_) => ToolResult::ok("lured"),
+        None => pending!(kind = "authorization", prompt = text, url = url),
+    }
+}
+
+/// Asks for a form no page can show (a nested object)
+#[tool]
+async fn nested(answer: Option<&Answer>) -> ToolResult {
+    match answer {
+        Some(_) => ToolResult::ok("nested"),
+        None => pending!(
+            kind = "input",
+            prompt = "Where exactly?",
+            data = json!({"schema": {"type": "object",
+                                     "properties": {"to": {"type": "object"}},
+                                     "required": ["to"]}})
+        ),
+    }
+}
+
+/// Asks under an id of its own choosing
+#[tool]
+async fn named(id: String, answer: Option<&Answer>) -> ToolResult {
+    match answer {
+        Some(_) => ToolResult::ok("named"),
+        None => pending!(kind = "approval", prompt = "Named?", id = id),
+    }
+}
+
+/// Asks with a deadline
+#[tool]
+async fn stale(expires_at: String, answer: Option<&Answer>) -> ToolResult {
+    match answer {
+        Some(_) => ToolResult::ok("in time"),
+        None => pending!(
+            kind = "approval",
+            prompt = "Approve before the deadline?",
+            expires_at = expires_at
+        ),
+    }
+}
+
+/// `delete(path, keep_days?)`, behind a declared approval (see `Site::serve`): reports what
+/// it deleted, with the arguments it ran with.
+fn delete() -> impl toolnexus::Tool {
+    NativeTool::of(
+        "delete",
+        "Deletes a file",
+        json!({"type": "object",
+               "properties": {"path": {"type": "string", "minLength": 1},
+                              "keep_days": {"type": "integer", "minimum": 0,
+                                            "description": "Days to keep a copy"}},
+               "required": ["path"]}),
+        |args, _ctx| async move {
+            let path = args["path"].as_str().unwrap_or("?");
+            match args["keep_days"].as_i64() {
+                Some(days) => format!("deleted {path}, a copy kept {days} days"),
+                None => format!("deleted {path}"),
+            }
+        },
+    )
+}
+
+/// The model: each prompt names the tool to call and its arguments as JSON after a `|`
+/// (`purge | {"dir": …}` deletes three files of the directory in one turn); once the
+/// results are in, it reports them all.
+fn script(req: &RecordedRequest) -> Reply {
+    if let Some(out) = tool_outputs(req) {
+        return Reply::text(format!("finished: {out}"));
+    }
+    let asked = req
+        .messages()
+        .iter()
+        .find(|m| m["role"] == "user")
+        .and_then(|m| m["content"].as_str())
+        .unwrap_or_default();
+    let (tool, args) = asked.split_once('|').unwrap_or((asked, "{}"));
+    let args: serde_json::Value =
+        serde_json::from_str(args).unwrap_or_else(|e| panic!("bad args {args:?}: {e}"));
+    if tool.trim() == "purge" {
+        let dir = args["dir"].as_str().unwrap_or("tmp").to_owned();
+        return Reply::tool_calls(["a", "b", "c"].map(|file| {
+            let path = format!("{dir}/{file}");
+            (format!("call_{file}"), "delete", json!({ "path": path }))
+        }));
+    }
+    Reply::tool_call("call_1", tool.trim(), args)
+}
+
+/// The results of the last turn's calls, in call order, joined by ` | `.
+fn tool_outputs(req: &RecordedRequest) -> Option<String> {
+    let messages = req.messages();
+    let results: Vec<&str> = messages
+        .iter()
+        .rev()
+        .take_while(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap_or_default())
+        .collect();
+    if results.is_empty() {
+        return None;
+    }
+    Some(results.into_iter().rev().collect::<Vec<_>>().join(" | "))
+}
+
+/// The page on loopback, and what is behind it.
+pub struct Site {
+    /// `http://127.0.0.1:PORT/`
+    pub base: String,
+    pub token: String,
+    pub inbox: Inbox,
+    pub client: LlmClient,
+    pub tk: Toolkit,
+    pub model: MockLlm,
+    server: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for Site {
+    fn drop(&mut self) {
+        self.server.abort();
+    }
+}
+
+impl Site {
+    /// The page with its defaults on an in-memory SQLite inbox.
+    pub async fn start() -> Site {
+        let inbox = Inbox::open("sqlite::memory:").await.expect("an inbox");
+        Site::serve(inbox, |page| page).await
+    }
+
+    /// The page for `inbox`, with options `configure` adds.
+    pub async fn serve(
+        inbox: Inbox,
+        configure: impl FnOnce(InboxPageBuilder) -> InboxPageBuilder,
+    ) -> Site {
+        let model = MockLlm::with_fn(script)
+            .await
+            .expect("the scripted model starts");
+        let client = LlmClient::builder()
+            .base_url(model.base_url())
+            .model("scripted")
+            .api_key("test-key")
+            .build()
+            .expect("a client");
+        let tk = Toolkit::builder()
+            .tool(Buy)
+            .tool(Book)
+            .tool(Mail)
+            .tool(Lure)
+            .tool(Stale)
+            .tool(Named)
+            .tool(Nested)
+            .tool(Refund)
+            .tool(delete())
+            .approval(Approval::tools(["delete"]))
+            .build()
+            .expect("a toolkit");
+        let token = web::new_token().expect("a token");
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("a loopback port");
+        let base = format!("http://{}/", listener.local_addr().expect("an address"));
+        let app = configure(
+            InboxPage::builder(inbox.clone())
+                .token(token.clone())
+                .user("tester"),
+        )
+        .router();
+        // The peer's address, for the trusted-proxy tests.
+        let app = app.into_make_service_with_connect_info::<std::net::SocketAddr>();
+        let server = tokio::spawn(async move {
+            axum::serve(listener, app).await.expect("the page serves");
+        });
+        Site {
+            base,
+            token,
+            inbox,
+            client,
+            tk,
+            model,
+            server,
+        }
+    }
+
+    /// Runs `prompt` (`tool | {json args}`) until it halts, parks it, and returns the id.
+    pub async fn park(&self, prompt: &str) -> String {
+        let run = self.client.run(prompt, &self.tk).await.expect("the run");
+        assert_eq!(
+            run.status,
+            RunStatus::Pending,
+            "{prompt} did not halt: {}",
+            run.text
+        );
+        self.inbox.park(&run).await.expect("parked")
+    }
+
+    pub async fn approval(&self, item: &str) -> String {
+        self.park(&format!("buy | {}", json!({ "item": item })))
+            .await
+    }
+
+    /// A refund whose approval names Ada and finance as its responders.
+    pub async fn refund(&self, amount: u32) -> String {
+        self.park(&format!("refund | {}", json!({ "amount": amount })))
+            .await
+    }
+
+    pub async fn booking(&self) -> String {
+        self.park(r#"book | {"city": "Lyon"}"#).await
+    }
+
+    pub async fn sign_in(&self) -> String {
+        self.park("mail").await
+    }
+
+    pub async fn lure(&self, text: &str, url: &str) -> String {
+        self.park(&format!("lure | {}", json!({ "text": text, "url": url })))
+            .await
+    }
+
+    /// An input whose form the page cannot render.
+    pub async fn nested(&self) -> String {
+        self.park("nested").await
+    }
+
+    /// An approval parked under `id`.
+    pub async fn named(&self, id: &str) -> String {
+        self.park(&format!("named | {}", json!({ "id": id }))).await
+    }
+
+    /// An approval that expires `after` from now.
+    pub async fn stale(&self, after: Duration) -> String {
+        let at = time::OffsetDateTime::now_utc() + after;
+        let at = at
+            .format(&time::format_description::well_known::Rfc3339)
+            .expect("a timestamp");
+        self.park(&format!("stale | {}", json!({ "expires_at": at })))
+            .await
+    }
+
+    /// A run halted on three gated deletes in `dir`: its request ids, the first of them the
+    /// run's.
+    pub async fn purge(&self, dir: &str) -> Vec<String> {
+        let id = self
+            .park(&format!("purge | {}", json!({ "dir": dir })))
+            .await;
+        let parked = self
+            .inbox
+            .get(&id)
+            .await
+            .expect("the store")
+            .expect("parked");
+        assert_eq!(parked.requests.len(), 3, "the three deletes wait");
+        parked.requests
+    }
+
+    /// The page of request `id`, relative to the base.
+    pub fn request_url(&self, id: &str) -> String {
+        format!("{}r/{id}", self.base)
+    }
+
+    /// Resumes every answered run, as a worker would.
+    pub async fn resume_all(&self) {
+        while self
+            .inbox
+            .resume_next(&self.client, &self.tk)
+            .await
+            .expect("a resume")
+            .is_some()
+        {}
+    }
+}
+
+/// Polls `check` every 50 ms for up to `limit`; panics with `what` when it never holds.
+pub async fn eventually<F, Fut>(what: &str, limit: Duration, mut check: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let deadline = tokio::time::Instant::now() + limit;
+    while !check().await {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "timed out waiting for {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// The example binary, started with its options; its standard output arrives line by line.
+pub struct Example {
+    pub child: Child,
+    lines: mpsc::Receiver<String>,
+}
+
+impl Drop for Example {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Example {
+    pub fn start(db: &str, options: &[&str]) -> Example {
+        let mut command = super::example_bin::command("inbox");
+        let mut child = command
+            .args(["--port", "0", "--db", db])
+            .args(options)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("the example starts");
+        let stdout = child.stdout.take().expect("a piped stdout");
+        let (send, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if send.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Example { child, lines }
+    }
+
+    /// The next line of its standard output, waiting up to `limit` for it.
+    pub fn line(&self, limit: Duration) -> String {
+        self.lines
+            .recv_timeout(limit)
+            .expect("the example printed a line in time")
+    }
+}

@@ -1,0 +1,1296 @@
+//! The inbox page over real HTTP, without a browser: every status a request can get, the
+//! session and security headers, and the answers it records.
+
+mod common;
+
+use std::time::Duration;
+
+use common::page::{self, Example, Site};
+use common::pg;
+use reqwest::header::{self, HeaderMap};
+use reqwest::{redirect, Response, StatusCode};
+use serde_json::json;
+use toolnexus::{Answer, Refusal};
+use toolnexus_inbox::{Inbox, ParkedState};
+
+const CSP: &str = "default-src 'none'; style-src 'self'; form-action 'self'; \
+                   frame-ancestors 'none'; base-uri 'none'";
+
+/// A browser-like client that follows no redirects, so each status is seen as sent.
+fn http() -> reqwest::Client {
+    reqwest::Client::builder()
+        .redirect(redirect::Policy::none())
+        .build()
+        .expect("an HTTP client")
+}
+
+/// Signs in with the link token and returns the session cookie (`name=value`).
+async fn session(site: &Site) -> String {
+    let response = http()
+        .get(format!("{}?token={}", site.base, site.token))
+        .send()
+        .await
+        .expect("the page answers");
+    assert_eq!(response.status(), StatusCode::SEE_OTHER);
+    let set = set_cookie(response.headers());
+    set.split(';').next().expect("a cookie pair").to_owned()
+}
+
+fn set_cookie(headers: &HeaderMap) -> String {
+    headers
+        .get(header::SET_COOKIE)
+        .expect("a Set-Cookie header")
+        .to_str()
+        .expect("ASCII")
+        .to_owned()
+}
+
+/// A signed-in GET, the response whole (headers included).
+async fn fetch(cookie: &str, url: &str) -> Response {
+    http()
+        .get(url)
+        .header(header::COOKIE, cookie)
+        .send()
+        .await
+        .expect("the page answers")
+}
+
+async fn get(cookie: &str, url: &str) -> (StatusCode, String) {
+    body(fetch(cookie, url).await).await
+}
+
+/// The anti-forgery token in a request's page.
+fn forgery_token(page: &str) -> String {
+    let marker = r#"name="_forgery" value=""#;
+    let at = page
+        .find(marker)
+        .unwrap_or_else(|| panic!("no token in:\n{page}"))
+        + marker.len();
+    page[at..].split('"').next().expect("a value").to_owned()
+}
+
+/// Posts an answer the way the page's form does (same origin, with the page's token).
+async fn answer(site: &Site, cookie: &str, id: &str, fields: &[(&str, &str)]) -> Response {
+    let (_, page) = get(cookie, &site.request_url(id)).await;
+    let token = forgery_token(&page);
+    let mut form: Vec<(&str, &str)> = vec![("_forgery", token.as_str())];
+    form.extend_from_slice(fields);
+    post(site, cookie, id)
+        .form(&form)
+        .send()
+        .await
+        .expect("the page answers")
+}
+
+fn post(site: &Site, cookie: &str, id: &str) -> reqwest::RequestBuilder {
+    let host = site
+        .base
+        .trim_start_matches("http://")
+        .trim_end_matches('/');
+    http()
+        .post(site.request_url(id))
+        .header(header::COOKIE, cookie)
+        .header(header::ORIGIN, format!("http://{host}"))
+        .header("sec-fetch-site", "same-origin")
+}
+
+/// Posts `fields` as the page's form would, from the same origin.
+async fn post_form(
+    site: &Site,
+    cookie: &str,
+    id: &str,
+    fields: &[(&str, &str)],
+) -> (StatusCode, String) {
+    body(
+        post(site, cookie, id)
+            .form(fields)
+            .send()
+            .await
+            .expect("the page answers"),
+    )
+    .await
+}
+
+async fn state_of(site: &Site, id: &str) -> ParkedState {
+    site.inbox
+        .get(id)
+        .await
+        .expect("the store")
+        .expect("the run")
+        .state
+}
+
+async fn body(response: Response) -> (StatusCode, String) {
+    let status = response.status();
+    (status, response.text().await.expect("a body"))
+}
+
+fn assert_secure_headers(headers: &HeaderMap) {
+    let value = |name: &str| {
+        headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+    };
+    assert_eq!(value("content-security-policy"), CSP);
+    assert_eq!(value("x-content-type-options"), "nosniff");
+    assert_eq!(value("x-frame-options"), "DENY");
+    assert_eq!(value("referrer-policy"), "same-origin");
+    assert_eq!(value("cache-control"), "no-store");
+}
+
+#[tokio::test]
+async fn every_page_needs_the_token() {
+    let site = Site::start().await;
+    let id = site.approval("gpu").await;
+    for url in [site.base.clone(), site.request_url(&id)] {
+        let response = http().get(&url).send().await.unwrap();
+        assert_eq!(response.status(), StatusCode::UNAUTHORIZED, "{url}");
+        assert_secure_headers(response.headers());
+        assert!(response.headers().contains_key(header::WWW_AUTHENTICATE));
+        let page = response.text().await.unwrap();
+        assert!(page.contains("needs its access token"), "{page}");
+        assert!(!page.contains("Buy gpu"), "{page}");
+    }
+    let wrong = http()
+        .get(format!("{}?token=not-the-token", site.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(wrong.status(), StatusCode::UNAUTHORIZED);
+    assert!(!wrong.headers().contains_key(header::SET_COOKIE));
+    let forged = get("toolnexus_inbox_00000000=abc", &site.base).await;
+    assert_eq!(forged.0, StatusCode::UNAUTHORIZED);
+    let bad_bearer = http()
+        .get(&site.base)
+        .bearer_auth("nope")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(bad_bearer.status(), StatusCode::UNAUTHORIZED);
+}
+
+#[tokio::test]
+async fn the_link_token_moves_into_a_strict_http_only_cookie() {
+    let site = Site::start().await;
+    site.approval("gpu").await;
+    let response = http()
+        .get(format!("{}?token={}", site.base, site.token))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::SEE_OTHER);
+    assert_eq!(response.headers()[header::LOCATION], "./");
+    assert_secure_headers(response.headers());
+    let set = set_cookie(response.headers());
+    for attribute in ["HttpOnly", "SameSite=Strict", "Path=/"] {
+        assert!(set.contains(attribute), "{set}");
+    }
+    assert!(
+        !set.contains(&site.token),
+        "the cookie must not hold the token itself: {set}"
+    );
+
+    let cookie = set.split(';').next().unwrap();
+    let (status, page) = get(cookie, &site.base).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(page.contains("1 request waiting"), "{page}");
+    assert!(page.contains("Buy gpu?"), "{page}");
+
+    let bearer = http()
+        .get(&site.base)
+        .bearer_auth(&site.token)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(bearer.status(), StatusCode::OK);
+    assert!(set_cookie(bearer.headers()).starts_with(cookie));
+}
+
+#[tokio::test]
+async fn the_stylesheet_is_public_and_nothing_else_is() {
+    let site = Site::start().await;
+    let css = http()
+        .get(format!("{}style.css", site.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(css.status(), StatusCode::OK);
+    assert_eq!(
+        css.headers()[header::CONTENT_TYPE],
+        "text/css; charset=utf-8"
+    );
+    assert_secure_headers(css.headers());
+    let cookie = session(&site).await;
+    let (status, _) = get(&cookie, &format!("{}nowhere", site.base)).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    let put = http()
+        .put(site.request_url("x"))
+        .header(header::COOKIE, &cookie)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(put.status(), StatusCode::METHOD_NOT_ALLOWED);
+}
+
+#[tokio::test]
+async fn an_approval_is_answered_once_and_its_outcome_shown() {
+    let site = Site::start().await;
+    let id = site.approval("gpu").await;
+    let cookie = session(&site).await;
+    let (status, page) = get(&cookie, &site.request_url(&id)).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(
+        page.contains(r#"value="approve""#) && page.contains(r#"value="decline""#),
+        "{page}"
+    );
+    assert!(
+        page.contains("buy({&quot;item&quot;:&quot;gpu&quot;})"),
+        "{page}"
+    );
+    let token = forgery_token(&page);
+
+    let response = post(&site, &cookie, &id)
+        .form(&[("_forgery", token.as_str()), ("_action", "approve")])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::SEE_OTHER);
+    assert_eq!(response.headers()[header::LOCATION], id.as_str());
+    let parked = site.inbox.get(&id).await.unwrap().unwrap();
+    assert_eq!(parked.answer, Some(Answer::ok(&id)));
+    assert_eq!(parked.answered_by.as_deref(), Some("tester"));
+
+    let (_, page) = get(&cookie, &site.request_url(&id)).await;
+    assert!(page.contains(r#"<p class="banner">Approved."#), "{page}");
+    assert!(page.contains("Waiting for a worker"), "{page}");
+    assert!(page.contains(r#"http-equiv="refresh""#), "{page}");
+    assert!(!page.contains("<form"), "{page}");
+
+    // The first answer won: a second one, from the page loaded before, is a conflict.
+    let (status, page) = post_form(
+        &site,
+        &cookie,
+        &id,
+        &[("_forgery", token.as_str()), ("_action", "decline")],
+    )
+    .await;
+    assert_eq!(status, StatusCode::CONFLICT);
+    assert!(page.contains("Already answered"), "{page}");
+    let parked = site.inbox.get(&id).await.unwrap().unwrap();
+    assert_eq!(parked.answer, Some(Answer::ok(&id)));
+
+    site.resume_all().await;
+    let (_, page) = get(&cookie, &site.request_url(&id)).await;
+    assert!(page.contains("finished: bought gpu"), "{page}");
+    assert!(!page.contains(r#"http-equiv="refresh""#), "{page}");
+    let (_, list) = get(&cookie, &site.base).await;
+    assert!(list.contains("Nothing waiting"), "{list}");
+    assert!(list.contains("Recently answered"), "{list}");
+    assert!(list.contains("finished: bought gpu"), "{list}");
+    assert!(list.contains("approved by tester"), "{list}");
+}
+
+#[tokio::test]
+async fn answers_not_from_the_page_are_refused() {
+    let site = Site::start().await;
+    let id = site.approval("gpu").await;
+    let other = site.approval("cpu").await;
+    let cookie = session(&site).await;
+    let (_, page) = get(&cookie, &site.request_url(&id)).await;
+    let token = forgery_token(&page);
+    let (_, other_page) = get(&cookie, &site.request_url(&other)).await;
+    let other_token = forgery_token(&other_page);
+    let approve = |t: &str| {
+        vec![
+            ("_forgery".to_owned(), t.to_owned()),
+            ("_action".to_owned(), "approve".to_owned()),
+        ]
+    };
+
+    // No session: the page never sees it.
+    let anonymous = http()
+        .post(site.request_url(&id))
+        .form(&approve(&token))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(anonymous.status(), StatusCode::UNAUTHORIZED);
+
+    // Another origin, told by either header.
+    for (name, value) in [
+        ("origin", "http://evil.example"),
+        ("sec-fetch-site", "cross-site"),
+    ] {
+        let response = http()
+            .post(site.request_url(&id))
+            .header(header::COOKIE, &cookie)
+            .header(name, value)
+            .form(&approve(&token))
+            .send()
+            .await
+            .unwrap();
+        let (status, page) = body(response).await;
+        assert_eq!(status, StatusCode::FORBIDDEN, "{name}: {value}");
+        assert!(page.contains("came from another site"), "{page}");
+    }
+
+    // No token, a wrong one, another request's.
+    for fields in [
+        vec![("_action".to_owned(), "approve".to_owned())],
+        approve("00ff"),
+        approve(&other_token),
+    ] {
+        let (status, page) = body(
+            post(&site, &cookie, &id)
+                .form(&fields)
+                .send()
+                .await
+                .unwrap(),
+        )
+        .await;
+        assert_eq!(status, StatusCode::FORBIDDEN, "{fields:?}");
+        assert!(page.contains("anti-forgery token"), "{page}");
+    }
+
+    // A button this request does not have, and a body that is no form.
+    let (status, _) = post_form(
+        &site,
+        &cookie,
+        &id,
+        &[("_forgery", token.as_str()), ("_action", "signed-in")],
+    )
+    .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    let (status, page) = body(
+        post(&site, &cookie, &id)
+            .header(header::CONTENT_TYPE, "application/json")
+            .body(r#"{"_action":"approve"}"#)
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert!(page.contains("Unreadable answer"), "{page}");
+
+    assert_eq!(state_of(&site, &id).await, ParkedState::Waiting);
+}
+
+#[tokio::test]
+async fn unknown_and_expired_requests_say_so() {
+    let site = Site::start().await;
+    let cookie = session(&site).await;
+    let (status, page) = get(&cookie, &site.request_url("no-such-id")).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    assert!(page.contains("No such request"), "{page}");
+    let (status, _) = post_form(
+        &site,
+        &cookie,
+        "no-such-id",
+        &[("_forgery", "00"), ("_action", "approve")],
+    )
+    .await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+
+    let id = site.stale(Duration::ZERO).await;
+    let (status, page) = get(&cookie, &site.request_url(&id)).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(page.contains("This request expired"), "{page}");
+    assert!(!page.contains("<form"), "{page}");
+    let (_, list) = get(&cookie, &site.base).await;
+    assert!(list.contains("expired"), "{list}");
+
+    // A page loaded before the deadline, answered after it: too late.
+    let id = site.stale(Duration::from_millis(1500)).await;
+    let (_, page) = get(&cookie, &site.request_url(&id)).await;
+    let token = forgery_token(&page);
+    tokio::time::sleep(Duration::from_millis(1600)).await;
+    let (status, page) = post_form(
+        &site,
+        &cookie,
+        &id,
+        &[("_forgery", token.as_str()), ("_action", "approve")],
+    )
+    .await;
+    assert_eq!(status, StatusCode::GONE);
+    assert!(page.contains("Request expired"), "{page}");
+    assert_eq!(state_of(&site, &id).await, ParkedState::Waiting);
+}
+
+#[tokio::test]
+async fn a_form_is_rendered_from_its_schema_and_checked_on_the_server() {
+    let site = Site::start().await;
+    let id = site.booking().await;
+    let cookie = session(&site).await;
+    let (_, page) = get(&cookie, &site.request_url(&id)).await;
+    for needle in [
+        r#"name="f.guest""#,
+        r#"<p class="help" id="field-guest-help">Who the room is for</p>"#,
+        r#"inputmode="numeric""#,
+        r#"type="checkbox""#,
+        r#"<option value="double">double</option>"#,
+        r#"inputmode="decimal""#,
+        "novalidate",
+    ] {
+        assert!(page.contains(needle), "`{needle}` missing in:\n{page}");
+    }
+    // guest, nights and room are marked required; budget is not, and neither is the
+    // breakfast checkbox, since leaving it unchecked answers `false`.
+    assert_eq!(page.matches(r#"title="required""#).count(), 3, "{page}");
+
+    // Typed values that do not parse are caught before the store, all at once.
+    let (status, page) = body(
+        answer(
+            &site,
+            &cookie,
+            &id,
+            &[
+                ("_action", "submit"),
+                ("f.guest", "Ada <Lovelace>"),
+                ("f.nights", "two"),
+                ("f.room", "double"),
+                ("f.budget", "cheap"),
+            ],
+        )
+        .await,
+    )
+    .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(page.contains("Enter a whole number"), "{page}");
+    assert!(page.contains("Enter a number"), "{page}");
+    assert!(
+        page.contains(r#"value="Ada &lt;Lovelace&gt;""#),
+        "the value typed is kept: {page}"
+    );
+    assert!(
+        page.contains(r#"<option value="double" selected>"#),
+        "{page}"
+    );
+
+    // Values that parse but do not fit the schema are the store's to refuse.
+    let (status, page) = body(
+        answer(
+            &site,
+            &cookie,
+            &id,
+            &[
+                ("_action", "submit"),
+                ("f.guest", "Ada"),
+                ("f.nights", "30"),
+                ("f.room", "double"),
+                ("f.breakfast", "true"),
+            ],
+        )
+        .await,
+    )
+    .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+    let error_at = page
+        .find(r#"id="field-nights-error""#)
+        .expect("an error on nights");
+    assert!(
+        page[error_at..].starts_with(r#"id="field-nights-error" role="alert">Must be at most 14"#),
+        "{page}"
+    );
+    assert!(
+        page.contains(r#"name="f.breakfast" value="true" checked"#),
+        "{page}"
+    );
+    assert_eq!(state_of(&site, &id).await, ParkedState::Waiting);
+
+    let response = answer(
+        &site,
+        &cookie,
+        &id,
+        &[
+            ("_action", "submit"),
+            ("f.guest", "Ada"),
+            ("f.nights", "3"),
+            ("f.room", "single"),
+            ("f.budget", ""),
+        ],
+    )
+    .await;
+    assert_eq!(response.status(), StatusCode::SEE_OTHER);
+    let parked = site.inbox.get(&id).await.unwrap().unwrap();
+    assert_eq!(
+        parked.answer.unwrap().data,
+        Some(json!({"guest": "Ada", "nights": 3, "breakfast": false, "room": "single"}))
+    );
+    site.resume_all().await;
+    let (_, page) = get(&cookie, &site.request_url(&id)).await;
+    assert!(
+        page.contains("finished: booked 3 nights in Lyon for Ada"),
+        "{page}"
+    );
+}
+
+#[tokio::test]
+async fn a_form_shows_every_field_problem_in_one_round() {
+    let site = Site::start().await;
+    let id = site.booking().await;
+    let cookie = session(&site).await;
+    // `nights` reads as a number but is out of the form's range; `budget` does not read at
+    // all: both are shown at once, each at its field.
+    let (status, page) = body(
+        answer(
+            &site,
+            &cookie,
+            &id,
+            &[
+                ("_action", "submit"),
+                ("f.guest", "Ada"),
+                ("f.nights", "30"),
+                ("f.room", "double"),
+                ("f.budget", "cheap"),
+            ],
+        )
+        .await,
+    )
+    .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+    for field in ["nights", "budget"] {
+        assert!(
+            page.contains(&format!(r#"id="field-{field}-error" role="alert""#)),
+            "no error at `{field}`: {page}"
+        );
+    }
+    assert_eq!(state_of(&site, &id).await, ParkedState::Waiting);
+}
+
+#[tokio::test]
+async fn declining_a_form_skips_its_checks_and_keeps_the_reason() {
+    let site = Site::start().await;
+    let id = site.booking().await;
+    let cookie = session(&site).await;
+    let response = answer(
+        &site,
+        &cookie,
+        &id,
+        &[
+            ("_action", "decline"),
+            ("_reason", "no trip after all"),
+            ("f.nights", "many"),
+        ],
+    )
+    .await;
+    assert_eq!(response.status(), StatusCode::SEE_OTHER);
+    let parked = site.inbox.get(&id).await.unwrap().unwrap();
+    assert_eq!(
+        parked.answer,
+        Some(Answer::refuse(&id, Refusal::Declined).with_note("no trip after all"))
+    );
+    let (_, page) = get(&cookie, &site.request_url(&id)).await;
+    assert!(page.contains("declined: “no trip after all”"), "{page}");
+}
+
+#[tokio::test]
+async fn a_sign_in_links_its_address_and_can_be_cancelled() {
+    let site = Site::start().await;
+    let id = site.sign_in().await;
+    let cookie = session(&site).await;
+    let (_, page) = get(&cookie, &site.request_url(&id)).await;
+    assert!(
+        page.contains(r#"<a href="https://login.example.com/authorize?app=inbox-tests" target="_blank" rel="noopener noreferrer">"#),
+        "{page}"
+    );
+    assert!(page.contains("I have signed in"), "{page}");
+    let response = answer(
+        &site,
+        &cookie,
+        &id,
+        &[("_action", "cancel"), ("_reason", "wrong account")],
+    )
+    .await;
+    assert_eq!(response.status(), StatusCode::SEE_OTHER);
+    let parked = site.inbox.get(&id).await.unwrap().unwrap();
+    // The button's code and the person's words, apart: whoever reads the code (an MCP
+    // server waiting on this sign-in) sees a cancel, whatever was typed.
+    assert_eq!(
+        parked.answer,
+        Some(Answer::refuse(&id, Refusal::Cancelled).with_note("wrong account"))
+    );
+    site.resume_all().await;
+    let (_, page) = get(&cookie, &site.request_url(&id)).await;
+    assert!(
+        page.contains(r#"<p class="banner refused">Sign-in cancelled."#),
+        "{page}"
+    );
+    assert!(!page.contains("Answered."), "{page}");
+    let (_, list) = get(&cookie, &site.base).await;
+    assert!(list.contains("cancelled: “wrong account”"), "{list}");
+    assert!(list.contains("finished: declined/expired: "), "{list}");
+}
+
+#[tokio::test]
+async fn model_made_text_and_addresses_stay_inert() {
+    let site = Site::start().await;
+    let id = site
+        .lure(
+            "<script>alert('x')</script><img src=x onerror=alert(1)> Sign in",
+            "javascript:alert(document.cookie)",
+        )
+        .await;
+    let spaced = site.lure("Spaced", " javascript:alert(1)").await;
+    let cookie = session(&site).await;
+    for url in [
+        site.base.clone(),
+        site.request_url(&id),
+        site.request_url(&spaced),
+    ] {
+        let (status, page) = get(&cookie, &url).await;
+        assert_eq!(status, StatusCode::OK);
+        assert!(!page.contains("<script"), "{page}");
+        assert!(!page.contains("<img"), "{page}");
+        assert!(!page.contains("href=\"javascript"), "{page}");
+        assert!(!page.contains("href=\" javascript"), "{page}");
+    }
+    let (_, page) = get(&cookie, &site.request_url(&id)).await;
+    assert!(
+        page.contains("&lt;script&gt;alert('x')&lt;/script&gt;"),
+        "{page}"
+    );
+    assert!(page.contains("is not a web address"), "{page}");
+    assert!(
+        page.contains("<code>javascript:alert(document.cookie)</code>"),
+        "{page}"
+    );
+}
+
+#[tokio::test]
+async fn ids_that_need_escaping_round_trip() {
+    let site = Site::start().await;
+    let cookie = session(&site).await;
+    let id = site.named("a/b?c d").await;
+    let (_, list) = get(&cookie, &site.base).await;
+    assert!(list.contains(r#"href="r/a%2Fb%3Fc%20d""#), "{list}");
+    let (status, page) = get(&cookie, &format!("{}r/a%2Fb%3Fc%20d", site.base)).await;
+    assert_eq!(status, StatusCode::OK, "{page}");
+    assert!(page.contains(r#"action="a%2Fb%3Fc%20d""#), "{page}");
+    let token = forgery_token(&page);
+    let response = http()
+        .post(format!("{}r/a%2Fb%3Fc%20d", site.base))
+        .header(header::COOKIE, &cookie)
+        .form(&[("_forgery", token.as_str()), ("_action", "approve")])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::SEE_OTHER);
+    assert_eq!(response.headers()[header::LOCATION], "a%2Fb%3Fc%20d");
+    assert_eq!(
+        site.inbox.get(&id).await.unwrap().unwrap().answer,
+        Some(Answer::ok(&id))
+    );
+}
+
+/// The page's link and a session cookie for it, from the example's first line.
+async fn example_session(first: &str) -> (String, String) {
+    let url = first
+        .strip_prefix("inbox: ")
+        .unwrap_or_else(|| panic!("the first line is not the link: {first:?}"));
+    let (base, _) = url.split_once("?token=").expect("a token in the link");
+    let response = http().get(url).send().await.expect("the page answers");
+    assert_eq!(response.status(), StatusCode::SEE_OTHER);
+    let cookie = set_cookie(response.headers());
+    (
+        base.to_owned(),
+        cookie.split(';').next().unwrap().to_owned(),
+    )
+}
+
+/// Answers request `id` of the page at `base` with `fields`, as its form would.
+async fn answer_at(base: &str, cookie: &str, id: &str, fields: &[(&str, &str)]) -> StatusCode {
+    let url = format!("{base}r/{id}");
+    let (_, page) = get(cookie, &url).await;
+    let token = forgery_token(&page);
+    let mut form = vec![("_forgery", token.as_str())];
+    form.extend_from_slice(fields);
+    http()
+        .post(&url)
+        .header(header::COOKIE, cookie)
+        .form(&form)
+        .send()
+        .await
+        .expect("the page answers")
+        .status()
+}
+
+#[tokio::test]
+async fn the_example_prints_each_outcome_and_exits_when_done() {
+    let dir = std::env::temp_dir().join(format!("toolnexus-inbox-example-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let db = format!("sqlite://{}", dir.join("inbox.db").display());
+    let example = Example::start(&db, &["--exit-when-done"]);
+    let limit = Duration::from_secs(30);
+    let first = example.line(limit);
+    let (base, cookie) = example_session(&first).await;
+    let mut ids = Vec::new();
+    while ids.len() < 3 {
+        if let Some(rest) = example.line(limit).strip_prefix("parked ") {
+            ids.push(rest.split(':').next().unwrap().to_owned());
+        }
+    }
+    let answers: [&[(&str, &str)]; 3] = [
+        &[("_action", "approve")],
+        &[
+            ("_action", "submit"),
+            ("f.city", "Paris"),
+            ("f.zip", "75001"),
+            ("f.carrier", "post"),
+        ],
+        &[("_action", "cancel")],
+    ];
+    for (id, fields) in ids.iter().zip(answers) {
+        assert_eq!(
+            answer_at(&base, &cookie, id, fields).await,
+            StatusCode::SEE_OTHER
+        );
+    }
+    let mut done = Vec::new();
+    while done.len() < 3 {
+        let line = example.line(limit);
+        if line.starts_with("done ") {
+            done.push(line);
+        }
+    }
+    let mut example = example;
+    let status = example.child.wait().unwrap();
+    assert!(status.success(), "{status}");
+    for (id, text) in ids.iter().zip([
+        "The gpu purchase is approved and on its way.",
+        "Done: ordered 2 keyboards to 75001 Paris in 1 parcel(s), standard, by Post.",
+        "Without a sign-in I cannot read your calendar.",
+    ]) {
+        let line = format!("done {id}: {text}");
+        assert!(done.contains(&line), "`{line}` missing from {done:#?}");
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[tokio::test]
+async fn the_examples_two_people_sign_in_with_their_own_links() {
+    let dir = std::env::temp_dir().join(format!("toolnexus-inbox-people-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let db = format!("sqlite://{}", dir.join("inbox.db").display());
+    let example = Example::start(&db, &[]);
+    let limit = Duration::from_secs(30);
+    let (base, ada) = example_session(&example.line(limit)).await;
+    let second = example.line(limit);
+    let bobs_link = second
+        .strip_prefix("inbox as bob@example.com: ")
+        .unwrap_or_else(|| panic!("the second line is Bob's link: {second:?}"));
+    let (_, bob) = example_session(&format!("inbox: {bobs_link}")).await;
+    assert_ne!(ada, bob);
+    let mut purchase = None;
+    while purchase.is_none() {
+        let line = example.line(limit);
+        if let Some(rest) = line.strip_prefix("parked ") {
+            if rest.ends_with("Buy a gpu for the lab.") {
+                purchase = rest.split(':').next().map(str::to_owned);
+            }
+        }
+    }
+    let purchase = purchase.unwrap();
+
+    let (_, list) = get(&bob, &base).await;
+    assert!(
+        list.contains("Signed in as <strong class=\"who\">Bob</strong>"),
+        "{list}"
+    );
+    // Purchases are finance's: Bob sees this one, read-only, and his answer is refused.
+    let (status, page) = get(&bob, &format!("{base}r/{purchase}")).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(page.contains("you see it read-only"), "{page}");
+    assert!(!page.contains("_forgery"), "no form for Bob:\n{page}");
+    let (_, adas_page) = get(&ada, &format!("{base}r/{purchase}")).await;
+    assert!(
+        adas_page.contains("Signed in as <strong class=\"who\">Ada</strong>"),
+        "{adas_page}"
+    );
+    let refused = http()
+        .post(format!("{base}r/{purchase}"))
+        .header(header::COOKIE, &bob)
+        .form(&[
+            ("_forgery", forgery_token(&adas_page).as_str()),
+            ("_action", "approve"),
+        ])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(refused.status(), StatusCode::FORBIDDEN);
+    assert_eq!(
+        answer_at(&base, &ada, &purchase, &[("_action", "approve")]).await,
+        StatusCode::SEE_OTHER
+    );
+    let done = format!("done {purchase}: The gpu purchase is approved and on its way.");
+    while example.line(limit) != done {}
+    drop(example);
+    let inbox = toolnexus_inbox::Inbox::open(&db).await.unwrap();
+    let row = inbox.get(&purchase).await.unwrap().unwrap();
+    assert_eq!(row.answered_by.as_deref(), Some("ada@example.com"));
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn the_example_refuses_unknown_options() {
+    let mut example = Example::start("sqlite::memory:", &["--colour"]);
+    let status = example.child.wait().unwrap();
+    assert_eq!(status.code(), Some(2));
+}
+
+#[tokio::test]
+async fn a_form_the_page_cannot_show_can_only_be_declined() {
+    let site = Site::start().await;
+    let id = site.nested().await;
+    let cookie = session(&site).await;
+    let (status, page) = get(&cookie, &site.request_url(&id)).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(page.contains("cannot be shown here"), "{page}");
+    assert!(page.contains("field `to`"), "{page}");
+    assert!(!page.contains(r#"value="submit""#), "{page}");
+    let token = forgery_token(&page);
+    let (status, _) = post_form(
+        &site,
+        &cookie,
+        &id,
+        &[("_forgery", token.as_str()), ("_action", "submit")],
+    )
+    .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    let (status, _) = post_form(
+        &site,
+        &cookie,
+        &id,
+        &[("_forgery", token.as_str()), ("_action", "decline")],
+    )
+    .await;
+    assert_eq!(status, StatusCode::SEE_OTHER);
+    assert_eq!(state_of(&site, &id).await, ParkedState::Answered);
+}
+
+/// The `href` of the first link whose text starts with `text`.
+fn link_to(page: &str, text: &str) -> Option<String> {
+    let at = page.find(&format!("\">{text}"))?;
+    let start = page[..at].rfind("href=\"")? + "href=\"".len();
+    Some(page[start..at].replace("&amp;", "&"))
+}
+
+#[tokio::test]
+async fn a_long_queue_is_listed_a_page_at_a_time() {
+    let inbox = Inbox::open("sqlite::memory:").await.expect("an inbox");
+    let site = Site::serve(inbox, |page| page.page_size(2)).await;
+    let mut ids = Vec::new();
+    for item in ["anvil", "bell", "chisel", "drill", "easel"] {
+        ids.push(site.approval(item).await);
+    }
+    site.inbox
+        .answer(Answer::ok(&ids[0]))
+        .await
+        .expect("answered");
+    site.resume_all().await;
+    let cookie = session(&site).await;
+
+    let (status, first) = get(&cookie, &site.base).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(first.contains("4 requests waiting"), "{first}");
+    assert!(first.contains("Showing 1–2 of 4"), "{first}");
+    assert!(first.contains("Buy bell?") && first.contains("Buy chisel?"));
+    assert!(!first.contains("Buy drill?") && !first.contains("Buy easel?"));
+    // The decided run shows below the first page only.
+    assert!(first.contains("Recently answered") && first.contains("Buy anvil?"));
+    assert_eq!(link_to(&first, "First page"), None);
+    let more = link_to(&first, "More: 3–4 of 4").unwrap_or_else(|| panic!("{first}"));
+
+    let (status, second) = get(&cookie, &format!("{}{more}", site.base)).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(second.contains("4 requests waiting"), "{second}");
+    assert!(second.contains("Showing 3–4 of 4"), "{second}");
+    assert!(second.contains("Buy drill?") && second.contains("Buy easel?"));
+    assert!(!second.contains("Buy bell?") && !second.contains("Recently answered"));
+    assert_eq!(link_to(&second, "More"), None, "{second}");
+    assert_eq!(link_to(&second, "First page").as_deref(), Some("./"));
+
+    let (status, beyond) = get(&cookie, &format!("{}?from=40", site.base)).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(beyond.contains("No more waiting requests."), "{beyond}");
+    assert!(link_to(&beyond, "First page").is_some(), "{beyond}");
+
+    let (status, nonsense) = get(&cookie, &format!("{}?from=ten", site.base)).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert!(nonsense.contains("No such page"), "{nonsense}");
+}
+
+#[tokio::test]
+async fn a_short_queue_has_no_paging() {
+    let site = Site::start().await;
+    site.approval("anvil").await;
+    let cookie = session(&site).await;
+    let (_, list) = get(&cookie, &site.base).await;
+    assert!(list.contains("1 request waiting"), "{list}");
+    assert!(
+        !list.contains("Showing") && link_to(&list, "More").is_none(),
+        "{list}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_database_gone_away_is_a_503_page_not_a_crash() {
+    let name = format!(
+        "toolnexus_inbox_web_{}_{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos())
+    );
+    let url = pg::create_database(&name).await;
+    let inbox = Inbox::builder(url)
+        .connect_timeout(Duration::from_secs(1))
+        .open()
+        .await
+        .expect("the inbox opens");
+    let site = Site::serve(inbox, |page| page).await;
+    let id = site.approval("anvil").await;
+    let cookie = session(&site).await;
+    let (_, page) = get(&cookie, &site.request_url(&id)).await;
+    let token = forgery_token(&page);
+
+    pg::drop_database(&name).await;
+
+    for url in [site.base.clone(), site.request_url(&id)] {
+        let response = fetch(&cookie, &url).await;
+        assert_secure_headers(response.headers());
+        let (status, text) = body(response).await;
+        assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{url}: {text}");
+        assert!(text.contains("cannot be reached right now"), "{text}");
+    }
+    let (status, text) = post_form(
+        &site,
+        &cookie,
+        &id,
+        &[("_forgery", &token), ("_action", "approve")],
+    )
+    .await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{text}");
+}
+
+/// The part of a run's page that shows its `n`-th request (1-based).
+fn request_section(page: &str, n: usize) -> &str {
+    let start = page
+        .find(&format!(r#"id="request-{n}""#))
+        .unwrap_or_else(|| panic!("no request {n} in:\n{page}"));
+    let rest = &page[start..];
+    let end = rest[1..]
+        .find(r#"id="request-"#)
+        .map_or(rest.len(), |e| e + 1);
+    &rest[..end]
+}
+
+#[tokio::test]
+async fn a_runs_requests_are_answered_together_on_one_page() {
+    let site = Site::start().await;
+    let ids = site.purge("tmp").await;
+    let id = &ids[0];
+    let cookie = session(&site).await;
+
+    // Any of the run's requests opens the run's page, with all three.
+    let (status, page) = get(&cookie, &site.request_url(&ids[1])).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(page.contains("3 requests of one run"), "{page}");
+    for n in 1..=3 {
+        let section = request_section(&page, n);
+        assert!(section.contains(r#"value="approve""#), "{section}");
+        assert!(section.contains(r#"value="edit""#), "{section}");
+        assert!(
+            section.contains(&format!(r#"id="reason-r{n}-decline""#)),
+            "{section}"
+        );
+    }
+    let second = request_section(&page, 2);
+    assert!(
+        second.contains(r#"id="field-r2-path" name="f.path" value="tmp/b""#),
+        "the edit form is filled with the proposed arguments: {second}"
+    );
+    assert!(second.contains(r#"id="field-r2-keep_days""#), "{second}");
+    let tokens: Vec<String> = (1..=3)
+        .map(|n| forgery_token(request_section(&page, n)))
+        .collect();
+    let (_, list) = get(&cookie, &site.base).await;
+    assert!(list.contains("3 requests waiting"), "{list}");
+    assert!(list.contains("one of 3 requests of its run"), "{list}");
+
+    // A request's token answers that request only.
+    let (status, _) = post_form(
+        &site,
+        &cookie,
+        &ids[0],
+        &[("_forgery", tokens[1].as_str()), ("_action", "approve")],
+    )
+    .await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+
+    // An edit that does not fit the tool's schema: the page again, the field named.
+    let (status, page) = post_form(
+        &site,
+        &cookie,
+        &ids[1],
+        &[
+            ("_forgery", tokens[1].as_str()),
+            ("_action", "edit"),
+            ("f.path", "tmp/b2"),
+            ("f.keep_days", "-1"),
+        ],
+    )
+    .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+    let second = request_section(&page, 2);
+    assert!(
+        second.contains(r#"id="field-r2-keep_days-error""#),
+        "{second}"
+    );
+    assert!(second.contains("at least 0"), "{second}");
+    assert!(
+        second.contains(r#"value="tmp/b2""#),
+        "what was typed stays: {second}"
+    );
+    assert_eq!(state_of(&site, &ids[1]).await, ParkedState::Waiting);
+
+    for (n, fields) in [
+        (0, vec![("_action", "approve")]),
+        (
+            1,
+            vec![
+                ("_action", "edit"),
+                ("f.path", "tmp/b2"),
+                ("f.keep_days", "3"),
+            ],
+        ),
+        (2, vec![("_action", "decline"), ("_reason", "keep it")]),
+    ] {
+        let mut form = vec![("_forgery", tokens[n].as_str())];
+        form.extend(fields);
+        let response = post(&site, &cookie, &ids[n])
+            .form(&form)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), StatusCode::SEE_OTHER);
+        assert_eq!(
+            response.headers()[header::LOCATION],
+            id.as_str(),
+            "back to the run"
+        );
+    }
+    let edited = site.inbox.get(&ids[1]).await.unwrap().unwrap().answer;
+    assert_eq!(
+        edited,
+        Some(Answer::ok(&ids[1]).with_args(json!({"path": "tmp/b2", "keep_days": 3})))
+    );
+    let (_, page) = get(&cookie, &site.request_url(id)).await;
+    assert!(page.contains("Approved with edited arguments."), "{page}");
+    assert!(page.contains("keep_days</span> 3"), "{page}");
+    assert!(page.contains("declined: “keep it”"), "{page}");
+    assert!(page.contains("Waiting for a worker"), "{page}");
+
+    site.resume_all().await;
+    assert_eq!(
+        site.model.calls(),
+        2,
+        "one call to halt, one after the three answers"
+    );
+    let (_, page) = get(&cookie, &site.request_url(&ids[2])).await;
+    assert!(
+        page.contains("finished: deleted tmp/a | deleted tmp/b2, a copy kept 3 days"),
+        "{page}"
+    );
+    assert!(!page.contains(r#"http-equiv="refresh""#), "{page}");
+}
+
+/// The test's sign-in cookie for `who` (see `page::people`).
+fn as_person(who: &str) -> String {
+    format!("{}={who}", page::PERSON_COOKIE)
+}
+
+#[tokio::test]
+async fn a_person_not_allowed_sees_the_request_read_only_and_is_refused() {
+    let inbox = Inbox::open("sqlite::memory:").await.unwrap();
+    let site = Site::serve(inbox, |page| page.identity(page::people)).await;
+    let id = site.refund(40).await;
+    let (bob, ada) = (as_person("bob"), as_person("ada"));
+
+    let (status, page) = get(&bob, &site.request_url(&id)).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(
+        page.contains("Signed in as <strong class=\"who\">Bob</strong>"),
+        "{page}"
+    );
+    assert!(page.contains("you see it read-only"), "{page}");
+    assert!(!page.contains("_forgery"), "no form for Bob:\n{page}");
+
+    // Even with Ada's form token, Bob's answer is refused and changes nothing.
+    let (_, adas_page) = get(&ada, &site.request_url(&id)).await;
+    let token = forgery_token(&adas_page);
+    let (status, page) = post_form(
+        &site,
+        &bob,
+        &id,
+        &[("_forgery", &token), ("_action", "approve")],
+    )
+    .await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{page}");
+    assert!(page.contains("Not yours to answer"), "{page}");
+    assert_eq!(state_of(&site, &id).await, ParkedState::Waiting);
+    assert_eq!(
+        site.inbox.audit(&id).await.unwrap().len(),
+        1,
+        "only the parking"
+    );
+
+    // Ada may: her answer is recorded as hers, and the history says so.
+    let response = answer(&site, &ada, &id, &[("_action", "approve")]).await;
+    assert_eq!(response.status(), StatusCode::SEE_OTHER);
+    let parked = site.inbox.get(&id).await.unwrap().unwrap();
+    assert_eq!(parked.answered_by.as_deref(), Some("ada@example.com"));
+    let (_, page) = get(&ada, &site.request_url(&id)).await;
+    assert!(page.contains("History"), "{page}");
+    assert!(page.contains("answered</strong>"), "{page}");
+    assert!(page.contains("by ada@example.com"), "{page}");
+}
+
+#[tokio::test]
+async fn a_forwarded_identity_counts_only_from_the_trusted_proxy() {
+    let loopback = std::net::IpAddr::from([127, 0, 0, 1]);
+    let elsewhere = std::net::IpAddr::from([10, 9, 9, 9]);
+    for (proxy, trusted) in [(loopback, true), (elsewhere, false)] {
+        let inbox = Inbox::open("sqlite::memory:").await.unwrap();
+        let site = Site::serve(inbox, |page| page.trusted_proxy([proxy])).await;
+        let id = site.approval("lamp").await;
+        let forwarded = || {
+            http()
+                .get(&site.base)
+                .header("x-forwarded-email", "ada@example.com")
+                .header("x-forwarded-user", "ada")
+        };
+        let (status, page) = body(forwarded().send().await.unwrap()).await;
+        if trusted {
+            assert_eq!(status, StatusCode::OK, "{page}");
+            assert!(
+                page.contains("Signed in as <strong class=\"who\">ada</strong>"),
+                "{page}"
+            );
+            let page = body(
+                http()
+                    .get(site.request_url(&id))
+                    .header("x-forwarded-email", "ada@example.com")
+                    .send()
+                    .await
+                    .unwrap(),
+            )
+            .await
+            .1;
+            let token = forgery_token(&page);
+            let response = post(&site, "", &id)
+                .header("x-forwarded-email", "ada@example.com")
+                .form(&[("_forgery", token.as_str()), ("_action", "approve")])
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(response.status(), StatusCode::SEE_OTHER);
+            let parked = site.inbox.get(&id).await.unwrap().unwrap();
+            assert_eq!(parked.answered_by.as_deref(), Some("ada@example.com"));
+        } else {
+            // Not from the proxy: the headers are anyone's, so nobody is signed in.
+            assert_eq!(status, StatusCode::UNAUTHORIZED, "{page}");
+            assert!(!page.contains("ada"), "{page}");
+            assert_eq!(state_of(&site, &id).await, ParkedState::Waiting);
+        }
+    }
+}
+
+#[tokio::test]
+async fn the_list_filters_by_agent_kind_and_who_may_answer() {
+    let inbox = Inbox::open("sqlite::memory:").await.unwrap();
+    let site = Site::serve(inbox, |page| page.identity(page::people)).await;
+    let refund = site.refund(40).await;
+    let lamp = site.approval("lamp").await;
+    let booking = site.booking().await;
+    let shown = |page: &str, id: &str| page.contains(&format!("r/{id}\""));
+    let (bob, ada) = (as_person("bob"), as_person("ada"));
+
+    let (status, page) = get(&bob, &format!("{}?mine=1", site.base)).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(page.contains("Signed in as"), "{page}");
+    assert!(
+        !shown(&page, &refund) && shown(&page, &lamp) && shown(&page, &booking),
+        "{page}"
+    );
+    assert!(page.contains(r#"name="mine" value="1" checked"#), "{page}");
+
+    let (_, page) = get(&ada, &format!("{}?mine=1", site.base)).await;
+    assert!(shown(&page, &refund) && shown(&page, &lamp), "{page}");
+
+    let (_, page) = get(&ada, &format!("{}?kind=input", site.base)).await;
+    assert!(shown(&page, &booking) && !shown(&page, &lamp), "{page}");
+    assert!(
+        page.contains(r#"<option value="input" selected>"#),
+        "{page}"
+    );
+
+    let (_, page) = get(&ada, &format!("{}?agent=default&kind=approval", site.base)).await;
+    assert!(
+        shown(&page, &refund) && shown(&page, &lamp) && !shown(&page, &booking),
+        "{page}"
+    );
+    let (_, page) = get(&ada, &format!("{}?agent=elsewhere", site.base)).await;
+    assert!(page.contains("Nothing waiting"), "{page}");
+}
+
+#[tokio::test]
+async fn a_runs_page_shows_who_was_told_and_how_delivery_went() {
+    // One webhook takes every notification; the other is down.
+    let up = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let up_url = format!("http://{}/hook", up.local_addr().unwrap());
+    let app = axum::Router::new().route(
+        "/hook",
+        axum::routing::post(|| async { StatusCode::NO_CONTENT }),
+    );
+    tokio::spawn(async move { axum::serve(up, app).await });
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let down_url = format!("http://{}/hook", closed.local_addr().unwrap());
+    drop(closed);
+    let inbox = Inbox::builder("sqlite::memory:")
+        .webhook(toolnexus_inbox::Webhook::new(&up_url).name("team chat"))
+        .webhook(
+            toolnexus_inbox::Webhook::new(&down_url)
+                .name("pager")
+                .retries(1, Duration::from_secs(1)),
+        )
+        .open()
+        .await
+        .unwrap();
+    let site = Site::serve(inbox, |page| page).await;
+    let cookie = session(&site).await;
+    let id = site.approval("lamp").await;
+
+    let (_, page) = get(&cookie, &site.request_url(&id)).await;
+    assert!(page.contains("<h2>Notifications</h2>"), "{page}");
+    assert!(
+        page.contains("run.parked</strong> to team chat: waiting to be sent"),
+        "{page}"
+    );
+    assert_eq!(site.inbox.deliver_due().await.unwrap(), 1);
+    let (_, page) = get(&cookie, &site.request_url(&id)).await;
+    assert!(
+        page.contains("run.parked</strong> to team chat: delivered"),
+        "{page}"
+    );
+    assert!(
+        page.contains("run.parked</strong> to pager: given up (1 attempt)"),
+        "{page}"
+    );
+    assert!(page.contains("could not connect"), "{page}");
+    assert!(
+        page.contains("notification failed</strong>"),
+        "the trail says so: {page}"
+    );
+}

@@ -1,0 +1,13 @@
+//! MCP in both directions: toolnexus tools served to MCP clients (rmcp's and the official
+//! Python SDK's), and MCP servers' tools used by toolnexus, suspensions included.
+
+mod example_bin;
+// The examples' own module, formatted in their edition (2021) rather than this crate's.
+#[path = "../../../examples/shop/mod.rs"]
+#[rustfmt::skip]
+mod shop;
+
+mod consume;
+mod python;
+mod serve;
+mod support;
