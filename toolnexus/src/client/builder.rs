@@ -11,7 +11,6 @@ use serde_json::Value;
 
 use super::error::{ClientError, ErrorDetail};
 use super::hooks::{boxed, boxed2, BeforeTool, Hooks, LlmCall, ToolCallInfo};
-use super::llm_client::LlmClient;
 use super::metrics::MetricEvent;
 use super::provider::{Provider, Style};
 use super::redact::url_for_display;
@@ -323,11 +322,6 @@ impl LlmClientBuilder {
         self
     }
 
-    /// Checks the settings and builds the client. Nothing is sent.
-    pub fn build(self) -> Result<LlmClient, ClientError> {
-        self.into_settings().map(LlmClient::from_settings)
-    }
-
     /// Names the agent this client runs as, on its traces (`gen_ai.agent.name`, and the run
     /// span's name `invoke_agent <name>`).
     pub fn agent(mut self, name: impl Into<String>) -> Self {
@@ -346,7 +340,7 @@ impl LlmClientBuilder {
     }
 
     /// Checks the settings and turns them into what a client runs with.
-    fn into_settings(self) -> Result<Settings, ClientError> {
+    pub(super) fn into_settings(self) -> Result<Settings, ClientError> {
         let model = self.check()?;
         let style = self.style;
         let provider = style.provider();

@@ -3,7 +3,6 @@
 //! transport and the provider modules. This file only declares and re-exports.
 
 mod builder;
-mod conversation;
 mod driver;
 mod error;
 mod event;
@@ -32,11 +31,10 @@ mod trace_context;
 mod transport;
 
 pub use builder::LlmClientBuilder;
-pub use conversation::Conversation;
 pub use error::{ClientError, ErrorDetail};
 pub use event::StreamEvent;
 pub use hooks::{BeforeTool, LlmCall, ToolCallInfo};
-pub use llm_client::LlmClient;
+pub use llm_client::{Conversation, LlmClient};
 pub use message::{Message, ProviderState, ToolCall, ToolOutput};
 pub use metrics::MetricEvent;
 pub use provider::{Style, UnknownStyle};
