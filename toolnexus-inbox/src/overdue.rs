@@ -89,7 +89,7 @@ impl Inbox {
     }
 
     /// Settles every waiting request whose `expiresAt` has passed with its kind's expiry
-    /// action ([`InboxBuilder::on_expiry`]): by default declined as expired
+    /// action ([`InboxBuilder::on_expiry`](crate::InboxBuilder::on_expiry)): by default declined as expired
     /// (`Answer::refuse(id, Refusal::Expired)`), so the resumed run tells the model.
     /// Returns how many expired. A run whose requests are then all answered resumes as
     /// usual.

@@ -27,7 +27,7 @@ pub enum Event {
 }
 
 impl Event {
-    /// The notification's `type`, as its body and [`Delivery::event`] carry it.
+    /// The notification's `type`, as its body and [`Delivery::event`](crate::Delivery::event) carry it.
     pub fn as_str(self) -> &'static str {
         match self {
             Event::Parked => "run.parked",
