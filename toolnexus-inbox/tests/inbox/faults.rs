@@ -13,7 +13,8 @@ use crate::support::{
 
 both_engines!(
     a_dropped_worker_is_taken_over_after_the_lease,
-    an_unreadable_row_does_not_stop_the_worker
+    an_unreadable_row_does_not_stop_the_worker,
+    the_schema_refuses_a_state_no_enum_spells
 );
 
 async fn a_dropped_worker_is_taken_over_after_the_lease(db: TestDb) {
@@ -257,5 +258,26 @@ async fn postgres_going_away_is_a_typed_error_and_nothing_is_half_written() {
     assert_eq!(
         direct.get(&id).await.unwrap().unwrap().state,
         ParkedState::Done
+    );
+}
+
+async fn the_schema_refuses_a_state_no_enum_spells(db: TestDb) {
+    let s = Scene::new(db.inbox().await).await;
+    let id = s.park("gpu").await;
+    let run = format!("UPDATE toolnexus_inbox_runs SET state = 'paused' WHERE id = '{id}'");
+    assert!(db.try_raw(&run).await.is_err(), "a run set to `paused`");
+    let row = s.inbox.get(&id).await.unwrap().unwrap();
+    assert_eq!(
+        row.state,
+        ParkedState::Waiting,
+        "the refused write changed nothing"
+    );
+    let note = format!(
+        "INSERT INTO toolnexus_inbox_outbox (id, run_id, event, target, body, state, attempts, \
+         next_at, created_at) VALUES ('n1', '{id}', 'run.parked', 'ops', '{{}}', 'sent', 0, 0, 0)"
+    );
+    assert!(
+        db.try_raw(&note).await.is_err(),
+        "a notification written as `sent`"
     );
 }

@@ -95,11 +95,16 @@ impl TestDb {
 
     /// Runs a statement straight on the database, as an operator (or a fault) would.
     pub async fn raw(&self, sql: &str) {
+        self.try_raw(sql).await.expect("the statement runs");
+    }
+
+    /// `sql` run as it is, with what the database said of it.
+    pub async fn try_raw(&self, sql: &str) -> Result<(), sqlx::Error> {
         let mut conn = self.connect().await;
         sqlx::raw_sql(sqlx::AssertSqlSafe(sql.to_owned()))
             .execute(&mut conn)
             .await
-            .expect("the statement runs");
+            .map(drop)
     }
 }
 
