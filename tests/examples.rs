@@ -3,7 +3,7 @@
 //! `cargo test` builds the examples next to the test binaries; these tests run those
 //! binaries with no key, no network and no terminal.
 
-mod example_bin;
+use toolnexus_test_support::example_bin;
 
 use std::io::Write;
 use std::path::PathBuf;

@@ -9,7 +9,7 @@
 //! read from `/proc`, so the test exists on Linux only.
 #![cfg(target_os = "linux")]
 
-mod example_bin;
+use toolnexus_test_support::example_bin;
 
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};

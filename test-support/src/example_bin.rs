@@ -1,7 +1,6 @@
 //! The example programs, as the suite runs them: `cargo test --workspace` (and so
 //! `scripts/test.sh`) builds them next to the test binaries, and the tests start them as a
 //! user would.
-#![allow(dead_code)] // each test crate uses part of it
 
 use std::path::PathBuf;
 use std::process::Command;

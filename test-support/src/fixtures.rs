@@ -1,0 +1,75 @@
+//! Fixtures every test tree shares: the styles to loop over, a client on the stub, the
+//! `echo` tool, and a capture of the log.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use toolnexus::testing::MockLlm;
+use toolnexus::{LlmClient, LlmClientBuilder, NativeTool, Style, Tool, Toolkit};
+
+/// Every wire format, for tests that must hold in each.
+pub const STYLES: [Style; 4] = Style::ALL;
+
+/// A client of `style` on the mock, retrying fast. The model is `gpt-4o-mini` in the
+/// OpenAI style and `claude-x` otherwise.
+pub fn on(mock: &MockLlm, style: Style) -> LlmClientBuilder {
+    let model = match style {
+        Style::OpenAi => "gpt-4o-mini",
+        _ => "claude-x",
+    };
+    LlmClient::builder()
+        .base_url(mock.base_url())
+        .style(style)
+        .model(model)
+        .api_key("test-key")
+        .retry_base(Duration::from_millis(1))
+}
+
+/// The schema of a tool taking one `item` string.
+pub fn item_schema() -> Value {
+    json!({"type": "object", "properties": {"item": {"type": "string"}}, "required": ["item"]})
+}
+
+/// `echo`: answers `echo: <item>`, counting its executions in `runs`.
+pub fn echo(runs: Arc<AtomicUsize>) -> impl Tool {
+    NativeTool::of(
+        "echo",
+        "Echoes its item",
+        item_schema(),
+        move |args: Value, _| {
+            runs.fetch_add(1, Ordering::SeqCst);
+            async move { format!("echo: {}", args["item"].as_str().unwrap_or_default()) }
+        },
+    )
+}
+
+/// A toolkit holding only `echo`, for tests that do not count its runs.
+pub fn echo_toolkit() -> Toolkit {
+    Toolkit::builder()
+        .tool(echo(Arc::new(AtomicUsize::new(0))))
+        .build()
+        .unwrap()
+}
+
+/// Collects what a tracing subscriber writes, for tests that search the log.
+#[derive(Clone, Default)]
+pub struct Captured(pub Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl Captured {
+    /// Everything written so far.
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.0.lock().unwrap()).into_owned()
+    }
+}
+
+impl std::io::Write for Captured {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
