@@ -177,6 +177,7 @@ impl Inbox {
         }
         tx.commit().await?;
         self.wake_deliverers();
+        self.wake_outcome_waiters();
         Ok(failed.len())
     }
 
@@ -190,6 +191,7 @@ impl Inbox {
         }
         tx.commit().await?;
         self.wake_deliverers();
+        self.wake_outcome_waiters();
         Ok(())
     }
 
@@ -362,6 +364,7 @@ impl Inbox {
         }
         tx.commit().await?;
         self.wake_deliverers();
+        self.wake_outcome_waiters();
         Ok(resumed(claim, result, answers, next))
     }
 
@@ -411,6 +414,7 @@ impl Inbox {
         }
         tx.commit().await?;
         self.wake_deliverers();
+        self.wake_outcome_waiters();
         Ok(())
     }
 }

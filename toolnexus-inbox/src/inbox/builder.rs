@@ -255,6 +255,7 @@ impl InboxBuilder {
                 rules: self.rules,
                 worker: self.worker,
                 answered: Notify::new(),
+                finished: Notify::new(),
                 clock: self.clock,
                 targets,
                 page_url,

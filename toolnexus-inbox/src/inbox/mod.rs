@@ -20,7 +20,7 @@ use crate::parked::readable;
 use crate::people::{Person, Responder, Rules};
 use crate::store::{requests, Store};
 use crate::webhook::Targets;
-use crate::{InboxError, Parked, WaitingPage};
+use crate::{InboxError, Parked, ParkedState, WaitingPage};
 
 /// Parked runs in a database: people answer them, and any worker resumes each exactly once.
 ///
@@ -65,6 +65,9 @@ pub(crate) struct Inner {
     /// would only send the others to claim nothing. A slot that gets a run goes on claiming
     /// until none is left, so runs answered in a burst are all taken.
     pub(crate) answered: Notify,
+    /// Wakes every [`Inbox::outcome`] of this process when a resume here records how it
+    /// ended; outcomes other processes record are found by polling.
+    pub(crate) finished: Notify,
 }
 
 impl fmt::Debug for Inbox {
@@ -165,6 +168,82 @@ impl Inbox {
         Ok(readable(
             requests::recent(&self.inner.store.pool, limit).await?,
         ))
+    }
+
+    /// Waits until the run that request `id` belongs to (any of its requests) has been
+    /// resumed to its end, and returns that request as it then stands: `Done`, with the
+    /// resumed run's [`result`](Parked::result) (and, when it halted again,
+    /// [`next`](Parked::next), the request it is now parked on), or `Failed`, with
+    /// [`last_error`](Parked::last_error). A run already finished returns at once;
+    /// [`InboxError::UnknownRequest`] when no run has that request.
+    ///
+    /// A resume in this process wakes it at once; one in another process is seen within the
+    /// [`poll_interval`](InboxBuilder::poll_interval). It waits as long as the run does:
+    /// wrap it in a timeout to bound the wait.
+    ///
+    /// ```
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// use toolnexus::testing::{MockLlm, Reply};
+    /// use toolnexus::{pending, tool, Answer, LlmClient, ToolResult, Toolkit};
+    /// use toolnexus_inbox::{Inbox, ParkedState};
+    ///
+    /// /// Buys an item once a person approves
+    /// #[tool]
+    /// async fn buy(item: String, answer: Option<&Answer>) -> ToolResult {
+    ///     match answer {
+    ///         Some(_) => ToolResult::ok(format!("bought {item}")),
+    ///         None => pending!(kind = "approval", prompt = format!("Buy {item}?")),
+    ///     }
+    /// }
+    ///
+    /// let llm = MockLlm::start([
+    ///     Reply::tool_call("c1", "buy", serde_json::json!({"item": "gpu"})),
+    ///     Reply::text("Bought."),
+    /// ]).await?;
+    /// let client = LlmClient::builder().base_url(llm.base_url()).model("m").api_key("k").build()?;
+    /// let tk = Toolkit::builder().tool(Buy).build()?;
+    /// let inbox = Inbox::open("sqlite::memory:").await?;
+    /// let id = inbox.park(&client.run("buy a gpu", &tk).await?).await?;
+    ///
+    /// // The app waits for the outcome while a worker resumes the run once it is answered.
+    /// let waiting = tokio::spawn({
+    ///     let (inbox, id) = (inbox.clone(), id.clone());
+    ///     async move { inbox.outcome(&id).await }
+    /// });
+    /// inbox.answer_as(Answer::ok(&id), "ada@example.com").await?;
+    /// inbox.resume_next(&client, &tk).await?;
+    /// let done = waiting.await.expect("the waiting task")?;
+    /// assert_eq!(done.run_state, ParkedState::Done);
+    /// assert_eq!(done.result.expect("a result").text, "Bought.");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// # }).unwrap();
+    /// ```
+    pub async fn outcome(&self, id: &str) -> Result<Parked, InboxError> {
+        loop {
+            // Registered before the read, so an outcome recorded meanwhile still wakes it.
+            let finished = self.inner.finished.notified();
+            tokio::pin!(finished);
+            finished.as_mut().enable();
+            match self.get(id).await? {
+                None => return Err(InboxError::UnknownRequest(id.to_owned())),
+                Some(parked)
+                    if matches!(parked.run_state, ParkedState::Done | ParkedState::Failed) =>
+                {
+                    return Ok(parked)
+                }
+                Some(_) => {}
+            }
+            tokio::select! {
+                _ = finished => {}
+                _ = tokio::time::sleep(self.inner.poll_interval) => {}
+            }
+        }
+    }
+
+    /// Wakes this process's [`outcome`](Self::outcome)s after a resume recorded how it
+    /// ended (or that it will be tried again: they look and wait on).
+    pub(crate) fn wake_outcome_waiters(&self) {
+        self.inner.finished.notify_waiters();
     }
 
     /// Who may answer `parked`: its own `data.responders`, else this handle's rule for its

@@ -18,6 +18,8 @@ both_engines!(
     reopening_keeps_the_runs,
     a_newer_schema_is_refused,
     reasoning_state_survives_the_row,
+    an_app_awaits_a_runs_outcome_in_any_process,
+    awaiting_a_failed_run_returns_its_failure,
 );
 
 async fn park_answer_resume_once(db: TestDb) {
@@ -349,4 +351,49 @@ async fn reasoning_state_survives_the_row(db: TestDb) {
     let resent = &llm.requests()[1].body["messages"][1]["content"][0];
     assert_eq!(resent["type"], "thinking");
     assert_eq!(resent["thinking"], "Buying needs an approval.");
+}
+
+async fn an_app_awaits_a_runs_outcome_in_any_process(db: TestDb) {
+    let s = Scene::new(db.inbox().await).await;
+    assert!(matches!(
+        s.inbox.outcome("no-such-request").await,
+        Err(InboxError::UnknownRequest(id)) if id == "no-such-request"
+    ));
+    let id = s.park("gpu").await;
+    // One waiter on the handle that will resume it, one on another handle, as another
+    // process of the app would hold.
+    let elsewhere = db.inbox().await;
+    let here = tokio::spawn({
+        let (inbox, id) = (s.inbox.clone(), id.clone());
+        async move { inbox.outcome(&id).await }
+    });
+    let there = tokio::spawn({
+        let id = id.clone();
+        async move { elsewhere.outcome(&id).await }
+    });
+    s.inbox.answer(Answer::ok(&id)).await.unwrap();
+    assert!(
+        !here.is_finished() && !there.is_finished(),
+        "answered, not resumed yet"
+    );
+    s.resume_now().await;
+    for waiter in [here, there] {
+        let done = waiter.await.unwrap().unwrap();
+        assert_eq!(
+            (done.id(), done.run_state),
+            (id.as_str(), ParkedState::Done)
+        );
+        assert_eq!(done.result.unwrap().text, "outcome: approved: gpu");
+    }
+    // A run that has ended answers at once.
+    let again = s.inbox.outcome(&id).await.unwrap();
+    assert_eq!(again.run_state, ParkedState::Done);
+}
+
+async fn awaiting_a_failed_run_returns_its_failure(db: TestDb) {
+    let s = Scene::new(db.builder().max_attempts(1).open().await.unwrap()).await;
+    let row = park_and_fail_once(&s).await;
+    let failed = s.inbox.outcome(row.id()).await.unwrap();
+    assert_eq!(failed.run_state, ParkedState::Failed);
+    assert!(failed.last_error.is_some());
 }
