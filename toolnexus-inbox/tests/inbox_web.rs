@@ -11,7 +11,7 @@ use reqwest::header::{self, HeaderMap};
 use reqwest::{redirect, Response, StatusCode};
 use serde_json::json;
 use toolnexus::{Answer, Refusal};
-use toolnexus_inbox::{Inbox, ParkedState};
+use toolnexus_inbox::{web, AuditKind, Inbox, ParkedState};
 
 const CSP: &str = "default-src 'none'; style-src 'self'; form-action 'self'; \
                    frame-ancestors 'none'; base-uri 'none'";
@@ -235,7 +235,7 @@ async fn the_stylesheet_is_public_and_nothing_else_is() {
 
 #[tokio::test]
 async fn an_approval_is_answered_once_and_its_outcome_shown() {
-    let site = Site::start().await;
+    let site = Site::start_as("tester").await;
     let id = site.approval("gpu").await;
     let cookie = session(&site).await;
     let (status, page) = get(&cookie, &site.request_url(&id)).await;
@@ -1292,5 +1292,33 @@ async fn a_runs_page_shows_who_was_told_and_how_delivery_went() {
     assert!(
         page.contains("notification failed</strong>"),
         "the trail says so: {page}"
+    );
+}
+
+#[tokio::test]
+async fn an_unnamed_token_holder_is_recorded_as_such() {
+    let site = Site::start().await;
+    let id = site.approval("gpu").await;
+    let cookie = session(&site).await;
+    let (_, page) = get(&cookie, &site.request_url(&id)).await;
+    let token = forgery_token(&page);
+    let response = post(&site, &cookie, &id)
+        .form(&[("_forgery", token.as_str()), ("_action", "approve")])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::SEE_OTHER);
+    let parked = site.inbox.get(&id).await.unwrap().unwrap();
+    assert_eq!(parked.answered_by.as_deref(), Some(web::TOKEN_HOLDER));
+    let trail = site.inbox.audit(&id).await.unwrap();
+    let answered = trail
+        .iter()
+        .find(|e| e.kind == AuditKind::Answered)
+        .unwrap();
+    assert_eq!(answered.actor.as_deref(), Some(web::TOKEN_HOLDER));
+    let (_, list) = get(&cookie, &site.base).await;
+    assert!(
+        list.contains(&format!("approved by {}", web::TOKEN_HOLDER)),
+        "{list}"
     );
 }

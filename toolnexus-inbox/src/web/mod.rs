@@ -67,11 +67,16 @@ pub use identity::Identify;
 use crate::{Inbox, Person};
 use secret::Secret;
 
+/// Who answers with the page's access token when nothing names them
+/// ([`InboxPageBuilder::user`], [`token_for`](InboxPageBuilder::token_for)): whoever holds
+/// the token, unnamed. This is what `answered_by` and the audit trail record for them.
+pub const TOKEN_HOLDER: &str = "holder of the inbox token";
+
 /// An axum router serving the inbox page for `inbox`, guarded by `token` (see the
 /// [module documentation](self)): shorthand for
 /// `InboxPage::builder(inbox).token(token).router()`. Answers are recorded as given by
-/// `"inbox page"`; use [`InboxPage::builder`] to name the person, or to show more recent
-/// decisions.
+/// [`TOKEN_HOLDER`], since the token names nobody; use [`InboxPage::builder`] to name the
+/// person, or to show more recent decisions.
 ///
 /// An empty token lets nobody in. Make one with [`new_token`].
 pub fn router(inbox: Inbox, token: impl Into<String>) -> Router {
@@ -146,7 +151,7 @@ impl InboxPage {
         InboxPageBuilder {
             inbox,
             token: String::new(),
-            user: "inbox page".to_owned(),
+            user: TOKEN_HOLDER.to_owned(),
             recent: 20,
             page_size: DEFAULT_PAGE_SIZE,
             identify: None,
@@ -268,7 +273,7 @@ impl InboxPageBuilder {
     }
 
     /// Who the holder of the access token answers as (`answered_by`), when nobody is
-    /// signed in otherwise; default `"inbox page"`.
+    /// signed in otherwise; default [`TOKEN_HOLDER`].
     pub fn user(mut self, user: impl Into<String>) -> Self {
         self.user = user.into();
         self

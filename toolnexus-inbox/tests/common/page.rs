@@ -250,6 +250,12 @@ impl Site {
         Site::serve(inbox, |page| page).await
     }
 
+    /// The page on an in-memory SQLite inbox, its token's holder answering as `user`.
+    pub async fn start_as(user: &str) -> Site {
+        let inbox = Inbox::open("sqlite::memory:").await.expect("an inbox");
+        Site::serve(inbox, |page| page.user(user)).await
+    }
+
     /// The page for `inbox`, with options `configure` adds.
     pub async fn serve(
         inbox: Inbox,
@@ -282,12 +288,7 @@ impl Site {
             .await
             .expect("a loopback port");
         let base = format!("http://{}/", listener.local_addr().expect("an address"));
-        let app = configure(
-            InboxPage::builder(inbox.clone())
-                .token(token.clone())
-                .user("tester"),
-        )
-        .router();
+        let app = configure(InboxPage::builder(inbox.clone()).token(token.clone())).router();
         // The peer's address, for the trusted-proxy tests.
         let app = app.into_make_service_with_connect_info::<std::net::SocketAddr>();
         let server = tokio::spawn(async move {
