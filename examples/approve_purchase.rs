@@ -19,6 +19,9 @@ mod export;
 mod failure;
 mod support;
 
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
 use failure::Failure;
 use toolnexus::{
     pending, tool, Answer, BeforeTool, LlmClient, Request, ToolOutcome, ToolResult, Toolkit,
@@ -52,15 +55,35 @@ async fn declared_purchase(#[arg(description = "What to buy")] item: String) -> 
     format!("approved: {item}")
 }
 
-/// Asks the human at the terminal (or answers as `TOOLNEXUS_AUTO_ANSWER` says).
-async fn decide(request: Request, answering: support::Answering) -> Answer {
+/// The numbers of the steps printed, counted from 1 in each part of the example.
+#[derive(Clone, Default)]
+struct Steps(Arc<AtomicUsize>);
+
+impl Steps {
+    fn next(&self) -> usize {
+        self.0.fetch_add(1, Ordering::Relaxed) + 1
+    }
+}
+
+/// Asks the human at the terminal (or answers as `TOOLNEXUS_AUTO_ANSWER` says), printing
+/// what asked and what the human answered as the next two steps.
+async fn decide(
+    request: Request,
+    answering: support::Answering,
+    steps: Steps,
+    asked: &str,
+) -> Answer {
     println!(
-        "2. the tool parked on request {} ({}): {}",
-        request.id, request.kind, request.prompt
+        "{}. {asked} on request {} ({}): {}",
+        steps.next(),
+        request.id,
+        request.kind.as_str(),
+        request.prompt
     );
     let approved = support::ask_yes_no(&request.prompt, answering).await;
     println!(
-        "3. the human answered: {}",
+        "{}. the human answered: {}",
+        steps.next(),
         if approved { "approve" } else { "decline" }
     );
     if approved {
@@ -91,13 +114,18 @@ async fn main() -> Result<(), Failure> {
             .api_key(&target.api_key)
             .system_prompt("You buy things for the lab. Use approve_purchase before any purchase.")
     };
+    let steps = Steps::default();
+    let hooked = steps.clone();
     let client = lab()
-        .before_tool(|call| async move {
-            match &call.answer {
-                None => println!("1. the model asked for {}({})", call.name, call.args),
-                Some(a) => println!("4. the tool re-runs with the answer (ok = {})", a.ok),
+        .before_tool(move |call| {
+            let n = hooked.next();
+            async move {
+                match &call.answer {
+                    None => println!("{n}. the model asked for {}({})", call.name, call.args),
+                    Some(a) => println!("{n}. the tool re-runs with the answer (ok = {})", a.ok),
+                }
+                BeforeTool::Continue
             }
-            BeforeTool::Continue
         })
         // A suspension never reaches after_tool: it sees the call once, settled.
         .after_tool(|_call, outcome| async move {
@@ -107,24 +135,32 @@ async fn main() -> Result<(), Failure> {
             }
             outcome.into_result()
         })
-        .wait_for(move |request: Request| decide(request, answering))
+        .wait_for({
+            let steps = steps.clone();
+            move |request: Request| decide(request, answering, steps.clone(), "the tool parked")
+        })
         .build()?;
     let tk = Toolkit::builder().tool(ApprovePurchase).build()?;
 
     let result = client.run("Please buy a gpu for the lab.", &tk).await?;
     report(&result, "");
-    println!("5. final answer: {}", result.text);
+    println!("{}. final answer: {}", steps.next(), result.text);
 
     // Declared: the same purchase, the approval asked by the loop before the body runs.
+    println!("\nThe same purchase, its approval declared on the tool:");
+    let steps = Steps::default();
     let client = lab()
-        .wait_for(move |request: Request| async move {
-            println!("6. declared on the tool, the loop asks before the body runs");
-            decide(request, answering).await
+        .wait_for({
+            let steps = steps.clone();
+            move |request: Request| {
+                let asked = "the loop asks before the body runs";
+                decide(request, answering, steps.clone(), asked)
+            }
         })
         .build()?;
     let tk = Toolkit::builder().tool(DeclaredPurchase).build()?;
     let result = client.run("Please buy a gpu for the lab.", &tk).await?;
     report(&result, " (declared)");
-    println!("7. final answer (declared): {}", result.text);
+    println!("{}. final answer (declared): {}", steps.next(), result.text);
     Ok(())
 }

@@ -72,7 +72,19 @@ fn approve_purchase_auto_approve_prints_every_step() {
     }
 }
 
+/// Each part of the example numbers its own steps 1, 2, 3… with no gap and no repeat.
+fn steps_count_up(stdout: &str) {
+    for part in stdout.split("The same purchase, its approval declared on the tool:") {
+        let steps: Vec<usize> = part
+            .lines()
+            .filter_map(|line| line.split_once(". ")?.0.parse().ok())
+            .collect();
+        assert_eq!(steps, (1..=steps.len()).collect::<Vec<_>>(), "{stdout}");
+    }
+}
+
 fn approved_in_steps(stdout: &str) {
+    steps_count_up(stdout);
     lines_in_order(
         stdout,
         &[
@@ -84,11 +96,12 @@ fn approved_in_steps(stdout: &str) {
             "4. the tool re-runs with the answer (ok = true)",
             "recorded: approve_purchase -> approved: gpu",
             "5. final answer: The gpu purchase is approved",
-            "6. declared on the tool, the loop asks before the body runs",
+            "The same purchase, its approval declared on the tool:",
+            "1. the loop asks before the body runs on request ",
             "Approve purchase of gpu?",
-            "3. the human answered: approve",
+            "2. the human answered: approve",
             "recorded (declared): approve_purchase -> approved: gpu",
-            "7. final answer (declared): The gpu purchase is approved",
+            "3. final answer (declared): The gpu purchase is approved",
         ],
     );
 }
@@ -97,14 +110,16 @@ fn approved_in_steps(stdout: &str) {
 fn approve_purchase_auto_decline_feeds_the_refusal_back() {
     let (out, stdout) = run(example("approve_purchase").env("TOOLNEXUS_AUTO_ANSWER", "decline"));
     assert!(out.status.success(), "{stdout}");
+    steps_count_up(&stdout);
     lines_in_order(
         &stdout,
         &[
             "3. the human answered: decline",
             "recorded: approve_purchase -> declined/expired: Approve purchase of gpu? (reason: declined)\n",
-            "5. final answer: The purchase was declined",
+            "4. final answer: The purchase was declined",
+            "2. the human answered: decline",
             "recorded (declared): approve_purchase -> declined/expired: Approve purchase of gpu? (reason: declined)\n",
-            "7. final answer (declared): The purchase was declined",
+            "3. final answer (declared): The purchase was declined",
         ],
     );
     assert!(
@@ -124,9 +139,10 @@ fn approve_purchase_declines_when_standard_input_is_closed() {
             "Approve purchase of gpu? [y/N] \n",
             "   standard input is closed: declining\n",
             "3. the human answered: decline",
-            "5. final answer: The purchase was declined",
+            "4. final answer: The purchase was declined",
         ],
     );
+    steps_count_up(&stdout);
 }
 
 #[test]
