@@ -142,3 +142,10 @@ if [ $# -eq 0 ]; then
 fi
 
 cargo test --workspace --all-features "$@"
+
+# The inbox as an embedded user builds it, with SQLite alone: it compiles without
+# PostgreSQL, and names the feature a postgres:// URL would need.
+if [ $# -eq 0 ]; then
+    say "toolnexus-inbox with the sqlite feature alone"
+    cargo test -p toolnexus-inbox --no-default-features --features sqlite --lib
+fi

@@ -119,6 +119,13 @@ pub enum InboxError {
     /// The URL names no engine this crate speaks (`sqlite:` or `postgres:`).
     #[error("unsupported inbox URL {0:?}: use sqlite://PATH, sqlite::memory: or postgres://…")]
     UnsupportedUrl(String),
+    /// The URL names an engine this build left out: enable the crate's feature of that
+    /// name (`sqlite` or `postgres`, both on by default).
+    #[error("the inbox URL names {engine}, which this build of toolnexus-inbox leaves out: enable its `{engine}` feature")]
+    EngineNotBuilt {
+        /// The engine, as its feature is named.
+        engine: &'static str,
+    },
     /// The database could not be reached or refused a statement. Nothing was half-written:
     /// every change is one transaction.
     #[error("the inbox database failed: {0}")]

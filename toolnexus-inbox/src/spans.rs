@@ -94,6 +94,7 @@ fn error_type(error: &crate::InboxError) -> &'static str {
         E::InvalidExpiry { .. } => "invalid_expiry",
         E::SchemaTooNew { .. } => "schema_too_new",
         E::UnsupportedUrl(_) => "unsupported_url",
+        E::EngineNotBuilt { .. } => "engine_not_built",
         E::InvalidWebhook { .. } => "invalid_webhook",
         E::InvalidPageUrl(_) => "invalid_page_url",
         E::Database(_) => "database",

@@ -55,8 +55,33 @@ pub(crate) struct PoolSettings {
     pub(crate) connect_timeout: Duration,
 }
 
-/// The engine a URL names, and the URL sqlx is given for it.
+/// The engine a URL names, and the URL sqlx is given for it, when this build has it.
 fn resolve(url: &str) -> Result<(Engine, String, bool), InboxError> {
+    let resolved = name(url)?;
+    let built = match resolved.0 {
+        Engine::Sqlite => cfg!(feature = "sqlite"),
+        Engine::Postgres => cfg!(feature = "postgres"),
+    };
+    if !built {
+        return Err(InboxError::EngineNotBuilt {
+            engine: resolved.0.feature(),
+        });
+    }
+    Ok(resolved)
+}
+
+impl Engine {
+    /// The crate feature that builds the engine in.
+    fn feature(self) -> &'static str {
+        match self {
+            Engine::Sqlite => "sqlite",
+            Engine::Postgres => "postgres",
+        }
+    }
+}
+
+/// The engine a URL names, and the URL sqlx is given for it.
+fn name(url: &str) -> Result<(Engine, String, bool), InboxError> {
     static MEMORY: AtomicU64 = AtomicU64::new(0);
     if url.starts_with("postgres://") || url.starts_with("postgresql://") {
         return Ok((Engine::Postgres, url.to_owned(), false));
@@ -222,13 +247,22 @@ impl Store {
         if !self.dialect.announces {
             return std::future::pending().await;
         }
-        let mut listener = sqlx::postgres::PgListener::connect(&self.url).await?;
-        listener.listen(dialect::CHANNEL).await?;
-        loop {
-            let note = listener.recv().await?;
-            if note.payload() == agent {
-                answered.notify_one();
+        #[cfg(feature = "postgres")]
+        {
+            let mut listener = sqlx::postgres::PgListener::connect(&self.url).await?;
+            listener.listen(dialect::CHANNEL).await?;
+            loop {
+                let note = listener.recv().await?;
+                if note.payload() == agent {
+                    answered.notify_one();
+                }
             }
+        }
+        // Only PostgreSQL's dialect announces, and a store of it opens only when it is built.
+        #[cfg(not(feature = "postgres"))]
+        {
+            let _ = (agent, answered, &self.url);
+            std::future::pending().await
         }
     }
 }
@@ -239,18 +273,39 @@ mod tests {
 
     #[test]
     fn urls_resolve_to_their_engine() {
-        let (e, u, m) = resolve("sqlite://inbox.db").unwrap();
+        let (e, u, m) = name("sqlite://inbox.db").unwrap();
         assert_eq!(
             (e, u.as_str(), m),
             (Engine::Sqlite, "sqlite://inbox.db?mode=rwc", false)
         );
-        let (e, _, m) = resolve("sqlite::memory:").unwrap();
+        let (e, _, m) = name("sqlite::memory:").unwrap();
         assert_eq!((e, m), (Engine::Sqlite, true));
-        let (e, u, _) = resolve("postgres://u@h/db").unwrap();
+        let (e, u, _) = name("postgres://u@h/db").unwrap();
         assert_eq!((e, u.as_str()), (Engine::Postgres, "postgres://u@h/db"));
         assert!(matches!(
-            resolve("mysql://root:hunter2@h/db"),
+            name("mysql://root:hunter2@h/db"),
             Err(InboxError::UnsupportedUrl(u)) if !u.contains("hunter2")
         ));
+    }
+
+    #[test]
+    fn an_engine_left_out_of_the_build_is_named_with_its_feature() {
+        let postgres = resolve("postgres://u@h/db");
+        assert_eq!(postgres.is_ok(), cfg!(feature = "postgres"));
+        if let Err(e) = postgres {
+            assert!(matches!(
+                e,
+                InboxError::EngineNotBuilt { engine: "postgres" }
+            ));
+            assert!(
+                e.to_string().contains("enable its `postgres` feature"),
+                "{e}"
+            );
+        }
+        let sqlite = resolve("sqlite::memory:");
+        assert_eq!(sqlite.is_ok(), cfg!(feature = "sqlite"));
+        if let Err(e) = sqlite {
+            assert!(matches!(e, InboxError::EngineNotBuilt { engine: "sqlite" }));
+        }
     }
 }

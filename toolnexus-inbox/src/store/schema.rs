@@ -212,7 +212,8 @@ pub(crate) async fn migrate(conn: &mut AnyConnection, dialect: &Dialect) -> Resu
     Ok(())
 }
 
-#[cfg(test)]
+// On an in-memory SQLite database; the suite checks both engines.
+#[cfg(all(test, feature = "sqlite"))]
 mod tests {
     use std::time::Duration;
 
