@@ -7,10 +7,10 @@ use toolnexus::{Answer, Request};
 use tracing::Instrument;
 
 use crate::audit::{AuditKind, Record};
-use crate::people::{Person, Responder, Source};
+use crate::people::{stored_responders, Person, Source};
 use crate::store::requests::{self, ToAnswer};
 use crate::store::runs::{self, Locked};
-use crate::store::{json, strings_of, Tx};
+use crate::store::{json, Tx};
 use crate::{spans, Inbox, InboxError, ParkedState};
 
 /// An answer the decision took: the request it answers, and the answer as stored.
@@ -171,14 +171,7 @@ impl Inbox {
                 reason: format!("request: {e}"),
             })?;
         if by_person {
-            let escalated_to: Vec<Responder> = row
-                .escalated_to
-                .as_deref()
-                .map(strings_of)
-                .unwrap_or_default()
-                .iter()
-                .map(|r| Responder::from(r.as_str()))
-                .collect();
+            let escalated_to = stored_responders(row.escalated_to.as_deref());
             if let Some(list) = self
                 .inner
                 .rules

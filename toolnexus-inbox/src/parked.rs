@@ -7,9 +7,9 @@ use serde_json::Value;
 use toolnexus::{Answer, Request, RunResult};
 
 use crate::clock::from_ms;
-use crate::people::Responder;
+use crate::people::{stored_responders, Responder};
 use crate::store::requests::ParkedRow;
-use crate::store::{decode_json, runs, strings_of};
+use crate::store::{decode_json, runs};
 use crate::{InboxError, ParkedState};
 
 /// One request of a run parked in the inbox, as people and workers see it.
@@ -127,14 +127,7 @@ impl TryFrom<ParkedRow> for Parked {
             turns: usize::try_from(row.turns).unwrap_or(0),
             parked_at: from_ms(row.parked_at),
             escalated_at: row.escalated_at.map(from_ms),
-            escalated_to: row
-                .escalated_to
-                .as_deref()
-                .map(strings_of)
-                .unwrap_or_default()
-                .iter()
-                .map(Responder::from)
-                .collect(),
+            escalated_to: stored_responders(row.escalated_to.as_deref()),
             expires_at: row.expires_at.map(from_ms),
             updated_at: from_ms(row.updated_at),
             lease_until: row.lease_until.map(from_ms),

@@ -5,6 +5,8 @@ use std::collections::HashMap;
 
 use toolnexus::{Request, RequestKind};
 
+use crate::store::strings_of;
+
 /// Someone answering requests: the id recorded as `answered_by` (an email address, or a
 /// user name), a display name, and the groups they belong to.
 ///
@@ -106,6 +108,13 @@ impl Responder {
     pub fn group(name: impl Into<String>) -> Responder {
         Responder::Group(name.into())
     }
+}
+
+/// The responders a stored JSON list of their text names (an escalation's); anything
+/// unreadable is no one.
+pub(crate) fn stored_responders(json: Option<&str>) -> Vec<Responder> {
+    let names = json.map(strings_of).unwrap_or_default();
+    names.iter().map(Responder::from).collect()
 }
 
 /// Responders as a person reads them: `ada@example.com, group:finance`.
