@@ -1,42 +1,61 @@
 #!/usr/bin/env bash
-# Instructions per agent-loop run, counted by callgrind in the client process only.
+# Instructions per agent-loop run, counted by callgrind in the client process only, and
+# each client's ratio to the floor (the hand-written loop on raw reqwest + `Value`).
 #
 # Each variant runs N1 and then N2 times; (I(N2) - I(N1)) / (N2 - N1) cancels start-up,
 # the TLS/runtime set-up and the warm-up runs, leaving the steady-state cost of one run.
 # The scripted endpoint runs in its own process, which callgrind does not follow.
 #
+# Two profiles: `release` (a plain `cargo build --release`, what users build; its ratios
+# are the figures a change must not move, see BENCHMARKS.md) and `perf` (fat LTO, one
+# codegen unit).
+#
 #   scripts/bench-instructions.sh [N1] [N2]      (defaults: 50 150)
+#   PROFILES=release CLIENTS="floor ours" SCENARIOS=approve scripts/bench-instructions.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 n1=${1:-50}
 n2=${2:-150}
+profiles=${PROFILES:-release perf}
+clients=${CLIENTS:-floor ours ours-anthropic ours-responses ours-gemini}
+scenarios=${SCENARIOS:-weather approve}
 command -v valgrind >/dev/null || { echo "valgrind is required (apt-get install valgrind)" >&2; exit 1; }
 
-cargo build --profile perf --quiet --example bench_loop
-bin=target/perf/examples/bench_loop
-
 tmp=$(mktemp -d)
-mkfifo "$tmp/in"
-"$bin" mock <"$tmp/in" >"$tmp/url" &
-mock_pid=$!
-exec 3>"$tmp/in"
-cleanup() { exec 3>&-; wait "$mock_pid" 2>/dev/null || true; rm -rf "$tmp"; }
-trap cleanup EXIT
-for _ in $(seq 100); do [ -s "$tmp/url" ] && break; sleep 0.05; done
-url=$(head -n1 "$tmp/url")
+mock_pid=""
+stop_mock() {
+  if [ -n "$mock_pid" ]; then exec 3>&-; wait "$mock_pid" 2>/dev/null || true; mock_pid=""; fi
+}
+trap 'stop_mock; rm -rf "$tmp"' EXIT
 
-instructions() { # client scenario runs
-  valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.out" "$bin" run "$1" "$2" "$3" --url "$url" \
+instructions() { # bin url client scenario runs
+  valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.out" "$1" run "$3" "$4" "$5" --url "$2" \
     2>"$tmp/vg.err" >/dev/null || { cat "$tmp/vg.err" >&2; exit 1; }
   sed -n 's/.*Collected : \([0-9]*\).*/\1/p' "$tmp/vg.err"
 }
 
-printf '%-15s %-8s %14s\n' client scenario "instr/run"
-for scenario in weather approve; do
-  for client in floor ours ours-anthropic ours-responses ours-gemini; do
-    i1=$(instructions "$client" "$scenario" "$n1")
-    i2=$(instructions "$client" "$scenario" "$n2")
-    printf '%-15s %-8s %14d\n' "$client" "$scenario" $(( (i2 - i1) / (n2 - n1) ))
+printf '%-8s %-15s %-8s %12s %10s\n' profile client scenario "instr/run" "vs floor"
+for profile in $profiles; do
+  cargo build --profile "$profile" --quiet --example bench_loop
+  bin=target/$profile/examples/bench_loop
+  rm -f "$tmp/in" "$tmp/url"
+  mkfifo "$tmp/in"
+  "$bin" mock <"$tmp/in" >"$tmp/url" &
+  mock_pid=$!
+  exec 3>"$tmp/in"
+  for _ in $(seq 100); do [ -s "$tmp/url" ] && break; sleep 0.05; done
+  url=$(head -n1 "$tmp/url")
+  for scenario in $scenarios; do
+    floor=""
+    for client in $clients; do
+      i1=$(instructions "$bin" "$url" "$client" "$scenario" "$n1")
+      i2=$(instructions "$bin" "$url" "$client" "$scenario" "$n2")
+      per_run=$(( (i2 - i1) / (n2 - n1) ))
+      [ "$client" = floor ] && floor=$per_run
+      ratio=$([ -n "$floor" ] && awk -v a="$per_run" -v b="$floor" 'BEGIN { printf "%.2fx", a / b }' || echo -)
+      printf '%-8s %-15s %-8s %12d %10s\n' "$profile" "$client" "$scenario" "$per_run" "$ratio"
+    done
   done
+  stop_mock
 done

@@ -9,10 +9,12 @@
 //!     cargo run --example approve_purchase
 //! ```
 //!
-//! The package feature `otel` brings the exporter: on by default for the inbox and MCP
-//! examples, off for the core ones (`--features toolnexus-examples/otel`), whose first
-//! build it would lengthen noticeably. Built without it, an example says so on standard
-//! error when an endpoint is set, and otherwise ignores the variables.
+//! The package feature `otel` brings the exporter (`--features toolnexus-examples/otel`,
+//! and likewise for the inbox and MCP example packages). It is off by default in each:
+//! features unify across the packages a root `cargo run --example` selects, so one package
+//! with it on would build the exporter into every example's first build. Built without
+//! it, an example says so on standard error when an endpoint is set, and otherwise
+//! ignores the variables.
 #![allow(dead_code)] // not every example keeps the guard by name
 
 /// Flushes what is pending when dropped: keep it until `main` returns.

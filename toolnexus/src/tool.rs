@@ -196,14 +196,21 @@ pub enum ToolSource<'a> {
     Other(&'a str),
 }
 
+impl<'a> ToolSource<'a> {
+    /// The label, borrowed where it is written already: only an MCP server's is built.
+    pub(crate) fn label(&self) -> std::borrow::Cow<'a, str> {
+        match *self {
+            ToolSource::Native => "native".into(),
+            ToolSource::Builtin => "builtin".into(),
+            ToolSource::Mcp { server } => format!("mcp:{server}").into(),
+            ToolSource::Other(text) => text.into(),
+        }
+    }
+}
+
 impl fmt::Display for ToolSource<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ToolSource::Native => f.write_str("native"),
-            ToolSource::Builtin => f.write_str("builtin"),
-            ToolSource::Mcp { server } => write!(f, "mcp:{server}"),
-            ToolSource::Other(text) => f.write_str(text),
-        }
+        f.write_str(&self.label())
     }
 }
 

@@ -14,6 +14,7 @@ both_engines!(
     edited_arguments_must_fit_the_tools_schema,
     expiry_declines_each_request_and_the_run_goes_on,
     a_database_of_the_previous_schema_is_migrated_and_resumed,
+    two_runs_that_say_the_same_park_and_resume_apart,
 );
 
 async fn three_gates_are_answered_in_two_rounds_and_resumed_once(db: TestDb) {
@@ -330,4 +331,60 @@ async fn a_database_of_the_previous_schema_is_migrated_and_resumed(db: TestDb) {
     assert_eq!(resumed.result.text, "outcome: approved: cpu");
     assert_eq!((effects.count("gpu"), effects.count("cpu")), (1, 1));
     assert!(inbox.waiting().await.unwrap().is_empty());
+}
+
+/// A scripted demo run twice into one inbox: the model says the same, with the same call
+/// ids, both times. Each run's gates ask with ids of their own run, and each run, loaded
+/// from its stored transcript, is settled by its own answers.
+async fn two_runs_that_say_the_same_park_and_resume_apart(db: TestDb) {
+    let s = Scene::gated(db.inbox().await).await;
+    let inbox = &s.inbox;
+    let first = s.halted_on_three("tmp").await;
+    let second = s.halted_on_three("tmp").await;
+    let run_of = |run: &toolnexus::RunResult| {
+        let ids: Vec<_> = run.messages.iter().filter_map(|m| m.run_id()).collect();
+        assert_eq!(ids.len(), 1, "one user message, stamped with its run");
+        ids[0].to_owned()
+    };
+    assert_ne!(run_of(&first), run_of(&second));
+    let ids = |run: &toolnexus::RunResult| -> Vec<String> {
+        run.waiting.iter().map(|r| r.id.clone()).collect()
+    };
+    let (a, b) = (ids(&first), ids(&second));
+    assert!(
+        a.iter().all(|id| !b.contains(id)),
+        "{a:?} and {b:?} share an id"
+    );
+
+    assert_eq!(inbox.park(&first).await.unwrap(), a[0]);
+    assert_eq!(inbox.park(&second).await.unwrap(), b[0]);
+    // The second run's answers do not settle the first: only its own do.
+    for id in &b {
+        inbox.answer(Answer::ok(id)).await.unwrap();
+    }
+    let resumed = s.resume_now().await;
+    assert_eq!(
+        (resumed.id.as_str(), resumed.result.status),
+        (b[0].as_str(), RunStatus::Done)
+    );
+    assert_eq!(s.effects.count("tmp/a"), 1);
+    assert_eq!(
+        inbox.get(&a[0]).await.unwrap().unwrap().state,
+        ParkedState::Waiting
+    );
+    s.assert_nothing_to_resume().await;
+
+    for id in &a {
+        inbox.answer(Answer::decline(id, "declined")).await.unwrap();
+    }
+    let resumed = s.resume_now().await;
+    assert_eq!(
+        (resumed.id.as_str(), resumed.result.status),
+        (a[0].as_str(), RunStatus::Done)
+    );
+    assert_eq!(
+        ["tmp/a", "tmp/b", "tmp/c"].map(|f| s.effects.count(f)),
+        [1, 1, 1],
+        "the approved run deleted each file once, the declined one nothing"
+    );
 }

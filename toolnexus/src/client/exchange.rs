@@ -46,7 +46,7 @@ async fn send(
     body: Vec<u8>,
     streaming: bool,
 ) -> Result<(Reply, Instant), ClientError> {
-    let request = s.transport.prepare(body, streaming);
+    let request = s.transport.prepare(body);
     let mut attempt = 0;
     loop {
         let started = Instant::now();

@@ -30,9 +30,18 @@ pub enum Message {
         content: String,
     },
     /// What the user said.
+    #[non_exhaustive]
     User {
         /// The text.
         content: String,
+        /// The id of the run this message started, when the loop started one with it
+        /// (a fresh id per run, kept with the transcript). It tells apart two runs that
+        /// said and were answered the same, so a gated call asks with an id of its own run
+        /// while the same call still asks with the same id in every process that loads the
+        /// transcript. Never sent to the model; absent in messages a host wrote and in
+        /// transcripts from before it existed, whose gates key on the transcript alone.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        run: Option<String>,
     },
     /// A model turn: its text and the tools it asked for, in the order it asked, and what
     /// the provider needs back verbatim on the next turn (its reasoning state).
@@ -76,6 +85,22 @@ impl Message {
     pub fn user(content: impl Into<String>) -> Self {
         Message::User {
             content: content.into(),
+            run: None,
+        }
+    }
+
+    /// The id of the run a user message started (see [`Message::User`]); `None` for other
+    /// messages and for user messages no run was started with.
+    ///
+    /// ```
+    /// use toolnexus::Message;
+    ///
+    /// assert_eq!(Message::user("buy a gpu").run_id(), None);
+    /// ```
+    pub fn run_id(&self) -> Option<&str> {
+        match self {
+            Message::User { run, .. } => run.as_deref(),
+            _ => None,
         }
     }
 

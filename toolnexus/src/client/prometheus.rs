@@ -6,7 +6,6 @@
 //! strings, label names in the same order, series sorted by their label string, the same
 //! histogram buckets, and sums written as ECMAScript's `String(number)` writes them.
 
-use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::sync::Mutex;
 
@@ -59,33 +58,72 @@ impl LlmStatus {
     }
 }
 
-/// Series keyed by their rendered label string, so iteration order is the required order.
-#[derive(Default)]
-struct State {
-    llm_requests: BTreeMap<String, u64>,
-    llm_tokens: BTreeMap<String, u64>,
-    llm_duration: BTreeMap<String, Histogram>,
-    tool_calls: BTreeMap<String, u64>,
-    tool_duration: BTreeMap<String, Histogram>,
-    run_errors: BTreeMap<String, u64>,
-    /// Label strings are rendered here first, so updating a series that already exists
-    /// allocates nothing.
-    scratch: String,
+/// One series of a metric: its label values, the label text they render to (written once,
+/// when the series first appears) and its value.
+struct Series<V> {
+    values: Box<[Box<str>]>,
+    labels: String,
+    value: V,
 }
 
-/// Applies `update` to the series of `map` labelled `pairs`, creating it on first use.
-fn bump<V: Default>(
-    map: &mut BTreeMap<String, V>,
-    scratch: &mut String,
-    pairs: &[(&str, &str)],
-    update: impl FnOnce(&mut V),
-) {
-    scratch.clear();
-    write_labels(scratch, pairs);
-    match map.get_mut(scratch.as_str()) {
-        Some(value) => update(value),
-        None => update(map.entry(scratch.clone()).or_default()),
+/// A metric's series, kept in order of their label values so an observation finds its
+/// series by comparing values, without rendering or hashing anything; rendering sorts them
+/// by their label text, the order the exposition requires.
+struct Family<V>(Vec<Series<V>>);
+
+impl<V> Default for Family<V> {
+    fn default() -> Self {
+        Family(Vec::new())
     }
+}
+
+impl<V: Default> Family<V> {
+    /// Applies `update` to the series labelled `pairs`, creating it on first use.
+    fn bump(&mut self, pairs: &[(&str, &str)], update: impl FnOnce(&mut V)) {
+        let found = self.0.binary_search_by(|s| {
+            let stored = s.values.iter().map(|v| &**v);
+            stored.cmp(pairs.iter().map(|(_, v)| *v))
+        });
+        match found {
+            Ok(i) => update(&mut self.0[i].value),
+            Err(i) => {
+                let mut labels = String::new();
+                write_labels(&mut labels, pairs);
+                let mut value = V::default();
+                update(&mut value);
+                let values = pairs.iter().map(|(_, v)| Box::from(*v)).collect();
+                self.0.insert(
+                    i,
+                    Series {
+                        values,
+                        labels,
+                        value,
+                    },
+                );
+            }
+        }
+    }
+
+    /// The series with their label text, in the exposition's order.
+    fn sorted(&self) -> Vec<(&str, &V)> {
+        let mut series: Vec<(&str, &V)> = self
+            .0
+            .iter()
+            .map(|s| (s.labels.as_str(), &s.value))
+            .collect();
+        series.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        series
+    }
+}
+
+#[derive(Default)]
+struct State {
+    llm_requests: Family<u64>,
+    llm_tokens: Family<u64>,
+    llm_duration: Family<Histogram>,
+    tool_calls: Family<u64>,
+    tool_duration: Family<Histogram>,
+    run_errors: Family<u64>,
 }
 
 /// Accumulates metric observations and renders them as Prometheus text.
@@ -113,20 +151,17 @@ impl Registry {
         completion_tokens: u64,
     ) {
         self.with(|s| {
-            let scratch = &mut s.scratch;
             let pairs = [("model", model), ("status", status.label())];
-            bump(&mut s.llm_requests, scratch, &pairs, |n| *n += 1);
+            s.llm_requests.bump(&pairs, |n| *n += 1);
             if status == LlmStatus::Ok {
                 for (kind, tokens) in [("prompt", prompt_tokens), ("completion", completion_tokens)]
                 {
-                    bump(&mut s.llm_tokens, scratch, &[("type", kind)], |n| {
-                        *n = n.saturating_add(tokens)
-                    });
+                    s.llm_tokens
+                        .bump(&[("type", kind)], |n| *n = n.saturating_add(tokens));
                 }
             }
-            bump(&mut s.llm_duration, scratch, &[("model", model)], |h| {
-                h.observe(seconds)
-            });
+            s.llm_duration
+                .bump(&[("model", model)], |h| h.observe(seconds));
         });
     }
 
@@ -142,30 +177,21 @@ impl Registry {
         let is_error = if is_error { "true" } else { "false" };
         let pending = if pending { "true" } else { "false" };
         self.with(|s| {
-            let scratch = &mut s.scratch;
             let pairs = [
                 ("tool", tool),
                 ("source", source),
                 ("is_error", is_error),
                 ("pending", pending),
             ];
-            bump(&mut s.tool_calls, scratch, &pairs, |n| *n += 1);
-            bump(&mut s.tool_duration, scratch, &[("tool", tool)], |h| {
-                h.observe(seconds)
-            });
+            s.tool_calls.bump(&pairs, |n| *n += 1);
+            s.tool_duration
+                .bump(&[("tool", tool)], |h| h.observe(seconds));
         });
     }
 
     /// One run that ended in an error.
     pub(crate) fn run_error(&self, model: &str) {
-        self.with(|s| {
-            bump(
-                &mut s.run_errors,
-                &mut s.scratch,
-                &[("model", model)],
-                |n| *n += 1,
-            )
-        });
+        self.with(|s| s.run_errors.bump(&[("model", model)], |n| *n += 1));
     }
 
     /// The exposition text, ending with a newline.
@@ -221,14 +247,20 @@ fn write_labels(out: &mut String, pairs: &[(&str, &str)]) {
         }
         out.push_str(name);
         out.push_str("=\"");
-        for c in value.chars() {
-            match c {
-                '\\' => out.push_str("\\\\"),
-                '"' => out.push_str("\\\""),
-                '\n' => out.push_str("\\n"),
-                c => out.push(c),
-            }
+        let mut start = 0;
+        for (at, byte) in value.bytes().enumerate() {
+            let escaped = match byte {
+                b'\\' => "\\\\",
+                b'"' => "\\\"",
+                b'\n' => "\\n",
+                _ => continue,
+            };
+            // Each of the three is one ASCII byte, so `at` is a character boundary.
+            out.push_str(&value[start..at]);
+            out.push_str(escaped);
+            start = at + 1;
         }
+        out.push_str(&value[start..]);
         out.push('"');
     }
 }
@@ -238,16 +270,16 @@ fn header(out: &mut String, name: &str, help: &str, kind: &str) {
     let _ = writeln!(out, "# TYPE {name} {kind}");
 }
 
-fn counter(out: &mut String, name: &str, help: &str, series: &BTreeMap<String, u64>) {
+fn counter(out: &mut String, name: &str, help: &str, series: &Family<u64>) {
     header(out, name, help, "counter");
-    for (labels, value) in series {
+    for (labels, value) in series.sorted() {
         let _ = writeln!(out, "{name}{{{labels}}} {value}");
     }
 }
 
-fn histogram(out: &mut String, name: &str, help: &str, series: &BTreeMap<String, Histogram>) {
+fn histogram(out: &mut String, name: &str, help: &str, series: &Family<Histogram>) {
     header(out, name, help, "histogram");
-    for (labels, h) in series {
+    for (labels, h) in series.sorted() {
         let mut cumulative = 0;
         for (i, le) in BUCKET_LABELS.iter().enumerate() {
             cumulative += h.counts[i];

@@ -446,7 +446,7 @@ fn waits(messages: &[Message]) -> bool {
 }
 
 /// The transcript a fresh run starts from: `history`, the system prompt when `history`
-/// has none, then `prompt`.
+/// has none, then `prompt`, stamped with a new run id.
 fn new_transcript(
     settings: &Settings,
     prompt: String,
@@ -463,6 +463,9 @@ fn new_transcript(
             history.insert(0, Message::system(system.clone()));
         }
     }
-    history.push(Message::user(prompt));
+    history.push(Message::User {
+        content: prompt,
+        run: Some(uuid::Uuid::new_v4().to_string()),
+    });
     Ok(history)
 }

@@ -273,7 +273,7 @@ pub(crate) fn chat_failed(span: &Span, error: &ClientError) {
 fn conventional(message: &Message) -> Option<Value> {
     Some(match message {
         Message::System { .. } => return None,
-        Message::User { content } => {
+        Message::User { content, .. } => {
             json!({"role": "user", "parts": [{"type": "text", "content": content}]})
         }
         Message::Assistant {

@@ -84,15 +84,15 @@ impl Telemetry {
     ) {
         let (is_error, pending) = (outcome.is_error(), outcome.is_pending());
         let (label, source) = match source {
-            Some(source) => (tool, source.to_string()),
-            None => (UNKNOWN, UNKNOWN.to_owned()),
+            Some(source) => (tool, source.label()),
+            None => (UNKNOWN, UNKNOWN.into()),
         };
         self.registry
             .tool(label, &source, is_error, pending, ms / 1000.0);
         if let Some(sink) = &self.on_metric {
             sink(&MetricEvent::Tool {
                 tool: tool.to_owned(),
-                source,
+                source: source.into_owned(),
                 is_error,
                 pending,
                 ms,

@@ -63,18 +63,14 @@ impl Failure {
     }
 }
 
-/// A request ready to be sent, as many times as the retry layer asks.
-pub(crate) struct Prepared(reqwest::RequestBuilder);
+/// A request ready to be sent, as many times as the retry layer asks: each attempt is a
+/// new POST sharing the encoded body.
+pub(crate) struct Prepared(bytes::Bytes);
 
 impl Transport {
-    /// The POST of `body`, built once for all its attempts.
-    pub(crate) fn prepare(&self, body: Vec<u8>, streaming: bool) -> Prepared {
-        let url = if streaming {
-            &self.stream_url
-        } else {
-            &self.url
-        };
-        Prepared(self.http.post(url.clone()).body(body))
+    /// The POST of `body`, for all its attempts.
+    pub(crate) fn prepare(&self, body: Vec<u8>) -> Prepared {
+        Prepared(body.into())
     }
 
     /// One attempt at `request`.
@@ -83,12 +79,12 @@ impl Transport {
         request: &Prepared,
         streaming: bool,
     ) -> Result<Reply, Failure> {
-        // A byte body can always be cloned; only streaming bodies cannot.
-        let request = request.0.try_clone().ok_or_else(|| Failure {
-            status: None,
-            retry_after: None,
-            error: ClientError::Network("the request body cannot be replayed".into()),
-        })?;
+        let url = if streaming {
+            &self.stream_url
+        } else {
+            &self.url
+        };
+        let request = self.http.post(url.clone()).body(request.0.clone());
         let response = request.send().await.map_err(|e| self.network_failure(e))?;
         let status = response.status();
         if !status.is_success() {

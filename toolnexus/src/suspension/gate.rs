@@ -65,10 +65,11 @@ fn changed_fields(proposed: &Value, edited: &Value) -> Vec<String> {
     names
 }
 
-/// What identifies a run up to the turn that made a call: derived from the transcript
-/// before that turn, the same in every process that holds the transcript.
-pub(crate) fn run_key(before: &[u8]) -> Uuid {
-    Uuid::new_v5(&GATES, before)
+/// What identifies a run up to the turn that made a call, from `seed`: the run's id and
+/// the turn's place, or the transcript before that turn. Either is the same in every
+/// process that holds the transcript.
+pub(crate) fn run_key(seed: &[u8]) -> Uuid {
+    Uuid::new_v5(&GATES, seed)
 }
 
 /// What the model reads after a result that ran with a person's arguments, so it is never

@@ -67,6 +67,10 @@ pub struct Toolkit {
     inner: Arc<Inner>,
 }
 
+/// Up to this many tools, a name is found by comparing it with each: cheaper than hashing
+/// it, and a lookup happens several times per call.
+const LINEAR_LOOKUP: usize = 16;
+
 struct Inner {
     /// The tools as registered, each behind its guard.
     guarded: Vec<Arc<Guarded>>,
@@ -299,10 +303,13 @@ impl Toolkit {
     }
 
     fn position(&self, name: &str) -> Option<usize> {
-        match self.inner.index.get(name) {
-            Some(&i) => Some(i),
-            None => self.inner.index.get(&sanitize_name(name)).copied(),
-        }
+        let found = if self.inner.names.len() <= LINEAR_LOOKUP {
+            self.inner.names.iter().position(|n| n == name)
+        } else {
+            self.inner.index.get(name).copied()
+        };
+        // A name the model sent unsanitized still finds its tool.
+        found.or_else(|| self.inner.index.get(&sanitize_name(name)).copied())
     }
 
     /// The name a toolkit declares a tool named `name` under, and the model calls it by:

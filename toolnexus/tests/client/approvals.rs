@@ -123,17 +123,40 @@ async fn the_same_gated_call_asks_with_the_same_id_whatever_process_asks() {
         ])]
     };
     let one = MockLlm::start(script()).await.unwrap();
-    let two = MockLlm::start(script()).await.unwrap();
-    let first = on(&one, Style::OpenAi).build().unwrap();
-    let second = on(&two, Style::OpenAi).build().unwrap();
-    let a = first.run("clean up", &tk).await.unwrap();
-    let b = second.run("clean up", &tk).await.unwrap();
-    assert_eq!(a.waiting, b.waiting, "the same call, the same request");
+    let a = on(&one, Style::OpenAi).build().unwrap();
+    let a = a.run("clean up", &tk).await.unwrap();
 
-    let other = MockLlm::start(script()).await.unwrap();
-    let other = on(&other, Style::OpenAi).build().unwrap();
-    let c = other.run("clean up the attic", &tk).await.unwrap();
-    assert_ne!(c.waiting[0].id, a.waiting[0].id, "another run asks anew");
+    // Another process loads the transcript without the second call's placeholder (as one
+    // written before every waiting call kept one), so that call asks again: with the same
+    // id as it did here.
+    let mut before_asking = through_json(&a);
+    match before_asking.last_mut() {
+        Some(Message::ToolResults { results }) => results.truncate(1),
+        other => panic!("the run ends with its placeholders, not {other:?}"),
+    }
+    let two = MockLlm::start([]).await.unwrap();
+    let elsewhere = on(&two, Style::OpenAi).build().unwrap();
+    let again = elsewhere
+        .run_with_answers(before_asking, vec![Answer::ok(&a.waiting[0].id)], &tk)
+        .await
+        .unwrap();
+    assert_eq!(deleter.runs(), [json!({"path": "/a"})]);
+    assert_eq!(
+        again.waiting,
+        a.waiting[1..],
+        "the same call, the same request"
+    );
+
+    // A second run that says and is answered exactly the same is another run: its gates
+    // ask with ids of their own, which an answer to the first run's never settles.
+    let three = MockLlm::start(script()).await.unwrap();
+    let b = on(&three, Style::OpenAi).build().unwrap();
+    let b = b.run("clean up", &tk).await.unwrap();
+    assert!(
+        b.waiting.iter().all(|r| !a.waiting.contains(r)),
+        "two runs share a request: {:?}",
+        b.waiting
+    );
 }
 
 #[tokio::test]

@@ -41,16 +41,19 @@ async fn before_llm_replaces_what_is_sent_but_not_the_transcript() {
         body.get("tools").is_none(),
         "the hook's empty toolkit was offered"
     );
+    assert!(
+        matches!(&result.messages[0], Message::User { content, .. } if content == "hello"),
+        "{:?}",
+        result.messages[0]
+    );
+    assert!(result.messages[0].run_id().is_some(), "the run's own id");
     assert_eq!(
-        result.messages,
-        vec![
-            Message::user("hello"),
-            Message::Assistant {
-                state: None,
-                content: "hi".into(),
-                tool_calls: vec![]
-            }
-        ]
+        result.messages[1..],
+        vec![Message::Assistant {
+            state: None,
+            content: "hi".into(),
+            tool_calls: vec![]
+        }]
     );
 }
 

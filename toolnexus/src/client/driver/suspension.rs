@@ -74,9 +74,19 @@ impl<'a> Gates<'a> {
         // Most calls are not gated: only those pay for the run's key.
         let prompt = tk.approval_prompt(&call.name, &call.args)?;
         let run = self.run.get_or_init(|| {
-            // A transcript always serializes: its values are JSON and its keys strings.
-            let text = serde_json::to_vec(self.before).unwrap_or_default();
-            gate::run_key(&text).to_string()
+            let started = self.before.iter().rev().find_map(|m| match m {
+                Message::User { run, .. } => Some(run.as_deref()),
+                _ => None,
+            });
+            match started.flatten() {
+                // The run's own id and how far it got: unique to this turn of this run.
+                Some(id) => gate::run_key(format!("{id}\0{}", self.before.len()).as_bytes()),
+                // A transcript a host wrote, or one from before runs had ids: the same
+                // key it always had, so what it parked still matches its answer.
+                // A transcript always serializes: its values are JSON and its keys strings.
+                None => gate::run_key(&serde_json::to_vec(self.before).unwrap_or_default()),
+            }
+            .to_string()
         });
         tk.gate_request(
             &call.name,

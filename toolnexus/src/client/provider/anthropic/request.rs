@@ -135,7 +135,7 @@ impl Serialize for Messages<'_> {
             }
             match message {
                 Message::System { .. } => {}
-                Message::User { content } => seq.serialize_element(&Wire {
+                Message::User { content, .. } => seq.serialize_element(&Wire {
                     role: "user",
                     content: content.as_str(),
                 })?,

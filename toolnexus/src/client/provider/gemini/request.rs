@@ -144,7 +144,7 @@ impl Serialize for Contents<'_> {
             }
             match message {
                 Message::System { .. } => {}
-                Message::User { content } => seq.serialize_element(&Content {
+                Message::User { content, .. } => seq.serialize_element(&Content {
                     role: "user",
                     parts: [TextPart {
                         text: content.as_str(),

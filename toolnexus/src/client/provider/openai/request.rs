@@ -112,7 +112,7 @@ impl Serialize for Messages<'_> {
         for message in self.0 {
             match message {
                 Message::System { content } => seq.serialize_element(&Wire::System { content })?,
-                Message::User { content } => seq.serialize_element(&Wire::User { content })?,
+                Message::User { content, .. } => seq.serialize_element(&Wire::User { content })?,
                 Message::Assistant {
                     content,
                     tool_calls,
@@ -229,12 +229,14 @@ impl Serialize for WireCall<'_> {
     }
 }
 
-/// Writes a value as a JSON string holding its JSON text, without an intermediate `String`
-/// (`Value`'s `Display` is compact JSON and `collect_str` escapes as it goes).
+/// Writes a value as a JSON string holding its JSON text. The text is written whole first
+/// and escaped in one pass: streaming it through `collect_str` escapes it token by token,
+/// which costs more than the one small allocation.
 struct ArgumentsText<'a>(&'a Value);
 
 impl Serialize for ArgumentsText<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_str(self.0)
+        let text = serde_json::to_string(self.0).map_err(serde::ser::Error::custom)?;
+        serializer.serialize_str(&text)
     }
 }

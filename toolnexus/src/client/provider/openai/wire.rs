@@ -39,16 +39,16 @@ impl<'de> Deserialize<'de> for CallDelta {
                 mut map: A,
             ) -> Result<CallDelta, A::Error> {
                 let mut delta = CallDelta::default();
-                while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
-                    match key.as_ref() {
-                        "index" => delta.index = map.next_value()?,
-                        "id" => delta.id = map.next_value()?,
-                        "function" => delta.function = map.next_value()?,
-                        "type" => {
+                while let Some(key) = map.next_key::<CallKey>()? {
+                    match key {
+                        CallKey::Index => delta.index = map.next_value()?,
+                        CallKey::Id => delta.id = map.next_value()?,
+                        CallKey::Function => delta.function = map.next_value()?,
+                        CallKey::Type => {
                             map.next_value::<IgnoredAny>()?;
                         }
-                        _ => {
-                            delta.extra.insert(key.into_owned(), map.next_value()?);
+                        CallKey::Other(key) => {
+                            delta.extra.insert(key, map.next_value()?);
                         }
                     }
                 }
@@ -56,6 +56,40 @@ impl<'de> Deserialize<'de> for CallDelta {
             }
         }
         deserializer.deserialize_map(Visitor)
+    }
+}
+
+/// A key of a tool call: the known ones are matched where they lie in the body, and only
+/// a key kept in `extra` is copied.
+enum CallKey {
+    Index,
+    Id,
+    Function,
+    Type,
+    Other(String),
+}
+
+impl<'de> Deserialize<'de> for CallKey {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl serde::de::Visitor<'_> for Visitor {
+            type Value = CallKey;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a key")
+            }
+
+            fn visit_str<E: serde::de::Error>(self, key: &str) -> Result<CallKey, E> {
+                Ok(match key {
+                    "index" => CallKey::Index,
+                    "id" => CallKey::Id,
+                    "function" => CallKey::Function,
+                    "type" => CallKey::Type,
+                    other => CallKey::Other(other.to_owned()),
+                })
+            }
+        }
+        deserializer.deserialize_identifier(Visitor)
     }
 }
 

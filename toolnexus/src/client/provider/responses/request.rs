@@ -142,7 +142,7 @@ impl Serialize for Input<'_> {
             }
             match message {
                 Message::System { .. } => {}
-                Message::User { content } => seq.serialize_element(&Item::Message {
+                Message::User { content, .. } => seq.serialize_element(&Item::Message {
                     role: "user",
                     content,
                 })?,
@@ -191,8 +191,11 @@ impl Serialize for ArgumentsText<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self.0 {
             Value::String(text) => serializer.serialize_str(text),
-            // `Value`'s `Display` is compact JSON, escaped as it is written.
-            other => serializer.collect_str(other),
+            // Written whole, then escaped in one pass (cheaper than token by token).
+            other => {
+                let text = serde_json::to_string(other).map_err(serde::ser::Error::custom)?;
+                serializer.serialize_str(&text)
+            }
         }
     }
 }
