@@ -11,7 +11,11 @@
 //! cargo run --profile perf --example bench_loop -- run ours weather 300 --url URL   # one variant
 //! cargo run --profile perf --example bench_loop -- run ours-gemini approve 300          # another style
 //! cargo run --profile perf --example bench_loop -- mock         # serve the endpoint, print its URL
+//! cargo run --release --example bench_loop -- inflight ours 1000   # memory per run in flight
 //! ```
+//!
+//! `inflight CLIENT N` starts N `weather` runs at once against an endpoint that takes
+//! 200 ms to answer each request, and reports the peak resident memory they add, per run.
 //!
 //! `ours` speaks the OpenAI style, as the floor does; `ours-anthropic`, `ours-responses`
 //! and `ours-gemini` run the same scenarios in the other styles against the same endpoint.
@@ -43,6 +47,7 @@ fn main() {
     let result = match args.first().map(String::as_str) {
         Some("mock") => serve_mock(),
         Some("run") => run_variant(&args[1..]),
+        Some("inflight") => in_flight(&args[1..]),
         Some(n) => n
             .parse()
             .map_err(|_| format!("unknown mode `{n}`: use `mock`, `run` or a run count"))
@@ -88,17 +93,25 @@ fn answers_tools(body: &Value) -> bool {
         .is_some_and(|m| m["role"] == "tool" || m["content"][0]["type"] == "tool_result")
 }
 
-/// Serves until standard input closes, so the parent controls its lifetime.
+/// Serves until standard input closes, so the parent controls its lifetime; with
+/// `BENCH_MOCK_DELAY_MS` set, each reply waits that long.
 fn serve_mock() -> Result<(), String> {
+    let delay = std::env::var("BENCH_MOCK_DELAY_MS")
+        .ok()
+        .and_then(|ms| ms.parse().ok())
+        .map(Duration::from_millis);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
         .enable_all()
         .build()
         .map_err(|e| e.to_string())?;
     rt.block_on(async {
-        let mock = MockLlm::with_fn(scripted_reply)
-            .await
-            .map_err(|e| e.to_string())?;
+        let mock = MockLlm::with_fn(move |req| match delay {
+            Some(delay) => scripted_reply(req).delayed(delay),
+            None => scripted_reply(req),
+        })
+        .await
+        .map_err(|e| e.to_string())?;
         println!("{}", mock.base_url());
         std::io::stdout().flush().map_err(|e| e.to_string())?;
         tokio::task::spawn_blocking(|| {
@@ -124,8 +137,16 @@ struct MockProcess {
 
 impl MockProcess {
     fn spawn() -> Result<Self, String> {
+        Self::spawn_with(None)
+    }
+
+    fn spawn_with(delay: Option<Duration>) -> Result<Self, String> {
         let exe = std::env::current_exe().map_err(|e| e.to_string())?;
-        let mut child = Command::new(exe)
+        let mut command = Command::new(exe);
+        if let Some(delay) = delay {
+            command.env("BENCH_MOCK_DELAY_MS", delay.as_millis().to_string());
+        }
+        let mut child = command
             .arg("mock")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -243,6 +264,86 @@ fn run_variant(args: &[String]) -> Result<(), String> {
     Ok(())
 }
 
+/// `inflight CLIENT N`: N weather runs at once on one client, each request answered after
+/// 200 ms; prints the peak resident memory they added, in all and per run.
+fn in_flight(args: &[String]) -> Result<(), String> {
+    let usage = "usage: inflight <floor|ours|ours-anthropic|ours-responses|ours-gemini> <N>";
+    let [client, runs] = args else {
+        return Err(usage.into());
+    };
+    let runs: usize = runs.parse().map_err(|_| usage.to_owned())?;
+    let mock = MockProcess::spawn_with(Some(Duration::from_millis(200)))?;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())?;
+    let (before, texts) = rt.block_on(async {
+        let prompt = "What is the weather in Paris, and what is 2 + 2?";
+        let texts = match client.as_str() {
+            "floor" => {
+                let floor = Floor::new(&mock.url, false);
+                floor.run(prompt).await?;
+                let before = resident_kb();
+                let all = (0..runs).map(|_| floor.run(prompt));
+                (before, futures::future::join_all(all).await)
+            }
+            other => {
+                let style = match other.strip_prefix("ours-").map(str::parse::<Style>) {
+                    None if other == "ours" => Style::OpenAi,
+                    Some(Ok(style)) => style,
+                    _ => return Err(usage.to_owned()),
+                };
+                let ours = Ours::new(&mock.url, style, false)?;
+                let one = || async {
+                    let run = ours.client.run(prompt, &ours.toolkit).await;
+                    run.map(|r| r.text).map_err(|e| e.to_string())
+                };
+                one().await?;
+                let before = resident_kb();
+                (
+                    before,
+                    futures::future::join_all((0..runs).map(|_| one())).await,
+                )
+            }
+        };
+        Ok::<_, String>(texts)
+    })?;
+    let done = texts
+        .into_iter()
+        .filter(|t| t.as_ref().is_ok_and(|t| t.starts_with("Done")))
+        .count();
+    if done != runs {
+        return Err(format!("{done} of {runs} runs finished"));
+    }
+    let peak = peak_kb();
+    let added = peak.saturating_sub(before);
+    println!(
+        "{client:<15} {runs} in flight: peak RSS {:.1} MB, {:.1} MB over the idle client, {:.1} KB per run",
+        peak as f64 / 1024.0,
+        added as f64 / 1024.0,
+        added as f64 / runs as f64
+    );
+    Ok(())
+}
+
+/// A line of `/proc/self/status`, in kB.
+fn status_kb(field: &str) -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix(field))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or(0)
+}
+
+fn resident_kb() -> u64 {
+    status_kb("VmRSS:")
+}
+
+fn peak_kb() -> u64 {
+    status_kb("VmHWM:")
+}
+
 /// Installs the OTLP export of every span, to `url`, for the rest of the process.
 #[cfg(feature = "otel")]
 fn traced(url: &str) -> Result<toolnexus_otel::Telemetry, String> {
@@ -269,12 +370,7 @@ fn report(client: &str, scenario: &str, mut times: Vec<Duration>) {
 }
 
 fn peak_rss_mb() -> f64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
-        .map_or(0.0, |kb| kb / 1024.0)
+    peak_kb() as f64 / 1024.0
 }
 
 /// Times `runs` runs after a warm-up; each run must end with the final text.
