@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use rmcp::ServiceError;
 use rmcp::model::{CallToolResponse, ElicitRequestParams, ErrorCode, InputRequest};
+use rmcp::service::{RoleClient, RunningService};
 use serde_json::{Value, json};
 use toolnexus::{
     Answer, Answered, BoxFuture, NativeTool, Request, ToolResult, Toolkit, auth_required, pending,
@@ -241,15 +242,17 @@ fn round(response: Result<CallToolResponse, ServiceError>) -> (Vec<String>, Stri
     }
 }
 
-fn retry(
+/// Calls `name` again with `responses`, and the state of the round they answer if any.
+async fn again(
+    client: &RunningService<RoleClient, Human>,
     name: &str,
-    state: Option<String>,
+    state: Option<&str>,
     responses: Value,
-) -> rmcp::model::CallToolRequestParams {
+) -> Result<CallToolResponse, ServiceError> {
     let mut params = call(name, json!({}));
-    params.request_state = state;
+    params.request_state = state.map(str::to_owned);
     params.input_responses = Some(serde_json::from_value(responses).unwrap());
-    params
+    client.call_tool_once(params).await
 }
 
 fn complete(response: Result<CallToolResponse, ServiceError>) -> (bool, String) {
@@ -259,25 +262,23 @@ fn complete(response: Result<CallToolResponse, ServiceError>) -> (bool, String) 
     }
 }
 
+/// A 2026-07-28 client that called `greet` once, and the state of the round it got.
+async fn greet_asked() -> (RunningService<RoleClient, Human>, String) {
+    let client = client(greeter(), Human::new(form_and_url(), []), modern()).await;
+    let (keys, state) = round(client.call_tool_once(call("greet", json!({}))).await);
+    assert_eq!(keys, ["name"]);
+    (client, state)
+}
+
 #[tokio::test]
 async fn on_2026_07_28_a_tool_asks_its_next_question_as_the_next_round() {
-    let client = client(greeter(), Human::new(form_and_url(), []), modern()).await;
-    let (keys, first) = round(client.call_tool_once(call("greet", json!({}))).await);
-    assert_eq!(keys, ["name"]);
+    let (client, first) = greet_asked().await;
     let name = json!({"name": {"action": "accept", "content": {"name": "Ada"}}});
-    let (keys, second) = round(
-        client
-            .call_tool_once(retry("greet", Some(first.clone()), name))
-            .await,
-    );
+    let (keys, second) = round(again(&client, "greet", Some(&first), name).await);
     assert_eq!(keys, ["city"], "the answered tool's own next question");
     assert_ne!(second, first, "each round seals its own request");
     let city = json!({"city": {"action": "accept", "content": {"answer": "Paris"}}});
-    let done = complete(
-        client
-            .call_tool_once(retry("greet", Some(second), city))
-            .await,
-    );
+    let done = complete(again(&client, "greet", Some(&second), city).await);
     assert_eq!(done, (false, r#"hello from "Paris""#.to_owned()));
 
     // rmcp's own loop takes every round to the person.
@@ -318,33 +319,20 @@ async fn a_tool_that_asks_the_same_request_again_ends_unresolved() {
     let (keys, state) = round(client.call_tool_once(call("stubborn", json!({}))).await);
     assert_eq!(keys, ["same"]);
     let answer = json!({"same": {"action": "accept", "content": {"name": "Ada"}}});
-    let done = complete(
-        client
-            .call_tool_once(retry("stubborn", Some(state), answer))
-            .await,
-    );
+    let done = complete(again(&client, "stubborn", Some(&state), answer).await);
     assert_eq!(done, (true, "unresolved: Your name?".to_owned()));
 }
 
 #[tokio::test]
 async fn on_2026_07_28_a_retry_without_the_answer_is_asked_again() {
-    let client = client(greeter(), Human::new(form_and_url(), []), modern()).await;
-    let (_, state) = round(client.call_tool_once(call("greet", json!({}))).await);
+    let (client, state) = greet_asked().await;
     let wrong = json!({"nickname": {"action": "accept", "content": {"name": "Ada"}}});
-    let (keys, _) = round(
-        client
-            .call_tool_once(retry("greet", Some(state.clone()), wrong))
-            .await,
-    );
+    let (keys, _) = round(again(&client, "greet", Some(&state), wrong).await);
     assert_eq!(keys, ["name"], "the same request, still to answer");
 
     // A response that is no elicitation result is refused, not taken for an answer.
     let garbage = json!({"name": 12345});
-    let refused = invalid_params(
-        client
-            .call_tool_once(retry("greet", Some(state), garbage))
-            .await,
-    );
+    let refused = invalid_params(again(&client, "greet", Some(&state), garbage).await);
     assert!(refused.contains("not an elicitation result"), "{refused}");
 }
 
@@ -357,13 +345,13 @@ async fn on_2026_07_28_a_call_that_brings_the_answer_to_what_it_asks_is_answered
         "name": {"action": "accept", "content": {"name": "Ada"}},
         "unasked": {"action": "accept", "content": {"x": 1}},
     });
-    let (keys, _) = round(client.call_tool_once(retry("greet", None, responses)).await);
+    let (keys, _) = round(again(&client, "greet", None, responses).await);
     assert_eq!(keys, ["city"], "past the first question");
     let unrelated = json!({"unasked": {"action": "accept", "content": {}}});
-    let (keys, _) = round(client.call_tool_once(retry("greet", None, unrelated)).await);
+    let (keys, _) = round(again(&client, "greet", None, unrelated).await);
     assert_eq!(keys, ["name"]);
     let garbage = json!({"name": 12345});
-    let refused = invalid_params(client.call_tool_once(retry("greet", None, garbage)).await);
+    let refused = invalid_params(again(&client, "greet", None, garbage).await);
     assert!(refused.contains("not an elicitation result"), "{refused}");
 }
 
