@@ -118,9 +118,10 @@ fn run(revision: &Revision) {
     assert!(
         out.status.success(),
         "the conformance suite ({}) failed: a scenario outside {} failed, or one in it \
-         now passes and must leave it:\n{report}",
+         now passes and must leave it (each scenario's checks are in {}):\n{report}",
         revision.package,
-        revision.baseline
+        revision.baseline,
+        results.display()
     );
     for scenario in TOOLS.iter().chain(revision.must_pass) {
         passed(&results, scenario, &report);
