@@ -253,9 +253,9 @@ impl McpServer {
     /// The agent loop's rule for an answered suspension ([`toolnexus::Toolkit::settle`]):
     /// `ok` re-runs the tool once with the answer; a refusal ends the call. An approved
     /// gate runs the tool for the first time, so the tool may then ask for itself. A tool
-    /// may also ask its next question once answered (a request with another id): MCP
-    /// carries it as the call's next round, as it does a gated tool's own request. A
-    /// re-run that asks the same request again ends the call `unresolved`, never looping.
+    /// may also ask its next question once answered: MCP carries it as the call's next
+    /// round, as it does a gated tool's own request. A re-run that asks the same question
+    /// again ([`same_question`]) ends the call `unresolved`, never looping.
     async fn answered(
         &self,
         name: String,
@@ -278,13 +278,24 @@ impl McpServer {
                 .await
         };
         match ToolResult::pending_of(&result) {
-            Some(again) if again.id == request.id => {
+            Some(again) if same_question(&again, request) => {
                 complete(ToolResult::error(format!("unresolved: {}", request.prompt)))
             }
             Some(next) => self.suspend(name, args, next, context).await,
             None => complete(result),
         }
     }
+}
+
+/// Whether `again` asks what `asked` did: the same request, or the same question under a
+/// fresh id (a tool that leaves `id` out draws a new one on every run, so an id alone would
+/// let a tool that ignores its answer ask forever).
+fn same_question(again: &Request, asked: &Request) -> bool {
+    again.id == asked.id
+        || (again.kind == asked.kind
+            && again.prompt == asked.prompt
+            && again.url == asked.url
+            && again.data == asked.data)
 }
 
 /// "`tool` needs approval: Approve purchase of gpu?" — the start of every message about a

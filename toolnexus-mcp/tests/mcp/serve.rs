@@ -210,16 +210,11 @@ async fn greet(answer: Option<&Answer>) -> ToolResult {
     }
 }
 
-/// Asks the same question again whatever the answer
+/// Asks the same question again whatever the answer, under a fresh id each time
 #[tool]
 async fn stubborn(name: Option<Answered<Name>>) -> ToolResult {
     let _ = name;
-    pending!(
-        kind = "input",
-        id = "same",
-        prompt = "Your name?",
-        answer = Name
-    )
+    pending!(kind = "input", prompt = "Your name?", answer = Name)
 }
 
 fn greeter() -> McpServer {
@@ -314,13 +309,19 @@ async fn before_2026_a_tool_asks_its_next_question_while_the_call_is_held_open()
 }
 
 #[tokio::test]
-async fn a_tool_that_asks_the_same_request_again_ends_unresolved() {
+async fn a_tool_that_asks_the_same_question_again_ends_unresolved() {
     let client = client(greeter(), Human::new(form_and_url(), []), modern()).await;
     let (keys, state) = round(client.call_tool_once(call("stubborn", json!({}))).await);
-    assert_eq!(keys, ["same"]);
-    let answer = json!({"same": {"action": "accept", "content": {"name": "Ada"}}});
+    let answer = json!({&keys[0]: {"action": "accept", "content": {"name": "Ada"}}});
     let done = complete(again(&client, "stubborn", Some(&state), answer).await);
     assert_eq!(done, (true, "unresolved: Your name?".to_owned()));
+
+    // Held open, the person is asked once.
+    let human = Human::new(form_and_url(), [Says::Accept(json!({"name": "Ada"}))]);
+    let client = crate::support::client(greeter(), human.clone(), legacy()).await;
+    let done = ask(&client, "stubborn", json!({})).await;
+    assert_eq!(done, (true, "unresolved: Your name?".to_owned()));
+    assert_eq!(human.asked().len(), 1);
 }
 
 #[tokio::test]
