@@ -14,6 +14,12 @@
 #               types check the bodies each style sends), `standardwebhooks` (the reference
 #               verifier of the inbox's webhook signatures).
 #               -> TOOLNEXUS_TEST_PYTHON=…/bin/python
+#   Conformance the official MCP conformance suite from npm, at both protocol revisions
+#               toolnexus-mcp serves (`@modelcontextprotocol/conformance` 0.1.16 for
+#               2025-11-25, 0.2.0-alpha.12 for 2026-07-28), and the Node 22 it needs (npm's
+#               `node` package: the system's may be older), installed with `npm ci` from
+#               scripts/conformance/package-lock.json into target/conformance.
+#               -> TOOLNEXUS_TEST_CONFORMANCE=…/target/conformance
 #
 # Components already provided by the caller (the variable set) are left alone.
 set -euo pipefail
@@ -129,10 +135,28 @@ setup_python() {
     export TOOLNEXUS_TEST_PYTHON="$venv/bin/python"
 }
 
+# The lock file pins every package. A copy of it, written once `npm ci` has finished,
+# says what target/conformance holds, so a run whose lock file is unchanged installs nothing.
+setup_conformance() {
+    local src="$root/scripts/conformance" dir="$root/target/conformance"
+    if ! cmp -s "$src/package-lock.json" "$dir/installed-lock.json"; then
+        command -v npm >/dev/null || apt_install npm
+        rm -rf "$dir"
+        mkdir -p "$dir"
+        cp "$src/package.json" "$src/package-lock.json" "$dir/"
+        say "npm ci (the MCP conformance suite and Node 22, into target/conformance)"
+        (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error) \
+            || die "npm ci in target/conformance failed (npm registry unreachable?)"
+        cp "$src/package-lock.json" "$dir/installed-lock.json"
+    fi
+    export TOOLNEXUS_TEST_CONFORMANCE="$dir"
+}
+
 command -v python3 >/dev/null || apt_install python3
 [ -n "${TOOLNEXUS_TEST_PG_URL:-}" ] || start_postgres
 [ -n "${TOOLNEXUS_TEST_WEBDRIVER:-}" ] || start_chromedriver
 [ -n "${TOOLNEXUS_TEST_PYTHON:-}" ] || setup_python
+[ -n "${TOOLNEXUS_TEST_CONFORMANCE:-}" ] || setup_conformance
 
 # The API docs are part of the suite: a broken intra-doc link fails it. A focused run
 # (extra arguments) skips them.

@@ -9,7 +9,7 @@ use rmcp::model::{
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler, ServiceError};
 use serde_json::Value;
-use toolnexus::{Answer, Refusal, Request, ToolContext, ToolOutcome, ToolResult};
+use toolnexus::{Answer, Asks, Refusal, Request, ToolContext, ToolOutcome, ToolResult};
 
 use super::McpServer;
 use super::state::Continuation;
@@ -36,7 +36,7 @@ impl ServerHandler for McpServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        Ok(self.call(request, &context).await)
+        self.call(request, &context).await
     }
 }
 
@@ -80,38 +80,44 @@ impl McpServer {
         &self,
         params: CallToolRequestParams,
         context: &RequestContext<RoleServer>,
-    ) -> CallToolResponse {
+    ) -> Result<CallToolResponse, ErrorData> {
         let name = params.name.to_string();
         let args = Value::Object(params.arguments.unwrap_or_default());
+        let responses = params.input_responses;
         if let Some(sealed) = params.request_state.as_deref() {
-            return match self.retried(&name, &args, sealed, params.input_responses) {
-                Ok((request, answer)) => self.answered(name, args, &request, answer, context).await,
-                Err(refused) => complete(refused),
-            };
+            let request = self.reopen(&name, &args, sealed)?;
+            return self.resume(name, args, request, responses, context).await;
         }
         if let Some(park) = &self.inner.park
             && let Some((request, answer)) = park.answer_for(&name, &args).await
         {
-            return self.answered(name, args, &request, answer, context).await;
+            return Ok(self.answered(name, args, &request, answer, context).await);
         }
         // A gated tool asks before it runs, like any suspension. The id comes from the call
         // itself, so a client that calls again after a parked request was answered asks
         // with the same one.
         let call = format!("mcp/{name}/{args}");
-        if let Some(gate) = self.inner.toolkit.approval_request(&name, &args, &call) {
-            return self.suspend(name, args, gate, context).await;
-        }
-        let result = self
-            .inner
-            .toolkit
-            .execute(&name, args.clone(), ToolContext::default())
-            .await;
-        match ToolOutcome::classify(result) {
-            ToolOutcome::Pending { request, .. } => {
-                self.suspend(name, args, request, context).await
+        let request = match self.inner.toolkit.approval_request(&name, &args, &call) {
+            Some(gate) => gate,
+            None => {
+                let result = self
+                    .inner
+                    .toolkit
+                    .execute(&name, args.clone(), ToolContext::default())
+                    .await;
+                match ToolOutcome::classify(result) {
+                    ToolOutcome::Pending { request, .. } => request,
+                    settled => return Ok(complete(settled.into_result())),
+                }
             }
-            settled => complete(settled.into_result()),
+        };
+        // On 2026-07-28 a server may keep no state between rounds: a client that already
+        // holds the answer to the request this call asks sends it with the call, and it is
+        // the answer, as it would be to the same request sealed in `requestState`.
+        if Client::of(context).multi_round_trip && responses.is_some() {
+            return self.resume(name, args, request, responses, context).await;
         }
+        Ok(self.suspend(name, args, request, context).await)
     }
 
     /// Carries a suspension to the client by the best route it supports.
@@ -195,53 +201,61 @@ impl McpServer {
         }
     }
 
-    /// The retry of an `input_required` result: verify the sealed state and read the
-    /// response, giving the request it answers and the answer.
-    fn retried(
-        &self,
-        name: &str,
-        args: &Value,
-        sealed: &str,
-        responses: Option<InputResponses>,
-    ) -> Result<(Request, Answer), ToolResult> {
-        let continuation = match self.inner.sealer.open(name, sealed) {
-            Ok(continuation) => continuation,
-            Err(e) => {
-                return Err(ToolResult::error(format!(
-                    "the retried call to `{name}` carries a requestState this server did not issue ({e})"
-                )));
-            }
-        };
+    /// The request a retried call's `requestState` carries. State this server did not
+    /// seal for this tool, or a retry with other arguments than the call that asked, is
+    /// refused as invalid params: the client altered what it must echo unchanged.
+    fn reopen(&self, name: &str, args: &Value, sealed: &str) -> Result<Request, ErrorData> {
+        let continuation = self.inner.sealer.open(name, sealed).map_err(|e| {
+            ErrorData::invalid_params(
+                format!("the retried call to `{name}` carries a requestState this server did not issue ({e})"),
+                None,
+            )
+        })?;
         if continuation.args != *args {
-            return Err(ToolResult::error(format!(
-                "the retried call to `{name}` has other arguments than the call that asked"
-            )));
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "the retried call to `{name}` has other arguments than the call that asked"
+                ),
+                None,
+            ));
         }
-        let request = continuation.request;
-        let response = responses.and_then(|mut r| r.remove(&request.id));
-        let Some(response) = response else {
-            return Err(ToolResult::error(format!(
-                "the retried call to `{name}` carries no response for `{}`",
-                request.id
-            )));
+        Ok(continuation.request)
+    }
+
+    /// A call that asked `request` and came back with `responses`: the response keyed by
+    /// the request's id is the answer; without one the same request is asked again, so the
+    /// client can still answer it. A response that is not an elicitation result is invalid
+    /// params, never taken for an answer.
+    async fn resume(
+        &self,
+        name: String,
+        args: Value,
+        request: Request,
+        responses: Option<InputResponses>,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let Some(response) = responses.and_then(|mut r| r.remove(&request.id)) else {
+            return Ok(self.suspend(name, args, request, context).await);
         };
-        match serde_json::from_value::<ElicitResult>(response) {
-            Ok(result) => {
-                let answer = to_answer(&request.id, result);
-                Ok((request, answer))
-            }
-            Err(e) => Err(ToolResult::error(format!(
-                "the response for `{}` is not an elicitation result: {e}",
-                request.id
-            ))),
-        }
+        let result = serde_json::from_value::<ElicitResult>(response).map_err(|e| {
+            ErrorData::invalid_params(
+                format!(
+                    "the response for `{}` is not an elicitation result: {e}",
+                    request.id
+                ),
+                None,
+            )
+        })?;
+        let answer = to_answer(&request.id, result);
+        Ok(self.answered(name, args, &request, answer, context).await)
     }
 
     /// The agent loop's rule for an answered suspension ([`toolnexus::Toolkit::settle`]):
-    /// `ok` re-runs the tool once with the answer; a refusal, or a re-run that suspends
-    /// again, ends the call. An approved gate runs the tool for the first time, so the
-    /// tool may then ask for itself (the only settlement that ends suspended): that is
-    /// carried to the client like any suspension.
+    /// `ok` re-runs the tool once with the answer; a refusal ends the call. An approved
+    /// gate runs the tool for the first time, so the tool may then ask for itself. A tool
+    /// may also ask its next question once answered: MCP carries it as the call's next
+    /// round, as it does a gated tool's own request. A re-run that asks the same question
+    /// again ([`same_question`]) ends the call `unresolved`, never looping.
     async fn answered(
         &self,
         name: String,
@@ -251,14 +265,37 @@ impl McpServer {
         context: &RequestContext<RoleServer>,
     ) -> CallToolResponse {
         let toolkit = &self.inner.toolkit;
-        let result = toolkit
-            .settle(&name, args.clone(), request, answer, ToolContext::default())
-            .await;
+        // What `settle` would do, but keeping the re-run's own request rather than ending
+        // the call on it.
+        let rerun =
+            answer.ok && answer.id == request.id && !matches!(request.asks(), Asks::Gate { .. });
+        let result = if rerun {
+            let ctx = ToolContext::default().with_answer(answer);
+            toolkit.execute(&name, args.clone(), ctx).await
+        } else {
+            toolkit
+                .settle(&name, args.clone(), request, answer, ToolContext::default())
+                .await
+        };
         match ToolResult::pending_of(&result) {
-            Some(own) => self.suspend(name, args, own, context).await,
+            Some(again) if same_question(&again, request) => {
+                complete(ToolResult::error(format!("unresolved: {}", request.prompt)))
+            }
+            Some(next) => self.suspend(name, args, next, context).await,
             None => complete(result),
         }
     }
+}
+
+/// Whether `again` asks what `asked` did: the same request, or the same question under a
+/// fresh id (a tool that leaves `id` out draws a new one on every run, so an id alone would
+/// let a tool that ignores its answer ask forever).
+fn same_question(again: &Request, asked: &Request) -> bool {
+    again.id == asked.id
+        || (again.kind == asked.kind
+            && again.prompt == asked.prompt
+            && again.url == asked.url
+            && again.data == asked.data)
 }
 
 /// "`tool` needs approval: Approve purchase of gpu?" — the start of every message about a

@@ -34,11 +34,16 @@ const DEFAULT_ELICITATION_TIMEOUT: Duration = Duration::from_secs(600);
 ///   [`Answer`](toolnexus::Answer) — accept is `ok` with the content as data, decline and
 ///   cancel are refusals — and, as in the agent loop, an `ok` answer re-runs the tool once
 ///   while a refusal ends the call with `declined/expired: <prompt> (reason: <reason>)`
-///   ([`Request::refusal`](toolnexus::Request::refusal));
+///   ([`Request::refusal`](toolnexus::Request::refusal)); a re-run that asks another
+///   request is the next round, one that asks the same request again ends `unresolved`;
+///   a retry whose state, arguments or response were altered is an invalid-params error,
+///   one without the response is asked again, and a call that already carries the
+///   response to the request it asks is answered with it;
 /// - on older protocols, when the client declared elicitation, the call is held open while
 ///   the server sends `elicitation/create` (form mode; URL mode for an `authorization`
 ///   with a `url`, its elicitation id being the request id); no reply within
-///   [`elicitation_timeout`](McpServerBuilder::elicitation_timeout) answers `expired`;
+///   [`elicitation_timeout`](McpServerBuilder::elicitation_timeout) answers `expired`; a
+///   re-run that asks another request is asked the same way, in the same call;
 /// - a client without elicitation gets an error result naming what the tool needs, or,
 ///   with a [`Park`] hook, the request is parked and the result says so.
 ///

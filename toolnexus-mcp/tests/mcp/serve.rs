@@ -3,9 +3,14 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use rmcp::model::{CallToolResponse, ElicitRequestParams, InputRequest};
+use rmcp::ServiceError;
+use rmcp::model::{CallToolResponse, ElicitRequestParams, ErrorCode, InputRequest};
+use rmcp::service::{RoleClient, RunningService};
 use serde_json::{Value, json};
-use toolnexus::{Answer, BoxFuture, NativeTool, Request, ToolResult, Toolkit, auth_required, tool};
+use toolnexus::{
+    Answer, Answered, BoxFuture, NativeTool, Request, ToolResult, Toolkit, auth_required, pending,
+    tool,
+};
 use toolnexus_mcp::{McpServer, McpTools, Park, ParkedCall};
 
 use crate::shop;
@@ -138,28 +143,16 @@ async fn on_2026_07_28_a_suspension_is_an_input_required_round() {
         _ => panic!("the retry completes"),
     };
 
-    // A state this server did not seal is refused, as an error result.
+    // A state this server did not seal, or a retry with other arguments than the call
+    // that asked, is a protocol error: the client altered what it must echo unchanged.
     let mut forged = state.clone();
     forged.pop();
-    let refused = finish(
-        client
-            .call_tool_once(retry(forged, "accept"))
-            .await
-            .unwrap(),
-    );
-    assert!(
-        refused.0 && refused.1.contains("did not issue"),
-        "{refused:?}"
-    );
-
-    // Other arguments than the call that asked are refused.
+    let refused = invalid_params(client.call_tool_once(retry(forged, "accept")).await);
+    assert!(refused.contains("did not issue"), "{refused}");
     let mut other = retry(state.clone(), "accept");
     other.arguments = Some(json!({"item": "yacht"}).as_object().unwrap().clone());
-    let refused = finish(client.call_tool_once(other).await.unwrap());
-    assert!(
-        refused.0 && refused.1.contains("other arguments"),
-        "{refused:?}"
-    );
+    let refused = invalid_params(client.call_tool_once(other).await);
+    assert!(refused.contains("other arguments"), "{refused}");
 
     let declined = finish(
         client
@@ -176,6 +169,191 @@ async fn on_2026_07_28_a_suspension_is_an_input_required_round() {
     );
     let approved = finish(client.call_tool_once(retry(state, "accept")).await.unwrap());
     assert_eq!(approved, (false, "approved: gpu".to_owned()));
+}
+
+/// The message of a JSON-RPC invalid-params error, which the call must have been answered
+/// with.
+fn invalid_params(response: Result<CallToolResponse, ServiceError>) -> String {
+    match response {
+        Err(ServiceError::McpError(e)) if e.code == ErrorCode::INVALID_PARAMS => {
+            e.message.into_owned()
+        }
+        other => panic!("expected an invalid-params error, got {other:?}"),
+    }
+}
+
+/// A name.
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Name {
+    name: String,
+}
+
+/// Asks a name under a fixed id, then the city, then greets
+#[tool]
+async fn greet(answer: Option<&Answer>) -> ToolResult {
+    match answer {
+        None => pending!(
+            kind = "input",
+            id = "name",
+            prompt = "Your name?",
+            answer = Name
+        ),
+        Some(a) if a.id == "name" => match a.data_as::<Name>() {
+            Ok(n) => pending!(
+                kind = "question",
+                id = "city",
+                prompt = format!("Where do you live, {}?", n.name)
+            ),
+            Err(e) => ToolResult::error(e.to_string()),
+        },
+        Some(a) => ToolResult::ok(format!("hello from {}", a.data.as_ref().unwrap()["answer"])),
+    }
+}
+
+/// Asks the same question again whatever the answer, under a fresh id each time
+#[tool]
+async fn stubborn(name: Option<Answered<Name>>) -> ToolResult {
+    let _ = name;
+    pending!(kind = "input", prompt = "Your name?", answer = Name)
+}
+
+fn greeter() -> McpServer {
+    let tk = Toolkit::builder()
+        .tool(Greet)
+        .tool(Stubborn)
+        .build()
+        .unwrap();
+    McpServer::new(tk)
+}
+
+/// The input request of an `input_required` result: its key, and the sealed state.
+fn round(response: Result<CallToolResponse, ServiceError>) -> (Vec<String>, String) {
+    match response {
+        Ok(CallToolResponse::InputRequired(input)) => (
+            input.input_requests.unwrap().into_keys().collect(),
+            input.request_state.expect("the request travels sealed"),
+        ),
+        other => panic!("expected an input_required round, got {other:?}"),
+    }
+}
+
+/// Calls `name` again with `responses`, and the state of the round they answer if any.
+async fn again(
+    client: &RunningService<RoleClient, Human>,
+    name: &str,
+    state: Option<&str>,
+    responses: Value,
+) -> Result<CallToolResponse, ServiceError> {
+    let mut params = call(name, json!({}));
+    params.request_state = state.map(str::to_owned);
+    params.input_responses = Some(serde_json::from_value(responses).unwrap());
+    client.call_tool_once(params).await
+}
+
+fn complete(response: Result<CallToolResponse, ServiceError>) -> (bool, String) {
+    match response {
+        Ok(CallToolResponse::Complete(result)) => text(&result),
+        other => panic!("expected a complete result, got {other:?}"),
+    }
+}
+
+/// A 2026-07-28 client that called `greet` once, and the state of the round it got.
+async fn greet_asked() -> (RunningService<RoleClient, Human>, String) {
+    let client = client(greeter(), Human::new(form_and_url(), []), modern()).await;
+    let (keys, state) = round(client.call_tool_once(call("greet", json!({}))).await);
+    assert_eq!(keys, ["name"]);
+    (client, state)
+}
+
+#[tokio::test]
+async fn on_2026_07_28_a_tool_asks_its_next_question_as_the_next_round() {
+    let (client, first) = greet_asked().await;
+    let name = json!({"name": {"action": "accept", "content": {"name": "Ada"}}});
+    let (keys, second) = round(again(&client, "greet", Some(&first), name).await);
+    assert_eq!(keys, ["city"], "the answered tool's own next question");
+    assert_ne!(second, first, "each round seals its own request");
+    let city = json!({"city": {"action": "accept", "content": {"answer": "Paris"}}});
+    let done = complete(again(&client, "greet", Some(&second), city).await);
+    assert_eq!(done, (false, r#"hello from "Paris""#.to_owned()));
+
+    // rmcp's own loop takes every round to the person.
+    let human = Human::new(
+        form_and_url(),
+        [
+            Says::Accept(json!({"name": "Bo"})),
+            Says::Accept(json!({"answer": "Oslo"})),
+        ],
+    );
+    let client = crate::support::client(greeter(), human.clone(), modern()).await;
+    let done = ask(&client, "greet", json!({})).await;
+    assert_eq!(done, (false, r#"hello from "Oslo""#.to_owned()));
+    let ElicitRequestParams::FormElicitationParams { message, .. } = &human.asked()[1] else {
+        panic!("a form")
+    };
+    assert_eq!(message, "Where do you live, Bo?");
+}
+
+#[tokio::test]
+async fn before_2026_a_tool_asks_its_next_question_while_the_call_is_held_open() {
+    let human = Human::new(
+        form_and_url(),
+        [
+            Says::Accept(json!({"name": "Bo"})),
+            Says::Accept(json!({"answer": "Oslo"})),
+        ],
+    );
+    let client = client(greeter(), human.clone(), legacy()).await;
+    let done = ask(&client, "greet", json!({})).await;
+    assert_eq!(done, (false, r#"hello from "Oslo""#.to_owned()));
+    assert_eq!(human.asked().len(), 2);
+}
+
+#[tokio::test]
+async fn a_tool_that_asks_the_same_question_again_ends_unresolved() {
+    let client = client(greeter(), Human::new(form_and_url(), []), modern()).await;
+    let (keys, state) = round(client.call_tool_once(call("stubborn", json!({}))).await);
+    let answer = json!({&keys[0]: {"action": "accept", "content": {"name": "Ada"}}});
+    let done = complete(again(&client, "stubborn", Some(&state), answer).await);
+    assert_eq!(done, (true, "unresolved: Your name?".to_owned()));
+
+    // Held open, the person is asked once.
+    let human = Human::new(form_and_url(), [Says::Accept(json!({"name": "Ada"}))]);
+    let client = crate::support::client(greeter(), human.clone(), legacy()).await;
+    let done = ask(&client, "stubborn", json!({})).await;
+    assert_eq!(done, (true, "unresolved: Your name?".to_owned()));
+    assert_eq!(human.asked().len(), 1);
+}
+
+#[tokio::test]
+async fn on_2026_07_28_a_retry_without_the_answer_is_asked_again() {
+    let (client, state) = greet_asked().await;
+    let wrong = json!({"nickname": {"action": "accept", "content": {"name": "Ada"}}});
+    let (keys, _) = round(again(&client, "greet", Some(&state), wrong).await);
+    assert_eq!(keys, ["name"], "the same request, still to answer");
+
+    // A response that is no elicitation result is refused, not taken for an answer.
+    let garbage = json!({"name": 12345});
+    let refused = invalid_params(again(&client, "greet", Some(&state), garbage).await);
+    assert!(refused.contains("not an elicitation result"), "{refused}");
+}
+
+#[tokio::test]
+async fn on_2026_07_28_a_call_that_brings_the_answer_to_what_it_asks_is_answered() {
+    let client = client(greeter(), Human::new(form_and_url(), []), modern()).await;
+    // No requestState: the server asks `name` anew, and the response keyed by it (beside
+    // ones it never asked) answers it.
+    let responses = json!({
+        "name": {"action": "accept", "content": {"name": "Ada"}},
+        "unasked": {"action": "accept", "content": {"x": 1}},
+    });
+    let (keys, _) = round(again(&client, "greet", None, responses).await);
+    assert_eq!(keys, ["city"], "past the first question");
+    let unrelated = json!({"unasked": {"action": "accept", "content": {}}});
+    let (keys, _) = round(again(&client, "greet", None, unrelated).await);
+    assert_eq!(keys, ["name"]);
+    let garbage = json!({"name": 12345});
+    let refused = invalid_params(again(&client, "greet", None, garbage).await);
+    assert!(refused.contains("not an elicitation result"), "{refused}");
 }
 
 #[tokio::test]
