@@ -34,6 +34,9 @@ pub enum AuditKind {
     /// A request nobody answered in time was escalated (the detail says after how long,
     /// and to whom).
     Escalated,
+    /// A resume was refused before anything ran: the call a request would settle is not
+    /// the one it was parked for (the detail names the call and the request).
+    Refused,
 }
 
 impl AuditKind {
@@ -49,6 +52,7 @@ impl AuditKind {
             AuditKind::Notified => "notified",
             AuditKind::NotificationFailed => "notification_failed",
             AuditKind::Escalated => "escalated",
+            AuditKind::Refused => "refused",
         }
     }
 
@@ -64,6 +68,7 @@ impl AuditKind {
             AuditKind::Notified,
             AuditKind::NotificationFailed,
             AuditKind::Escalated,
+            AuditKind::Refused,
         ]
         .into_iter()
         .find(|k| k.as_str() == text)

@@ -50,7 +50,7 @@ impl Claim {
         let answers = self
             .answers
             .iter()
-            .map(|StoredAnswer { id, answer }| match answer {
+            .map(|StoredAnswer { id, answer, .. }| match answer {
                 Some(text) => {
                     serde_json::from_str(text).map_err(|e| format!("answer to `{id}`: {e}"))
                 }
@@ -70,8 +70,11 @@ impl Inbox {
     /// database was unreachable for longer than the lease and another worker took over),
     /// the run is dropped and the result is [`InboxError::Claimed`]. A run that fails
     /// records its error and is retried after the lease ([`InboxError::Resume`]); a row that
-    /// cannot be read is marked `Failed` ([`InboxError::Corrupt`]). Either way the next call
-    /// goes on with the other runs.
+    /// cannot be read is marked `Failed` ([`InboxError::Corrupt`]), and so is a run whose
+    /// transcript no longer shows the call a request was parked for, refused before anything
+    /// ran (`InboxError::Resume(ClientError::CallChanged { .. })`, audited as
+    /// [`AuditKind::Refused`](crate::AuditKind::Refused)). Either way the next call goes on
+    /// with the other runs.
     pub async fn resume_next(
         &self,
         client: &LlmClient,
@@ -254,6 +257,9 @@ impl Inbox {
                 });
             }
         };
+        if let Some(changed) = changed_call(&messages, &claim.answers) {
+            return Err(self.refuse(&claim, changed).await?);
+        }
         let run = client
             .run_with_answers(messages, answers.clone(), tk)
             .into_future();
@@ -263,6 +269,7 @@ impl Inbox {
         };
         match outcome {
             Ok(result) => self.record_outcome(&claim, result, answers).await,
+            Err(e @ ClientError::CallChanged { .. }) => Err(self.refuse(&claim, e).await?),
             Err(e) => {
                 self.record_failure(&claim, &e.to_string(), false).await?;
                 Err(InboxError::Resume(e))
@@ -368,6 +375,19 @@ impl Inbox {
         Ok(resumed(claim, result, answers, next))
     }
 
+    /// Gives the run up, refused: a call one of its answers would settle is not the call
+    /// it was parked for, so no attempt could ever run it. The audit trail records the
+    /// refusal, then the failure.
+    async fn refuse(&self, claim: &Claim, changed: ClientError) -> Result<InboxError, InboxError> {
+        let request = match &changed {
+            ClientError::CallChanged { request, .. } => Some(request.as_str()),
+            _ => None,
+        };
+        self.fail_attempt(claim, &changed.to_string(), true, request)
+            .await?;
+        Ok(InboxError::Resume(changed))
+    }
+
     /// Records a failed attempt: back to `Answered` after the lease, or `Failed` when the
     /// attempts are spent or the row cannot be resumed at all (`fatal`).
     async fn record_failure(
@@ -375,6 +395,17 @@ impl Inbox {
         claim: &Claim,
         error: &str,
         fatal: bool,
+    ) -> Result<(), InboxError> {
+        self.fail_attempt(claim, error, fatal, None).await
+    }
+
+    /// [`Inbox::record_failure`], with a `Refused` entry for request `refused` first.
+    async fn fail_attempt(
+        &self,
+        claim: &Claim,
+        error: &str,
+        fatal: bool,
+        refused: Option<&str>,
     ) -> Result<(), InboxError> {
         let now = self.now();
         let exhausted = fatal || claim.fence >= i64::from(self.inner.max_attempts);
@@ -399,6 +430,17 @@ impl Inbox {
         if !runs::fail_attempt(&mut tx, &failure).await? {
             return Err(InboxError::Claimed(claim.id.clone()));
         }
+        if let Some(request) = refused {
+            Record {
+                request: Some(request),
+                actor: Some(&self.inner.worker),
+                attempt: Some(claim.fence),
+                detail: Some(error),
+                ..Record::new(&claim.id, AuditKind::Refused)
+            }
+            .append(&mut tx, now)
+            .await?;
+        }
         let entry = if exhausted {
             self.failed(&claim.id, Some(claim.fence), error)
         } else {
@@ -417,6 +459,38 @@ impl Inbox {
         self.wake_outcome_waiters();
         Ok(())
     }
+}
+
+/// The first answered request whose call the transcript no longer shows as it was parked
+/// (the stored tool and arguments, kept apart from the transcript), as the error refusing
+/// it. A request whose placeholder or call the transcript lacks is left to the resume,
+/// which refuses such a transcript itself.
+fn changed_call(messages: &[Message], stored: &[StoredAnswer]) -> Option<ClientError> {
+    let placeholders = match messages.last()? {
+        Message::ToolResults { results } => results,
+        _ => return None,
+    };
+    let calls = messages.iter().rev().find_map(|m| match m {
+        Message::Assistant { tool_calls, .. } if !tool_calls.is_empty() => Some(tool_calls),
+        _ => None,
+    })?;
+    stored.iter().find_map(|parked| {
+        let (tool, args) = (parked.tool_name.as_deref()?, parked.tool_args.as_deref()?);
+        let call_id = placeholders
+            .iter()
+            .find(|p| p.pending.as_ref().is_some_and(|r| r.id == parked.id))?
+            .call_id
+            .as_str();
+        let call = calls.iter().find(|c| c.id == call_id)?;
+        let as_parked = serde_json::from_str::<serde_json::Value>(args)
+            .map(|args| toolnexus::call_digest(tool, &args));
+        let now = toolnexus::call_digest(&call.name, &call.args);
+        (as_parked.ok() != Some(now)).then(|| ClientError::CallChanged {
+            call: call.id.clone(),
+            tool: call.name.clone(),
+            request: parked.id.clone(),
+        })
+    })
 }
 
 fn resumed(

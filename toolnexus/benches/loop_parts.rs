@@ -68,6 +68,7 @@ fn transcript() -> Vec<Message> {
                     pending: None,
                     approval: None,
                     trace: None,
+                    call_digest: None,
                 },
                 ToolOutput {
                     call_id: "call_2".into(),
@@ -77,6 +78,7 @@ fn transcript() -> Vec<Message> {
                     pending: None,
                     approval: None,
                     trace: None,
+                    call_digest: None,
                 },
             ],
         },

@@ -55,7 +55,9 @@ pub use extensions::{Ext, Extensions, MissingExtension};
 pub use native::NativeTool;
 pub use outcome::ToolOutcome;
 pub use result::{IntoToolResult, Json, ToolResult};
-pub use suspension::{Answer, AnswerDataError, Asks, Refusal, Request, RequestKind, SettledCall};
+pub use suspension::{
+    call_digest, Answer, AnswerDataError, Asks, Refusal, Request, RequestKind, SettledCall,
+};
 /// The token that cancels a run (see [`Run::cancel`]), re-exported from
 /// `tokio-util` so hosts need not depend on it.
 pub use tokio_util::sync::CancellationToken;

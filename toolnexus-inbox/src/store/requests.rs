@@ -278,17 +278,21 @@ pub(crate) async fn mark_escalated(
     Ok(marked.rows_affected() > 0)
 }
 
-/// A request's stored answer.
+/// A request's stored answer, and the call it was parked for (its tool's name and its
+/// arguments as JSON), when it was a tool call's.
 #[derive(FromRow)]
 pub(crate) struct StoredAnswer {
     pub(crate) id: String,
     pub(crate) answer: Option<String>,
+    pub(crate) tool_name: Option<String>,
+    pub(crate) tool_args: Option<String>,
 }
 
 /// The answers to run `run`'s requests, in call order.
 pub(crate) async fn answers_of(pool: &AnyPool, run: &str) -> Result<Vec<StoredAnswer>, InboxError> {
     Ok(sqlx::query_as(
-        "SELECT id, answer FROM toolnexus_inbox_requests WHERE run_id = $1 ORDER BY position",
+        "SELECT id, answer, tool_name, tool_args FROM toolnexus_inbox_requests \
+         WHERE run_id = $1 ORDER BY position",
     )
     .bind(run)
     .fetch_all(pool)

@@ -14,6 +14,7 @@ mod deadlines;
 mod faults;
 mod forms;
 mod several;
+mod tampering;
 mod team;
 mod webhooks;
 

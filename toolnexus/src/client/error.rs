@@ -184,6 +184,18 @@ pub enum ClientError {
         /// What is wrong, naming the field at fault when one is.
         reason: String,
     },
+    /// A call an answer would settle is not the call its request was asked for: the
+    /// transcript now shows another tool or other arguments under the call's id than
+    /// when the run halted (its placeholder's [`call_digest`](crate::call_digest), or a
+    /// gate's request holding another call). Nothing was run; the transcript is as it was.
+    CallChanged {
+        /// The id of the call, as the transcript shows it.
+        call: String,
+        /// The tool the transcript's call names.
+        tool: String,
+        /// The id of the request the answer echoes.
+        request: String,
+    },
     /// The transcript passed to a resume is not a halted run, or a history passed to
     /// [`Run::history`](crate::Run::history) cannot be continued.
     InvalidTranscript(String),
@@ -239,6 +251,14 @@ impl fmt::Display for ClientError {
             ClientError::InvalidAnswer { request, reason } => {
                 write!(f, "the answer to request `{request}` cannot be used: {reason}")
             }
+            ClientError::CallChanged {
+                call,
+                tool,
+                request,
+            } => write!(
+                f,
+                "call `{call}` to `{tool}` is not the call request `{request}` was asked for: its tool or arguments changed since the run halted, so nothing was run"
+            ),
             ClientError::InvalidTranscript(why) => {
                 write!(f, "the transcript cannot be resumed: {why}")
             }

@@ -177,6 +177,13 @@ pub struct ToolOutput {
     /// to, so a trace shows the wait for a person as one story.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace: Option<String>,
+    /// On a placeholder, the [`call_digest`](crate::call_digest) of the call as it was
+    /// when it began to wait (its tool and the arguments it ran with): a resume refuses to
+    /// settle it when the call the transcript now shows is another
+    /// ([`ClientError::CallChanged`](crate::ClientError::CallChanged)). `None` on
+    /// placeholders written before digests were kept, which resume unchecked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call_digest: Option<String>,
 }
 
 impl ToolOutput {
@@ -197,6 +204,7 @@ impl ToolOutput {
             pending: outcome.pending().cloned(),
             approval: None,
             trace: None,
+            call_digest: None,
         }
     }
 

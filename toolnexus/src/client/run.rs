@@ -433,6 +433,7 @@ fn superseded(call: &ToolCall, placeholder: Option<ToolOutput>) -> ToolOutput {
         pending: None,
         approval: placeholder.and_then(|p| p.approval),
         trace: None,
+        call_digest: None,
     }
 }
 

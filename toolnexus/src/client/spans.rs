@@ -121,6 +121,7 @@ fn error_type(error: &ClientError) -> Cow<'static, str> {
         | ClientError::RequestMismatch(_)
         | ClientError::InvalidAnswer { .. }
         | ClientError::InvalidTranscript(_) => "invalid_resume",
+        ClientError::CallChanged { .. } => "call_changed",
         ClientError::Store(_) => "store",
     })
 }

@@ -4,11 +4,13 @@
 
 mod asks;
 mod codes;
+mod digest;
 pub(crate) mod gate;
 mod settle;
 
 pub use asks::Asks;
 pub use codes::{Refusal, RequestKind};
+pub use digest::call_digest;
 pub use settle::SettledCall;
 
 use serde::de::DeserializeOwned;

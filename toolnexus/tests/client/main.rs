@@ -25,4 +25,5 @@ mod settings;
 mod sharing;
 mod streaming;
 mod suspension;
+mod tampering;
 mod wire;

@@ -287,6 +287,11 @@ async fn without_wait_for_the_run_halts_pending() {
                 pending: Some(request),
                 approval: None,
                 trace: None,
+                // Bound to the call as the model made it.
+                call_digest: Some(toolnexus::call_digest(
+                    "approve_purchase",
+                    &serde_json::json!({"item": "gpu"})
+                )),
             }]
         })
     );

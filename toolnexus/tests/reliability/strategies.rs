@@ -96,9 +96,10 @@ pub fn tool_output() -> impl Strategy<Value = ToolOutput> {
         proptest::option::of(request()),
         proptest::option::of(answer()),
         proptest::option::of(text()),
+        proptest::option::of(text()),
     )
         .prop_map(
-            |(call_id, name, output, is_error, pending, approval, trace)| ToolOutput {
+            |(call_id, name, output, is_error, pending, approval, trace, call_digest)| ToolOutput {
                 call_id,
                 name,
                 output,
@@ -106,6 +107,7 @@ pub fn tool_output() -> impl Strategy<Value = ToolOutput> {
                 pending,
                 approval,
                 trace,
+                call_digest,
             },
         )
 }

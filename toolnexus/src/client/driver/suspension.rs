@@ -14,7 +14,12 @@
 //! the completed results and, for each waiting call, a placeholder whose
 //! [`ToolOutput::pending`] stores its request. The calls' names and arguments stay in the
 //! assistant message, found by the placeholders' `call_id`s. A resume settles each call
-//! whose request an answer echoes; the others keep waiting.
+//! whose request an answer echoes; the others keep waiting. Each placeholder keeps the
+//! [`call_digest`](crate::call_digest) of its call as it began to wait, and a resume
+//! settles a call only while the transcript still shows that call (and, for a gate, the
+//! call its request holds): otherwise it is refused with nothing run
+//! ([`ClientError::CallChanged`]), so an answer never approves another call than the one a
+//! person was shown.
 //!
 //! Gates (declared approvals) ask before a call runs; a person's decision marked
 //! [`remember`](Answer::remember) is kept on the call's result ([`ToolOutput::approval`]),
@@ -31,7 +36,7 @@ use crate::client::event::{Events, StreamEvent};
 use crate::client::message::{Message, ToolCall, ToolOutput};
 use crate::suspension::gate;
 use crate::toolkit::sanitize_name;
-use crate::{Answer, Request, Toolkit};
+use crate::{Answer, Asks, Request, Toolkit};
 
 /// Where a call of the turn being settled stands.
 pub(super) enum Slot {
@@ -267,11 +272,14 @@ fn slots(
                         memory.recall(tool, request)
                     };
                     match answered.or_else(recalled) {
-                        Some(answer) => Slot::Answered {
-                            request: request.clone(),
-                            answer,
-                            approval: output.approval,
-                        },
+                        Some(answer) => {
+                            same_call(call, &output, request)?;
+                            Slot::Answered {
+                                request: request.clone(),
+                                answer,
+                                approval: output.approval,
+                            }
+                        }
                         None => Slot::Waiting(output),
                     }
                 }
@@ -285,6 +293,36 @@ fn slots(
         )));
     }
     Ok(slots)
+}
+
+/// Refuses to settle `call` through `placeholder`'s `request` when the call is not the one
+/// the request was asked for: the placeholder's digest (when it has one: older transcripts
+/// have none) must be the call's, and a gate's request must name the call's tool and hold
+/// its arguments.
+fn same_call(
+    call: &ToolCall,
+    placeholder: &ToolOutput,
+    request: &Request,
+) -> Result<(), ClientError> {
+    let digest_differs = placeholder
+        .call_digest
+        .as_ref()
+        .is_some_and(|digest| *digest != crate::call_digest(&call.name, &call.args));
+    let gate_differs = match request.asks() {
+        Asks::Gate { tool, args, .. } => {
+            sanitize_name(tool) != sanitize_name(&call.name)
+                || args.is_some_and(|args| *args != call.args)
+        }
+        _ => false,
+    };
+    if digest_differs || gate_differs {
+        return Err(ClientError::CallChanged {
+            call: call.id.clone(),
+            tool: call.name.clone(),
+            request: request.id.clone(),
+        });
+    }
+    Ok(())
 }
 
 /// The arguments a gate ran a call with, as the transcript shows them: `edits` holds the

@@ -153,6 +153,12 @@ fn lay_out<E: Events>(cx: Cx<'_, E>, calls: &[ToolCall], done: Vec<Settlement>) 
         report(cx.ev, call, &outcome);
         let mut output = ToolOutput::settled(call, &outcome);
         output.approval = end.approval;
+        if output.pending.is_some() {
+            // The call as it waits: with the arguments a person gave it, which the
+            // transcript's call is about to show.
+            let args = end.edited.as_ref().unwrap_or(&call.args);
+            output.call_digest = Some(crate::call_digest(&call.name, args));
+        }
         settled.results.push(output);
         settled.halted.extend(outcome.pending().cloned());
         let mut record = ToolCallRecord::new(call, outcome);

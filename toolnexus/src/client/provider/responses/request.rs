@@ -238,6 +238,7 @@ mod tests {
             pending: None,
             approval: None,
             trace: None,
+            call_digest: None,
         }
     }
 
