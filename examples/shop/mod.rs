@@ -5,16 +5,28 @@
 
 use schemars::JsonSchema;
 use serde::Deserialize;
-use toolnexus::{pending, tool, Answer, Answered, ToolResult, Toolkit};
+use toolnexus::{pending, tool, Answer, Answered, ToolContext, ToolResult, Toolkit};
 
 /// Asks a person to approve buying an item, and reports the approval
 #[tool]
 pub async fn approve_purchase(
     #[arg(description = "What to buy")] item: String,
     answer: Option<&Answer>,
+    ctx: &ToolContext,
 ) -> ToolResult {
     match answer {
-        Some(a) if a.ok => ToolResult::ok(format!("approved: {item}")),
+        Some(a) if a.ok => {
+            let mut bought = ToolResult::ok(format!("approved: {item}"));
+            // The order goes out under the call's idempotency key (a real shop sends it as
+            // the `Idempotency-Key` header), so a worker that runs this call again after
+            // another one crashed mid-resume places the same order, not a second one.
+            if let Some(key) = ctx.idempotency_key() {
+                let mut order = toolnexus::serde_json::Map::new();
+                order.insert("orderKey".to_owned(), key.into());
+                bought.metadata = Some(order);
+            }
+            bought
+        }
         Some(_) => ToolResult::error("declined"),
         None => pending!(
             kind = "approval",

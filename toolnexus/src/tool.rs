@@ -33,7 +33,13 @@ pub struct ToolContext {
     /// The values the host attached to the run
     /// ([`RunOptions::extension`](crate::RunOptions::extension)); never seen by the model.
     pub extensions: Extensions,
+    /// What identifies the run up to the call's turn, set by the loop: with `call_id`, what
+    /// [`idempotency_key`](Self::idempotency_key) is made of.
+    pub(crate) seed: Option<Arc<str>>,
 }
+
+/// Names idempotency keys apart from any other v5 ids derived from the same text.
+const EFFECTS: uuid::Uuid = uuid::Uuid::from_u128(0x2b8e_61d4_0c5a_4f37_9a14_7e3f_b2c6_d908);
 
 impl ToolContext {
     /// Attaches the answer a resumed call receives.
@@ -52,6 +58,43 @@ impl ToolContext {
     pub fn with_extensions(mut self, extensions: Extensions) -> Self {
         self.extensions = extensions;
         self
+    }
+
+    /// A key for this call's effect: the same in every process that runs or re-runs this
+    /// call of this run (a re-run after an answer, a resume in another process, a worker
+    /// taking over a crashed one) and different for every other call, so the system the
+    /// tool acts on can do the effect once. `None` when the call does not come from a
+    /// run's loop (a tool called directly).
+    ///
+    /// A run resumed by the inbox runs a call again when its worker died after the effect
+    /// and before the outcome was stored; pass the key where the effect happens:
+    ///
+    /// ```
+    /// use toolnexus::{NativeTool, ToolContext};
+    ///
+    /// let refund = NativeTool::of(
+    ///     "refund",
+    ///     "Refunds an order",
+    ///     serde_json::json!({"type": "object", "properties": {"order": {"type": "string"}}}),
+    ///     |args, ctx: ToolContext| async move {
+    ///         let mut post = reqwest::Client::new()
+    ///             .post("https://payments.example/refunds")
+    ///             .json(&args);
+    ///         if let Some(key) = ctx.idempotency_key() {
+    ///             // The payment service refunds once per key, however often it is asked.
+    ///             post = post.header("Idempotency-Key", key);
+    ///         }
+    ///         # let _ = post;
+    ///         "refunded"
+    ///     },
+    /// );
+    /// # let _ = refund;
+    /// assert_eq!(ToolContext::default().with_call_id("call_1").idempotency_key(), None);
+    /// ```
+    pub fn idempotency_key(&self) -> Option<String> {
+        let seed = self.seed.as_deref()?;
+        let call = self.call_id.as_deref()?;
+        Some(uuid::Uuid::new_v5(&EFFECTS, format!("{seed}\0{call}").as_bytes()).to_string())
     }
 
     /// The run's value of type `T`, if the host attached one.

@@ -10,6 +10,7 @@ mod extensions;
 mod failures;
 mod gemini;
 mod hooks;
+mod idempotency;
 mod limits;
 mod loop_rules;
 mod memory;

@@ -192,6 +192,7 @@ async fn execute<E: Events>(
 ) -> ToolResult {
     let mut ctx = ToolContext::default().with_call_id(call.id.as_str());
     ctx.answer = answer;
+    ctx.seed = cx.seed.cloned();
     if let Some(extensions) = cx.extensions {
         ctx.extensions = extensions.clone();
     }

@@ -1,6 +1,8 @@
 //! [`Cx`]: what every level of a run reads — the client's settings, the run's request
 //! settings and extensions, the toolkit and the event sink — borrowed once and passed down.
 
+use std::sync::Arc;
+
 use crate::client::event::Events;
 use crate::client::request_options::RequestOptions;
 use crate::client::settings::Settings;
@@ -14,6 +16,9 @@ pub(super) struct Cx<'a, E> {
     pub(super) extensions: Option<&'a Extensions>,
     pub(super) tk: &'a Toolkit,
     pub(super) ev: &'a E,
+    /// What identifies the run up to the turn whose calls are being settled, for their
+    /// idempotency keys; `None` outside a turn.
+    pub(super) seed: Option<&'a Arc<str>>,
 }
 
 // Derives would require `E: Clone`; the fields are references.
@@ -32,5 +37,16 @@ impl<'a, E: Events> Cx<'a, E> {
         'a: 'b,
     {
         Cx { tk, ..self }
+    }
+
+    /// The same run, settling the calls of the turn `seed` identifies.
+    pub(super) fn in_turn<'b>(self, seed: &'b Arc<str>) -> Cx<'b, E>
+    where
+        'a: 'b,
+    {
+        Cx {
+            seed: Some(seed),
+            ..self
+        }
     }
 }

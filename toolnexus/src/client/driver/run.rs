@@ -114,6 +114,7 @@ pub(crate) async fn run<E: Events>(
             extensions: scope.options.map(|o| &o.extensions),
             tk,
             ev,
+            seed: None,
         },
         state: RunState {
             messages,

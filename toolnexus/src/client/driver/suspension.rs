@@ -26,7 +26,7 @@
 //! so the rest of the run reads it from the transcript, never from process memory.
 
 use std::collections::HashMap;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use serde_json::Value;
 
@@ -60,6 +60,7 @@ pub(super) enum Slot {
 pub(super) struct Gates<'a> {
     before: &'a [Message],
     run: OnceLock<String>,
+    calls: OnceLock<Arc<str>>,
     memory: Memory,
 }
 
@@ -70,20 +71,23 @@ impl<'a> Gates<'a> {
         Gates {
             before,
             run: OnceLock::new(),
+            calls: OnceLock::new(),
             memory,
         }
     }
 
-    /// The request `call` must be approved through before it runs, if it is gated.
-    pub(super) fn request(&self, tk: &Toolkit, call: &ToolCall) -> Option<Request> {
-        // Most calls are not gated: only those pay for the run's key.
-        let prompt = tk.approval_prompt(&call.name, &call.args)?;
-        let run = self.run.get_or_init(|| {
-            let started = self.before.iter().rev().find_map(|m| match m {
-                Message::User { run, .. } => Some(run.as_deref()),
-                _ => None,
-            });
-            match started.flatten() {
+    /// The id of the run the turn belongs to, when its transcript has one.
+    fn run_id(&self) -> Option<&str> {
+        self.before.iter().rev().find_map(|m| match m {
+            Message::User { run, .. } => Some(run.as_deref()),
+            _ => None,
+        })?
+    }
+
+    /// What identifies the run up to the turn, for its gates' ids.
+    fn run_key(&self) -> &str {
+        self.run.get_or_init(|| {
+            match self.run_id() {
                 // The run's own id and how far it got: unique to this turn of this run.
                 Some(id) => gate::run_key(format!("{id}\0{}", self.before.len()).as_bytes()),
                 // A transcript a host wrote, or one from before runs had ids: the same
@@ -92,11 +96,29 @@ impl<'a> Gates<'a> {
                 None => gate::run_key(&serde_json::to_vec(self.before).unwrap_or_default()),
             }
             .to_string()
+        })
+    }
+
+    /// What identifies the run up to the turn, for the idempotency keys of its calls
+    /// ([`ToolContext::idempotency_key`](crate::ToolContext::idempotency_key)): the run's
+    /// id and the turn's place, cheap to make for every turn; for a transcript without a
+    /// run id, the gates' key.
+    pub(super) fn call_seed(&self) -> Arc<str> {
+        let seed = self.calls.get_or_init(|| match self.run_id() {
+            Some(id) => Arc::from(format!("{id}\0{}", self.before.len())),
+            None => Arc::from(self.run_key()),
         });
+        Arc::clone(seed)
+    }
+
+    /// The request `call` must be approved through before it runs, if it is gated.
+    pub(super) fn request(&self, tk: &Toolkit, call: &ToolCall) -> Option<Request> {
+        // Most calls are not gated: only those pay for the run's key.
+        let prompt = tk.approval_prompt(&call.name, &call.args)?;
         tk.gate_request(
             &call.name,
             &call.args,
-            &format!("{run}/{}", call.id),
+            &format!("{}/{}", self.run_key(), call.id),
             prompt,
         )
     }

@@ -98,6 +98,8 @@ pub(super) async fn settle<E: Events>(
     slots: Vec<Slot>,
     gates: &Gates<'_>,
 ) -> Settled {
+    let seed = gates.call_seed();
+    let cx = cx.in_turn(&seed);
     let work = calls.iter().zip(slots).map(|(tool_call, slot)| async move {
         match slot {
             Slot::Settled(output) => Settlement::Kept(output),
