@@ -1,26 +1,73 @@
 //! What the server does with each MCP request: list the toolkit's tools, run a call, and
 //! carry a suspension across to the client by the best route it supports.
 
+use std::future::Future;
+
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ElicitRequest,
-    ElicitResult, Implementation, InputRequest, InputRequests, InputRequiredResult, InputResponses,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, ClientCapabilities,
+    ContentBlock, CreateTaskResult, ElicitRequest, ElicitResult, GetTaskParams, GetTaskResult,
+    Implementation, InputRequest, InputRequests, InputRequiredResult, InputResponses,
     ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig,
+    UpdateTaskParams,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler, ServiceError};
 use serde_json::Value;
-use toolnexus::{Answer, Asks, Refusal, Request, ToolContext, ToolOutcome, ToolResult};
+use tokio::task::JoinError;
+use toolnexus::{Answer, Asks, Refusal, Request, ToolContext, ToolOutcome, ToolResult, Toolkit};
 
 use super::McpServer;
 use super::state::Continuation;
+use super::tasks::{Call, Settled};
 use crate::ParkedCall;
 use crate::elicit::{Mode, to_answer, to_elicitation};
 
 impl ServerHandler for McpServer {
     fn get_info(&self) -> ServerConfig {
-        let mut info = ServerConfig::new(ServerCapabilities::builder().enable_tools().build());
+        let capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_tasks()
+            .build();
+        let mut info = ServerConfig::new(capabilities);
         info.server_info = Implementation::new(&self.inner.name, &self.inner.version);
         info
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        Ok(GetTaskResult::new(self.inner.tasks.get(&request.task_id)?))
+    }
+
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let id = request.task_id;
+        let Some(taken) = self.inner.tasks.answer(&id, request.input_responses)? else {
+            return Ok(());
+        };
+        let work = after_answer(
+            self.inner.toolkit.clone(),
+            taken.call.tool,
+            taken.call.args,
+            taken.request,
+            taken.answer,
+        );
+        self.run_task(id, tokio::spawn(work));
+        Ok(())
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.inner.tasks.cancel(&request.task_id)?;
+        Ok(())
     }
 
     async fn list_tools(
@@ -47,6 +94,8 @@ struct Client {
     multi_round_trip: bool,
     form: bool,
     url: bool,
+    /// Declared the tasks extension, for the session or for this request.
+    tasks: bool,
 }
 
 impl Client {
@@ -54,7 +103,11 @@ impl Client {
         let multi_round_trip = context
             .protocol_version()
             .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str());
-        let (form, url) = match context.client_capabilities().and_then(|c| c.elicitation) {
+        let capabilities = context.client_capabilities();
+        let tasks = capabilities
+            .as_ref()
+            .is_some_and(ClientCapabilities::supports_tasks);
+        let (form, url) = match capabilities.and_then(|c| c.elicitation) {
             None => (false, false),
             // A client that declared elicitation without naming a mode predates URL mode.
             Some(e) if e.form.is_none() && e.url.is_none() => (true, false),
@@ -64,6 +117,7 @@ impl Client {
             multi_round_trip,
             form,
             url,
+            tasks,
         }
     }
 
@@ -82,6 +136,11 @@ impl McpServer {
         context: &RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let name = params.name.to_string();
+        if self.inner.task_only.contains(&name) && !Client::of(context).tasks {
+            return Err(ErrorData::missing_required_client_capability(
+                ClientCapabilities::builder().enable_tasks().build(),
+            ));
+        }
         let args = Value::Object(params.arguments.unwrap_or_default());
         let responses = params.input_responses;
         if let Some(sealed) = params.request_state.as_deref() {
@@ -100,14 +159,11 @@ impl McpServer {
         let request = match self.inner.toolkit.approval_request(&name, &args, &call) {
             Some(gate) => gate,
             None => {
-                let result = self
-                    .inner
-                    .toolkit
-                    .execute(&name, args.clone(), ToolContext::default())
-                    .await;
-                match ToolOutcome::classify(result) {
-                    ToolOutcome::Pending { request, .. } => request,
-                    settled => return Ok(complete(settled.into_result())),
+                let work = first_run(self.inner.toolkit.clone(), name.clone(), args.clone());
+                match self.within(&name, &args, work, context).await {
+                    Err(task) => return Ok(CallToolResponse::Task(task)),
+                    Ok(Step::Done(result)) => return Ok(complete(result)),
+                    Ok(Step::Ask(request)) => request,
                 }
             }
         };
@@ -131,6 +187,9 @@ impl McpServer {
         let client = Client::of(context);
         let mode = Mode::of(&request);
         if !client.can(mode) {
+            if client.tasks {
+                return self.waiting_task(name, args, request);
+            }
             return complete(self.park(name, args, request, mode).await);
         }
         let elicitation = match to_elicitation(&request) {
@@ -250,12 +309,8 @@ impl McpServer {
         Ok(self.answered(name, args, &request, answer, context).await)
     }
 
-    /// The agent loop's rule for an answered suspension ([`toolnexus::Toolkit::settle`]):
-    /// `ok` re-runs the tool once with the answer; a refusal ends the call. An approved
-    /// gate runs the tool for the first time, so the tool may then ask for itself. A tool
-    /// may also ask its next question once answered: MCP carries it as the call's next
-    /// round, as it does a gated tool's own request. A re-run that asks the same question
-    /// again ([`same_question`]) ends the call `unresolved`, never looping.
+    /// A call whose `request` got `answer`: the tool goes on by the agent loop's rule
+    /// ([`after_answer`]), and what it asks next is the call's next round.
     async fn answered(
         &self,
         name: String,
@@ -264,27 +319,143 @@ impl McpServer {
         answer: Answer,
         context: &RequestContext<RoleServer>,
     ) -> CallToolResponse {
-        let toolkit = &self.inner.toolkit;
+        let work = after_answer(
+            self.inner.toolkit.clone(),
+            name.clone(),
+            args.clone(),
+            request.clone(),
+            answer,
+        );
+        match self.within(&name, &args, work, context).await {
+            Err(task) => CallToolResponse::Task(task),
+            Ok(Step::Done(result)) => complete(result),
+            Ok(Step::Ask(next)) => self.suspend(name, args, next, context).await,
+        }
+    }
+
+    /// Runs a call's work. For a client that declared tasks, work still running after
+    /// [`task_after`](super::McpServerBuilder::task_after) becomes a task, which goes on
+    /// running and keeps what it ends with for `tasks/get`; the client is handed the task.
+    async fn within(
+        &self,
+        name: &str,
+        args: &Value,
+        work: impl Future<Output = Step> + Send + 'static,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<Step, CreateTaskResult> {
+        let after = match self.inner.task_after {
+            Some(after) if Client::of(context).tasks => after,
+            _ => return Ok(work.await),
+        };
+        let mut handle = tokio::spawn(work);
+        match tokio::time::timeout(after, &mut handle).await {
+            Ok(joined) => Ok(joined.unwrap_or_else(|e| Step::Done(died(name, &e)))),
+            Err(_) => {
+                let call = Call {
+                    tool: name.to_owned(),
+                    args: args.clone(),
+                };
+                let task = self.inner.tasks.create(call);
+                self.run_task(task.task_id.clone(), handle);
+                Err(CreateTaskResult::new(task))
+            }
+        }
+    }
+
+    /// Keeps the running `handle` of task `id`, and records how it ends.
+    fn run_task(&self, id: String, handle: tokio::task::JoinHandle<Step>) {
+        self.inner.tasks.running(&id, handle.abort_handle());
+        let server = self.clone();
+        tokio::spawn(async move {
+            let settled = match handle.await {
+                Ok(Step::Done(result)) => Settled::Done(tool_result(result)),
+                Ok(Step::Ask(request)) => Settled::Ask(request),
+                // Stopped by `tasks/cancel`: the task already says so.
+                Err(e) if e.is_cancelled() => return,
+                Err(e) => Settled::Broken(ErrorData::internal_error(
+                    format!("the call to `{}` died: {e}", server.tool_of(&id)),
+                    None,
+                )),
+            };
+            server.inner.tasks.settle(&id, settled);
+        });
+    }
+
+    fn tool_of(&self, id: &str) -> String {
+        self.inner
+            .tasks
+            .tool_of(id)
+            .unwrap_or_else(|| "a tool".to_owned())
+    }
+
+    /// A task for a call that asks what this client can only answer through a task.
+    fn waiting_task(&self, name: String, args: Value, request: Request) -> CallToolResponse {
+        let tasks = &self.inner.tasks;
+        let task = tasks.create(Call { tool: name, args });
+        tasks.settle(&task.task_id, Settled::Ask(request));
+        match tasks.get(&task.task_id) {
+            Ok(detailed) => CallToolResponse::Task(CreateTaskResult::new(detailed.task)),
+            Err(e) => complete(ToolResult::error(e.message.into_owned())),
+        }
+    }
+}
+
+/// What a call's run came to: a result, or a request it waits on.
+pub(super) enum Step {
+    Done(ToolResult),
+    Ask(Request),
+}
+
+/// A call's first run, owned so it can go on as a task.
+fn first_run(toolkit: Toolkit, name: String, args: Value) -> impl Future<Output = Step> + Send {
+    async move {
+        let result = toolkit.execute(&name, args, ToolContext::default()).await;
+        match ToolOutcome::classify(result) {
+            ToolOutcome::Pending { request, .. } => Step::Ask(request),
+            settled => Step::Done(settled.into_result()),
+        }
+    }
+}
+
+/// The agent loop's rule for an answered suspension ([`toolnexus::Toolkit::settle`]):
+/// `ok` re-runs the tool once with the answer; a refusal ends the call. An approved gate
+/// runs the tool for the first time, so the tool may then ask for itself. A tool may also
+/// ask its next question once answered: MCP carries it as the call's next round, as it
+/// does a gated tool's own request. A re-run that asks the same question again
+/// ([`same_question`]) ends the call `unresolved`, never looping.
+fn after_answer(
+    toolkit: Toolkit,
+    name: String,
+    args: Value,
+    request: Request,
+    answer: Answer,
+) -> impl Future<Output = Step> + Send {
+    async move {
         // What `settle` would do, but keeping the re-run's own request rather than ending
         // the call on it.
         let rerun =
             answer.ok && answer.id == request.id && !matches!(request.asks(), Asks::Gate { .. });
         let result = if rerun {
             let ctx = ToolContext::default().with_answer(answer);
-            toolkit.execute(&name, args.clone(), ctx).await
+            toolkit.execute(&name, args, ctx).await
         } else {
             toolkit
-                .settle(&name, args.clone(), request, answer, ToolContext::default())
+                .settle(&name, args, &request, answer, ToolContext::default())
                 .await
         };
         match ToolResult::pending_of(&result) {
-            Some(again) if same_question(&again, request) => {
-                complete(ToolResult::error(format!("unresolved: {}", request.prompt)))
+            Some(again) if same_question(&again, &request) => {
+                Step::Done(ToolResult::error(format!("unresolved: {}", request.prompt)))
             }
-            Some(next) => self.suspend(name, args, next, context).await,
-            None => complete(result),
+            Some(next) => Step::Ask(next),
+            None => Step::Done(result),
         }
     }
+}
+
+/// The error result of a run that panicked outside the tool's own guard.
+fn died(name: &str, error: &JoinError) -> ToolResult {
+    ToolResult::error(format!("the call to `{name}` died: {error}"))
 }
 
 /// Whether `again` asks what `asked` did: the same request, or the same question under a
@@ -312,10 +483,14 @@ fn needs(name: &str, request: &Request) -> String {
 
 /// A finished call as MCP sees it: a tool error is an error result, never a protocol error.
 fn complete(result: ToolResult) -> CallToolResponse {
+    tool_result(result).into()
+}
+
+fn tool_result(result: ToolResult) -> CallToolResult {
     let content = vec![ContentBlock::text(result.output)];
     if result.is_error {
-        CallToolResult::error(content).into()
+        CallToolResult::error(content)
     } else {
-        CallToolResult::success(content).into()
+        CallToolResult::success(content)
     }
 }
