@@ -209,7 +209,10 @@ impl McpServerBuilder {
     ///
     /// Once a call is a task, whatever it asks is the task's `input_required` with the
     /// request under `inputRequests` (keyed by the request id), answered by `tasks/update`.
-    /// A question asked sooner is asked in the call, as it would be without tasks.
+    /// A question asked sooner is asked in the call, as it would be without tasks;
+    /// `Duration::ZERO` makes every call from such a client a task, so that every question
+    /// is a task's (a client that cannot elicit in the call gets its questions as tasks
+    /// whatever this is).
     pub fn task_after(mut self, after: Duration) -> Self {
         self.task_after = Some(after);
         self

@@ -168,10 +168,7 @@ impl TaskStore {
                     asked: ElicitRequest::new(params),
                 },
                 Err(why) => Phase::Failed(to_object(&ErrorData::internal_error(
-                    format!(
-                        "`{}` needs {}, but {why}",
-                        entry.call.tool, request.kind
-                    ),
+                    format!("`{}` needs {}, but {why}", entry.call.tool, request.kind),
                     None,
                 ))),
             },
@@ -187,10 +184,7 @@ impl TaskStore {
             Phase::Working(_) => TaskPayload::Working,
             Phase::InputRequired { request, asked } => {
                 let mut input_requests = InputRequests::new();
-                input_requests.insert(
-                    request.id.clone(),
-                    InputRequest::Elicitation(asked.clone()),
-                );
+                input_requests.insert(request.id.clone(), InputRequest::Elicitation(asked.clone()));
                 TaskPayload::InputRequired { input_requests }
             }
             Phase::Completed(result) => TaskPayload::Completed {

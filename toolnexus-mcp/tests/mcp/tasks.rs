@@ -1,0 +1,391 @@
+//! Tasks (SEP-2663) over streamable HTTP on a loopback port: our client polls our
+//! server's tasks and turns their questions into suspensions; rmcp's client drives the
+//! task methods directly, hostile input included.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use rmcp::ServiceError;
+use rmcp::model::{
+    CallToolResponse, CancelTaskParams, ClientCapabilities, ErrorCode, GetTaskParams,
+    InputResponses, TaskPayload, UpdateTaskParams,
+};
+use rmcp::service::{ClientServiceExt, RoleClient, RunningService};
+use rmcp::transport::StreamableHttpClientTransport;
+use serde_json::{Value, json};
+use toolnexus::{
+    Answer, NativeTool, Request, RequestKind, ToolContext, ToolResult, Toolkit, pending,
+};
+use toolnexus_mcp::{McpServer, McpTools};
+
+use crate::serve::SignIn;
+use crate::shop;
+use crate::support::{Human, call, form_and_url, modern, paris, text};
+
+/// A tool that asks before it deletes, and counts what it deleted: nothing may run twice,
+/// or at all after a refusal or a cancel.
+fn deleter(deleted: Arc<AtomicUsize>) -> impl toolnexus::Tool {
+    NativeTool::of(
+        "delete_file",
+        "Deletes a file once a person approves",
+        json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}),
+        move |args: Value, ctx: ToolContext| {
+            let deleted = deleted.clone();
+            async move {
+                let path = args["path"].as_str().unwrap_or_default().to_owned();
+                match ctx.answer {
+                    Some(a) if a.ok => {
+                        deleted.fetch_add(1, Ordering::SeqCst);
+                        ToolResult::ok(format!("deleted {path}"))
+                    }
+                    Some(_) => ToolResult::error(format!("kept {path}")),
+                    None => pending!(kind = "approval", prompt = format!("Delete {path}?")),
+                }
+            }
+        },
+    )
+}
+
+/// The shop, the sign-in and the deleter, every call a task for a client that declares
+/// tasks.
+fn server(deleted: Arc<AtomicUsize>, poll: Duration) -> McpServer {
+    let tk = Toolkit::builder()
+        .tool(shop::ApprovePurchase)
+        .tool(shop::ShipOrder)
+        .tool(SignIn)
+        .tool(deleter(deleted))
+        .tool(NativeTool::of(
+            "brew",
+            "Brews a pot of coffee in 100 ms",
+            json!({"type": "object", "properties": {}}),
+            |_args: Value, _ctx| async {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                "brewed"
+            },
+        ))
+        .build()
+        .unwrap();
+    McpServer::builder(tk)
+        .name("shop")
+        .task_after(Duration::ZERO)
+        .task_poll_interval(poll)
+        .build()
+}
+
+/// `server` on a free loopback port; its `/mcp` URL.
+async fn serve(server: McpServer) -> String {
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
+        .await
+        .unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let app = axum::Router::new().nest_service("/mcp", server.http_service());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    url
+}
+
+async fn ours(url: &str) -> Toolkit {
+    let tools = McpTools::connect(url).await.unwrap();
+    Toolkit::builder().tools(tools).build().unwrap()
+}
+
+/// The crypto provider rmcp's HTTP transport needs, as `McpTools::connect` installs it.
+fn crypto() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+}
+
+/// rmcp's client over HTTP, declaring elicitation and tasks.
+async fn raw(url: &str) -> RunningService<RoleClient, Human> {
+    crypto();
+    let transport = StreamableHttpClientTransport::from_uri(url.to_owned());
+    let mut caps = form_and_url();
+    caps.extensions = ClientCapabilities::builder()
+        .enable_tasks()
+        .build()
+        .extensions;
+    Human::new(caps, [])
+        .serve_with_lifecycle(transport, modern())
+        .await
+        .expect("the MCP handshake succeeds")
+}
+
+async fn execute(tk: &Toolkit, tool: &str, args: Value, answer: Option<Answer>) -> ToolResult {
+    let ctx = match answer {
+        Some(answer) => ToolContext::default().with_answer(answer),
+        None => ToolContext::default(),
+    };
+    tk.execute(tool, args, ctx).await
+}
+
+fn asked(result: &ToolResult) -> Request {
+    ToolResult::pending_of(result)
+        .unwrap_or_else(|| panic!("the call suspends, not {}", result.output))
+}
+
+#[tokio::test]
+async fn an_approval_asked_by_a_task_is_answered_from_a_new_connection() {
+    let url = serve(server(Arc::default(), Duration::from_millis(20))).await;
+    // The request is all a halted run keeps: it travels as JSON to another process.
+    let saved = {
+        let tk = ours(&url).await;
+        let parked = execute(&tk, "shop__approve_purchase", json!({"item": "gpu"}), None).await;
+        let request = asked(&parked);
+        assert_eq!(request.kind, RequestKind::Input);
+        assert_eq!(request.prompt, "Approve purchase of gpu?");
+        serde_json::to_string(&request).unwrap()
+    };
+    let request: Request = serde_json::from_str(&saved).unwrap();
+    let tk = ours(&url).await;
+    let done = execute(
+        &tk,
+        "shop__approve_purchase",
+        json!({"item": "gpu"}),
+        Some(Answer::ok(&request.id)),
+    )
+    .await;
+    assert!(!done.is_error, "{}", done.output);
+    assert_eq!(done.output, "approved: gpu");
+}
+
+#[tokio::test]
+async fn a_declined_task_runs_nothing() {
+    let deleted = Arc::new(AtomicUsize::new(0));
+    let url = serve(server(deleted.clone(), Duration::from_millis(20))).await;
+    let tk = ours(&url).await;
+    let args = json!({"path": "/srv/a"});
+    let request = asked(&execute(&tk, "shop__delete_file", args.clone(), None).await);
+    assert_eq!(request.prompt, "Delete /srv/a?");
+    let answer = Answer::decline(&request.id, "not that one");
+    let done = execute(&tk, "shop__delete_file", args, Some(answer)).await;
+    assert!(done.is_error, "{}", done.output);
+    assert!(done.output.contains("Delete /srv/a?"), "{}", done.output);
+    assert_eq!(deleted.load(Ordering::SeqCst), 0);
+}
+
+#[tokio::test]
+async fn a_tasks_form_is_filled_with_the_answers_data() {
+    let url = serve(server(Arc::default(), Duration::from_millis(20))).await;
+    let tk = ours(&url).await;
+    let args = json!({"order": 7});
+    let request = asked(&execute(&tk, "shop__ship_order", args.clone(), None).await);
+    assert_eq!(request.prompt, "Where should order 7 go?");
+    let schema = &request.data.as_ref().expect("the form travels")["schema"];
+    assert_eq!(schema["required"], json!(["city", "zip", "express"]));
+    let answer = Answer::ok(&request.id).with_data(paris());
+    let done = execute(&tk, "shop__ship_order", args, Some(answer)).await;
+    assert_eq!(done.output, "order 7 ships to 75001 Paris, express");
+}
+
+#[tokio::test]
+async fn a_tasks_sign_in_is_an_authorization_with_its_url() {
+    let url = serve(server(Arc::default(), Duration::from_millis(20))).await;
+    let tk = ours(&url).await;
+    let request = asked(&execute(&tk, "shop__sign_in", json!({}), None).await);
+    assert_eq!(request.kind, RequestKind::Authorization);
+    assert_eq!(request.url.as_deref(), Some("https://shop.example/login"));
+    let done = execute(
+        &tk,
+        "shop__sign_in",
+        json!({}),
+        Some(Answer::ok(&request.id)),
+    )
+    .await;
+    assert_eq!(done.output, "signed in");
+}
+
+#[tokio::test]
+async fn the_client_polls_as_often_as_the_server_says() {
+    // The work takes 100 ms: the first poll finds it working, the next one done, so the
+    // call takes the poll interval when that is longer, and little more than the work
+    // when it is short.
+    let long = Duration::from_millis(600);
+    for (poll, slow) in [(long, true), (Duration::from_millis(10), false)] {
+        let url = serve(server(Arc::default(), poll)).await;
+        let tk = ours(&url).await;
+        let started = Instant::now();
+        let done = execute(&tk, "shop__brew", json!({}), None).await;
+        let took = started.elapsed();
+        assert_eq!(done.output, "brewed");
+        assert!(took >= Duration::from_millis(100), "{took:?}");
+        assert_eq!(took >= long, slow, "{poll:?}: took {took:?}");
+    }
+}
+
+/// Starts a `delete_file` task and waits for its question; the task id and the key of
+/// its input request.
+async fn waiting(client: &RunningService<RoleClient, Human>, path: &str) -> (String, String) {
+    let response = client
+        .call_tool_once(call("delete_file", json!({"path": path})))
+        .await
+        .unwrap();
+    let CallToolResponse::Task(created) = response else {
+        panic!("a task, not {response:?}")
+    };
+    let id = created.task.task_id;
+    for _ in 0..100 {
+        let got = get(client, &id).await;
+        if let TaskPayload::InputRequired { input_requests } = got {
+            let key = input_requests.keys().next().expect("one request").clone();
+            return (id, key);
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("task {id} never asked")
+}
+
+async fn get(client: &RunningService<RoleClient, Human>, id: &str) -> TaskPayload {
+    client
+        .get_task(GetTaskParams::new(id.to_owned()))
+        .await
+        .unwrap()
+        .task
+        .payload
+}
+
+async fn until_ended(client: &RunningService<RoleClient, Human>, id: &str) -> TaskPayload {
+    for _ in 0..200 {
+        let got = client
+            .get_task(GetTaskParams::new(id.to_owned()))
+            .await
+            .unwrap()
+            .task;
+        if got.status().is_terminal() {
+            return got.payload;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("task {id} never ended")
+}
+
+fn accept() -> Value {
+    json!({"action": "accept", "content": {}})
+}
+
+fn responses(key: &str, response: Value) -> InputResponses {
+    InputResponses::from([(key.to_owned(), response)])
+}
+
+fn invalid_params<T: std::fmt::Debug>(result: Result<T, ServiceError>) -> String {
+    match result {
+        Err(ServiceError::McpError(e)) if e.code == ErrorCode::INVALID_PARAMS => {
+            e.message.into_owned()
+        }
+        other => panic!("expected an invalid-params error, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_cancelled_task_never_runs_even_when_answered_after() {
+    let deleted = Arc::new(AtomicUsize::new(0));
+    let url = serve(server(deleted.clone(), Duration::from_millis(20))).await;
+    let client = raw(&url).await;
+    let (id, key) = waiting(&client, "/srv/b").await;
+    client
+        .cancel_task(CancelTaskParams::new(id.clone()))
+        .await
+        .unwrap();
+    assert!(matches!(get(&client, &id).await, TaskPayload::Cancelled));
+    client
+        .update_task(UpdateTaskParams::new(id.clone(), responses(&key, accept())))
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert!(matches!(get(&client, &id).await, TaskPayload::Cancelled));
+    // Cancelling again is the same empty acknowledgement.
+    client.cancel_task(CancelTaskParams::new(id)).await.unwrap();
+    assert_eq!(deleted.load(Ordering::SeqCst), 0);
+}
+
+#[tokio::test]
+async fn an_unknown_task_is_invalid_params_on_every_method() {
+    let url = serve(server(Arc::default(), Duration::from_millis(20))).await;
+    let client = raw(&url).await;
+    let unknown = "no-such-task".to_owned();
+    let got = invalid_params(client.get_task(GetTaskParams::new(unknown.clone())).await);
+    assert!(got.contains("no-such-task"), "{got}");
+    let update = UpdateTaskParams::new(unknown.clone(), responses("k", accept()));
+    invalid_params(client.update_task(update).await);
+    invalid_params(client.cancel_task(CancelTaskParams::new(unknown)).await);
+}
+
+#[tokio::test]
+async fn a_response_keyed_for_another_task_or_malformed_leaves_the_task_waiting() {
+    let deleted = Arc::new(AtomicUsize::new(0));
+    let url = serve(server(deleted.clone(), Duration::from_millis(20))).await;
+    let client = raw(&url).await;
+    let (a, key_a) = waiting(&client, "/srv/a").await;
+    let (b, key_b) = waiting(&client, "/srv/b").await;
+    assert_ne!(key_a, key_b);
+
+    // B's request answered through A: no request of A's, so nothing is answered.
+    let forged = UpdateTaskParams::new(a.clone(), responses(&key_b, accept()));
+    client.update_task(forged).await.unwrap();
+    // A's request answered with something that is no elicitation result.
+    let malformed = UpdateTaskParams::new(a.clone(), responses(&key_a, json!(42)));
+    let why = invalid_params(client.update_task(malformed).await);
+    assert!(why.contains("not an elicitation result"), "{why}");
+    let unknown_action = json!({"action": "launch"});
+    let malformed = UpdateTaskParams::new(a.clone(), responses(&key_a, unknown_action));
+    invalid_params(client.update_task(malformed).await);
+
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    for (id, key) in [(&a, &key_a), (&b, &key_b)] {
+        match get(&client, id).await {
+            TaskPayload::InputRequired { input_requests } => {
+                assert_eq!(input_requests.keys().collect::<Vec<_>>(), [key]);
+            }
+            other => panic!("task {id} is still waiting, not {other:?}"),
+        }
+    }
+    assert_eq!(deleted.load(Ordering::SeqCst), 0);
+
+    // Answered for real, by many at once: it runs once.
+    let client = Arc::new(client);
+    let racers: Vec<_> = (0..8)
+        .map(|_| {
+            let client = client.clone();
+            let update = UpdateTaskParams::new(a.clone(), responses(&key_a, accept()));
+            tokio::spawn(async move { client.update_task(update).await })
+        })
+        .collect();
+    for racer in racers {
+        racer.await.unwrap().unwrap();
+    }
+    let TaskPayload::Completed { result } = until_ended(&client, &a).await else {
+        panic!("task {a} completes")
+    };
+    let result: rmcp::model::CallToolResult =
+        serde_json::from_value(Value::Object(result)).unwrap();
+    assert_eq!(text(&result), (false, "deleted /srv/a".to_owned()));
+    assert_eq!(deleted.load(Ordering::SeqCst), 1);
+    assert!(matches!(
+        get(&client, &b).await,
+        TaskPayload::InputRequired { .. }
+    ));
+}
+
+#[tokio::test]
+async fn a_client_without_tasks_is_answered_in_the_call() {
+    let url = serve(server(Arc::default(), Duration::from_millis(20))).await;
+    crypto();
+    let transport = StreamableHttpClientTransport::from_uri(url);
+    let client = Human::new(form_and_url(), [])
+        .serve_with_lifecycle(transport, modern())
+        .await
+        .unwrap();
+    let response = client
+        .call_tool_once(call("delete_file", json!({"path": "/srv/c"})))
+        .await
+        .unwrap();
+    assert!(
+        matches!(response, CallToolResponse::InputRequired(_)),
+        "{response:?}"
+    );
+    let status = client.get_task(GetTaskParams::new("any".to_owned())).await;
+    match status {
+        Err(ServiceError::McpError(e)) => {
+            assert_eq!(e.code, ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY)
+        }
+        other => panic!("tasks/get needs the extension, got {other:?}"),
+    }
+}
