@@ -80,7 +80,10 @@
 //! of such a client a task. [`McpServerBuilder::task_only`] marks a tool that a client
 //! without the extension may not call (`-32021`, missing required client capability).
 //! Tasks live in the server's memory, shared by its sessions, for
-//! [`task_ttl`](McpServerBuilder::task_ttl) (default 1 hour).
+//! [`task_ttl`](McpServerBuilder::task_ttl) (default 1 hour). With a [`Park`] hook, a
+//! task's request is parked there as well, so a person may answer it there (an inbox
+//! page) instead of the client: the next `tasks/get` finds the answer and resumes the
+//! call, once, and a later `tasks/update` for the same request finds nothing waiting.
 //!
 //! [`McpTools`] declares the extension and follows a task it is handed: it polls
 //! `tasks/get` as often as `pollIntervalMs` says (within 10 ms and 5 s), and a task waiting

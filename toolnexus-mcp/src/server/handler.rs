@@ -18,7 +18,7 @@ use toolnexus::{Answer, Asks, Refusal, Request, ToolContext, ToolOutcome, ToolRe
 
 use super::McpServer;
 use super::state::Continuation;
-use super::tasks::{Call, Settled};
+use super::tasks::{Call, Settled, Taken};
 use crate::ParkedCall;
 use crate::elicit::{Mode, to_answer, to_elicitation};
 
@@ -38,6 +38,7 @@ impl ServerHandler for McpServer {
         request: GetTaskParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<GetTaskResult, ErrorData> {
+        self.answer_from_park(&request.task_id).await;
         Ok(GetTaskResult::new(self.inner.tasks.get(&request.task_id)?))
     }
 
@@ -47,17 +48,9 @@ impl ServerHandler for McpServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         let id = request.task_id;
-        let Some(taken) = self.inner.tasks.answer(&id, request.input_responses)? else {
-            return Ok(());
-        };
-        let work = after_answer(
-            self.inner.toolkit.clone(),
-            taken.call.tool,
-            taken.call.args,
-            taken.request,
-            taken.answer,
-        );
-        self.run_task(id, tokio::spawn(work));
+        if let Some(taken) = self.inner.tasks.answer(&id, request.input_responses)? {
+            self.resume_task(id, taken);
+        }
         Ok(())
     }
 
@@ -188,7 +181,7 @@ impl McpServer {
         let mode = Mode::of(&request);
         if !client.can(mode) {
             if client.tasks {
-                return self.waiting_task(name, args, request);
+                return self.waiting_task(name, args, request).await;
             }
             return complete(self.park(name, args, request, mode).await);
         }
@@ -370,6 +363,56 @@ impl McpServer {
         }
     }
 
+    /// Runs an answered task's call on, by the agent loop's rule.
+    fn resume_task(&self, id: String, taken: Taken) {
+        let work = after_answer(
+            self.inner.toolkit.clone(),
+            taken.call.tool,
+            taken.call.args,
+            taken.request,
+            taken.answer,
+        );
+        self.run_task(id, tokio::spawn(work));
+    }
+
+    /// With a [`Park`](crate::Park) hook, a waiting task's request is parked there too, so
+    /// a person may answer it there (an inbox page) instead of the client.
+    async fn park_task(&self, call: &Call, request: &Request) {
+        let Some(park) = &self.inner.park else {
+            return;
+        };
+        let parked = ParkedCall {
+            tool: call.tool.clone(),
+            args: call.args.clone(),
+            request: request.clone(),
+        };
+        if let Err(e) = park.park(parked).await {
+            // The task still waits for the client's answer.
+            tracing::warn!(tool = %call.tool, error = %e, "parking a task's request failed");
+        }
+    }
+
+    /// An answer a person gave at the park hook to a waiting task's request resumes the
+    /// task, found when the client next reads it.
+    async fn answer_from_park(&self, id: &str) {
+        let Some(park) = &self.inner.park else {
+            return;
+        };
+        let Some((call, request_id)) = self.inner.tasks.waiting(id) else {
+            return;
+        };
+        let Some((request, answer)) = park.answer_for(&call.tool, &call.args).await else {
+            return;
+        };
+        if request.id != request_id || answer.id != request_id {
+            tracing::warn!(tool = %call.tool, "the parked answer is for another request; ignored");
+            return;
+        }
+        if let Some(taken) = self.inner.tasks.answered_elsewhere(id, answer) {
+            self.resume_task(id.to_owned(), taken);
+        }
+    }
+
     /// Keeps the running `handle` of task `id`, and records how it ends.
     fn run_task(&self, id: String, handle: tokio::task::JoinHandle<Step>) {
         self.inner.tasks.running(&id, handle.abort_handle());
@@ -385,7 +428,17 @@ impl McpServer {
                     None,
                 )),
             };
+            let asked = match &settled {
+                Settled::Ask(request) => Some(request.clone()),
+                _ => None,
+            };
             server.inner.tasks.settle(&id, settled);
+            if let Some(request) = asked
+                && let Some((call, waiting)) = server.inner.tasks.waiting(&id)
+                && waiting == request.id
+            {
+                server.park_task(&call, &request).await;
+            }
         });
     }
 
@@ -397,10 +450,14 @@ impl McpServer {
     }
 
     /// A task for a call that asks what this client can only answer through a task.
-    fn waiting_task(&self, name: String, args: Value, request: Request) -> CallToolResponse {
+    async fn waiting_task(&self, name: String, args: Value, request: Request) -> CallToolResponse {
         let tasks = &self.inner.tasks;
-        let task = tasks.create(Call { tool: name, args });
-        tasks.settle(&task.task_id, Settled::Ask(request));
+        let call = Call { tool: name, args };
+        let task = tasks.create(call.clone());
+        tasks.settle(&task.task_id, Settled::Ask(request.clone()));
+        if tasks.waiting(&task.task_id).is_some() {
+            self.park_task(&call, &request).await;
+        }
         match tasks.get(&task.task_id) {
             Ok(detailed) => CallToolResponse::Task(CreateTaskResult::new(detailed.task)),
             Err(e) => complete(ToolResult::error(e.message.into_owned())),
@@ -415,13 +472,11 @@ pub(super) enum Step {
 }
 
 /// A call's first run, owned so it can go on as a task.
-fn first_run(toolkit: Toolkit, name: String, args: Value) -> impl Future<Output = Step> + Send {
-    async move {
-        let result = toolkit.execute(&name, args, ToolContext::default()).await;
-        match ToolOutcome::classify(result) {
-            ToolOutcome::Pending { request, .. } => Step::Ask(request),
-            settled => Step::Done(settled.into_result()),
-        }
+async fn first_run(toolkit: Toolkit, name: String, args: Value) -> Step {
+    let result = toolkit.execute(&name, args, ToolContext::default()).await;
+    match ToolOutcome::classify(result) {
+        ToolOutcome::Pending { request, .. } => Step::Ask(request),
+        settled => Step::Done(settled.into_result()),
     }
 }
 
@@ -431,33 +486,31 @@ fn first_run(toolkit: Toolkit, name: String, args: Value) -> impl Future<Output 
 /// ask its next question once answered: MCP carries it as the call's next round, as it
 /// does a gated tool's own request. A re-run that asks the same question again
 /// ([`same_question`]) ends the call `unresolved`, never looping.
-fn after_answer(
+async fn after_answer(
     toolkit: Toolkit,
     name: String,
     args: Value,
     request: Request,
     answer: Answer,
-) -> impl Future<Output = Step> + Send {
-    async move {
-        // What `settle` would do, but keeping the re-run's own request rather than ending
-        // the call on it.
-        let rerun =
-            answer.ok && answer.id == request.id && !matches!(request.asks(), Asks::Gate { .. });
-        let result = if rerun {
-            let ctx = ToolContext::default().with_answer(answer);
-            toolkit.execute(&name, args, ctx).await
-        } else {
-            toolkit
-                .settle(&name, args, &request, answer, ToolContext::default())
-                .await
-        };
-        match ToolResult::pending_of(&result) {
-            Some(again) if same_question(&again, &request) => {
-                Step::Done(ToolResult::error(format!("unresolved: {}", request.prompt)))
-            }
-            Some(next) => Step::Ask(next),
-            None => Step::Done(result),
+) -> Step {
+    // What `settle` would do, but keeping the re-run's own request rather than ending the
+    // call on it.
+    let rerun =
+        answer.ok && answer.id == request.id && !matches!(request.asks(), Asks::Gate { .. });
+    let result = if rerun {
+        let ctx = ToolContext::default().with_answer(answer);
+        toolkit.execute(&name, args, ctx).await
+    } else {
+        toolkit
+            .settle(&name, args, &request, answer, ToolContext::default())
+            .await
+    };
+    match ToolResult::pending_of(&result) {
+        Some(again) if same_question(&again, &request) => {
+            Step::Done(ToolResult::error(format!("unresolved: {}", request.prompt)))
         }
+        Some(next) => Step::Ask(next),
+        None => Step::Done(result),
     }
 }
 

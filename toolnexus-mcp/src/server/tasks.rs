@@ -40,7 +40,7 @@ enum Phase {
     /// Suspended on `request`, asked of the client as the elicitation `asked`.
     InputRequired {
         request: Request,
-        asked: ElicitRequest,
+        asked: Box<ElicitRequest>,
     },
     Completed(JsonObject),
     Failed(JsonObject),
@@ -165,7 +165,7 @@ impl TaskStore {
             Settled::Ask(request) => match to_elicitation(&request) {
                 Ok(params) => Phase::InputRequired {
                     request,
-                    asked: ElicitRequest::new(params),
+                    asked: Box::new(ElicitRequest::new(params)),
                 },
                 Err(why) => Phase::Failed(to_object(&ErrorData::internal_error(
                     format!("`{}` needs {}, but {why}", entry.call.tool, request.kind),
@@ -184,7 +184,10 @@ impl TaskStore {
             Phase::Working(_) => TaskPayload::Working,
             Phase::InputRequired { request, asked } => {
                 let mut input_requests = InputRequests::new();
-                input_requests.insert(request.id.clone(), InputRequest::Elicitation(asked.clone()));
+                input_requests.insert(
+                    request.id.clone(),
+                    InputRequest::Elicitation((**asked).clone()),
+                );
                 TaskPayload::InputRequired { input_requests }
             }
             Phase::Completed(result) => TaskPayload::Completed {
@@ -225,19 +228,29 @@ impl TaskStore {
             )
         })?;
         let answer = to_answer(&request.id, result);
-        let request = match std::mem::replace(&mut entry.phase, Phase::Working(None)) {
-            Phase::InputRequired { request, .. } => request,
-            other => {
-                entry.phase = other;
-                return Ok(None);
-            }
-        };
-        entry.updated_at = current_timestamp();
-        Ok(Some(Taken {
-            call: entry.call.clone(),
-            request,
-            answer,
-        }))
+        Ok(take(entry, answer))
+    }
+
+    /// The call and request id of task `id` while it waits, to look for an answer given
+    /// elsewhere.
+    pub(super) fn waiting(&self, id: &str) -> Option<(Call, String)> {
+        let tasks = self.lock();
+        let entry = tasks.get(id)?;
+        match &entry.phase {
+            Phase::InputRequired { request, .. } => Some((entry.call.clone(), request.id.clone())),
+            _ => None,
+        }
+    }
+
+    /// An answer given elsewhere (a person at the inbox page), taken if the task still
+    /// waits for the request it answers.
+    pub(super) fn answered_elsewhere(&self, id: &str, answer: Answer) -> Option<Taken> {
+        let mut tasks = self.lock();
+        let entry = tasks.get_mut(id)?;
+        match &entry.phase {
+            Phase::InputRequired { request, .. } if request.id == answer.id => take(entry, answer),
+            _ => None,
+        }
     }
 
     /// `tasks/cancel`: a running call is stopped, a waiting one never runs again; a task
@@ -280,6 +293,24 @@ impl TaskStore {
         .with_ttl_ms(millis(self.ttl))
         .with_poll_interval_ms(millis(self.poll_interval))
     }
+}
+
+/// Moves a waiting task back to working with `answer`: the one transition that resumes a
+/// call, made under the store's lock so that it happens once.
+fn take(entry: &mut Entry, answer: Answer) -> Option<Taken> {
+    let request = match std::mem::replace(&mut entry.phase, Phase::Working(None)) {
+        Phase::InputRequired { request, .. } => request,
+        other => {
+            entry.phase = other;
+            return None;
+        }
+    };
+    entry.updated_at = current_timestamp();
+    Some(Taken {
+        call: entry.call.clone(),
+        request,
+        answer,
+    })
 }
 
 fn millis(duration: Duration) -> u64 {

@@ -462,9 +462,9 @@ async fn a_client_without_elicitation_is_told_what_the_tool_needs() {
 
 /// Parked calls in memory, answered by the test.
 #[derive(Default, Clone)]
-struct Shelf {
-    parked: Arc<Mutex<Vec<ParkedCall>>>,
-    answers: Arc<Mutex<Vec<(ParkedCall, Answer)>>>,
+pub(crate) struct Shelf {
+    pub(crate) parked: Arc<Mutex<Vec<ParkedCall>>>,
+    pub(crate) answers: Arc<Mutex<Vec<(ParkedCall, Answer)>>>,
 }
 
 impl Park for Shelf {

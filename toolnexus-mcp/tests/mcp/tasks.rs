@@ -19,7 +19,7 @@ use toolnexus::{
 };
 use toolnexus_mcp::{McpServer, McpTools};
 
-use crate::serve::SignIn;
+use crate::serve::{Shelf, SignIn};
 use crate::shop;
 use crate::support::{Human, call, form_and_url, modern, paris, text};
 
@@ -50,6 +50,10 @@ fn deleter(deleted: Arc<AtomicUsize>) -> impl toolnexus::Tool {
 /// The shop, the sign-in and the deleter, every call a task for a client that declares
 /// tasks.
 fn server(deleted: Arc<AtomicUsize>, poll: Duration) -> McpServer {
+    builder(deleted, poll).build()
+}
+
+fn builder(deleted: Arc<AtomicUsize>, poll: Duration) -> toolnexus_mcp::McpServerBuilder {
     let tk = Toolkit::builder()
         .tool(shop::ApprovePurchase)
         .tool(shop::ShipOrder)
@@ -70,7 +74,6 @@ fn server(deleted: Arc<AtomicUsize>, poll: Duration) -> McpServer {
         .name("shop")
         .task_after(Duration::ZERO)
         .task_poll_interval(poll)
-        .build()
 }
 
 /// `server` on a free loopback port; its `/mcp` URL.
@@ -388,4 +391,50 @@ async fn a_client_without_tasks_is_answered_in_the_call() {
         }
         other => panic!("tasks/get needs the extension, got {other:?}"),
     }
+}
+
+#[tokio::test]
+async fn a_person_answers_a_waiting_task_at_the_park_hook_and_it_runs_once() {
+    let deleted = Arc::new(AtomicUsize::new(0));
+    let shelf = Shelf::default();
+    let server = builder(deleted.clone(), Duration::from_millis(20))
+        .park(shelf.clone())
+        .build();
+    let url = serve(server).await;
+    let client = raw(&url).await;
+    let (id, key) = waiting(&client, "/srv/p").await;
+
+    let parked = {
+        let mut parked = Vec::new();
+        for _ in 0..100 {
+            parked = shelf.parked.lock().unwrap().clone();
+            if !parked.is_empty() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        parked
+    };
+    let [call] = parked.as_slice() else {
+        panic!("the task's request is parked once: {parked:?}")
+    };
+    assert_eq!(call.tool, "delete_file");
+    assert_eq!(call.request.id, key, "parked under the key the client sees");
+    assert_eq!(call.request.prompt, "Delete /srv/p?");
+
+    // The person answers at the shelf; the client's next read finds the task resumed.
+    let answer = Answer::ok(&call.request.id);
+    shelf.answers.lock().unwrap().push((call.clone(), answer));
+    let TaskPayload::Completed { result } = until_ended(&client, &id).await else {
+        panic!("task {id} completes")
+    };
+    let result: rmcp::model::CallToolResult =
+        serde_json::from_value(Value::Object(result)).unwrap();
+    assert_eq!(text(&result), (false, "deleted /srv/p".to_owned()));
+
+    // The client's own answer, late, finds nothing waiting.
+    let late = UpdateTaskParams::new(id.clone(), responses(&key, accept()));
+    client.update_task(late).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert_eq!(deleted.load(Ordering::SeqCst), 1);
 }
