@@ -179,10 +179,13 @@ impl McpServer {
     ) -> CallToolResponse {
         let client = Client::of(context);
         let mode = Mode::of(&request);
+        // A client that declared tasks waits in a task for what it cannot be asked in the
+        // call, and for everything when every call is to be a task (a gate included).
+        let always = self.inner.task_after.is_some_and(|after| after.is_zero());
+        if client.tasks && (always || !client.can(mode)) {
+            return self.waiting_task(name, args, request).await;
+        }
         if !client.can(mode) {
-            if client.tasks {
-                return self.waiting_task(name, args, request).await;
-            }
             return complete(self.park(name, args, request, mode).await);
         }
         let elicitation = match to_elicitation(&request) {

@@ -76,6 +76,8 @@ impl std::fmt::Debug for McpServer {
             .field("tools", &self.inner.tools.len())
             .field("elicitation_timeout", &self.inner.elicitation_timeout)
             .field("park", &self.inner.park.is_some())
+            .field("task_after", &self.inner.task_after)
+            .field("task_only", &self.inner.task_only)
             .finish_non_exhaustive()
     }
 }

@@ -562,7 +562,7 @@ async fn streamable_http_serves_and_consumes_with_suspensions() {
 }
 
 /// `remove`, deleting nothing but counting its runs, gated by the toolkit.
-fn gated_remover(runs: Arc<Mutex<Vec<Value>>>) -> Toolkit {
+pub(crate) fn gated_remover(runs: Arc<Mutex<Vec<Value>>>) -> Toolkit {
     let remove = NativeTool::of(
         "remove",
         "Removes a file",

@@ -14,12 +14,14 @@ use rmcp::model::{
 use rmcp::service::{ClientServiceExt, RoleClient, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
 use serde_json::{Value, json};
+use toolnexus::testing::{MockLlm, Reply};
 use toolnexus::{
-    Answer, NativeTool, Request, RequestKind, ToolContext, ToolResult, Toolkit, pending,
+    Answer, LlmClient, Message, NativeTool, Request, RequestKind, RunStatus, ToolContext,
+    ToolResult, Toolkit, pending,
 };
 use toolnexus_mcp::{McpServer, McpTools};
 
-use crate::serve::{Shelf, SignIn};
+use crate::serve::{Shelf, SignIn, gated_remover};
 use crate::shop;
 use crate::support::{Human, call, form_and_url, modern, paris, text};
 
@@ -126,28 +128,51 @@ fn asked(result: &ToolResult) -> Request {
 }
 
 #[tokio::test]
-async fn an_approval_asked_by_a_task_is_answered_from_a_new_connection() {
+async fn a_run_halted_on_a_tasks_question_resumes_in_a_fresh_process() {
     let url = serve(server(Arc::default(), Duration::from_millis(20))).await;
-    // The request is all a halted run keeps: it travels as JSON to another process.
-    let saved = {
+    // Process 1: the run halts on the task's question; its transcript and request are all
+    // it keeps, as text.
+    let (transcript, saved) = {
+        let mock = MockLlm::start([
+            Reply::tool_call("call_1", "shop__approve_purchase", json!({"item": "gpu"})),
+            Reply::text("unreachable"),
+        ])
+        .await
+        .unwrap();
         let tk = ours(&url).await;
-        let parked = execute(&tk, "shop__approve_purchase", json!({"item": "gpu"}), None).await;
-        let request = asked(&parked);
+        let halted = llm(&mock).run("buy a gpu", &tk).await.unwrap();
+        assert_eq!(halted.status, RunStatus::Pending);
+        let request = halted.pending.clone().unwrap();
         assert_eq!(request.kind, RequestKind::Input);
         assert_eq!(request.prompt, "Approve purchase of gpu?");
-        serde_json::to_string(&request).unwrap()
+        (
+            serde_json::to_string(&halted.messages).unwrap(),
+            serde_json::to_string(&request).unwrap(),
+        )
     };
+    // Process 2: a new connection, a new toolkit; the answer reaches the same task.
+    let messages: Vec<Message> = serde_json::from_str(&transcript).unwrap();
     let request: Request = serde_json::from_str(&saved).unwrap();
+    let mock = MockLlm::start([Reply::text("Bought.")]).await.unwrap();
     let tk = ours(&url).await;
-    let done = execute(
-        &tk,
-        "shop__approve_purchase",
-        json!({"item": "gpu"}),
-        Some(Answer::ok(&request.id)),
-    )
-    .await;
-    assert!(!done.is_error, "{}", done.output);
-    assert_eq!(done.output, "approved: gpu");
+    let done = llm(&mock)
+        .run_with_answer(messages, &request, Answer::ok(&request.id), &tk)
+        .await
+        .unwrap();
+    assert_eq!(done.status, RunStatus::Done);
+    assert_eq!(done.text, "Bought.");
+    let call = done.tool_calls.last().unwrap();
+    assert_eq!(call.output, "approved: gpu");
+    assert!(!call.is_error);
+}
+
+fn llm(mock: &MockLlm) -> LlmClient {
+    LlmClient::builder()
+        .base_url(mock.base_url())
+        .model("m")
+        .api_key("k")
+        .build()
+        .unwrap()
 }
 
 #[tokio::test]
@@ -437,4 +462,38 @@ async fn a_person_answers_a_waiting_task_at_the_park_hook_and_it_runs_once() {
     client.update_task(late).await.unwrap();
     tokio::time::sleep(Duration::from_millis(50)).await;
     assert_eq!(deleted.load(Ordering::SeqCst), 1);
+}
+
+#[tokio::test]
+async fn a_gate_waits_in_a_task_and_runs_the_tool_only_once_approved() {
+    let runs = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let server = McpServer::builder(gated_remover(runs.clone()))
+        .name("files")
+        .task_after(Duration::ZERO)
+        .task_poll_interval(Duration::from_millis(20))
+        .build();
+    let url = serve(server).await;
+    let tk = ours(&url).await;
+
+    let a = json!({"path": "/a"});
+    let gate = asked(&execute(&tk, "files__remove", a.clone(), None).await);
+    assert_eq!(gate.prompt, r#"Allow remove with {"path":"/a"}?"#);
+    let refused = execute(
+        &tk,
+        "files__remove",
+        a,
+        Some(Answer::decline(&gate.id, "no")),
+    )
+    .await;
+    assert!(refused.is_error, "{}", refused.output);
+    assert!(
+        runs.lock().unwrap().is_empty(),
+        "a declined gate runs nothing"
+    );
+
+    let b = json!({"path": "/b"});
+    let gate = asked(&execute(&tk, "files__remove", b.clone(), None).await);
+    let approved = execute(&tk, "files__remove", b.clone(), Some(Answer::ok(&gate.id))).await;
+    assert_eq!(approved.output, "removed /b");
+    assert_eq!(*runs.lock().unwrap(), [b]);
 }
