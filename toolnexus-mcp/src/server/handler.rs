@@ -344,6 +344,9 @@ impl McpServer {
             _ => return Ok(work.await),
         };
         let mut handle = tokio::spawn(work);
+        // Until the call is a task, it is the request's: a client that goes away stops it,
+        // as it stops a call run in place.
+        let mut guard = StopOnDrop(Some(handle.abort_handle()));
         // Zero: every call is a task, however soon it would end.
         let ended = if after.is_zero() {
             Err(())
@@ -359,6 +362,7 @@ impl McpServer {
                     tool: name.to_owned(),
                     args: args.clone(),
                 };
+                guard.0 = None;
                 let task = self.inner.tasks.create(call);
                 self.run_task(task.task_id.clone(), handle);
                 Err(CreateTaskResult::new(task))
@@ -464,6 +468,17 @@ impl McpServer {
         match tasks.get(&task.task_id) {
             Ok(detailed) => CallToolResponse::Task(CreateTaskResult::new(detailed.task)),
             Err(e) => complete(ToolResult::error(e.message.into_owned())),
+        }
+    }
+}
+
+/// Stops a spawned run when the request that waits for it is dropped.
+struct StopOnDrop(Option<tokio::task::AbortHandle>);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        if let Some(handle) = self.0.take() {
+            handle.abort();
         }
     }
 }

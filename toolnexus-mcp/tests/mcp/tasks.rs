@@ -497,3 +497,62 @@ async fn a_gate_waits_in_a_task_and_runs_the_tool_only_once_approved() {
     assert_eq!(approved.output, "removed /b");
     assert_eq!(*runs.lock().unwrap(), [b]);
 }
+
+#[tokio::test]
+async fn a_task_asking_what_mcp_cannot_carry_fails_and_the_client_says_why() {
+    let nested = NativeTool::of(
+        "survey",
+        "Asks for an address MCP elicitation cannot carry",
+        json!({"type": "object", "properties": {}}),
+        |_args: Value, _ctx| async {
+            let schema = json!({
+                "type": "object",
+                "properties": {"address": {"type": "object", "properties": {}}}
+            });
+            pending!(
+                kind = "input",
+                prompt = "Where?",
+                data = json!({ "schema": schema })
+            )
+        },
+    );
+    let tk = Toolkit::builder().tool(nested).build().unwrap();
+    let server = McpServer::builder(tk)
+        .name("polls")
+        .task_after(Duration::ZERO)
+        .task_poll_interval(Duration::from_millis(20))
+        .build();
+    let url = serve(server).await;
+
+    let client = raw(&url).await;
+    let response = client
+        .call_tool_once(call("survey", json!({})))
+        .await
+        .unwrap();
+    let CallToolResponse::Task(created) = response else {
+        panic!("a task, not {response:?}")
+    };
+    let TaskPayload::Failed { error } = until_ended(&client, &created.task.task_id).await else {
+        panic!("the task fails")
+    };
+    assert_eq!(error["code"], json!(ErrorCode::INTERNAL_ERROR.0));
+    let message = error["message"].as_str().unwrap();
+    assert!(
+        message.contains("not an MCP elicitation schema"),
+        "{message}"
+    );
+
+    let tk = ours(&url).await;
+    let failed = execute(&tk, "polls__survey", json!({}), None).await;
+    assert!(failed.is_error);
+    assert!(
+        failed.output.contains("failed `survey`"),
+        "{}",
+        failed.output
+    );
+    assert!(
+        failed.output.contains("not an MCP elicitation schema"),
+        "{}",
+        failed.output
+    );
+}
