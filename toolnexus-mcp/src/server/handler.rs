@@ -1,24 +1,20 @@
 //! What the server does with each MCP request: list the toolkit's tools, run a call, and
 //! carry a suspension across to the client by the best route it supports.
 
-use std::future::Future;
-
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, ClientCapabilities,
-    ContentBlock, CreateTaskResult, ElicitRequest, ElicitResult, GetTaskParams, GetTaskResult,
-    Implementation, InputRequest, InputRequests, InputRequiredResult, InputResponses,
-    ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig,
-    UpdateTaskParams,
+    ContentBlock, ElicitRequest, ElicitResult, GetTaskParams, GetTaskResult, Implementation,
+    InputRequest, InputRequests, InputRequiredResult, InputResponses, ListToolsResult,
+    PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig, UpdateTaskParams,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler, ServiceError};
 use serde_json::Value;
-use tokio::task::JoinError;
-use toolnexus::{Answer, Asks, Refusal, Request, ToolContext, ToolOutcome, ToolResult, Toolkit};
+use toolnexus::{Answer, Refusal, Request, ToolResult};
 
 use super::McpServer;
+use super::run::{Step, after_answer, first_run};
 use super::state::Continuation;
-use super::tasks::{Call, Settled, Taken};
 use crate::ParkedCall;
 use crate::elicit::{Mode, to_answer, to_elicitation};
 
@@ -81,18 +77,18 @@ impl ServerHandler for McpServer {
 }
 
 /// What the client can answer, read from the current request's negotiated state.
-struct Client {
+pub(super) struct Client {
     /// Protocol 2026-07-28 or later: no server-to-client requests, suspensions go back as
     /// `input_required` results.
     multi_round_trip: bool,
     form: bool,
     url: bool,
     /// Declared the tasks extension, for the session or for this request.
-    tasks: bool,
+    pub(super) tasks: bool,
 }
 
 impl Client {
-    fn of(context: &RequestContext<RoleServer>) -> Self {
+    pub(super) fn of(context: &RequestContext<RoleServer>) -> Self {
         let multi_round_trip = context
             .protocol_version()
             .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str());
@@ -328,224 +324,6 @@ impl McpServer {
             Ok(Step::Ask(next)) => self.suspend(name, args, next, context).await,
         }
     }
-
-    /// Runs a call's work. For a client that declared tasks, work still running after
-    /// [`task_after`](super::McpServerBuilder::task_after) becomes a task, which goes on
-    /// running and keeps what it ends with for `tasks/get`; the client is handed the task.
-    async fn within(
-        &self,
-        name: &str,
-        args: &Value,
-        work: impl Future<Output = Step> + Send + 'static,
-        context: &RequestContext<RoleServer>,
-    ) -> Result<Step, CreateTaskResult> {
-        let after = match self.inner.task_after {
-            Some(after) if Client::of(context).tasks => after,
-            _ => return Ok(work.await),
-        };
-        let mut handle = tokio::spawn(work);
-        // Until the call is a task, it is the request's: a client that goes away stops it,
-        // as it stops a call run in place.
-        let mut guard = StopOnDrop(Some(handle.abort_handle()));
-        // Zero: every call is a task, however soon it would end.
-        let ended = if after.is_zero() {
-            Err(())
-        } else {
-            tokio::time::timeout(after, &mut handle)
-                .await
-                .map_err(|_| ())
-        };
-        match ended {
-            Ok(joined) => Ok(joined.unwrap_or_else(|e| Step::Done(died(name, &e)))),
-            Err(_) => {
-                let call = Call {
-                    tool: name.to_owned(),
-                    args: args.clone(),
-                };
-                guard.0 = None;
-                let task = self.inner.tasks.create(call);
-                self.run_task(task.task_id.clone(), handle);
-                Err(CreateTaskResult::new(task))
-            }
-        }
-    }
-
-    /// Runs an answered task's call on, by the agent loop's rule.
-    fn resume_task(&self, id: String, taken: Taken) {
-        let work = after_answer(
-            self.inner.toolkit.clone(),
-            taken.call.tool,
-            taken.call.args,
-            taken.request,
-            taken.answer,
-        );
-        self.run_task(id, tokio::spawn(work));
-    }
-
-    /// With a [`Park`](crate::Park) hook, a waiting task's request is parked there too, so
-    /// a person may answer it there (an inbox page) instead of the client.
-    async fn park_task(&self, call: &Call, request: &Request) {
-        let Some(park) = &self.inner.park else {
-            return;
-        };
-        let parked = ParkedCall {
-            tool: call.tool.clone(),
-            args: call.args.clone(),
-            request: request.clone(),
-        };
-        if let Err(e) = park.park(parked).await {
-            // The task still waits for the client's answer.
-            tracing::warn!(tool = %call.tool, error = %e, "parking a task's request failed");
-        }
-    }
-
-    /// An answer a person gave at the park hook to a waiting task's request resumes the
-    /// task, found when the client next reads it.
-    async fn answer_from_park(&self, id: &str) {
-        let Some(park) = &self.inner.park else {
-            return;
-        };
-        let Some((call, request_id)) = self.inner.tasks.waiting(id) else {
-            return;
-        };
-        let Some((request, answer)) = park.answer_for(&call.tool, &call.args).await else {
-            return;
-        };
-        if request.id != request_id || answer.id != request_id {
-            tracing::warn!(tool = %call.tool, "the parked answer is for another request; ignored");
-            return;
-        }
-        if let Some(taken) = self.inner.tasks.answered_elsewhere(id, answer) {
-            self.resume_task(id.to_owned(), taken);
-        }
-    }
-
-    /// Keeps the running `handle` of task `id`, and records how it ends.
-    fn run_task(&self, id: String, handle: tokio::task::JoinHandle<Step>) {
-        self.inner.tasks.running(&id, handle.abort_handle());
-        let server = self.clone();
-        tokio::spawn(async move {
-            let settled = match handle.await {
-                Ok(Step::Done(result)) => Settled::Done(tool_result(result)),
-                Ok(Step::Ask(request)) => Settled::Ask(request),
-                // Stopped by `tasks/cancel`: the task already says so.
-                Err(e) if e.is_cancelled() => return,
-                Err(e) => Settled::Broken(ErrorData::internal_error(
-                    format!("the call to `{}` died: {e}", server.tool_of(&id)),
-                    None,
-                )),
-            };
-            let asked = match &settled {
-                Settled::Ask(request) => Some(request.clone()),
-                _ => None,
-            };
-            server.inner.tasks.settle(&id, settled);
-            if let Some(request) = asked
-                && let Some((call, waiting)) = server.inner.tasks.waiting(&id)
-                && waiting == request.id
-            {
-                server.park_task(&call, &request).await;
-            }
-        });
-    }
-
-    fn tool_of(&self, id: &str) -> String {
-        self.inner
-            .tasks
-            .tool_of(id)
-            .unwrap_or_else(|| "a tool".to_owned())
-    }
-
-    /// A task for a call that asks what this client can only answer through a task.
-    async fn waiting_task(&self, name: String, args: Value, request: Request) -> CallToolResponse {
-        let tasks = &self.inner.tasks;
-        let call = Call { tool: name, args };
-        let task = tasks.create(call.clone());
-        tasks.settle(&task.task_id, Settled::Ask(request.clone()));
-        if tasks.waiting(&task.task_id).is_some() {
-            self.park_task(&call, &request).await;
-        }
-        match tasks.get(&task.task_id) {
-            Ok(detailed) => CallToolResponse::Task(CreateTaskResult::new(detailed.task)),
-            Err(e) => complete(ToolResult::error(e.message.into_owned())),
-        }
-    }
-}
-
-/// Stops a spawned run when the request that waits for it is dropped.
-struct StopOnDrop(Option<tokio::task::AbortHandle>);
-
-impl Drop for StopOnDrop {
-    fn drop(&mut self) {
-        if let Some(handle) = self.0.take() {
-            handle.abort();
-        }
-    }
-}
-
-/// What a call's run came to: a result, or a request it waits on.
-pub(super) enum Step {
-    Done(ToolResult),
-    Ask(Request),
-}
-
-/// A call's first run, owned so it can go on as a task.
-async fn first_run(toolkit: Toolkit, name: String, args: Value) -> Step {
-    let result = toolkit.execute(&name, args, ToolContext::default()).await;
-    match ToolOutcome::classify(result) {
-        ToolOutcome::Pending { request, .. } => Step::Ask(request),
-        settled => Step::Done(settled.into_result()),
-    }
-}
-
-/// The agent loop's rule for an answered suspension ([`toolnexus::Toolkit::settle`]):
-/// `ok` re-runs the tool once with the answer; a refusal ends the call. An approved gate
-/// runs the tool for the first time, so the tool may then ask for itself. A tool may also
-/// ask its next question once answered: MCP carries it as the call's next round, as it
-/// does a gated tool's own request. A re-run that asks the same question again
-/// ([`same_question`]) ends the call `unresolved`, never looping.
-async fn after_answer(
-    toolkit: Toolkit,
-    name: String,
-    args: Value,
-    request: Request,
-    answer: Answer,
-) -> Step {
-    // What `settle` would do, but keeping the re-run's own request rather than ending the
-    // call on it.
-    let rerun =
-        answer.ok && answer.id == request.id && !matches!(request.asks(), Asks::Gate { .. });
-    let result = if rerun {
-        let ctx = ToolContext::default().with_answer(answer);
-        toolkit.execute(&name, args, ctx).await
-    } else {
-        toolkit
-            .settle(&name, args, &request, answer, ToolContext::default())
-            .await
-    };
-    match ToolResult::pending_of(&result) {
-        Some(again) if same_question(&again, &request) => {
-            Step::Done(ToolResult::error(format!("unresolved: {}", request.prompt)))
-        }
-        Some(next) => Step::Ask(next),
-        None => Step::Done(result),
-    }
-}
-
-/// The error result of a run that panicked outside the tool's own guard.
-fn died(name: &str, error: &JoinError) -> ToolResult {
-    ToolResult::error(format!("the call to `{name}` died: {error}"))
-}
-
-/// Whether `again` asks what `asked` did: the same request, or the same question under a
-/// fresh id (a tool that leaves `id` out draws a new one on every run, so an id alone would
-/// let a tool that ignores its answer ask forever).
-fn same_question(again: &Request, asked: &Request) -> bool {
-    again.id == asked.id
-        || (again.kind == asked.kind
-            && again.prompt == asked.prompt
-            && again.url == asked.url
-            && again.data == asked.data)
 }
 
 /// "`tool` needs approval: Approve purchase of gpu?" — the start of every message about a
@@ -561,11 +339,11 @@ fn needs(name: &str, request: &Request) -> String {
 }
 
 /// A finished call as MCP sees it: a tool error is an error result, never a protocol error.
-fn complete(result: ToolResult) -> CallToolResponse {
+pub(super) fn complete(result: ToolResult) -> CallToolResponse {
     tool_result(result).into()
 }
 
-fn tool_result(result: ToolResult) -> CallToolResult {
+pub(super) fn tool_result(result: ToolResult) -> CallToolResult {
     let content = vec![ContentBlock::text(result.output)];
     if result.is_error {
         CallToolResult::error(content)

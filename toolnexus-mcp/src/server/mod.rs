@@ -1,7 +1,9 @@
 //! Serving a [`Toolkit`] over MCP: the public [`McpServer`], its options, and its
-//! transports. What a call does lives in `handler`, the sealed retry state in `state`.
+//! transports. What a request does lives in `handler`, what running a call means in `run`,
+//! calls answered with a task in `tasks`, the sealed retry state in `state`.
 
 mod handler;
+mod run;
 mod state;
 mod tasks;
 

@@ -22,15 +22,15 @@ use toolnexus::{Answer, Request};
 use crate::elicit::{to_answer, to_elicitation};
 
 /// How long a task stays readable by default.
-pub(super) const DEFAULT_TTL: Duration = Duration::from_secs(3600);
+pub(in crate::server) const DEFAULT_TTL: Duration = Duration::from_secs(3600);
 /// How often a client is asked to poll by default.
-pub(super) const DEFAULT_POLL_INTERVAL: Duration = Duration::from_millis(500);
+pub(in crate::server) const DEFAULT_POLL_INTERVAL: Duration = Duration::from_millis(500);
 
 /// The call a task runs: what a re-run after an answer needs.
 #[derive(Debug, Clone)]
-pub(super) struct Call {
-    pub(super) tool: String,
-    pub(super) args: Value,
+pub(in crate::server) struct Call {
+    pub(in crate::server) tool: String,
+    pub(in crate::server) args: Value,
 }
 
 /// Where a task's call stands.
@@ -73,7 +73,7 @@ impl Entry {
 }
 
 /// What a task's call came to once it stopped running: a result, or a request to ask.
-pub(super) enum Settled {
+pub(in crate::server) enum Settled {
     Done(CallToolResult),
     Ask(Request),
     /// The task could not go on for a reason of the server's, not the tool's: a request
@@ -82,20 +82,20 @@ pub(super) enum Settled {
 }
 
 /// An answer taken off a waiting task: the call to re-run and the request it answers.
-pub(super) struct Taken {
-    pub(super) call: Call,
-    pub(super) request: Request,
-    pub(super) answer: Answer,
+pub(in crate::server) struct Taken {
+    pub(in crate::server) call: Call,
+    pub(in crate::server) request: Request,
+    pub(in crate::server) answer: Answer,
 }
 
-pub(super) struct TaskStore {
+pub(in crate::server) struct TaskStore {
     tasks: Mutex<HashMap<String, Entry>>,
     ttl: Duration,
     poll_interval: Duration,
 }
 
 impl TaskStore {
-    pub(super) fn new(ttl: Duration, poll_interval: Duration) -> Self {
+    pub(in crate::server) fn new(ttl: Duration, poll_interval: Duration) -> Self {
         Self {
             tasks: Mutex::new(HashMap::new()),
             ttl,
@@ -124,7 +124,7 @@ impl TaskStore {
     /// A new task for `call`, running until [`settle`](Self::settle) says how it ended.
     /// It is readable before this returns, so a `tasks/get` right after the
     /// `CreateTaskResult` finds it.
-    pub(super) fn create(&self, call: Call) -> Task {
+    pub(in crate::server) fn create(&self, call: Call) -> Task {
         let id = uuid::Uuid::new_v4().to_string();
         let now = current_timestamp();
         let entry = Entry {
@@ -140,7 +140,7 @@ impl TaskStore {
     }
 
     /// Hands the running task the handle that stops it.
-    pub(super) fn running(&self, id: &str, handle: AbortHandle) {
+    pub(in crate::server) fn running(&self, id: &str, handle: AbortHandle) {
         let mut tasks = self.lock();
         match tasks.get_mut(id).map(|e| &mut e.phase) {
             Some(Phase::Working(slot)) => *slot = Some(handle),
@@ -151,7 +151,7 @@ impl TaskStore {
 
     /// Records how a running task's call ended. A task cancelled meanwhile stays
     /// cancelled: its result is dropped.
-    pub(super) fn settle(&self, id: &str, settled: Settled) {
+    pub(in crate::server) fn settle(&self, id: &str, settled: Settled) {
         let mut tasks = self.lock();
         let Some(entry) = tasks.get_mut(id) else {
             return;
@@ -177,7 +177,7 @@ impl TaskStore {
     }
 
     /// `tasks/get`: the task with what it waits for or ended with.
-    pub(super) fn get(&self, id: &str) -> Result<DetailedTask, ErrorData> {
+    pub(in crate::server) fn get(&self, id: &str) -> Result<DetailedTask, ErrorData> {
         let tasks = self.lock();
         let entry = tasks.get(id).ok_or_else(|| unknown(id))?;
         let payload = match &entry.phase {
@@ -205,7 +205,7 @@ impl TaskStore {
     /// Responses under other keys answer nothing and are ignored, as the extension says;
     /// a response for the waiting request that is not an elicitation result is invalid
     /// params, and the task keeps waiting. `Ok(None)` when nothing is to run.
-    pub(super) fn answer(
+    pub(in crate::server) fn answer(
         &self,
         id: &str,
         mut responses: InputResponses,
@@ -233,7 +233,7 @@ impl TaskStore {
 
     /// The call and request id of task `id` while it waits, to look for an answer given
     /// elsewhere.
-    pub(super) fn waiting(&self, id: &str) -> Option<(Call, String)> {
+    pub(in crate::server) fn waiting(&self, id: &str) -> Option<(Call, String)> {
         let tasks = self.lock();
         let entry = tasks.get(id)?;
         match &entry.phase {
@@ -244,7 +244,7 @@ impl TaskStore {
 
     /// An answer given elsewhere (a person at the inbox page), taken if the task still
     /// waits for the request it answers.
-    pub(super) fn answered_elsewhere(&self, id: &str, answer: Answer) -> Option<Taken> {
+    pub(in crate::server) fn answered_elsewhere(&self, id: &str, answer: Answer) -> Option<Taken> {
         let mut tasks = self.lock();
         let entry = tasks.get_mut(id)?;
         match &entry.phase {
@@ -256,7 +256,7 @@ impl TaskStore {
     /// `tasks/cancel`: a running call is stopped, a waiting one never runs again; a task
     /// that already ended is left as it is. Returns the request the task waited for, if
     /// it waited.
-    pub(super) fn cancel(&self, id: &str) -> Result<Option<Request>, ErrorData> {
+    pub(in crate::server) fn cancel(&self, id: &str) -> Result<Option<Request>, ErrorData> {
         let mut tasks = self.lock();
         let entry = tasks.get_mut(id).ok_or_else(|| unknown(id))?;
         match std::mem::replace(&mut entry.phase, Phase::Cancelled) {
@@ -279,7 +279,7 @@ impl TaskStore {
     }
 
     /// The tool task `id` calls.
-    pub(super) fn tool_of(&self, id: &str) -> Option<String> {
+    pub(in crate::server) fn tool_of(&self, id: &str) -> Option<String> {
         self.lock().get(id).map(|e| e.call.tool.clone())
     }
 
