@@ -226,7 +226,7 @@ async fn the_client_polls_as_often_as_the_server_says() {
     // The work takes 100 ms: the first poll finds it working, the next one done, so the
     // call takes the poll interval when that is longer, and little more than the work
     // when it is short.
-    let long = Duration::from_millis(600);
+    let long = Duration::from_millis(1000);
     for (poll, slow) in [(long, true), (Duration::from_millis(10), false)] {
         let url = serve(server(Arc::default(), poll)).await;
         let tk = ours(&url).await;
@@ -250,7 +250,7 @@ async fn waiting(client: &RunningService<RoleClient, Human>, path: &str) -> (Str
         panic!("a task, not {response:?}")
     };
     let id = created.task.task_id;
-    for _ in 0..100 {
+    for _ in 0..500 {
         let got = get(client, &id).await;
         if let TaskPayload::InputRequired { input_requests } = got {
             let key = input_requests.keys().next().expect("one request").clone();
@@ -271,7 +271,7 @@ async fn get(client: &RunningService<RoleClient, Human>, id: &str) -> TaskPayloa
 }
 
 async fn until_ended(client: &RunningService<RoleClient, Human>, id: &str) -> TaskPayload {
-    for _ in 0..200 {
+    for _ in 0..1000 {
         let got = client
             .get_task(GetTaskParams::new(id.to_owned()))
             .await
@@ -431,7 +431,7 @@ async fn a_person_answers_a_waiting_task_at_the_park_hook_and_it_runs_once() {
 
     let parked = {
         let mut parked = Vec::new();
-        for _ in 0..100 {
+        for _ in 0..500 {
             parked = shelf.parked.lock().unwrap().clone();
             if !parked.is_empty() {
                 break;
