@@ -3,9 +3,10 @@
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, ClientCapabilities,
-    ContentBlock, ElicitRequest, ElicitResult, GetTaskParams, GetTaskResult, Implementation,
-    InputRequest, InputRequests, InputRequiredResult, InputResponses, ListToolsResult,
-    PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig, UpdateTaskParams,
+    ContentBlock, CustomRequest, CustomResult, ElicitRequest, ElicitResult, ErrorCode,
+    GetTaskParams, GetTaskResult, Implementation, InputRequest, InputRequests, InputRequiredResult,
+    InputResponses, ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities,
+    ServerConfig, UpdateTaskParams,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler, ServiceError};
@@ -57,6 +58,33 @@ impl ServerHandler for McpServer {
     ) -> Result<(), ErrorData> {
         self.inner.tasks.cancel(&request.task_id)?;
         Ok(())
+    }
+
+    /// rmcp hands over as custom a request whose params do not fit its method. For the
+    /// methods this server serves that is the client's mistake, said as invalid params
+    /// with what does not fit; any other method is not found.
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, ErrorData> {
+        let why = match request.method.as_str() {
+            "tools/call" => misfit::<CallToolRequestParams>(&request),
+            "tasks/get" => misfit::<GetTaskParams>(&request),
+            "tasks/update" => misfit::<UpdateTaskParams>(&request),
+            "tasks/cancel" => misfit::<CancelTaskParams>(&request),
+            _ => {
+                return Err(ErrorData::new(
+                    ErrorCode::METHOD_NOT_FOUND,
+                    request.method,
+                    None,
+                ));
+            }
+        };
+        Err(ErrorData::invalid_params(
+            format!("the params of `{}` do not fit it: {why}", request.method),
+            None,
+        ))
     }
 
     async fn list_tools(
@@ -323,6 +351,16 @@ impl McpServer {
             Ok(Step::Done(result)) => complete(result),
             Ok(Step::Ask(next)) => self.suspend(name, args, next, context).await,
         }
+    }
+}
+
+/// What is wrong with a request's params for the method it names.
+fn misfit<T: serde::de::DeserializeOwned>(request: &CustomRequest) -> String {
+    match request.params_as::<T>() {
+        Err(e) => e.to_string(),
+        Ok(None) => "they are missing".to_owned(),
+        // They fit on their own; what rmcp refused is elsewhere in the request.
+        Ok(Some(_)) => "the request around them is malformed".to_owned(),
     }
 }
 

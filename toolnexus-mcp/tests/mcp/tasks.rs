@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 
 use rmcp::ServiceError;
 use rmcp::model::{
-    CallToolResponse, CancelTaskParams, ClientCapabilities, ErrorCode, GetTaskParams,
-    InputResponses, TaskPayload, UpdateTaskParams,
+    CallToolResponse, CancelTaskParams, ClientCapabilities, ClientRequest, CustomRequest,
+    ErrorCode, GetTaskParams, InputResponses, TaskPayload, UpdateTaskParams,
 };
 use rmcp::service::{ClientServiceExt, RoleClient, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
@@ -555,4 +555,63 @@ async fn a_task_asking_what_mcp_cannot_carry_fails_and_the_client_says_why() {
         "{}",
         failed.output
     );
+}
+
+#[tokio::test]
+async fn task_requests_of_the_wrong_shape_are_json_rpc_errors_and_change_nothing() {
+    let deleted = Arc::new(AtomicUsize::new(0));
+    let url = serve(server(deleted.clone(), Duration::from_millis(20))).await;
+    let client = raw(&url).await;
+    let (id, key) = waiting(&client, "/srv/w").await;
+    let bodies = [
+        (
+            "tasks/update",
+            json!({"taskId": id, "inputResponses": "approve"}),
+        ),
+        (
+            "tasks/update",
+            json!({"taskId": id, "inputResponses": [accept()]}),
+        ),
+        ("tasks/update", json!({"taskId": id})),
+        (
+            "tasks/update",
+            json!({"inputResponses": {key.clone(): accept()}}),
+        ),
+        ("tasks/get", json!({"taskId": 7})),
+        ("tasks/cancel", json!({})),
+    ];
+    for (method, params) in bodies {
+        let request =
+            ClientRequest::CustomRequest(CustomRequest::new(method, Some(params.clone())));
+        match client.send_request(request).await {
+            Err(ServiceError::McpError(e)) => {
+                assert_eq!(
+                    e.code,
+                    ErrorCode::INVALID_PARAMS,
+                    "{method} {params}: {e:?}"
+                );
+                assert!(
+                    e.message
+                        .contains(&format!("the params of `{method}` do not fit it")),
+                    "{method} {params}: {}",
+                    e.message
+                );
+            }
+            other => panic!("{method} {params} is refused, not {other:?}"),
+        }
+    }
+    match get(&client, &id).await {
+        TaskPayload::InputRequired { input_requests } => {
+            assert_eq!(input_requests.keys().collect::<Vec<_>>(), [&key]);
+        }
+        other => panic!("the task still waits, not {other:?}"),
+    }
+    // The server keeps serving: the real answer still resumes the task, once.
+    let update = UpdateTaskParams::new(id.clone(), responses(&key, accept()));
+    client.update_task(update).await.unwrap();
+    assert!(matches!(
+        until_ended(&client, &id).await,
+        TaskPayload::Completed { .. }
+    ));
+    assert_eq!(deleted.load(Ordering::SeqCst), 1);
 }
