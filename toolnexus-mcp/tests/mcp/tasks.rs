@@ -615,3 +615,27 @@ async fn task_requests_of_the_wrong_shape_are_json_rpc_errors_and_change_nothing
     ));
     assert_eq!(deleted.load(Ordering::SeqCst), 1);
 }
+
+#[tokio::test]
+async fn a_task_past_its_ttl_is_gone_and_cannot_be_answered() {
+    let deleted = Arc::new(AtomicUsize::new(0));
+    let server = builder(deleted.clone(), Duration::from_millis(20))
+        .task_ttl(Duration::from_millis(300))
+        .build();
+    let url = serve(server).await;
+    let client = raw(&url).await;
+    let (id, key) = waiting(&client, "/srv/t").await;
+    let response = client
+        .call_tool_once(call("delete_file", json!({"path": "/srv/t"})))
+        .await
+        .unwrap();
+    let CallToolResponse::Task(created) = response else {
+        panic!("a task, not {response:?}")
+    };
+    assert_eq!(created.task.ttl_ms, Some(300));
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    invalid_params(client.get_task(GetTaskParams::new(id.clone())).await);
+    let late = UpdateTaskParams::new(id, responses(&key, accept()));
+    invalid_params(client.update_task(late).await);
+    assert_eq!(deleted.load(Ordering::SeqCst), 0);
+}
