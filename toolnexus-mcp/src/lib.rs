@@ -88,7 +88,9 @@
 //! [`McpTools`] declares the extension and follows a task it is handed: it polls
 //! `tasks/get` as often as `pollIntervalMs` says (within 10 ms and 5 s), and a task waiting
 //! for input is a suspension whose id names the task, so the answer goes back by
-//! `tasks/update`, from this connection or a new one in another process.
+//! `tasks/update`, from this connection or a new one in another process. A task still
+//! working when the call's [`timeout`](McpToolsBuilder::timeout) runs out is cancelled
+//! with `tasks/cancel`, and the call is an error result saying so.
 //!
 //! ```
 //! # #[tokio::main(flavor = "current_thread")]

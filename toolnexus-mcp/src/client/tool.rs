@@ -2,12 +2,13 @@
 //! comes back — a result, an `input_required` round, an error or nothing — becomes a
 //! [`ToolResult`].
 
+use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, GetTaskParams,
-    InputRequest, InputRequests, InputRequiredResult, InputResponses, ResourceContents,
-    TaskPayload, Tool as Declared, UpdateTaskParams,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, ContentBlock,
+    GetTaskParams, InputRequest, InputRequests, InputRequiredResult, InputResponses,
+    ResourceContents, TaskPayload, Tool as Declared, UpdateTaskParams,
 };
 use rmcp::service::{RoleClient, RunningService};
 use serde_json::{Map, Value, json};
@@ -23,6 +24,8 @@ const STATE_ONLY_ROUNDS: usize = 10;
 
 /// How often a task is polled when its server suggests nothing.
 const DEFAULT_POLL: Duration = Duration::from_millis(500);
+/// How long a call given up on waits for its task's cancellation to be acknowledged.
+const CANCEL_WAIT: Duration = Duration::from_secs(5);
 /// The bounds put on a server's `pollIntervalMs`: no busy loop on a server that asks for
 /// 0 ms, no call that sleeps past its own timeout on one that asks for an hour.
 const POLL_BOUNDS: (Duration, Duration) = (Duration::from_millis(10), Duration::from_secs(5));
@@ -83,23 +86,42 @@ impl Connection {
                 self.server
             ));
         }
+        // The task being polled, if the call became one: given up on, it is cancelled, so
+        // that nothing goes on running that no one will read.
+        let polled = Mutex::new(None);
         let work = async {
             match task {
-                Some((id, responses)) => self.answer_task(tool, id, responses).await,
-                None => self.rounds(tool, params).await,
+                Some((id, responses)) => self.answer_task(tool, id, responses, &polled).await,
+                None => self.rounds(tool, params, &polled).await,
             }
         };
         match tokio::time::timeout(self.timeout, work).await {
             Ok(result) => result,
-            Err(_) => ToolResult::error(format!(
-                "MCP server `{}` did not answer `{tool}` within {:?}",
-                self.server, self.timeout
-            )),
+            Err(_) => {
+                let mut message = format!(
+                    "MCP server `{}` did not answer `{tool}` within {:?}",
+                    self.server, self.timeout
+                );
+                let task = polled.lock().unwrap_or_else(PoisonError::into_inner).take();
+                if let Some(id) = task {
+                    let cancel = self.service.cancel_task(CancelTaskParams::new(id.clone()));
+                    match tokio::time::timeout(CANCEL_WAIT, cancel).await {
+                        Ok(Ok(())) => message.push_str(&format!("; its task `{id}` is cancelled")),
+                        _ => message.push_str(&format!("; cancelling its task `{id}` failed")),
+                    }
+                }
+                ToolResult::error(message)
+            }
         }
     }
 
     /// Sends the call, retrying state-only rounds, until it completes or needs a human.
-    async fn rounds(&self, tool: &str, mut params: CallToolRequestParams) -> ToolResult {
+    async fn rounds(
+        &self,
+        tool: &str,
+        mut params: CallToolRequestParams,
+        polled: &Polled,
+    ) -> ToolResult {
         for round in 0..=STATE_ONLY_ROUNDS {
             let response = match self.service.call_tool_once(params.clone()).await {
                 Ok(response) => response,
@@ -115,7 +137,7 @@ impl Connection {
                 CallToolResponse::InputRequired(input) => input,
                 CallToolResponse::Task(created) => {
                     let every = poll_interval(created.task.poll_interval_ms);
-                    return self.poll(tool, created.task.task_id, every).await;
+                    return self.poll(tool, created.task.task_id, every, polled).await;
                 }
                 _ => {
                     return ToolResult::error(format!(
@@ -140,7 +162,13 @@ impl Connection {
     }
 
     /// Sends the answer to the task that asked, and follows the task on.
-    async fn answer_task(&self, tool: &str, id: String, responses: InputResponses) -> ToolResult {
+    async fn answer_task(
+        &self,
+        tool: &str,
+        id: String,
+        responses: InputResponses,
+        polled: &Polled,
+    ) -> ToolResult {
         let update = UpdateTaskParams::new(id.clone(), responses);
         if let Err(e) = self.service.update_task(update).await {
             return ToolResult::error(format!(
@@ -148,13 +176,20 @@ impl Connection {
                 self.server
             ));
         }
-        self.poll(tool, id, DEFAULT_POLL).await
+        self.poll(tool, id, DEFAULT_POLL, polled).await
     }
 
     /// Polls a task of the server, every `every` or as the server says since, until it
     /// ends or waits for input, which becomes a suspension whose answer goes back to the
     /// task.
-    async fn poll(&self, tool: &str, id: String, mut every: Duration) -> ToolResult {
+    async fn poll(
+        &self,
+        tool: &str,
+        id: String,
+        mut every: Duration,
+        polled: &Polled,
+    ) -> ToolResult {
+        *polled.lock().unwrap_or_else(PoisonError::into_inner) = Some(id.clone());
         loop {
             let got = match self.service.get_task(GetTaskParams::new(id.clone())).await {
                 Ok(got) => got.task,
@@ -263,6 +298,9 @@ fn poll_interval(ms: Option<u64>) -> Duration {
     ms.map_or(DEFAULT_POLL, Duration::from_millis)
         .clamp(POLL_BOUNDS.0, POLL_BOUNDS.1)
 }
+
+/// The id of the task a call polls, once it is one.
+type Polled = Mutex<Option<String>>;
 
 enum Needs {
     Human(ToolResult),

@@ -639,3 +639,53 @@ async fn a_task_past_its_ttl_is_gone_and_cannot_be_answered() {
     invalid_params(client.update_task(late).await);
     assert_eq!(deleted.load(Ordering::SeqCst), 0);
 }
+
+#[tokio::test]
+async fn a_task_the_client_gives_up_on_is_cancelled_and_never_finishes() {
+    let finished = Arc::new(AtomicUsize::new(0));
+    let done = finished.clone();
+    let slow = NativeTool::of(
+        "render",
+        "Renders for a second",
+        json!({"type": "object", "properties": {}}),
+        move |_args: Value, _ctx| {
+            let done = done.clone();
+            async move {
+                tokio::time::sleep(Duration::from_secs(1)).await;
+                done.fetch_add(1, Ordering::SeqCst);
+                "rendered"
+            }
+        },
+    );
+    let tk = Toolkit::builder().tool(slow).build().unwrap();
+    let server = McpServer::builder(tk)
+        .name("studio")
+        .task_after(Duration::ZERO)
+        .task_poll_interval(Duration::from_millis(20))
+        .build();
+    let url = serve(server).await;
+    let tools = McpTools::builder()
+        .timeout(Duration::from_millis(300))
+        .connect(&url)
+        .await
+        .unwrap();
+    let tk = Toolkit::builder().tools(tools).build().unwrap();
+    let given_up = execute(&tk, "studio__render", json!({}), None).await;
+    assert!(given_up.is_error);
+    assert!(
+        given_up.output.contains("did not answer `render`"),
+        "{}",
+        given_up.output
+    );
+    assert!(
+        given_up.output.contains("is cancelled"),
+        "{}",
+        given_up.output
+    );
+    tokio::time::sleep(Duration::from_millis(1200)).await;
+    assert_eq!(
+        finished.load(Ordering::SeqCst),
+        0,
+        "the cancelled run was stopped"
+    );
+}
