@@ -148,7 +148,8 @@ impl McpServer {
             .unwrap_or_else(|| "a tool".to_owned())
     }
 
-    /// A task for a call that asks what this client can only answer through a task.
+    /// A task that waits on `request` from its start: for a client that can answer it only
+    /// through a task, or one whose every call is a task.
     pub(super) async fn waiting_task(
         &self,
         name: String,
