@@ -11,8 +11,14 @@
 //! ```
 //!
 //! `--port 0` takes a free port; the first line on standard output says which.
+//!
+//! For a client that declares the tasks extension, a call still running after 200 ms is
+//! answered with a task (the `tasks-*` scenarios' fixtures: `slow_compute`,
+//! `failing_job`, `protocol_error_job`, `confirm_delete`, `test_tool_with_task`).
 
 mod failure;
+
+use std::time::Duration;
 
 use failure::Failure;
 use schemars::JsonSchema;
@@ -231,6 +237,101 @@ async fn test_input_required_result_multi_round(answer: Option<&Answer>) -> Tool
     }
 }
 
+/// How long a call runs before a client that declared tasks is handed a task.
+const TASK_AFTER: Duration = Duration::from_millis(200);
+
+/// Greets someone at once
+#[tool]
+async fn greet(#[arg(description = "Who to greet")] name: String) -> ToolResult {
+    ToolResult::ok(format!("Hello, {name}!"))
+}
+
+/// Works for the given number of seconds, then reports it
+#[tool]
+async fn slow_compute(
+    #[arg(description = "How long to work, in seconds")] seconds: u64,
+    #[arg(description = "A name for this piece of work")] label: Option<String>,
+) -> ToolResult {
+    tokio::time::sleep(Duration::from_secs(seconds)).await;
+    let label = label.unwrap_or_else(|| "work".to_owned());
+    ToolResult::ok(format!("{label}: computed in {seconds}s"))
+}
+
+/// Works for a second, then fails as an error result
+#[tool]
+async fn failing_job() -> ToolResult {
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    ToolResult::error("the job failed after a second of work")
+}
+
+/// Works for half a second, then asks for a form MCP elicitation cannot carry (a nested
+/// object), which the server cannot put to the client: the task fails with a JSON-RPC
+/// error rather than completing with the tool's result
+#[tool]
+async fn protocol_error_job(answer: Option<&Answer>) -> ToolResult {
+    if answer.is_some() {
+        return ToolResult::ok("answered");
+    }
+    tokio::time::sleep(TASK_AFTER * 2).await;
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "address": {"type": "object", "properties": {"city": {"type": "string"}}}
+        }
+    });
+    pending!(
+        kind = "input",
+        prompt = "Where do you live?",
+        data = json!({ "schema": schema })
+    )
+}
+
+/// Whether to go ahead.
+#[derive(Debug, Deserialize, JsonSchema)]
+struct Confirm {
+    /// Delete the file
+    confirm: bool,
+}
+
+/// Looks the file up, then asks before deleting it
+#[tool]
+async fn confirm_delete(
+    #[arg(description = "The file to delete")] filename: String,
+    confirm: Option<Answered<Confirm>>,
+) -> ToolResult {
+    match confirm {
+        None => {
+            // Finding the file takes longer than a call waits before it becomes a task,
+            // so the question is the task's.
+            tokio::time::sleep(TASK_AFTER * 2).await;
+            pending!(
+                kind = "input",
+                prompt = format!("Delete {filename}?"),
+                answer = Confirm
+            )
+        }
+        Some(c) if c.confirm => ToolResult::ok(format!("deleted {filename}")),
+        Some(_) => ToolResult::ok(format!("kept {filename}")),
+    }
+}
+
+/// Asks the user's name at once, then takes a second to greet them
+#[tool]
+async fn test_tool_with_task(name: Option<Answered<Name>>) -> ToolResult {
+    match name {
+        None => pending!(
+            kind = "input",
+            id = "user_name",
+            prompt = "What is your name?",
+            answer = Name
+        ),
+        Some(n) => {
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            ToolResult::ok(format!("Hello, {}! Your task is done.", n.name))
+        }
+    }
+}
+
 fn toolkit() -> Result<Toolkit, toolnexus::ToolkitError> {
     Toolkit::builder()
         .tool(TestSimpleText)
@@ -242,6 +343,12 @@ fn toolkit() -> Result<Toolkit, toolnexus::ToolkitError> {
         .tool(TestInputRequiredResultRequestState)
         .tool(TestInputRequiredResultTamperedState)
         .tool(TestInputRequiredResultMultiRound)
+        .tool(Greet)
+        .tool(SlowCompute)
+        .tool(FailingJob)
+        .tool(ProtocolErrorJob)
+        .tool(ConfirmDelete)
+        .tool(TestToolWithTask)
         .build()
 }
 
@@ -254,6 +361,10 @@ async fn main() -> Result<(), Failure> {
     };
     let server = McpServer::builder(toolkit()?)
         .name("toolnexus-conformance")
+        .task_after(TASK_AFTER)
+        .task_only("failing_job")
+        .task_only("test_tool_with_task")
+        .task_poll_interval(Duration::from_millis(100))
         .build();
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await?;
     // The suite is pointed at this URL; with `--port 0` it is the only way to learn it.

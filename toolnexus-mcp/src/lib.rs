@@ -57,6 +57,80 @@
 //! A gated tool (a declared approval) asks through elicitation, or the park hook, like any
 //! suspension.
 //!
+//! # Tasks
+//!
+//! A client that declares the tasks extension (`io.modelcontextprotocol/tasks`, SEP-2663)
+//! may be handed a task instead of a result: with
+//! [`McpServerBuilder::task_after`], a call still running after that long is answered with
+//! a `CreateTaskResult` (`resultType: "task"`, `taskId`, `status`, `ttlMs`,
+//! `pollIntervalMs`) and goes on running. `tasks/get` then shows it `working`,
+//! `input_required` with the question under `inputRequests` keyed by the request id (the
+//! elicitation it would have been in the call: a form, URL mode for a sign-in),
+//! `completed` with the tool's result inlined (a tool error is `completed` with
+//! `isError: true`), or `failed` with a JSON-RPC error when the server could not go on (a
+//! form MCP cannot carry, a run that died). `tasks/update` with `inputResponses` answers
+//! the waiting request and resumes the call exactly once, however many updates race;
+//! responses under other keys are ignored, and one for the waiting request that is no
+//! elicitation result is an invalid-params error that leaves the task waiting.
+//! `tasks/cancel` stops the call, or ends the wait, and the task is `cancelled`: nothing
+//! runs after it. An unknown task id is invalid params on every method.
+//!
+//! A question asked before `task_after` is asked in the call, as without tasks (so a call
+//! may gather input round by round, then become a task); `Duration::ZERO` makes every call
+//! of such a client a task. [`McpServerBuilder::task_only`] marks a tool that a client
+//! without the extension may not call (`-32021`, missing required client capability).
+//! Tasks live in the server's memory, shared by its sessions, for
+//! [`task_ttl`](McpServerBuilder::task_ttl) (default 1 hour). With a [`Park`] hook, a
+//! task's request is parked there as well, so a person may answer it there (an inbox
+//! page) instead of the client: the next `tasks/get` finds the answer and resumes the
+//! call, once, and a later `tasks/update` for the same request finds nothing waiting.
+//!
+//! [`McpTools`] declares the extension and follows a task it is handed: it polls
+//! `tasks/get` as often as `pollIntervalMs` says (within 10 ms and 5 s), and a task waiting
+//! for input is a suspension whose id names the task, so the answer goes back by
+//! `tasks/update`, from this connection or a new one in another process. A task still
+//! working when the call's [`timeout`](McpToolsBuilder::timeout) runs out is cancelled
+//! with `tasks/cancel`, and the call is an error result saying so.
+//!
+//! ```
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! use std::time::Duration;
+//! use toolnexus::{pending, tool, Answer, ToolContext, ToolResult, Toolkit};
+//! use toolnexus_mcp::{McpServer, McpTools};
+//!
+//! /// Deletes a file once a person approves
+//! #[tool]
+//! async fn delete_file(path: String, answer: Option<&Answer>) -> ToolResult {
+//!     match answer {
+//!         Some(a) if a.ok => ToolResult::ok(format!("deleted {path}")),
+//!         Some(_) => ToolResult::error("kept"),
+//!         None => pending!(kind = "approval", prompt = format!("Delete {path}?")),
+//!     }
+//! }
+//!
+//! // Serve: every call of a client that declares tasks is a task.
+//! let tk = Toolkit::builder().tool(DeleteFile).build()?;
+//! let server = McpServer::builder(tk).task_after(Duration::ZERO).build();
+//! let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+//! let url = format!("http://{}/mcp", listener.local_addr()?);
+//! let app = axum::Router::new().nest_service("/mcp", server.http_service());
+//! tokio::spawn(async move { axum::serve(listener, app).await });
+//!
+//! // Consume: the task's question is a suspension; its answer resumes the task.
+//! let remote = Toolkit::builder().tools(McpTools::connect(&url).await?).build()?;
+//! let args = serde_json::json!({"path": "/tmp/old.log"});
+//! let asked = remote
+//!     .execute("toolnexus__delete_file", args.clone(), ToolContext::default())
+//!     .await;
+//! let request = ToolResult::pending_of(&asked).expect("the task waits for a person");
+//! assert_eq!(request.prompt, "Delete /tmp/old.log?");
+//! let answered = ToolContext::default().with_answer(Answer::ok(&request.id));
+//! let done = remote.execute("toolnexus__delete_file", args, answered).await;
+//! assert_eq!(done.output, "deleted /tmp/old.log");
+//! # Ok(()) }
+//! ```
+//!
 //! - HTTP: `http_service()` accepts only loopback `Host` headers (DNS-rebinding protection);
 //!   a public deployment lists its host names with
 //!   `http_service_with(StreamableHttpServerConfig::default().with_allowed_hosts([…]))`.
@@ -80,7 +154,8 @@
 //! with the form at `data.schema`, a URL is `kind = "authorization"` with that `url` — so it
 //! halts a durable run like any other suspension; the round (input key and the server's
 //! `requestState`) rides in the request id, so `run_with_answer` in another process sends it
-//! back. A server on an older protocol that sends `elicitation/create` mid-call is answered by
+//! back. A server that answers with a task is polled to its end (see [Tasks](#tasks)). A
+//! server on an older protocol that sends `elicitation/create` mid-call is answered by
 //! `McpTools::builder().wait_for(…)`, else declined; the answer's refusal code decides the
 //! elicitation's action (`Refusal::Cancelled` is `cancel`, any other refusal `decline`),
 //! whatever note the person wrote. A consumed server's tools are gated by the toolkit's

@@ -24,7 +24,9 @@ pub struct ParkedCall {
 /// when the client calls the same tool with the same arguments again,
 /// [`answer_for`](Self::answer_for) is asked first, and an answer found there is applied
 /// by the agent loop's rule: `ok` re-runs the tool once with it, a refusal ends the call
-/// with `declined/expired: <prompt> (reason: <reason>)`.
+/// with `declined/expired: <prompt> (reason: <reason>)`. A call that became a task parks
+/// its request here too; [`answer_for`](Self::answer_for) is then asked when the client
+/// reads the waiting task, and an answer to the request it waits for resumes it.
 ///
 /// ```
 /// use std::sync::Mutex;

@@ -307,12 +307,13 @@ fn copy(command: &tokio::process::Command) -> tokio::process::Command {
 }
 
 /// What this client declares: both elicitation modes, since a server's elicitation always
-/// has an answer here (a suspension, `wait_for`, or a decline).
+/// has an answer here (a suspension, `wait_for`, or a decline), and the tasks extension,
+/// since a task is polled to its end and its input requests are suspensions too.
 fn client_config() -> ClientConfig {
     let mut elicitation = ElicitationCapability::new();
     elicitation.form = Some(FormElicitationCapability::new());
     elicitation.url = Some(UrlElicitationCapability::new());
-    let mut capabilities = ClientCapabilities::default();
+    let mut capabilities = ClientCapabilities::builder().enable_tasks().build();
     capabilities.elicitation = Some(elicitation);
     // The version `initialize` offers; `server/discover` offers the lifecycle's own list.
     ClientConfig::new(

@@ -1,8 +1,9 @@
-//! An `input_required` round carried inside a suspension's request id.
+//! An `input_required` round, or a task's input request, carried inside a suspension's
+//! request id.
 //!
 //! A tool re-run after a suspension receives only the [`Answer`](toolnexus::Answer), whose
 //! id echoes the request's; the retry needs the key of the server's input request and its
-//! `requestState`. Putting both in the id lets a halted run be persisted and resumed in
+//! `requestState`, or the task the request belongs to. Putting both in the id lets a halted run be persisted and resumed in
 //! another process with nothing else stored. The content is the server's own opaque
 //! state, which the protocol already treats as untrusted when it comes back.
 
@@ -20,6 +21,10 @@ pub(super) struct Round {
     /// The server's `requestState`, echoed byte for byte.
     #[serde(rename = "s", default, skip_serializing_if = "Option::is_none")]
     pub(super) state: Option<String>,
+    /// The server's task that asked, when the request is a task's: the answer goes back
+    /// by `tasks/update` to it.
+    #[serde(rename = "t", default, skip_serializing_if = "Option::is_none")]
+    pub(super) task: Option<String>,
     /// Makes every request id unique even when a server repeats key and state.
     #[serde(rename = "n")]
     nonce: String,
@@ -30,7 +35,16 @@ impl Round {
         Self {
             key,
             state,
+            task: None,
             nonce: uuid::Uuid::new_v4().simple().to_string(),
+        }
+    }
+
+    /// The input request `key` of the server's task `task`.
+    pub(super) fn in_task(key: String, task: String) -> Self {
+        Self {
+            task: Some(task),
+            ..Self::new(key, None)
         }
     }
 
@@ -60,6 +74,8 @@ mod tests {
                 .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
         );
         assert_eq!(Round::from_id(&id), Some(round));
+        let in_task = Round::in_task("confirm".into(), "task-1".into());
+        assert_eq!(Round::from_id(&in_task.to_id()), Some(in_task));
         assert_eq!(Round::from_id("not-ours"), None);
         assert_eq!(Round::from_id("mcp-!!!"), None);
     }

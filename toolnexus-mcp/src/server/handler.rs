@@ -2,25 +2,89 @@
 //! carry a suspension across to the client by the best route it supports.
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ElicitRequest,
-    ElicitResult, Implementation, InputRequest, InputRequests, InputRequiredResult, InputResponses,
-    ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, ClientCapabilities,
+    ContentBlock, CustomRequest, CustomResult, ElicitRequest, ElicitResult, ErrorCode,
+    GetTaskParams, GetTaskResult, Implementation, InputRequest, InputRequests, InputRequiredResult,
+    InputResponses, ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities,
+    ServerConfig, UpdateTaskParams,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler, ServiceError};
 use serde_json::Value;
-use toolnexus::{Answer, Asks, Refusal, Request, ToolContext, ToolOutcome, ToolResult};
+use toolnexus::{Answer, Refusal, Request, ToolResult};
 
 use super::McpServer;
+use super::run::{Step, after_answer, first_run};
 use super::state::Continuation;
 use crate::ParkedCall;
 use crate::elicit::{Mode, to_answer, to_elicitation};
 
 impl ServerHandler for McpServer {
     fn get_info(&self) -> ServerConfig {
-        let mut info = ServerConfig::new(ServerCapabilities::builder().enable_tools().build());
+        let capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_tasks()
+            .build();
+        let mut info = ServerConfig::new(capabilities);
         info.server_info = Implementation::new(&self.inner.name, &self.inner.version);
         info
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        self.answer_from_park(&request.task_id).await;
+        Ok(GetTaskResult::new(self.inner.tasks.get(&request.task_id)?))
+    }
+
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let id = request.task_id;
+        if let Some(taken) = self.inner.tasks.answer(&id, request.input_responses)? {
+            self.resume_task(id, taken);
+        }
+        Ok(())
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.inner.tasks.cancel(&request.task_id)?;
+        Ok(())
+    }
+
+    /// rmcp hands over as custom a request whose params do not fit its method. For the
+    /// methods this server serves that is the client's mistake, said as invalid params
+    /// with what does not fit; any other method is not found.
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, ErrorData> {
+        let why = match request.method.as_str() {
+            "tools/call" => misfit::<CallToolRequestParams>(&request),
+            "tasks/get" => misfit::<GetTaskParams>(&request),
+            "tasks/update" => misfit::<UpdateTaskParams>(&request),
+            "tasks/cancel" => misfit::<CancelTaskParams>(&request),
+            _ => {
+                return Err(ErrorData::new(
+                    ErrorCode::METHOD_NOT_FOUND,
+                    request.method,
+                    None,
+                ));
+            }
+        };
+        Err(ErrorData::invalid_params(
+            format!("the params of `{}` do not fit it: {why}", request.method),
+            None,
+        ))
     }
 
     async fn list_tools(
@@ -41,20 +105,26 @@ impl ServerHandler for McpServer {
 }
 
 /// What the client can answer, read from the current request's negotiated state.
-struct Client {
+pub(super) struct Client {
     /// Protocol 2026-07-28 or later: no server-to-client requests, suspensions go back as
     /// `input_required` results.
     multi_round_trip: bool,
     form: bool,
     url: bool,
+    /// Declared the tasks extension, for the session or for this request.
+    pub(super) tasks: bool,
 }
 
 impl Client {
-    fn of(context: &RequestContext<RoleServer>) -> Self {
+    pub(super) fn of(context: &RequestContext<RoleServer>) -> Self {
         let multi_round_trip = context
             .protocol_version()
             .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str());
-        let (form, url) = match context.client_capabilities().and_then(|c| c.elicitation) {
+        let capabilities = context.client_capabilities();
+        let tasks = capabilities
+            .as_ref()
+            .is_some_and(ClientCapabilities::supports_tasks);
+        let (form, url) = match capabilities.and_then(|c| c.elicitation) {
             None => (false, false),
             // A client that declared elicitation without naming a mode predates URL mode.
             Some(e) if e.form.is_none() && e.url.is_none() => (true, false),
@@ -64,6 +134,7 @@ impl Client {
             multi_round_trip,
             form,
             url,
+            tasks,
         }
     }
 
@@ -82,6 +153,11 @@ impl McpServer {
         context: &RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let name = params.name.to_string();
+        if self.inner.task_only.contains(&name) && !Client::of(context).tasks {
+            return Err(ErrorData::missing_required_client_capability(
+                ClientCapabilities::builder().enable_tasks().build(),
+            ));
+        }
         let args = Value::Object(params.arguments.unwrap_or_default());
         let responses = params.input_responses;
         if let Some(sealed) = params.request_state.as_deref() {
@@ -100,14 +176,11 @@ impl McpServer {
         let request = match self.inner.toolkit.approval_request(&name, &args, &call) {
             Some(gate) => gate,
             None => {
-                let result = self
-                    .inner
-                    .toolkit
-                    .execute(&name, args.clone(), ToolContext::default())
-                    .await;
-                match ToolOutcome::classify(result) {
-                    ToolOutcome::Pending { request, .. } => request,
-                    settled => return Ok(complete(settled.into_result())),
+                let work = first_run(self.inner.toolkit.clone(), name.clone(), args.clone());
+                match self.within(&name, &args, work, context).await {
+                    Err(task) => return Ok(CallToolResponse::Task(task)),
+                    Ok(Step::Done(result)) => return Ok(complete(result)),
+                    Ok(Step::Ask(request)) => request,
                 }
             }
         };
@@ -130,6 +203,12 @@ impl McpServer {
     ) -> CallToolResponse {
         let client = Client::of(context);
         let mode = Mode::of(&request);
+        // A client that declared tasks waits in a task for what it cannot be asked in the
+        // call, and for everything when every call is to be a task (a gate included).
+        let always = self.inner.task_after.is_some_and(|after| after.is_zero());
+        if client.tasks && (always || !client.can(mode)) {
+            return self.waiting_task(name, args, request).await;
+        }
         if !client.can(mode) {
             return complete(self.park(name, args, request, mode).await);
         }
@@ -250,12 +329,8 @@ impl McpServer {
         Ok(self.answered(name, args, &request, answer, context).await)
     }
 
-    /// The agent loop's rule for an answered suspension ([`toolnexus::Toolkit::settle`]):
-    /// `ok` re-runs the tool once with the answer; a refusal ends the call. An approved
-    /// gate runs the tool for the first time, so the tool may then ask for itself. A tool
-    /// may also ask its next question once answered: MCP carries it as the call's next
-    /// round, as it does a gated tool's own request. A re-run that asks the same question
-    /// again ([`same_question`]) ends the call `unresolved`, never looping.
+    /// A call whose `request` got `answer`: the tool goes on by the agent loop's rule
+    /// ([`after_answer`]), and what it asks next is the call's next round.
     async fn answered(
         &self,
         name: String,
@@ -264,38 +339,29 @@ impl McpServer {
         answer: Answer,
         context: &RequestContext<RoleServer>,
     ) -> CallToolResponse {
-        let toolkit = &self.inner.toolkit;
-        // What `settle` would do, but keeping the re-run's own request rather than ending
-        // the call on it.
-        let rerun =
-            answer.ok && answer.id == request.id && !matches!(request.asks(), Asks::Gate { .. });
-        let result = if rerun {
-            let ctx = ToolContext::default().with_answer(answer);
-            toolkit.execute(&name, args.clone(), ctx).await
-        } else {
-            toolkit
-                .settle(&name, args.clone(), request, answer, ToolContext::default())
-                .await
-        };
-        match ToolResult::pending_of(&result) {
-            Some(again) if same_question(&again, request) => {
-                complete(ToolResult::error(format!("unresolved: {}", request.prompt)))
-            }
-            Some(next) => self.suspend(name, args, next, context).await,
-            None => complete(result),
+        let work = after_answer(
+            self.inner.toolkit.clone(),
+            name.clone(),
+            args.clone(),
+            request.clone(),
+            answer,
+        );
+        match self.within(&name, &args, work, context).await {
+            Err(task) => CallToolResponse::Task(task),
+            Ok(Step::Done(result)) => complete(result),
+            Ok(Step::Ask(next)) => self.suspend(name, args, next, context).await,
         }
     }
 }
 
-/// Whether `again` asks what `asked` did: the same request, or the same question under a
-/// fresh id (a tool that leaves `id` out draws a new one on every run, so an id alone would
-/// let a tool that ignores its answer ask forever).
-fn same_question(again: &Request, asked: &Request) -> bool {
-    again.id == asked.id
-        || (again.kind == asked.kind
-            && again.prompt == asked.prompt
-            && again.url == asked.url
-            && again.data == asked.data)
+/// What is wrong with a request's params for the method it names.
+fn misfit<T: serde::de::DeserializeOwned>(request: &CustomRequest) -> String {
+    match request.params_as::<T>() {
+        Err(e) => e.to_string(),
+        Ok(None) => "they are missing".to_owned(),
+        // They fit on their own; what rmcp refused is elsewhere in the request.
+        Ok(Some(_)) => "the request around them is malformed".to_owned(),
+    }
 }
 
 /// "`tool` needs approval: Approve purchase of gpu?" — the start of every message about a
@@ -311,11 +377,15 @@ fn needs(name: &str, request: &Request) -> String {
 }
 
 /// A finished call as MCP sees it: a tool error is an error result, never a protocol error.
-fn complete(result: ToolResult) -> CallToolResponse {
+pub(super) fn complete(result: ToolResult) -> CallToolResponse {
+    tool_result(result).into()
+}
+
+pub(super) fn tool_result(result: ToolResult) -> CallToolResult {
     let content = vec![ContentBlock::text(result.output)];
     if result.is_error {
-        CallToolResult::error(content).into()
+        CallToolResult::error(content)
     } else {
-        CallToolResult::success(content).into()
+        CallToolResult::success(content)
     }
 }

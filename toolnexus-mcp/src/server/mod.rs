@@ -1,9 +1,13 @@
 //! Serving a [`Toolkit`] over MCP: the public [`McpServer`], its options, and its
-//! transports. What a call does lives in `handler`, the sealed retry state in `state`.
+//! transports. What a request does lives in `handler`, what running a call means in `run`,
+//! calls answered with a task in `tasks`, the sealed retry state in `state`.
 
 mod handler;
+mod run;
 mod state;
+mod tasks;
 
+use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -16,6 +20,7 @@ use toolnexus::{ToolDeclaration, Toolkit};
 
 use crate::{McpError, Park};
 use state::Sealer;
+use tasks::TaskStore;
 
 /// How long a held-open `elicitation/create` waits for the human by default.
 const DEFAULT_ELICITATION_TIMEOUT: Duration = Duration::from_secs(600);
@@ -61,6 +66,9 @@ struct Inner {
     elicitation_timeout: Duration,
     park: Option<Arc<dyn Park>>,
     sealer: Sealer,
+    tasks: TaskStore,
+    task_after: Option<Duration>,
+    task_only: HashSet<String>,
 }
 
 impl std::fmt::Debug for McpServer {
@@ -70,6 +78,8 @@ impl std::fmt::Debug for McpServer {
             .field("tools", &self.inner.tools.len())
             .field("elicitation_timeout", &self.inner.elicitation_timeout)
             .field("park", &self.inner.park.is_some())
+            .field("task_after", &self.inner.task_after)
+            .field("task_only", &self.inner.task_only)
             .finish_non_exhaustive()
     }
 }
@@ -90,6 +100,10 @@ impl McpServer {
             elicitation_timeout: DEFAULT_ELICITATION_TIMEOUT,
             park: None,
             state_key: None,
+            task_after: None,
+            task_only: HashSet::new(),
+            task_ttl: tasks::DEFAULT_TTL,
+            task_poll_interval: tasks::DEFAULT_POLL_INTERVAL,
         }
     }
 
@@ -140,6 +154,10 @@ pub struct McpServerBuilder {
     elicitation_timeout: Duration,
     park: Option<Arc<dyn Park>>,
     state_key: Option<Vec<u8>>,
+    task_after: Option<Duration>,
+    task_only: HashSet<String>,
+    task_ttl: Duration,
+    task_poll_interval: Duration,
 }
 
 impl std::fmt::Debug for McpServerBuilder {
@@ -188,6 +206,43 @@ impl McpServerBuilder {
         self
     }
 
+    /// For a client that declared the tasks extension (`io.modelcontextprotocol/tasks`),
+    /// a call still running after `after` is answered with a task: it goes on running,
+    /// and the client polls `tasks/get` for its result (default: never, every call is
+    /// answered in the call).
+    ///
+    /// Once a call is a task, whatever it asks is the task's `input_required` with the
+    /// request under `inputRequests` (keyed by the request id), answered by `tasks/update`.
+    /// A question asked sooner is asked in the call, as it would be without tasks;
+    /// `Duration::ZERO` makes every call from such a client a task, so that every question
+    /// is a task's (a client that cannot elicit in the call gets its questions as tasks
+    /// whatever this is).
+    pub fn task_after(mut self, after: Duration) -> Self {
+        self.task_after = Some(after);
+        self
+    }
+
+    /// Calls of `tool` need a client that declared the tasks extension; any other gets
+    /// the JSON-RPC error `-32021` (missing required client capability) naming it, and
+    /// the tool does not run. `tool` is the name the server lists.
+    pub fn task_only(mut self, tool: impl Into<String>) -> Self {
+        self.task_only.insert(tool.into());
+        self
+    }
+
+    /// How long a task stays readable after it was created (default 1 hour); the client
+    /// reads it as `ttlMs`. A task still running when it expires is stopped.
+    pub fn task_ttl(mut self, ttl: Duration) -> Self {
+        self.task_ttl = ttl;
+        self
+    }
+
+    /// How often a client should poll a task, sent as `pollIntervalMs` (default 500 ms).
+    pub fn task_poll_interval(mut self, interval: Duration) -> Self {
+        self.task_poll_interval = interval;
+        self
+    }
+
     /// Builds the server; a state key shorter than 32 bytes is replaced by a random one
     /// and logged, since a short HMAC key would make sealed state forgeable.
     pub fn build(self) -> McpServer {
@@ -201,6 +256,9 @@ impl McpServerBuilder {
                 elicitation_timeout: self.elicitation_timeout,
                 park: self.park,
                 sealer: Sealer::new(self.state_key),
+                tasks: TaskStore::new(self.task_ttl, self.task_poll_interval),
+                task_after: self.task_after,
+                task_only: self.task_only,
             }),
         }
     }

@@ -11,3 +11,4 @@ mod consume;
 mod python;
 mod serve;
 mod support;
+mod tasks;

@@ -462,9 +462,9 @@ async fn a_client_without_elicitation_is_told_what_the_tool_needs() {
 
 /// Parked calls in memory, answered by the test.
 #[derive(Default, Clone)]
-struct Shelf {
-    parked: Arc<Mutex<Vec<ParkedCall>>>,
-    answers: Arc<Mutex<Vec<(ParkedCall, Answer)>>>,
+pub(crate) struct Shelf {
+    pub(crate) parked: Arc<Mutex<Vec<ParkedCall>>>,
+    pub(crate) answers: Arc<Mutex<Vec<(ParkedCall, Answer)>>>,
 }
 
 impl Park for Shelf {
@@ -562,7 +562,7 @@ async fn streamable_http_serves_and_consumes_with_suspensions() {
 }
 
 /// `remove`, deleting nothing but counting its runs, gated by the toolkit.
-fn gated_remover(runs: Arc<Mutex<Vec<Value>>>) -> Toolkit {
+pub(crate) fn gated_remover(runs: Arc<Mutex<Vec<Value>>>) -> Toolkit {
     let remove = NativeTool::of(
         "remove",
         "Removes a file",

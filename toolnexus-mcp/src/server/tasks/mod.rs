@@ -1,0 +1,182 @@
+//! Calls answered with a task (SEP-2663): when a call becomes one, how its run goes on
+//! and is recorded, and answers a person gives at the park hook. The tasks themselves are
+//! kept by `store`.
+
+mod store;
+
+use std::future::Future;
+
+use rmcp::ErrorData;
+use rmcp::model::{CallToolResponse, CreateTaskResult};
+use rmcp::service::{RequestContext, RoleServer};
+use serde_json::Value;
+use toolnexus::{Request, ToolResult};
+
+pub(super) use store::{DEFAULT_POLL_INTERVAL, DEFAULT_TTL, Taken, TaskStore};
+
+use super::McpServer;
+use super::handler::{Client, complete, tool_result};
+use super::run::{Step, after_answer, died};
+use crate::ParkedCall;
+use store::{Call, Settled};
+
+impl McpServer {
+    /// Runs a call's work. For a client that declared tasks, work still running after
+    /// [`task_after`](super::McpServerBuilder::task_after) becomes a task, which goes on
+    /// running and keeps what it ends with for `tasks/get`; the client is handed the task.
+    pub(super) async fn within(
+        &self,
+        name: &str,
+        args: &Value,
+        work: impl Future<Output = Step> + Send + 'static,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<Step, CreateTaskResult> {
+        let after = match self.inner.task_after {
+            Some(after) if Client::of(context).tasks => after,
+            _ => return Ok(work.await),
+        };
+        let mut handle = tokio::spawn(work);
+        // Until the call is a task, it is the request's: a client that goes away stops it,
+        // as it stops a call run in place.
+        let mut guard = StopOnDrop(Some(handle.abort_handle()));
+        // Zero: every call is a task, however soon it would end.
+        let ended = if after.is_zero() {
+            Err(())
+        } else {
+            tokio::time::timeout(after, &mut handle)
+                .await
+                .map_err(|_| ())
+        };
+        match ended {
+            Ok(joined) => Ok(joined.unwrap_or_else(|e| Step::Done(died(name, &e)))),
+            Err(_) => {
+                let call = Call {
+                    tool: name.to_owned(),
+                    args: args.clone(),
+                };
+                guard.0 = None;
+                let task = self.inner.tasks.create(call);
+                self.run_task(task.task_id.clone(), handle);
+                Err(CreateTaskResult::new(task))
+            }
+        }
+    }
+
+    /// Runs an answered task's call on, by the agent loop's rule.
+    pub(super) fn resume_task(&self, id: String, taken: Taken) {
+        let work = after_answer(
+            self.inner.toolkit.clone(),
+            taken.call.tool,
+            taken.call.args,
+            taken.request,
+            taken.answer,
+        );
+        self.run_task(id, tokio::spawn(work));
+    }
+
+    /// With a [`Park`](crate::Park) hook, a waiting task's request is parked there too, so
+    /// a person may answer it there (an inbox page) instead of the client.
+    async fn park_task(&self, call: &Call, request: &Request) {
+        let Some(park) = &self.inner.park else {
+            return;
+        };
+        let parked = ParkedCall {
+            tool: call.tool.clone(),
+            args: call.args.clone(),
+            request: request.clone(),
+        };
+        if let Err(e) = park.park(parked).await {
+            // The task still waits for the client's answer.
+            tracing::warn!(tool = %call.tool, error = %e, "parking a task's request failed");
+        }
+    }
+
+    /// An answer a person gave at the park hook to a waiting task's request resumes the
+    /// task, found when the client next reads it.
+    pub(super) async fn answer_from_park(&self, id: &str) {
+        let Some(park) = &self.inner.park else {
+            return;
+        };
+        let Some((call, request_id)) = self.inner.tasks.waiting(id) else {
+            return;
+        };
+        let Some((request, answer)) = park.answer_for(&call.tool, &call.args).await else {
+            return;
+        };
+        if request.id != request_id || answer.id != request_id {
+            tracing::warn!(tool = %call.tool, "the parked answer is for another request; ignored");
+            return;
+        }
+        if let Some(taken) = self.inner.tasks.answered_elsewhere(id, answer) {
+            self.resume_task(id.to_owned(), taken);
+        }
+    }
+
+    /// Keeps the running `handle` of task `id`, and records how it ends.
+    fn run_task(&self, id: String, handle: tokio::task::JoinHandle<Step>) {
+        self.inner.tasks.running(&id, handle.abort_handle());
+        let server = self.clone();
+        tokio::spawn(async move {
+            let settled = match handle.await {
+                Ok(Step::Done(result)) => Settled::Done(tool_result(result)),
+                Ok(Step::Ask(request)) => Settled::Ask(request),
+                // Stopped by `tasks/cancel`: the task already says so.
+                Err(e) if e.is_cancelled() => return,
+                Err(e) => Settled::Broken(ErrorData::internal_error(
+                    format!("the call to `{}` died: {e}", server.tool_of(&id)),
+                    None,
+                )),
+            };
+            let asked = match &settled {
+                Settled::Ask(request) => Some(request.clone()),
+                _ => None,
+            };
+            server.inner.tasks.settle(&id, settled);
+            if let Some(request) = asked
+                && let Some((call, waiting)) = server.inner.tasks.waiting(&id)
+                && waiting == request.id
+            {
+                server.park_task(&call, &request).await;
+            }
+        });
+    }
+
+    fn tool_of(&self, id: &str) -> String {
+        self.inner
+            .tasks
+            .tool_of(id)
+            .unwrap_or_else(|| "a tool".to_owned())
+    }
+
+    /// A task that waits on `request` from its start: for a client that can answer it only
+    /// through a task, or one whose every call is a task.
+    pub(super) async fn waiting_task(
+        &self,
+        name: String,
+        args: Value,
+        request: Request,
+    ) -> CallToolResponse {
+        let tasks = &self.inner.tasks;
+        let call = Call { tool: name, args };
+        let task = tasks.create(call.clone());
+        tasks.settle(&task.task_id, Settled::Ask(request.clone()));
+        if tasks.waiting(&task.task_id).is_some() {
+            self.park_task(&call, &request).await;
+        }
+        match tasks.get(&task.task_id) {
+            Ok(detailed) => CallToolResponse::Task(CreateTaskResult::new(detailed.task)),
+            Err(e) => complete(ToolResult::error(e.message.into_owned())),
+        }
+    }
+}
+
+/// Stops a spawned run when the request that waits for it is dropped.
+struct StopOnDrop(Option<tokio::task::AbortHandle>);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        if let Some(handle) = self.0.take() {
+            handle.abort();
+        }
+    }
+}
