@@ -1,0 +1,101 @@
+//! The crate's error type.
+
+/// What can go wrong talking A2A.
+///
+/// Header values (keys, tokens) never appear in it: a bad header is named by its name only.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum A2aError {
+    /// The agent's URL, or a URL its card gives, is not an absolute http(s) URL.
+    #[error("`{url}` is not a usable A2A agent URL: {reason}")]
+    InvalidUrl {
+        /// The URL as given.
+        url: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// A header given to the builder has an invalid name or value (the value is not shown).
+    #[error("the header `{name}` is not a valid HTTP header")]
+    InvalidHeader {
+        /// The header's name, as given.
+        name: String,
+    },
+    /// The HTTP client could not be built.
+    #[error("cannot build the HTTP client: {0}")]
+    Client(#[source] reqwest::Error),
+    /// The agent could not be reached, or its reply not read.
+    #[error("cannot reach the A2A agent at {url}: {source}")]
+    Http {
+        /// Where the request went.
+        url: String,
+        /// The transport's error.
+        #[source]
+        source: reqwest::Error,
+    },
+    /// The agent did not answer within the configured timeout.
+    #[error("the A2A agent at {url} did not answer within {timeout:?}")]
+    Timeout {
+        /// Where the request went.
+        url: String,
+        /// The timeout that passed.
+        timeout: std::time::Duration,
+    },
+    /// The agent answered with an HTTP status that is not a success, and no JSON-RPC error.
+    #[error("the A2A agent at {url} answered HTTP {status}")]
+    Status {
+        /// Where the request went.
+        url: String,
+        /// The HTTP status code.
+        status: u16,
+    },
+    /// A reply was larger than the client reads.
+    #[error("the reply of the A2A agent at {url} is larger than {limit} bytes")]
+    TooLarge {
+        /// Where the request went.
+        url: String,
+        /// The most the client reads.
+        limit: usize,
+    },
+    /// The agent card is not an A2A 1.0 agent card.
+    #[error("the agent card at {url} is not a valid A2A agent card: {source}")]
+    Card {
+        /// Where the card was fetched.
+        url: String,
+        /// Why it does not parse.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// The agent card offers no JSON-RPC interface of protocol version 1.0.
+    #[error(
+        "the agent card at {url} offers no JSON-RPC interface of A2A protocol 1.0 (it offers: {offered})"
+    )]
+    NoInterface {
+        /// Where the card was fetched.
+        url: String,
+        /// The interfaces it offers, as `binding version` pairs.
+        offered: String,
+    },
+    /// The agent's reply is not a JSON-RPC 2.0 response, or its result is not what the
+    /// method returns.
+    #[error("the A2A agent at {url} did not answer {method} with JSON-RPC: {reason}")]
+    NotJsonRpc {
+        /// Where the request went.
+        url: String,
+        /// The method called.
+        method: &'static str,
+        /// What is wrong with the reply.
+        reason: String,
+    },
+    /// The agent answered with a JSON-RPC error.
+    #[error("the A2A agent at {url} refused {method}: {message} (JSON-RPC error {code})")]
+    Rpc {
+        /// Where the request went.
+        url: String,
+        /// The method called.
+        method: &'static str,
+        /// The JSON-RPC error code (A2A's are -32001 to -32009).
+        code: i32,
+        /// The agent's message.
+        message: String,
+    },
+}
