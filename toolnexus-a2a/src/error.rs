@@ -24,7 +24,7 @@ pub enum A2aError {
     #[error("cannot build the HTTP client: {0}")]
     Client(#[source] reqwest::Error),
     /// The agent could not be reached, or its reply not read.
-    #[error("cannot reach the A2A agent at {url}: {source}")]
+    #[error("cannot reach the A2A agent at {url}: {}", causes(.source))]
     Http {
         /// Where the request went.
         url: String,
@@ -98,4 +98,20 @@ pub enum A2aError {
         /// The agent's message.
         message: String,
     },
+}
+
+/// An error and its causes, outermost first: reqwest's own message ("error sending
+/// request") says nothing of why (a refused connection, a TLS failure).
+fn causes(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut next = error.source();
+    while let Some(cause) = next {
+        let cause_text = cause.to_string();
+        if !text.contains(&cause_text) {
+            text.push_str(": ");
+            text.push_str(&cause_text);
+        }
+        next = cause.source();
+    }
+    text
 }
