@@ -70,7 +70,8 @@ pub(super) fn to_result(agent: &str, reply: Reply) -> ToolResult {
 ///
 /// - The prompt is the message's text (else the prompt of its request data part).
 /// - `TASK_STATE_AUTH_REQUIRED` asks a sign-in (`authorization`) at the message's url part.
-/// - A data part with a `schema` asks a form (`input`) with that schema.
+/// - A data part with a `schema` (or a request's JSON, as a toolnexus agent sends, whose
+///   `data` has one) asks a form (`input`) with that schema.
 /// - Otherwise the data part's `kind` when it names one, else an `approval`.
 ///
 /// The request's `data.a2a` names the remote task (`agent`, `taskId`, `contextId`,
@@ -96,7 +97,11 @@ pub(super) fn ask(agent: &str, task: &Task) -> Request {
             _ => None,
         })
         .or_else(|| field_str("url"));
-    let schema = field("schema").filter(|_| !sign_in);
+    // A plain agent puts the schema in the part itself; a toolnexus agent's part is its
+    // whole request, with the schema in the request's own `data`.
+    let schema = field("schema")
+        .or_else(|| field("data").and_then(|d| d.get("schema")))
+        .filter(|_| !sign_in);
     let kind = match (sign_in, schema, field_str("kind")) {
         (true, _, _) => "authorization",
         (false, Some(_), _) => "input",
@@ -167,4 +172,64 @@ pub(super) fn text_of(parts: &[Part]) -> String {
         })
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn waiting(state: &str, parts: Value) -> Task {
+        serde_json::from_value(json!({
+            "id": "task-1", "contextId": "ctx-1",
+            "status": {"state": state, "message": {
+                "messageId": "m", "role": "ROLE_AGENT", "parts": parts}}
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn a_toolnexus_agents_request_part_gives_kind_form_and_remote_id() {
+        let form = json!({"type": "object", "properties": {"zip": {"type": "string"}}});
+        let task = waiting(
+            "TASK_STATE_INPUT_REQUIRED",
+            json!([
+                {"text": "Where to?"},
+                {"data": {"id": "r-7", "kind": "input", "prompt": "Where to?",
+                          "data": {"schema": form}}, "mediaType": "application/json"}
+            ]),
+        );
+        let request = ask("shop", &task);
+        assert_eq!(request.kind, "input");
+        assert_eq!(request.prompt, "Where to?");
+        assert_eq!(request.data.as_ref().unwrap()["schema"], form);
+        let round = Round::from_id(&request.id).unwrap();
+        assert_eq!(round.task_id, "task-1");
+        assert_eq!(round.context_id, "ctx-1");
+        assert_eq!(round.remote_id.as_deref(), Some("r-7"));
+    }
+
+    #[test]
+    fn a_gate_stays_a_plain_approval_here() {
+        // Passed on as a gate, the loop would re-run the call without the answer.
+        let task = waiting(
+            "TASK_STATE_INPUT_REQUIRED",
+            json!([{"data": {"id": "g", "kind": "approval", "prompt": "Delete /tmp/x?",
+                "data": {"tool": "delete", "args": {}, "argsSchema": {"type": "object"}}}}]),
+        );
+        let request = ask("fs", &task);
+        assert_eq!(request.prompt, "Delete /tmp/x?");
+        assert_eq!(request.asks(), toolnexus::Asks::Confirm);
+    }
+
+    #[test]
+    fn a_sign_in_without_words_gets_a_prompt_and_its_url() {
+        let task = waiting(
+            "TASK_STATE_AUTH_REQUIRED",
+            json!([{"url": "https://id.example/login"}]),
+        );
+        let request = ask("crm", &task);
+        assert_eq!(request.kind, "authorization");
+        assert_eq!(request.prompt, "Sign in for the remote agent `crm`");
+        assert_eq!(request.url.as_deref(), Some("https://id.example/login"));
+    }
 }
