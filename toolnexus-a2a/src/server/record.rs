@@ -30,6 +30,9 @@ pub(crate) struct TaskRecord {
     /// Whether a client cancelled it.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub(crate) canceled: bool,
+    /// When the record last changed, in milliseconds since the epoch.
+    #[serde(default)]
+    pub(crate) updated: i64,
 }
 
 impl TaskRecord {
@@ -42,6 +45,7 @@ impl TaskRecord {
             result: None,
             error: None,
             canceled: false,
+            updated: 0,
         }
     }
 }
@@ -64,7 +68,8 @@ pub(crate) async fn load(inbox: &Inbox, id: &str) -> Result<Option<TaskRecord>, 
 }
 
 /// Writes the record of task `id`.
-pub(crate) async fn save(inbox: &Inbox, id: &str, record: &TaskRecord) -> Result<(), A2aError> {
+pub(crate) async fn save(inbox: &Inbox, id: &str, record: &mut TaskRecord) -> Result<(), A2aError> {
+    record.updated = chrono::Utc::now().timestamp_millis();
     let text = serde_json::to_string(record).map_err(|e| A2aError::Corrupt {
         id: id.to_owned(),
         reason: e.to_string(),

@@ -23,7 +23,7 @@ pub(crate) const RESPONDER: &str = "a2a client";
 /// What a `SendMessage` was asked to do, once its message is taken.
 pub(crate) enum Accepted {
     /// A new task, recorded, whose first run is to go.
-    Started { id: String, record: TaskRecord },
+    Started { id: String, record: Box<TaskRecord> },
     /// A continuation, recorded in the inbox, whose run `run` is to resume.
     Answered { id: String, run: String },
 }
@@ -63,7 +63,7 @@ pub(crate) async fn accept(shared: &Arc<Shared>, message: &Message) -> Result<Ac
 /// Does what was accepted: runs a new task's first run, or resumes an answered one.
 pub(crate) async fn carry_out(shared: Arc<Shared>, accepted: Accepted) {
     match accepted {
-        Accepted::Started { id, record } => first_run(&shared, &id, record).await,
+        Accepted::Started { id, record } => first_run(&shared, &id, *record).await,
         Accepted::Answered { run, .. } => resume(&shared, &run).await,
     }
     shared.changed.notify_waiters();
@@ -94,13 +94,16 @@ async fn start(shared: &Arc<Shared>, message: &Message) -> Result<Accepted, A2AE
         .clone()
         .filter(|c| !c.is_empty())
         .unwrap_or_else(a2a::new_context_id);
-    let record = TaskRecord::started(context, prompt);
+    let mut record = TaskRecord::started(context, prompt);
     shared.set_live(&id, true);
-    if let Err(e) = record::save(&shared.inbox, &id, &record).await {
+    if let Err(e) = record::save(&shared.inbox, &id, &mut record).await {
         shared.set_live(&id, false);
         return Err(to_protocol(e));
     }
-    Ok(Accepted::Started { id, record })
+    Ok(Accepted::Started {
+        id,
+        record: Box::new(record),
+    })
 }
 
 /// What a new task is asked: the message's text parts, and its data parts as JSON.
@@ -143,7 +146,7 @@ async fn first_run(shared: &Shared, id: &str, mut record: TaskRecord) {
     if let Ok(Some(now)) = record::load(&shared.inbox, id).await {
         record.canceled |= now.canceled;
     }
-    if let Err(e) = record::save(&shared.inbox, id, &record).await {
+    if let Err(e) = record::save(&shared.inbox, id, &mut record).await {
         tracing::error!(task = id, error = %e, "could not record how a task's run ended");
     }
     shared.set_live(id, false);

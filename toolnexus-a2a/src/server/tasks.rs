@@ -40,7 +40,7 @@ pub(crate) async fn cancel(shared: &Arc<Shared>, raw: Value) -> Result<Value, A2
         record.transcript = view.transcript.clone();
     }
     record.canceled = true;
-    record::save(&shared.inbox, &id, &record)
+    record::save(&shared.inbox, &id, &mut record)
         .await
         .map_err(to_protocol)?;
     if let Stage::Waiting { requests, .. } = &view.stage {

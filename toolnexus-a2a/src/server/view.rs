@@ -2,6 +2,7 @@
 //! is on the wire.
 
 use a2a::{Artifact, Message as A2aMessage, Part, Role, Task, TaskState, TaskStatus};
+use chrono::{DateTime, Utc};
 use toolnexus::{Message, Request, RunResult, RunStatus};
 use toolnexus_inbox::{Inbox, ParkedState};
 
@@ -33,6 +34,8 @@ pub(crate) enum Stage {
 pub(crate) struct View {
     pub(crate) stage: Stage,
     pub(crate) transcript: Vec<Message>,
+    /// When it last changed.
+    pub(crate) at: DateTime<Utc>,
 }
 
 impl View {
@@ -55,6 +58,7 @@ impl View {
 /// Task `id` as it stands, read from `record` and the runs the inbox keeps for it.
 pub(crate) async fn read(inbox: &Inbox, live: bool, record: &TaskRecord) -> Result<View, A2aError> {
     let first_words = || vec![Message::user(record.prompt.clone())];
+    let at = DateTime::from_timestamp_millis(record.updated).unwrap_or_default();
     if record.canceled {
         let transcript = if record.transcript.is_empty() {
             first_words()
@@ -64,18 +68,21 @@ pub(crate) async fn read(inbox: &Inbox, live: bool, record: &TaskRecord) -> Resu
         return Ok(View {
             stage: Stage::Canceled,
             transcript,
+            at,
         });
     }
     if let Some(error) = &record.error {
         return Ok(View {
             stage: Stage::Failed(error.clone()),
             transcript: first_words(),
+            at,
         });
     }
     if let Some(result) = &record.result {
         return Ok(View {
             transcript: result.messages.clone(),
             stage: Stage::Ended(Box::new(result.clone())),
+            at,
         });
     }
     let Some(first) = &record.run else {
@@ -87,6 +94,7 @@ pub(crate) async fn read(inbox: &Inbox, live: bool, record: &TaskRecord) -> Resu
         return Ok(View {
             stage,
             transcript: first_words(),
+            at,
         });
     };
     let mut run = first.clone();
@@ -97,8 +105,10 @@ pub(crate) async fn read(inbox: &Inbox, live: bool, record: &TaskRecord) -> Resu
             return Ok(View {
                 stage: Stage::Failed(format!("the inbox has no run `{run}`")),
                 transcript,
+                at,
             });
         };
+        let at = DateTime::<Utc>::from(head.updated_at);
         let stage = match head.run_state {
             ParkedState::Waiting => Stage::Waiting {
                 run: run.clone(),
@@ -127,7 +137,11 @@ pub(crate) async fn read(inbox: &Inbox, live: bool, record: &TaskRecord) -> Resu
             ),
             _ => Stage::Working,
         };
-        return Ok(View { stage, transcript });
+        return Ok(View {
+            stage,
+            transcript,
+            at,
+        });
     }
     Err(A2aError::Corrupt {
         id: first.clone(),
@@ -168,7 +182,7 @@ pub(crate) fn task(
         status: TaskStatus {
             state: view.state(),
             message,
-            timestamp: Some(chrono::Utc::now()),
+            timestamp: Some(view.at),
         },
         artifacts,
         history: Some(history),
