@@ -12,8 +12,9 @@
 #   SDKs        a Python venv under target/ with the official SDKs: `mcp` (the MCP tests'
 #               client and server), `openai`, `google-genai` and `anthropic` (whose request
 #               types check the bodies each style sends), `standardwebhooks` (the reference
-#               verifier of the inbox's webhook signatures), `a2a-sdk[http-server]` (the
-#               A2A suites' counterparts; the uvicorn its agents serve on comes with `mcp`).
+#               verifier of the inbox's webhook signatures), `a2a-sdk[http-server]` (the A2A
+#               client and server toolnexus-a2a is tested against; the uvicorn its agents
+#               serve on comes with `mcp`).
 #               -> TOOLNEXUS_TEST_PYTHON=…/bin/python
 #   Conformance the official MCP conformance suite from npm, at both protocol revisions
 #               toolnexus-mcp serves (`@modelcontextprotocol/conformance` 0.1.16 for

@@ -2,6 +2,7 @@
 //! (`a2a-sdk`, from `TOOLNEXUS_TEST_PYTHON`), hostile ones served here, and a durable
 //! resume through the inbox.
 
+mod chain;
 mod durable;
 mod hostile;
 mod sdk;
