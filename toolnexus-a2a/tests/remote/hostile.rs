@@ -64,7 +64,22 @@ async fn rpc(
         .and_then(|b| b.get("id").cloned())
         .unwrap_or(Value::Null);
     let reply = |v: Value| v.to_string().into_response();
+    let method = serde_json::from_slice::<Value>(&body)
+        .ok()
+        .and_then(|b| b["method"].as_str().map(str::to_owned))
+        .unwrap_or_default();
     match name.as_str() {
+        // Answers before the task settles; GetTask then finds it completed.
+        "working" if method == "GetTask" => reply(json!({"jsonrpc": "2.0", "id": id, "result": {
+            "id": "t-9", "contextId": "c-9", "status": {"state": "TASK_STATE_COMPLETED"},
+            "artifacts": [{"artifactId": "a", "parts": [{"text": "done after a while"}]}]}})),
+        "working" => reply(json!({"jsonrpc": "2.0", "id": id, "result": {"task": {
+            "id": "t-9", "contextId": "c-9", "status": {"state": "TASK_STATE_WORKING"}}}})),
+        "silent" => {
+            tokio::time::sleep(std::time::Duration::from_secs(30)).await;
+            StatusCode::OK.into_response()
+        }
+        "huge" => vec![b' '; 17 * 1024 * 1024].into_response(),
         "html" => "<html>oops</html>".into_response(),
         "crash" => (StatusCode::INTERNAL_SERVER_ERROR, "boom").into_response(),
         "rpc-error" => reply(json!({"jsonrpc": "2.0", "id": id,
@@ -196,5 +211,54 @@ async fn bad_arguments_and_foreign_answers_are_refused_before_anything_is_sent()
     assert!(
         seen.0.lock().unwrap().is_empty(),
         "nothing reached the agent"
+    );
+}
+
+#[tokio::test]
+async fn a_task_left_working_is_polled_until_it_settles() {
+    let (base, seen) = serve().await;
+    let agent = RemoteAgent::builder(format!("{base}/working"))
+        .poll_interval(std::time::Duration::from_millis(10))
+        .connect()
+        .await
+        .unwrap();
+    let result = agent
+        .execute(json!({"message": "hi"}), ToolContext::default())
+        .await;
+    assert_eq!(result.output, "done after a while");
+    assert_eq!(
+        seen.0.lock().unwrap().len(),
+        2,
+        "SendMessage, then one GetTask"
+    );
+}
+
+#[tokio::test]
+async fn an_agent_that_never_answers_or_answers_without_end_is_cut_off() {
+    let (base, _) = serve().await;
+    let agent = RemoteAgent::builder(format!("{base}/silent"))
+        .timeout(std::time::Duration::from_millis(300))
+        .connect()
+        .await
+        .unwrap();
+    let result = agent
+        .execute(json!({"message": "hi"}), ToolContext::default())
+        .await;
+    assert!(result.is_error);
+    assert!(
+        result.output.contains("did not answer within 300ms"),
+        "{}",
+        result.output
+    );
+
+    let agent = RemoteAgent::connect(format!("{base}/huge")).await.unwrap();
+    let result = agent
+        .execute(json!({"message": "hi"}), ToolContext::default())
+        .await;
+    assert!(result.is_error);
+    assert!(
+        result.output.contains("is larger than 16777216 bytes"),
+        "{}",
+        result.output
     );
 }
