@@ -43,11 +43,18 @@ use crate::A2aError;
 ///   The request's id carries the remote task's keys, so the re-run with the answer —
 ///   `wait_for`, or [`run_with_answer`](toolnexus::LlmClient::run_with_answer) on the
 ///   transcript in any process — sends the answer to the same remote task as a
-///   continuation. When the agent asks again, the call suspends again.
+///   continuation. When the agent asks again, the re-run suspends again.
 ///
-/// Under [`LlmClient`](toolnexus::LlmClient) a refused request never re-runs the tool, so
-/// the remote task is not told of a decline: the model is (`declined/expired: …`), and the
-/// remote task keeps waiting until the remote agent gives up on it.
+/// Two rules of [`LlmClient`](toolnexus::LlmClient) shape what a person sees:
+///
+/// - A refused request never re-runs the tool, so the remote task is not told of a
+///   decline: the model is (`declined/expired: …`), and the remote task keeps waiting
+///   until the remote agent gives up on it.
+/// - A call waits on one request once: when the remote agent asks a second question
+///   after the answer, the loop ends the call `unresolved: <prompt>` for the model.
+///
+/// When the remote status message lists several requests (a toolnexus agent's parallel
+/// calls), their prompts are asked as one, and the answer goes to the first of them.
 ///
 /// ```no_run
 /// use toolnexus::Toolkit;
