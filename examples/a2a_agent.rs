@@ -81,7 +81,10 @@ fn script(req: &RecordedRequest) -> Reply {
     }
     let said = req.prompts().last().cloned().unwrap_or_default();
     let said = said.trim().to_lowercase();
-    if let Some(item) = said.strip_prefix("buy a ").or_else(|| said.strip_prefix("buy ")) {
+    if let Some(item) = said
+        .strip_prefix("buy a ")
+        .or_else(|| said.strip_prefix("buy "))
+    {
         return Reply::tool_call("call_1", "purchase", serde_json::json!({"item": item}));
     }
     if said.contains("log me in") {
@@ -103,7 +106,10 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Cli, Failure> {
         match arg.as_str() {
             "--port" => {
                 let n = args.next().ok_or("--port needs a number")?;
-                port = Some(n.parse().map_err(|_| format!("--port {n:?} is not a port"))?);
+                port = Some(
+                    n.parse()
+                        .map_err(|_| format!("--port {n:?} is not a port"))?,
+                );
             }
             "--db" => db = Some(args.next().ok_or("--db needs a URL")?),
             other => return Err(format!("unknown argument `{other}`; {USAGE}").into()),
@@ -126,10 +132,15 @@ async fn main() -> Result<(), Failure> {
         Some(db) => db,
         None => format!(
             "sqlite://{}",
-            std::env::current_dir()?.join("toolnexus-a2a-agent.db").display()
+            std::env::current_dir()?
+                .join("toolnexus-a2a-agent.db")
+                .display()
         ),
     };
-    let support::Endpoint { builder, stub: _stub } = support::endpoint(script).await?;
+    let support::Endpoint {
+        builder,
+        stub: _stub,
+    } = support::endpoint(script).await?;
     let client = builder.build()?;
     let tk = toolkit()?;
     let inbox = Inbox::open(&db).await?;
@@ -138,7 +149,10 @@ async fn main() -> Result<(), Failure> {
         .description("Buys things once a person approves, and signs people in")
         .url(&url)
         .build()?;
-    println!("card: {url}.well-known/agent-card.json; tasks kept in {}", inbox_name(&db));
+    println!(
+        "card: {url}.well-known/agent-card.json; tasks kept in {}",
+        inbox_name(&db)
+    );
     let (stop, stopped) = tokio::sync::watch::channel(false);
     let worker = tokio::spawn({
         let mut stopped = stopped.clone();
