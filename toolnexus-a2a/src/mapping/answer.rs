@@ -178,3 +178,138 @@ fn from_text(text: &str, request: &Request) -> Result<Answer, A2aError> {
         ))),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use a2a::{Message, Part, Role};
+    use serde_json::json;
+    use toolnexus::{Refusal, Request};
+
+    use super::answers_of;
+    use crate::A2aError;
+
+    fn said(text: &str) -> Message {
+        Message::new(Role::User, vec![Part::text(text)])
+    }
+
+    fn data(values: &[serde_json::Value]) -> Message {
+        Message::new(Role::User, values.iter().cloned().map(Part::data).collect())
+    }
+
+    fn buy(id: &str) -> Request {
+        Request::new("approval", "Buy a gpu?").with_id(id)
+    }
+
+    fn form() -> Request {
+        Request::new("input", "Where to?")
+            .with_id("f1")
+            .with_data(json!({"schema": {
+                "type": "object",
+                "properties": {"zip": {"type": "string"}},
+                "required": ["zip"]
+            }}))
+    }
+
+    #[test]
+    fn words_approve_or_decline_whatever_their_case() {
+        for yes in ["approve", "Yes", "OK", "ok.", "approved!"] {
+            let a = answers_of(&said(yes), &[buy("r1")]).unwrap();
+            assert!(a[0].ok, "{yes}");
+        }
+        for no in ["decline", "No", "DECLINED"] {
+            let a = answers_of(&said(no), &[buy("r1")]).unwrap();
+            assert_eq!(a[0].refusal(), Some(&Refusal::Declined), "{no}");
+            assert_eq!(a[0].note(), None);
+        }
+        for (text, why) in [
+            ("decline: too dear", "too dear"),
+            ("Declined, we have one", "we have one"),
+            ("decline - not now", "not now"),
+        ] {
+            let a = answers_of(&said(text), &[buy("r1")]).unwrap();
+            assert!(!a[0].ok);
+            assert_eq!(a[0].note(), Some(why), "{text}");
+        }
+        assert!(matches!(
+            answers_of(&said("perhaps"), &[buy("r1")]),
+            Err(A2aError::NotAnAnswer(_))
+        ));
+    }
+
+    #[test]
+    fn a_sign_in_takes_any_text_but_none() {
+        let login = Request::new("authorization", "Sign in")
+            .with_id("s1")
+            .with_url("https://example.com/login");
+        assert!(answers_of(&said("all done"), std::slice::from_ref(&login)).unwrap()[0].ok);
+        assert!(answers_of(&said("  "), &[login]).is_err());
+    }
+
+    #[test]
+    fn data_parts_answer_by_id_and_are_checked() {
+        let waiting = [buy("r1"), buy("r2")];
+        let both = data(&[
+            json!({"id": "r2", "ok": false, "reason": "declined"}),
+            json!({"id": "r1", "ok": true}),
+        ]);
+        let answers = answers_of(&both, &waiting).unwrap();
+        assert_eq!((answers[0].id.as_str(), answers[0].ok), ("r2", false));
+        assert_eq!((answers[1].id.as_str(), answers[1].ok), ("r1", true));
+
+        let twice = data(&[
+            json!({"id": "r1", "ok": true}),
+            json!({"id": "r1", "ok": false}),
+        ]);
+        assert!(
+            matches!(answers_of(&twice, &waiting), Err(A2aError::NotAnAnswer(m)) if m.contains("twice"))
+        );
+        let no_id = data(&[json!({"ok": true})]);
+        assert!(
+            matches!(answers_of(&no_id, &waiting), Err(A2aError::NotAnAnswer(m)) if m.contains("r1, r2"))
+        );
+        let forged = data(&[json!({"id": "r9", "ok": true})]);
+        assert!(
+            matches!(answers_of(&forged, &waiting), Err(A2aError::UnknownRequest { id, .. }) if id == "r9")
+        );
+        for not_an_answer in [
+            json!({"yes": true}),
+            json!("ok"),
+            json!({"ok": "true"}),
+            json!({"ok": true, "id": 3}),
+        ] {
+            assert!(
+                matches!(
+                    answers_of(&data(&[not_an_answer.clone()]), &[buy("r1")]),
+                    Err(A2aError::NotAnAnswer(_))
+                ),
+                "{not_an_answer}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_form_takes_fitting_data_in_a_data_part_or_as_json_text() {
+        let fits = data(&[json!({"ok": true, "data": {"zip": "75001"}})]);
+        assert_eq!(
+            answers_of(&fits, &[form()]).unwrap()[0].data,
+            Some(json!({"zip": "75001"}))
+        );
+        let as_text = answers_of(&said(r#"{"zip": "75001"}"#), &[form()]).unwrap();
+        assert_eq!(as_text[0].data, Some(json!({"zip": "75001"})));
+        let misfit = data(&[json!({"ok": true, "data": {"zip": 75001}})]);
+        match answers_of(&misfit, &[form()]) {
+            Err(A2aError::InvalidAnswer { id, field, reason }) => {
+                assert_eq!((id.as_str(), field.as_deref()), ("f1", Some("zip")));
+                assert!(reason.contains("zip"), "{reason}");
+            }
+            other => panic!("a misfit: {other:?}"),
+        }
+        assert!(answers_of(&said("75001"), &[form()]).is_err());
+        assert!(!answers_of(&said("decline"), &[form()]).unwrap()[0].ok);
+    }
+
+    #[test]
+    fn nothing_waiting_takes_no_answer() {
+        assert!(answers_of(&said("approve"), &[]).is_err());
+    }
+}

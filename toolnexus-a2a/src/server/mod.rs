@@ -1,10 +1,10 @@
 //! The A2A 1.0 server: an axum router serving an [`LlmClient`] and its [`Toolkit`] as an
 //! agent over the JSON-RPC binding, its tasks kept by a [`toolnexus_inbox::Inbox`].
 //!
-//! One module per concept: the agent [`card`], the JSON-RPC envelope and dispatch
-//! ([`jsonrpc`]), `SendMessage` ([`send`]) and its streaming form ([`stream`]),
-//! `GetTask`, `CancelTask` and `SubscribeToTask` ([`tasks`]), the task as the inbox keeps
-//! it ([`record`], [`view`]), and the protocol's errors ([`errors`]).
+//! One module per concept: the agent card (`card`), the JSON-RPC envelope and dispatch
+//! (`jsonrpc`), `SendMessage` (`send`) and its streaming form and `SubscribeToTask`
+//! (`stream`), `GetTask` and `CancelTask` (`tasks`), the task as the inbox keeps it
+//! (`record`, `view`), and the protocol's errors (`errors`).
 
 mod card;
 mod errors;
