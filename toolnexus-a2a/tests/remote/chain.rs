@@ -21,7 +21,7 @@ struct AgentB {
     url: String,
     purchases: Arc<AtomicUsize>,
     _model: MockLlm,
-    _dir: TempDir,
+    dir: TempDir,
 }
 
 struct TempDir(std::path::PathBuf);
@@ -85,12 +85,12 @@ async fn agent_b(name: &str) -> AgentB {
         url,
         purchases,
         _model: mock,
-        _dir: TempDir(dir),
+        dir: TempDir(dir),
     }
 }
 
 #[tokio::test]
-async fn a_halted_chain_resumes_in_a_fresh_process_and_runs_b_once() {
+async fn a_halted_chain_resumes_in_a_fresh_client_and_a_replay_buys_nothing() {
     let b = agent_b("halt").await;
     let mock_a = model("purchasing", "buy a gpu").await;
     let halted = client(&mock_a)
@@ -175,4 +175,94 @@ async fn a_chain_answered_by_wait_for_completes_with_bs_result() {
     assert_eq!(done.status, RunStatus::Done);
     assert_eq!(done.tool_calls[0].output, "B says: ORDER-1: bought gpu");
     assert_eq!(b.purchases.load(Ordering::SeqCst), 1);
+}
+
+/// Where the halted chain's state goes for the second process, and its result comes back.
+const CHILD_STATE: &str = "TOOLNEXUS_A2A_CHAIN_STATE";
+
+#[tokio::test]
+async fn a_halted_chain_resumes_in_another_process_and_runs_b_once() {
+    let b = agent_b("process").await;
+    let mock_a = model("purchasing", "buy a gpu").await;
+    let halted = client(&mock_a)
+        .build()
+        .unwrap()
+        .run(
+            "buy me a gpu",
+            &toolkit(RemoteAgent::connect(&b.url).await.unwrap()),
+        )
+        .await
+        .unwrap();
+    let request = halted.pending.clone().unwrap();
+    assert_eq!(request.prompt, "Approve purchase of gpu?");
+    let state = b.dir.0.join("halted.json");
+    let saved = json!({"url": b.url, "messages": halted.messages, "request": request});
+    std::fs::write(&state, saved.to_string()).unwrap();
+
+    // The test binary again, running only the resume below: a process that shares nothing
+    // with this one but the files and B's address.
+    let child = tokio::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "chain::resumes_a_halted_chain_it_is_given",
+            "--include-ignored",
+        ])
+        .env(CHILD_STATE, &state)
+        .output()
+        .await
+        .unwrap();
+    assert!(
+        child.status.success(),
+        "the resuming process failed:\n{}\n{}",
+        String::from_utf8_lossy(&child.stdout),
+        String::from_utf8_lossy(&child.stderr)
+    );
+    let done: Value =
+        serde_json::from_str(&std::fs::read_to_string(state.with_extension("done")).unwrap())
+            .unwrap();
+    assert_eq!(done["status"], "done");
+    assert_eq!(
+        done["toolCalls"][0]["output"],
+        "B says: ORDER-1: bought gpu"
+    );
+    assert_eq!(
+        b.purchases.load(Ordering::SeqCst),
+        1,
+        "B's purchase ran once"
+    );
+}
+
+/// The second process of the test above; it refuses to run on its own.
+#[tokio::test]
+#[ignore = "the second process of a_halted_chain_resumes_in_another_process_and_runs_b_once"]
+async fn resumes_a_halted_chain_it_is_given() {
+    let state = std::env::var(CHILD_STATE).unwrap_or_else(|_| {
+        panic!("{CHILD_STATE} is not set: this runs only as the second process of its test")
+    });
+    let saved: Value = serde_json::from_str(&std::fs::read_to_string(&state).unwrap()).unwrap();
+    let request: Request = serde_json::from_value(saved["request"].clone()).unwrap();
+    let mock_a = model("purchasing", "buy a gpu").await;
+    let tk = toolkit(
+        RemoteAgent::connect(saved["url"].as_str().unwrap())
+            .await
+            .unwrap(),
+    );
+    let done = client(&mock_a)
+        .build()
+        .unwrap()
+        .run_with_answer(
+            serde_json::from_value(saved["messages"].clone()).unwrap(),
+            &request,
+            Answer::ok(&request.id),
+            &tk,
+        )
+        .await
+        .unwrap();
+    let result = json!({"status": done.status, "toolCalls": done.tool_calls.iter()
+        .map(|c| json!({"output": c.output, "isError": c.is_error})).collect::<Vec<_>>()});
+    std::fs::write(
+        std::path::Path::new(&state).with_extension("done"),
+        result.to_string(),
+    )
+    .unwrap();
 }
