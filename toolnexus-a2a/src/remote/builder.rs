@@ -157,6 +157,7 @@ impl RemoteAgentBuilder {
             name,
             description,
             card,
+            endpoint_shown: card::shown(&endpoint),
             rpc: Rpc {
                 http,
                 endpoint,
@@ -172,7 +173,7 @@ async fn fetch_card(
     url: &reqwest::Url,
     timeout: Duration,
 ) -> Result<AgentCard, A2aError> {
-    let at = url.to_string();
+    let at = card::shown(url);
     let response = http
         .get(url.clone())
         .header(ACCEPT, "application/json")
@@ -210,7 +211,11 @@ impl fmt::Debug for RemoteAgentBuilder {
     // Header values are secrets: only their names are shown.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("RemoteAgentBuilder")
-            .field("url", &self.url)
+            .field(
+                "url",
+                &reqwest::Url::parse(&self.url)
+                    .map_or_else(|_| self.url.clone(), |u| card::shown(&u)),
+            )
             .field("headers", &self.headers.keys().collect::<Vec<_>>())
             .field("name", &self.name)
             .field("timeout", &self.timeout)
@@ -230,10 +235,25 @@ mod tests {
 
     #[test]
     fn debug_shows_header_names_only() {
-        let builder = RemoteAgent::builder("http://127.0.0.1:1/").bearer_auth("hunter2-token");
+        let builder =
+            RemoteAgent::builder("http://ada:pass-w0rd@127.0.0.1:1/").bearer_auth("hunter2-token");
         let shown = format!("{builder:?}");
         assert!(shown.contains("authorization"), "{shown}");
         assert!(!shown.contains("hunter2"), "{shown}");
+        assert!(!shown.contains("pass-w0rd"), "{shown}");
+    }
+
+    #[tokio::test]
+    async fn a_password_in_the_url_stays_out_of_errors() {
+        let err = RemoteAgent::connect("http://ada:pass-w0rd@127.0.0.1:9/")
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("http://127.0.0.1:9/.well-known/agent-card.json"),
+            "{err}"
+        );
+        assert!(!err.contains("pass-w0rd"), "{err}");
     }
 
     #[tokio::test]

@@ -34,7 +34,7 @@ pub(super) fn jsonrpc_endpoint(card: &AgentCard, card_url: &Url) -> Result<Url, 
         .iter()
         .find(|i| speaks(i))
         .ok_or_else(|| A2aError::NoInterface {
-            url: card_url.to_string(),
+            url: shown(card_url),
             offered: offered(card),
         })?;
     let url = card_url
@@ -44,6 +44,16 @@ pub(super) fn jsonrpc_endpoint(card: &AgentCard, card_url: &Url) -> Result<Url, 
             reason: e.to_string(),
         })?;
     http_url(url.as_str())
+}
+
+/// `url` as errors, logs and `Debug` show it: without a user name or password, which
+/// reqwest still sends (as basic auth) from the URL itself.
+pub(super) fn shown(url: &Url) -> String {
+    let mut bare = url.clone();
+    // Both only fail for URLs that cannot have credentials, which then have none.
+    let _ = bare.set_password(None);
+    let _ = bare.set_username("");
+    bare.to_string()
 }
 
 fn speaks(interface: &AgentInterface) -> bool {
@@ -100,6 +110,12 @@ mod tests {
         );
         assert!(matches!(at("ftp://x/"), Err(A2aError::InvalidUrl { .. })));
         assert!(matches!(at("not a url"), Err(A2aError::InvalidUrl { .. })));
+    }
+
+    #[test]
+    fn credentials_in_a_url_are_never_shown() {
+        let url = Url::parse("https://ada:hunter2@x.example/a2a?tenant=1").unwrap();
+        assert_eq!(shown(&url), "https://x.example/a2a?tenant=1");
     }
 
     fn card(interfaces: serde_json::Value) -> AgentCard {

@@ -75,6 +75,8 @@ pub struct RemoteAgent {
     schema: Value,
     source: String,
     card: AgentCard,
+    // The endpoint as shown: without the credentials its URL may carry.
+    endpoint_shown: String,
     rpc: Rpc,
     poll: Duration,
 }
@@ -97,9 +99,9 @@ impl RemoteAgent {
         &self.card
     }
 
-    /// The JSON-RPC endpoint calls go to.
+    /// The JSON-RPC endpoint calls go to (without any user name or password it carries).
     pub fn endpoint(&self) -> &str {
-        self.rpc.endpoint.as_str()
+        &self.endpoint_shown
     }
 
     async fn call(&self, args: Value, answer: Option<Answer>) -> ToolResult {
@@ -192,7 +194,7 @@ impl fmt::Debug for RemoteAgent {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("RemoteAgent")
             .field("name", &self.name)
-            .field("endpoint", &self.rpc.endpoint.as_str())
+            .field("endpoint", &self.endpoint_shown)
             .field("timeout", &self.rpc.timeout)
             .finish_non_exhaustive()
     }

@@ -30,7 +30,7 @@ impl Rpc {
         method: &'static str,
         params: impl Serialize,
     ) -> Result<T, A2aError> {
-        let url = self.endpoint.to_string();
+        let url = super::card::shown(&self.endpoint);
         let not_rpc = |reason: String| A2aError::NotJsonRpc {
             url: url.clone(),
             method,
