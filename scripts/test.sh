@@ -12,7 +12,9 @@
 #   SDKs        a Python venv under target/ with the official SDKs: `mcp` (the MCP tests'
 #               client and server), `openai`, `google-genai` and `anthropic` (whose request
 #               types check the bodies each style sends), `standardwebhooks` (the reference
-#               verifier of the inbox's webhook signatures).
+#               verifier of the inbox's webhook signatures), `a2a-sdk[http-server]` (the A2A
+#               client and server toolnexus-a2a is tested against; the uvicorn its agents
+#               serve on comes with `mcp`).
 #               -> TOOLNEXUS_TEST_PYTHON=…/bin/python
 #   Conformance the official MCP conformance suite from npm, at both protocol revisions
 #               toolnexus-mcp serves (`@modelcontextprotocol/conformance` 0.1.16 for
@@ -120,11 +122,11 @@ PY
     say "$(chromedriver --version | awk '{print $1, $2}') on 127.0.0.1:$port"
 }
 
-python_packages=(mcp openai google-genai anthropic standardwebhooks)
+python_packages=(mcp openai google-genai anthropic standardwebhooks 'a2a-sdk[http-server]==1.3.0')
 setup_python() {
     local venv="$root/target/sdk-venv"
     if [ ! -x "$venv/bin/python" ] \
-        || ! "$venv/bin/python" -c 'import mcp, openai, google.genai, anthropic, standardwebhooks' 2>/dev/null; then
+        || ! "$venv/bin/python" -c 'import mcp, openai, google.genai, anthropic, standardwebhooks, a2a' 2>/dev/null; then
         python3 -c 'import venv' 2>/dev/null || apt_install python3-venv
         rm -rf "$venv"
         python3 -m venv "$venv" || die "python3 -m venv failed: install python3-venv"

@@ -449,3 +449,103 @@ fn an_example_that_fails_prints_the_error_as_a_message() {
         "{stderr}"
     );
 }
+
+/// The A2A agents of toolnexus-a2a's suite, written with the official Python SDK
+/// (`TOOLNEXUS_TEST_PYTHON`), serving while this lives.
+struct SdkAgents {
+    child: std::process::Child,
+    base: String,
+}
+
+impl SdkAgents {
+    fn start() -> SdkAgents {
+        use std::io::{BufRead, BufReader};
+        let python = std::env::var("TOOLNEXUS_TEST_PYTHON").unwrap_or_else(|_| {
+            panic!(
+                "TOOLNEXUS_TEST_PYTHON is not set: run the tests with scripts/test.sh (it creates \
+                 a venv with the official A2A SDK), or point it at a python with \
+                 `pip install 'a2a-sdk[http-server]==1.3.0' uvicorn` done"
+            )
+        });
+        let script = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/toolnexus-a2a/tests/remote/agents.py"
+        );
+        let mut child = Command::new(&python)
+            .arg(script)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {python} {script}: {e}"));
+        let mut first = String::new();
+        let mut stdout = BufReader::new(child.stdout.take().expect("a piped stdout"));
+        stdout
+            .read_line(&mut first)
+            .expect("the agents say where they serve");
+        // The agents log each continuation: keep reading, or their writes would fail.
+        std::thread::spawn(move || std::io::copy(&mut stdout, &mut std::io::sink()));
+        let serving: serde_json::Value = serde_json::from_str(&first)
+            .unwrap_or_else(|_| panic!("the A2A SDK's agents did not start: {first:?}"));
+        let base = format!("http://127.0.0.1:{}", serving["port"]);
+        SdkAgents { child, base }
+    }
+}
+
+impl Drop for SdkAgents {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn a2a_delegate_shows_the_remote_prompt_and_repeats_the_remote_answer() {
+    let agents = SdkAgents::start();
+    let shop = format!("{}/shop", agents.base);
+    let stdout = succeeded(run(example("a2a_delegate")
+        .args(["--remote", &shop])
+        .env("TOOLNEXUS_AUTO_ANSWER", "approve")));
+    lines_in_order(
+        &stdout,
+        &[
+            "remote agent: `shop`",
+            "the model sends shop {\"message\":\"buy a gpu\"}",
+            "asks (approval): Approve purchase of gpu?",
+            "the person answered: approve",
+            "the answer goes to the same remote task",
+            "the remote agent's result: bought gpu: ORDER-",
+        ],
+    );
+    let result = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("the remote agent's result: "))
+        .expect("the result is shown");
+    assert!(
+        stdout.contains(&format!(
+            "final answer: The remote agent answered: {result}"
+        )),
+        "{stdout}"
+    );
+
+    let stdout = succeeded(run_with_input(
+        example("a2a_delegate").args(["--remote", &shop]),
+        "n\n",
+    ));
+    lines_in_order(
+        &stdout,
+        &[
+            "Approve purchase of gpu? [y/N]",
+            "the person answered: decline",
+            "final answer: The purchase was declined, so nothing was bought",
+        ],
+    );
+    assert!(!stdout.contains("ORDER-"), "{stdout}");
+
+    let (out, _) = run(&mut example("a2a_delegate"));
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("usage: a2a_delegate --remote URL"),
+        "{stderr}"
+    );
+}

@@ -128,9 +128,21 @@ const MIGRATIONS: &[&[&str]] = &[&[
     "ALTER TABLE toolnexus_inbox_requests ADD COLUMN escalated_to TEXT",
 ]];
 
-/// The schema version this crate reads and writes: the shared migrations, then the state
-/// constraints.
-pub(crate) const LATEST: i64 = MIGRATIONS.len() as i64 + 1;
+/// The migrations after the state constraints, in order, each a list of statements both
+/// engines accept; the first brings a database to version `MIGRATIONS.len() + 2`.
+const LATER: &[&[&str]] = &[&[
+    // Notes a host keeps beside the runs ([`Inbox::note`](crate::Inbox::note)): a small
+    // text under a key of the host's choosing, such as the protocol task a run serves.
+    "CREATE TABLE toolnexus_inbox_notes (
+        key TEXT PRIMARY KEY,
+        value TEXT NOT NULL,
+        updated_at BIGINT NOT NULL
+    )",
+]];
+
+/// The schema version this crate reads and writes: the shared migrations, the state
+/// constraints, then the later migrations.
+pub(crate) const LATEST: i64 = (MIGRATIONS.len() + 1 + LATER.len()) as i64;
 
 /// The last migration: a state column takes only the spellings of its enum. PostgreSQL
 /// adds `CHECK` constraints; SQLite cannot add one to an existing table, so triggers refuse
@@ -192,7 +204,12 @@ pub(crate) async fn migrate(conn: &mut AnyConnection, dialect: &Dialect) -> Resu
     let all = MIGRATIONS
         .iter()
         .map(|statements| statements.iter().map(|s| (*s).to_owned()).collect())
-        .chain(std::iter::once(last));
+        .chain(std::iter::once(last))
+        .chain(
+            LATER
+                .iter()
+                .map(|statements| statements.iter().map(|s| (*s).to_owned()).collect()),
+        );
     for (index, statements) in all.enumerate().skip(found as usize) {
         for statement in statements {
             sqlx::query(sqlx::AssertSqlSafe(statement))

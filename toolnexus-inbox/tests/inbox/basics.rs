@@ -20,6 +20,7 @@ both_engines!(
     reasoning_state_survives_the_row,
     an_app_awaits_a_runs_outcome_in_any_process,
     awaiting_a_failed_run_returns_its_failure,
+    notes_are_kept_replaced_and_survive_reopening,
 );
 
 async fn park_answer_resume_once(db: TestDb) {
@@ -396,4 +397,22 @@ async fn awaiting_a_failed_run_returns_its_failure(db: TestDb) {
     let failed = s.inbox.outcome(row.id()).await.unwrap();
     assert_eq!(failed.run_state, ParkedState::Failed);
     assert!(failed.last_error.is_some());
+}
+
+async fn notes_are_kept_replaced_and_survive_reopening(db: TestDb) {
+    let inbox = db.inbox().await;
+    assert_eq!(inbox.note("a2a-task:1").await.unwrap(), None);
+    inbox.keep_note("a2a-task:1", "first").await.unwrap();
+    inbox.keep_note("a2a-task:2", "other").await.unwrap();
+    inbox.keep_note("a2a-task:1", "second").await.unwrap();
+    drop(inbox);
+    let reopened = db.inbox().await;
+    assert_eq!(
+        reopened.note("a2a-task:1").await.unwrap().as_deref(),
+        Some("second")
+    );
+    assert_eq!(
+        reopened.note("a2a-task:2").await.unwrap().as_deref(),
+        Some("other")
+    );
 }

@@ -1,0 +1,212 @@
+//! The `a2a_agent` example as a user runs it: started on a free port, driven by the
+//! official Python `a2a-sdk` client (`TOOLNEXUS_TEST_PYTHON`, set up by scripts/test.sh)
+//! through a purchase approved, one declined after the agent was restarted, and a sign-in.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+
+use serde_json::{json, Value};
+use toolnexus_test_support::example_bin;
+
+/// The example, serving until dropped.
+struct Agent {
+    child: Child,
+    url: String,
+}
+
+impl Agent {
+    fn start(db: &str) -> Agent {
+        let mut child = example_bin::command("a2a_agent")
+            .args(["--port", "0", "--db", db])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("the example starts");
+        let mut lines = BufReader::new(child.stdout.take().expect("its standard output"));
+        let mut first = String::new();
+        lines.read_line(&mut first).expect("its first line");
+        let url = first
+            .trim()
+            .strip_prefix("A2A agent at ")
+            .unwrap_or_else(|| panic!("the first line names the URL: {first:?}"))
+            .to_owned();
+        // The rest of its output is drained, so it never blocks on a full pipe.
+        std::thread::spawn(move || for _ in lines.lines() {});
+        Agent { child, url }
+    }
+}
+
+impl Drop for Agent {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn python() -> String {
+    std::env::var("TOOLNEXUS_TEST_PYTHON").unwrap_or_else(|_| {
+        panic!(
+            "TOOLNEXUS_TEST_PYTHON is not set: run the tests with scripts/test.sh (it creates a \
+             venv with the official SDKs), or point it at a python with \
+             `pip install 'a2a-sdk[http-server]==1.3.0'` done"
+        )
+    })
+}
+
+/// The A2A crate's driver of the official client, run on `steps`.
+fn drive(url: &str, steps: Value) -> Vec<Value> {
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/toolnexus-a2a/tests/a2a_driver.py"
+    );
+    let mut child = Command::new(python())
+        .args([script, url])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("TOOLNEXUS_TEST_PYTHON starts");
+    let mut stdin = child.stdin.take().expect("its standard input");
+    stdin
+        .write_all(steps.to_string().as_bytes())
+        .expect("the steps are written");
+    drop(stdin);
+    let out = child.wait_with_output().expect("the driver finishes");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "the driver failed: {stderr}");
+    let results: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("the driver printed no JSON ({e}): {stderr}"));
+    results.as_array().cloned().expect("a result per step")
+}
+
+fn state(result: &Value) -> &str {
+    result["task"]["status"]["state"]
+        .as_str()
+        .unwrap_or_else(|| panic!("a task: {result}"))
+}
+
+fn text(result: &Value) -> String {
+    let parts = result["task"]["status"]["message"]["parts"]
+        .as_array()
+        .cloned();
+    parts
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|p| p["text"].as_str().map(str::to_owned))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn the_a2a_agent_waits_for_people_and_a_restarted_one_continues() {
+    let file: PathBuf = std::env::temp_dir().join(format!("a2a-agent-{}.db", std::process::id()));
+    let db = format!("sqlite://{}", file.display());
+    let agent = Agent::start(&db);
+    let out = drive(
+        &agent.url,
+        json!([
+            {"send": {"text": "buy a gpu"}},
+            {"send": {"text": "approve", "task": "$task", "context": "$context"}},
+            {"get": {"task": "$task"}},
+            {"send": {"text": "log me in"}},
+            {"send": {"text": "done", "task": "$task1"}},
+            {"send": {"text": "buy a cpu"}},
+        ]),
+    );
+    assert_eq!(state(&out[0]), "TASK_STATE_INPUT_REQUIRED");
+    assert_eq!(text(&out[0]), "Approve purchase of gpu?");
+    assert_eq!(state(&out[1]), "TASK_STATE_COMPLETED");
+    let said = text(&out[1]);
+    let order = said
+        .split_whitespace()
+        .find(|w| w.starts_with("ORDER-"))
+        .unwrap_or_else(|| panic!("an order number in {said:?}"))
+        .trim_end_matches('.');
+    let history = out[2]["task"]["history"].to_string();
+    assert!(
+        history.contains(&format!("{order}: bought a gpu")),
+        "the tool's result carries {order}: {history}"
+    );
+
+    assert_eq!(state(&out[3]), "TASK_STATE_AUTH_REQUIRED");
+    let urls: Vec<&str> = out[3]["task"]["status"]["message"]["parts"]
+        .as_array()
+        .expect("parts")
+        .iter()
+        .filter_map(|p| p["url"].as_str())
+        .collect();
+    assert_eq!(urls, ["https://shop.example/login"]);
+    assert_eq!(state(&out[4]), "TASK_STATE_COMPLETED");
+    assert!(text(&out[4]).ends_with("signed in"), "{}", out[4]);
+
+    assert_eq!(state(&out[5]), "TASK_STATE_INPUT_REQUIRED");
+    let waiting = out[5]["task"]["id"].clone();
+    drop(agent);
+    let restarted = Agent::start(&db);
+    let out = drive(
+        &restarted.url,
+        json!([{"send": {"text": "decline", "task": waiting}}]),
+    );
+    assert_eq!(state(&out[0]), "TASK_STATE_COMPLETED", "{}", out[0]);
+    assert!(text(&out[0]).contains("declined"), "{}", out[0]);
+    assert!(!text(&out[0]).contains("ORDER-"));
+    drop(restarted);
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", file.display()));
+    }
+}
+
+/// The issue's pairing of the two examples: `a2a_delegate` calls `a2a_agent` over A2A, the
+/// agent's question is answered at the delegate's side, and the delegate's final text
+/// repeats the agent's answer with its order number.
+#[test]
+fn a2a_delegate_buys_through_the_a2a_agent_and_repeats_its_answer() {
+    let file: PathBuf =
+        std::env::temp_dir().join(format!("a2a-delegate-{}.db", std::process::id()));
+    let agent = Agent::start(&format!("sqlite://{}", file.display()));
+    let delegate = |answer: &str| {
+        let out = example_bin::command("a2a_delegate")
+            .args(["--remote", &agent.url])
+            .env("TOOLNEXUS_AUTO_ANSWER", answer)
+            .stdin(Stdio::null())
+            .output()
+            .expect("the delegate starts");
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(
+            out.status.success(),
+            "{stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        stdout
+    };
+    let approved = delegate("approve");
+    assert!(
+        approved.contains("asks (approval): Approve purchase of gpu?"),
+        "{approved}"
+    );
+    let result = approved
+        .lines()
+        .find_map(|l| l.strip_prefix("the remote agent's result: "))
+        .unwrap_or_else(|| panic!("the result is shown: {approved}"));
+    assert!(result.contains("ORDER-"), "{approved}");
+    assert!(
+        approved.contains(&format!(
+            "final answer: The remote agent answered: {result}"
+        )),
+        "{approved}"
+    );
+    let declined = delegate("decline");
+    assert!(
+        declined.contains("the person answered: decline"),
+        "{declined}"
+    );
+    assert!(
+        declined.contains("final answer: The purchase was declined"),
+        "{declined}"
+    );
+    assert!(!declined.contains("ORDER-"), "{declined}");
+    drop(agent);
+    let _ = std::fs::remove_file(&file);
+}

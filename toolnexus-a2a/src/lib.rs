@@ -1,0 +1,11 @@
+#![doc = include_str!("../README.md")]
+#![warn(missing_docs)]
+
+mod error;
+pub mod mapping;
+mod remote;
+pub mod server;
+
+pub use error::A2aError;
+pub use remote::{RemoteAgent, RemoteAgentBuilder};
+pub use server::{A2aServer, A2aServerBuilder};

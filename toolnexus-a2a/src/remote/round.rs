@@ -1,0 +1,78 @@
+//! A remote task's keys carried inside a suspension's request id.
+//!
+//! A tool re-run after a suspension receives only the [`Answer`](toolnexus::Answer), whose
+//! id echoes the request's. The continuation needs the remote `taskId` and `contextId` (and
+//! the remote's own request id, when it gave one); putting them in the id makes the
+//! transcript of a halted run all a resume needs, in this process or another.
+
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use base64::Engine;
+use serde::{Deserialize, Serialize};
+
+const PREFIX: &str = "a2a-";
+
+/// One interruption of a remote task: what a continuation must name.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(super) struct Round {
+    /// The remote task's id.
+    #[serde(rename = "t")]
+    pub(super) task_id: String,
+    /// The remote task's context id.
+    #[serde(rename = "c")]
+    pub(super) context_id: String,
+    /// The id of the request the remote agent's status message carried, if it had one.
+    #[serde(rename = "r", default, skip_serializing_if = "Option::is_none")]
+    pub(super) remote_id: Option<String>,
+    /// Makes each interruption's id unique, even when a task asks the same twice.
+    #[serde(rename = "n")]
+    nonce: String,
+}
+
+impl Round {
+    pub(super) fn new(task_id: String, context_id: String, remote_id: Option<String>) -> Self {
+        Self {
+            task_id,
+            context_id,
+            remote_id,
+            nonce: uuid::Uuid::new_v4().simple().to_string(),
+        }
+    }
+
+    pub(super) fn to_id(&self) -> String {
+        // Serializing a struct of strings cannot fail.
+        let json = serde_json::to_vec(self).unwrap_or_default();
+        format!("{PREFIX}{}", URL_SAFE_NO_PAD.encode(json))
+    }
+
+    /// The round an answer's id names, or `None` when the id is not one of ours.
+    pub(super) fn from_id(id: &str) -> Option<Self> {
+        let encoded = id.strip_prefix(PREFIX)?;
+        let json = URL_SAFE_NO_PAD.decode(encoded).ok()?;
+        serde_json::from_slice(&json).ok()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_round_survives_its_id() {
+        let round = Round::new("task \"1\"".into(), "ctx/2".into(), Some("req-3".into()));
+        let id = round.to_id();
+        assert!(id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_'));
+        assert_eq!(Round::from_id(&id), Some(round.clone()));
+        assert_ne!(
+            Round::new("t".into(), "c".into(), None).to_id(),
+            Round::new("t".into(), "c".into(), None).to_id()
+        );
+        assert_eq!(Round::from_id("mcp-abc"), None);
+        assert_eq!(Round::from_id("a2a-!!!"), None);
+        assert_eq!(
+            Round::from_id(&format!("{PREFIX}{}", URL_SAFE_NO_PAD.encode("[1]"))),
+            None
+        );
+    }
+}

@@ -1,0 +1,79 @@
+//! The agent card at `/.well-known/agent-card.json`: who the agent is, where its JSON-RPC
+//! endpoint is, and its skills — one per tool of the toolkit.
+
+use std::sync::Arc;
+
+use a2a::{AgentCapabilities, AgentCard, AgentInterface, AgentSkill, TRANSPORT_PROTOCOL_JSONRPC};
+use axum::extract::State;
+use axum::http::HeaderMap;
+use axum::Json;
+use toolnexus::Toolkit;
+
+use super::Shared;
+
+/// Where the card is served, as A2A 1.0 names it.
+pub(crate) const PATH: &str = "/.well-known/agent-card.json";
+
+/// What the card says, fixed when the server is built.
+pub(crate) struct CardInfo {
+    pub(crate) name: String,
+    pub(crate) description: String,
+    pub(crate) version: String,
+    pub(crate) url: Option<String>,
+    pub(crate) skills: Vec<AgentSkill>,
+    pub(crate) max_body: usize,
+}
+
+/// A skill per tool: its name as the id and the name, its description.
+pub(crate) fn skills(tk: &Toolkit) -> Vec<AgentSkill> {
+    tk.tools()
+        .iter()
+        .map(|tool| AgentSkill {
+            id: tool.name().to_owned(),
+            name: tool.name().to_owned(),
+            description: tool.description().to_owned(),
+            tags: vec!["tool".to_owned()],
+            examples: None,
+            input_modes: None,
+            output_modes: None,
+            security_requirements: None,
+        })
+        .collect()
+}
+
+const MODES: [&str; 2] = ["text/plain", "application/json"];
+
+pub(crate) async fn show(State(shared): State<Arc<Shared>>, headers: HeaderMap) -> Json<AgentCard> {
+    let info = &shared.card;
+    let url = match &info.url {
+        Some(url) => url.clone(),
+        None => {
+            let host = headers
+                .get(axum::http::header::HOST)
+                .and_then(|h| h.to_str().ok())
+                .unwrap_or("localhost");
+            format!("http://{host}/")
+        }
+    };
+    Json(AgentCard {
+        name: info.name.clone(),
+        description: info.description.clone(),
+        version: info.version.clone(),
+        supported_interfaces: vec![AgentInterface::new(url, TRANSPORT_PROTOCOL_JSONRPC)],
+        capabilities: AgentCapabilities {
+            streaming: Some(true),
+            push_notifications: Some(false),
+            extensions: None,
+            extended_agent_card: Some(false),
+        },
+        default_input_modes: MODES.iter().map(|m| (*m).to_owned()).collect(),
+        default_output_modes: MODES.iter().map(|m| (*m).to_owned()).collect(),
+        skills: info.skills.clone(),
+        provider: None,
+        documentation_url: None,
+        icon_url: None,
+        security_schemes: None,
+        security_requirements: None,
+        signatures: None,
+    })
+}

@@ -1,0 +1,54 @@
+//! The protocol's errors: what each refusal of this crate and the inbox is on the wire.
+
+use a2a::{A2AError, FieldViolation, TypedDetail};
+use toolnexus_inbox::InboxError;
+
+use crate::A2aError;
+
+/// The A2A error a refusal or failure answers with. Refusals say what to change; a
+/// failure of the store is logged here and answered as an internal error, without its
+/// details.
+pub(crate) fn to_protocol(error: A2aError) -> A2AError {
+    match error {
+        A2aError::NotAnAnswer(_) | A2aError::UnknownRequest { .. } => {
+            A2AError::invalid_params(error.to_string())
+        }
+        A2aError::InvalidAnswer { ref field, .. } => {
+            let violation = field.clone().map(|field| FieldViolation {
+                field,
+                description: error.to_string(),
+            });
+            let params = A2AError::invalid_params(error.to_string());
+            match violation {
+                Some(v) => params.with_details(vec![TypedDetail::bad_request(vec![v])]),
+                None => params,
+            }
+        }
+        A2aError::Inbox(e @ InboxError::InvalidAnswer { .. }) => {
+            A2AError::invalid_params(format!("the answer does not fit: {e}"))
+        }
+        A2aError::Inbox(
+            e @ (InboxError::NotWaiting { .. }
+            | InboxError::Expired(_)
+            | InboxError::NotAllowed { .. }),
+        ) => A2AError::unsupported_operation(format!("the task takes no answer now: {e}")),
+        other => {
+            tracing::error!(error = %other, "an A2A request failed");
+            A2AError::internal("the server could not serve the request; it is logged")
+        }
+    }
+}
+
+/// A message to a task that is over.
+pub(crate) fn terminal(id: &str) -> A2AError {
+    A2AError::unsupported_operation(format!(
+        "task `{id}` is over: send a message without a taskId to start a new one"
+    ))
+}
+
+/// A message to a task that is not waiting for one.
+pub(crate) fn busy(id: &str) -> A2AError {
+    A2AError::unsupported_operation(format!(
+        "task `{id}` is not waiting for input: its run goes on (another message answered it)"
+    ))
+}

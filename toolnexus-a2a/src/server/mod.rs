@@ -1,0 +1,208 @@
+//! The A2A 1.0 server: an axum router serving an [`LlmClient`] and its [`Toolkit`] as an
+//! agent over the JSON-RPC binding, its tasks kept by a [`toolnexus_inbox::Inbox`].
+//!
+//! One module per concept: the agent card (`card`), the JSON-RPC envelope and dispatch
+//! (`jsonrpc`), `SendMessage` (`send`) and its streaming form and `SubscribeToTask`
+//! (`stream`), `GetTask` and `CancelTask` (`tasks`), the task as the inbox keeps it
+//! (`record`, `view`), and the protocol's errors (`errors`).
+
+mod card;
+mod errors;
+mod jsonrpc;
+mod record;
+mod send;
+mod stream;
+mod tasks;
+mod view;
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
+
+use axum::extract::DefaultBodyLimit;
+use axum::routing::{get, post};
+use axum::Router;
+use tokio::sync::Notify;
+use toolnexus::{LlmClient, Toolkit};
+use toolnexus_inbox::Inbox;
+
+use crate::A2aError;
+
+/// The most bytes a JSON-RPC request body may have unless told otherwise: room for a long
+/// message, bounded so one request cannot take the server's memory.
+pub const DEFAULT_MAX_BODY: usize = 1024 * 1024;
+
+/// An agent served over A2A: built by [`A2aServer::builder`], served by
+/// [`router`](Self::router).
+///
+/// ```
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// use toolnexus::{LlmClient, Toolkit};
+/// use toolnexus_a2a::A2aServer;
+/// use toolnexus_inbox::Inbox;
+///
+/// let client = LlmClient::builder().model("m").api_key("k").build()?;
+/// let inbox = Inbox::open("sqlite::memory:").await?;
+/// let server = A2aServer::builder(client, Toolkit::empty(), inbox)
+///     .name("Shop")
+///     .description("Buys things once a person approves")
+///     .url("http://127.0.0.1:8080/")
+///     .build()?;
+/// let app: axum::Router = server.router();
+/// # drop(app);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// # }).unwrap();
+/// ```
+#[derive(Clone)]
+pub struct A2aServer {
+    shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for A2aServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("A2aServer")
+            .field("name", &self.shared.card.name)
+            .field("url", &self.shared.card.url)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What every handler shares.
+pub(crate) struct Shared {
+    pub(crate) client: LlmClient,
+    pub(crate) tk: Toolkit,
+    pub(crate) inbox: Inbox,
+    pub(crate) card: card::CardInfo,
+    /// The tasks whose first run goes on in this process: a task recorded as started but
+    /// in none of these was cut short by a stop of the server.
+    pub(crate) live: Mutex<HashSet<String>>,
+    /// Wakes the streams watching tasks when one changes in this process.
+    pub(crate) changed: Notify,
+}
+
+impl Shared {
+    pub(crate) fn is_live(&self, id: &str) -> bool {
+        self.live.lock().is_ok_and(|live| live.contains(id))
+    }
+
+    pub(crate) fn set_live(&self, id: &str, live: bool) {
+        if let Ok(mut set) = self.live.lock() {
+            if live {
+                set.insert(id.to_owned());
+            } else {
+                set.remove(id);
+            }
+        }
+        self.changed.notify_waiters();
+    }
+}
+
+impl A2aServer {
+    /// A server for `client` with the tools of `tk`, keeping its tasks in `inbox`. Resume
+    /// happens in the request that answers; run an [`Inbox::worker`] with the same client
+    /// and toolkit beside it so that answers given on the inbox page resume too.
+    pub fn builder(client: LlmClient, tk: Toolkit, inbox: Inbox) -> A2aServerBuilder {
+        A2aServerBuilder {
+            client,
+            tk,
+            inbox,
+            name: "toolnexus agent".to_owned(),
+            description: "An agent whose tools may wait for a person".to_owned(),
+            version: env!("CARGO_PKG_VERSION").to_owned(),
+            url: None,
+            max_body: DEFAULT_MAX_BODY,
+        }
+    }
+
+    /// The router: `GET /.well-known/agent-card.json` and JSON-RPC at `POST /`. Mount it
+    /// at the root of the URL given to [`A2aServerBuilder::url`].
+    pub fn router(&self) -> Router {
+        Router::new()
+            .route(card::PATH, get(card::show))
+            .route("/", post(jsonrpc::handle))
+            .layer(DefaultBodyLimit::max(self.shared.card.max_body))
+            .with_state(self.shared.clone())
+    }
+
+    /// The inbox the tasks are kept in.
+    pub fn inbox(&self) -> &Inbox {
+        &self.shared.inbox
+    }
+}
+
+/// The options of an [`A2aServer`].
+#[derive(Debug)]
+pub struct A2aServerBuilder {
+    client: LlmClient,
+    tk: Toolkit,
+    inbox: Inbox,
+    name: String,
+    description: String,
+    version: String,
+    url: Option<String>,
+    max_body: usize,
+}
+
+impl A2aServerBuilder {
+    /// The agent's name on its card.
+    pub fn name(mut self, name: impl Into<String>) -> Self {
+        self.name = name.into();
+        self
+    }
+
+    /// What the agent does, on its card.
+    pub fn description(mut self, description: impl Into<String>) -> Self {
+        self.description = description.into();
+        self
+    }
+
+    /// The agent's version on its card (default: this crate's).
+    pub fn version(mut self, version: impl Into<String>) -> Self {
+        self.version = version.into();
+        self
+    }
+
+    /// The public URL the router is served at, which the card names as the JSON-RPC
+    /// endpoint (e.g. `https://agents.example.com/shop/`). Without it the card names the
+    /// root of the host the card was fetched from.
+    pub fn url(mut self, url: impl Into<String>) -> Self {
+        self.url = Some(url.into());
+        self
+    }
+
+    /// The most bytes a request body may have (default [`DEFAULT_MAX_BODY`]); a larger one
+    /// is refused with a JSON-RPC error before anything is read into a task.
+    pub fn max_body(mut self, bytes: usize) -> Self {
+        self.max_body = bytes.max(1024);
+        self
+    }
+
+    /// The server; [`A2aError::BadUrl`] when [`url`](Self::url) is not an absolute http(s)
+    /// URL.
+    pub fn build(self) -> Result<A2aServer, A2aError> {
+        if let Some(url) = &self.url {
+            let ok = (url.starts_with("http://") || url.starts_with("https://"))
+                && url.split("://").nth(1).is_some_and(|rest| !rest.is_empty());
+            if !ok {
+                return Err(A2aError::BadUrl(url.clone()));
+            }
+        }
+        let card = card::CardInfo {
+            name: self.name,
+            description: self.description,
+            version: self.version,
+            url: self.url,
+            skills: card::skills(&self.tk),
+            max_body: self.max_body,
+        };
+        Ok(A2aServer {
+            shared: Arc::new(Shared {
+                client: self.client,
+                tk: self.tk,
+                inbox: self.inbox,
+                card,
+                live: Mutex::new(HashSet::new()),
+                changed: Notify::new(),
+            }),
+        })
+    }
+}

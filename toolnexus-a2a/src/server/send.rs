@@ -1,0 +1,203 @@
+//! `SendMessage`: a message without a `taskId` starts a task (its run goes until it ends
+//! or waits for a person); one with a `taskId` answers what that task waits on and resumes
+//! its run, exactly once however many answers race. It returns the task as it then stands,
+//! unless the client asked for `returnImmediately`.
+
+use std::sync::Arc;
+
+use a2a::{A2AError, Message, PartContent, SendMessageRequest};
+use serde_json::{json, Value};
+use toolnexus::RunStatus;
+use toolnexus_inbox::InboxError;
+
+use super::errors::{busy, terminal, to_protocol};
+use super::jsonrpc::params;
+use super::record::{self, TaskRecord};
+use super::view::{self, Stage};
+use super::Shared;
+use crate::mapping;
+
+/// Who the inbox records as having answered through A2A.
+pub(crate) const RESPONDER: &str = "a2a client";
+
+/// What a `SendMessage` was asked to do, once its message is taken.
+pub(crate) enum Accepted {
+    /// A new task, recorded, whose first run is to go.
+    Started { id: String, record: Box<TaskRecord> },
+    /// A continuation, recorded in the inbox, whose run `run` is to resume.
+    Answered { id: String, run: String },
+}
+
+impl Accepted {
+    pub(crate) fn id(&self) -> &str {
+        match self {
+            Accepted::Started { id, .. } | Accepted::Answered { id, .. } => id,
+        }
+    }
+}
+
+pub(crate) async fn send(shared: &Arc<Shared>, raw: Value) -> Result<Value, A2AError> {
+    let request: SendMessageRequest = params(raw)?;
+    let config = request.configuration.as_ref();
+    let history_length = config.and_then(|c| c.history_length);
+    let immediately = config.and_then(|c| c.return_immediately).unwrap_or(false);
+    let accepted = accept(shared, &request.message).await?;
+    let id = accepted.id().to_owned();
+    if immediately {
+        tokio::spawn(carry_out(shared.clone(), accepted));
+    } else {
+        carry_out(shared.clone(), accepted).await;
+    }
+    Ok(json!({ "task": current(shared, &id, history_length).await? }))
+}
+
+/// Takes `message`: records a new task, or answers the task it continues. Every refusal
+/// comes before anything runs, and leaves the task as it was.
+pub(crate) async fn accept(shared: &Arc<Shared>, message: &Message) -> Result<Accepted, A2AError> {
+    match &message.task_id {
+        Some(id) => answer(shared, id, message).await,
+        None => start(shared, message).await,
+    }
+}
+
+/// Does what was accepted: runs a new task's first run, or resumes an answered one.
+pub(crate) async fn carry_out(shared: Arc<Shared>, accepted: Accepted) {
+    match accepted {
+        Accepted::Started { id, record } => first_run(&shared, &id, *record).await,
+        Accepted::Answered { run, .. } => resume(&shared, &run).await,
+    }
+    shared.changed.notify_waiters();
+}
+
+/// The task as it stands now, as the wire has it.
+pub(crate) async fn current(
+    shared: &Shared,
+    id: &str,
+    history_length: Option<i32>,
+) -> Result<Value, A2AError> {
+    let record = record::load(&shared.inbox, id)
+        .await
+        .map_err(to_protocol)?
+        .ok_or_else(|| A2AError::task_not_found(id))?;
+    let view = view::read(&shared.inbox, shared.is_live(id), &record)
+        .await
+        .map_err(to_protocol)?;
+    let task = view::task(id, &record, &view, history_length);
+    serde_json::to_value(task).map_err(|e| A2AError::internal(e.to_string()))
+}
+
+async fn start(shared: &Arc<Shared>, message: &Message) -> Result<Accepted, A2AError> {
+    let prompt = prompt_of(message)?;
+    let id = a2a::new_task_id();
+    let context = message
+        .context_id
+        .clone()
+        .filter(|c| !c.is_empty())
+        .unwrap_or_else(a2a::new_context_id);
+    let mut record = TaskRecord::started(context, prompt);
+    shared.set_live(&id, true);
+    if let Err(e) = record::save(&shared.inbox, &id, &mut record).await {
+        shared.set_live(&id, false);
+        return Err(to_protocol(e));
+    }
+    Ok(Accepted::Started {
+        id,
+        record: Box::new(record),
+    })
+}
+
+/// What a new task is asked: the message's text parts, and its data parts as JSON.
+fn prompt_of(message: &Message) -> Result<String, A2AError> {
+    let pieces: Vec<String> = message
+        .parts
+        .iter()
+        .filter_map(|p| match &p.content {
+            PartContent::Text(t) => Some(t.clone()),
+            PartContent::Data(d) => Some(d.to_string()),
+            PartContent::Url(u) => Some(u.clone()),
+            PartContent::Raw(_) => None,
+        })
+        .collect();
+    let prompt = pieces.join("\n");
+    if prompt.trim().is_empty() {
+        return Err(A2AError::invalid_params(
+            "the message carries no text or data to start a task with",
+        ));
+    }
+    Ok(prompt)
+}
+
+/// Runs a new task's first run and records how it ended: parked in the inbox when it
+/// waits for a person, or its result.
+async fn first_run(shared: &Shared, id: &str, mut record: TaskRecord) {
+    let outcome = shared.client.run(record.prompt.clone(), &shared.tk).await;
+    match outcome {
+        Ok(run) if run.status == RunStatus::Pending => match shared.inbox.park(&run).await {
+            Ok(parked) => {
+                record.run = Some(parked);
+                record.transcript = run.messages;
+            }
+            Err(e) => record.error = Some(format!("the run could not be kept: {e}")),
+        },
+        Ok(run) => record.result = Some(run),
+        Err(e) => record.error = Some(e.to_string()),
+    }
+    // A cancel while it ran is kept.
+    if let Ok(Some(now)) = record::load(&shared.inbox, id).await {
+        record.canceled |= now.canceled;
+    }
+    if let Err(e) = record::save(&shared.inbox, id, &mut record).await {
+        tracing::error!(task = id, error = %e, "could not record how a task's run ended");
+    }
+    shared.set_live(id, false);
+}
+
+/// Answers what task `id` waits on with `message`.
+async fn answer(shared: &Arc<Shared>, id: &str, message: &Message) -> Result<Accepted, A2AError> {
+    let record = record::load(&shared.inbox, id)
+        .await
+        .map_err(to_protocol)?
+        .ok_or_else(|| A2AError::task_not_found(id))?;
+    if let Some(context) = message.context_id.as_deref().filter(|c| !c.is_empty()) {
+        if context != record.context_id {
+            return Err(A2AError::invalid_params(format!(
+                "contextId `{context}` is not the context of task `{id}`"
+            )));
+        }
+    }
+    let view = view::read(&shared.inbox, shared.is_live(id), &record)
+        .await
+        .map_err(to_protocol)?;
+    if view.is_terminal() {
+        return Err(terminal(id));
+    }
+    let Stage::Waiting { run, requests } = view.stage else {
+        return Err(busy(id));
+    };
+    let answers = mapping::answers_of(message, &requests).map_err(to_protocol)?;
+    for answer in answers {
+        match shared.inbox.answer_as(answer, RESPONDER).await {
+            Ok(()) => {}
+            Err(InboxError::NotWaiting { .. }) => return Err(busy(id)),
+            Err(e) => return Err(to_protocol(e.into())),
+        }
+    }
+    Ok(Accepted::Answered {
+        id: id.to_owned(),
+        run,
+    })
+}
+
+/// Resumes the answered run `run`, or waits for whoever resumes it (another request's
+/// answer, a worker) to finish.
+async fn resume(shared: &Shared, run: &str) {
+    match shared.inbox.resume(run, &shared.client, &shared.tk).await {
+        Ok(_) | Err(InboxError::NotAnswered(_)) | Err(InboxError::Finished { .. }) => {}
+        Err(InboxError::Claimed(_)) => {
+            if let Err(e) = shared.inbox.outcome(run).await {
+                tracing::warn!(run, error = %e, "could not await a resume");
+            }
+        }
+        Err(e) => tracing::warn!(run, error = %e, "a task's resume failed"),
+    }
+}

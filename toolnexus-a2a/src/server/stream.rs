@@ -1,0 +1,188 @@
+//! `SendStreamingMessage` and `SubscribeToTask`: server-sent events, each a JSON-RPC
+//! response of a `StreamResponse` — the `Task` first, then its status updates — closing
+//! once the task is over or waits for a person.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::Duration;
+
+use a2a::{
+    A2AError, JsonRpcId, SendMessageRequest, SubscribeToTaskRequest, Task, TaskStatusUpdateEvent,
+};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use futures::Stream;
+use serde_json::{json, Value};
+use tokio::sync::mpsc;
+
+use super::errors::to_protocol;
+use super::jsonrpc::{params, response};
+use super::record;
+use super::send::{accept, carry_out};
+use super::view;
+use super::Shared;
+
+/// How often a stream looks at a task that changes elsewhere (a worker, another server):
+/// changes made in this process wake it at once.
+const POLL: Duration = Duration::from_millis(200);
+
+pub(crate) async fn send(
+    shared: Arc<Shared>,
+    rpc: JsonRpcId,
+    raw: Value,
+) -> Result<Response, A2AError> {
+    let request: SendMessageRequest = params(raw)?;
+    let accepted = accept(&shared, &request.message).await?;
+    let id = accepted.id().to_owned();
+    let (tx, rx) = mpsc::channel(16);
+    let first = task_now(&shared, &id).await?;
+    tokio::spawn(async move {
+        let mut last = Status::of(&first);
+        // A client gone before the first event changes nothing: the run still goes.
+        let _ = send_event(&tx, &rpc, json!({ "task": first })).await;
+        // The run goes on whether or not anyone still listens: what it asks is kept.
+        carry_out(shared.clone(), accepted).await;
+        let _ = watch_step(&shared, &id, &mut last, &tx, &rpc).await;
+    });
+    Ok(sse(rx))
+}
+
+pub(crate) async fn subscribe(
+    shared: Arc<Shared>,
+    rpc: JsonRpcId,
+    raw: Value,
+) -> Result<Response, A2AError> {
+    let request: SubscribeToTaskRequest = params(raw)?;
+    let id = request.id;
+    let first = task_now(&shared, &id).await?;
+    if first.status.state.is_terminal() {
+        return Err(A2AError::unsupported_operation(format!(
+            "task `{id}` is over: there is nothing to subscribe to"
+        )));
+    }
+    let (tx, rx) = mpsc::channel(16);
+    tokio::spawn(async move {
+        let mut last = Status::of(&first);
+        if send_event(&tx, &rpc, json!({ "task": first })).await {
+            return;
+        }
+        loop {
+            let woken = shared.changed.notified();
+            tokio::pin!(woken);
+            woken.as_mut().enable();
+            match watch_step(&shared, &id, &mut last, &tx, &rpc).await {
+                Step::Open => {}
+                Step::Closed => return,
+                // A subscriber came to see what the task does next: a wait it already
+                // showed does not end the stream, a new one does.
+                Step::Final => return,
+            }
+            tokio::select! {
+                _ = woken => {}
+                _ = tokio::time::sleep(POLL) => {}
+                _ = tx.closed() => return,
+            }
+        }
+    });
+    Ok(sse(rx))
+}
+
+/// A task's state and what it waits on: a change of either is a status update.
+#[derive(PartialEq)]
+struct Status {
+    state: a2a::TaskState,
+    message: Option<String>,
+}
+
+impl Status {
+    fn of(task: &Task) -> Status {
+        Status {
+            state: task.status.state.clone(),
+            message: task.status.message.as_ref().map(|m| m.message_id.clone()),
+        }
+    }
+}
+
+enum Step {
+    /// Nothing final yet: watch on.
+    Open,
+    /// A change to a final state was sent.
+    Final,
+    /// The client is gone, or the task cannot be read.
+    Closed,
+}
+
+/// Reads the task; sends a status update when it changed since `last`.
+async fn watch_step(
+    shared: &Shared,
+    id: &str,
+    last: &mut Status,
+    tx: &mpsc::Sender<Event>,
+    rpc: &JsonRpcId,
+) -> Step {
+    let task = match task_now(shared, id).await {
+        Ok(task) => task,
+        Err(e) => {
+            let _ = tx.send(event(rpc, Err(e))).await;
+            return Step::Closed;
+        }
+    };
+    let now = Status::of(&task);
+    if now == *last {
+        return Step::Open;
+    }
+    *last = now;
+    let update = TaskStatusUpdateEvent {
+        task_id: task.id.clone(),
+        context_id: task.context_id.clone(),
+        status: task.status.clone(),
+        metadata: None,
+    };
+    if send_event(tx, rpc, json!({ "statusUpdate": update })).await {
+        return Step::Closed;
+    }
+    let state = &task.status.state;
+    let is_final = state.is_terminal()
+        || matches!(
+            state,
+            a2a::TaskState::InputRequired | a2a::TaskState::AuthRequired
+        );
+    if is_final {
+        Step::Final
+    } else {
+        Step::Open
+    }
+}
+
+async fn task_now(shared: &Shared, id: &str) -> Result<Task, A2AError> {
+    let record = record::load(&shared.inbox, id)
+        .await
+        .map_err(to_protocol)?
+        .ok_or_else(|| A2AError::task_not_found(id))?;
+    let view = view::read(&shared.inbox, shared.is_live(id), &record)
+        .await
+        .map_err(to_protocol)?;
+    Ok(view::task(id, &record, &view, None))
+}
+
+/// Sends one event; `true` when the client is gone.
+async fn send_event(tx: &mpsc::Sender<Event>, rpc: &JsonRpcId, result: Value) -> bool {
+    tx.send(event(rpc, Ok(result))).await.is_err()
+}
+
+fn event(rpc: &JsonRpcId, result: Result<Value, A2AError>) -> Event {
+    let body = serde_json::to_string(&response(rpc.clone(), result)).unwrap_or_default();
+    Event::default().data(body)
+}
+
+fn sse(rx: mpsc::Receiver<Event>) -> Response {
+    Sse::new(events(rx))
+        .keep_alive(KeepAlive::default())
+        .into_response()
+}
+
+fn events(rx: mpsc::Receiver<Event>) -> impl Stream<Item = Result<Event, Infallible>> {
+    futures::stream::unfold(rx, |mut rx| async move {
+        rx.recv().await.map(|event| (Ok(event), rx))
+    })
+}

@@ -1,0 +1,60 @@
+//! `GetTask` and `CancelTask`.
+
+use std::sync::Arc;
+
+use a2a::{A2AError, CancelTaskRequest, GetTaskRequest};
+use serde_json::Value;
+use toolnexus::{Answer, Refusal};
+use toolnexus_inbox::InboxError;
+
+use super::errors::to_protocol;
+use super::jsonrpc::params;
+use super::record;
+use super::send::{current, RESPONDER};
+use super::view::{self, Stage};
+use super::Shared;
+
+/// `GetTask`: the task as it stands, with its history (the last `historyLength`
+/// messages when given).
+pub(crate) async fn get(shared: &Arc<Shared>, raw: Value) -> Result<Value, A2AError> {
+    let request: GetTaskRequest = params(raw)?;
+    current(shared, &request.id, request.history_length).await
+}
+
+/// `CancelTask`: a task that is not over is canceled; what it waits on is refused in the
+/// inbox (`cancelled`), so nobody answers it on the page and its tool never runs.
+pub(crate) async fn cancel(shared: &Arc<Shared>, raw: Value) -> Result<Value, A2AError> {
+    let request: CancelTaskRequest = params(raw)?;
+    let id = request.id;
+    let mut record = record::load(&shared.inbox, &id)
+        .await
+        .map_err(to_protocol)?
+        .ok_or_else(|| A2AError::task_not_found(&id))?;
+    let view = view::read(&shared.inbox, shared.is_live(&id), &record)
+        .await
+        .map_err(to_protocol)?;
+    if view.is_terminal() {
+        return Err(A2AError::task_not_cancelable(&id));
+    }
+    if record.transcript.is_empty() {
+        record.transcript = view.transcript.clone();
+    }
+    record.canceled = true;
+    record::save(&shared.inbox, &id, &mut record)
+        .await
+        .map_err(to_protocol)?;
+    if let Stage::Waiting { requests, .. } = &view.stage {
+        for request in requests {
+            let refusal = Answer::refuse(&request.id, Refusal::Cancelled)
+                .with_note("the A2A task was canceled");
+            match shared.inbox.answer_as(refusal, RESPONDER).await {
+                Ok(()) | Err(InboxError::NotWaiting { .. }) => {}
+                Err(e) => {
+                    tracing::warn!(task = %id, error = %e, "could not refuse a canceled task's request")
+                }
+            }
+        }
+    }
+    shared.changed.notify_waiters();
+    current(shared, &id, None).await
+}

@@ -1,0 +1,10 @@
+//! The A2A server end to end: a real loopback server on a scripted model, its tasks in a
+//! real SQLite file or PostgreSQL database, driven by the official Python `a2a-sdk`
+//! client (`TOOLNEXUS_TEST_PYTHON`, set up by scripts/test.sh) and, for what no client
+//! would send, by raw HTTP.
+
+mod support;
+
+mod flows;
+mod hostile;
+mod restart;

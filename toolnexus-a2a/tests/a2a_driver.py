@@ -1,0 +1,118 @@
+"""Drives a toolnexus A2A server with the official `a2a-sdk` client.
+
+Usage: python a2a_driver.py URL < steps.json
+
+The steps are a JSON list of objects, each one call: {"card": {}}, {"send": {...}},
+{"stream": {...}}, {"get": {...}}, {"cancel": {...}}, {"subscribe": {...}}, or
+{"race": [step, step, ...]} to make several calls at once. A send takes "text" and/or
+"data" (JSON), and "task" and "context" to continue a task; "$task" and "$context"
+stand for the task and context of the first task a step returned, "$task1" and
+"$context1" for the second's, and so on. It prints a JSON list
+with one result per step: {"task": ...}, {"events": [...]}, {"card": ...}, or
+{"error": <the SDK's exception class>, "message": ...} when the call raised.
+"""
+
+import asyncio
+import json
+import sys
+import uuid
+
+import httpx
+from google.protobuf.json_format import MessageToDict
+
+from a2a.client import A2ACardResolver, ClientConfig, create_client
+from a2a.helpers.proto_helpers import new_data_part, new_text_part
+from a2a.types import (
+    CancelTaskRequest,
+    GetTaskRequest,
+    Message,
+    Role,
+    SendMessageRequest,
+    SubscribeToTaskRequest,
+)
+
+
+class Session:
+    def __init__(self, url, http):
+        self.url = url
+        self.http = http
+        self.tasks = []
+        self.clients = {}
+
+    async def client(self, streaming):
+        if streaming not in self.clients:
+            config = ClientConfig(streaming=streaming, httpx_client=self.http)
+            self.clients[streaming] = await create_client(self.url, client_config=config)
+        return self.clients[streaming]
+
+    def fill(self, value):
+        for key, index in (("id", "$task"), ("contextId", "$context")):
+            if isinstance(value, str) and value.startswith(index):
+                n = int(value[len(index):] or 0)
+                return self.tasks[n][key]
+        return value
+
+    def remember(self, task):
+        if task.get("id") and all(t["id"] != task["id"] for t in self.tasks):
+            self.tasks.append(task)
+
+    async def step(self, step):
+        (kind, args), = step.items()
+        try:
+            if kind == "race":
+                return {"race": await asyncio.gather(*(self.step(s) for s in args))}
+            if kind == "card":
+                card = await A2ACardResolver(self.http, self.url).get_agent_card()
+                return {"card": MessageToDict(card)}
+            if kind in ("send", "stream"):
+                return await self.send(args, streaming=kind == "stream")
+            client = await self.client(kind == "subscribe")
+            task_id = self.fill(args.get("task"))
+            if kind == "get":
+                request = GetTaskRequest(id=task_id)
+                if "history" in args:
+                    request.history_length = args["history"]
+                task = MessageToDict(await client.get_task(request))
+                return {"task": task}
+            if kind == "cancel":
+                task = MessageToDict(await client.cancel_task(CancelTaskRequest(id=task_id)))
+                return {"task": task}
+            if kind == "subscribe":
+                request = SubscribeToTaskRequest(id=task_id)
+                events = [MessageToDict(e) async for e in client.subscribe(request)]
+                return {"events": events}
+            raise ValueError(f"unknown step {kind}")
+        except Exception as e:  # the SDK's error classes are what the test checks
+            return {"error": type(e).__name__, "message": str(e)}
+
+    async def send(self, args, streaming):
+        parts = []
+        if "text" in args:
+            parts.append(new_text_part(args["text"]))
+        if "data" in args:
+            parts.append(new_data_part(args["data"], media_type="application/json"))
+        message = Message(role=Role.ROLE_USER, parts=parts, message_id=str(uuid.uuid4()))
+        if "task" in args:
+            message.task_id = self.fill(args["task"])
+        if "context" in args:
+            message.context_id = self.fill(args["context"])
+        client = await self.client(streaming)
+        events = [MessageToDict(e) async for e in client.send_message(SendMessageRequest(message=message))]
+        for event in events:
+            if "task" in event:
+                self.remember(event["task"])
+        if streaming:
+            return {"events": events}
+        return {"task": events[0]["task"]} if events and "task" in events[0] else {"events": events}
+
+
+async def main():
+    url = sys.argv[1]
+    steps = json.load(sys.stdin)
+    async with httpx.AsyncClient(timeout=60) as http:
+        session = Session(url, http)
+        results = [await session.step(step) for step in steps]
+    json.dump(results, sys.stdout)
+
+
+asyncio.run(main())

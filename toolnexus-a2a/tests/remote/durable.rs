@@ -1,0 +1,111 @@
+//! A durable resume through the inbox: the run halts on the remote agent's question, is
+//! parked, answered, and resumed by a worker of another inbox handle with a fresh client,
+//! agent and toolkit — and the same remote task goes on.
+
+use toolnexus::{Answer, RunStatus};
+use toolnexus_inbox::{Inbox, ParkedState};
+
+use super::support::{agents, client, model, remote, task_of, toolkit};
+
+#[tokio::test]
+async fn on_sqlite_a_parked_run_is_resumed_by_a_worker_and_continues_the_remote_task() {
+    let dir = std::env::temp_dir().join(format!("toolnexus-a2a-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let db = dir.join("inbox.db");
+    let _ = std::fs::remove_file(&db);
+    resumed_by_a_worker(&format!("sqlite://{}", db.display())).await;
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test]
+async fn on_postgres_a_parked_run_is_resumed_by_a_worker_and_continues_the_remote_task() {
+    resumed_by_a_worker(&postgres_database().await).await;
+}
+
+/// A database of its own on the cluster `TOOLNEXUS_TEST_PG_URL` names.
+async fn postgres_database() -> String {
+    use sqlx::Connection;
+    let admin = std::env::var("TOOLNEXUS_TEST_PG_URL").unwrap_or_else(|_| {
+        panic!(
+            "TOOLNEXUS_TEST_PG_URL is not set: run the tests with scripts/test.sh (it starts \
+             PostgreSQL), or point it at a cluster you may create databases on"
+        )
+    });
+    let name = format!("a2a_remote_{}", unique_suffix());
+    let mut conn = sqlx::postgres::PgConnection::connect(&admin)
+        .await
+        .unwrap_or_else(|e| panic!("cannot reach TOOLNEXUS_TEST_PG_URL: {e}"));
+    sqlx::raw_sql(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
+        .execute(&mut conn)
+        .await
+        .expect("the test cluster creates a database");
+    let (server, query) = match admin.split_once('?') {
+        Some((head, query)) => (head, format!("?{query}")),
+        None => (admin.as_str(), String::new()),
+    };
+    let server = match server.rfind('/') {
+        Some(slash) if slash > server.find("://").map_or(0, |s| s + 2) => &server[..slash],
+        _ => server,
+    };
+    format!("{server}/{name}{query}")
+}
+
+/// A name part no other run of the suite uses: the process id and the time.
+fn unique_suffix() -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    format!("{}_{nanos}", std::process::id())
+}
+
+async fn resumed_by_a_worker(url: &str) {
+    let mock = model("shop", "buy a gpu").await;
+    let halted = client(&mock)
+        .build()
+        .unwrap()
+        .run("buy me a gpu", &toolkit(remote("shop").await))
+        .await
+        .unwrap();
+    assert_eq!(halted.status, RunStatus::Pending);
+    let inbox = Inbox::open(url).await.unwrap();
+    let id = inbox.park(&halted).await.unwrap();
+    let parked = inbox.get(&id).await.unwrap().unwrap();
+    assert_eq!(parked.request.prompt, "Approve purchase of gpu?");
+    let task = task_of(&parked.request);
+    inbox
+        .answer_as(Answer::ok(&id), "ada@example.com")
+        .await
+        .unwrap();
+
+    // The worker's side: its own handle on the database, agent, toolkit and client.
+    let theirs = Inbox::open(url).await.unwrap();
+    let worker = theirs.worker(
+        client(&mock).build().unwrap(),
+        toolkit(remote("shop").await),
+    );
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let running = tokio::spawn(worker.run(async move {
+        let _ = stopped.await;
+    }));
+    let done = tokio::time::timeout(std::time::Duration::from_secs(30), theirs.outcome(&id))
+        .await
+        .expect("the worker resumes the run")
+        .unwrap();
+    let _ = stop.send(());
+    let report = running.await.unwrap();
+    assert_eq!(report.resumed, 1);
+
+    assert_eq!(done.run_state, ParkedState::Done);
+    let result = done.result.expect("the resumed run's result");
+    assert_eq!(result.status, RunStatus::Done);
+    let output = &result.tool_calls[0].output;
+    assert!(output.starts_with("bought gpu: ORDER-"), "{output}");
+    assert_eq!(result.text, format!("remote says: {output}"));
+    let sent = agents().await_continuations(&task, 1).await;
+    assert_eq!(
+        sent.len(),
+        1,
+        "the remote task is continued exactly once: {sent:?}"
+    );
+    assert_eq!(sent[0]["answer"]["ok"], true);
+}
