@@ -72,8 +72,9 @@ pub(crate) struct Shared {
     pub(crate) tk: Toolkit,
     pub(crate) inbox: Inbox,
     pub(crate) card: card::CardInfo,
-    /// The tasks whose first run goes on in this process: a task recorded as started but
-    /// in none of these was cut short by a stop of the server.
+    /// The tasks whose first run goes on in this process. A task recorded as started, in
+    /// none of these and not touched by its run's heartbeat lately (another server's), was
+    /// cut short by a stop of its server.
     pub(crate) live: Mutex<HashSet<String>>,
     /// Wakes the streams watching tasks when one changes in this process.
     pub(crate) changed: Notify,

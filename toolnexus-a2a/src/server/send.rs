@@ -17,6 +17,9 @@ use super::view::{self, Stage};
 use super::Shared;
 use crate::mapping;
 
+/// How often a task's first run touches its record while it goes on.
+pub(crate) const HEARTBEAT: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// Who the inbox records as having answered through A2A.
 pub(crate) const RESPONDER: &str = "a2a client";
 
@@ -130,7 +133,8 @@ fn prompt_of(message: &Message) -> Result<String, A2AError> {
 /// Runs a new task's first run and records how it ended: parked in the inbox when it
 /// waits for a person, or its result.
 async fn first_run(shared: &Shared, id: &str, mut record: TaskRecord) {
-    let outcome = shared.client.run(record.prompt.clone(), &shared.tk).await;
+    let run = shared.client.run(record.prompt.clone(), &shared.tk);
+    let outcome = beating(shared, id, std::future::IntoFuture::into_future(run)).await;
     match outcome {
         Ok(run) if run.status == RunStatus::Pending => match shared.inbox.park(&run).await {
             Ok(parked) => {
@@ -150,6 +154,25 @@ async fn first_run(shared: &Shared, id: &str, mut record: TaskRecord) {
         tracing::error!(task = id, error = %e, "could not record how a task's run ended");
     }
     shared.set_live(id, false);
+}
+
+/// Drives `run` while touching task `id`'s record every [`HEARTBEAT`], so servers sharing
+/// the database tell a run that goes on elsewhere from one whose server stopped.
+async fn beating<T>(shared: &Shared, id: &str, run: impl std::future::Future<Output = T>) -> T {
+    let mut beats = tokio::time::interval_at(tokio::time::Instant::now() + HEARTBEAT, HEARTBEAT);
+    tokio::pin!(run);
+    loop {
+        tokio::select! {
+            done = &mut run => return done,
+            _ = beats.tick() => {
+                if let Ok(Some(mut now)) = record::load(&shared.inbox, id).await {
+                    if let Err(e) = record::save(&shared.inbox, id, &mut now).await {
+                        tracing::warn!(task = id, error = %e, "could not touch a running task");
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// Answers what task `id` waits on with `message`.

@@ -200,10 +200,15 @@ async fn streaming_sends_the_task_first_then_closes_at_the_wait_and_at_the_end()
         &agent.url,
         json!([
             {"stream": {"text": "buy a gpu"}},
+            {"stream": {"text": "perhaps", "task": "$task"}},
             {"stream": {"text": "yes", "task": "$task"}},
         ]),
     )
     .await;
+    // A continuation refused before the stream starts is the JSON-RPC error, as the SDK
+    // reads it.
+    assert_eq!(out[1]["error"], "InvalidParamsError", "{}", out[1]);
+    let out = [out[0].clone(), out[2].clone()];
     for (result, last) in [
         (&out[0], "TASK_STATE_INPUT_REQUIRED"),
         (&out[1], "TASK_STATE_COMPLETED"),
