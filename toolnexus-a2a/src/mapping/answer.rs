@@ -279,7 +279,7 @@ mod tests {
         ] {
             assert!(
                 matches!(
-                    answers_of(&data(&[not_an_answer.clone()]), &[buy("r1")]),
+                    answers_of(&data(std::slice::from_ref(&not_an_answer)), &[buy("r1")]),
                     Err(A2aError::NotAnAnswer(_))
                 ),
                 "{not_an_answer}"
