@@ -46,10 +46,11 @@ pub(crate) async fn send(shared: &Arc<Shared>, raw: Value) -> Result<Value, A2AE
     let immediately = config.and_then(|c| c.return_immediately).unwrap_or(false);
     let accepted = accept(shared, &request.message).await?;
     let id = accepted.id().to_owned();
-    if immediately {
-        tokio::spawn(carry_out(shared.clone(), accepted));
-    } else {
-        carry_out(shared.clone(), accepted).await;
+    // Spawned, so a client that hangs up does not cut the run short: what it asked for is
+    // carried out and kept either way.
+    let work = tokio::spawn(carry_out(shared.clone(), accepted));
+    if !immediately {
+        let _ = work.await;
     }
     Ok(json!({ "task": current(shared, &id, history_length).await? }))
 }

@@ -220,3 +220,34 @@ async fn continuations_that_do_not_fit_leave_the_task_waiting_and_nothing_runs()
     let over = raw.send(continuation(json!([{"text": "approve"}]))).await;
     assert_eq!(code(&over), -32004, "{over}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_client_that_hangs_up_does_not_cut_the_run_short() {
+    let db = TestDb::sqlite();
+    let slow = toolnexus::testing::MockLlm::with_fn(|req| {
+        script(req).delayed(std::time::Duration::from_millis(600))
+    })
+    .await
+    .expect("the model starts");
+    let agent = Agent::serve(&db, &slow, Arc::new(AtomicUsize::new(0))).await;
+    let impatient = reqwest::Client::builder()
+        .timeout(std::time::Duration::from_millis(150))
+        .build()
+        .expect("a client");
+    let call = json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage",
+        "params": {"message": user(json!([{"text": "buy a gpu"}]))}});
+    let gave_up = impatient.post(&agent.url).json(&call).send().await;
+    assert!(gave_up.is_err(), "the client hung up before the run ended");
+    let parked = tokio::time::timeout(std::time::Duration::from_secs(10), async {
+        loop {
+            let waiting = agent.inbox.waiting().await.expect("the inbox");
+            if let Some(first) = waiting.first() {
+                return first.request.prompt.clone();
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+    })
+    .await
+    .expect("the run went on and parked");
+    assert_eq!(parked, "Approve purchase of gpu?");
+}
