@@ -110,6 +110,24 @@ async fn malformed_requests_get_their_json_rpc_errors_and_the_server_serves_on()
         .await
         .expect("the card after all that");
     assert_eq!(card.status(), 200);
+    let old_version = raw
+        .http
+        .post(&raw.url)
+        .header("A2A-Version", "0.3")
+        .json(&json!({"jsonrpc": "2.0", "id": 8, "method": "GetTask", "params": {"id": "x"}}))
+        .send()
+        .await
+        .expect("the server answers")
+        .json::<Value>()
+        .await
+        .expect("JSON");
+    assert_eq!(code(&old_version), -32009, "{old_version}");
+
+    // A client's own context is kept.
+    let mine = raw
+        .send(json!({"messageId": "m", "role": "ROLE_USER", "contextId": "ctx-mine", "parts": [{"text": "hi"}]}))
+        .await;
+    assert_eq!(mine["result"]["task"]["contextId"], "ctx-mine", "{mine}");
     let out = drive(&agent.url, json!([{"send": {"text": "hello"}}])).await;
     assert_eq!(state(task_of(&out[0])), "TASK_STATE_COMPLETED");
 }
