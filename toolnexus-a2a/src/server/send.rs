@@ -20,9 +20,6 @@ use crate::mapping;
 /// How often a task's first run touches its record while it goes on.
 pub(crate) const HEARTBEAT: std::time::Duration = std::time::Duration::from_secs(10);
 
-/// Who the inbox records as having answered through A2A.
-pub(crate) const RESPONDER: &str = "a2a client";
-
 /// What a `SendMessage` was asked to do, once its message is taken.
 pub(crate) enum Accepted {
     /// A new task, recorded, whose first run is to go.
@@ -200,7 +197,7 @@ async fn answer(shared: &Arc<Shared>, id: &str, message: &Message) -> Result<Acc
     };
     let answers = mapping::answers_of(message, &requests).map_err(to_protocol)?;
     for answer in answers {
-        match shared.inbox.answer_as(answer, RESPONDER).await {
+        match shared.inbox.answer_as(answer, &shared.responder).await {
             Ok(()) => {}
             Err(InboxError::NotWaiting { .. }) => return Err(busy(id)),
             Err(e) => return Err(to_protocol(e.into())),

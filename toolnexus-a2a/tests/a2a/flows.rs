@@ -235,7 +235,11 @@ async fn streaming_sends_the_task_first_then_closes_at_the_wait_and_at_the_end()
 async fn a_subscriber_sees_an_approval_on_the_inbox_page_complete_the_task() {
     let db = TestDb::sqlite();
     let model = model().await;
-    let agent = Agent::serve_with(&db, &model, Arc::new(AtomicUsize::new(0)), true).await;
+    let options = Options {
+        worker: true,
+        ..Options::default()
+    };
+    let agent = Agent::serve_with(&db, &model, Arc::new(AtomicUsize::new(0)), options).await;
     let out = drive(&agent.url, json!([{"send": {"text": "buy a gpu"}}])).await;
     let task = task_of(&out[0]).clone();
     let id = task["id"].as_str().expect("an id").to_owned();

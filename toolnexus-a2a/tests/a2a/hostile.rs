@@ -269,3 +269,53 @@ async fn a_client_that_hangs_up_does_not_cut_the_run_short() {
     .expect("the run went on and parked");
     assert_eq!(parked, "Approve purchase of gpu?");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn where_the_inbox_limits_who_answers_only_the_allowed_responder_resumes() {
+    let db = TestDb::sqlite();
+    let model = model().await;
+    let purchases = Arc::new(AtomicUsize::new(0));
+    let only_ada = || Options {
+        approvers: Some(vec!["ada@example.com"]),
+        ..Options::default()
+    };
+    let anonymous = Agent::serve_with(&db, &model, purchases.clone(), only_ada()).await;
+    let out = drive(
+        &anonymous.url,
+        json!([
+            {"send": {"text": "buy a gpu"}},
+            {"send": {"text": "approve", "task": "$task"}},
+            {"get": {"task": "$task"}},
+        ]),
+    )
+    .await;
+    assert_eq!(out[1]["error"], "UnsupportedOperationError", "{}", out[1]);
+    assert!(out[1]["message"]
+        .as_str()
+        .unwrap_or_default()
+        .contains("may not answer"));
+    assert_eq!(state(task_of(&out[2])), "TASK_STATE_INPUT_REQUIRED");
+    assert_eq!(purchases.load(Ordering::SeqCst), 0);
+    let id = task_of(&out[2])["id"].clone();
+    anonymous.stop().await;
+
+    let ada = Options {
+        responder: Some("ada@example.com"),
+        ..only_ada()
+    };
+    let as_ada = Agent::serve_with(&db, &model, purchases.clone(), ada).await;
+    let out = drive(
+        &as_ada.url,
+        json!([{"send": {"text": "approve", "task": id}}]),
+    )
+    .await;
+    assert_eq!(
+        state(task_of(&out[0])),
+        "TASK_STATE_COMPLETED",
+        "{}",
+        out[0]
+    );
+    assert_eq!(purchases.load(Ordering::SeqCst), 1);
+    let parked = as_ada.inbox.waiting().await.expect("the inbox");
+    assert!(parked.is_empty());
+}
