@@ -77,12 +77,13 @@ pub(crate) async fn subscribe(
             let woken = shared.changed.notified();
             tokio::pin!(woken);
             woken.as_mut().enable();
-            match watch_step(&shared, &id, &mut last, &tx, &rpc).await {
-                Step::Open => {}
-                Step::Closed => return,
-                // A subscriber came to see what the task does next: a wait it already
-                // showed does not end the stream, a new one does.
-                Step::Final => return,
+            // A subscriber came to see what the task does next: a wait it already showed
+            // does not end the stream, a change to a new one does.
+            if !matches!(
+                watch_step(&shared, &id, &mut last, &tx, &rpc).await,
+                Step::Open
+            ) {
+                return;
             }
             tokio::select! {
                 _ = woken => {}
