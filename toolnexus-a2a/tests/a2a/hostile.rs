@@ -268,6 +268,34 @@ async fn a_client_that_hangs_up_does_not_cut_the_run_short() {
     .await
     .expect("the run went on and parked");
     assert_eq!(parked, "Approve purchase of gpu?");
+
+    // `returnImmediately`: the task comes back working, and is found waiting later.
+    let raw = Raw {
+        http: reqwest::Client::new(),
+        url: agent.url.clone(),
+    };
+    let started = raw
+        .call(
+            "SendMessage",
+            json!({"message": user(json!([{"text": "buy a cpu"}])),
+                   "configuration": {"returnImmediately": true}}),
+        )
+        .await;
+    let task = &started["result"]["task"];
+    assert_eq!(state(task), "TASK_STATE_WORKING", "{started}");
+    let id = task["id"].clone();
+    let waiting = tokio::time::timeout(std::time::Duration::from_secs(10), async {
+        loop {
+            let now = raw.call("GetTask", json!({"id": id})).await;
+            if state(&now["result"]) == "TASK_STATE_INPUT_REQUIRED" {
+                return now;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+    })
+    .await
+    .expect("the task goes on to wait");
+    assert_eq!(status_text(&waiting["result"]), "Approve purchase of cpu?");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
