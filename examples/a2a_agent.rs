@@ -149,10 +149,13 @@ async fn main() -> Result<(), Failure> {
         .description("Buys things once a person approves, and signs people in")
         .url(&url)
         .build()?;
-    println!(
-        "card: {url}.well-known/agent-card.json; tasks kept in {}",
-        inbox_name(&db)
-    );
+    // A PostgreSQL URL may hold a password: only a file is named.
+    let kept = if db.starts_with("sqlite:") {
+        db.as_str()
+    } else {
+        "the database --db names"
+    };
+    println!("card: {url}.well-known/agent-card.json; tasks kept in {kept}");
     let (stop, stopped) = tokio::sync::watch::channel(false);
     let worker = tokio::spawn({
         let mut stopped = stopped.clone();
@@ -168,15 +171,4 @@ async fn main() -> Result<(), Failure> {
     let _ = stop.send(true);
     let _ = worker.await;
     Ok(())
-}
-
-/// The database as it may be shown: a PostgreSQL URL without its password.
-fn inbox_name(db: &str) -> String {
-    match (db.find("://"), db.rfind('@')) {
-        (Some(scheme), Some(at)) if at > scheme => match db[scheme + 3..at].split_once(':') {
-            Some((user, _)) => format!("{}{user}:***{}", &db[..scheme + 3], &db[at..]),
-            None => db.to_owned(),
-        },
-        _ => db.to_owned(),
-    }
 }

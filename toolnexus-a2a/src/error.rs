@@ -24,14 +24,12 @@ pub enum A2aError {
     },
     /// The answer does not fit its request: a form's data that misses or misfills a field,
     /// or edited arguments that do not fit the tool.
-    #[error("the answer to request `{id}` does not fit: {reason}")]
+    #[error("the answer to request `{id}` does not fit: {source}")]
     InvalidAnswer {
         /// The request answered.
         id: String,
-        /// The form field at fault, when one is.
-        field: Option<String>,
-        /// What is wrong, naming the field.
-        reason: String,
+        /// The form's check: the field at fault, when one is, and every problem.
+        source: toolnexus::form::AnswerError,
     },
     /// A task's record in the inbox cannot be read back.
     #[error("the record of task `{id}` is unreadable: {reason}")]

@@ -67,10 +67,9 @@ pub fn answers_of(message: &Message, waiting: &[Request]) -> Result<Vec<Answer>,
         let request = find(waiting, &answer.id)?;
         request
             .check_answer(answer)
-            .map_err(|e| A2aError::InvalidAnswer {
+            .map_err(|source| A2aError::InvalidAnswer {
                 id: answer.id.clone(),
-                field: e.field.clone(),
-                reason: e.to_string(),
+                source,
             })?;
     }
     Ok(answers)
@@ -297,13 +296,18 @@ mod tests {
         let as_text = answers_of(&said(r#"{"zip": "75001"}"#), &[form()]).unwrap();
         assert_eq!(as_text[0].data, Some(json!({"zip": "75001"})));
         let misfit = data(&[json!({"ok": true, "data": {"zip": 75001}})]);
-        match answers_of(&misfit, &[form()]) {
-            Err(A2aError::InvalidAnswer { id, field, reason }) => {
-                assert_eq!((id.as_str(), field.as_deref()), ("f1", Some("zip")));
-                assert!(reason.contains("zip"), "{reason}");
+        let misfit = answers_of(&misfit, &[form()]).unwrap_err();
+        match &misfit {
+            A2aError::InvalidAnswer { id, source } => {
+                assert_eq!((id.as_str(), source.field.as_deref()), ("f1", Some("zip")));
             }
             other => panic!("a misfit: {other:?}"),
         }
+        assert!(misfit.to_string().contains("zip"), "{misfit}");
+        assert!(
+            std::error::Error::source(&misfit).is_some(),
+            "the cause is kept"
+        );
         assert!(answers_of(&said("75001"), &[form()]).is_err());
         assert!(!answers_of(&said("decline"), &[form()]).unwrap()[0].ok);
     }

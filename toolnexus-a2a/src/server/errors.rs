@@ -13,8 +13,8 @@ pub(crate) fn to_protocol(error: A2aError) -> A2AError {
         A2aError::NotAnAnswer(_) | A2aError::UnknownRequest { .. } => {
             A2AError::invalid_params(error.to_string())
         }
-        A2aError::InvalidAnswer { ref field, .. } => {
-            let violation = field.clone().map(|field| FieldViolation {
+        A2aError::InvalidAnswer { ref source, .. } => {
+            let violation = source.field.clone().map(|field| FieldViolation {
                 field,
                 description: error.to_string(),
             });

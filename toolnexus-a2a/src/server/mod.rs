@@ -23,13 +23,17 @@ use axum::routing::{get, post};
 use axum::Router;
 use tokio::sync::Notify;
 use toolnexus::{LlmClient, Toolkit};
-use toolnexus_inbox::Inbox;
+use toolnexus_inbox::{Inbox, Person};
 
 use crate::A2aError;
 
 /// The most bytes a JSON-RPC request body may have unless told otherwise: room for a long
 /// message, bounded so one request cannot take the server's memory.
 pub const DEFAULT_MAX_BODY: usize = 1024 * 1024;
+
+/// Who the inbox records as answering through A2A unless told otherwise
+/// ([`A2aServerBuilder::responder`]).
+pub const DEFAULT_RESPONDER: &str = "a2a client";
 
 /// An agent served over A2A: built by [`A2aServer::builder`], served by
 /// [`router`](Self::router).
@@ -38,7 +42,7 @@ pub const DEFAULT_MAX_BODY: usize = 1024 * 1024;
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
 /// use toolnexus::{LlmClient, Toolkit};
 /// use toolnexus_a2a::A2aServer;
-/// use toolnexus_inbox::Inbox;
+/// use toolnexus_inbox::{Inbox, Person};
 ///
 /// let client = LlmClient::builder().model("m").api_key("k").build()?;
 /// let inbox = Inbox::open("sqlite::memory:").await?;
@@ -72,8 +76,11 @@ pub(crate) struct Shared {
     pub(crate) tk: Toolkit,
     pub(crate) inbox: Inbox,
     pub(crate) card: card::CardInfo,
-    /// The tasks whose first run goes on in this process: a task recorded as started but
-    /// in none of these was cut short by a stop of the server.
+    /// Who the inbox records as answering what A2A clients answer.
+    pub(crate) responder: Person,
+    /// The tasks whose first run goes on in this process. A task recorded as started, in
+    /// none of these and not touched by its run's heartbeat lately (another server's), was
+    /// cut short by a stop of its server.
     pub(crate) live: Mutex<HashSet<String>>,
     /// Wakes the streams watching tasks when one changes in this process.
     pub(crate) changed: Notify,
@@ -110,6 +117,7 @@ impl A2aServer {
             version: env!("CARGO_PKG_VERSION").to_owned(),
             url: None,
             max_body: DEFAULT_MAX_BODY,
+            responder: Person::new(DEFAULT_RESPONDER),
         }
     }
 
@@ -140,6 +148,7 @@ pub struct A2aServerBuilder {
     version: String,
     url: Option<String>,
     max_body: usize,
+    responder: Person,
 }
 
 impl A2aServerBuilder {
@@ -176,6 +185,15 @@ impl A2aServerBuilder {
         self
     }
 
+    /// Who the inbox records as having answered the requests A2A clients answer (default
+    /// [`DEFAULT_RESPONDER`]): the audit trail names them, and where the inbox limits who
+    /// may answer a request (its responders), only an allowed person's answers are taken;
+    /// a continuation from anyone else is refused and the task keeps waiting.
+    pub fn responder(mut self, who: impl Into<Person>) -> Self {
+        self.responder = who.into();
+        self
+    }
+
     /// The server; [`A2aError::BadUrl`] when [`url`](Self::url) is not an absolute http(s)
     /// URL.
     pub fn build(self) -> Result<A2aServer, A2aError> {
@@ -200,6 +218,7 @@ impl A2aServerBuilder {
                 tk: self.tk,
                 inbox: self.inbox,
                 card,
+                responder: self.responder,
                 live: Mutex::new(HashSet::new()),
                 changed: Notify::new(),
             }),

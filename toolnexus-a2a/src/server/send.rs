@@ -17,8 +17,8 @@ use super::view::{self, Stage};
 use super::Shared;
 use crate::mapping;
 
-/// Who the inbox records as having answered through A2A.
-pub(crate) const RESPONDER: &str = "a2a client";
+/// How often a task's first run touches its record while it goes on.
+pub(crate) const HEARTBEAT: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// What a `SendMessage` was asked to do, once its message is taken.
 pub(crate) enum Accepted {
@@ -43,10 +43,11 @@ pub(crate) async fn send(shared: &Arc<Shared>, raw: Value) -> Result<Value, A2AE
     let immediately = config.and_then(|c| c.return_immediately).unwrap_or(false);
     let accepted = accept(shared, &request.message).await?;
     let id = accepted.id().to_owned();
-    if immediately {
-        tokio::spawn(carry_out(shared.clone(), accepted));
-    } else {
-        carry_out(shared.clone(), accepted).await;
+    // Spawned, so a client that hangs up does not cut the run short: what it asked for is
+    // carried out and kept either way.
+    let work = tokio::spawn(carry_out(shared.clone(), accepted));
+    if !immediately {
+        let _ = work.await;
     }
     Ok(json!({ "task": current(shared, &id, history_length).await? }))
 }
@@ -130,7 +131,8 @@ fn prompt_of(message: &Message) -> Result<String, A2AError> {
 /// Runs a new task's first run and records how it ended: parked in the inbox when it
 /// waits for a person, or its result.
 async fn first_run(shared: &Shared, id: &str, mut record: TaskRecord) {
-    let outcome = shared.client.run(record.prompt.clone(), &shared.tk).await;
+    let run = shared.client.run(record.prompt.clone(), &shared.tk);
+    let outcome = beating(shared, id, std::future::IntoFuture::into_future(run)).await;
     match outcome {
         Ok(run) if run.status == RunStatus::Pending => match shared.inbox.park(&run).await {
             Ok(parked) => {
@@ -150,6 +152,25 @@ async fn first_run(shared: &Shared, id: &str, mut record: TaskRecord) {
         tracing::error!(task = id, error = %e, "could not record how a task's run ended");
     }
     shared.set_live(id, false);
+}
+
+/// Drives `run` while touching task `id`'s record every [`HEARTBEAT`], so servers sharing
+/// the database tell a run that goes on elsewhere from one whose server stopped.
+async fn beating<T>(shared: &Shared, id: &str, run: impl std::future::Future<Output = T>) -> T {
+    let mut beats = tokio::time::interval_at(tokio::time::Instant::now() + HEARTBEAT, HEARTBEAT);
+    tokio::pin!(run);
+    loop {
+        tokio::select! {
+            done = &mut run => return done,
+            _ = beats.tick() => {
+                if let Ok(Some(mut now)) = record::load(&shared.inbox, id).await {
+                    if let Err(e) = record::save(&shared.inbox, id, &mut now).await {
+                        tracing::warn!(task = id, error = %e, "could not touch a running task");
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// Answers what task `id` waits on with `message`.
@@ -176,7 +197,7 @@ async fn answer(shared: &Arc<Shared>, id: &str, message: &Message) -> Result<Acc
     };
     let answers = mapping::answers_of(message, &requests).map_err(to_protocol)?;
     for answer in answers {
-        match shared.inbox.answer_as(answer, RESPONDER).await {
+        match shared.inbox.answer_as(answer, &shared.responder).await {
             Ok(()) => {}
             Err(InboxError::NotWaiting { .. }) => return Err(busy(id)),
             Err(e) => return Err(to_protocol(e.into())),

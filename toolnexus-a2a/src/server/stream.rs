@@ -35,7 +35,14 @@ pub(crate) async fn send(
     let accepted = accept(&shared, &request.message).await?;
     let id = accepted.id().to_owned();
     let (tx, rx) = mpsc::channel(16);
-    let first = task_now(&shared, &id).await?;
+    let first = match task_now(&shared, &id).await {
+        Ok(task) => task,
+        Err(e) => {
+            // What was accepted is carried out all the same; only the stream is lost.
+            tokio::spawn(carry_out(shared, accepted));
+            return Err(e);
+        }
+    };
     tokio::spawn(async move {
         let mut last = Status::of(&first);
         // A client gone before the first event changes nothing: the run still goes.
@@ -70,12 +77,13 @@ pub(crate) async fn subscribe(
             let woken = shared.changed.notified();
             tokio::pin!(woken);
             woken.as_mut().enable();
-            match watch_step(&shared, &id, &mut last, &tx, &rpc).await {
-                Step::Open => {}
-                Step::Closed => return,
-                // A subscriber came to see what the task does next: a wait it already
-                // showed does not end the stream, a new one does.
-                Step::Final => return,
+            // A subscriber came to see what the task does next: a wait it already showed
+            // does not end the stream, a change to a new one does.
+            if !matches!(
+                watch_step(&shared, &id, &mut last, &tx, &rpc).await,
+                Step::Open
+            ) {
+                return;
             }
             tokio::select! {
                 _ = woken => {}

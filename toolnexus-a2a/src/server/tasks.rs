@@ -10,7 +10,7 @@ use toolnexus_inbox::InboxError;
 use super::errors::to_protocol;
 use super::jsonrpc::params;
 use super::record;
-use super::send::{current, RESPONDER};
+use super::send::current;
 use super::view::{self, Stage};
 use super::Shared;
 
@@ -47,7 +47,7 @@ pub(crate) async fn cancel(shared: &Arc<Shared>, raw: Value) -> Result<Value, A2
         for request in requests {
             let refusal = Answer::refuse(&request.id, Refusal::Cancelled)
                 .with_note("the A2A task was canceled");
-            match shared.inbox.answer_as(refusal, RESPONDER).await {
+            match shared.inbox.answer_as(refusal, &shared.responder).await {
                 Ok(()) | Err(InboxError::NotWaiting { .. }) => {}
                 Err(e) => {
                     tracing::warn!(task = %id, error = %e, "could not refuse a canceled task's request")

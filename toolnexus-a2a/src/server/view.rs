@@ -14,6 +14,10 @@ use crate::A2aError;
 /// before its record is taken as corrupt rather than followed for ever.
 const MAX_CHAIN: usize = 10_000;
 
+/// How long after its last heartbeat a first run not in this process is taken as cut
+/// short by a stop of its server: six beats missed.
+const STALE_MS: i64 = 6 * super::send::HEARTBEAT.as_millis() as i64;
+
 /// Where a task stands.
 #[derive(Debug, Clone)]
 pub(crate) enum Stage {
@@ -86,7 +90,10 @@ pub(crate) async fn read(inbox: &Inbox, live: bool, record: &TaskRecord) -> Resu
         });
     }
     let Some(first) = &record.run else {
-        let stage = if live {
+        // Another server sharing the database may be running it: it touches the record
+        // every heartbeat while it does.
+        let stale = chrono::Utc::now().timestamp_millis() - record.updated > STALE_MS;
+        let stage = if live || !stale {
             Stage::Working
         } else {
             Stage::Failed("the server stopped while the task's run went on".to_owned())
@@ -211,4 +218,33 @@ pub(crate) fn status_message(id: &str, context: &str, view: &View) -> Option<A2a
     message.task_id = Some(id.to_owned());
     message.context_id = Some(context.to_owned());
     Some(message)
+}
+
+#[cfg(test)]
+mod tests {
+    use toolnexus_inbox::Inbox;
+
+    use super::{read, Stage, STALE_MS};
+    use crate::server::record::TaskRecord;
+
+    #[tokio::test]
+    async fn a_first_run_elsewhere_works_while_its_heartbeat_is_fresh() {
+        let inbox = Inbox::open("sqlite::memory:").await.unwrap();
+        let mut record = TaskRecord::started("c1".into(), "buy a gpu".into());
+        record.updated = chrono::Utc::now().timestamp_millis();
+        let fresh = read(&inbox, false, &record).await.unwrap();
+        assert!(matches!(fresh.stage, Stage::Working), "{fresh:?}");
+
+        record.updated -= 2 * STALE_MS;
+        let stale = read(&inbox, false, &record).await.unwrap();
+        assert!(
+            matches!(&stale.stage, Stage::Failed(why) if why.contains("stopped")),
+            "{stale:?}"
+        );
+        let here = read(&inbox, true, &record).await.unwrap();
+        assert!(
+            matches!(here.stage, Stage::Working),
+            "a run of this process works"
+        );
+    }
 }

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use toolnexus::Answer;
+use toolnexus_inbox::Inbox;
 
 use crate::support::*;
 
@@ -200,10 +200,15 @@ async fn streaming_sends_the_task_first_then_closes_at_the_wait_and_at_the_end()
         &agent.url,
         json!([
             {"stream": {"text": "buy a gpu"}},
+            {"stream": {"text": "perhaps", "task": "$task"}},
             {"stream": {"text": "yes", "task": "$task"}},
         ]),
     )
     .await;
+    // A continuation refused before the stream starts is the JSON-RPC error, as the SDK
+    // reads it.
+    assert_eq!(out[1]["error"], "InvalidParamsError", "{}", out[1]);
+    let out = [out[0].clone(), out[2].clone()];
     for (result, last) in [
         (&out[0], "TASK_STATE_INPUT_REQUIRED"),
         (&out[1], "TASK_STATE_COMPLETED"),
@@ -227,10 +232,14 @@ async fn streaming_sends_the_task_first_then_closes_at_the_wait_and_at_the_end()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn a_subscriber_sees_an_answer_given_on_the_inbox_side_complete_the_task() {
+async fn a_subscriber_sees_an_approval_on_the_inbox_page_complete_the_task() {
     let db = TestDb::sqlite();
     let model = model().await;
-    let agent = Agent::serve_with(&db, &model, Arc::new(AtomicUsize::new(0)), true).await;
+    let options = Options {
+        worker: true,
+        ..Options::default()
+    };
+    let agent = Agent::serve_with(&db, &model, Arc::new(AtomicUsize::new(0)), options).await;
     let out = drive(&agent.url, json!([{"send": {"text": "buy a gpu"}}])).await;
     let task = task_of(&out[0]).clone();
     let id = task["id"].as_str().expect("an id").to_owned();
@@ -244,13 +253,9 @@ async fn a_subscriber_sees_an_answer_given_on_the_inbox_side_complete_the_task()
         let id = id.clone();
         async move { drive(&url, json!([{"subscribe": {"task": id}}])).await }
     });
-    // Answered as the inbox page answers: the worker beside the server resumes the run.
+    // A person approves on the inbox page; the worker beside the server resumes the run.
     tokio::time::sleep(Duration::from_millis(1500)).await;
-    agent
-        .inbox
-        .answer_as(Answer::ok(&request), "ada@example.com")
-        .await
-        .expect("the inbox takes the answer");
+    approve_on_the_page(&agent.inbox, &request).await;
     let events = subscribed.await.expect("the subscriber")[0]["events"].clone();
     let events = events.as_array().unwrap_or_else(|| panic!("{events}"));
     assert_eq!(state(&events[0]["task"]), "TASK_STATE_INPUT_REQUIRED");
@@ -340,4 +345,57 @@ async fn racing_continuations_of_one_task_resume_it_exactly_once() {
     }
     assert_eq!(state(task_of(&out[2])), "TASK_STATE_COMPLETED");
     assert_eq!(agent.purchases.load(Ordering::SeqCst), 1);
+}
+
+/// Serves the inbox page over `inbox` and approves request `id` on it as a person does:
+/// the link's token, the request's page, its form posted from the same origin.
+async fn approve_on_the_page(inbox: &Inbox, id: &str) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("a port");
+    let host = listener.local_addr().expect("an address").to_string();
+    let page = toolnexus_inbox::web::router(inbox.clone(), "page-token");
+    tokio::spawn(async move { axum::serve(listener, page).await });
+    let http = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .expect("a client");
+    let signed_in = http
+        .get(format!("http://{host}/?token=page-token"))
+        .send()
+        .await
+        .expect("the page answers");
+    let cookie = signed_in.headers()["set-cookie"]
+        .to_str()
+        .expect("a cookie")
+        .split(';')
+        .next()
+        .expect("its pair")
+        .to_owned();
+    let url = format!("http://{host}/r/{id}");
+    let form = http
+        .get(&url)
+        .header("cookie", &cookie)
+        .send()
+        .await
+        .expect("the request's page")
+        .text()
+        .await
+        .expect("its text");
+    let marker = r#"name="_forgery" value=""#;
+    let at = form
+        .find(marker)
+        .unwrap_or_else(|| panic!("a form: {form}"))
+        + marker.len();
+    let token = form[at..].split('"').next().expect("the token");
+    let posted = http
+        .post(&url)
+        .header("cookie", &cookie)
+        .header("origin", format!("http://{host}"))
+        .header("sec-fetch-site", "same-origin")
+        .form(&[("_forgery", token), ("_action", "approve")])
+        .send()
+        .await
+        .expect("the page takes the answer");
+    assert_eq!(posted.status(), 303, "the page recorded the approval");
 }

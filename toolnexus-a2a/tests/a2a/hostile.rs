@@ -110,6 +110,24 @@ async fn malformed_requests_get_their_json_rpc_errors_and_the_server_serves_on()
         .await
         .expect("the card after all that");
     assert_eq!(card.status(), 200);
+    let old_version = raw
+        .http
+        .post(&raw.url)
+        .header("A2A-Version", "0.3")
+        .json(&json!({"jsonrpc": "2.0", "id": 8, "method": "GetTask", "params": {"id": "x"}}))
+        .send()
+        .await
+        .expect("the server answers")
+        .json::<Value>()
+        .await
+        .expect("JSON");
+    assert_eq!(code(&old_version), -32009, "{old_version}");
+
+    // A client's own context is kept.
+    let mine = raw
+        .send(json!({"messageId": "m", "role": "ROLE_USER", "contextId": "ctx-mine", "parts": [{"text": "hi"}]}))
+        .await;
+    assert_eq!(mine["result"]["task"]["contextId"], "ctx-mine", "{mine}");
     let out = drive(&agent.url, json!([{"send": {"text": "hello"}}])).await;
     assert_eq!(state(task_of(&out[0])), "TASK_STATE_COMPLETED");
 }
@@ -219,4 +237,113 @@ async fn continuations_that_do_not_fit_leave_the_task_waiting_and_nothing_runs()
 
     let over = raw.send(continuation(json!([{"text": "approve"}]))).await;
     assert_eq!(code(&over), -32004, "{over}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_client_that_hangs_up_does_not_cut_the_run_short() {
+    let db = TestDb::sqlite();
+    let slow = toolnexus::testing::MockLlm::with_fn(|req| {
+        script(req).delayed(std::time::Duration::from_millis(600))
+    })
+    .await
+    .expect("the model starts");
+    let agent = Agent::serve(&db, &slow, Arc::new(AtomicUsize::new(0))).await;
+    let impatient = reqwest::Client::builder()
+        .timeout(std::time::Duration::from_millis(150))
+        .build()
+        .expect("a client");
+    let call = json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage",
+        "params": {"message": user(json!([{"text": "buy a gpu"}]))}});
+    let gave_up = impatient.post(&agent.url).json(&call).send().await;
+    assert!(gave_up.is_err(), "the client hung up before the run ended");
+    let parked = tokio::time::timeout(std::time::Duration::from_secs(10), async {
+        loop {
+            let waiting = agent.inbox.waiting().await.expect("the inbox");
+            if let Some(first) = waiting.first() {
+                return first.request.prompt.clone();
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+    })
+    .await
+    .expect("the run went on and parked");
+    assert_eq!(parked, "Approve purchase of gpu?");
+
+    // `returnImmediately`: the task comes back working, and is found waiting later.
+    let raw = Raw {
+        http: reqwest::Client::new(),
+        url: agent.url.clone(),
+    };
+    let started = raw
+        .call(
+            "SendMessage",
+            json!({"message": user(json!([{"text": "buy a cpu"}])),
+                   "configuration": {"returnImmediately": true}}),
+        )
+        .await;
+    let task = &started["result"]["task"];
+    assert_eq!(state(task), "TASK_STATE_WORKING", "{started}");
+    let id = task["id"].clone();
+    let waiting = tokio::time::timeout(std::time::Duration::from_secs(10), async {
+        loop {
+            let now = raw.call("GetTask", json!({"id": id})).await;
+            if state(&now["result"]) == "TASK_STATE_INPUT_REQUIRED" {
+                return now;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+    })
+    .await
+    .expect("the task goes on to wait");
+    assert_eq!(status_text(&waiting["result"]), "Approve purchase of cpu?");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn where_the_inbox_limits_who_answers_only_the_allowed_responder_resumes() {
+    let db = TestDb::sqlite();
+    let model = model().await;
+    let purchases = Arc::new(AtomicUsize::new(0));
+    let only_ada = || Options {
+        approvers: Some(vec!["ada@example.com"]),
+        ..Options::default()
+    };
+    let anonymous = Agent::serve_with(&db, &model, purchases.clone(), only_ada()).await;
+    let out = drive(
+        &anonymous.url,
+        json!([
+            {"send": {"text": "buy a gpu"}},
+            {"send": {"text": "approve", "task": "$task"}},
+            {"get": {"task": "$task"}},
+        ]),
+    )
+    .await;
+    assert_eq!(out[1]["error"], "UnsupportedOperationError", "{}", out[1]);
+    assert!(out[1]["message"]
+        .as_str()
+        .unwrap_or_default()
+        .contains("may not answer"));
+    assert_eq!(state(task_of(&out[2])), "TASK_STATE_INPUT_REQUIRED");
+    assert_eq!(purchases.load(Ordering::SeqCst), 0);
+    let id = task_of(&out[2])["id"].clone();
+    anonymous.stop().await;
+
+    let ada = Options {
+        responder: Some("ada@example.com"),
+        ..only_ada()
+    };
+    let as_ada = Agent::serve_with(&db, &model, purchases.clone(), ada).await;
+    let out = drive(
+        &as_ada.url,
+        json!([{"send": {"text": "approve", "task": id}}]),
+    )
+    .await;
+    assert_eq!(
+        state(task_of(&out[0])),
+        "TASK_STATE_COMPLETED",
+        "{}",
+        out[0]
+    );
+    assert_eq!(purchases.load(Ordering::SeqCst), 1);
+    let parked = as_ada.inbox.waiting().await.expect("the inbox");
+    assert!(parked.is_empty());
 }

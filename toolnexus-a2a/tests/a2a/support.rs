@@ -224,6 +224,17 @@ pub async fn model() -> MockLlm {
         .expect("the scripted model starts")
 }
 
+/// How an agent differs from the plain one.
+#[derive(Default)]
+pub struct Options {
+    /// An inbox worker beside the server, resuming what is answered elsewhere (the page).
+    pub worker: bool,
+    /// Only these may answer approvals (the inbox's responders for the kind).
+    pub approvers: Option<Vec<&'static str>>,
+    /// Who the server answers as.
+    pub responder: Option<&'static str>,
+}
+
 /// An agent served on a loopback port, until dropped.
 pub struct Agent {
     pub url: String,
@@ -240,22 +251,21 @@ impl Agent {
     /// Serves the agent on `model` with its tasks in `db`; `purchases` counts what every
     /// agent of the test bought.
     pub async fn serve(db: &TestDb, model: &MockLlm, purchases: Arc<AtomicUsize>) -> Agent {
-        Self::serve_with(db, model, purchases, false).await
+        Self::serve_with(db, model, purchases, Options::default()).await
     }
 
-    /// [`serve`](Self::serve), with an inbox worker beside it, which resumes what is
-    /// answered elsewhere (on the inbox page).
+    /// [`serve`](Self::serve), with `options`.
     pub async fn serve_with(
         db: &TestDb,
         model: &MockLlm,
         purchases: Arc<AtomicUsize>,
-        worker: bool,
+        options: Options,
     ) -> Agent {
-        let inbox = Inbox::builder(&db.url)
-            .poll_interval(Duration::from_millis(20))
-            .open()
-            .await
-            .expect("the inbox opens");
+        let mut inbox = Inbox::builder(&db.url).poll_interval(Duration::from_millis(20));
+        if let Some(who) = options.approvers {
+            inbox = inbox.responders("approval", who);
+        }
+        let inbox = inbox.open().await.expect("the inbox opens");
         let client = LlmClient::builder()
             .base_url(model.base_url())
             .model("scripted")
@@ -267,18 +277,20 @@ impl Agent {
             .await
             .expect("a loopback port");
         let url = format!("http://{}/", listener.local_addr().expect("an address"));
-        let server = A2aServer::builder(client.clone(), tk.clone(), inbox.clone())
+        let mut server = A2aServer::builder(client.clone(), tk.clone(), inbox.clone())
             .name("Shop")
             .description("Buys things once a person approves")
             .url(&url)
-            .max_body(256 * 1024)
-            .build()
-            .expect("the server builds");
+            .max_body(256 * 1024);
+        if let Some(who) = options.responder {
+            server = server.responder(who);
+        }
+        let server = server.build().expect("the server builds");
         let router = server.router();
         let serving = tokio::spawn(async move {
             let _ = axum::serve(listener, router).await;
         });
-        let worker = worker.then(|| {
+        let worker = options.worker.then(|| {
             let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
             let running = inbox.worker(client, tk);
             let handle = tokio::spawn(async move {
