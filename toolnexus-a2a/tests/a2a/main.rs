@@ -3,6 +3,8 @@
 //! client (`TOOLNEXUS_TEST_PYTHON`, set up by scripts/test.sh) and, for what no client
 //! would send, by raw HTTP.
 
+#[path = "../../../examples/shop/mod.rs"]
+mod shop;
 mod support;
 
 mod flows;

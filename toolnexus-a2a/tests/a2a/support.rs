@@ -6,48 +6,13 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use schemars::JsonSchema;
-use serde::Deserialize;
 use serde_json::{json, Value};
 use toolnexus::testing::{MockLlm, RecordedRequest, Reply};
-use toolnexus::{
-    pending, tool, Answered, Approval, LlmClient, NativeTool, ToolContext, ToolResult, Toolkit,
-};
+use toolnexus::{Approval, LlmClient, NativeTool, ToolContext, ToolResult, Toolkit};
+
+use crate::shop::ShipOrder;
 use toolnexus_a2a::A2aServer;
 use toolnexus_inbox::Inbox;
-
-/// Where an order goes.
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct Shipping {
-    /// The recipient's city
-    pub city: String,
-    /// Postal code
-    pub zip: String,
-    /// Next-day delivery
-    pub express: bool,
-}
-
-/// Ships an order; asks the customer where to
-#[tool]
-pub async fn ship_order(
-    #[arg(description = "The order number")] order: u64,
-    shipping: Option<Answered<Shipping>>,
-) -> ToolResult {
-    match shipping {
-        None => pending!(
-            kind = "input",
-            prompt = format!("Where should order {order} go?"),
-            answer = Shipping
-        ),
-        Some(to) => {
-            let speed = if to.express { ", express" } else { "" };
-            ToolResult::ok(format!(
-                "order {order} ships to {} {}{speed}",
-                to.zip, to.city
-            ))
-        }
-    }
-}
 
 /// The sign-in page the sign-in tool sends people to.
 pub const LOGIN_URL: &str = "https://shop.example/login";
