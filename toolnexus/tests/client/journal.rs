@@ -20,9 +20,12 @@ use toolnexus::{
 
 use crate::support::{on, soon};
 
-/// Every attempt of every tool: its name, its arguments and its idempotency key.
+/// One attempt of a tool: its name, its arguments and its idempotency key.
+type Attempt = (String, Value, Option<String>);
+
+/// Every attempt of every tool.
 #[derive(Clone, Default)]
-struct Effects(Arc<Mutex<Vec<(String, Value, Option<String>)>>>);
+struct Effects(Arc<Mutex<Vec<Attempt>>>);
 
 impl Effects {
     fn tool(&self, name: &'static str) -> impl Tool + use<> {
@@ -45,7 +48,7 @@ impl Effects {
         )
     }
 
-    fn attempts(&self) -> Vec<(String, Value, Option<String>)> {
+    fn attempts(&self) -> Vec<Attempt> {
         self.0.lock().unwrap().clone()
     }
 

@@ -215,7 +215,20 @@ impl<E: Events> Driver<'_, E> {
             }
             let slots = reply.arg_errors.into_iter().map(Slot::Fresh).collect();
             let gates = Gates::new(&st.messages, Memory::of(&st.messages));
-            let settled = turn::settle(cx.with_tools(&tools), &reply.calls, slots, &gates).await?;
+            let tcx = cx.with_tools(&tools);
+            let settled = match cx.journal {
+                None => turn::settle(tcx, &reply.calls, slots, &gates).await,
+                Some(journal) => {
+                    Box::pin(turn::settle_journaled(
+                        tcx,
+                        journal,
+                        &reply.calls,
+                        slots,
+                        &gates,
+                    ))
+                    .await?
+                }
+            };
             st.messages.push(Message::Assistant {
                 content: reply.text,
                 tool_calls: reply.calls,
@@ -266,7 +279,15 @@ impl<E: Events> Driver<'_, E> {
             }
         }
         let gates = Gates::new(before, memory);
-        let settled = turn::settle(self.cx, calls, slots, &gates).await?;
+        let settled = match self.cx.journal {
+            None => turn::settle(self.cx, calls, slots, &gates).await,
+            Some(journal) => {
+                Box::pin(turn::settle_journaled(
+                    self.cx, journal, calls, slots, &gates,
+                ))
+                .await?
+            }
+        };
         Ok(st.absorb(settled))
     }
 

@@ -145,47 +145,69 @@ enum Settlement {
     Ran(CallEnd),
 }
 
-/// Settles a turn's calls concurrently and lays out their results in call order; with a
-/// journal, each call already recorded is replayed and each that runs is recorded (a
-/// journal that fails fails the turn, once its calls have ended).
+/// Settles a turn's calls concurrently and lays out their results in call order.
 pub(super) async fn settle<E: Events>(
     cx: Cx<'_, E>,
     calls: &[ToolCall],
     slots: Vec<Slot>,
     gates: &Gates<'_>,
-) -> Result<Settled, ClientError> {
+) -> Settled {
     let seed = gates.call_seed();
-    let turn = cx.journal.map(|journal| (journal, StepKey::reply(&seed)));
-    let turn = turn.as_ref();
     let cx = cx.in_turn(&seed);
     let work = calls.iter().zip(slots).map(|(tool_call, slot)| async move {
-        let end = match slot {
-            Slot::Settled(output) => return Ok(Settlement::Kept(output)),
-            Slot::Waiting(output) => return Ok(Settlement::Waiting(output)),
-            Slot::Fresh(arg_error) => {
-                let run = call::settle_fresh(cx, tool_call, arg_error.as_deref(), gates);
-                match turn {
-                    None => run.await,
-                    Some((journal, key)) => {
-                        let key = key.call(&tool_call.id, None);
-                        journaled_call(*journal, key, run).await?
-                    }
-                }
-            }
+        match slot {
+            Slot::Settled(output) => Settlement::Kept(output),
+            Slot::Waiting(output) => Settlement::Waiting(output),
+            Slot::Fresh(arg_error) => Settlement::Ran(
+                call::settle_fresh(cx, tool_call, arg_error.as_deref(), gates).await,
+            ),
             Slot::Answered {
                 request,
                 answer,
                 approval,
             } => {
                 let args = tool_call.args.clone();
+                let end = call::settle(cx, tool_call, args, &request, answer, approval).await;
+                Settlement::Ran(end)
+            }
+        }
+    });
+    let done = join_all(work).await;
+    lay_out(cx, calls, done)
+}
+
+/// [`settle`] in a run with a journal: each call already recorded is replayed and each
+/// that runs is recorded; a journal that fails fails the turn, once its calls have ended.
+/// Apart from `settle` so a run without a journal pays nothing for it.
+pub(super) async fn settle_journaled<E: Events>(
+    cx: Cx<'_, E>,
+    journal: &dyn Journal,
+    calls: &[ToolCall],
+    slots: Vec<Slot>,
+    gates: &Gates<'_>,
+) -> Result<Settled, ClientError> {
+    let seed = gates.call_seed();
+    let turn = StepKey::reply(&seed);
+    let turn = &turn;
+    let cx = cx.in_turn(&seed);
+    let work = calls.iter().zip(slots).map(|(tool_call, slot)| async move {
+        let end = match slot {
+            Slot::Settled(output) => return Ok(Settlement::Kept(output)),
+            Slot::Waiting(output) => return Ok(Settlement::Waiting(output)),
+            Slot::Fresh(arg_error) => {
+                let key = turn.call(&tool_call.id, None);
+                let run = call::settle_fresh(cx, tool_call, arg_error.as_deref(), gates);
+                journaled_call(journal, key, run).await?
+            }
+            Slot::Answered {
+                request,
+                answer,
+                approval,
+            } => {
+                let key = turn.call(&tool_call.id, Some(&request.id));
+                let args = tool_call.args.clone();
                 let run = call::settle(cx, tool_call, args, &request, answer, approval);
-                match turn {
-                    None => run.await,
-                    Some((journal, key)) => {
-                        let key = key.call(&tool_call.id, Some(&request.id));
-                        journaled_call(*journal, key, run).await?
-                    }
-                }
+                journaled_call(journal, key, run).await?
             }
         };
         Ok(Settlement::Ran(end))
