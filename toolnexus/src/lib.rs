@@ -45,9 +45,10 @@ pub mod __private;
 pub mod __hooks;
 
 pub use client::{
-    BeforeTool, ClientError, Conversation, ConversationStore, ErrorDetail, InMemoryStore, Limit,
-    LlmCall, LlmClient, LlmClientBuilder, Message, MetricEvent, ProviderState, RetryDecision, Run,
-    RunOptions, RunResult, RunStatus, RunStream, StoreError, StreamEvent, Style, ToolCall,
+    BeforeTool, ClientError, Conversation, ConversationStore, ErrorDetail, InMemoryJournal,
+    InMemoryStore, Journal, JournalError, Limit, LlmCall, LlmClient, LlmClientBuilder, Message,
+    MetricEvent, ProviderState, RecordedCall, RecordedReply, RetryDecision, Run, RunOptions,
+    RunResult, RunStatus, RunStream, Step, StepKey, StoreError, StreamEvent, Style, ToolCall,
     ToolCallInfo, ToolCallRecord, ToolChoice, ToolOutput, UnknownStyle, Usage,
     SEMANTIC_CONVENTIONS,
 };

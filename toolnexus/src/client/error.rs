@@ -224,6 +224,9 @@ pub enum ClientError {
     TimedOut,
     /// The [`ConversationStore`](crate::ConversationStore) failed to load or save a thread.
     Store(ErrorDetail),
+    /// The run's [`Journal`](crate::Journal) failed to give back or record a step; the run
+    /// stopped before its next step.
+    Journal(ErrorDetail),
 }
 
 impl fmt::Display for ClientError {
@@ -275,6 +278,7 @@ impl fmt::Display for ClientError {
             ClientError::Cancelled => f.write_str("the run was cancelled"),
             ClientError::TimedOut => f.write_str("the run timed out"),
             ClientError::Store(d) => write!(f, "the conversation store failed: {d}"),
+            ClientError::Journal(d) => write!(f, "the run's journal failed: {d}"),
         }
     }
 }
@@ -287,7 +291,8 @@ impl std::error::Error for ClientError {
             ClientError::Config(d)
             | ClientError::Network(d)
             | ClientError::InvalidResponse(d)
-            | ClientError::Store(d) => d.source(),
+            | ClientError::Store(d)
+            | ClientError::Journal(d) => d.source(),
             _ => None,
         }
     }

@@ -8,6 +8,7 @@ mod error;
 mod event;
 mod exchange;
 mod hooks;
+mod journal;
 mod limits;
 mod llm_client;
 mod message;
@@ -34,6 +35,9 @@ pub use builder::LlmClientBuilder;
 pub use error::{ClientError, ErrorDetail};
 pub use event::StreamEvent;
 pub use hooks::{BeforeTool, LlmCall, ToolCallInfo};
+pub use journal::{
+    InMemoryJournal, Journal, JournalError, RecordedCall, RecordedReply, Step, StepKey,
+};
 pub use llm_client::{Conversation, LlmClient};
 pub use message::{Message, ProviderState, ToolCall, ToolOutput};
 pub use metrics::MetricEvent;

@@ -12,6 +12,7 @@ use tokio_util::sync::CancellationToken;
 use super::driver::{self, Start};
 use super::error::ClientError;
 use super::event::{Events, Silent};
+use super::journal::Journal;
 use super::message::{Message, ToolCall, ToolOutput};
 use super::run_options::RunOptions;
 use super::run_result::RunResult;
@@ -59,6 +60,7 @@ pub struct Run<'a, S = Fresh> {
     start: Begin<'a>,
     options: Option<RunOptions>,
     cancel: Option<CancellationToken>,
+    journal: Option<&'a dyn Journal>,
     // A function pointer, so the marker never decides whether a run is `Send`.
     kind: PhantomData<fn() -> S>,
 }
@@ -177,6 +179,7 @@ impl<'a, S: 'a> Run<'a, S> {
             start,
             options: None,
             cancel: None,
+            journal: None,
             kind: PhantomData,
         }
     }
@@ -252,6 +255,21 @@ impl<'a, S: 'a> Run<'a, S> {
         self
     }
 
+    /// Records each step the run completes in `journal` (a model reply, a tool call's
+    /// result) before the next step starts, and replays the steps it already holds: a run
+    /// taken up again from the same transcript with the same journal — typically a
+    /// [resume](crate::LlmClient::run_with_answer) after the process that ran it first
+    /// crashed — asks the model nothing it already answered and runs no call that already
+    /// completed, and ends with the transcript and result an uninterrupted run would have.
+    /// A journal that fails stops the run with
+    /// [`ClientError::Journal`](crate::ClientError::Journal). Steps are keyed by the run's
+    /// id and their place in it, so a journal may hold many runs' steps. See
+    /// [`Journal`](crate::Journal) and [`InMemoryJournal`](crate::InMemoryJournal).
+    pub fn journal(mut self, journal: &'a dyn Journal) -> Self {
+        self.journal = Some(journal);
+        self
+    }
+
     /// The run's progress as a stream of [`StreamEvent`](crate::StreamEvent)s (see there for their
     /// order) ending in [`StreamEvent::Done`](crate::StreamEvent::Done). Model replies are
     /// requested as server-sent events, so text arrives as it is generated.
@@ -300,12 +318,14 @@ impl<'a, S: 'a> Run<'a, S> {
             start,
             options,
             cancel,
+            journal,
             kind: _,
         } = self;
         let scope = driver::Scope {
             cancel: cancel.as_ref(),
             options: options.as_ref(),
             conversation: None,
+            journal,
         };
         start.begin(settings, scope, tk, ev).await
     }
@@ -326,6 +346,7 @@ impl<S> fmt::Debug for Run<'_, S> {
             .field("start", &self.start)
             .field("options", &self.options)
             .field("cancellable", &self.cancel.is_some())
+            .field("journaled", &self.journal.is_some())
             .finish_non_exhaustive()
     }
 }

@@ -123,6 +123,7 @@ fn error_type(error: &ClientError) -> Cow<'static, str> {
         | ClientError::InvalidTranscript(_) => "invalid_resume",
         ClientError::CallChanged { .. } => "call_changed",
         ClientError::Store(_) => "store",
+        ClientError::Journal(_) => "journal",
     })
 }
 

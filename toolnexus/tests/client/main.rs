@@ -11,6 +11,7 @@ mod failures;
 mod gemini;
 mod hooks;
 mod idempotency;
+mod journal;
 mod limits;
 mod loop_rules;
 mod memory;

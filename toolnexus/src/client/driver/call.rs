@@ -17,12 +17,12 @@ use crate::client::spans;
 use crate::{Answer, Request, ToolContext, ToolOutcome, ToolResult};
 
 /// How a call ended, with what a gate made of it.
-pub(super) struct CallEnd {
-    pub(super) outcome: ToolOutcome,
+pub(crate) struct CallEnd {
+    pub(crate) outcome: ToolOutcome,
     /// The arguments it ran with, when a person approved other arguments than the model's.
-    pub(super) edited: Option<Value>,
+    pub(crate) edited: Option<Value>,
     /// The decision its gate was settled with, kept on its result in the transcript.
-    pub(super) approval: Option<Answer>,
+    pub(crate) approval: Option<Answer>,
 }
 
 impl From<ToolOutcome> for CallEnd {

@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use crate::client::event::Events;
+use crate::client::journal::Journal;
 use crate::client::request_options::RequestOptions;
 use crate::client::settings::Settings;
 use crate::{Extensions, Toolkit};
@@ -19,6 +20,8 @@ pub(super) struct Cx<'a, E> {
     /// What identifies the run up to the turn whose calls are being settled, for their
     /// idempotency keys; `None` outside a turn.
     pub(super) seed: Option<&'a Arc<str>>,
+    /// Where the run records its steps, when the host attached a journal.
+    pub(super) journal: Option<&'a dyn Journal>,
 }
 
 // Derives would require `E: Clone`; the fields are references.

@@ -9,4 +9,5 @@ mod run;
 mod suspension;
 mod turn;
 
+pub(crate) use call::CallEnd;
 pub(crate) use run::{run, Scope, Start};

@@ -15,6 +15,7 @@ use super::suspension::{apply_edits, halted_turn, last_calls, Gates, Memory, Slo
 use super::turn::{self, Settled};
 use crate::client::error::ClientError;
 use crate::client::event::{Events, StreamEvent};
+use crate::client::journal::Journal;
 use crate::client::message::Message;
 use crate::client::metrics::millis;
 use crate::client::run_options::RunOptions;
@@ -33,6 +34,8 @@ pub(crate) struct Scope<'a> {
     pub(crate) options: Option<&'a RunOptions>,
     /// The conversation the run continues, when it is one's.
     pub(crate) conversation: Option<&'a str>,
+    /// Where the run records its steps and finds those it already made.
+    pub(crate) journal: Option<&'a dyn Journal>,
 }
 
 /// Where an invocation starts: a transcript ending with a new user message, or a halted
@@ -115,6 +118,7 @@ pub(crate) async fn run<E: Events>(
             tk,
             ev,
             seed: None,
+            journal: scope.journal,
         },
         state: RunState {
             messages,
@@ -185,7 +189,10 @@ impl<E: Events> Driver<'_, E> {
                 return Ok(Ending::Incomplete);
             }
             st.turns += 1;
-            let (reply, tools) = turn::call_model(cx, &st.messages, st.turns).await?;
+            let (reply, tools) = match cx.journal {
+                None => turn::call_model(cx, &st.messages, st.turns).await?,
+                Some(journal) => turn::journaled_reply(cx, journal, &st.messages, st.turns).await?,
+            };
             st.usage += reply.usage;
             cx.ev.emit(|| StreamEvent::Usage(reply.usage));
             if let Some(reason) = reply.stopped {
@@ -208,7 +215,20 @@ impl<E: Events> Driver<'_, E> {
             }
             let slots = reply.arg_errors.into_iter().map(Slot::Fresh).collect();
             let gates = Gates::new(&st.messages, Memory::of(&st.messages));
-            let settled = turn::settle(cx.with_tools(&tools), &reply.calls, slots, &gates).await;
+            let tcx = cx.with_tools(&tools);
+            let settled = match cx.journal {
+                None => turn::settle(tcx, &reply.calls, slots, &gates).await,
+                Some(journal) => {
+                    Box::pin(turn::settle_journaled(
+                        tcx,
+                        journal,
+                        &reply.calls,
+                        slots,
+                        &gates,
+                    ))
+                    .await?
+                }
+            };
             st.messages.push(Message::Assistant {
                 content: reply.text,
                 tool_calls: reply.calls,
@@ -259,7 +279,15 @@ impl<E: Events> Driver<'_, E> {
             }
         }
         let gates = Gates::new(before, memory);
-        let settled = turn::settle(self.cx, calls, slots, &gates).await;
+        let settled = match self.cx.journal {
+            None => turn::settle(self.cx, calls, slots, &gates).await,
+            Some(journal) => {
+                Box::pin(turn::settle_journaled(
+                    self.cx, journal, calls, slots, &gates,
+                ))
+                .await?
+            }
+        };
         Ok(st.absorb(settled))
     }
 

@@ -7,11 +7,12 @@ use tracing::Instrument;
 
 use super::call::{self, CallEnd};
 use super::cx::Cx;
-use super::suspension::{Gates, Slot};
+use super::suspension::{Gates, Memory, Slot};
 use crate::client::error::ClientError;
 use crate::client::event::{Events, StreamEvent};
 use crate::client::exchange;
 use crate::client::hooks::LlmCall;
+use crate::client::journal::{journal_error, Journal, RecordedCall, RecordedReply, Step, StepKey};
 use crate::client::limits::cap_output;
 use crate::client::message::{Message, ToolCall, ToolOutput};
 use crate::client::provider::{DecodedReply, Outgoing};
@@ -81,6 +82,59 @@ pub(super) async fn call_model<E: Events>(
     }
 }
 
+/// The model call of a journaled run: the reply `journal` holds for the turn, when it has
+/// one (no request is sent, and the `before_llm` hook is not called: the run's toolkit is
+/// offered), or else the model's, recorded before the turn goes on.
+pub(super) async fn journaled_reply<E: Events>(
+    cx: Cx<'_, E>,
+    journal: &dyn Journal,
+    messages: &[Message],
+    turn: usize,
+) -> Result<(DecodedReply, Toolkit), ClientError> {
+    let seed = Gates::new(messages, Memory::default()).call_seed();
+    let key = StepKey::reply(&seed);
+    match journal.step(&key).await.map_err(journal_error)? {
+        Some(Step::Reply(recorded)) => return Ok((recorded.into_reply(), cx.tk.clone())),
+        Some(Step::Call(_)) => return Err(misplaced(&key)),
+        None => {}
+    }
+    let (reply, tools) = call_model(cx, messages, turn).await?;
+    // A reply the run cannot use ends it with an error: there is nothing to go on from.
+    if reply.stopped.is_none() {
+        let step = Step::Reply(RecordedReply::of(&reply));
+        journal.record(&key, &step).await.map_err(journal_error)?;
+    }
+    Ok((reply, tools))
+}
+
+/// A call of a journaled run: the result `journal` holds for it, when it has one (nothing
+/// runs), or else what `run` ends with, recorded before the turn goes on.
+async fn journaled_call(
+    journal: &dyn Journal,
+    key: StepKey,
+    run: impl std::future::Future<Output = CallEnd>,
+) -> Result<CallEnd, ClientError> {
+    match journal.step(&key).await.map_err(journal_error)? {
+        Some(Step::Call(recorded)) => return Ok(recorded.into_end()),
+        Some(Step::Reply(_)) => return Err(misplaced(&key)),
+        None => {}
+    }
+    let end = run.await;
+    let step = Step::Call(RecordedCall::of(&end));
+    journal.record(&key, &step).await.map_err(journal_error)?;
+    Ok(end)
+}
+
+/// A journal that gives back a step of the other kind than its key names has been written
+/// by something else than a run: nothing is made of it.
+fn misplaced(key: &StepKey) -> ClientError {
+    let (held, wanted) = match key.call {
+        Some(_) => ("a model reply", "a tool call's result"),
+        None => ("a tool call's result", "a model reply"),
+    };
+    journal_error(format!("it holds {held} under the key of {wanted} ({key:?})").into())
+}
+
 /// What became of one call of the turn.
 enum Settlement {
     /// It already had its result (a resumed turn's completed call).
@@ -120,6 +174,49 @@ pub(super) async fn settle<E: Events>(
     });
     let done = join_all(work).await;
     lay_out(cx, calls, done)
+}
+
+/// [`settle`] in a run with a journal: each call already recorded is replayed and each
+/// that runs is recorded; a journal that fails fails the turn, once its calls have ended.
+/// Apart from `settle` so a run without a journal pays nothing for it.
+pub(super) async fn settle_journaled<E: Events>(
+    cx: Cx<'_, E>,
+    journal: &dyn Journal,
+    calls: &[ToolCall],
+    slots: Vec<Slot>,
+    gates: &Gates<'_>,
+) -> Result<Settled, ClientError> {
+    let seed = gates.call_seed();
+    let turn = StepKey::reply(&seed);
+    let turn = &turn;
+    let cx = cx.in_turn(&seed);
+    let work = calls.iter().zip(slots).map(|(tool_call, slot)| async move {
+        let end = match slot {
+            Slot::Settled(output) => return Ok(Settlement::Kept(output)),
+            Slot::Waiting(output) => return Ok(Settlement::Waiting(output)),
+            Slot::Fresh(arg_error) => {
+                let key = turn.call(&tool_call.id, None);
+                let run = call::settle_fresh(cx, tool_call, arg_error.as_deref(), gates);
+                journaled_call(journal, key, run).await?
+            }
+            Slot::Answered {
+                request,
+                answer,
+                approval,
+            } => {
+                let key = turn.call(&tool_call.id, Some(&request.id));
+                let args = tool_call.args.clone();
+                let run = call::settle(cx, tool_call, args, &request, answer, approval);
+                journaled_call(journal, key, run).await?
+            }
+        };
+        Ok(Settlement::Ran(end))
+    });
+    let done = join_all(work)
+        .await
+        .into_iter()
+        .collect::<Result<Vec<_>, ClientError>>()?;
+    Ok(lay_out(cx, calls, done))
 }
 
 /// Lays out the turn's results in call order: every call gets its result, or, when it
