@@ -7,6 +7,7 @@ mod clock;
 mod deadline;
 mod error;
 mod inbox;
+mod journal;
 mod note;
 mod notify;
 mod overdue;

@@ -9,8 +9,10 @@ use toolnexus::{Answer, ClientError, LlmClient, Message, RunResult, RunStatus, T
 use tracing::Instrument;
 
 use crate::audit::{AuditKind, Record};
+use crate::journal::ClaimJournal;
 use crate::notify::Outcome;
 use crate::park::ToPark;
+use crate::store::journal;
 use crate::store::requests::{self, StoredAnswer};
 use crate::store::runs::{self, Claimed, Failure, Finished, Terms};
 use crate::store::{json, Tx};
@@ -260,8 +262,14 @@ impl Inbox {
         if let Some(changed) = changed_call(&messages, &claim.answers) {
             return Err(self.refuse(&claim, changed).await?);
         }
+        let journal = ClaimJournal {
+            inbox: self,
+            run: &claim.id,
+            fence: claim.fence,
+        };
         let run = client
             .run_with_answers(messages, answers.clone(), tk)
+            .journal(&journal)
             .into_future();
         let outcome = match self.renewing(&claim, run).await? {
             Some(outcome) => outcome,
@@ -343,6 +351,7 @@ impl Inbox {
         if !runs::finish(&mut tx, &done).await? {
             return Err(InboxError::Claimed(claim.id.clone()));
         }
+        journal::clear(&mut tx, &claim.id).await?;
         let outcome = match &next {
             Some(next) => format!("halted again on request {next}"),
             None => result.status.as_str().to_owned(),

@@ -130,15 +130,30 @@ const MIGRATIONS: &[&[&str]] = &[&[
 
 /// The migrations after the state constraints, in order, each a list of statements both
 /// engines accept; the first brings a database to version `MIGRATIONS.len() + 2`.
-const LATER: &[&[&str]] = &[&[
-    // Notes a host keeps beside the runs ([`Inbox::note`](crate::Inbox::note)): a small
-    // text under a key of the host's choosing, such as the protocol task a run serves.
-    "CREATE TABLE toolnexus_inbox_notes (
+const LATER: &[&[&str]] = &[
+    &[
+        // Notes a host keeps beside the runs ([`Inbox::note`](crate::Inbox::note)): a small
+        // text under a key of the host's choosing, such as the protocol task a run serves.
+        "CREATE TABLE toolnexus_inbox_notes (
         key TEXT PRIMARY KEY,
         value TEXT NOT NULL,
         updated_at BIGINT NOT NULL
     )",
-]];
+    ],
+    &[
+        // The steps a resume completed (a model reply, a tool call's result), each written
+        // only while its worker's claim holds, so a worker taking the run over replays them
+        // rather than asking the model again or running the call again.
+        "CREATE TABLE toolnexus_inbox_journal (
+        run_id TEXT NOT NULL,
+        step_key TEXT NOT NULL,
+        step TEXT NOT NULL,
+        attempt BIGINT NOT NULL,
+        at BIGINT NOT NULL,
+        PRIMARY KEY (run_id, step_key)
+    )",
+    ],
+];
 
 /// The schema version this crate reads and writes: the shared migrations, the state
 /// constraints, then the later migrations.

@@ -1,5 +1,6 @@
 //! A worker process killed mid-resume (SIGKILL: no chance to clean up): another worker
-//! takes the run over once the dead one's lease lapses, and the outcome is recorded once.
+//! takes the run over once the dead one's lease lapses, replays what the dead one recorded
+//! in the run's journal, and the outcome is recorded once.
 
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -37,7 +38,16 @@ async fn a_killed_worker_process_is_taken_over_after_the_lease(db: TestDb) {
     assert_eq!((resumed.id.as_str(), resumed.attempt), (id.as_str(), 2));
     let row = s.inbox.get(&id).await.unwrap().unwrap();
     assert_eq!((row.state, row.attempts), (ParkedState::Done, 2));
-    assert_eq!(row.result.unwrap().text, "outcome: approved: gpu");
+    // The killed process had bought the gpu and recorded the tool's result in the run's
+    // journal before waiting on the model: the takeover replays that result (the example's
+    // own wording) and does not buy again with its own tool.
+    let text = row.result.unwrap().text;
+    assert!(
+        text.starts_with("outcome: approved: gpu (order key "),
+        "{text}"
+    );
+    assert_eq!(s.effects.count("gpu"), 0, "the takeover bought nothing");
+    assert_eq!(slow.calls(), 1, "the killed worker asked the model once");
     s.assert_nothing_to_resume().await;
 
     // The trail tells it in order: the dead worker's claim, then the takeover's.

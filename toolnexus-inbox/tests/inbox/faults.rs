@@ -37,9 +37,17 @@ async fn a_dropped_worker_is_taken_over_after_the_lease(db: TestDb) {
     let row = s.inbox.get(&id).await.unwrap().unwrap();
     assert_eq!((row.state, row.attempts), (ParkedState::Done, 2));
     assert_eq!(row.result.unwrap().text, "outcome: approved: gpu");
-    // The tool's effect after the answer ran in both attempts: at least once, as documented.
-    assert_eq!(s.effects.count("gpu"), 2);
+    // The first attempt recorded the tool's result before it waited on the model: the
+    // second replays it, so the purchase happened once, and asks the model only for the
+    // reply the first never got.
+    assert_eq!(s.effects.count("gpu"), 1);
     s.assert_nothing_to_resume().await;
+    let mut conn = db.connect().await;
+    let kept: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM toolnexus_inbox_journal")
+        .fetch_one(&mut conn)
+        .await
+        .unwrap();
+    assert_eq!(kept, 0, "a run that ended keeps no journal");
 }
 
 async fn an_unreadable_row_does_not_stop_the_worker(db: TestDb) {

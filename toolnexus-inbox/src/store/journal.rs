@@ -1,0 +1,77 @@
+//! `toolnexus_inbox_journal`: the steps a resumed run completed, fenced by the claim's
+//! attempt number, so a worker whose lease lapsed never records for the one that took over.
+
+use sqlx::{AnyConnection, AnyPool, Row};
+
+use crate::state::ParkedState;
+use crate::InboxError;
+
+/// A step attempt `fence` of run `run` completed.
+pub(crate) struct NewStep<'a> {
+    pub(crate) run: &'a str,
+    pub(crate) fence: i64,
+    pub(crate) key: &'a str,
+    pub(crate) step: &'a str,
+    pub(crate) at: i64,
+}
+
+/// Records the step, in one statement fenced by the claim: nothing is written unless the
+/// run is still running under attempt `fence`. The first record of a step wins, so every
+/// worker that comes later replays the same one. `false` when the claim is no longer this
+/// attempt's.
+pub(crate) async fn record(pool: &AnyPool, new: &NewStep<'_>) -> Result<bool, InboxError> {
+    let written = sqlx::query(
+        "INSERT INTO toolnexus_inbox_journal (run_id, step_key, step, attempt, at) \
+         SELECT $1, $2, $3, $4, $5 WHERE EXISTS (SELECT 1 FROM toolnexus_inbox_runs \
+         WHERE id = $6 AND attempts = $7 AND state = $8) \
+         ON CONFLICT (run_id, step_key) DO NOTHING",
+    )
+    .bind(new.run)
+    .bind(new.key)
+    .bind(new.step)
+    .bind(new.fence)
+    .bind(new.at)
+    .bind(new.run)
+    .bind(new.fence)
+    .bind(ParkedState::Running.as_str())
+    .execute(pool)
+    .await?;
+    if written.rows_affected() > 0 {
+        return Ok(true);
+    }
+    // Nothing written: the step was recorded already, or the claim is lost.
+    let held = sqlx::query(
+        "SELECT 1 AS held FROM toolnexus_inbox_runs WHERE id = $1 AND attempts = $2 AND state = $3",
+    )
+    .bind(new.run)
+    .bind(new.fence)
+    .bind(ParkedState::Running.as_str())
+    .fetch_optional(pool)
+    .await?;
+    Ok(held.is_some())
+}
+
+/// The step run `run` recorded under `key`, if any.
+pub(crate) async fn get(
+    pool: &AnyPool,
+    run: &str,
+    key: &str,
+) -> Result<Option<String>, InboxError> {
+    let row =
+        sqlx::query("SELECT step FROM toolnexus_inbox_journal WHERE run_id = $1 AND step_key = $2")
+            .bind(run)
+            .bind(key)
+            .fetch_optional(pool)
+            .await?;
+    Ok(row.map(|r| r.try_get("step")).transpose()?)
+}
+
+/// Forgets run `run`'s steps, in the transaction recording its outcome: a run that ended
+/// is never replayed.
+pub(crate) async fn clear(conn: &mut AnyConnection, run: &str) -> Result<(), InboxError> {
+    sqlx::query("DELETE FROM toolnexus_inbox_journal WHERE run_id = $1")
+        .bind(run)
+        .execute(&mut *conn)
+        .await?;
+    Ok(())
+}
