@@ -1,6 +1,8 @@
 """Drives a toolnexus A2A server with the official `a2a-sdk` client.
 
-Usage: python a2a_driver.py URL < steps.json
+Usage: python a2a_driver.py URL [BINDING] < steps.json
+
+BINDING is the protocol binding the client is to use (JSONRPC, the default, or HTTP+JSON).
 
 The steps are a JSON list of objects, each one call: {"card": {}}, {"send": {...}},
 {"stream": {...}}, {"get": {...}}, {"cancel": {...}}, {"subscribe": {...}}, or
@@ -33,15 +35,20 @@ from a2a.types import (
 
 
 class Session:
-    def __init__(self, url, http):
+    def __init__(self, url, http, binding):
         self.url = url
+        self.binding = binding
         self.http = http
         self.tasks = []
         self.clients = {}
 
     async def client(self, streaming):
         if streaming not in self.clients:
-            config = ClientConfig(streaming=streaming, httpx_client=self.http)
+            config = ClientConfig(
+                streaming=streaming,
+                httpx_client=self.http,
+                supported_protocol_bindings=[self.binding] if self.binding else [],
+            )
             self.clients[streaming] = await create_client(self.url, client_config=config)
         return self.clients[streaming]
 
@@ -108,9 +115,10 @@ class Session:
 
 async def main():
     url = sys.argv[1]
+    binding = sys.argv[2] if len(sys.argv) > 2 else None
     steps = json.load(sys.stdin)
     async with httpx.AsyncClient(timeout=60) as http:
-        session = Session(url, http)
+        session = Session(url, http, binding)
         results = [await session.step(step) for step in steps]
     json.dump(results, sys.stdout)
 

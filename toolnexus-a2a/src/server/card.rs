@@ -1,9 +1,12 @@
 //! The agent card at `/.well-known/agent-card.json`: who the agent is, where its JSON-RPC
-//! endpoint is, and its skills — one per tool of the toolkit.
+//! and HTTP+JSON endpoints are, and its skills — one per tool of the toolkit.
 
 use std::sync::Arc;
 
-use a2a::{AgentCapabilities, AgentCard, AgentInterface, AgentSkill, TRANSPORT_PROTOCOL_JSONRPC};
+use a2a::{
+    AgentCapabilities, AgentCard, AgentInterface, AgentSkill, TRANSPORT_PROTOCOL_HTTP_JSON,
+    TRANSPORT_PROTOCOL_JSONRPC,
+};
 use axum::extract::State;
 use axum::http::HeaderMap;
 use axum::Json;
@@ -59,7 +62,11 @@ pub(crate) async fn show(State(shared): State<Arc<Shared>>, headers: HeaderMap) 
         name: info.name.clone(),
         description: info.description.clone(),
         version: info.version.clone(),
-        supported_interfaces: vec![AgentInterface::new(url, TRANSPORT_PROTOCOL_JSONRPC)],
+        // JSON-RPC first: clients that take the server's preference use it.
+        supported_interfaces: vec![
+            AgentInterface::new(url.clone(), TRANSPORT_PROTOCOL_JSONRPC),
+            AgentInterface::new(url, TRANSPORT_PROTOCOL_HTTP_JSON),
+        ],
         capabilities: AgentCapabilities {
             streaming: Some(true),
             push_notifications: Some(false),

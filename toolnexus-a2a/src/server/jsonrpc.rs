@@ -14,6 +14,7 @@ use axum::Json;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use super::stream::Frame;
 use super::{send, stream, tasks, Shared};
 
 /// A request's envelope, read.
@@ -40,14 +41,18 @@ pub(crate) async fn handle(
         methods::SEND_MESSAGE => reply(id, send::send(&shared, params).await),
         methods::GET_TASK => reply(id, tasks::get(&shared, params).await),
         methods::CANCEL_TASK => reply(id, tasks::cancel(&shared, params).await),
-        methods::SEND_STREAMING_MESSAGE => match stream::send(shared, id.clone(), params).await {
-            Ok(sse) => sse,
-            Err(e) => reply(id, Err(e)),
-        },
-        methods::SUBSCRIBE_TO_TASK => match stream::subscribe(shared, id.clone(), params).await {
-            Ok(sse) => sse,
-            Err(e) => reply(id, Err(e)),
-        },
+        methods::SEND_STREAMING_MESSAGE => {
+            match stream::send(shared, Frame::JsonRpc(id.clone()), params).await {
+                Ok(sse) => sse,
+                Err(e) => reply(id, Err(e)),
+            }
+        }
+        methods::SUBSCRIBE_TO_TASK => {
+            match stream::subscribe(shared, Frame::JsonRpc(id.clone()), params).await {
+                Ok(sse) => sse,
+                Err(e) => reply(id, Err(e)),
+            }
+        }
         methods::CREATE_PUSH_CONFIG
         | methods::GET_PUSH_CONFIG
         | methods::LIST_PUSH_CONFIGS
@@ -121,7 +126,7 @@ fn envelope(body: Result<Bytes, BytesRejection>) -> Result<Call, (JsonRpcId, A2A
 }
 
 /// The A2A version a client asks for (`A2A-Version`), when it names one: 1.x is served.
-fn version(headers: &HeaderMap) -> Result<(), A2AError> {
+pub(crate) fn version(headers: &HeaderMap) -> Result<(), A2AError> {
     let Some(asked) = headers.get(a2a::SVC_PARAM_VERSION) else {
         return Ok(());
     };

@@ -2,7 +2,7 @@
 //! agent over the JSON-RPC binding, its tasks kept by a [`toolnexus_inbox::Inbox`].
 //!
 //! One module per concept: the agent card (`card`), the JSON-RPC envelope and dispatch
-//! (`jsonrpc`), `SendMessage` (`send`) and its streaming form and `SubscribeToTask`
+//! (`jsonrpc`), the HTTP+JSON binding's paths (`rest`), `SendMessage` (`send`) and its streaming form and `SubscribeToTask`
 //! (`stream`), `GetTask` and `CancelTask` (`tasks`), the task as the inbox keeps it
 //! (`record`, `view`), and the protocol's errors (`errors`).
 
@@ -10,6 +10,7 @@ mod card;
 mod errors;
 mod jsonrpc;
 mod record;
+mod rest;
 mod send;
 mod stream;
 mod tasks;
@@ -121,12 +122,27 @@ impl A2aServer {
         }
     }
 
-    /// The router: `GET /.well-known/agent-card.json` and JSON-RPC at `POST /`. Mount it
-    /// at the root of the URL given to [`A2aServerBuilder::url`].
+    /// The router: `GET /.well-known/agent-card.json`, JSON-RPC at `POST /`, and the
+    /// HTTP+JSON binding beside it (`POST /message:send`, `POST /message:stream`,
+    /// `GET /tasks/{id}`, `POST /tasks/{id}:cancel`, `GET|POST /tasks/{id}:subscribe`).
+    /// Mount it at the root of the URL given to [`A2aServerBuilder::url`].
     pub fn router(&self) -> Router {
         Router::new()
             .route(card::PATH, get(card::show))
             .route("/", post(jsonrpc::handle))
+            .route("/message:send", post(rest::send_message))
+            .route("/message:stream", post(rest::stream_message))
+            .route("/tasks", get(rest::list_tasks))
+            .route("/tasks/{id}", get(rest::get_task).post(rest::post_task))
+            .route(
+                "/tasks/{id}/pushNotificationConfigs",
+                get(rest::push_configs).post(rest::push_configs),
+            )
+            .route(
+                "/tasks/{id}/pushNotificationConfigs/{config}",
+                get(rest::push_configs).delete(rest::push_configs),
+            )
+            .route("/extendedAgentCard", get(rest::extended_card))
             .layer(DefaultBodyLimit::max(self.shared.card.max_body))
             .with_state(self.shared.clone())
     }

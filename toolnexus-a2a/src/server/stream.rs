@@ -1,6 +1,7 @@
-//! `SendStreamingMessage` and `SubscribeToTask`: server-sent events, each a JSON-RPC
-//! response of a `StreamResponse` — the `Task` first, then its status updates — closing
-//! once the task is over or waits for a person.
+//! `SendStreamingMessage` and `SubscribeToTask`: server-sent events, each a
+//! `StreamResponse` — the `Task` first, then its status updates — closing once the task is
+//! over or waits for a person. Over JSON-RPC each event is a JSON-RPC response; over
+//! HTTP+JSON it is the `StreamResponse` itself (an error, the binding's error payload).
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -18,6 +19,7 @@ use tokio::sync::mpsc;
 use super::errors::to_protocol;
 use super::jsonrpc::{params, response};
 use super::record;
+use super::rest;
 use super::send::{accept, carry_out};
 use super::view;
 use super::Shared;
@@ -26,9 +28,18 @@ use super::Shared;
 /// changes made in this process wake it at once.
 const POLL: Duration = Duration::from_millis(200);
 
+/// How a stream's events are framed: the binding the request came in by.
+#[derive(Clone)]
+pub(crate) enum Frame {
+    /// Each event a JSON-RPC response with the request's id.
+    JsonRpc(JsonRpcId),
+    /// Each event the `StreamResponse` itself, or the HTTP+JSON error payload.
+    Rest,
+}
+
 pub(crate) async fn send(
     shared: Arc<Shared>,
-    rpc: JsonRpcId,
+    rpc: Frame,
     raw: Value,
 ) -> Result<Response, A2AError> {
     let request: SendMessageRequest = params(raw)?;
@@ -56,7 +67,7 @@ pub(crate) async fn send(
 
 pub(crate) async fn subscribe(
     shared: Arc<Shared>,
-    rpc: JsonRpcId,
+    rpc: Frame,
     raw: Value,
 ) -> Result<Response, A2AError> {
     let request: SubscribeToTaskRequest = params(raw)?;
@@ -126,7 +137,7 @@ async fn watch_step(
     id: &str,
     last: &mut Status,
     tx: &mpsc::Sender<Event>,
-    rpc: &JsonRpcId,
+    rpc: &Frame,
 ) -> Step {
     let task = match task_now(shared, id).await {
         Ok(task) => task,
@@ -174,13 +185,17 @@ async fn task_now(shared: &Shared, id: &str) -> Result<Task, A2AError> {
 }
 
 /// Sends one event; `true` when the client is gone.
-async fn send_event(tx: &mpsc::Sender<Event>, rpc: &JsonRpcId, result: Value) -> bool {
+async fn send_event(tx: &mpsc::Sender<Event>, rpc: &Frame, result: Value) -> bool {
     tx.send(event(rpc, Ok(result))).await.is_err()
 }
 
-fn event(rpc: &JsonRpcId, result: Result<Value, A2AError>) -> Event {
-    let body = serde_json::to_string(&response(rpc.clone(), result)).unwrap_or_default();
-    Event::default().data(body)
+fn event(frame: &Frame, result: Result<Value, A2AError>) -> Event {
+    let body = match (frame, result) {
+        (Frame::JsonRpc(id), result) => serde_json::to_string(&response(id.clone(), result)),
+        (Frame::Rest, Ok(value)) => serde_json::to_string(&value),
+        (Frame::Rest, Err(e)) => serde_json::to_string(&rest::payload(&e)),
+    };
+    Event::default().data(body.unwrap_or_default())
 }
 
 fn sse(rx: mpsc::Receiver<Event>) -> Response {

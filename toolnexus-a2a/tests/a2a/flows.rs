@@ -11,13 +11,6 @@ use toolnexus_inbox::Inbox;
 
 use crate::support::*;
 
-async fn agent() -> (Agent, TestDb, toolnexus::testing::MockLlm) {
-    let db = TestDb::sqlite();
-    let model = model().await;
-    let agent = Agent::serve(&db, &model, Arc::new(AtomicUsize::new(0))).await;
-    (agent, db, model)
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn the_card_names_the_endpoint_the_version_streaming_and_a_skill_per_tool() {
     let (agent, _db, _model) = agent().await;

@@ -9,4 +9,5 @@ mod support;
 
 mod flows;
 mod hostile;
+mod rest;
 mod restart;

@@ -288,6 +288,14 @@ impl Agent {
     }
 }
 
+/// The shop agent on a fresh SQLite inbox and scripted model, with nothing bought yet.
+pub async fn agent() -> (Agent, TestDb, MockLlm) {
+    let db = TestDb::sqlite();
+    let model = model().await;
+    let agent = Agent::serve(&db, &model, Arc::new(AtomicUsize::new(0))).await;
+    (agent, db, model)
+}
+
 /// The Python with the official `a2a-sdk`.
 pub fn python() -> String {
     std::env::var("TOOLNEXUS_TEST_PYTHON").unwrap_or_else(|_| {
@@ -302,11 +310,17 @@ pub fn python() -> String {
 /// Runs the Python driver (tests/a2a_driver.py) against `url` with `steps`, and returns
 /// its result per step.
 pub async fn drive(url: &str, steps: Value) -> Vec<Value> {
+    drive_over(url, "JSONRPC", steps).await
+}
+
+/// [`drive`] with the client held to one protocol binding (`JSONRPC` or `HTTP+JSON`).
+pub async fn drive_over(url: &str, binding: &str, steps: Value) -> Vec<Value> {
     use tokio::io::AsyncWriteExt;
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/a2a_driver.py");
     let mut child = tokio::process::Command::new(python())
         .arg(script)
         .arg(url)
+        .arg(binding)
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
