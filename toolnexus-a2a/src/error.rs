@@ -107,7 +107,7 @@ pub enum A2aError {
     },
     /// The agent card offers no JSON-RPC interface of protocol version 1.0.
     #[error(
-        "the agent card at {url} offers no JSON-RPC interface of A2A protocol 1.0 (it offers: {offered})"
+        "the agent card at {url} offers no JSON-RPC or HTTP+JSON interface of A2A protocol 1.0 (it offers: {offered})"
     )]
     NoInterface {
         /// Where the card was fetched.
@@ -115,9 +115,9 @@ pub enum A2aError {
         /// The interfaces it offers, as `binding version` pairs.
         offered: String,
     },
-    /// The agent's reply is not a JSON-RPC 2.0 response, or its result is not what the
-    /// method returns.
-    #[error("the A2A agent at {url} did not answer {method} with JSON-RPC: {reason}")]
+    /// The agent's reply is not what its binding says (a JSON-RPC 2.0 response, or the
+    /// HTTP+JSON body of the method), or its result is not what the method returns.
+    #[error("the A2A agent at {url} did not answer {method} as its binding says: {reason}")]
     NotJsonRpc {
         /// Where the request went.
         url: String,
@@ -126,8 +126,9 @@ pub enum A2aError {
         /// What is wrong with the reply.
         reason: String,
     },
-    /// The agent answered with a JSON-RPC error.
-    #[error("the A2A agent at {url} refused {method}: {message} (JSON-RPC error {code})")]
+    /// The agent answered with an A2A error (a JSON-RPC error, or over HTTP+JSON the error
+    /// whose reason names it).
+    #[error("the A2A agent at {url} refused {method}: {message} (A2A error {code})")]
     Rpc {
         /// Where the request went.
         url: String,

@@ -115,7 +115,8 @@ impl RemoteAgentBuilder {
         self
     }
 
-    /// Fetches the agent card and picks its JSON-RPC interface of protocol 1.0.
+    /// Fetches the agent card and picks its interface of protocol 1.0: JSON-RPC when it
+    /// offers one, HTTP+JSON otherwise.
     pub async fn connect(self) -> Result<RemoteAgent, A2aError> {
         if let Some(name) = self.invalid {
             return Err(A2aError::InvalidHeader { name });
@@ -133,7 +134,7 @@ impl RemoteAgentBuilder {
             .build()
             .map_err(A2aError::Client)?;
         let card = fetch_card(&http, &card_url, self.timeout).await?;
-        let endpoint = card::jsonrpc_endpoint(&card, &card_url)?;
+        let (endpoint, binding) = card::endpoint(&card, &card_url)?;
         let name = sanitize(self.name.as_deref().unwrap_or(&card.name));
         let description = self
             .description
@@ -161,6 +162,7 @@ impl RemoteAgentBuilder {
             rpc: Rpc {
                 http,
                 endpoint,
+                binding,
                 timeout: self.timeout,
             },
             poll: self.poll,

@@ -1,6 +1,8 @@
 //! Where an agent's card is, and which of its interfaces this client speaks.
 
-use a2a::{AgentCard, AgentInterface, TRANSPORT_PROTOCOL_JSONRPC};
+use a2a::{AgentCard, AgentInterface, TRANSPORT_PROTOCOL_HTTP_JSON, TRANSPORT_PROTOCOL_JSONRPC};
+
+use super::rpc::Binding;
 use reqwest::Url;
 
 use crate::A2aError;
@@ -26,24 +28,36 @@ pub(super) fn card_url(given: &str) -> Result<Url, A2aError> {
     })
 }
 
-/// The JSON-RPC endpoint of protocol version 1.0 the card offers, resolved against the
-/// card's own URL when it is relative.
-pub(super) fn jsonrpc_endpoint(card: &AgentCard, card_url: &Url) -> Result<Url, A2aError> {
-    let chosen = card
-        .supported_interfaces
-        .iter()
-        .find(|i| speaks(i))
-        .ok_or_else(|| A2aError::NoInterface {
+/// The endpoint of protocol version 1.0 the card offers, JSON-RPC when it offers one and
+/// HTTP+JSON otherwise, resolved against the card's own URL when it is relative.
+pub(super) fn endpoint(card: &AgentCard, card_url: &Url) -> Result<(Url, Binding), A2aError> {
+    let interfaces = &card.supported_interfaces;
+    let chosen = [Binding::JsonRpc, Binding::Rest]
+        .into_iter()
+        .find_map(|binding| {
+            let found = interfaces.iter().find(|i| speaks(i, binding))?;
+            Some((found, binding))
+        });
+    let Some((chosen, binding)) = chosen else {
+        return Err(A2aError::NoInterface {
             url: shown(card_url),
             offered: offered(card),
-        })?;
+        });
+    };
     let url = card_url
         .join(&chosen.url)
         .map_err(|e| A2aError::InvalidUrl {
             url: chosen.url.clone(),
             reason: e.to_string(),
         })?;
-    http_url(url.as_str())
+    let mut url = http_url(url.as_str())?;
+    // The HTTP+JSON paths are joined below the interface's URL, which must then end in a
+    // slash to keep its last segment.
+    if binding == Binding::Rest && !url.path().ends_with('/') {
+        let path = format!("{}/", url.path());
+        url.set_path(&path);
+    }
+    Ok((url, binding))
 }
 
 /// `url` as errors, logs and `Debug` show it: without a user name or password, which
@@ -56,11 +70,13 @@ pub(super) fn shown(url: &Url) -> String {
     bare.to_string()
 }
 
-fn speaks(interface: &AgentInterface) -> bool {
+fn speaks(interface: &AgentInterface, binding: Binding) -> bool {
     let version = interface.protocol_version.trim();
-    interface
-        .protocol_binding
-        .eq_ignore_ascii_case(TRANSPORT_PROTOCOL_JSONRPC)
+    let name = match binding {
+        Binding::JsonRpc => TRANSPORT_PROTOCOL_JSONRPC,
+        Binding::Rest => TRANSPORT_PROTOCOL_HTTP_JSON,
+    };
+    interface.protocol_binding.eq_ignore_ascii_case(name)
         && (version == "1.0" || version.starts_with("1.0."))
 }
 
@@ -128,21 +144,29 @@ mod tests {
     }
 
     #[test]
-    fn only_jsonrpc_of_protocol_one_is_chosen() {
+    fn jsonrpc_of_protocol_one_is_chosen_first_then_http_json() {
         let at = Url::parse("http://h/a/.well-known/agent-card.json").unwrap();
         let mixed = card(serde_json::json!([
             {"url": "http://h/grpc", "protocolBinding": "GRPC", "protocolVersion": "1.0"},
+            {"url": "http://h/rest", "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"},
             {"url": "http://h/old", "protocolBinding": "JSONRPC", "protocolVersion": "0.3"},
             {"url": "/a/rpc", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},
         ]));
+        let (url, binding) = endpoint(&mixed, &at).unwrap();
         assert_eq!(
-            jsonrpc_endpoint(&mixed, &at).unwrap().as_str(),
-            "http://h/a/rpc"
+            (url.as_str(), binding),
+            ("http://h/a/rpc", Binding::JsonRpc)
         );
+        let rest = card(serde_json::json!([
+            {"url": "http://h/old", "protocolBinding": "JSONRPC", "protocolVersion": "0.3"},
+            {"url": "/a/rest", "protocolBinding": "http+json", "protocolVersion": "1.0"},
+        ]));
+        let (url, binding) = endpoint(&rest, &at).unwrap();
+        assert_eq!((url.as_str(), binding), ("http://h/a/rest/", Binding::Rest));
         let none = card(serde_json::json!([
             {"url": "http://h/old", "protocolBinding": "JSONRPC", "protocolVersion": "0.3"},
         ]));
-        let err = jsonrpc_endpoint(&none, &at).unwrap_err().to_string();
+        let err = endpoint(&none, &at).unwrap_err().to_string();
         assert!(err.contains("offers: JSONRPC 0.3"), "{err}");
     }
 }

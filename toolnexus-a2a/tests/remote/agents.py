@@ -37,7 +37,11 @@ try:
     )
     from a2a.server.agent_execution import AgentExecutor
     from a2a.server.request_handlers import DefaultRequestHandler
-    from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes
+    from a2a.server.routes import (
+        create_agent_card_routes,
+        create_jsonrpc_routes,
+        create_rest_routes,
+    )
     from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
     from a2a.types import (
         AgentCapabilities,
@@ -163,7 +167,7 @@ class Broken(Base):
         await updater.failed(self.say(updater, new_text_part("the warehouse is closed")))
 
 
-def card(port, path, name, description):
+def card(port, path, name, description, binding):
     return AgentCard(
         name=name,
         description=description,
@@ -171,7 +175,7 @@ def card(port, path, name, description):
         supported_interfaces=[
             AgentInterface(
                 url=f"http://127.0.0.1:{port}/{path}/",
-                protocol_binding="JSONRPC",
+                protocol_binding=binding,
                 protocol_version="1.0",
             )
         ],
@@ -184,12 +188,16 @@ def card(port, path, name, description):
     )
 
 
-def agent(port, path, executor, name, description):
-    agent_card = card(port, path, name, description)
+def agent(port, path, executor, name, description, binding="JSONRPC"):
+    agent_card = card(port, path, name, description, binding)
     handler = DefaultRequestHandler(
         agent_executor=executor, task_store=InMemoryTaskStore(), agent_card=agent_card
     )
-    routes = create_agent_card_routes(agent_card) + create_jsonrpc_routes(handler, "/")
+    if binding == "HTTP+JSON":
+        served = create_rest_routes(handler)
+    else:
+        served = create_jsonrpc_routes(handler, "/")
+    routes = create_agent_card_routes(agent_card) + served
     return Mount(f"/{path}", routes=routes)
 
 
@@ -207,6 +215,15 @@ async def main():
             agent(port, "shop", Shop(), "shop", "Buys and ships items, asking first"),
             agent(port, "signin", Signin(port), "warehouse", "Signs in to the warehouse"),
             agent(port, "broken", Broken(), "broken", "Fails every task"),
+            # The same shop, offering only the HTTP+JSON binding.
+            agent(
+                port,
+                "shop-rest",
+                Shop(),
+                "shop",
+                "Buys and ships items, asking first",
+                binding="HTTP+JSON",
+            ),
         ]
     )
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))

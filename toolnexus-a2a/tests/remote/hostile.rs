@@ -109,7 +109,7 @@ async fn a_card_that_is_no_a2a_card_is_refused_at_connect() {
     );
     let grpc = err("grpc-only").await.to_string();
     assert!(
-        grpc.contains("offers no JSON-RPC interface") && grpc.contains("GRPC 1.0"),
+        grpc.contains("offers no JSON-RPC or HTTP+JSON interface") && grpc.contains("GRPC 1.0"),
         "{grpc}"
     );
     let missing = err("missing").await;
@@ -139,13 +139,15 @@ async fn replies_that_are_not_json_rpc_are_tool_errors_naming_the_problem() {
     };
     let html = call("html").await;
     assert!(
-        html.contains("did not answer SendMessage with JSON-RPC"),
+        html.contains(
+            "did not answer SendMessage as its binding says: the body is not a JSON-RPC response"
+        ),
         "{html}"
     );
     assert!(call("crash").await.ends_with("answered HTTP 500"));
     let refused = call("rpc-error").await;
     assert!(
-        refused.contains("refused SendMessage: Task not found (JSON-RPC error -32001)"),
+        refused.contains("refused SendMessage: Task not found (A2A error -32001)"),
         "{refused}"
     );
     let wrong = call("wrong-result").await;

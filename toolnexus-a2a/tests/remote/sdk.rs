@@ -22,6 +22,17 @@ fn answering(
 
 #[tokio::test]
 async fn an_approval_asked_remotely_is_answered_by_wait_for_and_continues_the_task() {
+    approve_at("shop").await;
+}
+
+#[tokio::test]
+async fn an_agent_offering_only_http_json_is_called_over_it() {
+    approve_at("shop-rest").await;
+}
+
+/// Buys a gpu from the SDK's shop agent at `path`, approving through `wait_for`: the
+/// remote task is continued once with the approval and its result comes back.
+async fn approve_at(path: &str) {
     let mock = model("shop", "buy a gpu").await;
     let seen = Arc::new(Mutex::new(Vec::new()));
     let llm = client(&mock)
@@ -29,7 +40,7 @@ async fn an_approval_asked_remotely_is_answered_by_wait_for_and_continues_the_ta
         .build()
         .unwrap();
     let run = llm
-        .run("buy me a gpu", &toolkit(remote("shop").await))
+        .run("buy me a gpu", &toolkit(remote(path).await))
         .await
         .unwrap();
 

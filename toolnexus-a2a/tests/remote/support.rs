@@ -23,7 +23,8 @@ pub fn python() -> String {
     })
 }
 
-/// The process serving `tests/remote/agents.py`: the agents `shop`, `signin`, `broken`.
+/// The process serving `tests/remote/agents.py`: the agents `shop`, `signin`, `broken`, and
+/// `shop-rest` (the shop over HTTP+JSON alone).
 pub struct Agents {
     port: u16,
     lines: Arc<Mutex<Vec<Value>>>,
