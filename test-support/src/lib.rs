@@ -2,5 +2,7 @@
 //! [`fixtures`] on the scripted model, and the [`example_bin`] programs as a user starts
 //! them.
 
+#[cfg(feature = "databases")]
+pub mod databases;
 pub mod example_bin;
 pub mod fixtures;

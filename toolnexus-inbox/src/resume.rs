@@ -112,6 +112,74 @@ impl Inbox {
         }
     }
 
+    /// Claims the run parked on request `id` like [`resume`](Self::resume), but goes on
+    /// with `settle` instead of a model: it is handed the run's transcript and every
+    /// request's answer, in call order, and returns what the run came to. For a host whose
+    /// parked runs are not a model's, such as a protocol server parking one tool call: the
+    /// claim, its lease, the check that each answered call is still the call it was parked
+    /// for, the recorded outcome, the audit trail and the webhooks are the inbox's as for
+    /// any run. A result that halted again (`RunStatus::Pending`) has its new requests
+    /// parked, under [`Resumed::next`]; an `Err` from `settle` is a failed attempt, retried
+    /// after the lease as a model's would be.
+    ///
+    /// ```
+    /// use toolnexus::{Answer, Message, Request, RunResult, RunStatus, ToolCall, ToolOutput, Usage};
+    /// use toolnexus_inbox::{Inbox, ParkedState};
+    ///
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// let inbox = Inbox::open("sqlite::memory:").await?;
+    /// // A run of the host's own: one call, waiting on one request.
+    /// let request = Request::new("approval", "Delete report.txt?").with_id("delete-1");
+    /// let call = ToolCall { id: "c1".into(), name: "delete".into(), args: serde_json::json!({"path": "report.txt"}) };
+    /// let placeholder = ToolOutput {
+    ///     call_id: "c1".into(), name: "delete".into(), output: request.prompt.clone(),
+    ///     is_error: true, pending: Some(request.clone()), approval: None, trace: None, call_digest: None,
+    /// };
+    /// let messages = vec![
+    ///     Message::user("delete report.txt"),
+    ///     Message::Assistant { content: String::new(), tool_calls: vec![call], state: None },
+    ///     Message::ToolResults { results: vec![placeholder] },
+    /// ];
+    /// let halted = RunResult {
+    ///     status: RunStatus::Pending, text: request.prompt.clone(), tool_calls: Vec::new(),
+    ///     pending: Some(request.clone()), waiting: vec![request.clone()], limit: None,
+    ///     turns: 0, usage: Usage::default(), messages, model: "none".into(),
+    /// };
+    /// let id = inbox.park(&halted).await?;
+    /// inbox.answer_as(Answer::ok(&id), "ada@example.com").await?;
+    ///
+    /// let resumed = inbox
+    ///     .resume_with(&id, |messages, answers| async move {
+    ///         assert!(answers[0].ok);
+    ///         Ok(RunResult { status: RunStatus::Done, text: "deleted".into(), pending: None, waiting: Vec::new(), messages, ..halted })
+    ///     })
+    ///     .await?;
+    /// assert_eq!(resumed.result.text, "deleted");
+    /// assert_eq!(inbox.get(&id).await?.map(|p| p.run_state), Some(ParkedState::Done));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// # }).unwrap();
+    /// ```
+    pub async fn resume_with<F, Fut>(&self, id: &str, settle: F) -> Result<Resumed, InboxError>
+    where
+        F: FnOnce(Vec<Message>, Vec<Answer>) -> Fut,
+        Fut: std::future::Future<Output = Result<RunResult, ClientError>>,
+    {
+        let Some(claimed) = self.claim(Some(id)).await? else {
+            return Err(self.why_unclaimable(id).await?);
+        };
+        let claim = Claim::read(self, claimed).await?;
+        let span = spans::resume(&self.inner.agent, &claim.id, claim.fence);
+        let resumed = async {
+            let (messages, answers) = self.opened(&claim).await?;
+            let run = settle(messages, answers.clone());
+            self.finish_claim(&claim, answers, run).await
+        }
+        .instrument(span.clone())
+        .await;
+        record_resume(&span, &resumed);
+        resumed
+    }
+
     /// Claims the run of request `id`, or else the oldest run ready to resume, and, in the
     /// same transaction, appends the claim to the run's audit trail.
     async fn claim(&self, id: Option<&str>) -> Result<Option<Claimed>, InboxError> {
@@ -231,37 +299,20 @@ impl Inbox {
     ) -> Result<Resumed, InboxError> {
         let span = spans::resume(&self.inner.agent, &claim.id, claim.fence);
         let resumed = self
-            .run_claim_in_span(claim, client, tk)
+            .run_claim_in_span(&claim, client, tk)
             .instrument(span.clone())
             .await;
-        match &resumed {
-            Ok(done) => {
-                span.record("toolnexus.status", done.result.status.as_str());
-            }
-            Err(e) => spans::failed(&span, e),
-        }
+        record_resume(&span, &resumed);
         resumed
     }
 
     async fn run_claim_in_span(
         &self,
-        claim: Claim,
+        claim: &Claim,
         client: &LlmClient,
         tk: &Toolkit,
     ) -> Result<Resumed, InboxError> {
-        let (messages, answers) = match claim.decode() {
-            Ok(parts) => parts,
-            Err(reason) => {
-                self.record_failure(&claim, &reason, true).await?;
-                return Err(InboxError::Corrupt {
-                    id: claim.id,
-                    reason,
-                });
-            }
-        };
-        if let Some(changed) = changed_call(&messages, &claim.answers) {
-            return Err(self.refuse(&claim, changed).await?);
-        }
+        let (messages, answers) = self.opened(claim).await?;
         let journal = ClaimJournal {
             inbox: self,
             run: &claim.id,
@@ -271,15 +322,45 @@ impl Inbox {
             .run_with_answers(messages, answers.clone(), tk)
             .journal(&journal)
             .into_future();
-        let outcome = match self.renewing(&claim, run).await? {
+        self.finish_claim(claim, answers, run).await
+    }
+
+    /// The claimed run's transcript and answers, read back and held to the calls their
+    /// requests were parked for; a run that fails either is given up, and the error says
+    /// why.
+    async fn opened(&self, claim: &Claim) -> Result<(Vec<Message>, Vec<Answer>), InboxError> {
+        let (messages, answers) = match claim.decode() {
+            Ok(parts) => parts,
+            Err(reason) => {
+                self.record_failure(claim, &reason, true).await?;
+                return Err(InboxError::Corrupt {
+                    id: claim.id.clone(),
+                    reason,
+                });
+            }
+        };
+        if let Some(changed) = changed_call(&messages, &claim.answers) {
+            return Err(self.refuse(claim, changed).await?);
+        }
+        Ok((messages, answers))
+    }
+
+    /// Drives a claimed run's resume under its lease and records what it came to.
+    async fn finish_claim(
+        &self,
+        claim: &Claim,
+        answers: Vec<Answer>,
+        run: impl std::future::Future<Output = Result<RunResult, ClientError>>,
+    ) -> Result<Resumed, InboxError> {
+        let outcome = match self.renewing(claim, run).await? {
             Some(outcome) => outcome,
-            None => return Err(InboxError::Claimed(claim.id)),
+            None => return Err(InboxError::Claimed(claim.id.clone())),
         };
         match outcome {
-            Ok(result) => self.record_outcome(&claim, result, answers).await,
-            Err(e @ ClientError::CallChanged { .. }) => Err(self.refuse(&claim, e).await?),
+            Ok(result) => self.record_outcome(claim, result, answers).await,
+            Err(e @ ClientError::CallChanged { .. }) => Err(self.refuse(claim, e).await?),
             Err(e) => {
-                self.record_failure(&claim, &e.to_string(), false).await?;
+                self.record_failure(claim, &e.to_string(), false).await?;
                 Err(InboxError::Resume(e))
             }
         }
@@ -500,6 +581,16 @@ fn changed_call(messages: &[Message], stored: &[StoredAnswer]) -> Option<ClientE
             request: parked.id.clone(),
         })
     })
+}
+
+/// Marks a resume's span with how it ended.
+fn record_resume(span: &tracing::Span, resumed: &Result<Resumed, InboxError>) {
+    match resumed {
+        Ok(done) => {
+            span.record("toolnexus.status", done.result.status.as_str());
+        }
+        Err(e) => spans::failed(span, e),
+    }
 }
 
 fn resumed(

@@ -113,6 +113,18 @@ pub(crate) fn to_answer(id: &str, result: ElicitResult) -> Answer {
     }
 }
 
+/// The answer a client's response to request `id` carries (an `inputResponses` entry):
+/// one that is not an elicitation result is invalid params, never taken for an answer.
+pub(crate) fn response_to_answer(id: &str, response: Value) -> Result<Answer, rmcp::ErrorData> {
+    let result = serde_json::from_value::<ElicitResult>(response).map_err(|e| {
+        rmcp::ErrorData::invalid_params(
+            format!("the response for `{id}` is not an elicitation result: {e}"),
+            None,
+        )
+    })?;
+    Ok(to_answer(id, result))
+}
+
 /// The elicitation result an answer stands for; the inverse of [`to_answer`]. The
 /// refusal's code decides between cancel and decline, whatever the person wrote beside it
 /// (an elicitation result has no room for their words).

@@ -85,6 +85,14 @@
 //! page) instead of the client: the next `tasks/get` finds the answer and resumes the
 //! call, once, and a later `tasks/update` for the same request finds nothing waiting.
 //!
+//! With the `inbox` feature, `McpServerBuilder::inbox` keeps the tasks that wait for a
+//! person in a `toolnexus-inbox` (SQLite, or PostgreSQL for many servers) instead: each is
+//! parked there as a run of its one call, so it outlives the server — a server started
+//! again on the same database, or another sharing it, answers every task method for it —
+//! a person may answer it on the inbox page, and it is resumed exactly once, by the
+//! inbox's claim, however many answers race through however many servers. A form answer
+//! that does not fit the form is invalid params naming the field, the task still waiting.
+//!
 //! [`McpTools`] declares the extension and follows a task it is handed: it polls
 //! `tasks/get` as often as `pollIntervalMs` says (within 10 ms and 5 s), and a task waiting
 //! for input is a suspension whose id names the task, so the answer goes back by

@@ -3,8 +3,8 @@
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, ClientCapabilities,
-    ContentBlock, CustomRequest, CustomResult, ElicitRequest, ElicitResult, ErrorCode,
-    GetTaskParams, GetTaskResult, Implementation, InputRequest, InputRequests, InputRequiredResult,
+    ContentBlock, CustomRequest, CustomResult, ElicitRequest, ErrorCode, GetTaskParams,
+    GetTaskResult, Implementation, InputRequest, InputRequests, InputRequiredResult,
     InputResponses, ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities,
     ServerConfig, UpdateTaskParams,
 };
@@ -17,7 +17,7 @@ use super::McpServer;
 use super::run::{Step, after_answer, first_run};
 use super::state::Continuation;
 use crate::ParkedCall;
-use crate::elicit::{Mode, to_answer, to_elicitation};
+use crate::elicit::{Mode, response_to_answer, to_answer, to_elicitation};
 
 impl ServerHandler for McpServer {
     fn get_info(&self) -> ServerConfig {
@@ -35,6 +35,10 @@ impl ServerHandler for McpServer {
         request: GetTaskParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<GetTaskResult, ErrorData> {
+        #[cfg(feature = "inbox")]
+        if self.kept_route(&request.task_id) {
+            return Ok(GetTaskResult::new(self.get_kept(&request.task_id).await?));
+        }
         self.answer_from_park(&request.task_id).await;
         Ok(GetTaskResult::new(self.inner.tasks.get(&request.task_id)?))
     }
@@ -45,6 +49,10 @@ impl ServerHandler for McpServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         let id = request.task_id;
+        #[cfg(feature = "inbox")]
+        if self.kept_route(&id) {
+            return self.update_kept(&id, request.input_responses).await;
+        }
         if let Some(taken) = self.inner.tasks.answer(&id, request.input_responses)? {
             self.resume_task(id, taken);
         }
@@ -56,6 +64,10 @@ impl ServerHandler for McpServer {
         request: CancelTaskParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
+        #[cfg(feature = "inbox")]
+        if self.kept_route(&request.task_id) {
+            return self.cancel_kept(&request.task_id).await;
+        }
         self.inner.tasks.cancel(&request.task_id)?;
         Ok(())
     }
@@ -316,16 +328,7 @@ impl McpServer {
         let Some(response) = responses.and_then(|mut r| r.remove(&request.id)) else {
             return Ok(self.suspend(name, args, request, context).await);
         };
-        let result = serde_json::from_value::<ElicitResult>(response).map_err(|e| {
-            ErrorData::invalid_params(
-                format!(
-                    "the response for `{}` is not an elicitation result: {e}",
-                    request.id
-                ),
-                None,
-            )
-        })?;
-        let answer = to_answer(&request.id, result);
+        let answer = response_to_answer(&request.id, response)?;
         Ok(self.answered(name, args, &request, answer, context).await)
     }
 

@@ -69,6 +69,8 @@ struct Inner {
     tasks: TaskStore,
     task_after: Option<Duration>,
     task_only: HashSet<String>,
+    #[cfg(feature = "inbox")]
+    kept: Option<tasks::Kept>,
 }
 
 impl std::fmt::Debug for McpServer {
@@ -104,6 +106,10 @@ impl McpServer {
             task_only: HashSet::new(),
             task_ttl: tasks::DEFAULT_TTL,
             task_poll_interval: tasks::DEFAULT_POLL_INTERVAL,
+            #[cfg(feature = "inbox")]
+            inbox: None,
+            #[cfg(feature = "inbox")]
+            responder: tasks::DEFAULT_RESPONDER.to_owned(),
         }
     }
 
@@ -158,6 +164,10 @@ pub struct McpServerBuilder {
     task_only: HashSet<String>,
     task_ttl: Duration,
     task_poll_interval: Duration,
+    #[cfg(feature = "inbox")]
+    inbox: Option<toolnexus_inbox::Inbox>,
+    #[cfg(feature = "inbox")]
+    responder: String,
 }
 
 impl std::fmt::Debug for McpServerBuilder {
@@ -243,6 +253,57 @@ impl McpServerBuilder {
         self
     }
 
+    /// Keeps the tasks that wait for a person in `inbox` (the `inbox` feature): a task
+    /// whose call asks a request is parked there as a run of that one call, so that
+    ///
+    /// - it outlives the server: a server started again on the same database, or any
+    ///   other server sharing it, answers `tasks/get`, `tasks/update` and `tasks/cancel`
+    ///   for it;
+    /// - a person may answer it on the inbox page (or through [`Inbox::answer_as`]) instead
+    ///   of the client, and the client's next `tasks/get` resumes it;
+    /// - it is resumed exactly once however many answers race, in whichever process: the
+    ///   first answer wins, and the re-run is the inbox's claim, with its lease, the check
+    ///   that the call is still the one that asked, and its audit trail.
+    ///
+    /// Give the server a handle of an agent of its own (`Inbox::builder(url).agent("mcp")`):
+    /// a [`Worker`](toolnexus_inbox::Worker) resumes its agent's runs with a model, which
+    /// these runs have none of. A form answer is checked against the form's schema, and
+    /// one that does not fit is invalid params with the task still waiting. A call still
+    /// running when the server stops is lost with it, as without an inbox.
+    ///
+    /// [`Inbox::answer_as`]: toolnexus_inbox::Inbox::answer_as
+    ///
+    /// ```
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// use std::time::Duration;
+    /// use toolnexus::Toolkit;
+    /// use toolnexus_inbox::Inbox;
+    /// use toolnexus_mcp::McpServer;
+    ///
+    /// let inbox = Inbox::builder("sqlite::memory:").agent("mcp-shop").open().await?;
+    /// let server = McpServer::builder(Toolkit::builder().build()?)
+    ///     .task_after(Duration::from_secs(1))
+    ///     .inbox(inbox)
+    ///     .build();
+    /// # let _ = server;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// # }).unwrap();
+    /// ```
+    #[cfg(feature = "inbox")]
+    pub fn inbox(mut self, inbox: toolnexus_inbox::Inbox) -> Self {
+        self.inbox = Some(inbox);
+        self
+    }
+
+    /// Who the inbox records as answering a kept task through `tasks/update` (default
+    /// `"mcp client"`). Where the inbox limits who may answer a kind of request, an answer
+    /// from the client is refused unless this names one of them.
+    #[cfg(feature = "inbox")]
+    pub fn responder(mut self, who: impl Into<String>) -> Self {
+        self.responder = who.into();
+        self
+    }
+
     /// Builds the server; a state key shorter than 32 bytes is replaced by a random one
     /// and logged, since a short HMAC key would make sealed state forgeable.
     pub fn build(self) -> McpServer {
@@ -259,6 +320,10 @@ impl McpServerBuilder {
                 tasks: TaskStore::new(self.task_ttl, self.task_poll_interval),
                 task_after: self.task_after,
                 task_only: self.task_only,
+                #[cfg(feature = "inbox")]
+                kept: self
+                    .inbox
+                    .map(|inbox| tasks::Kept::new(inbox, self.responder)),
             }),
         }
     }

@@ -8,6 +8,8 @@ mod example_bin;
 mod shop;
 
 mod consume;
+#[cfg(feature = "inbox")]
+mod kept;
 mod python;
 mod serve;
 mod support;

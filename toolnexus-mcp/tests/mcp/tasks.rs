@@ -55,7 +55,10 @@ fn server(deleted: Arc<AtomicUsize>, poll: Duration) -> McpServer {
     builder(deleted, poll).build()
 }
 
-fn builder(deleted: Arc<AtomicUsize>, poll: Duration) -> toolnexus_mcp::McpServerBuilder {
+pub(crate) fn builder(
+    deleted: Arc<AtomicUsize>,
+    poll: Duration,
+) -> toolnexus_mcp::McpServerBuilder {
     let tk = Toolkit::builder()
         .tool(shop::ApprovePurchase)
         .tool(shop::ShipOrder)
@@ -79,14 +82,24 @@ fn builder(deleted: Arc<AtomicUsize>, poll: Duration) -> toolnexus_mcp::McpServe
 }
 
 /// `server` on a free loopback port; its `/mcp` URL.
-async fn serve(server: McpServer) -> String {
+pub(crate) async fn serve(server: McpServer) -> String {
+    serve_until_stopped(server).await.0
+}
+
+/// `server` on a free loopback port: its `/mcp` URL, and the task serving it, which
+/// stops it when aborted.
+pub(crate) async fn serve_until_stopped(
+    server: McpServer,
+) -> (String, tokio::task::JoinHandle<()>) {
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
         .await
         .unwrap();
     let url = format!("http://{}/mcp", listener.local_addr().unwrap());
     let app = axum::Router::new().nest_service("/mcp", server.http_service());
-    tokio::spawn(async move { axum::serve(listener, app).await });
-    url
+    let serving = tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    (url, serving)
 }
 
 async fn ours(url: &str) -> Toolkit {
@@ -95,12 +108,12 @@ async fn ours(url: &str) -> Toolkit {
 }
 
 /// The crypto provider rmcp's HTTP transport needs, as `McpTools::connect` installs it.
-fn crypto() {
+pub(crate) fn crypto() {
     let _ = rustls::crypto::ring::default_provider().install_default();
 }
 
 /// rmcp's client over HTTP, declaring elicitation and tasks.
-async fn raw(url: &str) -> RunningService<RoleClient, Human> {
+pub(crate) async fn raw(url: &str) -> RunningService<RoleClient, Human> {
     crypto();
     let transport = StreamableHttpClientTransport::from_uri(url.to_owned());
     let mut caps = form_and_url();
@@ -241,7 +254,10 @@ async fn the_client_polls_as_often_as_the_server_says() {
 
 /// Starts a `delete_file` task and waits for its question; the task id and the key of
 /// its input request.
-async fn waiting(client: &RunningService<RoleClient, Human>, path: &str) -> (String, String) {
+pub(crate) async fn waiting(
+    client: &RunningService<RoleClient, Human>,
+    path: &str,
+) -> (String, String) {
     let response = client
         .call_tool_once(call("delete_file", json!({"path": path})))
         .await
@@ -261,7 +277,7 @@ async fn waiting(client: &RunningService<RoleClient, Human>, path: &str) -> (Str
     panic!("task {id} never asked")
 }
 
-async fn get(client: &RunningService<RoleClient, Human>, id: &str) -> TaskPayload {
+pub(crate) async fn get(client: &RunningService<RoleClient, Human>, id: &str) -> TaskPayload {
     client
         .get_task(GetTaskParams::new(id.to_owned()))
         .await
@@ -270,7 +286,10 @@ async fn get(client: &RunningService<RoleClient, Human>, id: &str) -> TaskPayloa
         .payload
 }
 
-async fn until_ended(client: &RunningService<RoleClient, Human>, id: &str) -> TaskPayload {
+pub(crate) async fn until_ended(
+    client: &RunningService<RoleClient, Human>,
+    id: &str,
+) -> TaskPayload {
     for _ in 0..1000 {
         let got = client
             .get_task(GetTaskParams::new(id.to_owned()))
@@ -285,15 +304,15 @@ async fn until_ended(client: &RunningService<RoleClient, Human>, id: &str) -> Ta
     panic!("task {id} never ended")
 }
 
-fn accept() -> Value {
+pub(crate) fn accept() -> Value {
     json!({"action": "accept", "content": {}})
 }
 
-fn responses(key: &str, response: Value) -> InputResponses {
+pub(crate) fn responses(key: &str, response: Value) -> InputResponses {
     InputResponses::from([(key.to_owned(), response)])
 }
 
-fn invalid_params<T: std::fmt::Debug>(result: Result<T, ServiceError>) -> String {
+pub(crate) fn invalid_params<T: std::fmt::Debug>(result: Result<T, ServiceError>) -> String {
     match result {
         Err(ServiceError::McpError(e)) if e.code == ErrorCode::INVALID_PARAMS => {
             e.message.into_owned()

@@ -2,6 +2,8 @@
 //! and is recorded, and answers a person gives at the park hook. The tasks themselves are
 //! kept by `store`.
 
+#[cfg(feature = "inbox")]
+mod kept;
 mod store;
 
 use std::future::Future;
@@ -12,6 +14,8 @@ use rmcp::service::{RequestContext, RoleServer};
 use serde_json::Value;
 use toolnexus::{Request, ToolResult};
 
+#[cfg(feature = "inbox")]
+pub(super) use kept::{DEFAULT_RESPONDER, Kept};
 pub(super) use store::{DEFAULT_POLL_INTERVAL, DEFAULT_TTL, Taken, TaskStore};
 
 use super::McpServer;
@@ -74,6 +78,35 @@ impl McpServer {
         self.run_task(id, tokio::spawn(work));
     }
 
+    /// With an inbox, a task that asks `request` is parked there and handed over to it:
+    /// `true` once it is. Without one, or when the request cannot be asked over MCP or
+    /// parking fails, the task waits in memory (`false`).
+    async fn keep(&self, id: &str, request: &Request) -> bool {
+        #[cfg(feature = "inbox")]
+        if let Some(kept) = &self.inner.kept
+            && crate::elicit::to_elicitation(request).is_ok()
+            && let Some((call, created_at)) = self.inner.tasks.working(id)
+        {
+            match kept.park(id, &call, request, created_at).await {
+                Ok(()) => {
+                    if !self.inner.tasks.hand_over(id) {
+                        // Cancelled while it was being parked: nothing may run.
+                        if let Err(e) = self.cancel_kept(id).await {
+                            tracing::warn!(task = %id, error = %e.message, "cancelling a parked task failed");
+                        }
+                    }
+                    return true;
+                }
+                Err(e) => {
+                    tracing::warn!(task = %id, error = %e, "parking a task in the inbox failed")
+                }
+            }
+        }
+        #[cfg(not(feature = "inbox"))]
+        let _ = (id, request);
+        false
+    }
+
     /// With a [`Park`](crate::Park) hook, a waiting task's request is parked there too, so
     /// a person may answer it there (an inbox page) instead of the client.
     async fn park_task(&self, call: &Call, request: &Request) {
@@ -131,6 +164,11 @@ impl McpServer {
                 Settled::Ask(request) => Some(request.clone()),
                 _ => None,
             };
+            if let Some(request) = &asked
+                && server.keep(&id, request).await
+            {
+                return;
+            }
             server.inner.tasks.settle(&id, settled);
             if let Some(request) = asked
                 && let Some((call, waiting)) = server.inner.tasks.waiting(&id)
@@ -159,7 +197,9 @@ impl McpServer {
         let tasks = &self.inner.tasks;
         let call = Call { tool: name, args };
         let task = tasks.create(call.clone());
-        tasks.settle(&task.task_id, Settled::Ask(request.clone()));
+        if !self.keep(&task.task_id, &request).await {
+            tasks.settle(&task.task_id, Settled::Ask(request.clone()));
+        }
         if tasks.waiting(&task.task_id).is_some() {
             self.park_task(&call, &request).await;
         }

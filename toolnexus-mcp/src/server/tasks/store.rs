@@ -11,15 +11,15 @@ use std::time::{Duration, Instant};
 
 use rmcp::ErrorData;
 use rmcp::model::{
-    CallToolResult, DetailedTask, ElicitRequest, ElicitResult, InputRequest, InputRequests,
-    InputResponses, JsonObject, Task, TaskPayload, TaskStatus,
+    CallToolResult, DetailedTask, ElicitRequest, InputRequest, InputRequests, InputResponses,
+    JsonObject, Task, TaskPayload, TaskStatus,
 };
 use rmcp::task_manager::current_timestamp;
 use serde_json::Value;
 use tokio::task::AbortHandle;
 use toolnexus::{Answer, Request};
 
-use crate::elicit::{to_answer, to_elicitation};
+use crate::elicit::{response_to_answer, to_elicitation};
 
 /// How long a task stays readable by default.
 pub(in crate::server) const DEFAULT_TTL: Duration = Duration::from_secs(3600);
@@ -45,6 +45,9 @@ enum Phase {
     Completed(JsonObject),
     Failed(JsonObject),
     Cancelled,
+    /// Parked in the inbox, which says from then on where it stands.
+    #[cfg(feature = "inbox")]
+    Kept,
 }
 
 struct Entry {
@@ -63,6 +66,8 @@ impl Entry {
             Phase::Completed(_) => TaskStatus::Completed,
             Phase::Failed(_) => TaskStatus::Failed,
             Phase::Cancelled => TaskStatus::Cancelled,
+            #[cfg(feature = "inbox")]
+            Phase::Kept => TaskStatus::Working,
         }
     }
 
@@ -197,6 +202,8 @@ impl TaskStore {
                 error: error.clone(),
             },
             Phase::Cancelled => TaskPayload::Cancelled,
+            #[cfg(feature = "inbox")]
+            Phase::Kept => TaskPayload::Working,
         };
         Ok(DetailedTask::new(self.task(id, entry), payload))
     }
@@ -218,16 +225,7 @@ impl TaskStore {
         let Some(response) = responses.remove(&request.id) else {
             return Ok(None);
         };
-        let result = serde_json::from_value::<ElicitResult>(response).map_err(|e| {
-            ErrorData::invalid_params(
-                format!(
-                    "the response for `{}` is not an elicitation result: {e}",
-                    request.id
-                ),
-                None,
-            )
-        })?;
-        let answer = to_answer(&request.id, result);
+        let answer = response_to_answer(&request.id, response)?;
         Ok(take(entry, answer))
     }
 
@@ -284,14 +282,63 @@ impl TaskStore {
     }
 
     fn task(&self, id: &str, entry: &Entry) -> Task {
-        Task::new(
+        self.describe(
             id,
             entry.status(),
             entry.created_at.clone(),
             entry.updated_at.clone(),
         )
-        .with_ttl_ms(millis(self.ttl))
-        .with_poll_interval_ms(millis(self.poll_interval))
+    }
+
+    /// A task as the client reads it, with this store's time to live and poll interval.
+    pub(in crate::server) fn describe(
+        &self,
+        id: &str,
+        status: TaskStatus,
+        created_at: String,
+        updated_at: String,
+    ) -> Task {
+        Task::new(id, status, created_at, updated_at)
+            .with_ttl_ms(millis(self.ttl))
+            .with_poll_interval_ms(millis(self.poll_interval))
+    }
+
+    /// How long a task stays readable.
+    #[cfg(feature = "inbox")]
+    pub(in crate::server) fn ttl(&self) -> Duration {
+        self.ttl
+    }
+
+    /// The call of task `id` and when it was created, while it runs: what parking it
+    /// needs.
+    #[cfg(feature = "inbox")]
+    pub(in crate::server) fn working(&self, id: &str) -> Option<(Call, String)> {
+        let tasks = self.lock();
+        let entry = tasks.get(id)?;
+        matches!(entry.phase, Phase::Working(_))
+            .then(|| (entry.call.clone(), entry.created_at.clone()))
+    }
+
+    /// Hands running task `id` over to the inbox that parked it: `false` when it no longer
+    /// runs (cancelled meanwhile), and it stays as it is.
+    #[cfg(feature = "inbox")]
+    pub(in crate::server) fn hand_over(&self, id: &str) -> bool {
+        let mut tasks = self.lock();
+        match tasks.get_mut(id) {
+            Some(entry) if matches!(entry.phase, Phase::Working(_)) => {
+                entry.touch(Phase::Kept);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Whether this process holds task `id` itself (not handed over to the inbox).
+    #[cfg(feature = "inbox")]
+    pub(in crate::server) fn holds(&self, id: &str) -> bool {
+        self.lock()
+            .get(id)
+            .is_some_and(|e| !matches!(e.phase, Phase::Kept))
     }
 }
 
@@ -320,13 +367,13 @@ fn millis(duration: Duration) -> u64 {
 }
 
 /// The JSON object a result or error is on the wire; both always serialize to one.
-fn to_object(value: &impl serde::Serialize) -> JsonObject {
+pub(in crate::server) fn to_object(value: &impl serde::Serialize) -> JsonObject {
     match serde_json::to_value(value) {
         Ok(Value::Object(map)) => map,
         _ => JsonObject::new(),
     }
 }
 
-fn unknown(id: &str) -> ErrorData {
+pub(in crate::server) fn unknown(id: &str) -> ErrorData {
     ErrorData::invalid_params(format!("no task `{id}` on this server"), None)
 }
