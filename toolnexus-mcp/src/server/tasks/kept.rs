@@ -310,6 +310,10 @@ impl McpServer {
         let Some(kept) = &self.inner.kept else {
             return;
         };
+        // A re-run this process already drives is the one: each poll need not try again.
+        if kept.running().get(id).is_some_and(|h| !h.is_finished()) {
+            return;
+        }
         let (server, task, run) = (self.clone(), id.to_owned(), run.to_owned());
         let handle = tokio::spawn(async move {
             let Some(kept) = &server.inner.kept else {
