@@ -93,7 +93,12 @@ impl Report {
 /// prompt (its requests' ids, the loop's run id) put as placeholders. The usage and turn
 /// count are left out: a replayed reply costs nothing.
 fn transcript(result: &RunResult, ids: &[&str]) -> String {
-    let said = (&result.status, &result.text, &result.tool_calls, &result.messages);
+    let said = (
+        &result.status,
+        &result.text,
+        &result.tool_calls,
+        &result.messages,
+    );
     let mut text = serde_json::to_string(&said).expect("a result serializes");
     for (i, id) in ids.iter().enumerate() {
         text = text.replace(id, &format!("<id {i}>"));
@@ -144,15 +149,21 @@ impl Harness {
         std::fs::create_dir_all(&dir).expect("a temporary directory");
         let url = match engine {
             Engine::Sqlite => format!("sqlite://{}", dir.join("inbox.db").display()),
-            Engine::Postgres => crate::common::pg::create_database(&unique("toolnexus_kills")).await,
+            Engine::Postgres => {
+                crate::common::pg::create_database(&unique("toolnexus_kills")).await
+            }
         };
         let inbox = worker::inbox_builder(&url, Duration::ZERO)
             .open()
             .await
             .expect("the inbox opens");
         sqlx::any::install_default_drivers();
-        let pool = sqlx::AnyPool::connect(&url).await.expect("the database opens");
-        let llm = MockLlm::with_fn(shop::script).await.expect("the scripted model");
+        let pool = sqlx::AnyPool::connect(&url)
+            .await
+            .expect("the database opens");
+        let llm = MockLlm::with_fn(shop::script)
+            .await
+            .expect("the scripted model");
         let client = worker::client(&llm.base_url());
         Harness {
             engine,
@@ -178,7 +189,8 @@ impl Harness {
         let reference = reference.expect("the uninterrupted run finishes");
         while report.kills < kills {
             let plan: Vec<usize> = (0..rng.upto(3)).map(|_| rng.upto(points)).collect();
-            self.scenario(&plan, &mut report, Some(reference.as_str())).await;
+            self.scenario(&plan, &mut report, Some(reference.as_str()))
+                .await;
         }
         report.elapsed = started.elapsed();
         let _ = std::fs::remove_dir_all(&self.dir);
@@ -208,7 +220,10 @@ impl Harness {
                 true => Answer::ok(&request.id),
                 false => Answer::decline(&request.id, "declined"),
             };
-            self.inbox.answer(answer).await.expect("the answer is taken");
+            self.inbox
+                .answer(answer)
+                .await
+                .expect("the answer is taken");
         }
         let run = self.inbox.get(&id).await.expect("the row reads");
         let run = run.expect("the parked run").run;
@@ -243,7 +258,9 @@ impl Harness {
             Some(row) if row.run_state == ParkedState::Done => row.result,
             other => {
                 let state = other.map(|r| r.run_state);
-                report.lost.push(format!("{name}: not finished ({state:?})"));
+                report
+                    .lost
+                    .push(format!("{name}: not finished ({state:?})"));
                 None
             }
         };
@@ -263,19 +280,28 @@ impl Harness {
 
     /// Counts the run's effects and model requests against what each killed worker left.
     fn count(&self, name: &str, effects: &Effects, left: &[Left], report: &mut Report) {
-        let approved = ITEMS.iter().filter(|(_, ok)| *ok).map(|(item, _)| shop::call_of(item));
+        let approved = ITEMS
+            .iter()
+            .filter(|(_, ok)| *ok)
+            .map(|(item, _)| shop::call_of(item));
         for call in approved.chain([NOTICE.to_owned()]) {
             match effects.orders(&call) {
-                0 => report.lost.push(format!("{name}: {call} never took effect")),
+                0 => report
+                    .lost
+                    .push(format!("{name}: {call} never took effect")),
                 1 => {}
-                n => report.doubled.push(format!("{name}: {call} placed {n} orders")),
+                n => report
+                    .doubled
+                    .push(format!("{name}: {call} placed {n} orders")),
             }
             report.rerun_under_key += effects.runs(&call).saturating_sub(1);
         }
         for (item, _) in ITEMS.iter().filter(|(_, ok)| !*ok) {
             let call = shop::call_of(item);
             if effects.runs(&call) > 0 {
-                report.unapproved.push(format!("{name}: declined {call} ran"));
+                report
+                    .unapproved
+                    .push(format!("{name}: declined {call} ran"));
             }
         }
         let requests = self.requests();
@@ -356,11 +382,14 @@ impl Harness {
         }
         let mut child = cmd.spawn().expect("the worker starts");
         let out = child.stdout.take().expect("the worker's output");
-        let line = tokio::time::timeout(Duration::from_secs(60), BufReader::new(out).lines().next_line())
-            .await
-            .unwrap_or_else(|_| panic!("{}: a worker hung", self.engine.name()))
-            .expect("the worker's output reads")
-            .unwrap_or_default();
+        let line = tokio::time::timeout(
+            Duration::from_secs(60),
+            BufReader::new(out).lines().next_line(),
+        )
+        .await
+        .unwrap_or_else(|_| panic!("{}: a worker hung", self.engine.name()))
+        .expect("the worker's output reads")
+        .unwrap_or_default();
         if let Some(point) = line.strip_prefix(KILLED_AT) {
             // std's and tokio's kill is SIGKILL on Unix.
             child.kill().await.expect("SIGKILL the worker");

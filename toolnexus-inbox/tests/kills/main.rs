@@ -76,7 +76,11 @@ fn main() -> ExitCode {
 
 fn number(var: &str) -> Option<usize> {
     let value = std::env::var(var).ok()?;
-    Some(value.parse().unwrap_or_else(|_| panic!("{var}={value:?} is not a number")))
+    Some(
+        value
+            .parse()
+            .unwrap_or_else(|_| panic!("{var}={value:?} is not a number")),
+    )
 }
 
 fn print(engine: Engine, r: &Report) {
