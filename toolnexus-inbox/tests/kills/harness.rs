@@ -305,9 +305,9 @@ impl Harness {
             }
         }
         let requests = self.requests();
-        for turn in 1..TURNS {
-            report.requested_again += requests[turn].saturating_sub(1);
-        }
+        // Turn 0 halted before the answers; the resume's turns are the others.
+        let resumed = requests.iter().skip(1);
+        report.requested_again += resumed.map(|n| n.saturating_sub(1)).sum::<usize>();
         for (k, left) in left.iter().enumerate() {
             for call in &left.recorded {
                 if effects.runs(call) != left.effects.runs(call) {
@@ -317,8 +317,9 @@ impl Harness {
                     ));
                 }
             }
-            for turn in 1..=left.replies.min(TURNS - 1) {
-                if requests[turn] != left.requests[turn] {
+            let recorded = requests.iter().zip(left.requests).enumerate();
+            for (turn, (now, then)) in recorded.skip(1).take(left.replies) {
+                if *now != then {
                     report.asked_again.push(format!(
                         "{name}: turn {turn} asked again after kill {} recorded its reply",
                         k + 1
