@@ -262,11 +262,7 @@ impl Inbox {
         if let Some(changed) = changed_call(&messages, &claim.answers) {
             return Err(self.refuse(&claim, changed).await?);
         }
-        let journal = ClaimJournal {
-            inbox: self,
-            run: &claim.id,
-            fence: claim.fence,
-        };
+        let journal = ClaimJournal::open(self, &claim.id, claim.fence).await?;
         let run = client
             .run_with_answers(messages, answers.clone(), tk)
             .journal(&journal)
