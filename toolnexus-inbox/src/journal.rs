@@ -2,16 +2,50 @@
 //! is written, fenced by the worker's claim, before the next step starts, so a worker that
 //! takes a crashed one's run over replays what it did instead of doing it again.
 
+use std::collections::HashMap;
+use std::sync::{Mutex, PoisonError};
+
 use toolnexus::{BoxFuture, Journal, JournalError, Step, StepKey};
 
 use crate::store::journal::{self, NewStep};
-use crate::Inbox;
+use crate::{Inbox, InboxError};
 
 /// The journal of run `run` under the claim whose attempt number is `fence`.
 pub(crate) struct ClaimJournal<'a> {
-    pub(crate) inbox: &'a Inbox,
-    pub(crate) run: &'a str,
-    pub(crate) fence: i64,
+    inbox: &'a Inbox,
+    run: &'a str,
+    fence: i64,
+    /// The run's steps by stored key: those earlier attempts recorded, read once as the
+    /// claim begins, and this claim's own. While the claim holds no one else can write
+    /// the run's journal (every record is fenced by the attempt), so this is all of it.
+    steps: Mutex<HashMap<String, String>>,
+}
+
+impl<'a> ClaimJournal<'a> {
+    /// The journal of `run` for the claim of attempt `fence`.
+    pub(crate) async fn open(
+        inbox: &'a Inbox,
+        run: &'a str,
+        fence: i64,
+    ) -> Result<ClaimJournal<'a>, InboxError> {
+        // Steps are written only under a claim of the run: its first claim finds none, and
+        // asks nothing of the database.
+        let steps = match fence > 1 {
+            true => journal::all(&inbox.inner.store.pool, run).await?,
+            false => HashMap::new(),
+        };
+        Ok(ClaimJournal {
+            inbox,
+            run,
+            fence,
+            steps: Mutex::new(steps),
+        })
+    }
+
+    fn steps(&self) -> std::sync::MutexGuard<'_, HashMap<String, String>> {
+        // The map is only read and added to whole; a panic elsewhere leaves it consistent.
+        self.steps.lock().unwrap_or_else(PoisonError::into_inner)
+    }
 }
 
 /// The key a step is stored under: its JSON, stable for a given run's step.
@@ -23,8 +57,8 @@ impl Journal for ClaimJournal<'_> {
     fn step<'a>(&'a self, key: &'a StepKey) -> BoxFuture<'a, Result<Option<Step>, JournalError>> {
         Box::pin(async move {
             let key = stored_key(key)?;
-            let pool = &self.inbox.inner.store.pool;
-            match journal::get(pool, self.run, &key).await? {
+            let stored = self.steps().get(&key).cloned();
+            match stored {
                 Some(text) => Ok(Some(serde_json::from_str(&text)?)),
                 None => Ok(None),
             }
@@ -53,6 +87,8 @@ impl Journal for ClaimJournal<'_> {
                 )
                 .into());
             }
+            // The first record of a step is the one kept, here as in the table.
+            self.steps().entry(key).or_insert(step);
             Ok(())
         })
     }

@@ -313,11 +313,7 @@ impl Inbox {
         tk: &Toolkit,
     ) -> Result<Resumed, InboxError> {
         let (messages, answers) = self.opened(claim).await?;
-        let journal = ClaimJournal {
-            inbox: self,
-            run: &claim.id,
-            fence: claim.fence,
-        };
+        let journal = ClaimJournal::open(self, &claim.id, claim.fence).await?;
         let run = client
             .run_with_answers(messages, answers.clone(), tk)
             .journal(&journal)

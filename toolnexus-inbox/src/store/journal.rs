@@ -1,6 +1,8 @@
 //! `toolnexus_inbox_journal`: the steps a resumed run completed, fenced by the claim's
 //! attempt number, so a worker whose lease lapsed never records for the one that took over.
 
+use std::collections::HashMap;
+
 use sqlx::{AnyConnection, AnyPool, Row};
 
 use crate::state::ParkedState;
@@ -51,19 +53,17 @@ pub(crate) async fn record(pool: &AnyPool, new: &NewStep<'_>) -> Result<bool, In
     Ok(held.is_some())
 }
 
-/// The step run `run` recorded under `key`, if any.
-pub(crate) async fn get(
-    pool: &AnyPool,
-    run: &str,
-    key: &str,
-) -> Result<Option<String>, InboxError> {
-    let row =
-        sqlx::query("SELECT step FROM toolnexus_inbox_journal WHERE run_id = $1 AND step_key = $2")
-            .bind(run)
-            .bind(key)
-            .fetch_optional(pool)
-            .await?;
-    Ok(row.map(|r| r.try_get("step")).transpose()?)
+/// Every step run `run` recorded, by key.
+pub(crate) async fn all(pool: &AnyPool, run: &str) -> Result<HashMap<String, String>, InboxError> {
+    let rows = sqlx::query("SELECT step_key, step FROM toolnexus_inbox_journal WHERE run_id = $1")
+        .bind(run)
+        .fetch_all(pool)
+        .await?;
+    let mut steps = HashMap::with_capacity(rows.len());
+    for row in rows {
+        steps.insert(row.try_get("step_key")?, row.try_get("step")?);
+    }
+    Ok(steps)
 }
 
 /// Forgets run `run`'s steps, in the transaction recording its outcome: a run that ended
