@@ -4,58 +4,18 @@
 
 use toolnexus::{Answer, RunStatus};
 use toolnexus_inbox::{Inbox, ParkedState};
+use toolnexus_test_support::databases::TestDb;
 
 use super::support::{agents, client, model, remote, task_of, toolkit};
 
 #[tokio::test]
 async fn on_sqlite_a_parked_run_is_resumed_by_a_worker_and_continues_the_remote_task() {
-    let dir = std::env::temp_dir().join(format!("toolnexus-a2a-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let db = dir.join("inbox.db");
-    let _ = std::fs::remove_file(&db);
-    resumed_by_a_worker(&format!("sqlite://{}", db.display())).await;
-    let _ = std::fs::remove_dir_all(&dir);
+    resumed_by_a_worker(&TestDb::sqlite().url).await;
 }
 
 #[tokio::test]
 async fn on_postgres_a_parked_run_is_resumed_by_a_worker_and_continues_the_remote_task() {
-    resumed_by_a_worker(&postgres_database().await).await;
-}
-
-/// A database of its own on the cluster `TOOLNEXUS_TEST_PG_URL` names.
-async fn postgres_database() -> String {
-    use sqlx::Connection;
-    let admin = std::env::var("TOOLNEXUS_TEST_PG_URL").unwrap_or_else(|_| {
-        panic!(
-            "TOOLNEXUS_TEST_PG_URL is not set: run the tests with scripts/test.sh (it starts \
-             PostgreSQL), or point it at a cluster you may create databases on"
-        )
-    });
-    let name = format!("a2a_remote_{}", unique_suffix());
-    let mut conn = sqlx::postgres::PgConnection::connect(&admin)
-        .await
-        .unwrap_or_else(|e| panic!("cannot reach TOOLNEXUS_TEST_PG_URL: {e}"));
-    sqlx::raw_sql(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
-        .execute(&mut conn)
-        .await
-        .expect("the test cluster creates a database");
-    let (server, query) = match admin.split_once('?') {
-        Some((head, query)) => (head, format!("?{query}")),
-        None => (admin.as_str(), String::new()),
-    };
-    let server = match server.rfind('/') {
-        Some(slash) if slash > server.find("://").map_or(0, |s| s + 2) => &server[..slash],
-        _ => server,
-    };
-    format!("{server}/{name}{query}")
-}
-
-/// A name part no other run of the suite uses: the process id and the time.
-fn unique_suffix() -> String {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos());
-    format!("{}_{nanos}", std::process::id())
+    resumed_by_a_worker(&TestDb::postgres().await.url).await;
 }
 
 async fn resumed_by_a_worker(url: &str) {
