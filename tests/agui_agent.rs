@@ -8,42 +8,15 @@ use std::path::PathBuf;
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 
 use serde_json::{json, Value};
-use toolnexus_test_support::example_bin;
+use toolnexus_test_support::example_bin::Serving;
 
-/// The example, serving until dropped.
-struct Agent {
-    child: Child,
-    url: String,
-}
-
-impl Agent {
-    fn start(db: &str) -> Agent {
-        let mut child = example_bin::command("agui_agent")
-            .args(["--port", "0", "--db", db])
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("the example starts");
-        let mut lines = BufReader::new(child.stdout.take().expect("its standard output"));
-        let mut first = String::new();
-        lines.read_line(&mut first).expect("its first line");
-        let url = first
-            .trim()
-            .strip_prefix("AG-UI agent at ")
-            .unwrap_or_else(|| panic!("the first line names the URL: {first:?}"))
-            .to_owned();
-        // The rest of its output is drained, so it never blocks on a full pipe.
-        std::thread::spawn(move || for _ in lines.lines() {});
-        Agent { child, url }
-    }
-}
-
-impl Drop for Agent {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+/// The example on a port of its own, with its waits in `db`, until dropped.
+fn start(db: &str) -> Serving {
+    Serving::start(
+        "agui_agent",
+        &["--port", "0", "--db", db],
+        "AG-UI agent at ",
+    )
 }
 
 /// The AG-UI crate's driver of the official client, one step at a time.
@@ -134,7 +107,7 @@ fn tool_result(result: &Value) -> String {
 fn the_agui_agent_interrupts_for_people_and_a_restarted_one_resumes() {
     let file: PathBuf = std::env::temp_dir().join(format!("agui-agent-{}.db", std::process::id()));
     let db = format!("sqlite://{}", file.display());
-    let agent = Agent::start(&db);
+    let agent = start(&db);
     let mut client = Client::start();
     let at = |step: Value, url: &str| {
         let mut step = step;
@@ -163,7 +136,7 @@ fn the_agui_agent_interrupts_for_people_and_a_restarted_one_resumes() {
     let asked = client.step(at(json!({"agent": "c", "say": "buy a cpu"}), &agent.url));
     assert_eq!(last(&asked)["outcome"]["type"], "interrupt");
     drop(agent);
-    let restarted = Agent::start(&db);
+    let restarted = start(&db);
     let no = json!([{"interrupt": 0, "status": "resolved", "payload": {"approved": false}}]);
     let declined = client.step(at(json!({"agent": "c", "resume": no}), &restarted.url));
     assert_eq!(last(&declined)["outcome"]["type"], "success", "{declined}");
