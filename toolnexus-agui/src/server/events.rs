@@ -119,8 +119,8 @@ pub(crate) fn resumed(halted: &[Message], resumed: &[Message], run: &str) -> Vec
         .rposition(|m| matches!(m, Message::ToolResults { .. }));
     let start = match (group, group.and_then(|at| resumed.get(at))) {
         (Some(at), Some(Message::ToolResults { results })) => {
-            let settled_before: Vec<&str> = match &halted[at] {
-                Message::ToolResults { results } => results
+            let settled_before: Vec<&str> = match halted.get(at) {
+                Some(Message::ToolResults { results }) => results
                     .iter()
                     .filter(|r| r.pending.is_none())
                     .map(|r| r.call_id.as_str())

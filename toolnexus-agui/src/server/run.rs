@@ -4,11 +4,9 @@
 //! the run waits again, or with `RUN_ERROR`. Every refusal comes before anything runs and
 //! leaves the thread as it was.
 
-use std::collections::HashSet;
-
 use futures::StreamExt;
 use tokio::sync::mpsc;
-use toolnexus::{Answer, Message, Request, RunResult, RunStatus};
+use toolnexus::{Answer, AnswersError, Message, Request, RunResult, RunStatus};
 use toolnexus_inbox::InboxError;
 
 use super::events::{self, Live};
@@ -175,30 +173,36 @@ async fn fresh(shared: &Shared, out: &Out<'_>, prompt: String, history: Vec<Mess
 /// The answers `resume` gives to the interrupts `open`: each entry names an open one,
 /// none twice, every one answered, each answer fitting its request.
 fn answers(open: &[Request], resume: &[ResumeEntry]) -> Result<Vec<Answer>, Refused> {
-    let mut seen = HashSet::new();
+    let unknown = |id: &str| {
+        Refused::new(
+            ErrorCode::UnknownInterrupt,
+            format!(
+                "no interrupt `{id}` is open on this thread (open: {})",
+                ids(open)
+            ),
+        )
+    };
     let mut answers = Vec::with_capacity(resume.len());
     for entry in resume {
+        // An entry is read by what its request asks, so it needs its request first.
         let id = entry.interrupt_id.as_str();
-        if !seen.insert(id) {
-            return Err(Refused::new(
-                ErrorCode::ResumeDuplicate,
-                format!("interrupt `{id}` is answered twice"),
-            ));
-        }
-        let Some(request) = open.iter().find(|r| r.id == id) else {
-            return Err(Refused::new(
-                ErrorCode::UnknownInterrupt,
-                format!(
-                    "no interrupt `{id}` is open on this thread (open: {})",
-                    ids(open)
-                ),
-            ));
-        };
+        let request = open
+            .iter()
+            .find(|r| r.id == id)
+            .ok_or_else(|| unknown(id))?;
         answers.push(mapping::answer_of(request, entry)?);
     }
+    toolnexus::check_answers(open, &answers).map_err(|e| match e {
+        AnswersError::Unknown { id, .. } => unknown(&id),
+        AnswersError::Twice { id } => Refused::new(
+            ErrorCode::ResumeDuplicate,
+            format!("interrupt `{id}` is answered twice"),
+        ),
+        other => Refused::new(ErrorCode::InvalidAnswer, other.to_string()),
+    })?;
     let missing: Vec<Request> = open
         .iter()
-        .filter(|r| !seen.contains(r.id.as_str()))
+        .filter(|r| !answers.iter().any(|a| a.id == r.id))
         .cloned()
         .collect();
     if !missing.is_empty() {
