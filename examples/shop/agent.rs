@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use serde_json::{json, Value};
-use toolnexus::testing::{RecordedRequest, Reply};
+use toolnexus::testing::{MockLlm, RecordedRequest, Reply};
 use toolnexus::{Approval, NativeTool, ToolContext, ToolResult, Toolkit};
 
 use crate::shop::ShipOrder;
@@ -108,4 +108,11 @@ pub fn script(req: &RecordedRequest) -> Reply {
         return Reply::tool_call("call_0", "ship_order", json!({"order": order}));
     }
     Reply::text(format!("You said: {prompt}"))
+}
+
+/// The scripted model every agent of a test talks to.
+pub async fn model() -> MockLlm {
+    MockLlm::with_fn(script)
+        .await
+        .expect("the scripted model starts")
 }

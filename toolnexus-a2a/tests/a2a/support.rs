@@ -9,17 +9,10 @@ use serde_json::Value;
 use toolnexus::testing::MockLlm;
 use toolnexus::LlmClient;
 
-pub use crate::shop_agent::{script, toolkit, LOGIN_URL};
+pub use crate::shop_agent::{model, script, toolkit, LOGIN_URL};
 use toolnexus_a2a::A2aServer;
 use toolnexus_inbox::Inbox;
 pub use toolnexus_test_support::databases::TestDb;
-
-/// The scripted model every agent of a test talks to.
-pub async fn model() -> MockLlm {
-    MockLlm::with_fn(script)
-        .await
-        .expect("the scripted model starts")
-}
 
 /// How an agent differs from the plain one.
 #[derive(Default)]

@@ -16,14 +16,7 @@ use toolnexus_agui::AguiServer;
 use toolnexus_inbox::Inbox;
 pub use toolnexus_test_support::databases::TestDb;
 
-pub use crate::shop_agent::{script, toolkit, LOGIN_URL};
-
-/// The scripted model every agent of a test talks to.
-pub async fn model() -> MockLlm {
-    MockLlm::with_fn(script)
-        .await
-        .expect("the scripted model starts")
-}
+pub use crate::shop_agent::{model, toolkit, LOGIN_URL};
 
 /// An agent served on a loopback port, until stopped.
 pub struct Agent {
