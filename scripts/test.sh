@@ -22,6 +22,10 @@
 #               `node` package: the system's may be older), installed with `npm ci` from
 #               scripts/conformance/package-lock.json into target/conformance.
 #               -> TOOLNEXUS_TEST_CONFORMANCE=…/target/conformance
+#   AG-UI       the official AG-UI client (`@ag-ui/client` 1.0.0, whose HttpAgent drives
+#               toolnexus-agui's endpoint) and the same Node 22, installed with `npm ci` from
+#               scripts/agui/package-lock.json into target/agui.
+#               -> TOOLNEXUS_TEST_AGUI=…/target/agui
 #
 # Components already provided by the caller (the variable set) are left alone.
 set -euo pipefail
@@ -137,21 +141,32 @@ setup_python() {
     export TOOLNEXUS_TEST_PYTHON="$venv/bin/python"
 }
 
-# The lock file pins every package. A copy of it, written once `npm ci` has finished,
-# says what target/conformance holds, so a run whose lock file is unchanged installs nothing.
-setup_conformance() {
-    local src="$root/scripts/conformance" dir="$root/target/conformance"
+# Installs scripts/NAME's npm packages into target/NAME. The lock file pins every
+# package. A copy of it, written once `npm ci` has finished, says what target/NAME holds,
+# so a run whose lock file is unchanged installs nothing.
+npm_install() {
+    local name=$1 what=$2
+    local src="$root/scripts/$name" dir="$root/target/$name"
     if ! cmp -s "$src/package-lock.json" "$dir/installed-lock.json"; then
         command -v npm >/dev/null || apt_install npm
         rm -rf "$dir"
         mkdir -p "$dir"
         cp "$src/package.json" "$src/package-lock.json" "$dir/"
-        say "npm ci (the MCP conformance suite and Node 22, into target/conformance)"
+        say "npm ci ($what, into target/$name)"
         (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error) \
-            || die "npm ci in target/conformance failed (npm registry unreachable?)"
+            || die "npm ci in target/$name failed (npm registry unreachable?)"
         cp "$src/package-lock.json" "$dir/installed-lock.json"
     fi
-    export TOOLNEXUS_TEST_CONFORMANCE="$dir"
+}
+
+setup_conformance() {
+    npm_install conformance "the MCP conformance suite and Node 22"
+    export TOOLNEXUS_TEST_CONFORMANCE="$root/target/conformance"
+}
+
+setup_agui() {
+    npm_install agui "the official AG-UI client and Node 22"
+    export TOOLNEXUS_TEST_AGUI="$root/target/agui"
 }
 
 command -v python3 >/dev/null || apt_install python3
@@ -159,6 +174,7 @@ command -v python3 >/dev/null || apt_install python3
 [ -n "${TOOLNEXUS_TEST_WEBDRIVER:-}" ] || start_chromedriver
 [ -n "${TOOLNEXUS_TEST_PYTHON:-}" ] || setup_python
 [ -n "${TOOLNEXUS_TEST_CONFORMANCE:-}" ] || setup_conformance
+[ -n "${TOOLNEXUS_TEST_AGUI:-}" ] || setup_agui
 
 # The API docs are part of the suite: a broken intra-doc link fails it. A focused run
 # (extra arguments) skips them.

@@ -2,47 +2,16 @@
 //! official Python `a2a-sdk` client (`TOOLNEXUS_TEST_PYTHON`, set up by scripts/test.sh)
 //! through a purchase approved, one declined after the agent was restarted, and a sign-in.
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 
 use serde_json::{json, Value};
-use toolnexus_test_support::example_bin;
+use toolnexus_test_support::example_bin::{self, Serving};
 
-/// The example, serving until dropped.
-struct Agent {
-    child: Child,
-    url: String,
-}
-
-impl Agent {
-    fn start(db: &str) -> Agent {
-        let mut child = example_bin::command("a2a_agent")
-            .args(["--port", "0", "--db", db])
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("the example starts");
-        let mut lines = BufReader::new(child.stdout.take().expect("its standard output"));
-        let mut first = String::new();
-        lines.read_line(&mut first).expect("its first line");
-        let url = first
-            .trim()
-            .strip_prefix("A2A agent at ")
-            .unwrap_or_else(|| panic!("the first line names the URL: {first:?}"))
-            .to_owned();
-        // The rest of its output is drained, so it never blocks on a full pipe.
-        std::thread::spawn(move || for _ in lines.lines() {});
-        Agent { child, url }
-    }
-}
-
-impl Drop for Agent {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+/// The example on a port of its own, with its waits in `db`, until dropped.
+fn start(db: &str) -> Serving {
+    Serving::start("a2a_agent", &["--port", "0", "--db", db], "A2A agent at ")
 }
 
 fn python() -> String {
@@ -103,7 +72,7 @@ fn text(result: &Value) -> String {
 fn the_a2a_agent_waits_for_people_and_a_restarted_one_continues() {
     let file: PathBuf = std::env::temp_dir().join(format!("a2a-agent-{}.db", std::process::id()));
     let db = format!("sqlite://{}", file.display());
-    let agent = Agent::start(&db);
+    let agent = start(&db);
     let out = drive(
         &agent.url,
         json!([
@@ -144,7 +113,7 @@ fn the_a2a_agent_waits_for_people_and_a_restarted_one_continues() {
     assert_eq!(state(&out[5]), "TASK_STATE_INPUT_REQUIRED");
     let waiting = out[5]["task"]["id"].clone();
     drop(agent);
-    let restarted = Agent::start(&db);
+    let restarted = start(&db);
     let out = drive(
         &restarted.url,
         json!([{"send": {"text": "decline", "task": waiting}}]),
@@ -165,7 +134,7 @@ fn the_a2a_agent_waits_for_people_and_a_restarted_one_continues() {
 fn a2a_delegate_buys_through_the_a2a_agent_and_repeats_its_answer() {
     let file: PathBuf =
         std::env::temp_dir().join(format!("a2a-delegate-{}.db", std::process::id()));
-    let agent = Agent::start(&format!("sqlite://{}", file.display()));
+    let agent = start(&format!("sqlite://{}", file.display()));
     let delegate = |answer: &str| {
         let out = example_bin::command("a2a_delegate")
             .args(["--remote", &agent.url])

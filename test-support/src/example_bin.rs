@@ -39,3 +39,43 @@ pub fn command(name: &str) -> Command {
     }
     cmd
 }
+
+/// An example that serves on a port it chose (`--port 0`), until dropped.
+pub struct Serving {
+    child: std::process::Child,
+    /// Where it serves, as its first line of output names it.
+    pub url: String,
+}
+
+impl Serving {
+    /// Starts example `name` with `args`; its first line of output is `announce` followed
+    /// by its URL. The rest of its output is drained, so it never blocks on a full pipe.
+    pub fn start(name: &str, args: &[&str], announce: &str) -> Serving {
+        use std::io::{BufRead, BufReader};
+        use std::process::Stdio;
+        let mut child = command(name)
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("the example starts");
+        let mut lines = BufReader::new(child.stdout.take().expect("its standard output"));
+        let mut first = String::new();
+        lines.read_line(&mut first).expect("its first line");
+        let url = first
+            .trim()
+            .strip_prefix(announce)
+            .unwrap_or_else(|| panic!("the first line names the URL: {first:?}"))
+            .to_owned();
+        std::thread::spawn(move || for _ in lines.lines() {});
+        Serving { child, url }
+    }
+}
+
+impl Drop for Serving {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

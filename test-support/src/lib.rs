@@ -1,6 +1,6 @@
 //! What the workspace's test suites share, so each crate's suites use one copy:
-//! [`fixtures`] on the scripted model, and the [`example_bin`] programs as a user starts
-//! them.
+//! [`fixtures`] on the scripted model, the [`example_bin`] programs as a user starts
+//! them, and (feature `databases`) a database of its own per test.
 
 #[cfg(feature = "databases")]
 pub mod databases;

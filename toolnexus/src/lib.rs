@@ -57,7 +57,8 @@ pub use native::NativeTool;
 pub use outcome::ToolOutcome;
 pub use result::{IntoToolResult, Json, ToolResult};
 pub use suspension::{
-    call_digest, Answer, AnswerDataError, Asks, Refusal, Request, RequestKind, SettledCall,
+    call_digest, check_answers, Answer, AnswerDataError, AnswersError, Asks, Refusal, Request,
+    RequestKind, SettledCall,
 };
 /// The token that cancels a run (see [`Run::cancel`]), re-exported from
 /// `tokio-util` so hosts need not depend on it.

@@ -2,7 +2,7 @@
 
 use a2a::{Message, PartContent};
 use serde_json::Value;
-use toolnexus::{Answer, Asks, Request};
+use toolnexus::{Answer, AnswersError, Asks, Request};
 
 use crate::A2aError;
 
@@ -50,28 +50,15 @@ pub fn answers_of(message: &Message, waiting: &[Request]) -> Result<Vec<Answer>,
     let answers = if data.is_empty() {
         vec![from_text(&text_of(message), only(waiting)?)?]
     } else {
-        let mut answers: Vec<Answer> = Vec::with_capacity(data.len());
-        for value in data {
-            let answer = from_data(value, waiting)?;
-            if answers.iter().any(|a| a.id == answer.id) {
-                return Err(A2aError::NotAnAnswer(format!(
-                    "request `{}` is answered twice",
-                    answer.id
-                )));
-            }
-            answers.push(answer);
-        }
-        answers
+        data.into_iter()
+            .map(|value| from_data(value, waiting))
+            .collect::<Result<Vec<Answer>, A2aError>>()?
     };
-    for answer in &answers {
-        let request = find(waiting, &answer.id)?;
-        request
-            .check_answer(answer)
-            .map_err(|source| A2aError::InvalidAnswer {
-                id: answer.id.clone(),
-                source,
-            })?;
-    }
+    toolnexus::check_answers(waiting, &answers).map_err(|e| match e {
+        AnswersError::Unknown { id, waiting } => A2aError::UnknownRequest { id, waiting },
+        AnswersError::Invalid { id, source } => A2aError::InvalidAnswer { id, source },
+        twice => A2aError::NotAnAnswer(twice.to_string()),
+    })?;
     Ok(answers)
 }
 
@@ -85,16 +72,6 @@ fn only(waiting: &[Request]) -> Result<&Request, A2aError> {
             super::request::ids(waiting).replace('+', ", ")
         ))),
     }
-}
-
-fn find<'a>(waiting: &'a [Request], id: &str) -> Result<&'a Request, A2aError> {
-    waiting
-        .iter()
-        .find(|r| r.id == id)
-        .ok_or_else(|| A2aError::UnknownRequest {
-            id: id.to_owned(),
-            waiting: super::request::ids(waiting).replace('+', ", "),
-        })
 }
 
 /// The text parts of `message`, joined and trimmed.
@@ -124,7 +101,7 @@ fn from_data(value: &Value, waiting: &[Request]) -> Result<Answer, A2aError> {
     };
     let mut object = object.clone();
     let id = match object.get("id") {
-        Some(Value::String(id)) => find(waiting, id)?.id.clone(),
+        Some(Value::String(id)) => id.clone(),
         Some(_) => {
             return Err(A2aError::NotAnAnswer(
                 "an answer's \"id\" must be a string".to_owned(),

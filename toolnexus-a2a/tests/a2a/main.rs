@@ -5,6 +5,8 @@
 
 #[path = "../../../examples/shop/mod.rs"]
 mod shop;
+#[path = "../../../examples/shop/agent.rs"]
+mod shop_agent;
 mod support;
 
 mod flows;

@@ -4,28 +4,18 @@
 
 use toolnexus::{Answer, RunStatus};
 use toolnexus_inbox::{Inbox, ParkedState};
+use toolnexus_test_support::databases::TestDb;
 
 use super::support::{agents, client, model, remote, task_of, toolkit};
 
 #[tokio::test]
 async fn on_sqlite_a_parked_run_is_resumed_by_a_worker_and_continues_the_remote_task() {
-    let dir = std::env::temp_dir().join(format!("toolnexus-a2a-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let db = dir.join("inbox.db");
-    let _ = std::fs::remove_file(&db);
-    resumed_by_a_worker(&format!("sqlite://{}", db.display())).await;
-    let _ = std::fs::remove_dir_all(&dir);
+    resumed_by_a_worker(&TestDb::sqlite().url).await;
 }
 
 #[tokio::test]
 async fn on_postgres_a_parked_run_is_resumed_by_a_worker_and_continues_the_remote_task() {
-    resumed_by_a_worker(&postgres_database().await).await;
-}
-
-/// A database of its own on the cluster `TOOLNEXUS_TEST_PG_URL` names.
-async fn postgres_database() -> String {
-    let name = toolnexus_test_support::databases::unique("a2a_remote");
-    toolnexus_test_support::databases::create_database(&name).await
+    resumed_by_a_worker(&TestDb::postgres().await.url).await;
 }
 
 async fn resumed_by_a_worker(url: &str) {

@@ -2,12 +2,14 @@
 //! answers ([`Answer`]). The JSON keys are shared with every other toolnexus port, so a
 //! request written by one process can be answered by another.
 
+mod answers;
 mod asks;
 mod codes;
 mod digest;
 pub(crate) mod gate;
 mod settle;
 
+pub use answers::{check_answers, AnswersError};
 pub use asks::Asks;
 pub use codes::{Refusal, RequestKind};
 pub use digest::call_digest;

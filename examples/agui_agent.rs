@@ -1,0 +1,42 @@
+//! An agent served over AG-UI 1.0 whose tools wait for a person: a web front end's
+//! `HttpAgent` (`@ag-ui/client`, CopilotKit) posts a run and renders its events, and a
+//! purchase or a sign-in ends the run with an interrupt until a run on the same thread
+//! resumes it.
+//!
+//! ```sh
+//! cargo run --example agui_agent -- --port 8080          # http://127.0.0.1:8080/
+//! cargo run --example agui_agent -- --port 0 --db postgres://USER@HOST/DB
+//! ```
+//! The first line on standard output is the endpoint's URL. Offline, the embedded
+//! scripted model answers: "buy a <item>" ends with the interrupt "Approve purchase of
+//! <item>?"; resumed with `{"approved": true}` it buys it (the result and the final text
+//! carry the order number `ORDER-<n>`), with `{"approved": false}` it buys nothing and
+//! says so; "log me in" ends with a sign-in interrupt whose metadata holds the URL, and a
+//! resume ends "signed in". The threads are kept in the inbox (`--db URL`; by default the
+//! SQLite file `toolnexus-agui-agent.db` in the working directory), so a restarted agent
+//! resumes them; requests answered on an inbox page over the same database resume their
+//! runs too, by the worker it runs.
+
+mod shop_agent;
+mod support;
+
+use shop_agent::Failure;
+use toolnexus_agui::AguiServer;
+
+#[tokio::main]
+async fn main() -> Result<(), Failure> {
+    let cli = shop_agent::parse(
+        "agui_agent",
+        "toolnexus-agui-agent.db",
+        std::env::args().skip(1),
+    )?;
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", cli.port)).await?;
+    let url = format!("http://{}/", listener.local_addr()?);
+    // First, so whoever started it (with `--port 0`) learns where it is.
+    println!("AG-UI agent at {url}");
+    let agent = shop_agent::agent(&cli.db).await?;
+    let server =
+        AguiServer::builder(agent.client.clone(), agent.tk.clone(), agent.inbox.clone()).build();
+    println!("threads kept in {}", shop_agent::kept_in(&cli.db));
+    shop_agent::serve(listener, server.router(), &agent).await
+}

@@ -1,0 +1,317 @@
+//! How a toolnexus suspension reads in AG-UI and how a resume entry reads back: the
+//! request a halted run waits on as an [`Interrupt`] ([`interrupt_of`]), and the entry
+//! answering it as an [`Answer`] checked against the request ([`answer_of`]).
+
+use serde_json::{json, Map, Value};
+use toolnexus::{Answer, Asks, Message, Refusal, Request};
+
+use crate::wire::{ErrorCode, Interrupt, Reason, ResumeEntry, ResumeStatus};
+
+/// Why a run was refused before anything ran: a [`RUN_ERROR`](crate::wire::Event::RunError)'s
+/// code and message. The thread is left as it was; an open interrupt stays answerable.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refused {
+    /// What went wrong, for a program.
+    pub code: ErrorCode,
+    /// What went wrong, for a person: what to send instead.
+    pub message: String,
+}
+
+impl Refused {
+    pub(crate) fn new(code: ErrorCode, message: impl Into<String>) -> Refused {
+        Refused {
+            code,
+            message: message.into(),
+        }
+    }
+}
+
+impl std::fmt::Display for Refused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} ({})", self.message, self.code.as_str())
+    }
+}
+
+impl std::error::Error for Refused {}
+
+/// The interrupt `request` is, asked by tool call `tool_call_id`.
+///
+/// A form (a request with a `schema`) is `input_required` and its schema is the
+/// `responseSchema`: the payload is the form's data. Anything else — an approval, a
+/// declared approval of a call, a sign-in, a confirmation — is `tool_call`, answered by
+/// `{"approved": true}` or `{"approved": false, "reason": "…"}`; a declared approval also
+/// takes `editedArgs`, the call's arguments replaced whole, which must fit the tool's
+/// schema. The metadata names the request's `kind` and, for a sign-in, the `url` to send
+/// the person to.
+///
+/// ```
+/// use toolnexus::Request;
+/// use toolnexus_agui::mapping::interrupt_of;
+///
+/// let login = Request::new("authorization", "Sign in to the shop")
+///     .with_id("r1")
+///     .with_url("https://shop.example/login");
+/// let interrupt = interrupt_of(&login, Some("call_1"));
+/// assert_eq!(interrupt.reason, "tool_call");
+/// assert_eq!(interrupt.tool_call_id.as_deref(), Some("call_1"));
+/// let metadata = interrupt.metadata.expect("metadata");
+/// assert_eq!(metadata["url"], "https://shop.example/login");
+/// ```
+pub fn interrupt_of(request: &Request, tool_call_id: Option<&str>) -> Interrupt {
+    let mut metadata = Map::new();
+    metadata.insert("kind".to_owned(), json!(request.kind.as_str()));
+    let (reason, schema) = match request.asks() {
+        Asks::Form { schema } => (Reason::InputRequired, schema.as_object().cloned()),
+        Asks::Gate { tool, schema, .. } => {
+            metadata.insert("tool".to_owned(), json!(tool));
+            let mut edited = schema.clone();
+            edited.insert(
+                "description".to_owned(),
+                json!("The call's arguments, replaced whole (not merged)"),
+            );
+            (
+                Reason::ToolCall,
+                Some(decision(Some(Value::Object(edited)))),
+            )
+        }
+        Asks::SignIn { url } => {
+            if let Some(url) = url {
+                metadata.insert("url".to_owned(), json!(url));
+            }
+            (Reason::ToolCall, Some(decision(None)))
+        }
+        _ => (Reason::ToolCall, Some(decision(None))),
+    };
+    Interrupt {
+        id: request.id.clone(),
+        reason: reason.as_str().to_owned(),
+        message: Some(request.prompt.clone()),
+        tool_call_id: tool_call_id.map(str::to_owned),
+        response_schema: schema,
+        expires_at: request.expires_at.clone(),
+        metadata: Some(metadata),
+    }
+}
+
+/// The schema of a yes or no: `approved`, the person's `reason`, and `editedArgs` when
+/// the call's arguments may be edited.
+fn decision(edited_args: Option<Value>) -> Map<String, Value> {
+    let mut properties = Map::new();
+    properties.insert("approved".to_owned(), json!({"type": "boolean"}));
+    if let Some(edited) = edited_args {
+        properties.insert("editedArgs".to_owned(), edited);
+    }
+    properties.insert(
+        "reason".to_owned(),
+        json!({"type": "string", "description": "Why, when declining"}),
+    );
+    let mut schema = Map::new();
+    schema.insert("type".to_owned(), json!("object"));
+    schema.insert("properties".to_owned(), Value::Object(properties));
+    schema.insert("required".to_owned(), json!(["approved"]));
+    schema
+}
+
+/// The answer `entry` gives to `request`, checked against it as the inbox checks answers
+/// (a form's data against its schema, edited arguments against the tool's).
+///
+/// `cancelled` refuses the request (`cancelled`); `{"approved": false}` declines it, with
+/// the payload's `reason` as the person's note; `{"approved": true}` grants it, with
+/// `editedArgs` as the call's new arguments; a form's payload is its data.
+///
+/// ```
+/// use serde_json::json;
+/// use toolnexus::Request;
+/// use toolnexus_agui::mapping::answer_of;
+/// use toolnexus_agui::wire::{ErrorCode, ResumeEntry};
+///
+/// let buy = Request::new("approval", "Buy a gpu?").with_id("r1");
+/// let yes = answer_of(&buy, &ResumeEntry::resolved("r1", json!({"approved": true})))?;
+/// assert!(yes.ok);
+/// let no = answer_of(&buy, &ResumeEntry::resolved("r1", json!({"approved": false, "reason": "too dear"})))?;
+/// assert_eq!((no.ok, no.note()), (false, Some("too dear")));
+/// let unsure = answer_of(&buy, &ResumeEntry::resolved("r1", json!("maybe"))).unwrap_err();
+/// assert_eq!(unsure.code, ErrorCode::InvalidAnswer);
+/// # Ok::<(), toolnexus_agui::mapping::Refused>(())
+/// ```
+pub fn answer_of(request: &Request, entry: &ResumeEntry) -> Result<Answer, Refused> {
+    let id = request.id.as_str();
+    let invalid = |why: String| {
+        Refused::new(
+            ErrorCode::InvalidAnswer,
+            format!("the answer to interrupt `{id}` does not fit: {why}"),
+        )
+    };
+    let payload = entry.payload.as_ref().filter(|p| !p.is_null());
+    let answer = match (entry.status, request.asks()) {
+        (ResumeStatus::Cancelled, _) => Answer::refuse(id, Refusal::Cancelled),
+        (ResumeStatus::Resolved, Asks::Form { .. }) => match payload {
+            Some(data @ Value::Object(_)) => Answer::ok(id).with_data(data.clone()),
+            _ => {
+                return Err(invalid(
+                    "the payload must be the form's data, an object".into(),
+                ))
+            }
+        },
+        (ResumeStatus::Resolved, _) => {
+            let object = payload.and_then(Value::as_object);
+            let approved = object
+                .and_then(|o| o.get("approved"))
+                .and_then(Value::as_bool);
+            let Some(approved) = approved else {
+                return Err(invalid(
+                    "the payload must be {\"approved\": true} or {\"approved\": false}".into(),
+                ));
+            };
+            let said = object
+                .and_then(|o| o.get("reason"))
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            let edited = object.and_then(|o| o.get("editedArgs"));
+            match (approved, edited) {
+                (true, Some(args)) => Answer::ok(id).with_args(args.clone()),
+                (true, None) => Answer::ok(id),
+                (false, _) => Answer::refuse(id, Refusal::Declined).with_note(said),
+            }
+        }
+    };
+    request.check_answer(&answer).map_err(|e| {
+        let at = e
+            .field
+            .as_deref()
+            .map(|f| format!(" at `{f}`"))
+            .unwrap_or_default();
+        invalid(format!("{}{at}", e.reason))
+    })?;
+    Ok(answer)
+}
+
+/// The tool call each request of `waiting` is asked by: the call whose placeholder in
+/// `transcript` waits on it.
+pub(crate) fn interrupts(waiting: &[Request], transcript: &[Message]) -> Vec<Interrupt> {
+    let placeholders: Vec<(&str, &str)> = transcript
+        .iter()
+        .rev()
+        .find_map(|m| match m {
+            Message::ToolResults { results } => Some(results),
+            _ => None,
+        })
+        .map(|results| {
+            results
+                .iter()
+                .filter_map(|r| Some((r.pending.as_ref()?.id.as_str(), r.call_id.as_str())))
+                .collect()
+        })
+        .unwrap_or_default();
+    waiting
+        .iter()
+        .map(|request| {
+            let call = placeholders
+                .iter()
+                .find(|(id, _)| *id == request.id)
+                .map(|(_, call)| *call);
+            interrupt_of(request, call)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+    use toolnexus::{Refusal, Request};
+
+    use super::{answer_of, interrupt_of};
+    use crate::wire::{ErrorCode, ResumeEntry};
+
+    fn gate() -> Request {
+        Request::new("approval", "Delete /tmp/x?")
+            .with_id("g1")
+            .with_data(json!({
+                "tool": "delete",
+                "args": {"path": "/tmp/x"},
+                "argsSchema": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}
+            }))
+    }
+
+    fn form() -> Request {
+        Request::new("input", "Where to?")
+            .with_id("f1")
+            .with_data(json!({"schema": {
+                "type": "object", "properties": {"zip": {"type": "string"}}, "required": ["zip"]
+            }}))
+    }
+
+    #[test]
+    fn a_gate_offers_edits_with_the_tools_schema_and_takes_fitting_ones() {
+        let interrupt = interrupt_of(&gate(), Some("c1"));
+        let schema = interrupt.response_schema.expect("a schema");
+        assert_eq!(
+            schema["properties"]["editedArgs"]["required"],
+            json!(["path"])
+        );
+        assert_eq!(schema["required"], json!(["approved"]));
+        let edited = ResumeEntry::resolved(
+            "g1",
+            json!({"approved": true, "editedArgs": {"path": "/tmp/y"}}),
+        );
+        assert_eq!(
+            answer_of(&gate(), &edited).unwrap().args,
+            Some(json!({"path": "/tmp/y"}))
+        );
+        let misfit =
+            ResumeEntry::resolved("g1", json!({"approved": true, "editedArgs": {"path": 3}}));
+        let refused = answer_of(&gate(), &misfit).unwrap_err();
+        assert_eq!(refused.code, ErrorCode::InvalidAnswer);
+        assert!(refused.message.contains("path"), "{refused}");
+    }
+
+    #[test]
+    fn a_form_is_input_required_and_its_payload_its_data() {
+        let interrupt = interrupt_of(&form(), Some("c1"));
+        assert_eq!(interrupt.reason, "input_required");
+        assert_eq!(
+            interrupt.response_schema.as_ref().map(|s| &s["required"]),
+            Some(&json!(["zip"]))
+        );
+        let fits = ResumeEntry::resolved("f1", json!({"zip": "75001"}));
+        assert_eq!(
+            answer_of(&form(), &fits).unwrap().data,
+            Some(json!({"zip": "75001"}))
+        );
+        for misfit in [json!({"zip": 75001}), json!("75001"), json!(null)] {
+            let entry = ResumeEntry::resolved("f1", misfit.clone());
+            assert_eq!(
+                answer_of(&form(), &entry).unwrap_err().code,
+                ErrorCode::InvalidAnswer,
+                "{misfit}"
+            );
+        }
+    }
+
+    #[test]
+    fn cancelled_refuses_whatever_was_asked() {
+        for request in [
+            gate(),
+            form(),
+            Request::new("authorization", "Sign in").with_id("s1"),
+        ] {
+            let entry = ResumeEntry::cancelled(request.id.clone());
+            let answer = answer_of(&request, &entry).unwrap();
+            assert_eq!(answer.refusal(), Some(&Refusal::Cancelled));
+        }
+    }
+
+    #[test]
+    fn edits_on_a_plain_approval_are_refused() {
+        let plain = Request::new("approval", "Buy?").with_id("a1");
+        let schema = interrupt_of(&plain, None)
+            .response_schema
+            .expect("a schema");
+        assert!(schema["properties"].get("editedArgs").is_none());
+        let entry = ResumeEntry::resolved("a1", json!({"approved": true, "editedArgs": {}}));
+        assert_eq!(
+            answer_of(&plain, &entry).unwrap_err().code,
+            ErrorCode::InvalidAnswer
+        );
+    }
+}

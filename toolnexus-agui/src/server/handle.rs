@@ -1,0 +1,127 @@
+//! The POST: a body that is no `RunAgentInput` is refused with a 4xx and a JSON body
+//! before any stream opens; anything else is answered with the run's events, a refusal
+//! of what the thread cannot take being its `RUN_ERROR`.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+
+use axum::body::Bytes;
+use axum::extract::rejection::BytesRejection;
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::sse::{self, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use futures::Stream;
+use serde_json::{json, Value};
+use tokio::sync::mpsc;
+
+use super::{run, Shared};
+use crate::wire::{Event, RunAgentInput};
+
+/// The longest thread or run id taken: ids are keys in the inbox, not documents.
+const MAX_ID: usize = 256;
+
+pub(crate) async fn run(
+    State(shared): State<Arc<Shared>>,
+    body: Result<Bytes, BytesRejection>,
+) -> Response {
+    let body = match body {
+        Ok(body) => body,
+        Err(e) if e.status() == StatusCode::PAYLOAD_TOO_LARGE => {
+            return refuse(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "body_too_large",
+                format!("the body is over {} bytes", shared.max_body),
+            )
+        }
+        Err(e) => return refuse(StatusCode::BAD_REQUEST, "invalid_body", e.body_text()),
+    };
+    let input: RunAgentInput = match serde_json::from_slice(&body) {
+        Ok(input) => input,
+        Err(e) => {
+            return refuse(
+                StatusCode::BAD_REQUEST,
+                "invalid_body",
+                format!("the body is not a RunAgentInput: {e}"),
+            )
+        }
+    };
+    for (name, id) in [("threadId", &input.thread_id), ("runId", &input.run_id)] {
+        if id.trim().is_empty() || id.len() > MAX_ID {
+            return refuse(
+                StatusCode::BAD_REQUEST,
+                "invalid_body",
+                format!("{name} must be a non-blank string of at most {MAX_ID} bytes"),
+            );
+        }
+    }
+    let prompt = if input.resume.is_empty() {
+        match prompt_of(&input) {
+            Some(prompt) => Some(prompt),
+            None => {
+                return refuse(
+                    StatusCode::BAD_REQUEST,
+                    "invalid_body",
+                    "messages hold no user message with text to run, and there is no resume",
+                )
+            }
+        }
+    } else {
+        None
+    };
+    let (tx, rx) = mpsc::channel(64);
+    match shared.claim(&input.thread_id) {
+        Some(busy) => {
+            // Spawned, so a client that hangs up does not cut the run short: what it asked
+            // for is carried out and kept either way.
+            tokio::spawn(async move {
+                let _busy = busy;
+                run::drive(&shared, input, prompt, &tx).await;
+            });
+        }
+        None => {
+            let refused = run::busy(&input.thread_id);
+            let _ = tx.try_send(Event::RunError {
+                message: refused.message,
+                code: refused.code.as_str().to_owned(),
+            });
+        }
+    }
+    Sse::new(events(rx))
+        .keep_alive(KeepAlive::default())
+        .into_response()
+}
+
+/// The text of the last user message: what a new run is asked.
+fn prompt_of(input: &RunAgentInput) -> Option<String> {
+    let last = input
+        .messages
+        .iter()
+        .rev()
+        .find(|m| m.get("role").and_then(Value::as_str) == Some("user"))?;
+    let text = match last.get("content")? {
+        Value::String(text) => text.clone(),
+        Value::Array(parts) => parts
+            .iter()
+            .filter(|p| p.get("type").and_then(Value::as_str) == Some("text"))
+            .filter_map(|p| p.get("text").and_then(Value::as_str))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => return None,
+    };
+    (!text.trim().is_empty()).then_some(text)
+}
+
+fn refuse(status: StatusCode, code: &str, message: impl Into<String>) -> Response {
+    let body = json!({"error": {"code": code, "message": message.into()}});
+    (status, axum::Json(body)).into_response()
+}
+
+fn events(rx: mpsc::Receiver<Event>) -> impl Stream<Item = Result<sse::Event, Infallible>> {
+    futures::stream::unfold(rx, |mut rx| async move {
+        let event = rx.recv().await?;
+        // An event is plain serde data; its JSON cannot fail to be written.
+        let data = serde_json::to_string(&event).unwrap_or_default();
+        Some((Ok(sse::Event::default().data(data)), rx))
+    })
+}

@@ -1,0 +1,292 @@
+//! A run on a thread, as events: a new run streams the model's progress; a resume answers
+//! the interrupts in the inbox, resumes the parked run exactly once and sends what the
+//! resume added. Either ends with `RUN_FINISHED`, whose outcome lists the interrupts when
+//! the run waits again, or with `RUN_ERROR`. Every refusal comes before anything runs and
+//! leaves the thread as it was.
+
+use futures::StreamExt;
+use tokio::sync::mpsc;
+use toolnexus::{Answer, AnswersError, Message, Request, RunResult, RunStatus};
+use toolnexus_inbox::InboxError;
+
+use super::events::{self, Live};
+use super::thread::{self, Stage};
+use super::Shared;
+use crate::mapping::{self, Refused};
+use crate::wire::{ErrorCode, Event, Outcome, ResumeEntry, RunAgentInput, PROTOCOL_VERSION};
+
+/// Carries out `input` on its thread, sending its events to `tx`. `prompt` is what a run
+/// without `resume` is asked.
+pub(crate) async fn drive(
+    shared: &Shared,
+    input: RunAgentInput,
+    prompt: Option<String>,
+    tx: &mpsc::Sender<Event>,
+) {
+    let out = Out { tx, input: &input };
+    let thread = input.thread_id.as_str();
+    let stage = match thread::load(&shared.inbox, thread).await {
+        Ok(record) => thread::stage(&shared.inbox, &record).await,
+        Err(e) => Err(e),
+    };
+    let stage = match stage {
+        Ok(stage) => stage,
+        Err(e) => {
+            tracing::error!(thread, error = %e, "an AG-UI thread could not be read");
+            return out.fail("the thread could not be read; it is logged").await;
+        }
+    };
+    let refused = match (prompt, stage) {
+        (_, Stage::Resuming) => busy(thread),
+        (Some(_), Stage::Waiting { open, .. }) => Refused::new(
+            ErrorCode::InterruptsOpen,
+            format!(
+                "thread `{thread}` waits on interrupts {}: send a resume answering each",
+                ids(&open)
+            ),
+        ),
+        (Some(prompt), Stage::Idle { history }) => {
+            return fresh(shared, &out, prompt, history).await
+        }
+        (None, Stage::Idle { .. }) => Refused::new(
+            ErrorCode::NothingToResume,
+            format!("thread `{thread}` waits on no interrupt: send a message instead"),
+        ),
+        (None, Stage::Waiting { run, open, halted }) => match answers(&open, &input.resume) {
+            Ok(answers) => return resume(shared, &out, &run, answers, &halted).await,
+            Err(refused) => refused,
+        },
+    };
+    out.refuse(refused).await;
+}
+
+/// The refusal of a run on a thread whose run goes on.
+pub(crate) fn busy(thread: &str) -> Refused {
+    Refused::new(
+        ErrorCode::ThreadBusy,
+        format!("a run of thread `{thread}` goes on: send this again once it ended"),
+    )
+}
+
+/// Where a run's events go.
+struct Out<'a> {
+    tx: &'a mpsc::Sender<Event>,
+    input: &'a RunAgentInput,
+}
+
+impl Out<'_> {
+    /// Sends `event`; a client that hung up changes nothing, the run goes on.
+    async fn send(&self, event: Event) {
+        let _ = self.tx.send(event).await;
+    }
+
+    async fn started(&self) {
+        self.send(Event::RunStarted {
+            thread_id: self.input.thread_id.clone(),
+            run_id: self.input.run_id.clone(),
+            protocol_version: PROTOCOL_VERSION.to_owned(),
+        })
+        .await;
+    }
+
+    async fn refuse(&self, refused: Refused) {
+        self.send(Event::RunError {
+            message: refused.message,
+            code: refused.code.as_str().to_owned(),
+        })
+        .await;
+    }
+
+    async fn fail(&self, why: impl Into<String>) {
+        self.refuse(Refused::new(ErrorCode::RunFailed, why)).await;
+    }
+
+    /// Ends the run as `result` did, with the thread's note saying so; `parked` is the
+    /// inbox run it waits on when it halted.
+    async fn finish(&self, shared: &Shared, result: &RunResult, parked: Option<String>) {
+        let thread = self.input.thread_id.as_str();
+        let record = thread::after(result, parked);
+        if let Err(e) = thread::save(&shared.inbox, thread, &record).await {
+            tracing::error!(thread, error = %e, "an AG-UI thread could not be kept");
+            return self
+                .fail("the thread could not be kept; it is logged")
+                .await;
+        }
+        let outcome = if record.parked.is_some() {
+            Outcome::Interrupt {
+                interrupts: mapping::interrupts(&result.waiting, &result.messages),
+            }
+        } else {
+            Outcome::Success
+        };
+        self.send(Event::RunFinished {
+            thread_id: thread.to_owned(),
+            run_id: self.input.run_id.clone(),
+            outcome,
+        })
+        .await;
+    }
+}
+
+/// A new run asked `prompt`, continuing `history`, its progress streamed.
+async fn fresh(shared: &Shared, out: &Out<'_>, prompt: String, history: Vec<Message>) {
+    out.started().await;
+    let mut live = Live::new(&out.input.run_id);
+    let mut stream = shared
+        .client
+        .run(prompt, &shared.tk)
+        .history(history)
+        .stream();
+    let mut end = None;
+    while let Some(event) = stream.next().await {
+        match event {
+            Ok(event) => {
+                for e in live.on(&event) {
+                    out.send(e).await;
+                }
+                if let toolnexus::StreamEvent::Done(result) = event {
+                    end = Some(Ok(result));
+                }
+            }
+            Err(e) => end = Some(Err(e)),
+        }
+    }
+    for e in live.finish() {
+        out.send(e).await;
+    }
+    match end {
+        Some(Ok(result)) if result.status == RunStatus::Pending => {
+            match shared.inbox.park(&result).await {
+                Ok(run) => out.finish(shared, &result, Some(run)).await,
+                Err(e) => {
+                    tracing::error!(error = %e, "a halted AG-UI run could not be parked");
+                    out.fail("the run could not be kept; it is logged").await;
+                }
+            }
+        }
+        Some(Ok(result)) => out.finish(shared, &result, None).await,
+        Some(Err(e)) => out.fail(format!("the run failed: {e}")).await,
+        None => out.fail("the run ended without a result").await,
+    }
+}
+
+/// The answers `resume` gives to the interrupts `open`: each entry names an open one,
+/// none twice, every one answered, each answer fitting its request.
+fn answers(open: &[Request], resume: &[ResumeEntry]) -> Result<Vec<Answer>, Refused> {
+    let unknown = |id: &str| {
+        Refused::new(
+            ErrorCode::UnknownInterrupt,
+            format!(
+                "no interrupt `{id}` is open on this thread (open: {})",
+                ids(open)
+            ),
+        )
+    };
+    let mut answers = Vec::with_capacity(resume.len());
+    for entry in resume {
+        // An entry is read by what its request asks, so it needs its request first.
+        let id = entry.interrupt_id.as_str();
+        let request = open
+            .iter()
+            .find(|r| r.id == id)
+            .ok_or_else(|| unknown(id))?;
+        answers.push(mapping::answer_of(request, entry)?);
+    }
+    toolnexus::check_answers(open, &answers).map_err(|e| match e {
+        AnswersError::Unknown { id, .. } => unknown(&id),
+        AnswersError::Twice { id } => Refused::new(
+            ErrorCode::ResumeDuplicate,
+            format!("interrupt `{id}` is answered twice"),
+        ),
+        other => Refused::new(ErrorCode::InvalidAnswer, other.to_string()),
+    })?;
+    let missing: Vec<Request> = open
+        .iter()
+        .filter(|r| !answers.iter().any(|a| a.id == r.id))
+        .cloned()
+        .collect();
+    if !missing.is_empty() {
+        return Err(Refused::new(
+            ErrorCode::ResumeIncomplete,
+            format!(
+                "the resume leaves interrupts {} unanswered: answer every open one",
+                ids(&missing)
+            ),
+        ));
+    }
+    Ok(answers)
+}
+
+/// Records `answers` in the inbox, resumes run `run` (or waits for whoever resumes it),
+/// and sends what the resume added to `halted`.
+async fn resume(
+    shared: &Shared,
+    out: &Out<'_>,
+    run: &str,
+    answers: Vec<Answer>,
+    halted: &[Message],
+) {
+    for answer in answers {
+        if let Err(e) = shared.inbox.answer_as(answer, &shared.responder).await {
+            return out.refuse(refusal(&out.input.thread_id, e)).await;
+        }
+    }
+    out.started().await;
+    let result = match shared.inbox.resume(run, &shared.client, &shared.tk).await {
+        Ok(resumed) => Ok(resumed.result),
+        Err(InboxError::Claimed(_) | InboxError::Finished { .. }) => {
+            match shared.inbox.outcome(run).await {
+                Ok(parked) => parked.result.ok_or_else(|| {
+                    parked
+                        .last_error
+                        .unwrap_or_else(|| "the resumed run kept no result".to_owned())
+                }),
+                Err(e) => Err(e.to_string()),
+            }
+        }
+        Err(e) => Err(e.to_string()),
+    };
+    let result = match result {
+        Ok(result) => result,
+        Err(why) => return out.fail(format!("the resumed run failed: {why}")).await,
+    };
+    for event in events::resumed(halted, &result.messages, &out.input.run_id) {
+        out.send(event).await;
+    }
+    let next = match (&result.status, &result.pending) {
+        (RunStatus::Pending, Some(request)) => Some(request.id.clone()),
+        _ => None,
+    };
+    out.finish(shared, &result, next).await;
+}
+
+/// The refusal an inbox's refusal of an answer is.
+fn refusal(thread: &str, error: InboxError) -> Refused {
+    match error {
+        InboxError::NotWaiting { .. } | InboxError::UnknownRequest(_) => busy(thread),
+        InboxError::Expired(id) => Refused::new(
+            ErrorCode::InterruptExpired,
+            format!("interrupt `{id}` expired: resume it as cancelled"),
+        ),
+        e @ InboxError::NotAllowed { .. } => Refused::new(ErrorCode::NotAllowed, e.to_string()),
+        e @ InboxError::InvalidAnswer { .. } => {
+            Refused::new(ErrorCode::InvalidAnswer, e.to_string())
+        }
+        other => {
+            tracing::error!(thread, error = %other, "an AG-UI resume could not be recorded");
+            Refused::new(
+                ErrorCode::RunFailed,
+                "the answers could not be recorded; it is logged",
+            )
+        }
+    }
+}
+
+/// The ids of `requests`, for a person to read.
+fn ids(requests: &[Request]) -> String {
+    requests
+        .iter()
+        .map(|r| format!("`{}`", r.id))
+        .collect::<Vec<_>>()
+        .join(", ")
+}

@@ -1,0 +1,14 @@
+//! The AG-UI endpoint end to end: a real loopback server on a scripted model, its threads
+//! in a real SQLite file or PostgreSQL database, driven by the official client
+//! (`@ag-ui/client`'s `HttpAgent` in Node, `TOOLNEXUS_TEST_AGUI`, set up by
+//! scripts/test.sh) and, for what no client would send, by raw HTTP.
+
+#[path = "../../../examples/shop/mod.rs"]
+mod shop;
+#[path = "../../../examples/shop/agent.rs"]
+mod shop_agent;
+mod support;
+
+mod flows;
+mod hostile;
+mod restart;

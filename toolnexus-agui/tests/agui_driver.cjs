@@ -1,0 +1,90 @@
+// Drives the endpoint with the official AG-UI client, @ag-ui/client's HttpAgent, as a
+// front end would: one JSON step per line on stdin, one JSON result per line on stdout.
+//
+//   {"agent": NAME, "url": URL, "say": TEXT}         a user message, then a run
+//   {"agent": NAME, "url": URL, "resume": [ENTRY]}   a run resuming the agent's interrupts;
+//       ENTRY is {"interrupt": INDEX | "interruptId": ID, "status", "payload"?}
+//   {"parallel": [STEP, …]}                           the steps at once; a list of results
+//
+// Each agent (one thread) lives for the whole session, so a step may name a new URL: the
+// same front end talking to a restarted server. A result holds the events the client's
+// subscribers saw, its pending interrupts and messages after the run, the error the run
+// threw (an HTTP error, a protocol violation), and every warning the client logged: it
+// logs whatever it strips from what the server sent.
+"use strict";
+
+const readline = require("node:readline");
+const { HttpAgent } = require("@ag-ui/client");
+
+const warnings = [];
+for (const level of ["warn", "error"]) {
+  console[level] = (...args) => {
+    warnings.push(args.map((a) => (typeof a === "string" ? a : String(a))).join(" "));
+  };
+}
+
+const agents = new Map();
+
+function agentFor(step) {
+  let agent = agents.get(step.agent);
+  if (!agent) {
+    agent = new HttpAgent({ url: step.url });
+    agents.set(step.agent, agent);
+  }
+  agent.url = step.url;
+  return agent;
+}
+
+async function run(step) {
+  const agent = agentFor(step);
+  const events = [];
+  const subscriber = { onEvent: ({ event }) => void events.push(event) };
+  const parameters = {};
+  if (step.say !== undefined) {
+    agent.addMessage({ id: `user-${agent.messages.length + 1}-${Date.now()}`, role: "user", content: step.say });
+  }
+  if (step.resume !== undefined) {
+    parameters.resume = step.resume.map((entry) => {
+      const interruptId =
+        entry.interruptId ?? agent.pendingInterrupts[entry.interrupt]?.id ?? `missing-${entry.interrupt}`;
+      const out = { interruptId, status: entry.status };
+      if (entry.payload !== undefined) out.payload = entry.payload;
+      return out;
+    });
+  }
+  let error = null;
+  try {
+    await agent.runAgent(parameters, subscriber);
+  } catch (e) {
+    error = e instanceof Error ? e.message : String(e);
+  }
+  return {
+    threadId: agent.threadId,
+    events,
+    interrupts: agent.pendingInterrupts,
+    messages: agent.messages,
+    error,
+  };
+}
+
+async function main() {
+  const lines = readline.createInterface({ input: process.stdin });
+  for await (const line of lines) {
+    if (!line.trim()) continue;
+    const step = JSON.parse(line);
+    warnings.length = 0;
+    let result;
+    if (step.parallel) {
+      result = { results: await Promise.all(step.parallel.map(run)) };
+    } else {
+      result = await run(step);
+    }
+    result.warnings = [...warnings];
+    process.stdout.write(JSON.stringify(result) + "\n");
+  }
+}
+
+main().catch((e) => {
+  process.stderr.write(String(e && e.stack ? e.stack : e) + "\n");
+  process.exit(1);
+});
