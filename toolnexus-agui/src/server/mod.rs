@@ -96,9 +96,9 @@ impl Drop for Busy {
 
 impl AguiServer {
     /// A server for `client` with the tools of `tk`, keeping its threads in `inbox`.
-    /// Resumes happen in the request that carries them; run an [`Inbox::worker`] with the
-    /// same client and toolkit beside it so that requests answered on the inbox page
-    /// resume too.
+    /// Resumes happen in the request that carries them. A run whose requests were
+    /// answered elsewhere (the inbox page, A2A) is resumed by the thread's next resume,
+    /// or by an [`Inbox::worker`] with the same client and toolkit beside the server.
     pub fn builder(client: LlmClient, tk: Toolkit, inbox: Inbox) -> AguiServerBuilder {
         AguiServerBuilder {
             client,

@@ -37,7 +37,12 @@ pub(crate) async fn drive(
         }
     };
     let refused = match (prompt, stage) {
-        (_, Stage::Resuming) => busy(thread),
+        // Answered elsewhere: a resume takes the run up (or waits for whoever did) and
+        // reports it; the entries' answers come too late to count.
+        (None, Stage::Resuming { run, halted }) => {
+            return resume(shared, &out, &run, Vec::new(), &halted).await
+        }
+        (Some(_), Stage::Resuming { .. }) => busy(thread),
         (Some(_), Stage::Waiting { open, .. }) => Refused::new(
             ErrorCode::InterruptsOpen,
             format!(

@@ -39,8 +39,9 @@ pub(crate) enum Stage {
         open: Vec<Request>,
         halted: Vec<Message>,
     },
-    /// Its run was answered elsewhere and is being resumed.
-    Resuming,
+    /// Its run `run`, which halted with `halted`, was answered elsewhere (the inbox
+    /// page, A2A): it is being resumed, or is ready to be.
+    Resuming { run: String, halted: Vec<Message> },
 }
 
 fn key(thread: &str) -> String {
@@ -147,7 +148,7 @@ pub(crate) async fn stage(inbox: &Inbox, record: &ThreadRecord) -> Result<Stage,
             ParkedState::Failed => Stage::Idle {
                 history: record.history.clone(),
             },
-            _ => Stage::Resuming,
+            _ => Stage::Resuming { run, halted },
         });
     }
     Err(ReadError::Corrupt(format!(

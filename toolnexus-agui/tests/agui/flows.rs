@@ -359,3 +359,47 @@ async fn an_answer_given_on_the_inbox_side_resumes_the_run_once() {
     assert_eq!(agent.purchases.load(Ordering::SeqCst), 1, "bought once");
     client.close().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn without_a_worker_the_next_resume_takes_up_a_run_answered_on_the_inbox_side() {
+    let (agent, _db, _model) = agent().await;
+    let mut client = Client::start();
+    let asked = client.say("page-alone", &agent.url, "buy a gpu").await;
+    let interrupt = only_interrupt(&asked);
+    let id = interrupt["id"].as_str().expect("an id");
+    agent
+        .inbox
+        .answer_as(Answer::ok(id), "ada@example.com")
+        .await
+        .expect("the inbox takes the answer");
+    assert_eq!(agent.purchases.load(Ordering::SeqCst), 0, "nothing ran yet");
+
+    let resumed = client
+        .resume(
+            "page-alone",
+            &agent.url,
+            json!([{"interrupt": 0, "status": "resolved", "payload": {"approved": true}}]),
+        )
+        .await;
+    assert_eq!(
+        types(&resumed).first().map(String::as_str),
+        Some("RUN_STARTED"),
+        "{resumed}"
+    );
+    assert_eq!(
+        types(&resumed).last().map(String::as_str),
+        Some("RUN_FINISHED"),
+        "{resumed}"
+    );
+    assert!(resumed.to_string().contains("ORDER-1"), "{resumed}");
+    let again = client
+        .resume(
+            "page-alone",
+            &agent.url,
+            json!([{"interrupt": 0, "status": "resolved", "payload": {"approved": true}}]),
+        )
+        .await;
+    assert_eq!(last(&again)["code"], "nothing_to_resume", "{again}");
+    assert_eq!(agent.purchases.load(Ordering::SeqCst), 1, "bought once");
+    client.close().await;
+}
