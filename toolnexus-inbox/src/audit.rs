@@ -40,7 +40,7 @@ pub enum AuditKind {
 }
 
 impl AuditKind {
-    fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             AuditKind::Parked => "parked",
             AuditKind::Answered => "answered",

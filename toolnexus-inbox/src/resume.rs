@@ -191,6 +191,14 @@ impl Inbox {
             max_attempts: i64::from(self.inner.max_attempts),
         };
         let store = &self.inner.store;
+        if let Some(claims) = store.dialect.audited_claims {
+            let (sql, request) = match id {
+                Some(id) => (claims.run_of, Some(id)),
+                None => (claims.next, None),
+            };
+            let worker = &self.inner.worker;
+            return runs::claim_audited(&store.pool, sql.as_str(), &terms, request, worker).await;
+        }
         let mut tx = store.write().await?;
         let claimed = match id {
             Some(id) => runs::claim_run_of(&mut tx, &terms, id).await?,

@@ -16,6 +16,10 @@ pub(crate) struct Dialect {
     pub(crate) begin_write: &'static str,
     /// Claims the oldest run ready to resume ([`runs::claim_next`]).
     pub(crate) claim_next_run: &'static LazyLock<String>,
+    /// The claims of the oldest run and of a named run, each with its audit entry, in one
+    /// statement; `None` where a statement cannot write in a `WITH` (SQLite), and a claim
+    /// is a transaction of the claim and the entry.
+    pub(crate) audited_claims: Option<AuditedClaims>,
     /// Marks a run answered once its last request is ([`runs::mark_answered`]).
     pub(crate) mark_answered: &'static LazyLock<String>,
     /// Claims a batch of due notifications ([`outbox::claim`]).
@@ -36,6 +40,11 @@ const SKIP_LOCKED: &str = " FOR UPDATE SKIP LOCKED";
 static CLAIM_NEXT_RUN_SQLITE: LazyLock<String> = LazyLock::new(|| runs::claim_next_sql(""));
 static CLAIM_NEXT_RUN_POSTGRES: LazyLock<String> =
     LazyLock::new(|| runs::claim_next_sql(SKIP_LOCKED));
+// The claims with their audit entry in one statement (see `runs::audited`).
+static CLAIM_NEXT_RUN_AUDITED_POSTGRES: LazyLock<String> =
+    LazyLock::new(|| runs::audited(&CLAIM_NEXT_RUN_POSTGRES, 7));
+static CLAIM_RUN_OF_AUDITED_POSTGRES: LazyLock<String> =
+    LazyLock::new(|| runs::audited(&runs::CLAIM_RUN_OF, 8));
 static MARK_ANSWERED_SQLITE: LazyLock<String> = LazyLock::new(|| runs::MARK_ANSWERED.to_owned());
 // In the same statement, the NOTIFY that wakes idle workers of the run's agent in every
 // process (sent when the answer commits). `pg_notify` returns `void`, which no row may
@@ -51,12 +60,20 @@ static CLAIM_DELIVERIES_SQLITE: LazyLock<String> = LazyLock::new(|| outbox::clai
 static CLAIM_DELIVERIES_POSTGRES: LazyLock<String> =
     LazyLock::new(|| outbox::claim_sql(SKIP_LOCKED));
 
+/// A claim statement that appends its own audit entry.
+#[derive(Clone, Copy)]
+pub(crate) struct AuditedClaims {
+    pub(crate) next: &'static LazyLock<String>,
+    pub(crate) run_of: &'static LazyLock<String>,
+}
+
 static SQLITE: Dialect = Dialect {
     engine: Engine::Sqlite,
     // IMMEDIATE takes the write lock up front: a deferred transaction that read first
     // fails, instead of waiting, when another writer committed since.
     begin_write: "BEGIN IMMEDIATE",
     claim_next_run: &CLAIM_NEXT_RUN_SQLITE,
+    audited_claims: None,
     mark_answered: &MARK_ANSWERED_SQLITE,
     claim_deliveries: &CLAIM_DELIVERIES_SQLITE,
     announces: false,
@@ -69,6 +86,10 @@ static POSTGRES: Dialect = Dialect {
     engine: Engine::Postgres,
     begin_write: "BEGIN",
     claim_next_run: &CLAIM_NEXT_RUN_POSTGRES,
+    audited_claims: Some(AuditedClaims {
+        next: &CLAIM_NEXT_RUN_AUDITED_POSTGRES,
+        run_of: &CLAIM_RUN_OF_AUDITED_POSTGRES,
+    }),
     mark_answered: &MARK_ANSWERED_POSTGRES,
     claim_deliveries: &CLAIM_DELIVERIES_POSTGRES,
     announces: true,

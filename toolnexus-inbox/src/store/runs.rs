@@ -191,9 +191,47 @@ pub(crate) fn claim_next_sql(lock: &str) -> String {
 }
 
 /// Any request of the run ($7) names it.
-static CLAIM_RUN_OF: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+pub(crate) static CLAIM_RUN_OF: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
     claim_sql("id = (SELECT run_id FROM toolnexus_inbox_requests WHERE id = $7)")
 });
+
+/// `claim` (a claim statement) and the claim's audit entry in one statement, for an engine
+/// whose statements may write in a `WITH` (PostgreSQL): one round trip instead of a
+/// transaction's four. The entry's kind and actor are the parameters numbered `first` and
+/// `first + 1`. The claim's `UPDATE` holds the run's row until the statement ends, so the
+/// entry's number is the run's next, as in [`audit::append`](super::audit::append).
+pub(crate) fn audited(claim: &str, first: usize) -> String {
+    let actor = first + 1;
+    format!(
+        "WITH claimed AS ({claim}), entry AS (INSERT INTO toolnexus_inbox_audit (run_id, seq, \
+         at, kind, request_id, actor, attempt, detail) SELECT claimed.id, COALESCE((SELECT \
+         MAX(a.seq) FROM toolnexus_inbox_audit a WHERE a.run_id = claimed.id), 0) + 1, $2, \
+         ${first}, NULL, ${actor}, claimed.attempts, NULL FROM claimed) \
+         SELECT id, messages, attempts, turns FROM claimed"
+    )
+}
+
+/// Claims with a statement of [`audited`], recording `worker` as the claimant.
+pub(crate) async fn claim_audited(
+    pool: &sqlx::AnyPool,
+    sql: &'static str,
+    terms: &Terms<'_>,
+    request: Option<&str>,
+    worker: &str,
+) -> Result<Option<Claimed>, InboxError> {
+    let mut claim = sqlx::query_as(sql)
+        .bind(terms.lease_until)
+        .bind(terms.now)
+        .bind(terms.agent)
+        .bind(terms.max_attempts)
+        .bind(ParkedState::Running.as_str())
+        .bind(ParkedState::Answered.as_str());
+    if let Some(request) = request {
+        claim = claim.bind(request);
+    }
+    let claim = claim.bind(crate::AuditKind::Claimed.as_str()).bind(worker);
+    Ok(claim.fetch_optional(pool).await?)
+}
 
 /// Claims the oldest run of `terms.agent` ready to resume.
 pub(crate) async fn claim_next(
