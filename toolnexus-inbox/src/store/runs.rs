@@ -219,17 +219,9 @@ pub(crate) async fn claim_audited(
     request: Option<&str>,
     worker: &str,
 ) -> Result<Option<Claimed>, InboxError> {
-    let mut claim = sqlx::query_as(sql)
-        .bind(terms.lease_until)
-        .bind(terms.now)
-        .bind(terms.agent)
-        .bind(terms.max_attempts)
-        .bind(ParkedState::Running.as_str())
-        .bind(ParkedState::Answered.as_str());
-    if let Some(request) = request {
-        claim = claim.bind(request);
-    }
-    let claim = claim.bind(crate::AuditKind::Claimed.as_str()).bind(worker);
+    let claim = bound(sql, terms, request)
+        .bind(crate::AuditKind::Claimed.as_str())
+        .bind(worker);
     Ok(claim.fetch_optional(pool).await?)
 }
 
@@ -251,12 +243,12 @@ pub(crate) async fn claim_run_of(
     claim(conn, CLAIM_RUN_OF.as_str(), terms, Some(request)).await
 }
 
-async fn claim(
-    conn: &mut AnyConnection,
+/// A claim statement with its terms bound, in the order [`claim_sql`] numbers them.
+fn bound<'q>(
     sql: &'static str,
-    terms: &Terms<'_>,
-    request: Option<&str>,
-) -> Result<Option<Claimed>, InboxError> {
+    terms: &'q Terms<'_>,
+    request: Option<&'q str>,
+) -> sqlx::query::QueryAs<'q, sqlx::Any, Claimed, sqlx::any::AnyArguments> {
     let mut claim = sqlx::query_as(sql)
         .bind(terms.lease_until)
         .bind(terms.now)
@@ -267,7 +259,16 @@ async fn claim(
     if let Some(request) = request {
         claim = claim.bind(request);
     }
-    Ok(claim.fetch_optional(conn).await?)
+    claim
+}
+
+async fn claim(
+    conn: &mut AnyConnection,
+    sql: &'static str,
+    terms: &Terms<'_>,
+    request: Option<&str>,
+) -> Result<Option<Claimed>, InboxError> {
+    Ok(bound(sql, terms, request).fetch_optional(conn).await?)
 }
 
 /// Renews attempt `fence`'s lease on run `run` until `until`; `false` when the claim is
