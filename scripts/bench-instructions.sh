@@ -37,7 +37,9 @@ instructions() { # bin url client scenario runs
 
 printf '%-8s %-15s %-8s %12s %10s\n' profile client scenario "instr/run" "vs floor"
 for profile in $profiles; do
-  cargo build --profile "$profile" --quiet --example bench_loop
+  # The example package alone, as an app on the core builds it: built from the root, the
+  # features the other examples turn on (sqlx turns on tracing's `log`) would be measured too.
+  cargo build --profile "$profile" --quiet -p toolnexus-examples --example bench_loop
   bin=target/$profile/examples/bench_loop
   rm -f "$tmp/in" "$tmp/url"
   mkfifo "$tmp/in"

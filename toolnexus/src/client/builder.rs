@@ -464,6 +464,10 @@ fn http_client(
     reqwest::Client::builder()
         .default_headers(headers)
         .tcp_nodelay(true)
+        // The loop retries a failed attempt itself, by the client's policy, and observes
+        // each one; a replay inside reqwest would be hidden from both, and costs a copy of
+        // every request made ready for it.
+        .retry(reqwest::retry::never().max_retries_per_request(0))
         .build()
         .map_err(|e| {
             ClientError::Config(ErrorDetail::caused_by(

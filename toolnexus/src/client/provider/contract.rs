@@ -198,6 +198,18 @@ impl From<serde_json::Error> for Unreadable {
     }
 }
 
+/// Reads a JSON reply body. The body is checked for UTF-8 once, as a whole, rather than
+/// string by string as the parser would: the same result for a fraction of the work. A
+/// body that is not UTF-8 goes to the byte parser, whose error says where it breaks.
+pub(crate) fn parse_body<'a, T: serde::Deserialize<'a>>(
+    body: &'a [u8],
+) -> Result<T, serde_json::Error> {
+    match std::str::from_utf8(body) {
+        Ok(text) => serde_json::from_str(text),
+        Err(_) => serde_json::from_slice(body),
+    }
+}
+
 fn describe_json_error(e: &serde_json::Error) -> String {
     match e.classify() {
         serde_json::error::Category::Data => format!("unexpected shape: {e}"),

@@ -18,7 +18,7 @@ use serde_json::Value;
 
 use crate::client::message::{ProviderState, ToolCall};
 use crate::client::provider::arguments::check_object;
-use crate::client::provider::contract::{DecodedReply, Unreadable};
+use crate::client::provider::contract::{parse_body, DecodedReply, Unreadable};
 use crate::client::provider::decoded_reply::ReplyMeta;
 use crate::client::run_result::Usage;
 
@@ -152,7 +152,7 @@ impl WireUsage {
 }
 
 pub(crate) fn decode(body: &[u8]) -> Result<DecodedReply, Unreadable> {
-    let response: Response = serde_json::from_slice(body)?;
+    let response: Response = parse_body(body)?;
     let mut text = String::new();
     let mut calls = Vec::new();
     let mut arg_errors = Vec::new();

@@ -9,7 +9,7 @@ use serde_json::Value;
 use super::{call_id, nonce};
 use crate::client::message::{ProviderState, ToolCall};
 use crate::client::provider::arguments::check_object;
-use crate::client::provider::contract::{DecodedReply, Unreadable};
+use crate::client::provider::contract::{parse_body, DecodedReply, Unreadable};
 use crate::client::provider::decoded_reply::ReplyMeta;
 use crate::client::run_result::Usage;
 
@@ -132,7 +132,7 @@ fn with_message(what: String, message: Option<&str>) -> String {
 
 /// Reads one `generateContent` response object.
 pub(crate) fn decode(body: &[u8]) -> Result<DecodedReply, Unreadable> {
-    let mut response: Response = serde_json::from_slice(body)?;
+    let mut response: Response = parse_body(body)?;
     let usage = response
         .usage_metadata
         .take()

@@ -12,7 +12,7 @@ use serde_json::{Map, Value};
 use super::wire::{without_nulls, CallDelta, WireUsage, REASONING_KEYS};
 use crate::client::message::{ProviderState, ToolCall};
 use crate::client::provider::arguments::parse_arguments;
-use crate::client::provider::contract::{DecodedReply, Unreadable};
+use crate::client::provider::contract::{parse_body, DecodedReply, Unreadable};
 use crate::client::provider::decoded_reply::ReplyMeta;
 use crate::client::run_result::Usage;
 
@@ -81,7 +81,7 @@ impl<'de> Deserialize<'de> for ResponseCall {
 }
 
 pub(crate) fn decode(body: &[u8]) -> Result<DecodedReply, Unreadable> {
-    let response: Response = serde_json::from_slice(body)?;
+    let response: Response = parse_body(body)?;
     let Some(choice) = response.choices.into_iter().next() else {
         return Err(Unreadable::Shape("the response has no choices"));
     };

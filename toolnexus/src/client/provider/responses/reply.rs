@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use crate::client::message::{ProviderState, ToolCall};
 use crate::client::provider::arguments::parse_arguments;
-use crate::client::provider::contract::{DecodedReply, Unreadable};
+use crate::client::provider::contract::{parse_body, DecodedReply, Unreadable};
 use crate::client::provider::decoded_reply::ReplyMeta;
 use crate::client::run_result::Usage;
 
@@ -268,7 +268,7 @@ struct Verbatim {
 }
 
 pub(crate) fn decode(body: &[u8]) -> Result<DecodedReply, Unreadable> {
-    let response: Response<'_> = serde_json::from_slice(body)?;
+    let response: Response<'_> = parse_body(body)?;
     read(response, body, || None)
 }
 
