@@ -32,8 +32,15 @@ use std::sync::Arc;
 #[derive(Clone, Default)]
 pub struct Extensions {
     // Behind its own `Arc` so the common case, a map copied into each tool call and never
-    // changed, is one reference count; `insert` copies on write.
-    map: Arc<HashMap<TypeId, Entry>>,
+    // changed, is one reference count; `insert` copies on write. `None` when empty, so the
+    // empty map every call without extensions gets allocates nothing.
+    map: Option<Arc<HashMap<TypeId, Entry>>>,
+}
+
+/// The map of an empty [`Extensions`], for reading.
+fn no_entries() -> &'static HashMap<TypeId, Entry> {
+    static EMPTY: std::sync::OnceLock<HashMap<TypeId, Entry>> = std::sync::OnceLock::new();
+    EMPTY.get_or_init(HashMap::new)
 }
 
 #[derive(Clone)]
@@ -59,7 +66,8 @@ impl Extensions {
             value,
             type_name: std::any::type_name::<T>(),
         };
-        Arc::make_mut(&mut self.map).insert(TypeId::of::<T>(), entry);
+        Arc::make_mut(self.map.get_or_insert_with(Default::default))
+            .insert(TypeId::of::<T>(), entry);
     }
 
     /// `self` with `value` stored, for building a map in one expression.
@@ -70,12 +78,12 @@ impl Extensions {
 
     /// The value of type `T`, if one was stored.
     pub fn get<T: Send + Sync + 'static>(&self) -> Option<&T> {
-        self.map.get(&TypeId::of::<T>())?.value.downcast_ref()
+        self.entries().get(&TypeId::of::<T>())?.value.downcast_ref()
     }
 
     /// The value of type `T` as its shared `Arc`, if one was stored.
     pub fn get_arc<T: Send + Sync + 'static>(&self) -> Option<Arc<T>> {
-        let value = self.map.get(&TypeId::of::<T>())?.value.clone();
+        let value = self.entries().get(&TypeId::of::<T>())?.value.clone();
         value.downcast().ok()
     }
 
@@ -86,17 +94,21 @@ impl Extensions {
 
     /// Whether a value of type `T` is stored.
     pub fn contains<T: Send + Sync + 'static>(&self) -> bool {
-        self.map.contains_key(&TypeId::of::<T>())
+        self.entries().contains_key(&TypeId::of::<T>())
     }
 
     /// How many values are stored.
     pub fn len(&self) -> usize {
-        self.map.len()
+        self.entries().len()
     }
 
     /// Whether no value is stored.
     pub fn is_empty(&self) -> bool {
-        self.map.is_empty()
+        self.entries().is_empty()
+    }
+
+    fn entries(&self) -> &HashMap<TypeId, Entry> {
+        self.map.as_deref().unwrap_or_else(|| no_entries())
     }
 
     /// Adds every value of `other`, replacing values of the same types.
@@ -108,8 +120,8 @@ impl Extensions {
             *self = other.clone();
             return;
         }
-        let map = Arc::make_mut(&mut self.map);
-        for (id, entry) in other.map.iter() {
+        let map = Arc::make_mut(self.map.get_or_insert_with(Default::default));
+        for (id, entry) in other.entries() {
             map.insert(*id, entry.clone());
         }
     }
@@ -118,7 +130,7 @@ impl Extensions {
 /// The type names, sorted; never the values.
 impl fmt::Debug for Extensions {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut names: Vec<&str> = self.map.values().map(|e| e.type_name).collect();
+        let mut names: Vec<&str> = self.entries().values().map(|e| e.type_name).collect();
         names.sort_unstable();
         f.debug_set().entries(names).finish()
     }
@@ -126,11 +138,11 @@ impl fmt::Debug for Extensions {
 
 impl PartialEq for Extensions {
     fn eq(&self, other: &Self) -> bool {
-        Arc::ptr_eq(&self.map, &other.map)
-            || (self.map.len() == other.map.len()
-                && self.map.iter().all(|(id, mine)| {
-                    other
-                        .map
+        let (mine, theirs) = (self.entries(), other.entries());
+        std::ptr::eq(mine, theirs)
+            || (mine.len() == theirs.len()
+                && mine.iter().all(|(id, mine)| {
+                    theirs
                         .get(id)
                         .is_some_and(|theirs| Arc::ptr_eq(&mine.value, &theirs.value))
                 }))

@@ -77,13 +77,13 @@ impl ToolResult {
             Some(url) => format!("{}\n{}", request.prompt, url),
             None => request.prompt.clone(),
         };
-        let mut result = ToolResult {
+        let mut metadata = Map::with_capacity(1);
+        metadata.insert(PENDING_KEY.to_owned(), request_value(request));
+        ToolResult {
             output,
             is_error: true,
-            metadata: Some(Map::new()),
-        };
-        result.set_pending(&request);
-        result
+            metadata: Some(metadata),
+        }
     }
 
     /// Writes `request` as the one this suspension parks on (after a change to it).
@@ -120,6 +120,34 @@ impl ToolResult {
     pub fn is_pending(&self) -> bool {
         ToolResult::pending_of(self).is_some()
     }
+}
+
+/// `request` as its JSON, the same value `serde_json::to_value(&request)` gives (a test
+/// holds the two together), with its strings moved in rather than copied: every suspension
+/// is written this way.
+fn request_value(request: Request) -> Value {
+    let Request {
+        id,
+        kind,
+        prompt,
+        url,
+        data,
+        expires_at,
+    } = request;
+    let mut map = Map::with_capacity(6);
+    map.insert("id".to_owned(), Value::String(id));
+    map.insert("kind".to_owned(), Value::String(kind.into()));
+    map.insert("prompt".to_owned(), Value::String(prompt));
+    if let Some(url) = url {
+        map.insert("url".to_owned(), Value::String(url));
+    }
+    if let Some(data) = data {
+        map.insert("data".to_owned(), data);
+    }
+    if let Some(expires_at) = expires_at {
+        map.insert("expiresAt".to_owned(), Value::String(expires_at));
+    }
+    Value::Object(map)
 }
 
 /// Conversion of a tool body's return value into a [`ToolResult`].
@@ -195,5 +223,33 @@ pub(crate) fn json_result<T: Serialize + ?Sized>(value: &T) -> ToolResult {
     match serde_json::to_string(value) {
         Ok(text) => ToolResult::ok(text),
         Err(e) => ToolResult::error(format!("could not render the result as JSON: {e}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    /// The owned conversion must write what `Serialize` writes, keys in the same order, or
+    /// a parked request would read differently from one a host serialized itself.
+    #[test]
+    fn a_request_is_written_as_its_serialization() {
+        let bare = Request::new("approval", "Approve?");
+        let full = Request::new("custom-kind", "Sign in \"here\"")
+            .with_id("req-1")
+            .with_url("https://example.com/login")
+            .with_data(json!({"schema": {"type": "object"}, "n": 1}))
+            .with_expires_at("2030-01-01T00:00:00Z");
+        for request in [bare, full] {
+            let expected = serde_json::to_string(&request).unwrap();
+            let written = serde_json::to_string(&request_value(request.clone())).unwrap();
+            assert_eq!(written, expected);
+            let parked = ToolResult::pending(request.clone());
+            let back = ToolResult::pending_of(&parked).unwrap();
+            assert_eq!(back.prompt, request.prompt);
+            assert_eq!(back.data, request.data);
+        }
     }
 }

@@ -64,14 +64,15 @@ pub(super) async fn settle_fresh<E: Events>(
             };
         }
     }
-    run(cx, call, call.args.clone(), arg_error).await.into()
+    run(cx, call, &call.args, arg_error).await.into()
 }
 
-/// Runs a call with `args`; a suspension goes to `wait_for` when there is one.
+/// Runs a call with `args`; a suspension goes to `wait_for` when there is one. The
+/// arguments are borrowed: only a call that suspends needs a second copy, for its re-run.
 async fn run<E: Events>(
     cx: Cx<'_, E>,
     call: &ToolCall,
-    args: Value,
+    args: &Value,
     arg_error: Option<&str>,
 ) -> ToolOutcome {
     let first = attempt(cx, call, args.clone(), arg_error, None).await;
@@ -83,7 +84,7 @@ async fn run<E: Events>(
         Some(answer) => {
             let request = request.clone();
             // Boxed: an approved gate's first run may come back here.
-            Box::pin(settle(cx, call, args, &request, answer, None))
+            Box::pin(settle(cx, call, args.clone(), &request, answer, None))
                 .await
                 .outcome
         }
@@ -106,7 +107,7 @@ pub(super) async fn settle<E: Events>(
     let again = |args, answer| async move {
         match answer {
             Some(answer) => attempt(cx, call, args, None, Some(answer)).await,
-            None => run(cx, call, args, None).await,
+            None => run(cx, call, &args, None).await,
         }
     };
     let settled = request.settle(answer, args, again).await;

@@ -172,8 +172,20 @@ pub(super) async fn settle<E: Events>(
             }
         }
     });
-    let done = join_all(work).await;
+    let done = all(work).await;
     lay_out(cx, calls, done)
+}
+
+/// Every call's settlement, in call order. Most turns make one call, awaited on its own:
+/// `join_all` would box and poll it through its bookkeeping for nothing.
+async fn all<F: std::future::Future>(mut work: impl ExactSizeIterator<Item = F>) -> Vec<F::Output> {
+    if work.len() == 1 {
+        // Boxed where it is made, so the future is never held by this one's.
+        if let Some(one) = work.next().map(Box::pin) {
+            return vec![one.await];
+        }
+    }
+    join_all(work).await
 }
 
 /// [`settle`] in a run with a journal: each call already recorded is replayed and each
