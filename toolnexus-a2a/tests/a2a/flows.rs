@@ -241,13 +241,16 @@ async fn a_subscriber_sees_an_approval_on_the_inbox_page_complete_the_task() {
         .expect("a request id")
         .to_owned();
 
+    let calls = agent.posts();
     let subscribed = tokio::spawn({
         let url = agent.url.clone();
         let id = id.clone();
         async move { drive(&url, json!([{"subscribe": {"task": id}}])).await }
     });
-    // A person approves on the inbox page; the worker beside the server resumes the run.
-    tokio::time::sleep(Duration::from_millis(1500)).await;
+    // Once the SDK's client (a Python process starting up) has subscribed, a person
+    // approves on the inbox page; the worker beside the server resumes the run.
+    agent.posts_reach(calls + 1).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
     approve_on_the_page(&agent.inbox, &request).await;
     let events = subscribed.await.expect("the subscriber")[0]["events"].clone();
     let events = events.as_array().unwrap_or_else(|| panic!("{events}"));

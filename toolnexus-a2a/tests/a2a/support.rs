@@ -1,7 +1,7 @@
 //! The agent under test, the databases it keeps its tasks in, and the Python driver.
 #![allow(dead_code)] // each test uses part of it
 
-use std::sync::atomic::AtomicUsize;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -30,6 +30,8 @@ pub struct Agent {
     pub url: String,
     pub inbox: Inbox,
     pub purchases: Arc<AtomicUsize>,
+    /// How many POSTs (protocol calls) the server has received.
+    posts: Arc<AtomicUsize>,
     serving: tokio::task::JoinHandle<()>,
     worker: Option<(
         tokio::sync::oneshot::Sender<()>,
@@ -76,7 +78,16 @@ impl Agent {
             server = server.responder(who);
         }
         let server = server.build().expect("the server builds");
-        let router = server.router();
+        let posts = Arc::new(AtomicUsize::new(0));
+        let router = server.router().layer(axum::middleware::from_fn({
+            let posts = posts.clone();
+            move |request: axum::extract::Request, next: axum::middleware::Next| {
+                if request.method() == axum::http::Method::POST {
+                    posts.fetch_add(1, Ordering::SeqCst);
+                }
+                next.run(request)
+            }
+        }));
         let serving = tokio::spawn(async move {
             let _ = axum::serve(listener, router).await;
         });
@@ -96,8 +107,28 @@ impl Agent {
             url,
             inbox,
             purchases,
+            posts,
             serving,
             worker,
+        }
+    }
+
+    /// How many protocol calls the server has received so far.
+    pub fn posts(&self) -> usize {
+        self.posts.load(Ordering::SeqCst)
+    }
+
+    /// Waits until the server has received `n` protocol calls in all: a client in another
+    /// process (the SDK's, starting up) has made its call once this returns.
+    pub async fn posts_reach(&self, n: usize) {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+        while self.posts() < n {
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "the server got {} calls, not {n}, in 60 s",
+                self.posts()
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
         }
     }
 
