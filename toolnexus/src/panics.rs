@@ -10,11 +10,16 @@ use futures::FutureExt;
 use crate::ToolResult;
 
 /// Runs a tool's future, turning a panic into an error result.
-pub(crate) async fn guard<F: Future<Output = ToolResult>>(tool: &str, fut: F) -> ToolResult {
-    match AssertUnwindSafe(fut).catch_unwind().await {
-        Ok(result) => result,
-        Err(panic) => panicked(tool, panic),
-    }
+///
+/// Not an `async fn`: one would keep `fut` twice in its state, as its argument and as what
+/// it awaits, and a tool's future can be large.
+pub(crate) fn guard<'a, F: Future<Output = ToolResult> + 'a>(
+    tool: &'a str,
+    fut: F,
+) -> impl Future<Output = ToolResult> + 'a {
+    AssertUnwindSafe(fut)
+        .catch_unwind()
+        .map(move |caught| caught.unwrap_or_else(|panic| panicked(tool, panic)))
 }
 
 /// The error result of a tool that panicked with `payload`.

@@ -30,8 +30,11 @@ pub use serde_json;
 pub use toolnexus_macros::{__auth_required, __pending};
 
 /// Runs a tool body, turning a panic into an error result so the run goes on.
-pub async fn guard<F: Future<Output = ToolResult>>(tool: &str, fut: F) -> ToolResult {
-    crate::panics::guard(tool, fut).await
+pub fn guard<'a, F: Future<Output = ToolResult> + 'a>(
+    tool: &'a str,
+    fut: F,
+) -> impl Future<Output = ToolResult> + 'a {
+    crate::panics::guard(tool, fut)
 }
 
 /// A JSON value's kind, for error messages that must not echo the value itself.

@@ -1,8 +1,10 @@
 //! The guard a [`Toolkit`](crate::Toolkit) registers every tool behind.
 
+use std::future::Future;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 
+use futures::future::Either;
 use serde_json::Value;
 
 use super::approval::default_prompt;
@@ -24,11 +26,16 @@ impl Guarded {
         Guarded { name, tool }
     }
 
-    /// Runs one call of the tool, guarded.
-    pub(crate) async fn call(&self, args: Value, ctx: ToolContext) -> ToolResult {
+    /// Runs one call of the tool, guarded: the tool's `execute` is called now, its future
+    /// runs when awaited.
+    pub(crate) fn call(
+        &self,
+        args: Value,
+        ctx: ToolContext,
+    ) -> impl Future<Output = ToolResult> + '_ {
         match catch_unwind(AssertUnwindSafe(|| self.tool.execute(args, ctx))) {
-            Ok(future) => guard(&self.name, future).await,
-            Err(panic) => panicked(&self.name, panic),
+            Ok(future) => Either::Left(guard(&self.name, future)),
+            Err(panic) => Either::Right(std::future::ready(panicked(&self.name, panic))),
         }
     }
 }

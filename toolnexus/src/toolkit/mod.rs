@@ -16,8 +16,10 @@ pub(crate) use schema::normalize as normalize_schema;
 
 use std::collections::HashMap;
 use std::fmt;
+use std::future::Future;
 use std::sync::{Arc, OnceLock};
 
+use futures::future::Either;
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
 
@@ -333,23 +335,32 @@ impl Toolkit {
 
     /// Runs one call. An unknown name, arguments that are not a JSON object and a panicking
     /// tool all come back as error results, never as a panic.
-    pub async fn execute(&self, name: &str, args: Value, ctx: ToolContext) -> ToolResult {
+    ///
+    /// The tool is found, and its arguments checked, when this is called; the future is the
+    /// tool's own, guarded. (An `async fn` would hold the arguments and the context twice
+    /// while the tool runs.)
+    pub fn execute(
+        &self,
+        name: &str,
+        args: Value,
+        ctx: ToolContext,
+    ) -> impl Future<Output = ToolResult> + '_ {
+        let refused = |result| Either::Left(std::future::ready(result));
         let Some(i) = self.position(name) else {
-            return ToolResult::error(if self.inner.names.is_empty() {
+            return refused(ToolResult::error(if self.inner.names.is_empty() {
                 format!("unknown tool `{name}`: this toolkit has no tools")
             } else {
                 format!(
                     "unknown tool `{name}`; available tools: {}",
                     self.inner.names.join(", ")
                 )
-            });
+            }));
         };
         let name = &self.inner.names[i];
-        let args = match tool_args::as_object(name, args) {
-            Ok(map) => Value::Object(map),
-            Err(message) => return ToolResult::error(message),
-        };
-        self.inner.guarded[i].call(args, ctx).await
+        match tool_args::as_object(name, args) {
+            Ok(map) => Either::Right(self.inner.guarded[i].call(Value::Object(map), ctx)),
+            Err(message) => refused(ToolResult::error(message)),
+        }
     }
 
     /// The prompt a call of `name` with `args` must be approved with before it runs: the

@@ -5,36 +5,44 @@
 use std::future::Future;
 use std::time::Duration;
 
+use futures::future::Either;
 use tokio_util::sync::CancellationToken;
 
 use crate::client::error::ClientError;
 
-/// Runs `work` within `timeout` and `cancel`; with neither set it is awaited as it is.
-pub(super) async fn bounded<T>(
+/// Runs `work` within `timeout` and `cancel`; with neither set it is `work` itself.
+///
+/// Not an `async fn`, and `work` is boxed before the bounded case's `async` block takes it:
+/// either would hold `work`, the whole run, twice in the state (as what it was given and
+/// as what it awaits), doubling what every run in flight keeps and copies.
+pub(super) fn bounded<'a, T: 'a>(
     timeout: Option<Duration>,
-    cancel: Option<&CancellationToken>,
-    work: impl Future<Output = Result<T, ClientError>>,
-) -> Result<T, ClientError> {
+    cancel: Option<&'a CancellationToken>,
+    work: impl Future<Output = Result<T, ClientError>> + 'a,
+) -> impl Future<Output = Result<T, ClientError>> + 'a {
     if timeout.is_none() && cancel.is_none() {
-        return work.await;
+        return Either::Left(work);
     }
-    let expired = async {
-        match timeout {
-            Some(limit) => tokio::time::sleep(limit).await,
-            None => std::future::pending().await,
+    let work = Box::pin(work);
+    Either::Right(async move {
+        let expired = async {
+            match timeout {
+                Some(limit) => tokio::time::sleep(limit).await,
+                None => std::future::pending().await,
+            }
+        };
+        let cancelled = async {
+            match cancel {
+                Some(token) => token.cancelled().await,
+                None => std::future::pending().await,
+            }
+        };
+        // Biased so a token cancelled before the start stops the run before it sends anything.
+        tokio::select! {
+            biased;
+            () = cancelled => Err(ClientError::Cancelled),
+            () = expired => Err(ClientError::TimedOut),
+            result = work => result,
         }
-    };
-    let cancelled = async {
-        match cancel {
-            Some(token) => token.cancelled().await,
-            None => std::future::pending().await,
-        }
-    };
-    // Biased so a token cancelled before the start stops the run before it sends anything.
-    tokio::select! {
-        biased;
-        () = cancelled => Err(ClientError::Cancelled),
-        () = expired => Err(ClientError::TimedOut),
-        result = work => result,
-    }
+    })
 }

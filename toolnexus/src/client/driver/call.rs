@@ -2,8 +2,10 @@
 //! metric event, and what the suspension rules make of a call that suspends (asking
 //! `wait_for`, re-running once with the answer).
 
+use std::future::Future;
 use std::time::Instant;
 
+use futures::FutureExt;
 use serde_json::Value;
 use tracing::Instrument;
 
@@ -59,7 +61,11 @@ pub(super) async fn settle_fresh<E: Events>(
             }
             drop(span);
             return match answer {
-                Some(answer) => settle(cx, call, call.args.clone(), &request, answer, None).await,
+                // Boxed: only a gated call comes here, and every call's future would
+                // otherwise be as large as this one.
+                Some(answer) => {
+                    Box::pin(settle(cx, call, call.args.clone(), &request, answer, None)).await
+                }
                 None => ToolOutcome::classify(ToolResult::pending(request)).into(),
             };
         }
@@ -120,23 +126,23 @@ pub(super) async fn settle<E: Events>(
 
 /// Runs `call` once with `args`, in its own span: `before_tool`, the tool (unless the hook
 /// answered, or the arguments were unusable), then `after_tool` unless the call suspended;
-/// the result is sorted once here.
-async fn attempt<E: Events>(
-    cx: Cx<'_, E>,
-    call: &ToolCall,
+/// the result is sorted once here. Not an `async fn`, which would hold the arguments and
+/// the answer twice more beside the future that runs them.
+fn attempt<'a, E: Events>(
+    cx: Cx<'a, E>,
+    call: &'a ToolCall,
     args: Value,
-    arg_error: Option<&str>,
+    arg_error: Option<&'a str>,
     answer: Option<Answer>,
-) -> ToolOutcome {
+) -> impl Future<Output = ToolOutcome> + 'a {
     let span = spans::tool(cx.settings, call, source(cx, call), answer.is_some());
-    async {
-        let started = Instant::now();
-        let outcome = hooked(cx, call, args, arg_error, answer).await;
-        observe(cx, call, &outcome, started);
-        outcome
-    }
-    .instrument(span)
-    .await
+    let started = Instant::now();
+    hooked(cx, call, args, arg_error, answer)
+        .map(move |outcome| {
+            observe(cx, call, &outcome, started);
+            outcome
+        })
+        .instrument(span)
 }
 
 async fn hooked<E: Events>(
@@ -185,19 +191,21 @@ async fn hooked<E: Events>(
     ToolOutcome::classify(kept)
 }
 
-async fn execute<E: Events>(
-    cx: Cx<'_, E>,
+/// The tool's future for `call`, its context made now. Not an `async fn`, which would keep
+/// the arguments and the answer again beside the tool's future that holds them.
+fn execute<'a, E: Events>(
+    cx: Cx<'a, E>,
     call: &ToolCall,
     args: Value,
     answer: Option<Answer>,
-) -> ToolResult {
+) -> impl Future<Output = ToolResult> + 'a {
     let mut ctx = ToolContext::default().with_call_id(call.id.as_str());
     ctx.answer = answer;
     ctx.seed = cx.seed.cloned();
     if let Some(extensions) = cx.extensions {
         ctx.extensions = extensions.clone();
     }
-    cx.tk.execute(&call.name, args, ctx).await
+    cx.tk.execute(&call.name, args, ctx)
 }
 
 fn observe<E: Events>(cx: Cx<'_, E>, call: &ToolCall, outcome: &ToolOutcome, started: Instant) {
