@@ -224,7 +224,7 @@ pub(super) async fn settle_journaled<E: Events>(
         };
         Ok(Settlement::Ran(end))
     });
-    let done = join_all(work)
+    let done = all(work)
         .await
         .into_iter()
         .collect::<Result<Vec<_>, ClientError>>()?;

@@ -6,7 +6,9 @@ use serde_json::Value;
 
 use super::error_message;
 use super::reply::{self, kind, signature, Finish, Kind, Response};
-use crate::client::provider::contract::{DecodedReply, Step, StreamDecoder, Unreadable};
+use crate::client::provider::contract::{
+    parse_body, DecodedReply, Step, StreamDecoder, Unreadable,
+};
 use crate::client::provider::decoded_reply::ReplyMeta;
 use crate::client::provider::sse_parts::CUT_SHORT;
 use crate::client::run_result::Usage;
@@ -147,7 +149,7 @@ impl Decoder {
 /// Reads a body holding a JSON array of stream chunks, as the streaming method answers
 /// when `alt=sse` was not honoured (some proxies drop the query).
 pub(crate) fn decode_chunks(body: &[u8]) -> Result<DecodedReply, Unreadable> {
-    let chunks: Vec<Box<serde_json::value::RawValue>> = serde_json::from_slice(body)?;
+    let chunks: Vec<Box<serde_json::value::RawValue>> = parse_body(body)?;
     let mut decoder = Box::<Decoder>::default();
     for chunk in &chunks {
         decoder.feed(chunk.get())?;

@@ -288,7 +288,7 @@ pub(super) fn read(
         stopped.meta = meta;
         return Ok(stopped);
     }
-    let verbatim = || Ok(serde_json::from_slice::<Verbatim>(source)?.output);
+    let verbatim = || Ok(parse_body::<Verbatim>(source)?.output);
     let mut reply = match response.output {
         Some(output) if !output.is_empty() => items(output, verbatim)?,
         output => match (streamed(), output) {
