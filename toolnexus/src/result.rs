@@ -71,7 +71,9 @@ impl ToolResult {
     /// followed by the URL on its own line when there is one.
     pub fn pending(mut request: Request) -> Self {
         if request.id.is_empty() {
-            request.id = uuid::Uuid::new_v4().to_string();
+            // Written into a buffer of its own: `to_string` would go through a formatter.
+            let id = uuid::Uuid::new_v4().hyphenated();
+            request.id = id.encode_lower(&mut uuid::Uuid::encode_buffer()).to_owned();
         }
         let output = match &request.url {
             Some(url) => format!("{}\n{}", request.prompt, url),

@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use crate::client::CallSeed;
 use crate::{Answer, Extensions, ToolResult};
 
 /// A boxed, `Send` future, the return type of [`Tool::execute`].
@@ -35,7 +36,7 @@ pub struct ToolContext {
     pub extensions: Extensions,
     /// What identifies the run up to the call's turn, set by the loop: with `call_id`, what
     /// [`idempotency_key`](Self::idempotency_key) is made of.
-    pub(crate) seed: Option<Arc<str>>,
+    pub(crate) seed: Option<CallSeed>,
 }
 
 /// Names idempotency keys apart from any other v5 ids derived from the same text.
@@ -92,7 +93,7 @@ impl ToolContext {
     /// assert_eq!(ToolContext::default().with_call_id("call_1").idempotency_key(), None);
     /// ```
     pub fn idempotency_key(&self) -> Option<String> {
-        let seed = self.seed.as_deref()?;
+        let seed = self.seed.as_ref()?;
         let call = self.call_id.as_deref()?;
         Some(uuid::Uuid::new_v5(&EFFECTS, format!("{seed}\0{call}").as_bytes()).to_string())
     }

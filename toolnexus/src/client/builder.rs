@@ -6,7 +6,7 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-use reqwest::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_TYPE};
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_TYPE, HOST};
 use serde_json::Value;
 
 use super::error::{ClientError, ErrorDetail};
@@ -358,7 +358,8 @@ impl LlmClientBuilder {
             .clone()
             .filter(|k| !k.is_empty())
             .or_else(|| key_from_env(key_variables));
-        let http = http_client(provider, api_key.as_deref(), &self.headers)?;
+        let headers = headers(provider, api_key.as_deref(), &self.headers, &url)?;
+        let http = http_client(&url)?;
         let missing_key = api_key.is_none().then_some(key_variables[0]);
         let mut secrets: Vec<String> = api_key.into_iter().collect();
         secrets.extend(
@@ -378,6 +379,7 @@ impl LlmClientBuilder {
             max_tool_output_bytes: self.max_tool_output_bytes,
             transport: Transport {
                 http,
+                headers,
                 url,
                 stream_url,
                 missing_key,
@@ -454,16 +456,29 @@ fn key_from_env(variables: &[&str]) -> Option<String> {
         .find_map(|var| std::env::var(var).ok().filter(|k| !k.is_empty()))
 }
 
-/// The client every request goes through, its headers set once.
-fn http_client(
-    provider: &dyn Provider,
-    api_key: Option<&str>,
-    extra: &[(String, String)],
-) -> Result<reqwest::Client, ClientError> {
-    let headers = headers(provider, api_key, extra)?;
+/// Redirects followed within the base URL's origin, as reqwest's default policy allows.
+const MAX_REDIRECTS: usize = 10;
+
+/// The client every request goes through.
+///
+/// A redirect is followed only within the base URL's origin (scheme, host and port). The
+/// key travels in headers reqwest does not know to drop on the way to another host
+/// (`x-api-key`, `x-goog-api-key`, a gateway's own), and every request names the base
+/// URL's host in `Host`; a redirect elsewhere ends the attempt with its status instead.
+fn http_client(base: &reqwest::Url) -> Result<reqwest::Client, ClientError> {
+    let origin = base.origin();
+    let policy = reqwest::redirect::Policy::custom(move |attempt| {
+        if attempt.url().origin() != origin {
+            attempt.stop()
+        } else if attempt.previous().len() > MAX_REDIRECTS {
+            attempt.error("too many redirects")
+        } else {
+            attempt.follow()
+        }
+    });
     reqwest::Client::builder()
-        .default_headers(headers)
         .tcp_nodelay(true)
+        .redirect(policy)
         // The loop retries a failed attempt itself, by the client's policy, and observes
         // each one; a replay inside reqwest would be hidden from both, and costs a copy of
         // every request made ready for it.
@@ -480,11 +495,14 @@ fn http_client(
 /// Shorter header values are not masked in excerpts: masking `1` would mangle every number.
 const MIN_MASKED_LEN: usize = 4;
 
-/// The headers every request carries, values marked sensitive so they never print.
+/// The headers every request carries, values marked sensitive so they never print: the
+/// provider's, the host's own and, unless the host set one, `Host` for `base`, written
+/// once here rather than by the HTTP stack for every request.
 fn headers(
     provider: &dyn Provider,
     api_key: Option<&str>,
     extra: &[(String, String)],
+    base: &reqwest::Url,
 ) -> Result<HeaderMap, ClientError> {
     let mut map = HeaderMap::new();
     map.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
@@ -509,6 +527,21 @@ fn headers(
         })?;
         value.set_sensitive(true);
         map.insert(header, value);
+    }
+    if !map.contains_key(HOST) {
+        // As the URL writes it: an IPv6 host in brackets, a default port left out.
+        let host = match (base.host_str(), base.port()) {
+            (Some(host), Some(port)) => format!("{host}:{port}"),
+            (Some(host), None) => host.to_owned(),
+            (None, _) => String::new(),
+        };
+        let value = HeaderValue::from_str(&host).map_err(|e| {
+            ClientError::Config(ErrorDetail::caused_by(
+                format!("the base URL's host `{host}` cannot be sent in a header"),
+                e,
+            ))
+        })?;
+        map.insert(HOST, value);
     }
     Ok(map)
 }

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::driver::CallEnd;
+use super::driver::{CallEnd, CallSeed};
 use super::error::{ClientError, ErrorDetail};
 use super::message::{ProviderState, ToolCall};
 use super::provider::decoded_reply::ReplyMeta;
@@ -47,9 +47,9 @@ const STEPS: uuid::Uuid = uuid::Uuid::from_u128(0x7c41_0e9b_53d2_4a86_b1f0_2d96_
 
 impl StepKey {
     /// The key of the model reply of the turn `seed` identifies.
-    pub(crate) fn reply(seed: &str) -> Self {
+    pub(crate) fn reply(seed: &CallSeed) -> Self {
         StepKey {
-            turn: uuid::Uuid::new_v5(&STEPS, seed.as_bytes()).to_string(),
+            turn: uuid::Uuid::new_v5(&STEPS, seed.to_string().as_bytes()).to_string(),
             call: None,
             answered: None,
         }

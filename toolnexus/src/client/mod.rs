@@ -32,6 +32,7 @@ mod trace_context;
 mod transport;
 
 pub use builder::LlmClientBuilder;
+pub(crate) use driver::CallSeed;
 pub use error::{ClientError, ErrorDetail};
 pub use event::StreamEvent;
 pub use hooks::{BeforeTool, LlmCall, ToolCallInfo};

@@ -485,9 +485,14 @@ fn new_transcript(
             history.insert(0, Message::system(system.clone()));
         }
     }
+    // Written into a buffer of its own: `to_string` would go through a formatter.
+    let run = uuid::Uuid::new_v4().hyphenated();
     history.push(Message::User {
         content: prompt,
-        run: Some(uuid::Uuid::new_v4().to_string()),
+        run: Some(
+            run.encode_lower(&mut uuid::Uuid::encode_buffer())
+                .to_owned(),
+        ),
     });
     Ok(history)
 }

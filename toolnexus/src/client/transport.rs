@@ -8,7 +8,8 @@
 
 use std::time::Duration;
 
-use reqwest::header::RETRY_AFTER;
+use reqwest::header::{HeaderMap, LOCATION, RETRY_AFTER};
+use reqwest::Method;
 
 use super::error::{ClientError, ErrorDetail};
 use super::provider::Provider;
@@ -21,6 +22,9 @@ const ERROR_BODY_BYTES: usize = 8 * 1024;
 pub(crate) struct Transport {
     /// One client per `LlmClient`, so its connection pool is reused across turns and runs.
     pub(crate) http: reqwest::Client,
+    /// The headers every request carries, `Host` among them, made once: a whole map cloned
+    /// costs less than reqwest merging default headers into each request one by one.
+    pub(crate) headers: HeaderMap,
     pub(crate) url: reqwest::Url,
     /// Where streamed replies are asked for (the same URL for most providers).
     pub(crate) stream_url: reqwest::Url,
@@ -84,8 +88,14 @@ impl Transport {
         } else {
             &self.url
         };
-        let request = self.http.post(url.clone()).body(request.0.clone());
-        let response = request.send().await.map_err(|e| self.network_failure(e))?;
+        let mut post = reqwest::Request::new(Method::POST, url.clone());
+        *post.headers_mut() = self.headers.clone();
+        *post.body_mut() = Some(request.0.clone().into());
+        let response = self
+            .http
+            .execute(post)
+            .await
+            .map_err(|e| self.network_failure(e))?;
         let status = response.status();
         if !status.is_success() {
             return Err(self.status_failure(response).await);
@@ -121,6 +131,11 @@ impl Transport {
             .get(RETRY_AFTER)
             .and_then(|v| v.to_str().ok())
             .and_then(parse_retry_after);
+        let location = response
+            .headers()
+            .get(LOCATION)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
         // The excerpt is all that is kept of an error body; a broken one stays empty.
         let body = read_capped(response, ERROR_BODY_BYTES)
             .await
@@ -128,7 +143,8 @@ impl Transport {
         let error = match self.missing_key {
             Some(var) if matches!(status, 401 | 403) => ClientError::MissingApiKey { var, status },
             _ => {
-                let words = self.provider.error_text(&body);
+                let words = redirect_text(status, location.as_deref())
+                    .or_else(|| self.provider.error_text(&body));
                 let shown = words.as_ref().map_or(&body[..], |w| w.as_bytes());
                 ClientError::Status {
                     status,
@@ -160,6 +176,17 @@ impl Transport {
             },
         }
     }
+}
+
+/// What a redirect the client did not follow says: only one to another origin gets here
+/// (see the redirect policy in the builder).
+fn redirect_text(status: u16, location: Option<&str>) -> Option<String> {
+    let location = location.filter(|_| (300..400).contains(&status))?;
+    Some(format!(
+        "redirected to {location}, outside the base URL's origin: a redirect is followed \
+         only within it, so the key is never sent elsewhere; set the base URL to where the \
+         provider now is"
+    ))
 }
 
 fn is_json(response: &reqwest::Response) -> bool {

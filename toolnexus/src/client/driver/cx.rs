@@ -1,8 +1,7 @@
 //! [`Cx`]: what every level of a run reads — the client's settings, the run's request
 //! settings and extensions, the toolkit and the event sink — borrowed once and passed down.
 
-use std::sync::Arc;
-
+use super::suspension::CallSeed;
 use crate::client::event::Events;
 use crate::client::journal::Journal;
 use crate::client::request_options::RequestOptions;
@@ -19,7 +18,7 @@ pub(super) struct Cx<'a, E> {
     pub(super) ev: &'a E,
     /// What identifies the run up to the turn whose calls are being settled, for their
     /// idempotency keys; `None` outside a turn.
-    pub(super) seed: Option<&'a Arc<str>>,
+    pub(super) seed: Option<&'a CallSeed>,
     /// Where the run records its steps, when the host attached a journal.
     pub(super) journal: Option<&'a dyn Journal>,
 }
@@ -43,7 +42,7 @@ impl<'a, E: Events> Cx<'a, E> {
     }
 
     /// The same run, settling the calls of the turn `seed` identifies.
-    pub(super) fn in_turn<'b>(self, seed: &'b Arc<str>) -> Cx<'b, E>
+    pub(super) fn in_turn<'b>(self, seed: &'b CallSeed) -> Cx<'b, E>
     where
         'a: 'b,
     {

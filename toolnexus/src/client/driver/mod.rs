@@ -11,3 +11,4 @@ mod turn;
 
 pub(crate) use call::CallEnd;
 pub(crate) use run::{run, Scope, Start};
+pub(crate) use suspension::CallSeed;

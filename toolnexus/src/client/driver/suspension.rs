@@ -26,6 +26,7 @@
 //! so the rest of the run reads it from the transcript, never from process memory.
 
 use std::collections::HashMap;
+use std::fmt;
 use std::sync::{Arc, OnceLock};
 
 use serde_json::Value;
@@ -60,8 +61,29 @@ pub(super) enum Slot {
 pub(super) struct Gates<'a> {
     before: &'a [Message],
     run: OnceLock<String>,
-    calls: OnceLock<Arc<str>>,
+    calls: OnceLock<CallSeed>,
     memory: Memory,
+}
+
+/// What identifies a run up to a turn, for the keys of the turn's calls
+/// ([`ToolContext::idempotency_key`](crate::ToolContext::idempotency_key)) and of its
+/// journal steps. Held in parts and written out only when a key is made: most calls never
+/// ask for one.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum CallSeed {
+    /// The run's own id and how many messages came before the turn.
+    Run { id: Arc<str>, at: usize },
+    /// A transcript without a run id: the gates' key.
+    Key(Arc<str>),
+}
+
+impl fmt::Display for CallSeed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CallSeed::Run { id, at } => write!(f, "{id}\0{at}"),
+            CallSeed::Key(key) => f.write_str(key),
+        }
+    }
 }
 
 impl<'a> Gates<'a> {
@@ -103,12 +125,15 @@ impl<'a> Gates<'a> {
     /// ([`ToolContext::idempotency_key`](crate::ToolContext::idempotency_key)): the run's
     /// id and the turn's place, cheap to make for every turn; for a transcript without a
     /// run id, the gates' key.
-    pub(super) fn call_seed(&self) -> Arc<str> {
+    pub(super) fn call_seed(&self) -> CallSeed {
         let seed = self.calls.get_or_init(|| match self.run_id() {
-            Some(id) => Arc::from(format!("{id}\0{}", self.before.len())),
-            None => Arc::from(self.run_key()),
+            Some(id) => CallSeed::Run {
+                id: Arc::from(id),
+                at: self.before.len(),
+            },
+            None => CallSeed::Key(Arc::from(self.run_key())),
         });
-        Arc::clone(seed)
+        seed.clone()
     }
 
     /// The request `call` must be approved through before it runs, if it is gated.
