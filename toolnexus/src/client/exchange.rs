@@ -27,7 +27,8 @@ pub(crate) async fn call<E: Events>(
     let (decoded, status) = match reply.payload {
         Payload::Whole(bytes) => (read_whole(s, &bytes, ev).await, Some(reply.status)),
         Payload::Streaming(response) => {
-            let decoded = read_streamed(s, response, ev).await;
+            // Boxed: a stream's reader would otherwise size every model call's future.
+            let decoded = Box::pin(read_streamed(s, response, ev)).await;
             // A stream that broke off is a request without a complete response.
             let status = decoded.is_ok().then_some(reply.status);
             (decoded, status)

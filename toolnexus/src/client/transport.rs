@@ -88,17 +88,18 @@ impl Transport {
         } else {
             &self.url
         };
-        let mut post = reqwest::Request::new(Method::POST, url.clone());
-        *post.headers_mut() = self.headers.clone();
-        *post.body_mut() = Some(request.0.clone().into());
-        let response = self
-            .http
-            .execute(post)
-            .await
-            .map_err(|e| self.network_failure(e))?;
+        // Made in a block of its own, so the request is not also kept in this future.
+        let sent = {
+            let mut post = reqwest::Request::new(Method::POST, url.clone());
+            *post.headers_mut() = self.headers.clone();
+            *post.body_mut() = Some(request.0.clone().into());
+            self.http.execute(post)
+        };
+        let response = sent.await.map_err(|e| self.network_failure(e))?;
         let status = response.status();
         if !status.is_success() {
-            return Err(self.status_failure(response).await);
+            // Boxed: only a failed attempt reads an error body.
+            return Err(Box::pin(self.status_failure(response)).await);
         }
         let status = status.as_u16();
         // A server that ignores `stream: true` answers with plain JSON: read it whole.

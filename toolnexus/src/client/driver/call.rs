@@ -88,9 +88,7 @@ async fn run<E: Events>(
     match suspension::ask(cx, request).await {
         None => first,
         Some(answer) => {
-            let request = request.clone();
-            // Boxed: an approved gate's first run may come back here.
-            Box::pin(settle(cx, call, args.clone(), &request, answer, None))
+            settle(cx, call, args.clone(), request, answer, None)
                 .await
                 .outcome
         }
@@ -113,7 +111,8 @@ pub(super) async fn settle<E: Events>(
     let again = |args, answer| async move {
         match answer {
             Some(answer) => attempt(cx, call, args, None, Some(answer)).await,
-            None => run(cx, call, &args, None).await,
+            // Boxed: an approved gate's first run may suspend and come back here.
+            None => Box::pin(run(cx, call, &args, None)).await,
         }
     };
     let settled = request.settle(answer, args, again).await;
