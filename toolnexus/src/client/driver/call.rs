@@ -99,28 +99,28 @@ async fn run<E: Events>(
 /// host shares ([`Request::settle`]): a gate's ok answer runs the call for the first time
 /// (a suspension of its own then goes to `wait_for`), any other re-runs it once with the
 /// answer, through the tool hooks like any attempt. `approval` is the decision its gate
-/// was settled with before it suspended by itself, if any.
-pub(super) async fn settle<E: Events>(
-    cx: Cx<'_, E>,
-    call: &ToolCall,
+/// was settled with before it suspended by itself, if any. Not an `async fn`, which would
+/// keep the arguments and the answers twice.
+pub(super) fn settle<'a, E: Events>(
+    cx: Cx<'a, E>,
+    call: &'a ToolCall,
     args: Value,
-    request: &Request,
+    request: &'a Request,
     answer: Answer,
     approval: Option<Answer>,
-) -> CallEnd {
-    let again = |args, answer| async move {
+) -> impl Future<Output = CallEnd> + 'a {
+    let again = move |args, answer| async move {
         match answer {
             Some(answer) => attempt(cx, call, args, None, Some(answer)).await,
             // Boxed: an approved gate's first run may suspend and come back here.
             None => Box::pin(run(cx, call, &args, None)).await,
         }
     };
-    let settled = request.settle(answer, args, again).await;
-    CallEnd {
+    request.settle(answer, args, again).map(|settled| CallEnd {
         outcome: settled.outcome,
         edited: settled.edited,
         approval: settled.approval.or(approval),
-    }
+    })
 }
 
 /// Runs `call` once with `args`, in its own span: `before_tool`, the tool (unless the hook
@@ -144,50 +144,55 @@ fn attempt<'a, E: Events>(
         .instrument(span)
 }
 
-async fn hooked<E: Events>(
-    cx: Cx<'_, E>,
-    call: &ToolCall,
+/// `before_tool`, the tool and `after_tool` around one attempt. Not an `async fn`, which
+/// would keep the arguments and the answer twice: as it was given them and as it runs.
+#[allow(clippy::manual_async_fn, reason = "an async fn keeps its arguments twice")]
+fn hooked<'a, E: Events>(
+    cx: Cx<'a, E>,
+    call: &'a ToolCall,
     args: Value,
-    arg_error: Option<&str>,
+    arg_error: Option<&'a str>,
     mut answer: Option<Answer>,
-) -> ToolOutcome {
-    let hooks = &cx.settings.hooks;
-    let info = |args: Value, answer: Option<Answer>| ToolCallInfo {
-        call_id: call.id.clone(),
-        name: call.name.clone(),
-        args,
-        answer,
-    };
-    let mut rewritten = None;
-    let mut early = arg_error.map(ToolResult::error);
-    if let (None, Some(before)) = (&early, &hooks.before_tool) {
-        match before(info(args.clone(), answer.clone())).await {
-            BeforeTool::Continue => {}
-            BeforeTool::RewriteArgs(args) => rewritten = Some(args),
-            BeforeTool::ShortCircuit(result) => early = Some(result),
+) -> impl Future<Output = ToolOutcome> + 'a {
+    async move {
+        let hooks = &cx.settings.hooks;
+        let info = |args: Value, answer: Option<Answer>| ToolCallInfo {
+            call_id: call.id.clone(),
+            name: call.name.clone(),
+            args,
+            answer,
+        };
+        let mut rewritten = None;
+        let mut early = arg_error.map(ToolResult::error);
+        if let (None, Some(before)) = (&early, &hooks.before_tool) {
+            match before(info(args.clone(), answer.clone())).await {
+                BeforeTool::Continue => {}
+                BeforeTool::RewriteArgs(args) => rewritten = Some(args),
+                BeforeTool::ShortCircuit(result) => early = Some(result),
+            }
         }
-    }
-    let mut args = rewritten.unwrap_or(args);
-    let Some(after) = &hooks.after_tool else {
-        // Nothing looks at the call afterwards: its arguments and answer move into the tool.
+        let mut args = rewritten.unwrap_or(args);
+        let Some(after) = &hooks.after_tool else {
+            // Nothing looks at the call afterwards: its arguments and answer move into the tool.
+            let result = match early {
+                Some(result) => result,
+                None => execute(cx, call, std::mem::take(&mut args), answer.take()).await,
+            };
+            return ToolOutcome::classify(result);
+        };
         let result = match early {
             Some(result) => result,
-            None => execute(cx, call, std::mem::take(&mut args), answer.take()).await,
+            None => execute(cx, call, args.clone(), answer.clone()).await,
         };
-        return ToolOutcome::classify(result);
-    };
-    let result = match early {
-        Some(result) => result,
-        None => execute(cx, call, args.clone(), answer.clone()).await,
-    };
-    // A suspension is not a result yet: the hook sees the call once it is resolved (the
-    // re-run's result), so a hook that replaces results cannot cancel a suspension.
-    let outcome = ToolOutcome::classify(result);
-    if outcome.is_pending() {
-        return outcome;
+        // A suspension is not a result yet: the hook sees the call once it is resolved (the
+        // re-run's result), so a hook that replaces results cannot cancel a suspension.
+        let outcome = ToolOutcome::classify(result);
+        if outcome.is_pending() {
+            return outcome;
+        }
+        let kept = after(info(args, answer), outcome).await;
+        ToolOutcome::classify(kept)
     }
-    let kept = after(info(args, answer), outcome).await;
-    ToolOutcome::classify(kept)
 }
 
 /// The tool's future for `call`, its context made now. Not an `async fn`, which would keep
