@@ -6,7 +6,7 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-use reqwest::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_TYPE, HOST};
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE, HOST};
 use serde_json::Value;
 
 use super::error::{ClientError, ErrorDetail};
@@ -506,6 +506,8 @@ fn headers(
 ) -> Result<HeaderMap, ClientError> {
     let mut map = HeaderMap::new();
     map.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    // reqwest's own `Accept`, already in place: each request's headers then need no insert.
+    map.insert(ACCEPT, HeaderValue::from_static("*/*"));
     provider.auth_headers(api_key, &mut map).map_err(|e| {
         ClientError::Config(ErrorDetail::caused_by(
             "the API key contains invalid characters",

@@ -134,11 +134,15 @@ fn attempt<'a, E: Events>(
     arg_error: Option<&'a str>,
     answer: Option<Answer>,
 ) -> impl Future<Output = ToolOutcome> + 'a {
-    let span = spans::tool(cx.settings, call, source(cx, call), answer.is_some());
+    let source = source(cx, call);
+    let span = spans::tool(cx.settings, call, source, answer.is_some());
+    let ended = span.clone();
     let started = Instant::now();
     hooked(cx, call, args, arg_error, answer)
         .map(move |outcome| {
-            observe(cx, call, &outcome, started);
+            spans::tool_ended(&ended, cx.settings, &outcome);
+            let telemetry = &cx.settings.telemetry;
+            telemetry.tool(&call.name, source, &outcome, millis(started));
             outcome
         })
         .instrument(span)
@@ -146,7 +150,10 @@ fn attempt<'a, E: Events>(
 
 /// `before_tool`, the tool and `after_tool` around one attempt. Not an `async fn`, which
 /// would keep the arguments and the answer twice: as it was given them and as it runs.
-#[allow(clippy::manual_async_fn, reason = "an async fn keeps its arguments twice")]
+#[allow(
+    clippy::manual_async_fn,
+    reason = "an async fn keeps its arguments twice"
+)]
 fn hooked<'a, E: Events>(
     cx: Cx<'a, E>,
     call: &'a ToolCall,
@@ -210,12 +217,6 @@ fn execute<'a, E: Events>(
         ctx.extensions = extensions.clone();
     }
     cx.tk.execute(&call.name, args, ctx)
-}
-
-fn observe<E: Events>(cx: Cx<'_, E>, call: &ToolCall, outcome: &ToolOutcome, started: Instant) {
-    spans::tool_ended(&tracing::Span::current(), cx.settings, outcome);
-    let telemetry = &cx.settings.telemetry;
-    telemetry.tool(&call.name, source(cx, call), outcome, millis(started));
 }
 
 /// Where the called tool comes from, as metrics and spans name it.
