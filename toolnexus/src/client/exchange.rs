@@ -17,15 +17,16 @@ use super::telemetry::LlmObservation;
 use super::transport::{Payload, Reply};
 
 /// Sends one request body and returns the decoded reply, retrying failed attempts as the
-/// retry policy allows.
+/// retry policy allows; `traced` when a span records the call.
 pub(crate) async fn call<E: Events>(
     s: &Settings,
     body: Vec<u8>,
     ev: &E,
+    traced: bool,
 ) -> Result<DecodedReply, ClientError> {
     let (reply, started) = send(s, body, E::STREAMING).await?;
     let (decoded, status) = match reply.payload {
-        Payload::Whole(bytes) => (read_whole(s, &bytes, ev).await, Some(reply.status)),
+        Payload::Whole(bytes) => (read_whole(s, &bytes, ev, traced).await, Some(reply.status)),
         Payload::Streaming(response) => {
             // Boxed: a stream's reader would otherwise size every model call's future.
             let decoded = Box::pin(read_streamed(s, response, ev)).await;
@@ -77,17 +78,21 @@ async fn read_whole<E: Events>(
     s: &Settings,
     bytes: &[u8],
     ev: &E,
+    traced: bool,
 ) -> Result<DecodedReply, ClientError> {
     if let Some(hook) = &s.hooks.after_llm {
         if let Ok(raw) = serde_json::from_slice::<Value>(bytes) {
             hook(raw).await;
         }
     }
-    let reply = s
-        .style
-        .provider()
-        .decode(bytes)
-        .map_err(|e| e.into_error(bytes, &s.transport.secrets))?;
+    let provider = s.style.provider();
+    // What only the call's span records is read for it alone.
+    let reply = if traced {
+        provider.decode(bytes)
+    } else {
+        provider.decode_untraced(bytes)
+    }
+    .map_err(|e| e.into_error(bytes, &s.transport.secrets))?;
     // A stream asked for but answered whole still reports its text.
     if !reply.text.is_empty() {
         ev.emit(|| StreamEvent::Text {

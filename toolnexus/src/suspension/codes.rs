@@ -93,9 +93,26 @@ macro_rules! string_code {
             }
         }
 
+        // Read as a borrowed string where the input allows: a known code allocates nothing.
         impl<'de> Deserialize<'de> for $name {
             fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-                String::deserialize(deserializer).map($name::from)
+                struct Code;
+                impl serde::de::Visitor<'_> for Code {
+                    type Value = $name;
+
+                    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                        f.write_str("a string")
+                    }
+
+                    fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<$name, E> {
+                        Ok($name::from(text))
+                    }
+
+                    fn visit_string<E: serde::de::Error>(self, text: String) -> Result<$name, E> {
+                        Ok($name::from(text))
+                    }
+                }
+                deserializer.deserialize_str(Code)
             }
         }
     };
@@ -179,5 +196,25 @@ impl Deref for Refusal {
     type Target = str;
     fn deref(&self) -> &str {
         self.as_str()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{json, Value};
+
+    use super::*;
+
+    #[test]
+    fn a_code_reads_the_same_from_text_and_from_a_value() {
+        for (wire, code) in [
+            ("approval", RequestKind::Approval),
+            ("payment", RequestKind::Other("payment".into())),
+        ] {
+            let from_text: RequestKind = serde_json::from_str(&json!(wire).to_string()).unwrap();
+            let from_value = RequestKind::deserialize(&Value::from(wire)).unwrap();
+            assert_eq!((&from_text, &from_value), (&code, &code));
+        }
+        assert!(serde_json::from_str::<RequestKind>("7").is_err());
     }
 }

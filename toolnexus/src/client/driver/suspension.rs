@@ -39,21 +39,25 @@ use crate::suspension::gate;
 use crate::toolkit::sanitize_name;
 use crate::{Answer, Asks, Request, Toolkit};
 
-/// Where a call of the turn being settled stands.
+/// Where a call of the turn being settled stands. Only a fresh call is on every run's
+/// path: the other variants are boxed, so the slot every call's future keeps stays small.
 pub(super) enum Slot {
     /// It already has its result (a resumed turn's completed call).
-    Settled(ToolOutput),
+    Settled(Box<ToolOutput>),
     /// It has not run yet; carries why its arguments are unusable, if they are.
     Fresh(Option<String>),
-    /// It waited on `request`, which the host has now answered; `approval` is the decision
-    /// its gate was settled with before it suspended by itself, if any.
-    Answered {
-        request: Request,
-        answer: Answer,
-        approval: Option<Answer>,
-    },
+    /// It waited on a request which the host has now answered.
+    Answered(Box<Answered>),
     /// It waits on the request its placeholder holds, still unanswered.
-    Waiting(ToolOutput),
+    Waiting(Box<ToolOutput>),
+}
+
+/// A call that waited on `request`, which the host has now answered.
+pub(super) struct Answered {
+    pub(super) request: Request,
+    pub(super) answer: Answer,
+    /// The decision its gate was settled with before it suspended by itself, if any.
+    pub(super) approval: Option<Answer>,
 }
 
 /// What gates read while a turn's calls are settled: what identifies the run up to the
@@ -311,7 +315,7 @@ fn slots(
         slots.push(match found {
             None => Slot::Fresh(None),
             Some(output) => match output.pending.as_ref() {
-                None => Slot::Settled(output),
+                None => Slot::Settled(Box::new(output)),
                 Some(request) => {
                     let answered = answers.remove(&request.id).map(|(_, a)| a);
                     let recalled = || {
@@ -321,13 +325,13 @@ fn slots(
                     match answered.or_else(recalled) {
                         Some(answer) => {
                             same_call(call, &output, request)?;
-                            Slot::Answered {
+                            Slot::Answered(Box::new(Answered {
                                 request: request.clone(),
                                 answer,
                                 approval: output.approval,
-                            }
+                            }))
                         }
-                        None => Slot::Waiting(output),
+                        None => Slot::Waiting(Box::new(output)),
                     }
                 }
             },

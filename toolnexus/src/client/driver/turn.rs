@@ -7,7 +7,7 @@ use tracing::Instrument;
 
 use super::call::{self, CallEnd};
 use super::cx::Cx;
-use super::suspension::{Gates, Memory, Slot};
+use super::suspension::{Answered, Gates, Memory, Slot};
 use crate::client::error::ClientError;
 use crate::client::event::{Events, StreamEvent};
 use crate::client::exchange;
@@ -67,7 +67,7 @@ pub(super) async fn call_model<E: Events>(
     let tools = tools.clone();
     let span = spans::chat(s, cx.request, turn);
     spans::chat_sent(&span, s, messages);
-    match exchange::call(s, body, cx.ev)
+    match exchange::call(s, body, cx.ev, !span.is_disabled())
         .instrument(span.clone())
         .await
     {
@@ -156,19 +156,13 @@ pub(super) async fn settle<E: Events>(
     let cx = cx.in_turn(&seed);
     let work = calls.iter().zip(slots).map(|(tool_call, slot)| async move {
         match slot {
-            Slot::Settled(output) => Settlement::Kept(output),
-            Slot::Waiting(output) => Settlement::Waiting(output),
+            Slot::Settled(output) => Settlement::Kept(*output),
+            Slot::Waiting(output) => Settlement::Waiting(*output),
             Slot::Fresh(arg_error) => Settlement::Ran(
                 call::settle_fresh(cx, tool_call, arg_error.as_deref(), gates).await,
             ),
-            Slot::Answered {
-                request,
-                answer,
-                approval,
-            } => {
-                let args = tool_call.args.clone();
-                let end = call::settle(cx, tool_call, args, &request, answer, approval).await;
-                Settlement::Ran(end)
+            Slot::Answered(answered) => {
+                Settlement::Ran(settle_answered(cx, tool_call, *answered).await)
             }
         }
     });
@@ -176,16 +170,28 @@ pub(super) async fn settle<E: Events>(
     lay_out(cx, calls, done)
 }
 
+/// Settles a resumed turn's call whose request the host has answered.
+async fn settle_answered<E: Events>(cx: Cx<'_, E>, call: &ToolCall, answered: Answered) -> CallEnd {
+    let Answered {
+        request,
+        answer,
+        approval,
+    } = answered;
+    call::settle(cx, call, call.args.clone(), &request, answer, approval).await
+}
+
 /// Every call's settlement, in call order. Most turns make one call, awaited on its own:
-/// `join_all` would box and poll it through its bookkeeping for nothing.
-async fn all<F: std::future::Future>(mut work: impl ExactSizeIterator<Item = F>) -> Vec<F::Output> {
+/// `join_all` would box and poll it through its bookkeeping, and collect its one result.
+async fn all<F: std::future::Future>(
+    mut work: impl ExactSizeIterator<Item = F>,
+) -> impl Iterator<Item = F::Output> {
     if work.len() == 1 {
         // Boxed where it is made, so the future is never held by this one's.
         if let Some(one) = work.next().map(Box::pin) {
-            return vec![one.await];
+            return Some(one.await).into_iter().chain(Vec::new());
         }
     }
-    join_all(work).await
+    None.into_iter().chain(join_all(work).await)
 }
 
 /// [`settle`] in a run with a journal: each call already recorded is replayed and each
@@ -204,30 +210,22 @@ pub(super) async fn settle_journaled<E: Events>(
     let cx = cx.in_turn(&seed);
     let work = calls.iter().zip(slots).map(|(tool_call, slot)| async move {
         let end = match slot {
-            Slot::Settled(output) => return Ok(Settlement::Kept(output)),
-            Slot::Waiting(output) => return Ok(Settlement::Waiting(output)),
+            Slot::Settled(output) => return Ok(Settlement::Kept(*output)),
+            Slot::Waiting(output) => return Ok(Settlement::Waiting(*output)),
             Slot::Fresh(arg_error) => {
                 let key = turn.call(&tool_call.id, None);
                 let run = call::settle_fresh(cx, tool_call, arg_error.as_deref(), gates);
                 journaled_call(journal, key, run).await?
             }
-            Slot::Answered {
-                request,
-                answer,
-                approval,
-            } => {
-                let key = turn.call(&tool_call.id, Some(&request.id));
-                let args = tool_call.args.clone();
-                let run = call::settle(cx, tool_call, args, &request, answer, approval);
+            Slot::Answered(answered) => {
+                let key = turn.call(&tool_call.id, Some(&answered.request.id));
+                let run = settle_answered(cx, tool_call, *answered);
                 journaled_call(journal, key, run).await?
             }
         };
         Ok(Settlement::Ran(end))
     });
-    let done = all(work)
-        .await
-        .into_iter()
-        .collect::<Result<Vec<_>, ClientError>>()?;
+    let done = all(work).await.collect::<Result<Vec<_>, ClientError>>()?;
     Ok(lay_out(cx, calls, done))
 }
 
@@ -236,7 +234,11 @@ pub(super) async fn settle_journaled<E: Events>(
 ///
 /// Results go out as events in call order too: a `ToolResult` per call that got one now, a
 /// `Pending` per call that began to wait now.
-fn lay_out<E: Events>(cx: Cx<'_, E>, calls: &[ToolCall], done: Vec<Settlement>) -> Settled {
+fn lay_out<E: Events>(
+    cx: Cx<'_, E>,
+    calls: &[ToolCall],
+    done: impl IntoIterator<Item = Settlement>,
+) -> Settled {
     let mut settled = Settled {
         results: Vec::with_capacity(calls.len()),
         records: Vec::with_capacity(calls.len()),

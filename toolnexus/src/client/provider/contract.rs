@@ -50,6 +50,11 @@ pub(crate) trait Provider: Sync {
     fn encode(&self, out: &Outgoing<'_>) -> serde_json::Result<Vec<u8>>;
     /// Parses a whole (non-streamed) reply body.
     fn decode(&self, body: &[u8]) -> Result<DecodedReply, Unreadable>;
+    /// [`decode`](Self::decode) for a model call no span records: what only traces read
+    /// ([`DecodedReply::meta`]) may be left empty rather than copied out of the body.
+    fn decode_untraced(&self, body: &[u8]) -> Result<DecodedReply, Unreadable> {
+        self.decode(body)
+    }
     /// A fresh decoder for one streamed reply.
     fn stream_decoder(&self) -> Box<dyn StreamDecoder>;
     /// The provider's own words in an error body of the shape it uses, shown in the error

@@ -52,7 +52,11 @@ impl Provider for OpenAi {
     }
 
     fn decode(&self, body: &[u8]) -> Result<DecodedReply, Unreadable> {
-        reply::decode(body)
+        reply::decode(body, true)
+    }
+
+    fn decode_untraced(&self, body: &[u8]) -> Result<DecodedReply, Unreadable> {
+        reply::decode(body, false)
     }
 
     fn stream_decoder(&self) -> Box<dyn StreamDecoder> {

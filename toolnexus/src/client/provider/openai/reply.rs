@@ -6,6 +6,9 @@
 //! `id`, `type` and `function` (Gemini's `extra_content.google.thought_signature`). A turn
 //! with any of them keeps them in [`ProviderState::OpenAi`]; a plain turn keeps no state.
 
+use std::borrow::Cow;
+use std::marker::PhantomData;
+
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
@@ -16,23 +19,81 @@ use crate::client::provider::contract::{parse_body, DecodedReply, Unreadable};
 use crate::client::provider::decoded_reply::ReplyMeta;
 use crate::client::run_result::Usage;
 
+/// `id`, `model` and `finish_reason` are read in place: only a traced call copies them.
 #[derive(Deserialize)]
-struct Response {
-    #[serde(default)]
-    id: Option<String>,
-    #[serde(default)]
-    model: Option<String>,
-    #[serde(default)]
-    choices: Vec<Choice>,
+struct Response<'a> {
+    #[serde(default, borrow)]
+    id: Option<InPlace<'a>>,
+    #[serde(default, borrow)]
+    model: Option<InPlace<'a>>,
+    #[serde(default, borrow)]
+    choices: FirstChoice<'a>,
     #[serde(default)]
     usage: Option<WireUsage>,
 }
 
 #[derive(Deserialize)]
-struct Choice {
+struct Choice<'a> {
     message: ResponseMessage,
-    #[serde(default)]
-    finish_reason: Option<String>,
+    #[serde(default, borrow)]
+    finish_reason: Option<InPlace<'a>>,
+}
+
+/// The first of the reply's choices (a request asks for one), the others skipped unread.
+#[derive(Default)]
+struct FirstChoice<'a>(Option<Choice<'a>>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for FirstChoice<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visitor<'a>(PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> serde::de::Visitor<'de> for Visitor<'a> {
+            type Value = FirstChoice<'a>;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an array of choices")
+            }
+
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<FirstChoice<'a>, A::Error> {
+                let first = seq.next_element()?;
+                while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+                Ok(FirstChoice(first))
+            }
+        }
+        deserializer.deserialize_seq(Visitor(PhantomData))
+    }
+}
+
+/// A string borrowed from the body when it has no escapes. (`Option<Cow<str>>` would
+/// always copy: serde borrows a `Cow` only when it is the field's whole type.)
+struct InPlace<'a>(Cow<'a, str>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for InPlace<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visitor<'a>(PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> serde::de::Visitor<'de> for Visitor<'a> {
+            type Value = InPlace<'a>;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a string")
+            }
+
+            fn visit_borrowed_str<E>(self, text: &'de str) -> Result<InPlace<'a>, E> {
+                Ok(InPlace(Cow::Borrowed(text)))
+            }
+
+            fn visit_str<E>(self, text: &str) -> Result<InPlace<'a>, E> {
+                Ok(InPlace(Cow::Owned(text.to_owned())))
+            }
+
+            fn visit_string<E>(self, text: String) -> Result<InPlace<'a>, E> {
+                Ok(InPlace(Cow::Owned(text)))
+            }
+        }
+        deserializer.deserialize_str(Visitor(PhantomData))
+    }
 }
 
 #[derive(Deserialize)]
@@ -80,13 +141,22 @@ impl<'de> Deserialize<'de> for ResponseCall {
     }
 }
 
-pub(crate) fn decode(body: &[u8]) -> Result<DecodedReply, Unreadable> {
+/// The reply in `body`; `traced` when a span records what the reply says about itself
+/// ([`ReplyMeta`]), which is otherwise left empty.
+pub(crate) fn decode(body: &[u8], traced: bool) -> Result<DecodedReply, Unreadable> {
     let response: Response = parse_body(body)?;
-    let Some(choice) = response.choices.into_iter().next() else {
+    let Some(choice) = response.choices.0 else {
         return Err(Unreadable::Shape("the response has no choices"));
     };
     let mut meta = ReplyMeta::default();
-    meta.fill(response.id, response.model, choice.finish_reason);
+    if traced {
+        let owned = |text: Option<InPlace<'_>>| text.map(|t| t.0.into_owned());
+        meta.fill(
+            owned(response.id),
+            owned(response.model),
+            owned(choice.finish_reason),
+        );
+    }
     let message = choice.message;
     let wire_calls = message.tool_calls.unwrap_or_default();
     let mut calls = Vec::with_capacity(wire_calls.len());
@@ -143,7 +213,7 @@ mod tests {
     use super::*;
 
     fn read(body: Value) -> DecodedReply {
-        match decode(body.to_string().as_bytes()) {
+        match decode(body.to_string().as_bytes(), true) {
             Ok(reply) => reply,
             Err(_) => panic!("refused {body}"),
         }
@@ -164,6 +234,22 @@ mod tests {
             (reply.usage.cached_tokens, reply.usage.reasoning_tokens),
             (6, 2)
         );
+    }
+
+    #[test]
+    fn what_a_reply_says_of_itself_is_read_for_a_traced_call_only() {
+        // An escape in a string means it cannot be borrowed from the body: still read whole.
+        let body = r#"{"id": "chat\u0063mpl-1", "model": "gpt-x", "choices": [
+            {"message": {"content": "first"}, "finish_reason": "stop"},
+            {"message": {"content": "second"}, "finish_reason": "length"}]}"#;
+        let traced = decode(body.as_bytes(), true).unwrap_or_else(|_| panic!("refused"));
+        assert_eq!(traced.text, "first", "the first choice is the reply");
+        assert_eq!(traced.meta.id.as_deref(), Some("chatcmpl-1"));
+        assert_eq!(traced.meta.model.as_deref(), Some("gpt-x"));
+        assert_eq!(traced.meta.finish_reason.as_deref(), Some("stop"));
+        let untraced = decode(body.as_bytes(), false).unwrap_or_else(|_| panic!("refused"));
+        assert_eq!(untraced.text, "first");
+        assert_eq!(untraced.meta, ReplyMeta::default());
     }
 
     #[test]
