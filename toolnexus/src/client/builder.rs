@@ -530,12 +530,11 @@ fn headers(
         value.set_sensitive(true);
         map.insert(header, value);
     }
-    if !map.contains_key(HOST) {
+    if let (false, Some(host)) = (map.contains_key(HOST), base.host_str()) {
         // As the URL writes it: an IPv6 host in brackets, a default port left out.
-        let host = match (base.host_str(), base.port()) {
-            (Some(host), Some(port)) => format!("{host}:{port}"),
-            (Some(host), None) => host.to_owned(),
-            (None, _) => String::new(),
+        let host = match base.port() {
+            Some(port) => format!("{host}:{port}"),
+            None => host.to_owned(),
         };
         let value = HeaderValue::from_str(&host).map_err(|e| {
             ClientError::Config(ErrorDetail::caused_by(

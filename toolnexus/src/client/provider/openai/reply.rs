@@ -68,33 +68,8 @@ impl<'de: 'a, 'a> Deserialize<'de> for FirstChoice<'a> {
 
 /// A string borrowed from the body when it has no escapes. (`Option<Cow<str>>` would
 /// always copy: serde borrows a `Cow` only when it is the field's whole type.)
-struct InPlace<'a>(Cow<'a, str>);
-
-impl<'de: 'a, 'a> Deserialize<'de> for InPlace<'a> {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct Visitor<'a>(PhantomData<&'a ()>);
-        impl<'de: 'a, 'a> serde::de::Visitor<'de> for Visitor<'a> {
-            type Value = InPlace<'a>;
-
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("a string")
-            }
-
-            fn visit_borrowed_str<E>(self, text: &'de str) -> Result<InPlace<'a>, E> {
-                Ok(InPlace(Cow::Borrowed(text)))
-            }
-
-            fn visit_str<E>(self, text: &str) -> Result<InPlace<'a>, E> {
-                Ok(InPlace(Cow::Owned(text.to_owned())))
-            }
-
-            fn visit_string<E>(self, text: String) -> Result<InPlace<'a>, E> {
-                Ok(InPlace(Cow::Owned(text)))
-            }
-        }
-        deserializer.deserialize_str(Visitor(PhantomData))
-    }
-}
+#[derive(Deserialize)]
+struct InPlace<'a>(#[serde(borrow)] Cow<'a, str>);
 
 #[derive(Deserialize)]
 struct ResponseMessage {
