@@ -50,6 +50,93 @@ impl Inbox {
             .await
     }
 
+    /// Answers several requests of run `run` (any of its requests' ids) at once, as `who`:
+    /// all or none, in one transaction. Each answer is taken as [`answer_as`](Self::answer_as)
+    /// takes one; when any is refused, none is recorded — no answer, no audit entry, no
+    /// notification — and the error is [`InboxError::Batch`], naming the refused request,
+    /// with the refusal as its source ([`InboxError::cause`]). An answer to a request of
+    /// another run is refused with [`InboxError::OtherRun`], two answers to one request with
+    /// [`InboxError::AnsweredTwice`].
+    ///
+    /// What a door uses when one message of its protocol answers several questions.
+    ///
+    /// ```
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// use toolnexus::Answer;
+    /// use toolnexus_inbox::{Inbox, InboxError};
+    ///
+    /// let inbox = Inbox::open("sqlite::memory:").await?;
+    /// let refused = inbox.answer_all("run-1", vec![Answer::ok("q1")], "ada").await;
+    /// assert!(matches!(refused, Err(InboxError::Batch { request, .. }) if request == "q1"));
+    /// # Ok::<(), toolnexus_inbox::InboxError>(())
+    /// # }).unwrap();
+    /// ```
+    pub async fn answer_all(
+        &self,
+        run: &str,
+        answers: Vec<Answer>,
+        who: impl Into<Person>,
+    ) -> Result<(), InboxError> {
+        let source = Source::Person(Some(who.into()));
+        let Some(first) = answers.first() else {
+            return Ok(());
+        };
+        let span = spans::answer(first, &source);
+        let recorded = self
+            .record_batch(run, &answers, &source)
+            .instrument(span.clone())
+            .await;
+        if let Err(e) = &recorded {
+            spans::failed(&span, e);
+        }
+        recorded
+    }
+
+    async fn record_batch(
+        &self,
+        run: &str,
+        answers: &[Answer],
+        source: &Source,
+    ) -> Result<(), InboxError> {
+        let mut tx = self.inner.store.write().await?;
+        // The batch names its run by any of its requests; the answers' runs are run ids.
+        let run = requests::run_of(&mut tx, run)
+            .await?
+            .unwrap_or_else(|| run.to_owned());
+        let run = run.as_str();
+        let mut run_answered = false;
+        let mut refused = None;
+        for (i, answer) in answers.iter().enumerate() {
+            let taken = if answers[..i].iter().any(|a| a.id == answer.id) {
+                Err(InboxError::AnsweredTwice(answer.id.clone()))
+            } else {
+                self.answer_in(&mut tx, answer, source, Some(run)).await
+            };
+            match taken {
+                Ok(last) => run_answered |= last,
+                Err(e) => {
+                    refused = Some(InboxError::Batch {
+                        request: answer.id.clone(),
+                        source: Box::new(e),
+                    });
+                    break;
+                }
+            }
+        }
+        if let Some(refused) = refused {
+            if let Err(e) = tx.rollback().await {
+                tracing::warn!(error = %e, "could not roll back a refused batch of answers");
+            }
+            return Err(refused);
+        }
+        tx.commit().await?;
+        self.wake_deliverers();
+        if run_answered {
+            self.inner.answered.notify_one();
+        }
+        Ok(())
+    }
+
     /// Records an answer in one transaction, in its span; a refusal rolls it back,
     /// changing nothing.
     pub(crate) async fn record_answer(
@@ -74,7 +161,7 @@ impl Inbox {
         source: Source,
     ) -> Result<(), InboxError> {
         let mut tx = self.inner.store.write().await?;
-        match self.answer_in(&mut tx, &answer, &source).await {
+        match self.answer_in(&mut tx, &answer, &source, None).await {
             Ok(run_answered) => {
                 tx.commit().await?;
                 self.wake_deliverers();
@@ -96,7 +183,8 @@ impl Inbox {
     }
 
     /// The answer's reads, decision and writes, inside its transaction: `true` when it was
-    /// the run's last open request, so the run is now ready to resume.
+    /// the run's last open request, so the run is now ready to resume. With `of_run`, an
+    /// answer to a request of any other run is refused.
     ///
     /// The run's row is locked first, so answers to one run's requests take turns:
     /// whichever comes last sees every other answer and marks the run answered, and no
@@ -106,11 +194,20 @@ impl Inbox {
         tx: &mut Tx,
         answer: &Answer,
         source: &Source,
+        of_run: Option<&str>,
     ) -> Result<bool, InboxError> {
         let now = self.now();
         let Some(run) = runs::lock_of_request(tx, &answer.id).await? else {
             return Err(InboxError::UnknownRequest(answer.id.clone()));
         };
+        if let Some(expected) = of_run {
+            if run.id != expected {
+                return Err(InboxError::OtherRun {
+                    request: answer.id.clone(),
+                    run: expected.to_owned(),
+                });
+            }
+        }
         // Read under the lock: an answer committed before it was taken is seen here.
         let row = requests::to_answer(tx, &answer.id).await?;
         let taken = self.decide(&run, &row, answer, source, now)?;

@@ -83,6 +83,41 @@ pub enum InboxError {
         /// What could not be read.
         reason: String,
     },
+    /// One answer of a batch ([`Inbox::answer_all`](crate::Inbox::answer_all)) was
+    /// refused, so none of the batch was recorded: `source` says why, `request` names it.
+    #[error("{source} (request `{request}`: no answer of the batch was recorded)")]
+    Batch {
+        /// The request whose answer was refused.
+        request: String,
+        /// Why it was refused.
+        source: Box<InboxError>,
+    },
+    /// Two answers of one batch name the same request.
+    #[error("request `{0}` is answered twice in one batch")]
+    AnsweredTwice(String),
+    /// An answer of a batch names a request of another run than the batch's.
+    #[error("request `{request}` is not one of run `{run}`'s requests")]
+    OtherRun {
+        /// The request the answer names.
+        request: String,
+        /// The run the batch answers.
+        run: String,
+    },
+    /// A door's record ([`Inbox::record`](crate::Inbox::record)) does not read back as the
+    /// door's type.
+    #[error("the {door} record `{id}` is unreadable: {reason}")]
+    CorruptRecord {
+        /// The door that kept it.
+        door: &'static str,
+        /// The door's id for it.
+        id: String,
+        /// What could not be read.
+        reason: String,
+    },
+    /// A chain of runs ([`Inbox::follow`](crate::Inbox::follow)) is longer than
+    /// [`MAX_CHAIN`](crate::MAX_CHAIN): taken as corrupt rather than followed for ever.
+    #[error("run `{0}` chains more than {max} runs", max = crate::MAX_CHAIN)]
+    ChainTooLong(String),
     /// The request carries an `expiresAt` that is not an RFC 3339 timestamp.
     #[error("request `{id}` has an expiresAt that is not an RFC 3339 timestamp: {value:?}")]
     InvalidExpiry {
@@ -135,6 +170,17 @@ pub enum InboxError {
     /// lease, up to the attempt limit.
     #[error("the resumed run failed: {0}")]
     Resume(#[source] ClientError),
+}
+
+impl InboxError {
+    /// The refusal itself: for a [`Batch`](Self::Batch), the error of the answer it names;
+    /// any other error as it is. What a door maps onto its protocol's errors.
+    pub fn cause(&self) -> &InboxError {
+        match self {
+            InboxError::Batch { source, .. } => source.cause(),
+            other => other,
+        }
+    }
 }
 
 fn invalid_answer(field: Option<&str>, reason: &str) -> String {

@@ -3,9 +3,13 @@
 
 mod answer;
 mod audit;
+mod awaited;
+mod chain;
 mod clock;
 mod deadline;
+mod door;
 mod error;
+mod in_flight;
 mod inbox;
 mod journal;
 mod note;
@@ -25,6 +29,9 @@ mod worker;
 pub mod web;
 
 pub use audit::{AuditEntry, AuditKind};
+pub use chain::{Latest, MAX_CHAIN};
+pub use door::{Door, DoorRecord};
+pub use in_flight::{InFlight, InFlightGuard};
 pub use deadline::{Escalation, Expiry};
 pub use error::InboxError;
 pub use inbox::{Inbox, InboxBuilder};

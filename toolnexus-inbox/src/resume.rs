@@ -19,7 +19,7 @@ use crate::store::{json, Tx};
 use crate::{spans, Inbox, InboxError, ParkedState, Resumed};
 
 /// A run this worker holds: its stored parts, and the attempt number that fences its writes.
-struct Claim {
+pub(crate) struct Claim {
     id: String,
     fence: i64,
     turns: i64,
@@ -31,7 +31,7 @@ struct Claim {
 impl Claim {
     /// The claimed run's row, and its requests' answers read after it: an answered run's
     /// answers never change, so this second read sees what the claim saw.
-    async fn read(inbox: &Inbox, claimed: Claimed) -> Result<Self, InboxError> {
+    pub(crate) async fn read(inbox: &Inbox, claimed: Claimed) -> Result<Self, InboxError> {
         let answers = requests::answers_of(&inbox.inner.store.pool, &claimed.id).await?;
         Ok(Claim {
             id: claimed.id,
@@ -167,7 +167,20 @@ impl Inbox {
         let Some(claimed) = self.claim(Some(id)).await? else {
             return Err(self.why_unclaimable(id).await?);
         };
-        let claim = Claim::read(self, claimed).await?;
+        self.settle_claim(Claim::read(self, claimed).await?, settle)
+            .await
+    }
+
+    /// Goes on with a claimed run by `settle` ([`resume_with`](Self::resume_with)).
+    pub(crate) async fn settle_claim<F, Fut>(
+        &self,
+        claim: Claim,
+        settle: F,
+    ) -> Result<Resumed, InboxError>
+    where
+        F: FnOnce(Vec<Message>, Vec<Answer>) -> Fut,
+        Fut: std::future::Future<Output = Result<RunResult, ClientError>>,
+    {
         let span = spans::resume(&self.inner.agent, &claim.id, claim.fence);
         let resumed = async {
             let (messages, answers) = self.opened(&claim).await?;
@@ -182,7 +195,7 @@ impl Inbox {
 
     /// Claims the run of request `id`, or else the oldest run ready to resume, and, in the
     /// same transaction, appends the claim to the run's audit trail.
-    async fn claim(&self, id: Option<&str>) -> Result<Option<Claimed>, InboxError> {
+    pub(crate) async fn claim(&self, id: Option<&str>) -> Result<Option<Claimed>, InboxError> {
         let now = self.now();
         let terms = Terms {
             agent: &self.inner.agent,
@@ -217,7 +230,7 @@ impl Inbox {
         Ok(claimed)
     }
 
-    async fn why_unclaimable(&self, id: &str) -> Result<InboxError, InboxError> {
+    pub(crate) async fn why_unclaimable(&self, id: &str) -> Result<InboxError, InboxError> {
         let requests = self.run_requests(id).await?;
         let Some(parked) = requests.first().filter(|p| p.agent == self.inner.agent) else {
             return Ok(InboxError::UnknownRequest(id.to_owned()));
@@ -299,7 +312,7 @@ impl Inbox {
 
     /// Resumes a claimed run in its `inbox resume` span, which the resumed run's own span
     /// is a child of.
-    async fn run_claim(
+    pub(crate) async fn run_claim(
         &self,
         claim: Claim,
         client: &LlmClient,

@@ -99,5 +99,10 @@ fn error_type(error: &crate::InboxError) -> &'static str {
         E::InvalidPageUrl(_) => "invalid_page_url",
         E::Database(_) => "database",
         E::Resume(_) => "resume",
+        E::Batch { source, .. } => error_type(source),
+        E::AnsweredTwice(_) => "answered_twice",
+        E::OtherRun { .. } => "other_run",
+        E::CorruptRecord { .. } => "corrupt_record",
+        E::ChainTooLong(_) => "chain_too_long",
     }
 }

@@ -12,6 +12,7 @@
 
 pub(crate) mod audit;
 mod dialect;
+pub(crate) mod doors;
 pub(crate) mod journal;
 pub(crate) mod notes;
 pub(crate) mod outbox;

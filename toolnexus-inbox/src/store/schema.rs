@@ -153,6 +153,29 @@ const LATER: &[&[&str]] = &[
         PRIMARY KEY (run_id, step_key)
     )",
     ],
+    &[
+        // What each door (A2A, AG-UI, MCP, …) keeps about a run it serves, under its own id
+        // for it (a task id, a thread id): one typed record per door and id, in place of
+        // notes under key prefixes each door chose.
+        "CREATE TABLE toolnexus_inbox_doors (
+        door TEXT NOT NULL,
+        id TEXT NOT NULL,
+        record TEXT NOT NULL,
+        updated_at BIGINT NOT NULL,
+        PRIMARY KEY (door, id)
+    )",
+        "INSERT INTO toolnexus_inbox_doors (door, id, record, updated_at) \
+         SELECT 'a2a', substr(key, 10), value, updated_at FROM toolnexus_inbox_notes \
+         WHERE key LIKE 'a2a-task:%'",
+        "INSERT INTO toolnexus_inbox_doors (door, id, record, updated_at) \
+         SELECT 'agui', substr(key, 13), value, updated_at FROM toolnexus_inbox_notes \
+         WHERE key LIKE 'agui-thread:%'",
+        "INSERT INTO toolnexus_inbox_doors (door, id, record, updated_at) \
+         SELECT 'mcp', substr(key, 10), value, updated_at FROM toolnexus_inbox_notes \
+         WHERE key LIKE 'mcp-task/%'",
+        "DELETE FROM toolnexus_inbox_notes WHERE key LIKE 'a2a-task:%' \
+         OR key LIKE 'agui-thread:%' OR key LIKE 'mcp-task/%'",
+    ],
 ];
 
 /// The schema version this crate reads and writes: the shared migrations, the state
