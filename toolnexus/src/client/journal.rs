@@ -9,7 +9,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::driver::{CallEnd, CallSeed};
+use super::call_end::CallEnd;
+use super::call_seed::CallSeed;
 use super::error::{ClientError, ErrorDetail};
 use super::message::{ProviderState, ToolCall};
 use super::provider::decoded_reply::ReplyMeta;

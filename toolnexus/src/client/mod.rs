@@ -3,6 +3,8 @@
 //! transport and the provider modules. This file only declares and re-exports.
 
 mod builder;
+mod call_end;
+mod call_seed;
 mod driver;
 mod error;
 mod event;
@@ -32,7 +34,7 @@ mod trace_context;
 mod transport;
 
 pub use builder::LlmClientBuilder;
-pub(crate) use driver::CallSeed;
+pub(crate) use call_seed::CallSeed;
 pub use error::{ClientError, ErrorDetail};
 pub use event::StreamEvent;
 pub use hooks::{BeforeTool, LlmCall, ToolCallInfo};

@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 
 use crate::{Request, ToolResult};
 
-use super::kind_of;
+use crate::tool_args::kind_of;
 
 /// The form of a tool's typed answers, as [`Tool::answer_schema`](crate::Tool) gives it.
 pub type FormRef<'a> = Option<Result<&'a Value, &'a str>>;

@@ -11,31 +11,13 @@ use tracing::Instrument;
 
 use super::cx::Cx;
 use super::suspension::{self, Gates};
+use crate::client::call_end::CallEnd;
 use crate::client::event::Events;
 use crate::client::hooks::{BeforeTool, ToolCallInfo};
 use crate::client::message::ToolCall;
 use crate::client::metrics::millis;
 use crate::client::spans;
 use crate::{Answer, Request, ToolContext, ToolOutcome, ToolResult};
-
-/// How a call ended, with what a gate made of it.
-pub(crate) struct CallEnd {
-    pub(crate) outcome: ToolOutcome,
-    /// The arguments it ran with, when a person approved other arguments than the model's.
-    pub(crate) edited: Option<Value>,
-    /// The decision its gate was settled with, kept on its result in the transcript.
-    pub(crate) approval: Option<Answer>,
-}
-
-impl From<ToolOutcome> for CallEnd {
-    fn from(outcome: ToolOutcome) -> Self {
-        CallEnd {
-            outcome,
-            edited: None,
-            approval: None,
-        }
-    }
-}
 
 /// Settles a call that has not run yet: a gated call asks first (a remembered decision
 /// answers for the person); then it runs, and a suspension goes to `wait_for` when there is

@@ -1,7 +1,7 @@
 //! [`Cx`]: what every level of a run reads — the client's settings, the run's request
 //! settings and extensions, the toolkit and the event sink — borrowed once and passed down.
 
-use super::suspension::CallSeed;
+use crate::client::call_seed::CallSeed;
 use crate::client::event::Events;
 use crate::client::journal::Journal;
 use crate::client::request_options::RequestOptions;

@@ -9,6 +9,4 @@ mod run;
 mod suspension;
 mod turn;
 
-pub(crate) use call::CallEnd;
 pub(crate) use run::{run, Scope, Start};
-pub(crate) use suspension::CallSeed;

@@ -26,12 +26,12 @@
 //! so the rest of the run reads it from the transcript, never from process memory.
 
 use std::collections::HashMap;
-use std::fmt;
 use std::sync::{Arc, OnceLock};
 
 use serde_json::Value;
 
 use super::cx::Cx;
+use crate::client::call_seed::CallSeed;
 use crate::client::error::ClientError;
 use crate::client::event::{Events, StreamEvent};
 use crate::client::message::{Message, ToolCall, ToolOutput};
@@ -67,27 +67,6 @@ pub(super) struct Gates<'a> {
     run: OnceLock<String>,
     calls: OnceLock<CallSeed>,
     memory: Memory,
-}
-
-/// What identifies a run up to a turn, for the keys of the turn's calls
-/// ([`ToolContext::idempotency_key`](crate::ToolContext::idempotency_key)) and of its
-/// journal steps. Held in parts and written out only when a key is made: most calls never
-/// ask for one.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) enum CallSeed {
-    /// The run's own id and how many messages came before the turn.
-    Run { id: Arc<str>, at: usize },
-    /// A transcript without a run id: the gates' key.
-    Key(Arc<str>),
-}
-
-impl fmt::Display for CallSeed {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            CallSeed::Run { id, at } => write!(f, "{id}\0{at}"),
-            CallSeed::Key(key) => f.write_str(key),
-        }
-    }
 }
 
 impl<'a> Gates<'a> {

@@ -5,9 +5,10 @@
 use futures::future::join_all;
 use tracing::Instrument;
 
-use super::call::{self, CallEnd};
+use super::call;
 use super::cx::Cx;
 use super::suspension::{Answered, Gates, Memory, Slot};
+use crate::client::call_end::CallEnd;
 use crate::client::error::ClientError;
 use crate::client::event::{Events, StreamEvent};
 use crate::client::exchange;

@@ -7,6 +7,7 @@ mod anthropic;
 mod arguments;
 mod contract;
 pub(super) mod decoded_reply;
+mod dispatch;
 mod gemini;
 mod openai;
 mod read_stream;

@@ -1,11 +1,6 @@
-//! [`Style`]: the closed set of wire formats a client speaks, each backed by its provider
-//! module, and the rule picking the key's environment variable from the endpoint.
-
-use super::anthropic::Anthropic;
-use super::contract::Provider;
-use super::gemini::Gemini;
-use super::openai::OpenAi;
-use super::responses::Responses;
+//! [`Style`]: the closed set of wire formats a client speaks. Which provider module backs
+//! each, and where its key is read from, is in `dispatch`, so the providers (which read
+//! the toolkit, which reads the style) are not imported by the type itself.
 
 /// The wire format an endpoint speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -22,9 +17,6 @@ pub enum Style {
     /// Google Gemini's own API (`POST {base}/models/{model}:generateContent`).
     Gemini,
 }
-
-/// OpenAI-compatible gateways that keep their keys under their own variable.
-const GATEWAY_KEYS: &[(&str, &str)] = &[("openrouter.ai", "OPENROUTER_API_KEY")];
 
 impl Style {
     /// Every style, in declaration order.
@@ -75,34 +67,6 @@ impl Style {
             Style::Gemini => 3,
         }
     }
-
-    /// The module that knows this format.
-    pub(crate) fn provider(self) -> &'static dyn Provider {
-        match self {
-            Style::OpenAi => &OpenAi,
-            Style::Anthropic => &Anthropic,
-            Style::Responses => &Responses,
-            Style::Gemini => &Gemini,
-        }
-    }
-
-    /// The variables the key is read from, first set wins: a known gateway's own, else the
-    /// variables of the provider whose host it is, else this style's.
-    pub(crate) fn key_variables(self, host: Option<&str>) -> &'static [&'static str] {
-        let host = host.unwrap_or_default();
-        let is = |domain: &str| host == domain || host.ends_with(&format!(".{domain}"));
-        if let Some((_, var)) = GATEWAY_KEYS.iter().find(|(domain, _)| is(domain)) {
-            return std::slice::from_ref(var);
-        }
-        if is("anthropic.com") {
-            return Anthropic.key_variables();
-        }
-        // Gemini's OpenAI-compatible endpoint takes the Gemini key.
-        if is("generativelanguage.googleapis.com") {
-            return Gemini.key_variables();
-        }
-        self.provider().key_variables()
-    }
 }
 
 impl std::fmt::Display for Style {
@@ -132,48 +96,6 @@ impl std::str::FromStr for Style {
 }
 
 /// A style name [`Style`]'s `FromStr` does not know.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`{0}` is not a style: use openai, anthropic, responses or gemini")]
 pub struct UnknownStyle(String);
-
-impl std::fmt::Display for UnknownStyle {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "`{}` is not a style: use openai, anthropic, responses or gemini",
-            self.0
-        )
-    }
-}
-
-impl std::error::Error for UnknownStyle {}
-
-#[cfg(test)]
-mod tests {
-    use super::Style;
-
-    #[test]
-    fn key_variable_follows_the_host_then_the_style() {
-        let cases = [
-            (Style::OpenAi, "openrouter.ai", "OPENROUTER_API_KEY"),
-            (Style::Anthropic, "api.openrouter.ai", "OPENROUTER_API_KEY"),
-            (Style::Anthropic, "127.0.0.1", "ANTHROPIC_API_KEY"),
-            (Style::OpenAi, "api.anthropic.com", "ANTHROPIC_API_KEY"),
-            (Style::OpenAi, "api.openai.com", "OPENAI_API_KEY"),
-            (Style::OpenAi, "notopenrouter.ai", "OPENAI_API_KEY"),
-            (Style::Responses, "api.openai.com", "OPENAI_API_KEY"),
-            (Style::Gemini, "127.0.0.1", "GEMINI_API_KEY"),
-            (
-                Style::OpenAi,
-                "generativelanguage.googleapis.com",
-                "GEMINI_API_KEY",
-            ),
-        ];
-        for (style, host, var) in cases {
-            assert_eq!(style.key_variables(Some(host))[0], var, "{style:?} {host}");
-        }
-        assert_eq!(
-            Style::Gemini.key_variables(None),
-            ["GEMINI_API_KEY", "GOOGLE_API_KEY"]
-        );
-    }
-}

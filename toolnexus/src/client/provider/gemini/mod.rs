@@ -11,10 +11,12 @@
 //! are self-contained (no `$ref`, no `$schema`), which is all the JSON Schema field asks.
 //!
 //! Gemini names calls by id only from Gemini 3 on; older models send calls without one.
-//! Such a call gets an id made here (see [`call_id`]), unique within the run, so its result
+//! Such a call gets an id made here (see [`call_id`](ids::call_id)), unique within the run, so its result
 //! pairs with it in the transcript; the id never goes to Gemini, which pairs an id-less
 //! call and its response by their order and name.
 
+mod error;
+mod ids;
 mod reply;
 mod request;
 mod stream;
@@ -22,6 +24,7 @@ mod stream;
 use reqwest::header::{HeaderMap, InvalidHeaderValue};
 use serde_json::{json, Value};
 
+use self::error::error_message;
 use super::contract::{
     body_bytes, sensitive, DecodedReply, Outgoing, Provider, StreamDecoder, Unreadable,
 };
@@ -116,45 +119,6 @@ impl Provider for Gemini {
     }
 }
 
-/// A Gemini error object in words: `{status}: {message}` (`INVALID_ARGUMENT: …`), or the
-/// object as JSON when it has no message.
-pub(super) fn error_message(error: &Value) -> String {
-    match error.get("message").and_then(Value::as_str) {
-        Some(message) => match error.get("status").and_then(Value::as_str) {
-            Some(status) => format!("{status}: {message}"),
-            None => message.to_owned(),
-        },
-        None => error.to_string(),
-    }
-}
-
-/// Where ids made for id-less calls start. Gemini's own ids are short random strings, never
-/// of this form, so an id with it is known not to be Gemini's and is left out of the
-/// request.
-const MADE_ID_PREFIX: &str = "toolnexus-gemini-";
-
-/// The id of the `index`th call of a reply: the provider's when it sent one, else one made
-/// from `nonce` (random per reply, so ids stay unique over a run resumed in another
-/// process, where no counter would survive).
-pub(super) fn call_id(given: Option<&str>, nonce: &str, index: usize) -> String {
-    match given {
-        Some(id) if !id.is_empty() => id.to_owned(),
-        _ => format!("{MADE_ID_PREFIX}{nonce}-{index}"),
-    }
-}
-
-/// A fresh nonce for [`call_id`].
-pub(super) fn nonce() -> String {
-    let mut simple = uuid::Uuid::new_v4().simple().to_string();
-    simple.truncate(16);
-    simple
-}
-
-/// Whether Gemini sent this id (rather than [`call_id`] making it).
-pub(super) fn is_gemini_id(id: &str) -> bool {
-    !id.is_empty() && !id.starts_with(MADE_ID_PREFIX)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -174,18 +138,6 @@ mod tests {
             Gemini.endpoint(base, "tunedModels/mine", false),
             "https://g.example/v1beta/tunedModels/mine:generateContent"
         );
-    }
-
-    #[test]
-    fn made_ids_are_told_from_geminis_and_differ_per_reply() {
-        let (a, b) = (nonce(), nonce());
-        assert_ne!(a, b);
-        let made = call_id(None, &a, 0);
-        assert!(!is_gemini_id(&made));
-        assert_ne!(made, call_id(Some(""), &a, 1));
-        assert_ne!(made, call_id(None, &b, 0));
-        assert_eq!(call_id(Some("abc1"), &a, 0), "abc1");
-        assert!(is_gemini_id("abc1") && !is_gemini_id(""));
     }
 
     #[test]

@@ -6,7 +6,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use super::{call_id, nonce};
+use super::ids::{call_id, nonce};
 use crate::client::message::{ProviderState, ToolCall};
 use crate::client::provider::arguments::check_object;
 use crate::client::provider::contract::{parse_body, DecodedReply, Unreadable};
@@ -282,7 +282,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::client::provider::gemini::is_gemini_id;
+    use crate::client::provider::gemini::ids::is_gemini_id;
 
     /// A body read as the Gemini provider reads it (a chunk array included).
     fn decoded(body: Value) -> DecodedReply {

@@ -10,7 +10,7 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use super::is_gemini_id;
+use super::ids::is_gemini_id;
 use crate::client::message::{Message, ProviderState, ToolCall, ToolOutput};
 use crate::client::provider::contract::Outgoing;
 use crate::ToolChoice;

@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use super::error_message;
+use super::error::error_message;
 use super::reply::{self, kind, signature, Finish, Kind, Response};
 use crate::client::provider::contract::{
     parse_body, DecodedReply, Step, StreamDecoder, Unreadable,

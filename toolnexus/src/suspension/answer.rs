@@ -1,0 +1,190 @@
+//! [`Answer`]: what a host replies to a [`Request`](super::Request).
+
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::codes::Refusal;
+use super::present::present;
+
+/// A host's reply to a [`Request`].
+///
+/// ```
+/// use toolnexus::Answer;
+///
+/// let yes = Answer::ok("req-1").with_data(serde_json::json!({"zip": "75001"}));
+/// assert!(yes.ok);
+/// let no = Answer::decline("req-1", "declined");
+/// assert_eq!(no.reason.as_deref(), Some("declined"));
+/// ```
+///
+/// A refusal's code ([`reason`](Answer::reason)) and the person's own words
+/// ([`note`](Answer::note())) are apart, so a host can act on the code whatever was typed:
+///
+/// ```
+/// use toolnexus::{Answer, Refusal};
+///
+/// let no = Answer::refuse("req-1", Refusal::Cancelled).with_note("wrong account");
+/// assert_eq!(no.refusal(), Some(&Refusal::Cancelled));
+/// assert_eq!(no.note(), Some("wrong account"));
+/// let wire = serde_json::to_value(&no).unwrap();
+/// assert_eq!(wire, serde_json::json!({"id": "req-1", "ok": false, "reason": "cancelled", "note": "wrong account"}));
+/// assert!(serde_json::to_value(Answer::ok("req-1")).unwrap().get("note").is_none());
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Answer {
+    /// Echoes [`Request::id`].
+    pub id: String,
+    /// Whether the request was granted.
+    pub ok: bool,
+    /// The payload (form values, a token reference, …).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "present"
+    )]
+    pub data: Option<Value>,
+    /// Why it was not granted: `"declined"`, `"cancelled"`, `"expired"`, or any other
+    /// string (see [`Refusal`]). The code only: the person's words go in `note`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<Refusal>,
+    /// What the person answering wrote (why they declined, say); JSON key `note`, omitted
+    /// when `None`. Ports that do not know it ignore it and still read `reason`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+    /// The arguments a person approved a gated call with, when they edited the model's
+    /// (see [`with_args`](Answer::with_args)); JSON key `args`, omitted when `None`.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "present"
+    )]
+    pub args: Option<Value>,
+    /// Whether this decision on a gated call holds for the same tool for the rest of the
+    /// run (see [`remember`](Answer::remember)); JSON key `remember`, omitted when false.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub remember: bool,
+}
+
+impl Answer {
+    /// A granting answer to request `id`.
+    pub fn ok(id: impl Into<String>) -> Self {
+        Answer {
+            id: id.into(),
+            ok: true,
+            data: None,
+            reason: None,
+            note: None,
+            args: None,
+            remember: false,
+        }
+    }
+
+    /// A refusal of request `id`, with a reason such as `"declined"` or `"expired"` (the
+    /// known codes become their [`Refusal`] variant; any other text is kept in
+    /// [`Refusal::Other`]).
+    pub fn decline(id: impl Into<String>, reason: impl Into<String>) -> Self {
+        Answer::refuse(id, Refusal::from(reason.into()))
+    }
+
+    /// A refusal of request `id` with a typed code.
+    pub fn refuse(id: impl Into<String>, refusal: Refusal) -> Self {
+        Answer {
+            id: id.into(),
+            ok: false,
+            data: None,
+            reason: Some(refusal),
+            note: None,
+            args: None,
+            remember: false,
+        }
+    }
+
+    /// Attaches what the person answering wrote; blank text attaches nothing, so the
+    /// `note` key stays out of the JSON.
+    pub fn with_note(mut self, note: impl Into<String>) -> Self {
+        let note = note.into();
+        self.note = (!note.trim().is_empty()).then_some(note);
+        self
+    }
+
+    /// The refusal's code; `None` for a granting answer.
+    pub fn refusal(&self) -> Option<&Refusal> {
+        self.reason.as_ref().filter(|_| !self.ok)
+    }
+
+    /// What the person wrote, trimmed; `None` when they wrote nothing.
+    pub fn note(&self) -> Option<&str> {
+        self.note
+            .as_deref()
+            .map(str::trim)
+            .filter(|n| !n.is_empty())
+    }
+
+    /// Approves a gated call (an [`Approval`](crate::Approval) or `#[tool(approval = …)]`)
+    /// with these arguments instead of the model's. They are checked against the tool's
+    /// input schema before anything runs ([`Request::check_answer`]); the tool runs with
+    /// them, the transcript's call shows them, and the model reads which fields a person
+    /// changed. Edits on any other request are refused.
+    ///
+    /// ```
+    /// use toolnexus::{serde_json::json, Answer};
+    ///
+    /// let edited = Answer::ok("approval-1").with_args(json!({"path": "/tmp/x"}));
+    /// assert_eq!(toolnexus::serde_json::to_value(&edited).unwrap()["args"]["path"], "/tmp/x");
+    /// ```
+    pub fn with_args(mut self, args: Value) -> Self {
+        self.args = Some(args);
+        self
+    }
+
+    /// Makes this decision on a gated call hold for the same tool for the rest of the run:
+    /// later calls of it run (or, for a refusal, are refused) without asking. The decision
+    /// travels in the transcript, so it holds across durable resumes in any process, and
+    /// never beyond the run: a new prompt asks again.
+    ///
+    /// ```
+    /// let always = toolnexus::Answer::ok("approval-1").remember();
+    /// assert!(always.remember);
+    /// assert_eq!(toolnexus::serde_json::to_value(&always).unwrap()["remember"], true);
+    /// ```
+    pub fn remember(mut self) -> Self {
+        self.remember = true;
+        self
+    }
+
+    /// Attaches a payload.
+    pub fn with_data(mut self, data: Value) -> Self {
+        self.data = Some(data);
+        self
+    }
+
+    /// Decodes the payload into `T`.
+    ///
+    /// ```
+    /// #[derive(serde::Deserialize)]
+    /// struct Form { zip: String }
+    ///
+    /// let a = toolnexus::Answer::ok("r").with_data(serde_json::json!({"zip": "75001"}));
+    /// assert_eq!(a.data_as::<Form>().unwrap().zip, "75001");
+    /// assert!(toolnexus::Answer::ok("r").data_as::<Form>().is_err());
+    /// ```
+    pub fn data_as<T: DeserializeOwned>(&self) -> Result<T, AnswerDataError> {
+        match &self.data {
+            Some(data) => T::deserialize(data).map_err(AnswerDataError::Invalid),
+            // An absent payload still decodes into types that accept null (`Option<_>`, `()`).
+            None => T::deserialize(&Value::Null).map_err(|_| AnswerDataError::Missing),
+        }
+    }
+}
+
+/// Why [`Answer::data_as`] failed.
+#[derive(Debug, thiserror::Error)]
+pub enum AnswerDataError {
+    /// The answer carries no data but the target type needs some.
+    #[error("the answer carries no data")]
+    Missing,
+    /// The data does not have the expected shape.
+    #[error("{0}")]
+    Invalid(#[source] serde_json::Error),
+}
