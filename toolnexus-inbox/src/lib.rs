@@ -22,6 +22,8 @@ mod resume;
 mod spans;
 mod state;
 mod store;
+#[cfg(test)]
+mod wait_tests;
 mod webhook;
 mod worker;
 
@@ -30,10 +32,10 @@ pub mod web;
 
 pub use audit::{AuditEntry, AuditKind};
 pub use chain::{Latest, MAX_CHAIN};
-pub use door::{Door, DoorRecord};
-pub use in_flight::{InFlight, InFlightGuard};
 pub use deadline::{Escalation, Expiry};
+pub use door::{Door, DoorRecord};
 pub use error::InboxError;
+pub use in_flight::{InFlight, InFlightGuard};
 pub use inbox::{Inbox, InboxBuilder};
 pub use notify::Delivery;
 pub use parked::{Parked, Resumed, WaitingPage};

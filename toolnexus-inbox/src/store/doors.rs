@@ -28,13 +28,19 @@ pub(crate) async fn put(
 }
 
 /// Marks `door`'s `id` as changed at `at`; `false` when there is no such record.
-pub(crate) async fn touch(pool: &AnyPool, door: &str, id: &str, at: i64) -> Result<bool, InboxError> {
-    let done = sqlx::query("UPDATE toolnexus_inbox_doors SET updated_at = $3 WHERE door = $1 AND id = $2")
-        .bind(door)
-        .bind(id)
-        .bind(at)
-        .execute(pool)
-        .await?;
+pub(crate) async fn touch(
+    pool: &AnyPool,
+    door: &str,
+    id: &str,
+    at: i64,
+) -> Result<bool, InboxError> {
+    let done =
+        sqlx::query("UPDATE toolnexus_inbox_doors SET updated_at = $3 WHERE door = $1 AND id = $2")
+            .bind(door)
+            .bind(id)
+            .bind(at)
+            .execute(pool)
+            .await?;
     Ok(done.rows_affected() > 0)
 }
 
@@ -44,11 +50,13 @@ pub(crate) async fn get(
     door: &str,
     id: &str,
 ) -> Result<Option<(String, i64)>, InboxError> {
-    let row = sqlx::query("SELECT record, updated_at FROM toolnexus_inbox_doors WHERE door = $1 AND id = $2")
-        .bind(door)
-        .bind(id)
-        .fetch_optional(pool)
-        .await?;
+    let row = sqlx::query(
+        "SELECT record, updated_at FROM toolnexus_inbox_doors WHERE door = $1 AND id = $2",
+    )
+    .bind(door)
+    .bind(id)
+    .fetch_optional(pool)
+    .await?;
     row.map(|r| Ok((r.try_get("record")?, r.try_get("updated_at")?)))
         .transpose()
 }
