@@ -114,7 +114,9 @@ impl<V> InFlightGuard<V> {
 
 impl<V> fmt::Debug for InFlightGuard<V> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("InFlightGuard").field("id", &self.id).finish()
+        f.debug_struct("InFlightGuard")
+            .field("id", &self.id)
+            .finish()
     }
 }
 

@@ -300,7 +300,10 @@ pub(crate) async fn answers_of(pool: &AnyPool, run: &str) -> Result<Vec<StoredAn
 }
 
 /// The id of the run request `id` belongs to, if any.
-pub(crate) async fn run_of(conn: &mut AnyConnection, id: &str) -> Result<Option<String>, InboxError> {
+pub(crate) async fn run_of(
+    conn: &mut AnyConnection,
+    id: &str,
+) -> Result<Option<String>, InboxError> {
     Ok(
         sqlx::query_scalar("SELECT run_id FROM toolnexus_inbox_requests WHERE id = $1")
             .bind(id)
