@@ -15,12 +15,12 @@ pub enum A2aError {
     #[error("the message is not an answer to what the task waits on: {0}")]
     NotAnAnswer(String),
     /// The continuation answers a request id the task does not wait on.
-    #[error("no request `{id}` waits on this task (waiting: {waiting})")]
+    #[error("no request `{id}` waits on this task (waiting: {})", .waiting.join(", "))]
     UnknownRequest {
         /// The id the message named.
         id: String,
-        /// The ids that do wait, comma-separated.
-        waiting: String,
+        /// The ids that do wait, in call order.
+        waiting: Vec<String>,
     },
     /// The answer does not fit its request: a form's data that misses or misfills a field,
     /// or edited arguments that do not fit the tool.
@@ -31,29 +31,20 @@ pub enum A2aError {
         /// The form's check: the field at fault, when one is, and every problem.
         source: toolnexus::form::AnswerError,
     },
-    /// A task's record in the inbox cannot be read back.
-    #[error("the record of task `{id}` is unreadable: {reason}")]
-    Corrupt {
-        /// The task.
-        id: String,
-        /// What is wrong with it.
-        reason: String,
-    },
-    /// Building the server failed: its public URL does not parse.
-    #[error("the server's URL `{0}` is not an absolute http(s) URL")]
-    BadUrl(String),
     /// The inbox refused or failed.
     #[error(transparent)]
     Inbox(#[from] InboxError),
-    // Calling a remote agent (RemoteAgent).
-    /// The agent's URL, or a URL its card gives, is not an absolute http(s) URL.
-    #[error("`{url}` is not a usable A2A agent URL: {reason}")]
+    /// A URL is not an absolute http(s) URL: the server's public URL
+    /// ([`A2aServerBuilder::url`](crate::A2aServerBuilder::url)), a remote agent's, or
+    /// one its card gives.
+    #[error("`{url}` is not a usable A2A URL: {reason}")]
     InvalidUrl {
         /// The URL as given.
         url: String,
         /// What is wrong with it.
         reason: String,
     },
+    // Calling a remote agent (RemoteAgent).
     /// A header given to the builder has an invalid name or value (the value is not shown).
     #[error("the header `{name}` is not a valid HTTP header")]
     InvalidHeader {

@@ -4,7 +4,8 @@ use a2a::{Message, PartContent};
 use serde_json::Value;
 use toolnexus::{Answer, AnswersError, Asks, Request};
 
-use crate::A2aError;
+use super::request::ids;
+use crate::error::A2aError;
 
 /// The answers `message` gives to the requests `waiting` (in call order), each checked
 /// against its request (a form's data against its schema, a gate's edited arguments
@@ -55,7 +56,10 @@ pub fn answers_of(message: &Message, waiting: &[Request]) -> Result<Vec<Answer>,
             .collect::<Result<Vec<Answer>, A2aError>>()?
     };
     toolnexus::check_answers(waiting, &answers).map_err(|e| match e {
-        AnswersError::Unknown { id, waiting } => A2aError::UnknownRequest { id, waiting },
+        AnswersError::Unknown { id, .. } => A2aError::UnknownRequest {
+            id,
+            waiting: ids(waiting).into_iter().map(str::to_owned).collect(),
+        },
         AnswersError::Invalid { id, source } => A2aError::InvalidAnswer { id, source },
         twice => A2aError::NotAnAnswer(twice.to_string()),
     })?;
@@ -69,7 +73,7 @@ fn only(waiting: &[Request]) -> Result<&Request, A2aError> {
         _ => Err(A2aError::NotAnAnswer(format!(
             "{} requests wait ({}): answer each with a data part naming its \"id\"",
             waiting.len(),
-            super::request::ids(waiting).replace('+', ", ")
+            ids(waiting).join(", ")
         ))),
     }
 }
@@ -162,7 +166,7 @@ mod tests {
     use toolnexus::{Refusal, Request};
 
     use super::answers_of;
-    use crate::A2aError;
+    use crate::error::A2aError;
 
     fn said(text: &str) -> Message {
         Message::new(Role::User, vec![Part::text(text)])
@@ -245,7 +249,7 @@ mod tests {
         );
         let forged = data(&[json!({"id": "r9", "ok": true})]);
         assert!(
-            matches!(answers_of(&forged, &waiting), Err(A2aError::UnknownRequest { id, .. }) if id == "r9")
+            matches!(answers_of(&forged, &waiting), Err(A2aError::UnknownRequest { id, waiting }) if id == "r9" && waiting == ["r1", "r2"])
         );
         for not_an_answer in [
             json!({"yes": true}),

@@ -59,7 +59,7 @@ pub fn status_message(waiting: &[Request], task_id: &str, context_id: &str) -> M
         }
     }
     let mut message = Message::new(Role::Agent, parts);
-    message.message_id = format!("{task_id}-waiting-{}", ids(waiting));
+    message.message_id = format!("{task_id}-waiting-{}", ids(waiting).join("+"));
     message.task_id = Some(task_id.to_owned());
     message.context_id = Some(context_id.to_owned());
     message
@@ -79,12 +79,8 @@ pub fn requests_of(message: &Message) -> Vec<Request> {
         .collect()
 }
 
-/// The ids of `waiting`, joined: a status message's id changes exactly when what it asks
-/// does.
-pub(crate) fn ids(waiting: &[Request]) -> String {
-    waiting
-        .iter()
-        .map(|r| r.id.as_str())
-        .collect::<Vec<_>>()
-        .join("+")
+/// The ids of `waiting`, in call order: joined into a status message's id, it changes
+/// exactly when what the message asks does.
+pub(crate) fn ids(waiting: &[Request]) -> Vec<&str> {
+    waiting.iter().map(|r| r.id.as_str()).collect()
 }

@@ -8,10 +8,10 @@ use reqwest::header::{HeaderMap, HeaderName, HeaderValue, ACCEPT, AUTHORIZATION}
 use reqwest::Client;
 use serde_json::json;
 
+use super::agent::RemoteAgent;
 use super::card;
 use super::rpc::{self, Rpc, CARD_LIMIT};
-use super::RemoteAgent;
-use crate::A2aError;
+use crate::error::A2aError;
 
 /// The header naming the protocol version (`A2A-Version`, lower-cased as `HeaderName`
 /// requires).
@@ -51,8 +51,22 @@ pub struct RemoteAgentBuilder {
     poll: Duration,
 }
 
+impl RemoteAgent {
+    /// A builder for the agent whose card is at `url`: a URL ending in `.json` is the card
+    /// itself, any other is the agent's base URL, with its card at
+    /// `/.well-known/agent-card.json` below it.
+    pub fn builder(url: impl Into<String>) -> RemoteAgentBuilder {
+        RemoteAgentBuilder::new(url.into())
+    }
+
+    /// Fetches the card at `url` with the default settings (see [`RemoteAgent::builder`]).
+    pub async fn connect(url: impl Into<String>) -> Result<RemoteAgent, A2aError> {
+        Self::builder(url).connect().await
+    }
+}
+
 impl RemoteAgentBuilder {
-    pub(super) fn new(url: String) -> Self {
+    fn new(url: String) -> Self {
         Self {
             url,
             headers: HeaderMap::new(),

@@ -1,14 +1,22 @@
 //! Where an agent's card is, and which of its interfaces this client speaks.
 
 use a2a::{AgentCard, AgentInterface, TRANSPORT_PROTOCOL_HTTP_JSON, TRANSPORT_PROTOCOL_JSONRPC};
-
-use super::rpc::Binding;
 use reqwest::Url;
 
-use crate::A2aError;
+use crate::error::A2aError;
 
 /// The well-known path of an agent card (A2A 1.0, section 8.2).
 const WELL_KNOWN: &str = ".well-known/agent-card.json";
+
+/// The protocol binding an agent is called over: the interface of its card the client
+/// chose.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Binding {
+    /// JSON-RPC 2.0, every method a POST to the endpoint.
+    JsonRpc,
+    /// HTTP+JSON, each method at its path below the endpoint.
+    Rest,
+}
 
 /// The card's URL for what a user gave: a URL ending in `.json` is the card itself; any
 /// other is the agent's base URL, whose card is at `/.well-known/agent-card.json` below it.

@@ -9,21 +9,13 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::A2aError;
+use super::card::{shown, Binding};
+use crate::error::A2aError;
 
 /// The most of a JSON-RPC reply the client reads: a task with its history and artifacts.
 const REPLY_LIMIT: usize = 16 * 1024 * 1024;
 /// The most of an agent card the client reads.
 pub(super) const CARD_LIMIT: usize = 1024 * 1024;
-
-/// The protocol binding an agent is called over.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Binding {
-    /// JSON-RPC 2.0, every method a POST to the endpoint.
-    JsonRpc,
-    /// HTTP+JSON, each method at its path below the endpoint.
-    Rest,
-}
 
 /// One agent's endpoint.
 #[derive(Debug, Clone)]
@@ -55,7 +47,7 @@ impl Rpc {
         method: &'static str,
         params: impl Serialize,
     ) -> Result<T, A2aError> {
-        let url = super::card::shown(&self.endpoint);
+        let url = shown(&self.endpoint);
         let not_rest = |reason: String| A2aError::NotJsonRpc {
             url: url.clone(),
             method,
@@ -118,7 +110,7 @@ impl Rpc {
         method: &'static str,
         params: impl Serialize,
     ) -> Result<T, A2aError> {
-        let url = super::card::shown(&self.endpoint);
+        let url = shown(&self.endpoint);
         let not_rpc = |reason: String| A2aError::NotJsonRpc {
             url: url.clone(),
             method,

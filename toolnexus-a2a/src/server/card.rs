@@ -12,8 +12,6 @@ use axum::http::HeaderMap;
 use axum::Json;
 use toolnexus::Toolkit;
 
-use super::Shared;
-
 /// Where the card is served, as A2A 1.0 names it.
 pub(crate) const PATH: &str = "/.well-known/agent-card.json";
 
@@ -46,8 +44,8 @@ pub(crate) fn skills(tk: &Toolkit) -> Vec<AgentSkill> {
 
 const MODES: [&str; 2] = ["text/plain", "application/json"];
 
-pub(crate) async fn show(State(shared): State<Arc<Shared>>, headers: HeaderMap) -> Json<AgentCard> {
-    let info = &shared.card;
+/// The card, its URL the configured one or else the root of the host it was fetched from.
+pub(crate) async fn show(State(info): State<Arc<CardInfo>>, headers: HeaderMap) -> Json<AgentCard> {
     let url = match &info.url {
         Some(url) => url.clone(),
         None => {

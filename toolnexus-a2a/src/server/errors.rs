@@ -3,11 +3,11 @@
 use a2a::{A2AError, FieldViolation, TypedDetail};
 use toolnexus_inbox::InboxError;
 
-use crate::A2aError;
+use crate::error::A2aError;
 
-/// The A2A error a refusal or failure answers with. Refusals say what to change; a
-/// failure of the store is logged here and answered as an internal error, without its
-/// details.
+/// The A2A error a refusal or failure answers with. Refusals say what to change (a refusal
+/// of the inbox is read through a batch to the answer it names); a failure of the store is
+/// logged here and answered as an internal error, without its details.
 pub(crate) fn to_protocol(error: A2aError) -> A2AError {
     match error {
         A2aError::NotAnAnswer(_) | A2aError::UnknownRequest { .. } => {
@@ -24,19 +24,28 @@ pub(crate) fn to_protocol(error: A2aError) -> A2AError {
                 None => params,
             }
         }
-        A2aError::Inbox(e @ InboxError::InvalidAnswer { .. }) => {
-            A2AError::invalid_params(format!("the answer does not fit: {e}"))
-        }
-        A2aError::Inbox(
-            e @ (InboxError::NotWaiting { .. }
+        A2aError::Inbox(e) => match e.cause() {
+            InboxError::InvalidAnswer { .. } => {
+                A2AError::invalid_params(format!("the answer does not fit: {e}"))
+            }
+            InboxError::NotWaiting { .. }
             | InboxError::Expired(_)
-            | InboxError::NotAllowed { .. }),
-        ) => A2AError::unsupported_operation(format!("the task takes no answer now: {e}")),
-        other => {
-            tracing::error!(error = %other, "an A2A request failed");
-            A2AError::internal("the server could not serve the request; it is logged")
-        }
+            | InboxError::NotAllowed { .. } => {
+                A2AError::unsupported_operation(format!("the task takes no answer now: {e}"))
+            }
+            InboxError::AnsweredTwice(_) | InboxError::OtherRun { .. } => {
+                A2AError::invalid_params(e.to_string())
+            }
+            _ => internal(A2aError::Inbox(e)),
+        },
+        other => internal(other),
     }
+}
+
+/// A failure of the server's own: logged, and answered without its details.
+fn internal(error: A2aError) -> A2AError {
+    tracing::error!(%error, "an A2A request failed");
+    A2AError::internal("the server could not serve the request; it is logged")
 }
 
 /// A message to a task that is over.

@@ -4,24 +4,24 @@
 
 use std::sync::Arc;
 
-use a2a::{methods, A2AError, JsonRpcId, JsonRpcResponse};
+use a2a::{methods, A2AError, JsonRpcId};
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
 use axum::extract::State;
 use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::stream::Frame;
-use super::{send, stream, tasks, Shared};
+use super::shared::Shared;
+use super::wire::{params, response, version, Frame};
+use super::{send, stream, tasks};
 
 /// A request's envelope, read.
-pub(crate) struct Call {
-    pub(crate) id: JsonRpcId,
-    pub(crate) method: String,
-    pub(crate) params: Value,
+struct Call {
+    id: JsonRpcId,
+    method: String,
+    params: Value,
 }
 
 pub(crate) async fn handle(
@@ -36,22 +36,37 @@ pub(crate) async fn handle(
     if let Err(e) = version(&headers) {
         return reply(call.id, Err(e));
     }
-    let Call { id, method, params } = call;
+    let Call {
+        id,
+        method,
+        params: raw,
+    } = call;
     match method.as_str() {
-        methods::SEND_MESSAGE => reply(id, send::send(&shared, params).await),
-        methods::GET_TASK => reply(id, tasks::get(&shared, params).await),
-        methods::CANCEL_TASK => reply(id, tasks::cancel(&shared, params).await),
+        methods::SEND_MESSAGE => match params(raw) {
+            Ok(request) => reply(id, send::send(&shared, request).await),
+            Err(e) => reply(id, Err(e)),
+        },
+        methods::GET_TASK => match params(raw) {
+            Ok(request) => reply(id, tasks::get(&shared, request).await),
+            Err(e) => reply(id, Err(e)),
+        },
+        methods::CANCEL_TASK => match params(raw) {
+            Ok(request) => reply(id, tasks::cancel(&shared, request).await),
+            Err(e) => reply(id, Err(e)),
+        },
         methods::SEND_STREAMING_MESSAGE => {
-            match stream::send(shared, Frame::JsonRpc(id.clone()), params).await {
-                Ok(sse) => sse,
-                Err(e) => reply(id, Err(e)),
-            }
+            let started = match params(raw) {
+                Ok(request) => stream::send(shared, Frame::JsonRpc(id.clone()), request).await,
+                Err(e) => Err(e),
+            };
+            started.unwrap_or_else(|e| reply(id, Err(e)))
         }
         methods::SUBSCRIBE_TO_TASK => {
-            match stream::subscribe(shared, Frame::JsonRpc(id.clone()), params).await {
-                Ok(sse) => sse,
-                Err(e) => reply(id, Err(e)),
-            }
+            let started = match params(raw) {
+                Ok(request) => stream::subscribe(shared, Frame::JsonRpc(id.clone()), request).await,
+                Err(e) => Err(e),
+            };
+            started.unwrap_or_else(|e| reply(id, Err(e)))
         }
         methods::CREATE_PUSH_CONFIG
         | methods::GET_PUSH_CONFIG
@@ -125,33 +140,8 @@ fn envelope(body: Result<Bytes, BytesRejection>) -> Result<Call, (JsonRpcId, A2A
     Ok(Call { id, method, params })
 }
 
-/// The A2A version a client asks for (`A2A-Version`), when it names one: 1.x is served.
-pub(crate) fn version(headers: &HeaderMap) -> Result<(), A2AError> {
-    let Some(asked) = headers.get(a2a::SVC_PARAM_VERSION) else {
-        return Ok(());
-    };
-    let asked = asked.to_str().unwrap_or_default().trim();
-    if asked.is_empty() || asked == "1" || asked.starts_with("1.") {
-        Ok(())
-    } else {
-        Err(A2AError::version_not_supported(asked))
-    }
-}
-
-/// A method's params, read as its request type: invalid params naming what is wrong.
-pub(crate) fn params<T: DeserializeOwned>(params: Value) -> Result<T, A2AError> {
-    serde_json::from_value(params).map_err(|e| A2AError::invalid_params(format!("params: {e}")))
-}
-
 /// A JSON-RPC response of `result` (or its error), as JSON. JSON-RPC errors go out with
 /// HTTP 200, as the binding says.
-pub(crate) fn reply(id: JsonRpcId, result: Result<Value, A2AError>) -> Response {
+fn reply(id: JsonRpcId, result: Result<Value, A2AError>) -> Response {
     Json(response(id, result)).into_response()
-}
-
-pub(crate) fn response(id: JsonRpcId, result: Result<Value, A2AError>) -> JsonRpcResponse {
-    match result {
-        Ok(value) => JsonRpcResponse::success(id, value),
-        Err(e) => JsonRpcResponse::error(id, e.to_jsonrpc_error()),
-    }
 }

@@ -2,9 +2,11 @@
 //! agent over the JSON-RPC binding, its tasks kept by a [`toolnexus_inbox::Inbox`].
 //!
 //! One module per concept: the agent card (`card`), the JSON-RPC envelope and dispatch
-//! (`jsonrpc`), the HTTP+JSON binding's paths (`rest`), `SendMessage` (`send`) and its streaming form and `SubscribeToTask`
-//! (`stream`), `GetTask` and `CancelTask` (`tasks`), the task as the inbox keeps it
-//! (`record`, `view`), and the protocol's errors (`errors`).
+//! (`jsonrpc`), the HTTP+JSON binding's paths (`rest`), what both bindings share (`wire`),
+//! `SendMessage` (`send`) and its streaming form and `SubscribeToTask` (`stream`),
+//! `GetTask` and `CancelTask` (`tasks`), the task as the inbox keeps it (`record`,
+//! `view`), what the handlers share (`shared`), and the protocol's errors (`errors`). The
+//! bindings read the JSON; the operations take the protocol's typed requests.
 
 mod card;
 mod errors;
@@ -12,21 +14,24 @@ mod jsonrpc;
 mod record;
 mod rest;
 mod send;
+mod shared;
 mod stream;
 mod tasks;
 mod view;
+mod wire;
 
-use std::collections::HashSet;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use axum::extract::DefaultBodyLimit;
 use axum::routing::{get, post};
 use axum::Router;
 use tokio::sync::Notify;
 use toolnexus::{LlmClient, Toolkit};
-use toolnexus_inbox::{Inbox, Person};
+use toolnexus_inbox::{InFlight, Inbox, Person};
 
-use crate::A2aError;
+use self::shared::Shared;
+
+use crate::error::A2aError;
 
 /// The most bytes a JSON-RPC request body may have unless told otherwise: room for a long
 /// message, bounded so one request cannot take the server's memory.
@@ -71,39 +76,6 @@ impl std::fmt::Debug for A2aServer {
     }
 }
 
-/// What every handler shares.
-pub(crate) struct Shared {
-    pub(crate) client: LlmClient,
-    pub(crate) tk: Toolkit,
-    pub(crate) inbox: Inbox,
-    pub(crate) card: card::CardInfo,
-    /// Who the inbox records as answering what A2A clients answer.
-    pub(crate) responder: Person,
-    /// The tasks whose first run goes on in this process. A task recorded as started, in
-    /// none of these and not touched by its run's heartbeat lately (another server's), was
-    /// cut short by a stop of its server.
-    pub(crate) live: Mutex<HashSet<String>>,
-    /// Wakes the streams watching tasks when one changes in this process.
-    pub(crate) changed: Notify,
-}
-
-impl Shared {
-    pub(crate) fn is_live(&self, id: &str) -> bool {
-        self.live.lock().is_ok_and(|live| live.contains(id))
-    }
-
-    pub(crate) fn set_live(&self, id: &str, live: bool) {
-        if let Ok(mut set) = self.live.lock() {
-            if live {
-                set.insert(id.to_owned());
-            } else {
-                set.remove(id);
-            }
-        }
-        self.changed.notify_waiters();
-    }
-}
-
 impl A2aServer {
     /// A server for `client` with the tools of `tk`, keeping its tasks in `inbox`. Resume
     /// happens in the request that answers; run an [`Inbox::worker`] with the same client
@@ -127,8 +99,12 @@ impl A2aServer {
     /// `GET /tasks/{id}`, `POST /tasks/{id}:cancel`, `GET|POST /tasks/{id}:subscribe`).
     /// Mount it at the root of the URL given to [`A2aServerBuilder::url`].
     pub fn router(&self) -> Router {
-        Router::new()
+        // The card is served from what it says alone.
+        let card = Router::new()
             .route(card::PATH, get(card::show))
+            .with_state(self.shared.card.clone());
+        Router::new()
+            .merge(card)
             .route("/", post(jsonrpc::handle))
             .route("/message:send", post(rest::send_message))
             .route("/message:stream", post(rest::stream_message))
@@ -210,14 +186,17 @@ impl A2aServerBuilder {
         self
     }
 
-    /// The server; [`A2aError::BadUrl`] when [`url`](Self::url) is not an absolute http(s)
-    /// URL.
+    /// The server; [`A2aError::InvalidUrl`] when [`url`](Self::url) is not an absolute
+    /// http(s) URL.
     pub fn build(self) -> Result<A2aServer, A2aError> {
         if let Some(url) = &self.url {
             let ok = (url.starts_with("http://") || url.starts_with("https://"))
                 && url.split("://").nth(1).is_some_and(|rest| !rest.is_empty());
             if !ok {
-                return Err(A2aError::BadUrl(url.clone()));
+                return Err(A2aError::InvalidUrl {
+                    url: url.clone(),
+                    reason: "the server's URL must be an absolute http(s) URL".to_owned(),
+                });
             }
         }
         let card = card::CardInfo {
@@ -233,9 +212,9 @@ impl A2aServerBuilder {
                 client: self.client,
                 tk: self.tk,
                 inbox: self.inbox,
-                card,
+                card: Arc::new(card),
                 responder: self.responder,
-                live: Mutex::new(HashSet::new()),
+                live: InFlight::new(),
                 changed: Notify::new(),
             }),
         })

@@ -1,14 +1,22 @@
-//! A task as the inbox keeps it: a note beside the runs naming its context and the first
-//! run it parked, or how it ended when it never waited. Everything after the first park
-//! (answers, resumes, the runs it halts on again) is read from the inbox itself.
+//! A task as the inbox keeps it: A2A's door record beside the runs, naming its context and
+//! the first run it parked, or how it ended when it never waited. Everything after the
+//! first park (answers, resumes, the runs it halts on again) is read from the inbox itself.
+
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use toolnexus::{Message, RunResult};
-use toolnexus_inbox::Inbox;
+use toolnexus_inbox::{Door, DoorRecord, Inbox};
 
-use crate::A2aError;
+use crate::error::A2aError;
 
-/// The note of one task.
+/// How often a task's first run touches its record while it goes on, so that servers
+/// sharing the database tell a run that goes on elsewhere from one whose server stopped.
+pub(crate) const HEARTBEAT: Duration = Duration::from_secs(10);
+
+/// The record of one task. Records kept before the inbox kept door records carry an
+/// `updated` field of their own; it is ignored, the inbox's time of the record says when
+/// it last changed.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct TaskRecord {
@@ -30,9 +38,6 @@ pub(crate) struct TaskRecord {
     /// Whether a client cancelled it.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub(crate) canceled: bool,
-    /// When the record last changed, in milliseconds since the epoch.
-    #[serde(default)]
-    pub(crate) updated: i64,
 }
 
 impl TaskRecord {
@@ -45,35 +50,68 @@ impl TaskRecord {
             result: None,
             error: None,
             canceled: false,
-            updated: 0,
         }
     }
 }
 
-fn key(task: &str) -> String {
-    format!("a2a-task:{task}")
+/// The record of task `id`, if there is one, with when it last changed.
+pub(crate) async fn load(
+    inbox: &Inbox,
+    id: &str,
+) -> Result<Option<DoorRecord<TaskRecord>>, A2aError> {
+    Ok(inbox.record(Door::A2A, id).await?)
 }
 
-/// The record of task `id`, if there is one.
-pub(crate) async fn load(inbox: &Inbox, id: &str) -> Result<Option<TaskRecord>, A2aError> {
-    let Some(text) = inbox.note(&key(id)).await? else {
-        return Ok(None);
-    };
-    serde_json::from_str(&text)
-        .map(Some)
-        .map_err(|e| A2aError::Corrupt {
-            id: id.to_owned(),
-            reason: e.to_string(),
-        })
+/// Keeps `record` as task `id`'s.
+pub(crate) async fn save(inbox: &Inbox, id: &str, record: &TaskRecord) -> Result<(), A2aError> {
+    Ok(inbox.keep_record(Door::A2A, id, record).await?)
 }
 
-/// Writes the record of task `id`.
-pub(crate) async fn save(inbox: &Inbox, id: &str, record: &mut TaskRecord) -> Result<(), A2aError> {
-    record.updated = chrono::Utc::now().timestamp_millis();
-    let text = serde_json::to_string(record).map_err(|e| A2aError::Corrupt {
-        id: id.to_owned(),
-        reason: e.to_string(),
-    })?;
-    inbox.keep_note(&key(id), &text).await?;
+/// Marks task `id`'s record as changed now: its run's heartbeat.
+pub(crate) async fn touch(inbox: &Inbox, id: &str) -> Result<(), A2aError> {
+    inbox.touch_record(Door::A2A, id).await?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use toolnexus_inbox::{Door, Inbox};
+
+    use super::{load, save, TaskRecord};
+
+    #[tokio::test]
+    async fn a_record_kept_with_its_own_update_time_reads_back() {
+        let inbox = Inbox::open("sqlite::memory:").await.unwrap();
+        let old = serde_json::json!({
+            "contextId": "c1",
+            "prompt": "buy a gpu",
+            "run": "r1",
+            "canceled": true,
+            "updated": 1_700_000_000_000_i64,
+        });
+        inbox.keep_record(Door::A2A, "t1", &old).await.unwrap();
+        let kept = load(&inbox, "t1").await.unwrap().expect("kept");
+        assert_eq!(kept.data.context_id, "c1");
+        assert_eq!(kept.data.run.as_deref(), Some("r1"));
+        assert!(kept.data.canceled);
+
+        save(&inbox, "t1", &kept.data).await.unwrap();
+        let again: serde_json::Value = inbox
+            .record(Door::A2A, "t1")
+            .await
+            .unwrap()
+            .expect("kept")
+            .data;
+        assert_eq!(again.get("updated"), None, "the inbox keeps the time");
+        assert_eq!(again["prompt"], "buy a gpu");
+    }
+
+    #[tokio::test]
+    async fn a_new_record_has_only_what_it_says() {
+        let inbox = Inbox::open("sqlite::memory:").await.unwrap();
+        let record = TaskRecord::started("c1".into(), "hi".into());
+        save(&inbox, "t2", &record).await.unwrap();
+        let kept: serde_json::Value = inbox.record(Door::A2A, "t2").await.unwrap().unwrap().data;
+        assert_eq!(kept, serde_json::json!({"contextId": "c1", "prompt": "hi"}));
+    }
 }

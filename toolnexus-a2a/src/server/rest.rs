@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use a2a::{error_code, A2AError, TypedDetail, PROTOCOL_DOMAIN};
+use a2a::{A2AError, CancelTaskRequest, GetTaskRequest, SubscribeToTaskRequest};
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
 use axum::extract::{Path, RawQuery, State};
@@ -15,9 +15,9 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde_json::{json, Value};
 
-use super::jsonrpc::version;
-use super::stream::{self, Frame};
-use super::{send, tasks, Shared};
+use super::shared::Shared;
+use super::wire::{params, payload, version, Frame};
+use super::{send, stream, tasks};
 
 /// `POST /message:send`.
 pub(crate) async fn send_message(
@@ -25,8 +25,8 @@ pub(crate) async fn send_message(
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Response {
-    match request(&headers, body) {
-        Ok(params) => reply(send::send(&shared, params).await),
+    match request(&headers, body).and_then(params) {
+        Ok(request) => reply(send::send(&shared, request).await),
         Err(e) => failure(&e),
     }
 }
@@ -37,8 +37,8 @@ pub(crate) async fn stream_message(
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Response {
-    let started = match request(&headers, body) {
-        Ok(params) => stream::send(shared, Frame::Rest, params).await,
+    let started = match request(&headers, body).and_then(params) {
+        Ok(request) => stream::send(shared, Frame::Rest, request).await,
         Err(e) => Err(e),
     };
     started.unwrap_or_else(|e| failure(&e))
@@ -55,15 +55,17 @@ pub(crate) async fn get_task(
         return failure(&e);
     }
     match action(&segment) {
-        (id, None) => {
-            let mut params = json!({ "id": id });
-            match history_length(query.as_deref()) {
-                Ok(Some(n)) => params["historyLength"] = n.into(),
-                Ok(None) => {}
-                Err(e) => return failure(&e),
+        (id, None) => match history_length(query.as_deref()) {
+            Ok(history_length) => {
+                let request = GetTaskRequest {
+                    id: id.to_owned(),
+                    history_length,
+                    tenant: None,
+                };
+                reply(tasks::get(&shared, request).await)
             }
-            reply(tasks::get(&shared, params).await)
-        }
+            Err(e) => failure(&e),
+        },
         (id, Some("subscribe")) => subscribe(shared, id).await,
         (_, Some(other)) => failure(&unknown(other)),
     }
@@ -78,12 +80,12 @@ pub(crate) async fn post_task(
 ) -> Response {
     // The body is read whatever the method: one left unread closes the connection, which a
     // client about to reuse it sees as a server that hung up.
-    let params = match body {
+    let fields = match body {
         Ok(bytes) if bytes.iter().all(u8::is_ascii_whitespace) => Ok(json!({})),
         body => request(&headers, body),
     };
-    let mut params = match params {
-        Ok(Value::Object(params)) => params,
+    let mut fields = match fields {
+        Ok(Value::Object(fields)) => fields,
         Ok(_) => return failure(&A2AError::invalid_params("the body must be a JSON object")),
         Err(e) => return failure(&e),
     };
@@ -92,8 +94,11 @@ pub(crate) async fn post_task(
     }
     match action(&segment) {
         (id, Some("cancel")) => {
-            params.insert("id".to_owned(), id.into());
-            reply(tasks::cancel(&shared, Value::Object(params)).await)
+            fields.insert("id".to_owned(), id.into());
+            match params::<CancelTaskRequest>(Value::Object(fields)) {
+                Ok(request) => reply(tasks::cancel(&shared, request).await),
+                Err(e) => failure(&e),
+            }
         }
         (id, Some("subscribe")) => subscribe(shared, id).await,
         (_, Some(other)) => failure(&unknown(other)),
@@ -119,7 +124,11 @@ pub(crate) async fn extended_card() -> Response {
 }
 
 async fn subscribe(shared: Arc<Shared>, id: &str) -> Response {
-    stream::subscribe(shared, Frame::Rest, json!({ "id": id }))
+    let request = SubscribeToTaskRequest {
+        id: id.to_owned(),
+        tenant: None,
+    };
+    stream::subscribe(shared, Frame::Rest, request)
         .await
         .unwrap_or_else(|e| failure(&e))
 }
@@ -179,46 +188,6 @@ fn failure(error: &A2AError) -> Response {
     (status, Json(payload(error))).into_response()
 }
 
-/// The binding's error body: `{"error": {code, status, message, details}}`, the details an
-/// `ErrorInfo` with the A2A reason first, then what the error carries (a `BadRequest`
-/// naming the field of a form that does not fit).
-pub(crate) fn payload(error: &A2AError) -> Value {
-    let info = TypedDetail::error_info(a2a::error_reason(error.code), PROTOCOL_DOMAIN, None);
-    let mut details = vec![serde_json::to_value(info).unwrap_or_default()];
-    for detail in error.details.iter().flatten() {
-        if detail.type_url != a2a::ERROR_INFO_TYPE {
-            details.push(serde_json::to_value(detail).unwrap_or_default());
-        }
-    }
-    json!({
-        "error": {
-            "code": error.http_status_code(),
-            "status": grpc_status(error),
-            "message": error.message,
-            "details": details,
-        }
-    })
-}
-
-/// The `google.rpc.Code` name the binding pairs with each A2A error.
-fn grpc_status(error: &A2AError) -> &'static str {
-    match error.code {
-        error_code::TASK_NOT_FOUND => "NOT_FOUND",
-        error_code::METHOD_NOT_FOUND => "UNIMPLEMENTED",
-        error_code::PARSE_ERROR
-        | error_code::INVALID_REQUEST
-        | error_code::INVALID_PARAMS
-        | error_code::CONTENT_TYPE_NOT_SUPPORTED => "INVALID_ARGUMENT",
-        error_code::TASK_NOT_CANCELABLE
-        | error_code::PUSH_NOTIFICATION_NOT_SUPPORTED
-        | error_code::UNSUPPORTED_OPERATION
-        | error_code::EXTENDED_CARD_NOT_CONFIGURED
-        | error_code::EXTENSION_SUPPORT_REQUIRED
-        | error_code::VERSION_NOT_SUPPORTED => "FAILED_PRECONDITION",
-        _ => "INTERNAL",
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -237,15 +206,6 @@ mod tests {
             Some(Some(3))
         );
         let e = history_length(Some("historyLength=x")).err();
-        assert_eq!(e.map(|e| e.code), Some(error_code::INVALID_PARAMS));
-    }
-
-    #[test]
-    fn an_error_payload_names_its_reason_first() {
-        let body = payload(&A2AError::task_not_found("t"));
-        assert_eq!(body["error"]["code"], 404);
-        assert_eq!(body["error"]["status"], "NOT_FOUND");
-        assert_eq!(body["error"]["details"][0]["reason"], "TASK_NOT_FOUND");
-        assert_eq!(body["error"]["details"][0]["domain"], PROTOCOL_DOMAIN);
+        assert_eq!(e.map(|e| e.code), Some(a2a::error_code::INVALID_PARAMS));
     }
 }

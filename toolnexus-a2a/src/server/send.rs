@@ -8,22 +8,23 @@ use std::sync::Arc;
 use a2a::{A2AError, Message, PartContent, SendMessageRequest};
 use serde_json::{json, Value};
 use toolnexus::RunStatus;
-use toolnexus_inbox::InboxError;
+use toolnexus_inbox::{InFlightGuard, InboxError};
 
 use super::errors::{busy, terminal, to_protocol};
-use super::jsonrpc::params;
-use super::record::{self, TaskRecord};
+use super::record::{self, TaskRecord, HEARTBEAT};
+use super::shared::Shared;
 use super::view::{self, Stage};
-use super::Shared;
 use crate::mapping;
-
-/// How often a task's first run touches its record while it goes on.
-pub(crate) const HEARTBEAT: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// What a `SendMessage` was asked to do, once its message is taken.
 pub(crate) enum Accepted {
-    /// A new task, recorded, whose first run is to go.
-    Started { id: String, record: Box<TaskRecord> },
+    /// A new task, recorded, whose first run is to go; `live` holds it in flight in this
+    /// process until that run ends (or panics, or is aborted).
+    Started {
+        id: String,
+        record: Box<TaskRecord>,
+        live: InFlightGuard,
+    },
     /// A continuation, recorded in the inbox, whose run `run` is to resume.
     Answered { id: String, run: String },
 }
@@ -36,8 +37,11 @@ impl Accepted {
     }
 }
 
-pub(crate) async fn send(shared: &Arc<Shared>, raw: Value) -> Result<Value, A2AError> {
-    let request: SendMessageRequest = params(raw)?;
+/// `SendMessage`.
+pub(crate) async fn send(
+    shared: &Arc<Shared>,
+    request: SendMessageRequest,
+) -> Result<Value, A2AError> {
     let config = request.configuration.as_ref();
     let history_length = config.and_then(|c| c.history_length);
     let immediately = config.and_then(|c| c.return_immediately).unwrap_or(false);
@@ -64,7 +68,10 @@ pub(crate) async fn accept(shared: &Arc<Shared>, message: &Message) -> Result<Ac
 /// Does what was accepted: runs a new task's first run, or resumes an answered one.
 pub(crate) async fn carry_out(shared: Arc<Shared>, accepted: Accepted) {
     match accepted {
-        Accepted::Started { id, record } => first_run(&shared, &id, *record).await,
+        Accepted::Started { id, record, live } => {
+            first_run(&shared, &id, *record).await;
+            drop(live);
+        }
         Accepted::Answered { run, .. } => resume(&shared, &run).await,
     }
     shared.changed.notify_waiters();
@@ -76,14 +83,14 @@ pub(crate) async fn current(
     id: &str,
     history_length: Option<i32>,
 ) -> Result<Value, A2AError> {
-    let record = record::load(&shared.inbox, id)
+    let kept = record::load(&shared.inbox, id)
         .await
         .map_err(to_protocol)?
         .ok_or_else(|| A2AError::task_not_found(id))?;
-    let view = view::read(&shared.inbox, shared.is_live(id), &record)
+    let view = view::read(&shared.inbox, shared.is_live(id), &kept)
         .await
         .map_err(to_protocol)?;
-    let task = view::task(id, &record, &view, history_length);
+    let task = view::task(id, &kept.data, &view, history_length);
     serde_json::to_value(task).map_err(|e| A2AError::internal(e.to_string()))
 }
 
@@ -95,15 +102,19 @@ async fn start(shared: &Arc<Shared>, message: &Message) -> Result<Accepted, A2AE
         .clone()
         .filter(|c| !c.is_empty())
         .unwrap_or_else(a2a::new_context_id);
-    let mut record = TaskRecord::started(context, prompt);
-    shared.set_live(&id, true);
-    if let Err(e) = record::save(&shared.inbox, &id, &mut record).await {
-        shared.set_live(&id, false);
-        return Err(to_protocol(e));
-    }
+    let record = TaskRecord::started(context, prompt);
+    // Held before the record is kept, so no reader sees the task started and not live.
+    let live = shared
+        .live
+        .enter(&id)
+        .ok_or_else(|| A2AError::internal("a new task's id is already in use"))?;
+    record::save(&shared.inbox, &id, &record)
+        .await
+        .map_err(to_protocol)?;
     Ok(Accepted::Started {
         id,
         record: Box::new(record),
+        live,
     })
 }
 
@@ -146,12 +157,11 @@ async fn first_run(shared: &Shared, id: &str, mut record: TaskRecord) {
     }
     // A cancel while it ran is kept.
     if let Ok(Some(now)) = record::load(&shared.inbox, id).await {
-        record.canceled |= now.canceled;
+        record.canceled |= now.data.canceled;
     }
-    if let Err(e) = record::save(&shared.inbox, id, &mut record).await {
+    if let Err(e) = record::save(&shared.inbox, id, &record).await {
         tracing::error!(task = id, error = %e, "could not record how a task's run ended");
     }
-    shared.set_live(id, false);
 }
 
 /// Drives `run` while touching task `id`'s record every [`HEARTBEAT`], so servers sharing
@@ -163,30 +173,28 @@ async fn beating<T>(shared: &Shared, id: &str, run: impl std::future::Future<Out
         tokio::select! {
             done = &mut run => return done,
             _ = beats.tick() => {
-                if let Ok(Some(mut now)) = record::load(&shared.inbox, id).await {
-                    if let Err(e) = record::save(&shared.inbox, id, &mut now).await {
-                        tracing::warn!(task = id, error = %e, "could not touch a running task");
-                    }
+                if let Err(e) = record::touch(&shared.inbox, id).await {
+                    tracing::warn!(task = id, error = %e, "could not touch a running task");
                 }
             }
         }
     }
 }
 
-/// Answers what task `id` waits on with `message`.
+/// Answers what task `id` waits on with `message`: every answer it gives, all or none.
 async fn answer(shared: &Arc<Shared>, id: &str, message: &Message) -> Result<Accepted, A2AError> {
-    let record = record::load(&shared.inbox, id)
+    let kept = record::load(&shared.inbox, id)
         .await
         .map_err(to_protocol)?
         .ok_or_else(|| A2AError::task_not_found(id))?;
     if let Some(context) = message.context_id.as_deref().filter(|c| !c.is_empty()) {
-        if context != record.context_id {
+        if context != kept.data.context_id {
             return Err(A2AError::invalid_params(format!(
                 "contextId `{context}` is not the context of task `{id}`"
             )));
         }
     }
-    let view = view::read(&shared.inbox, shared.is_live(id), &record)
+    let view = view::read(&shared.inbox, shared.is_live(id), &kept)
         .await
         .map_err(to_protocol)?;
     if view.is_terminal() {
@@ -196,12 +204,14 @@ async fn answer(shared: &Arc<Shared>, id: &str, message: &Message) -> Result<Acc
         return Err(busy(id));
     };
     let answers = mapping::answers_of(message, &requests).map_err(to_protocol)?;
-    for answer in answers {
-        match shared.inbox.answer_as(answer, &shared.responder).await {
-            Ok(()) => {}
-            Err(InboxError::NotWaiting { .. }) => return Err(busy(id)),
-            Err(e) => return Err(to_protocol(e.into())),
-        }
+    match shared
+        .inbox
+        .answer_all(&run, answers, &shared.responder)
+        .await
+    {
+        Ok(()) => {}
+        Err(e) if matches!(e.cause(), InboxError::NotWaiting { .. }) => return Err(busy(id)),
+        Err(e) => return Err(to_protocol(e.into())),
     }
     Ok(Accepted::Answered {
         id: id.to_owned(),
@@ -212,13 +222,13 @@ async fn answer(shared: &Arc<Shared>, id: &str, message: &Message) -> Result<Acc
 /// Resumes the answered run `run`, or waits for whoever resumes it (another request's
 /// answer, a worker) to finish.
 async fn resume(shared: &Shared, run: &str) {
-    match shared.inbox.resume(run, &shared.client, &shared.tk).await {
-        Ok(_) | Err(InboxError::NotAnswered(_)) | Err(InboxError::Finished { .. }) => {}
-        Err(InboxError::Claimed(_)) => {
-            if let Err(e) = shared.inbox.outcome(run).await {
-                tracing::warn!(run, error = %e, "could not await a resume");
-            }
-        }
+    match shared
+        .inbox
+        .resume_or_await(run, &shared.client, &shared.tk)
+        .await
+    {
+        // Not answered yet: another answer is still to come, and its request resumes it.
+        Ok(_) | Err(InboxError::NotAnswered(_)) => {}
         Err(e) => tracing::warn!(run, error = %e, "a task's resume failed"),
     }
 }

@@ -7,9 +7,7 @@ use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Duration;
 
-use a2a::{
-    A2AError, JsonRpcId, SendMessageRequest, SubscribeToTaskRequest, Task, TaskStatusUpdateEvent,
-};
+use a2a::{A2AError, SendMessageRequest, SubscribeToTaskRequest, Task, TaskStatusUpdateEvent};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use futures::Stream;
@@ -17,32 +15,23 @@ use serde_json::{json, Value};
 use tokio::sync::mpsc;
 
 use super::errors::to_protocol;
-use super::jsonrpc::{params, response};
 use super::record;
-use super::rest;
 use super::send::{accept, carry_out};
+use super::shared::Shared;
 use super::view;
-use super::Shared;
+use super::wire::{payload, response, Frame};
 
 /// How often a stream looks at a task that changes elsewhere (a worker, another server):
 /// changes made in this process wake it at once.
 const POLL: Duration = Duration::from_millis(200);
 
-/// How a stream's events are framed: the binding the request came in by.
-#[derive(Clone)]
-pub(crate) enum Frame {
-    /// Each event a JSON-RPC response with the request's id.
-    JsonRpc(JsonRpcId),
-    /// Each event the `StreamResponse` itself, or the HTTP+JSON error payload.
-    Rest,
-}
-
+/// `SendStreamingMessage`: the task as it is once the message is taken, then its changes
+/// until it is over or waits again.
 pub(crate) async fn send(
     shared: Arc<Shared>,
     rpc: Frame,
-    raw: Value,
+    request: SendMessageRequest,
 ) -> Result<Response, A2AError> {
-    let request: SendMessageRequest = params(raw)?;
     let accepted = accept(&shared, &request.message).await?;
     let id = accepted.id().to_owned();
     let (tx, rx) = mpsc::channel(16);
@@ -65,12 +54,13 @@ pub(crate) async fn send(
     Ok(sse(rx))
 }
 
+/// `SubscribeToTask`: the task as it is, then its changes until it is over or waits on
+/// something new.
 pub(crate) async fn subscribe(
     shared: Arc<Shared>,
     rpc: Frame,
-    raw: Value,
+    request: SubscribeToTaskRequest,
 ) -> Result<Response, A2AError> {
-    let request: SubscribeToTaskRequest = params(raw)?;
     let id = request.id;
     let first = task_now(&shared, &id).await?;
     if first.status.state.is_terminal() {
@@ -174,14 +164,14 @@ async fn watch_step(
 }
 
 async fn task_now(shared: &Shared, id: &str) -> Result<Task, A2AError> {
-    let record = record::load(&shared.inbox, id)
+    let kept = record::load(&shared.inbox, id)
         .await
         .map_err(to_protocol)?
         .ok_or_else(|| A2AError::task_not_found(id))?;
-    let view = view::read(&shared.inbox, shared.is_live(id), &record)
+    let view = view::read(&shared.inbox, shared.is_live(id), &kept)
         .await
         .map_err(to_protocol)?;
-    Ok(view::task(id, &record, &view, None))
+    Ok(view::task(id, &kept.data, &view, None))
 }
 
 /// Sends one event; `true` when the client is gone.
@@ -193,7 +183,7 @@ fn event(frame: &Frame, result: Result<Value, A2AError>) -> Event {
     let body = match (frame, result) {
         (Frame::JsonRpc(id), result) => serde_json::to_string(&response(id.clone(), result)),
         (Frame::Rest, Ok(value)) => serde_json::to_string(&value),
-        (Frame::Rest, Err(e)) => serde_json::to_string(&rest::payload(&e)),
+        (Frame::Rest, Err(e)) => serde_json::to_string(&payload(&e)),
     };
     Event::default().data(body.unwrap_or_default())
 }

@@ -8,39 +8,40 @@ use toolnexus::{Answer, Refusal};
 use toolnexus_inbox::InboxError;
 
 use super::errors::to_protocol;
-use super::jsonrpc::params;
 use super::record;
 use super::send::current;
+use super::shared::Shared;
 use super::view::{self, Stage};
-use super::Shared;
 
 /// `GetTask`: the task as it stands, with its history (the last `historyLength`
 /// messages when given).
-pub(crate) async fn get(shared: &Arc<Shared>, raw: Value) -> Result<Value, A2AError> {
-    let request: GetTaskRequest = params(raw)?;
+pub(crate) async fn get(shared: &Arc<Shared>, request: GetTaskRequest) -> Result<Value, A2AError> {
     current(shared, &request.id, request.history_length).await
 }
 
 /// `CancelTask`: a task that is not over is canceled; what it waits on is refused in the
 /// inbox (`cancelled`), so nobody answers it on the page and its tool never runs.
-pub(crate) async fn cancel(shared: &Arc<Shared>, raw: Value) -> Result<Value, A2AError> {
-    let request: CancelTaskRequest = params(raw)?;
+pub(crate) async fn cancel(
+    shared: &Arc<Shared>,
+    request: CancelTaskRequest,
+) -> Result<Value, A2AError> {
     let id = request.id;
-    let mut record = record::load(&shared.inbox, &id)
+    let kept = record::load(&shared.inbox, &id)
         .await
         .map_err(to_protocol)?
         .ok_or_else(|| A2AError::task_not_found(&id))?;
-    let view = view::read(&shared.inbox, shared.is_live(&id), &record)
+    let view = view::read(&shared.inbox, shared.is_live(&id), &kept)
         .await
         .map_err(to_protocol)?;
     if view.is_terminal() {
         return Err(A2AError::task_not_cancelable(&id));
     }
+    let mut record = kept.data;
     if record.transcript.is_empty() {
         record.transcript = view.transcript.clone();
     }
     record.canceled = true;
-    record::save(&shared.inbox, &id, &mut record)
+    record::save(&shared.inbox, &id, &record)
         .await
         .map_err(to_protocol)?;
     if let Stage::Waiting { requests, .. } = &view.stage {

@@ -1,22 +1,20 @@
 //! Where a task stands, read from its record and the inbox's runs, and the A2A `Task` it
 //! is on the wire.
 
+use std::time::{Duration, SystemTime};
+
 use a2a::{Artifact, Message as A2aMessage, Part, Role, Task, TaskState, TaskStatus};
 use chrono::{DateTime, Utc};
 use toolnexus::{Message, Request, RunResult, RunStatus};
-use toolnexus_inbox::{Inbox, ParkedState};
+use toolnexus_inbox::{DoorRecord, Inbox, InboxError, ParkedState};
 
-use super::record::TaskRecord;
+use super::record::{TaskRecord, HEARTBEAT};
+use crate::error::A2aError;
 use crate::mapping;
-use crate::A2aError;
-
-/// How many runs one task may chain (each resumed run that halts again parks a new one)
-/// before its record is taken as corrupt rather than followed for ever.
-const MAX_CHAIN: usize = 10_000;
 
 /// How long after its last heartbeat a first run not in this process is taken as cut
 /// short by a stop of its server: six beats missed.
-const STALE_MS: i64 = 6 * super::send::HEARTBEAT.as_millis() as i64;
+const STALE: Duration = HEARTBEAT.saturating_mul(6);
 
 /// Where a task stands.
 #[derive(Debug, Clone)]
@@ -59,10 +57,16 @@ impl View {
     }
 }
 
-/// Task `id` as it stands, read from `record` and the runs the inbox keeps for it.
-pub(crate) async fn read(inbox: &Inbox, live: bool, record: &TaskRecord) -> Result<View, A2aError> {
+/// A task as it stands, read from its record `kept` and the runs the inbox keeps for it;
+/// `live` when its first run goes on in this process.
+pub(crate) async fn read(
+    inbox: &Inbox,
+    live: bool,
+    kept: &DoorRecord<TaskRecord>,
+) -> Result<View, A2aError> {
+    let record = &kept.data;
     let first_words = || vec![Message::user(record.prompt.clone())];
-    let at = DateTime::from_timestamp_millis(record.updated).unwrap_or_default();
+    let at = DateTime::<Utc>::from(kept.updated_at);
     if record.canceled {
         let transcript = if record.transcript.is_empty() {
             first_words()
@@ -91,8 +95,11 @@ pub(crate) async fn read(inbox: &Inbox, live: bool, record: &TaskRecord) -> Resu
     }
     let Some(first) = &record.run else {
         // Another server sharing the database may be running it: it touches the record
-        // every heartbeat while it does.
-        let stale = chrono::Utc::now().timestamp_millis() - record.updated > STALE_MS;
+        // every heartbeat while it does. A record touched "after now" (clocks apart) is
+        // fresh.
+        let stale = SystemTime::now()
+            .duration_since(kept.updated_at)
+            .is_ok_and(|age| age > STALE);
         let stage = if live || !stale {
             Stage::Working
         } else {
@@ -104,55 +111,46 @@ pub(crate) async fn read(inbox: &Inbox, live: bool, record: &TaskRecord) -> Resu
             at,
         });
     };
-    let mut run = first.clone();
-    let mut transcript = record.transcript.clone();
-    for _ in 0..MAX_CHAIN {
-        let requests = inbox.run_requests(&run).await?;
-        let Some(head) = requests.first() else {
+    let latest = match inbox.follow(first).await {
+        Ok(latest) => latest,
+        Err(InboxError::UnknownRequest(run)) => {
             return Ok(View {
                 stage: Stage::Failed(format!("the inbox has no run `{run}`")),
-                transcript,
+                transcript: record.transcript.clone(),
                 at,
-            });
-        };
-        let at = DateTime::<Utc>::from(head.updated_at);
-        let stage = match head.run_state {
-            ParkedState::Waiting => Stage::Waiting {
-                run: run.clone(),
-                requests: requests
-                    .iter()
-                    .filter(|p| p.state == ParkedState::Waiting)
-                    .map(|p| p.request.clone())
-                    .collect(),
-            },
-            ParkedState::Done => match (&head.result, &head.next) {
-                (Some(result), Some(next)) => {
-                    transcript = result.messages.clone();
-                    run = next.clone();
-                    continue;
-                }
-                (Some(result), None) => {
-                    transcript = result.messages.clone();
-                    Stage::Ended(Box::new(result.clone()))
-                }
-                (None, _) => Stage::Failed("the resumed run kept no result".to_owned()),
-            },
-            ParkedState::Failed => Stage::Failed(
-                head.last_error
-                    .clone()
-                    .unwrap_or_else(|| "the run could not be resumed".to_owned()),
-            ),
-            _ => Stage::Working,
-        };
-        return Ok(View {
-            stage,
-            transcript,
-            at,
-        });
-    }
-    Err(A2aError::Corrupt {
-        id: first.clone(),
-        reason: format!("more than {MAX_CHAIN} runs chained"),
+            })
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let head = latest.head();
+    let mut transcript = latest
+        .halted
+        .clone()
+        .unwrap_or_else(|| record.transcript.clone());
+    let stage = match latest.state() {
+        ParkedState::Waiting => Stage::Waiting {
+            run: latest.run.clone(),
+            requests: latest.open(),
+        },
+        // Done with a next run is followed past; here the run ended.
+        ParkedState::Done => match &head.result {
+            Some(result) => {
+                transcript = result.messages.clone();
+                Stage::Ended(Box::new(result.clone()))
+            }
+            None => Stage::Failed("the resumed run kept no result".to_owned()),
+        },
+        ParkedState::Failed => Stage::Failed(
+            head.last_error
+                .clone()
+                .unwrap_or_else(|| "the run could not be resumed".to_owned()),
+        ),
+        _ => Stage::Working,
+    };
+    Ok(View {
+        stage,
+        transcript,
+        at: DateTime::<Utc>::from(head.updated_at),
     })
 }
 
@@ -222,29 +220,54 @@ pub(crate) fn status_message(id: &str, context: &str, view: &View) -> Option<A2a
 
 #[cfg(test)]
 mod tests {
+    use std::time::SystemTime;
+
     use toolnexus_inbox::Inbox;
 
-    use super::{read, Stage, STALE_MS};
-    use crate::server::record::TaskRecord;
+    use super::{read, Stage, STALE};
+    use crate::server::record::{self, TaskRecord};
+
+    /// A started task's view on an inbox whose clock is `behind` the system's.
+    async fn started(behind: std::time::Duration, live: bool) -> Stage {
+        let inbox = Inbox::builder("sqlite::memory:")
+            .clock(move || SystemTime::now() - behind)
+            .open()
+            .await
+            .unwrap();
+        let record = TaskRecord::started("c1".into(), "buy a gpu".into());
+        record::save(&inbox, "t1", &record).await.unwrap();
+        let kept = record::load(&inbox, "t1").await.unwrap().unwrap();
+        read(&inbox, live, &kept).await.unwrap().stage
+    }
 
     #[tokio::test]
     async fn a_first_run_elsewhere_works_while_its_heartbeat_is_fresh() {
-        let inbox = Inbox::open("sqlite::memory:").await.unwrap();
-        let mut record = TaskRecord::started("c1".into(), "buy a gpu".into());
-        record.updated = chrono::Utc::now().timestamp_millis();
-        let fresh = read(&inbox, false, &record).await.unwrap();
-        assert!(matches!(fresh.stage, Stage::Working), "{fresh:?}");
+        let fresh = started(std::time::Duration::ZERO, false).await;
+        assert!(matches!(fresh, Stage::Working), "{fresh:?}");
 
-        record.updated -= 2 * STALE_MS;
-        let stale = read(&inbox, false, &record).await.unwrap();
+        let stale = started(2 * STALE, false).await;
         assert!(
-            matches!(&stale.stage, Stage::Failed(why) if why.contains("stopped")),
+            matches!(&stale, Stage::Failed(why) if why.contains("stopped")),
             "{stale:?}"
         );
-        let here = read(&inbox, true, &record).await.unwrap();
+        let here = started(2 * STALE, true).await;
         assert!(
-            matches!(here.stage, Stage::Working),
+            matches!(here, Stage::Working),
             "a run of this process works"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_task_whose_run_the_inbox_lacks_has_failed() {
+        let inbox = Inbox::open("sqlite::memory:").await.unwrap();
+        let mut record = TaskRecord::started("c1".into(), "buy a gpu".into());
+        record.run = Some("gone".into());
+        record::save(&inbox, "t1", &record).await.unwrap();
+        let kept = record::load(&inbox, "t1").await.unwrap().unwrap();
+        let view = read(&inbox, false, &kept).await.unwrap();
+        assert!(
+            matches!(&view.stage, Stage::Failed(why) if why == "the inbox has no run `gone`"),
+            "{view:?}"
         );
     }
 }
