@@ -1,9 +1,11 @@
 //! How a toolnexus suspension reads in AG-UI and how a resume entry reads back: the
-//! request a halted run waits on as an [`Interrupt`] ([`interrupt_of`]), and the entry
-//! answering it as an [`Answer`] checked against the request ([`answer_of`]).
+//! request a halted run waits on as an [`Interrupt`] ([`interrupt_of`]), the entry
+//! answering it as an [`Answer`] read by what the request asks ([`answer_of`]), and the
+//! inbox's refusal of those answers as a [`Refused`].
 
 use serde_json::{json, Map, Value};
 use toolnexus::{Answer, Asks, Message, Refusal, Request};
+use toolnexus_inbox::InboxError;
 
 use crate::wire::{ErrorCode, Interrupt, Reason, ResumeEntry, ResumeStatus};
 
@@ -112,12 +114,13 @@ fn decision(edited_args: Option<Value>) -> Map<String, Value> {
     schema
 }
 
-/// The answer `entry` gives to `request`, checked against it as the inbox checks answers
-/// (a form's data against its schema, edited arguments against the tool's).
+/// The answer `entry` gives to `request`, read by what the request asks.
 ///
 /// `cancelled` refuses the request (`cancelled`); `{"approved": false}` declines it, with
 /// the payload's `reason` as the person's note; `{"approved": true}` grants it, with
-/// `editedArgs` as the call's new arguments; a form's payload is its data.
+/// `editedArgs` as the call's new arguments; a form's payload is its data. A payload of
+/// another shape is refused here; whether the data fits the form, and the edited arguments
+/// the tool's schema, the inbox checks as it takes the answer, once for every door.
 ///
 /// ```
 /// use serde_json::json;
@@ -136,20 +139,16 @@ fn decision(edited_args: Option<Value>) -> Map<String, Value> {
 /// ```
 pub fn answer_of(request: &Request, entry: &ResumeEntry) -> Result<Answer, Refused> {
     let id = request.id.as_str();
-    let invalid = |why: String| {
-        Refused::new(
-            ErrorCode::InvalidAnswer,
-            format!("the answer to interrupt `{id}` does not fit: {why}"),
-        )
-    };
     let payload = entry.payload.as_ref().filter(|p| !p.is_null());
-    let answer = match (entry.status, request.asks()) {
+    Ok(match (entry.status, request.asks()) {
         (ResumeStatus::Cancelled, _) => Answer::refuse(id, Refusal::Cancelled),
         (ResumeStatus::Resolved, Asks::Form { .. }) => match payload {
             Some(data @ Value::Object(_)) => Answer::ok(id).with_data(data.clone()),
             _ => {
-                return Err(invalid(
-                    "the payload must be the form's data, an object".into(),
+                return Err(misfit(
+                    id,
+                    None,
+                    "the payload must be the form's data, an object",
                 ))
             }
         },
@@ -159,8 +158,10 @@ pub fn answer_of(request: &Request, entry: &ResumeEntry) -> Result<Answer, Refus
                 .and_then(|o| o.get("approved"))
                 .and_then(Value::as_bool);
             let Some(approved) = approved else {
-                return Err(invalid(
-                    "the payload must be {\"approved\": true} or {\"approved\": false}".into(),
+                return Err(misfit(
+                    id,
+                    None,
+                    "the payload must be {\"approved\": true} or {\"approved\": false}",
                 ));
             };
             let said = object
@@ -174,16 +175,84 @@ pub fn answer_of(request: &Request, entry: &ResumeEntry) -> Result<Answer, Refus
                 (false, _) => Answer::refuse(id, Refusal::Declined).with_note(said),
             }
         }
+    })
+}
+
+/// The refusal of an answer to interrupt `id` that does not fit, at `field` when one is
+/// at fault.
+fn misfit(id: &str, field: Option<&str>, why: &str) -> Refused {
+    let at = field.map(|f| format!(" at `{f}`")).unwrap_or_default();
+    Refused::new(
+        ErrorCode::InvalidAnswer,
+        format!("the answer to interrupt `{id}` does not fit: {why}{at}"),
+    )
+}
+
+/// The refusal of a resume entry naming `id`, which is not among the thread's `open`
+/// interrupts.
+pub(crate) fn unknown_interrupt(id: &str, open: &[Request]) -> Refused {
+    Refused::new(
+        ErrorCode::UnknownInterrupt,
+        format!(
+            "no interrupt `{id}` is open on this thread (open: {})",
+            ids(open)
+        ),
+    )
+}
+
+/// The refusal of a run on a thread whose run goes on.
+pub(crate) fn busy(thread: &str) -> Refused {
+    Refused::new(
+        ErrorCode::ThreadBusy,
+        format!("a run of thread `{thread}` goes on: send this again once it ended"),
+    )
+}
+
+/// The refusal the inbox's refusal `error` of a resume's answers on `thread` is: by its
+/// cause, naming the interrupt whose answer was refused.
+pub(crate) fn refusal(thread: &str, error: &InboxError) -> Refused {
+    let refused = match error {
+        InboxError::Batch { request, .. } => Some(request.as_str()),
+        _ => None,
     };
-    request.check_answer(&answer).map_err(|e| {
-        let at = e
-            .field
-            .as_deref()
-            .map(|f| format!(" at `{f}`"))
-            .unwrap_or_default();
-        invalid(format!("{}{at}", e.reason))
-    })?;
-    Ok(answer)
+    match error.cause() {
+        InboxError::AnsweredTwice(id) => Refused::new(
+            ErrorCode::ResumeDuplicate,
+            format!("interrupt `{id}` is answered twice"),
+        ),
+        InboxError::InvalidAnswer { field, reason } => match refused {
+            Some(id) => misfit(id, field.as_deref(), reason),
+            None => Refused::new(ErrorCode::InvalidAnswer, error.to_string()),
+        },
+        // A request the thread read as open that is no longer: another answer took it,
+        // and the run it belongs to goes on.
+        InboxError::NotWaiting { .. } | InboxError::UnknownRequest(_) => busy(thread),
+        InboxError::OtherRun { request, .. } => Refused::new(
+            ErrorCode::UnknownInterrupt,
+            format!("no interrupt `{request}` is open on this thread"),
+        ),
+        InboxError::Expired(id) => Refused::new(
+            ErrorCode::InterruptExpired,
+            format!("interrupt `{id}` expired: resume it as cancelled"),
+        ),
+        e @ InboxError::NotAllowed { .. } => Refused::new(ErrorCode::NotAllowed, e.to_string()),
+        other => {
+            tracing::error!(thread, error = %other, "an AG-UI resume could not be recorded");
+            Refused::new(
+                ErrorCode::RunFailed,
+                "the answers could not be recorded; it is logged",
+            )
+        }
+    }
+}
+
+/// The ids of `requests`, for a person to read.
+pub(crate) fn ids(requests: &[Request]) -> String {
+    requests
+        .iter()
+        .map(|r| format!("`{}`", r.id))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// The tool call each request of `waiting` is asked by: the call whose placeholder in
@@ -218,10 +287,26 @@ pub(crate) fn interrupts(waiting: &[Request], transcript: &[Message]) -> Vec<Int
 #[cfg(test)]
 mod tests {
     use serde_json::json;
-    use toolnexus::{Refusal, Request};
+    use toolnexus::{Answer, Refusal, Request};
+    use toolnexus_inbox::InboxError;
 
-    use super::{answer_of, interrupt_of};
+    use super::{answer_of, interrupt_of, refusal, Refused};
     use crate::wire::{ErrorCode, ResumeEntry};
+
+    /// What a resume with `entry` comes to: refused for its shape here, or by the inbox's
+    /// check of the answer — the one `answer_all` makes, refusing the batch — as the
+    /// resume hears it.
+    fn taken(request: &Request, entry: &ResumeEntry) -> Result<Answer, Refused> {
+        let answer = answer_of(request, entry)?;
+        request.check_answer(&answer).map_err(|e| {
+            let batch = InboxError::Batch {
+                request: request.id.clone(),
+                source: Box::new(e.into()),
+            };
+            refusal("t", &batch)
+        })?;
+        Ok(answer)
+    }
 
     fn gate() -> Request {
         Request::new("approval", "Delete /tmp/x?")
@@ -255,14 +340,18 @@ mod tests {
             json!({"approved": true, "editedArgs": {"path": "/tmp/y"}}),
         );
         assert_eq!(
-            answer_of(&gate(), &edited).unwrap().args,
+            taken(&gate(), &edited).unwrap().args,
             Some(json!({"path": "/tmp/y"}))
         );
         let misfit =
             ResumeEntry::resolved("g1", json!({"approved": true, "editedArgs": {"path": 3}}));
-        let refused = answer_of(&gate(), &misfit).unwrap_err();
+        let refused = taken(&gate(), &misfit).unwrap_err();
         assert_eq!(refused.code, ErrorCode::InvalidAnswer);
         assert!(refused.message.contains("path"), "{refused}");
+        assert!(
+            refused.message.contains("`g1`"),
+            "names the interrupt: {refused}"
+        );
     }
 
     #[test]
@@ -275,13 +364,13 @@ mod tests {
         );
         let fits = ResumeEntry::resolved("f1", json!({"zip": "75001"}));
         assert_eq!(
-            answer_of(&form(), &fits).unwrap().data,
+            taken(&form(), &fits).unwrap().data,
             Some(json!({"zip": "75001"}))
         );
         for misfit in [json!({"zip": 75001}), json!("75001"), json!(null)] {
             let entry = ResumeEntry::resolved("f1", misfit.clone());
             assert_eq!(
-                answer_of(&form(), &entry).unwrap_err().code,
+                taken(&form(), &entry).unwrap_err().code,
                 ErrorCode::InvalidAnswer,
                 "{misfit}"
             );
@@ -296,7 +385,7 @@ mod tests {
             Request::new("authorization", "Sign in").with_id("s1"),
         ] {
             let entry = ResumeEntry::cancelled(request.id.clone());
-            let answer = answer_of(&request, &entry).unwrap();
+            let answer = taken(&request, &entry).unwrap();
             assert_eq!(answer.refusal(), Some(&Refusal::Cancelled));
         }
     }
@@ -310,8 +399,57 @@ mod tests {
         assert!(schema["properties"].get("editedArgs").is_none());
         let entry = ResumeEntry::resolved("a1", json!({"approved": true, "editedArgs": {}}));
         assert_eq!(
-            answer_of(&plain, &entry).unwrap_err().code,
+            taken(&plain, &entry).unwrap_err().code,
             ErrorCode::InvalidAnswer
         );
+    }
+
+    #[test]
+    fn the_inbox_refusals_read_as_the_protocols_codes() {
+        let batch = |request: &str, source: InboxError| InboxError::Batch {
+            request: request.to_owned(),
+            source: Box::new(source),
+        };
+        let twice = refusal("t", &batch("r2", InboxError::AnsweredTwice("r2".into())));
+        assert_eq!(twice.code, ErrorCode::ResumeDuplicate);
+        assert!(twice.message.contains("`r2`"), "{twice}");
+        let misfit = InboxError::InvalidAnswer {
+            field: Some("zip".into()),
+            reason: "must be a string".into(),
+        };
+        let invalid = refusal("t", &batch("r2", misfit));
+        assert_eq!(invalid.code, ErrorCode::InvalidAnswer);
+        assert!(
+            invalid.message.contains("`r2`") && invalid.message.contains("`zip`"),
+            "{invalid}"
+        );
+        let taken = InboxError::NotWaiting {
+            id: "r1".into(),
+            state: toolnexus_inbox::ParkedState::Answered,
+        };
+        assert_eq!(
+            refusal("t", &batch("r1", taken)).code,
+            ErrorCode::ThreadBusy
+        );
+        let expired = refusal("t", &batch("r1", InboxError::Expired("r1".into())));
+        assert_eq!(expired.code, ErrorCode::InterruptExpired);
+        let stranger = InboxError::NotAllowed {
+            request: "r1".into(),
+            who: Some("eve".into()),
+        };
+        assert_eq!(
+            refusal("t", &batch("r1", stranger)).code,
+            ErrorCode::NotAllowed
+        );
+        let other = InboxError::OtherRun {
+            request: "r9".into(),
+            run: "r1".into(),
+        };
+        assert_eq!(
+            refusal("t", &batch("r9", other)).code,
+            ErrorCode::UnknownInterrupt
+        );
+        let broken = refusal("t", &InboxError::NotPending);
+        assert_eq!(broken.code, ErrorCode::RunFailed);
     }
 }

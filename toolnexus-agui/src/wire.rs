@@ -208,8 +208,8 @@ pub enum Event {
     RunError {
         /// What went wrong, for a person.
         message: String,
-        /// What went wrong, for a program ([`ErrorCode`]).
-        code: String,
+        /// What went wrong, for a program.
+        code: ErrorCode,
     },
     /// The model's text of one turn begins.
     #[serde(rename_all = "camelCase")]
@@ -271,8 +271,18 @@ pub enum Event {
     },
 }
 
-/// The codes `RUN_ERROR` carries, one per way a run is refused or fails.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// The codes `RUN_ERROR` carries, one per way a run is refused or fails; on the wire, the
+/// string [`as_str`](Self::as_str) gives.
+///
+/// ```
+/// use toolnexus_agui::wire::{ErrorCode, Event};
+///
+/// let refused = Event::RunError { message: "answer every interrupt".into(), code: ErrorCode::ResumeIncomplete };
+/// assert_eq!(serde_json::to_value(&refused)?["code"], "resume_incomplete");
+/// # Ok::<(), serde_json::Error>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum ErrorCode {
     /// `interrupts_open`: a run without `resume` on a thread that waits on interrupts.
@@ -326,4 +336,29 @@ where
     T: Deserialize<'de>,
 {
     Option::<Vec<T>>::deserialize(d).map(Option::unwrap_or_default)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ErrorCode;
+
+    #[test]
+    fn every_error_code_is_written_and_read_as_its_string() {
+        for code in [
+            ErrorCode::InterruptsOpen,
+            ErrorCode::NothingToResume,
+            ErrorCode::UnknownInterrupt,
+            ErrorCode::ResumeIncomplete,
+            ErrorCode::ResumeDuplicate,
+            ErrorCode::InvalidAnswer,
+            ErrorCode::NotAllowed,
+            ErrorCode::InterruptExpired,
+            ErrorCode::ThreadBusy,
+            ErrorCode::RunFailed,
+        ] {
+            let wire = serde_json::to_value(code).expect("a code is JSON");
+            assert_eq!(wire, code.as_str());
+            assert_eq!(serde_json::from_value::<ErrorCode>(wire).ok(), Some(code));
+        }
+    }
 }

@@ -16,6 +16,7 @@ use serde_json::{json, Value};
 use tokio::sync::mpsc;
 
 use super::{run, Shared};
+use crate::mapping;
 use crate::wire::{Event, RunAgentInput};
 
 /// The longest thread or run id taken: ids are keys in the inbox, not documents.
@@ -80,10 +81,10 @@ pub(crate) async fn run(
             });
         }
         None => {
-            let refused = run::busy(&input.thread_id);
+            let refused = mapping::busy(&input.thread_id);
             let _ = tx.try_send(Event::RunError {
                 message: refused.message,
-                code: refused.code.as_str().to_owned(),
+                code: refused.code,
             });
         }
     }

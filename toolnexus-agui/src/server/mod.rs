@@ -10,14 +10,13 @@ mod handle;
 mod run;
 mod thread;
 
-use std::collections::HashSet;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use axum::extract::DefaultBodyLimit;
 use axum::routing::post;
 use axum::Router;
 use toolnexus::{LlmClient, Toolkit};
-use toolnexus_inbox::{Inbox, Person};
+use toolnexus_inbox::{InFlight, InFlightGuard, Inbox, Person};
 
 /// The most bytes a request body may have unless told otherwise: room for a long
 /// conversation, bounded so one request cannot take the server's memory.
@@ -66,31 +65,14 @@ pub(crate) struct Shared {
     pub(crate) max_body: usize,
     /// The threads a run goes on for in this process: a second run on one waits its turn
     /// as a refusal, not as a race.
-    busy: Mutex<HashSet<String>>,
+    busy: InFlight,
 }
 
 impl Shared {
-    /// Marks `thread` busy until the guard drops; `None` when it already is.
-    pub(crate) fn claim(self: &Arc<Self>, thread: &str) -> Option<Busy> {
-        let mut busy = self.busy.lock().ok()?;
-        busy.insert(thread.to_owned()).then(|| Busy {
-            shared: self.clone(),
-            thread: thread.to_owned(),
-        })
-    }
-}
-
-/// A thread's run in this process; the thread is free again once dropped.
-pub(crate) struct Busy {
-    shared: Arc<Shared>,
-    thread: String,
-}
-
-impl Drop for Busy {
-    fn drop(&mut self) {
-        if let Ok(mut busy) = self.shared.busy.lock() {
-            busy.remove(&self.thread);
-        }
+    /// Holds `thread` busy until the guard drops — when its run ends, fails, panics or is
+    /// aborted; `None` when it already is.
+    pub(crate) fn claim(&self, thread: &str) -> Option<InFlightGuard> {
+        self.busy.enter(thread)
     }
 }
 
@@ -160,8 +142,76 @@ impl AguiServerBuilder {
                 inbox: self.inbox,
                 responder: self.responder,
                 max_body: self.max_body,
-                busy: Mutex::new(HashSet::new()),
+                busy: InFlight::new(),
             }),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+
+    use toolnexus::{LlmClient, Toolkit};
+    use toolnexus_inbox::{InFlight, Inbox};
+
+    use super::AguiServer;
+
+    async fn server() -> AguiServer {
+        let client = LlmClient::builder()
+            .model("m")
+            .api_key("k")
+            .build()
+            .expect("a client");
+        let inbox = Inbox::open("sqlite::memory:").await.expect("an inbox");
+        AguiServer::builder(client, Toolkit::empty(), inbox).build()
+    }
+
+    #[tokio::test]
+    async fn a_thread_whose_run_panicked_is_free_for_the_next_request() {
+        let server = server().await;
+        let shared = server.shared.clone();
+        let run = tokio::spawn(async move {
+            let _busy = shared.claim("t").expect("free");
+            panic!("a run that panics while its thread is held");
+        });
+        assert!(run.await.expect_err("the run panicked").is_panic());
+        let next = server.shared.claim("t").expect("free for the next request");
+        assert!(server.shared.claim("t").is_none(), "busy while it runs");
+        drop(next);
+        assert!(server.shared.claim("t").is_some());
+    }
+
+    /// Panics when dropped the first time: the one way to panic while the set is locked,
+    /// which is when a value attached to an id is replaced or leaves with its id.
+    struct Bomb(Arc<AtomicBool>);
+
+    impl Drop for Bomb {
+        fn drop(&mut self) {
+            if !self.0.swap(true, Ordering::SeqCst) {
+                panic!("a panic while the busy set is locked");
+            }
+        }
+    }
+
+    #[test]
+    fn a_thread_whose_guard_saw_a_poisoned_lock_is_free_for_the_next_request() {
+        // The server's set of threads is an `InFlight`; one whose lock a panic poisoned.
+        let busy: InFlight<Bomb> = InFlight::new();
+        let fired = Arc::new(AtomicBool::new(false));
+        let guard = busy.enter("t").expect("free");
+        assert!(busy.attach("t", Bomb(fired.clone())));
+        let (poisoner, also) = (busy.clone(), fired.clone());
+        // The old value's drop panics under the lock; the new one is stored all the same.
+        let blast = std::thread::spawn(move || poisoner.attach("t", Bomb(also)));
+        assert!(blast.join().is_err(), "the lock was poisoned by a panic");
+        assert!(
+            busy.enter("t").is_none(),
+            "still busy while its guard lives"
+        );
+        drop(guard);
+        assert!(!busy.contains("t"), "its guard freed it despite the poison");
+        assert!(busy.enter("t").is_some(), "free for the next request");
     }
 }

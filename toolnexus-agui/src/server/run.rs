@@ -6,8 +6,7 @@
 
 use futures::StreamExt;
 use tokio::sync::mpsc;
-use toolnexus::{Answer, AnswersError, Message, Request, RunResult, RunStatus};
-use toolnexus_inbox::InboxError;
+use toolnexus::{Answer, Message, Request, RunResult, RunStatus};
 
 use super::events::{self, Live};
 use super::thread::{self, Stage};
@@ -42,12 +41,12 @@ pub(crate) async fn drive(
         (None, Stage::Resuming { run, halted }) => {
             return resume(shared, &out, &run, Vec::new(), &halted).await
         }
-        (Some(_), Stage::Resuming { .. }) => busy(thread),
+        (Some(_), Stage::Resuming { .. }) => mapping::busy(thread),
         (Some(_), Stage::Waiting { open, .. }) => Refused::new(
             ErrorCode::InterruptsOpen,
             format!(
                 "thread `{thread}` waits on interrupts {}: send a resume answering each",
-                ids(&open)
+                mapping::ids(&open)
             ),
         ),
         (Some(prompt), Stage::Idle { history }) => {
@@ -63,14 +62,6 @@ pub(crate) async fn drive(
         },
     };
     out.refuse(refused).await;
-}
-
-/// The refusal of a run on a thread whose run goes on.
-pub(crate) fn busy(thread: &str) -> Refused {
-    Refused::new(
-        ErrorCode::ThreadBusy,
-        format!("a run of thread `{thread}` goes on: send this again once it ended"),
-    )
 }
 
 /// Where a run's events go.
@@ -97,7 +88,7 @@ impl Out<'_> {
     async fn refuse(&self, refused: Refused) {
         self.send(Event::RunError {
             message: refused.message,
-            code: refused.code.as_str().to_owned(),
+            code: refused.code,
         })
         .await;
     }
@@ -106,7 +97,7 @@ impl Out<'_> {
         self.refuse(Refused::new(ErrorCode::RunFailed, why)).await;
     }
 
-    /// Ends the run as `result` did, with the thread's note saying so; `parked` is the
+    /// Ends the run as `result` did, with the thread's record saying so; `parked` is the
     /// inbox run it waits on when it halted.
     async fn finish(&self, shared: &Shared, result: &RunResult, parked: Option<String>) {
         let thread = self.input.thread_id.as_str();
@@ -176,17 +167,9 @@ async fn fresh(shared: &Shared, out: &Out<'_>, prompt: String, history: Vec<Mess
 }
 
 /// The answers `resume` gives to the interrupts `open`: each entry names an open one,
-/// none twice, every one answered, each answer fitting its request.
+/// read by what its request asks, and every open one is answered. Whether each answer
+/// fits its request, and that none is answered twice, the inbox decides as it takes them.
 fn answers(open: &[Request], resume: &[ResumeEntry]) -> Result<Vec<Answer>, Refused> {
-    let unknown = |id: &str| {
-        Refused::new(
-            ErrorCode::UnknownInterrupt,
-            format!(
-                "no interrupt `{id}` is open on this thread (open: {})",
-                ids(open)
-            ),
-        )
-    };
     let mut answers = Vec::with_capacity(resume.len());
     for entry in resume {
         // An entry is read by what its request asks, so it needs its request first.
@@ -194,17 +177,9 @@ fn answers(open: &[Request], resume: &[ResumeEntry]) -> Result<Vec<Answer>, Refu
         let request = open
             .iter()
             .find(|r| r.id == id)
-            .ok_or_else(|| unknown(id))?;
+            .ok_or_else(|| mapping::unknown_interrupt(id, open))?;
         answers.push(mapping::answer_of(request, entry)?);
     }
-    toolnexus::check_answers(open, &answers).map_err(|e| match e {
-        AnswersError::Unknown { id, .. } => unknown(&id),
-        AnswersError::Twice { id } => Refused::new(
-            ErrorCode::ResumeDuplicate,
-            format!("interrupt `{id}` is answered twice"),
-        ),
-        other => Refused::new(ErrorCode::InvalidAnswer, other.to_string()),
-    })?;
     let missing: Vec<Request> = open
         .iter()
         .filter(|r| !answers.iter().any(|a| a.id == r.id))
@@ -215,15 +190,15 @@ fn answers(open: &[Request], resume: &[ResumeEntry]) -> Result<Vec<Answer>, Refu
             ErrorCode::ResumeIncomplete,
             format!(
                 "the resume leaves interrupts {} unanswered: answer every open one",
-                ids(&missing)
+                mapping::ids(&missing)
             ),
         ));
     }
     Ok(answers)
 }
 
-/// Records `answers` in the inbox, resumes run `run` (or waits for whoever resumes it),
-/// and sends what the resume added to `halted`.
+/// Records `answers` in the inbox, all or none, resumes run `run` (or waits for whoever
+/// resumes it), and sends what the resume added to `halted`.
 async fn resume(
     shared: &Shared,
     out: &Out<'_>,
@@ -231,29 +206,28 @@ async fn resume(
     answers: Vec<Answer>,
     halted: &[Message],
 ) {
-    for answer in answers {
-        if let Err(e) = shared.inbox.answer_as(answer, &shared.responder).await {
-            return out.refuse(refusal(&out.input.thread_id, e)).await;
-        }
+    let thread = out.input.thread_id.as_str();
+    if let Err(e) = shared
+        .inbox
+        .answer_all(run, answers, shared.responder.clone())
+        .await
+    {
+        return out.refuse(mapping::refusal(thread, &e)).await;
     }
     out.started().await;
-    let result = match shared.inbox.resume(run, &shared.client, &shared.tk).await {
-        Ok(resumed) => Ok(resumed.result),
-        Err(InboxError::Claimed(_) | InboxError::Finished { .. }) => {
-            match shared.inbox.outcome(run).await {
-                Ok(parked) => parked.result.ok_or_else(|| {
-                    parked
-                        .last_error
-                        .unwrap_or_else(|| "the resumed run kept no result".to_owned())
-                }),
-                Err(e) => Err(e.to_string()),
-            }
-        }
-        Err(e) => Err(e.to_string()),
+    let parked = match shared
+        .inbox
+        .resume_or_await(run, &shared.client, &shared.tk)
+        .await
+    {
+        Ok(parked) => parked,
+        Err(e) => return out.fail(format!("the resumed run failed: {e}")).await,
     };
-    let result = match result {
-        Ok(result) => result,
-        Err(why) => return out.fail(format!("the resumed run failed: {why}")).await,
+    let Some(result) = parked.result else {
+        let why = parked
+            .last_error
+            .unwrap_or_else(|| "the resumed run kept no result".to_owned());
+        return out.fail(format!("the resumed run failed: {why}")).await;
     };
     for event in events::resumed(halted, &result.messages, &out.input.run_id) {
         out.send(event).await;
@@ -263,35 +237,4 @@ async fn resume(
         _ => None,
     };
     out.finish(shared, &result, next).await;
-}
-
-/// The refusal an inbox's refusal of an answer is.
-fn refusal(thread: &str, error: InboxError) -> Refused {
-    match error {
-        InboxError::NotWaiting { .. } | InboxError::UnknownRequest(_) => busy(thread),
-        InboxError::Expired(id) => Refused::new(
-            ErrorCode::InterruptExpired,
-            format!("interrupt `{id}` expired: resume it as cancelled"),
-        ),
-        e @ InboxError::NotAllowed { .. } => Refused::new(ErrorCode::NotAllowed, e.to_string()),
-        e @ InboxError::InvalidAnswer { .. } => {
-            Refused::new(ErrorCode::InvalidAnswer, e.to_string())
-        }
-        other => {
-            tracing::error!(thread, error = %other, "an AG-UI resume could not be recorded");
-            Refused::new(
-                ErrorCode::RunFailed,
-                "the answers could not be recorded; it is logged",
-            )
-        }
-    }
-}
-
-/// The ids of `requests`, for a person to read.
-fn ids(requests: &[Request]) -> String {
-    requests
-        .iter()
-        .map(|r| format!("`{}`", r.id))
-        .collect::<Vec<_>>()
-        .join(", ")
 }

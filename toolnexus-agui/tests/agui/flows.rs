@@ -1,11 +1,13 @@
 //! The official client through each flow: approve, decline, cancel, edited arguments, a
-//! form, a sign-in, two calls waiting at once, two threads at once, an answer given on the
-//! inbox's side, and the refusals a client that follows the protocol can still meet.
+//! form, a sign-in, two calls waiting at once (answered together, all or none), two
+//! threads at once, an answer given on the inbox's side, and the refusals a client that
+//! follows the protocol can still meet.
 
 use std::sync::atomic::Ordering;
 
 use serde_json::{json, Value};
 use toolnexus::Answer;
+use toolnexus_inbox::{AuditKind, ParkedState};
 
 use crate::support::*;
 
@@ -401,5 +403,95 @@ async fn without_a_worker_the_next_resume_takes_up_a_run_answered_on_the_inbox_s
         .await;
     assert_eq!(last(&again)["code"], "nothing_to_resume", "{again}");
     assert_eq!(agent.purchases.load(Ordering::SeqCst), 1, "bought once");
+    client.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_resume_with_one_misfit_answer_records_none_and_a_good_one_resumes_once() {
+    let (agent, _db, _model) = agent().await;
+    let mut client = Client::start();
+    let asked = client.say("both", &agent.url, "buy a gpu and a tpu").await;
+    let open = interrupts(&asked);
+    assert_eq!(open.len(), 2, "{asked}");
+    let (first, second) = (
+        open[0]["id"].as_str().expect("an id").to_owned(),
+        open[1]["id"].as_str().expect("an id").to_owned(),
+    );
+    let requests = agent.inbox.run_requests(&first).await.expect("the run");
+    let run = requests[0].run.clone();
+    let trail = agent.inbox.audit(&run).await.expect("the audit trail");
+
+    // The first answer fits; the second edits the call into arguments the tool refuses.
+    let misfit = client
+        .resume(
+            "both",
+            &agent.url,
+            json!([
+                {"interrupt": 0, "status": "resolved", "payload": {"approved": true}},
+                {"interrupt": 1, "status": "resolved", "payload": {"approved": true, "editedArgs": {"item": 3}}},
+            ]),
+        )
+        .await;
+    assert_eq!(types(&misfit), ["RUN_ERROR"], "{misfit}");
+    assert_eq!(last(&misfit)["code"], "invalid_answer", "{misfit}");
+    let message = last(&misfit)["message"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(
+        message.contains(&format!("`{second}`")) && !message.contains(&format!("`{first}`")),
+        "names the second interrupt alone: {message}"
+    );
+    assert!(message.contains("item"), "names the field: {message}");
+    assert_eq!(misfit["interrupts"], json!(open), "both still open");
+    let states: Vec<ParkedState> = agent
+        .inbox
+        .run_requests(&run)
+        .await
+        .expect("the run")
+        .iter()
+        .map(|p| p.state)
+        .collect();
+    assert_eq!(
+        states,
+        [ParkedState::Waiting, ParkedState::Waiting],
+        "the first answer was not kept either"
+    );
+    assert_eq!(
+        agent.inbox.audit(&run).await.expect("the audit trail"),
+        trail,
+        "nothing new in the audit trail"
+    );
+    assert_eq!(agent.purchases.load(Ordering::SeqCst), 0, "nothing ran");
+
+    let done = client
+        .resume(
+            "both",
+            &agent.url,
+            json!([
+                {"interrupt": 0, "status": "resolved", "payload": {"approved": true}},
+                {"interrupt": 1, "status": "resolved", "payload": {"approved": true, "editedArgs": {"item": "npu"}}},
+            ]),
+        )
+        .await;
+    assert_eq!(types(&done)[0], "RUN_STARTED", "{done}");
+    assert_eq!(last(&done)["outcome"], json!({"type": "success"}), "{done}");
+    let results = of_type(&done, "TOOL_CALL_RESULT");
+    assert_eq!(results.len(), 2, "{done}");
+    assert!(
+        results.iter().any(|r| r["content"]
+            .as_str()
+            .is_some_and(|c| c.ends_with("bought gpu")))
+            && results.iter().any(|r| r["content"]
+                .as_str()
+                .is_some_and(|c| c.ends_with("bought npu"))),
+        "{done}"
+    );
+    assert_eq!(agent.purchases.load(Ordering::SeqCst), 2);
+    let after = agent.inbox.audit(&run).await.expect("the audit trail");
+    let count = |kind: AuditKind| after.iter().filter(|e| e.kind == kind).count();
+    assert_eq!(count(AuditKind::Answered), 2, "{after:?}");
+    assert_eq!(count(AuditKind::Claimed), 1, "resumed once: {after:?}");
+    assert_eq!(count(AuditKind::Resumed), 1, "resumed once: {after:?}");
     client.close().await;
 }
