@@ -1,8 +1,12 @@
 //! What the workspace's test suites share, so each crate's suites use one copy:
 //! [`fixtures`] on the scripted model, the [`example_bin`] programs as a user starts
-//! them, and (feature `databases`) a database of its own per test.
+//! them, [`wait`]ing for what happens elsewhere, a [`clock`] the test moves on, and
+//! (feature `databases`) a database of its own per test, on either engine or
+//! [`both_engines!`].
 
+pub mod clock;
 #[cfg(feature = "databases")]
 pub mod databases;
 pub mod example_bin;
 pub mod fixtures;
+pub mod wait;

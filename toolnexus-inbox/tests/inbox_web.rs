@@ -402,10 +402,10 @@ async fn unknown_and_expired_requests_say_so() {
     assert!(list.contains("expired"), "{list}");
 
     // A page loaded before the deadline, answered after it: too late.
-    let id = site.stale(Duration::from_millis(1500)).await;
+    let id = site.stale(Duration::from_secs(60)).await;
     let (_, page) = get(&cookie, &site.request_url(&id)).await;
     let token = forgery_token(&page);
-    tokio::time::sleep(Duration::from_millis(1600)).await;
+    site.clock.advance(Duration::from_secs(61));
     let (status, page) = post_form(
         &site,
         &cookie,

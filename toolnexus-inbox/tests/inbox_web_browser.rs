@@ -21,17 +21,19 @@ use fantoccini::{Client, ClientBuilder, Locator};
 use hyper_util::client::legacy::connect::HttpConnector;
 use serde_json::json;
 use toolnexus_inbox::ParkedState;
+use toolnexus_test_support::wait;
 
 /// The URL the browser is at once it ends with `end`, or where it still is after
 /// [`PAGE_PATIENCE`]: a click starts a navigation that the click itself does not wait for.
 async fn arrival(browser: &Client, end: &str) -> String {
-    let deadline = std::time::Instant::now() + PAGE_PATIENCE;
-    loop {
-        let here = browser.current_url().await.expect("a URL").to_string();
-        if here.ends_with(end) || std::time::Instant::now() > deadline {
-            return here;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
+    let here = || async { browser.current_url().await.expect("a URL").to_string() };
+    let arrived = wait::within(PAGE_PATIENCE, || async {
+        Some(here().await).filter(|url| url.ends_with(end))
+    })
+    .await;
+    match arrived {
+        Some(url) => url,
+        None => here().await,
     }
 }
 
@@ -87,22 +89,19 @@ async fn source(browser: &Client) -> String {
 
 /// Waits until the page (reloaded by its own meta refresh, or by `reload`) contains `text`.
 async fn wait_for_text(browser: &Client, text: &str, reload: bool) {
-    let deadline = tokio::time::Instant::now() + PATIENCE;
-    loop {
-        let page = source(browser).await;
-        if page.contains(text) {
-            return;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "timed out waiting for `{text}` on the page:\n{page}"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
+    let looked = std::cell::Cell::new(false);
+    let shown = wait::within(PATIENCE, || async {
         // Only after a first look: a reload right after a click would cancel the
         // navigation the click started.
-        if reload {
+        if reload && looked.replace(true) {
             browser.refresh().await.expect("a reload");
         }
+        source(browser).await.contains(text).then_some(())
+    })
+    .await;
+    if shown.is_none() {
+        let page = source(browser).await;
+        panic!("timed out waiting for `{text}` on the page:\n{page}");
     }
 }
 

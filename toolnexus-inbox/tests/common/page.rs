@@ -19,6 +19,7 @@ use toolnexus::{
 };
 use toolnexus_inbox::web::{InboxPage, InboxPageBuilder};
 use toolnexus_inbox::{web, Inbox, Person};
+use toolnexus_test_support::clock::TestClock;
 
 /// A purchase needs a yes
 #[tool]
@@ -234,6 +235,9 @@ pub struct Site {
     pub client: LlmClient,
     pub tk: Toolkit,
     pub model: MockLlm,
+    /// The time of the inbox [`start`](Self::start) opened, which the test moves on (one
+    /// given to [`serve`](Self::serve) keeps its own clock).
+    pub clock: TestClock,
     server: tokio::task::JoinHandle<()>,
 }
 
@@ -246,14 +250,25 @@ impl Drop for Site {
 impl Site {
     /// The page with its defaults on an in-memory SQLite inbox.
     pub async fn start() -> Site {
-        let inbox = Inbox::open("sqlite::memory:").await.expect("an inbox");
-        Site::serve(inbox, |page| page).await
+        Site::on_clock(|page| page).await
     }
 
     /// The page on an in-memory SQLite inbox, its token's holder answering as `user`.
     pub async fn start_as(user: &str) -> Site {
-        let inbox = Inbox::open("sqlite::memory:").await.expect("an inbox");
-        Site::serve(inbox, |page| page.user(user)).await
+        Site::on_clock(|page| page.user(user)).await
+    }
+
+    /// The page on an in-memory SQLite inbox reading the site's clock.
+    async fn on_clock(configure: impl FnOnce(InboxPageBuilder) -> InboxPageBuilder) -> Site {
+        let clock = TestClock::default();
+        let inbox = Inbox::builder("sqlite::memory:")
+            .clock(clock.reader())
+            .open()
+            .await
+            .expect("an inbox");
+        let mut site = Site::serve(inbox, configure).await;
+        site.clock = clock;
+        site
     }
 
     /// The page for `inbox`, with options `configure` adds.
@@ -301,6 +316,7 @@ impl Site {
             client,
             tk,
             model,
+            clock: TestClock::default(),
             server,
         }
     }
@@ -351,9 +367,9 @@ impl Site {
         self.park(&format!("named | {}", json!({ "id": id }))).await
     }
 
-    /// An approval that expires `after` from now.
+    /// An approval that expires `after` from now, as the site's clock reads it.
     pub async fn stale(&self, after: Duration) -> String {
-        let at = time::OffsetDateTime::now_utc() + after;
+        let at = time::OffsetDateTime::from(self.clock.now()) + after;
         let at = at
             .format(&time::format_description::well_known::Rfc3339)
             .expect("a timestamp");
@@ -391,22 +407,6 @@ impl Site {
             .expect("a resume")
             .is_some()
         {}
-    }
-}
-
-/// Polls `check` every 50 ms for up to `limit`; panics with `what` when it never holds.
-pub async fn eventually<F, Fut>(what: &str, limit: Duration, mut check: F)
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = bool>,
-{
-    let deadline = tokio::time::Instant::now() + limit;
-    while !check().await {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "timed out waiting for {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
 

@@ -5,7 +5,7 @@ use toolnexus::testing::{MockLlm, Reply};
 use toolnexus::{Answer, LlmClient, Message, ProviderState, RunStatus, Style};
 use toolnexus_inbox::{Inbox, InboxError, Parked, ParkedState};
 
-use crate::support::{both_engines, halted, toolkit, Effects, Scene, TestDb};
+use crate::support::{both_engines, halted, toolkit, Effects, InboxDb, Scene, TestDb};
 
 both_engines!(
     park_answer_resume_once,
@@ -245,7 +245,7 @@ async fn a_failed_resume_is_retried_after_the_lease(db: TestDb) {
     // Backing off for the lease: not resumed at once.
     assert!(inbox.resume_next(client, tk).await.unwrap().is_none());
 
-    let resumed = s.resume_after_lease().await;
+    let resumed = s.resume_after_lease(&db.clock).await;
     assert_eq!(resumed.attempt, 2);
     let row = inbox.get(&id).await.unwrap().unwrap();
     assert_eq!(

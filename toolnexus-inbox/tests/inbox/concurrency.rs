@@ -7,8 +7,9 @@ use std::time::Duration;
 use tokio::task::JoinHandle;
 use toolnexus::{Answer, CancellationToken};
 use toolnexus_inbox::{InboxError, ParkedState, WorkerReport};
+use toolnexus_test_support::wait::eventually;
 
-use crate::support::{both_engines, Scene, TestDb};
+use crate::support::{both_engines, InboxDb, Scene, TestDb};
 
 both_engines!(
     sixteen_workers_resume_two_hundred_runs_exactly_once,
@@ -64,14 +65,12 @@ async fn sixteen_workers_resume_two_hundred_runs_exactly_once(db: TestDb) {
         ids.push(s.park_approved(&format!("item{i}")).await);
     }
     let workers = Workers::start(&db, &s, 16, 1).await;
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(120);
-    while s.effects.total() < 200 || !s.inbox.waiting().await.unwrap().is_empty() {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "the workers stalled"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    eventually(
+        "the workers to resume every run",
+        Duration::from_secs(120),
+        || async { s.effects.total() >= 200 && s.inbox.waiting().await.unwrap().is_empty() },
+    )
+    .await;
     assert_eq!(workers.stop().await, 200);
     for (i, id) in ids.iter().enumerate() {
         let row = s.inbox.get(id).await.unwrap().unwrap();
@@ -160,16 +159,19 @@ async fn racing_answers_to_each_runs_requests_are_all_kept_and_resumed_once(db: 
     }
     assert_eq!(won.len(), RUNS * 3, "every request has its one answer");
 
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(120);
-    for ids in &runs {
-        while s.inbox.get(&ids[0]).await.unwrap().unwrap().state != ParkedState::Done {
-            assert!(
-                tokio::time::Instant::now() < deadline,
-                "the workers stalled"
-            );
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-    }
+    eventually(
+        "the workers to finish every run",
+        Duration::from_secs(120),
+        || async {
+            for ids in &runs {
+                if s.inbox.get(&ids[0]).await.unwrap().unwrap().state != ParkedState::Done {
+                    return false;
+                }
+            }
+            true
+        },
+    )
+    .await;
     assert_eq!(workers.stop().await, RUNS, "each run resumed once");
     assert_eq!(
         s.llm.calls(),

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use toolnexus_inbox::{AuditKind, ParkedState};
 
-use crate::support::{both_engines, slow_model, Scene, TestDb};
+use crate::support::{both_engines, slow_model, InboxDb, Scene, TestDb};
 
 both_engines!(a_killed_worker_process_is_taken_over_after_the_lease);
 
@@ -34,7 +34,7 @@ async fn a_killed_worker_process_is_taken_over_after_the_lease(db: TestDb) {
     let row = s.inbox.get(&id).await.unwrap().unwrap();
     assert_eq!((row.state, row.attempts), (ParkedState::Running, 1));
 
-    let resumed = s.resume_after_lease().await;
+    let resumed = s.resume_after_lease(&db.clock).await;
     assert_eq!((resumed.id.as_str(), resumed.attempt), (id.as_str(), 2));
     let row = s.inbox.get(&id).await.unwrap().unwrap();
     assert_eq!((row.state, row.attempts), (ParkedState::Done, 2));

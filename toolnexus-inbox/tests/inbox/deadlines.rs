@@ -10,7 +10,7 @@ use toolnexus_inbox::{
 };
 
 use crate::receiver::Receiver;
-use crate::support::{both_engines, Scene, TestClock, TestDb};
+use crate::support::{both_engines, InboxDb, Scene, TestDb};
 
 both_engines!(
     a_request_nobody_answers_is_escalated_once_to_other_people,
@@ -20,9 +20,9 @@ both_engines!(
 async fn a_request_nobody_answers_is_escalated_once_to_other_people(db: TestDb) {
     let team = Receiver::start([]).await;
     let managers = Receiver::start([]).await;
-    let clock = TestClock::default();
-    let inbox = clock
-        .install(db.builder())
+    let clock = &db.clock;
+    let inbox = db
+        .builder()
         .responders("approval", ["ada@example.com"])
         .webhook(Webhook::new(&team.url).name("team").events([Event::Parked]))
         .webhook(Webhook::new(&managers.url).name("managers").events([]))
@@ -106,18 +106,18 @@ async fn a_request_nobody_answers_is_escalated_once_to_other_people(db: TestDb) 
 
 async fn expiry_declines_by_default_and_applies_a_kinds_own_default(db: TestDb) {
     let hook = Receiver::start([]).await;
-    let clock = TestClock::default();
+    let clock = &db.clock;
     // Two handles on one database, as two deployments' settings: the strict one keeps
     // the default, the other approves purchases nobody answered within the hour.
-    let strict = clock
-        .install(db.builder())
+    let strict = db
+        .builder()
         .expire_after("approval", Duration::from_secs(3600))
         .webhook(Webhook::new(&hook.url).events([Event::Expired]))
         .open()
         .await
         .unwrap();
-    let lenient = clock
-        .install(db.builder())
+    let lenient = db
+        .builder()
         .expire_after("approval", Duration::from_secs(3600))
         .on_expiry("approval", Expiry::Approve)
         .open()

@@ -6,9 +6,10 @@ use std::time::Duration;
 
 use toolnexus::{Answer, CancellationToken, RunStatus};
 use toolnexus_inbox::{Inbox, InboxError, ParkedState};
+use toolnexus_test_support::wait;
 
 use crate::support::{
-    both_engines, client, halted, ids_of, pg_admin_url, slow_model, Scene, TestDb,
+    both_engines, client, halted, ids_of, pg_admin_url, slow_model, InboxDb, Scene, TestDb, LEASE,
 };
 
 both_engines!(
@@ -32,7 +33,7 @@ async fn a_dropped_worker_is_taken_over_after_the_lease(db: TestDb) {
     // Its lease still runs: nobody else may take the run yet.
     s.assert_nothing_to_resume().await;
 
-    let resumed = s.resume_after_lease().await;
+    let resumed = s.resume_after_lease(&db.clock).await;
     assert_eq!((resumed.id.as_str(), resumed.attempt), (id.as_str(), 2));
     let row = s.inbox.get(&id).await.unwrap().unwrap();
     assert_eq!((row.state, row.attempts), (ParkedState::Done, 2));
@@ -84,21 +85,19 @@ async fn an_unreadable_row_does_not_stop_the_worker(db: TestDb) {
         .worker(s.client.clone(), s.tk.clone())
         .concurrency(2);
     let running = tokio::spawn(worker.run(stop.clone().cancelled_owned()));
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
-    loop {
-        let states: Vec<ParkedState> = {
-            let mut v = Vec::new();
-            for id in &ids {
-                v.push(s.inbox.get(id).await.unwrap().unwrap().state);
-            }
-            v
-        };
-        if states == [ParkedState::Done, ParkedState::Failed, ParkedState::Done] {
-            break;
+    let states = || async {
+        let mut v = Vec::new();
+        for id in &ids {
+            v.push(s.inbox.get(id).await.unwrap().unwrap().state);
         }
-        assert!(tokio::time::Instant::now() < deadline, "{states:?}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+        v
+    };
+    let settled = wait::within(Duration::from_secs(30), || async {
+        (states().await == [ParkedState::Done, ParkedState::Failed, ParkedState::Done])
+            .then_some(())
+    })
+    .await;
+    assert!(settled.is_some(), "{:?}", states().await);
     stop.cancel();
     let report = running.await.unwrap();
     assert_eq!((report.resumed, report.failed), (2, 1));
@@ -205,13 +204,17 @@ async fn postgres_going_away_is_a_typed_error_and_nothing_is_half_written() {
     let (server, _) = through(&db.url, 0);
     let relay = Relay::start(server).await;
     let (_, relayed) = through(&db.url, relay.port);
-    let open = |url: String| async move {
-        Inbox::builder(url)
-            .lease(Duration::from_secs(1))
-            .connect_timeout(Duration::from_secs(1))
-            .open()
-            .await
-            .unwrap()
+    let open = |url: String| {
+        let clock = db.clock.reader();
+        async move {
+            Inbox::builder(url)
+                .lease(LEASE)
+                .connect_timeout(Duration::from_secs(1))
+                .clock(clock)
+                .open()
+                .await
+                .unwrap()
+        }
     };
     let s = Scene::new(open(relayed).await).await;
     let direct = open(db.url.clone()).await;
@@ -258,7 +261,7 @@ async fn postgres_going_away_is_a_typed_error_and_nothing_is_half_written() {
     );
 
     relay.restore().await;
-    let resumed = s.resume_after_lease().await;
+    let resumed = s.resume_after_lease(&db.clock).await;
     assert_eq!(
         (resumed.attempt, resumed.result.status),
         (2, RunStatus::Done)

@@ -7,7 +7,7 @@ use toolnexus::testing::{MockLlm, Reply};
 use toolnexus::{pending, tool, Answer, Answered, RunStatus, ToolResult, Toolkit};
 use toolnexus_inbox::{InboxError, ParkedState};
 
-use crate::support::{both_engines, client, TestDb};
+use crate::support::{both_engines, client, InboxDb, TestDb};
 
 both_engines!(
     a_misfit_answer_names_its_field_and_changes_nothing,

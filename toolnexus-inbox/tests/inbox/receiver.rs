@@ -15,6 +15,7 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::routing::post;
 use axum::Router;
 use serde_json::{json, Value};
+use toolnexus_test_support::wait;
 
 /// One attempt as the receiver got it.
 #[derive(Debug, Clone)]
@@ -89,15 +90,15 @@ impl Receiver {
     }
 
     pub async fn wait_for(&self, attempts: usize) {
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
-        while self.attempts().len() < attempts {
-            assert!(
-                tokio::time::Instant::now() < deadline,
-                "the receiver got {} attempts, not {attempts}",
-                self.attempts().len()
-            );
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+        let got = wait::within(Duration::from_secs(60), || async {
+            (self.attempts().len() >= attempts).then_some(())
+        })
+        .await;
+        assert!(
+            got.is_some(),
+            "the receiver got {} attempts, not {attempts}",
+            self.attempts().len()
+        );
     }
 }
 

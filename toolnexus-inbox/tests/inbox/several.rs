@@ -7,7 +7,9 @@ use toolnexus::testing::{MockLlm, Reply};
 use toolnexus::{Answer, NativeTool, Request, RunStatus, ToolResult, Toolkit};
 use toolnexus_inbox::{InboxError, ParkedState};
 
-use crate::support::{both_engines, client, halted, ids_of, toolkit, Effects, Scene, TestDb};
+use crate::support::{
+    both_engines, client, halted, ids_of, toolkit, Effects, InboxDb, Scene, TestDb,
+};
 
 both_engines!(
     three_gates_are_answered_in_two_rounds_and_resumed_once,

@@ -2,121 +2,42 @@
 //! model, and a purchase tool that counts its post-answer side effects.
 
 use std::collections::HashMap;
-use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::json;
-use sqlx::Connection;
 use toolnexus::testing::{MockLlm, RecordedRequest, Reply};
 use toolnexus::{Answer, Approval, LlmClient, NativeTool, Request, RunResult, ToolResult, Toolkit};
 use toolnexus_inbox::{Inbox, InboxBuilder};
+pub use toolnexus_test_support::both_engines;
+pub use toolnexus_test_support::clock::TestClock;
+pub use toolnexus_test_support::databases::TestDb;
 
-pub use crate::pg::{create_database, pg_admin_url};
+pub use crate::pg::pg_admin_url;
 
-/// Runs one async test body against SQLite and against PostgreSQL: each name becomes a
-/// module with a `sqlite` and a `postgres` test.
-macro_rules! both_engines {
-    ($($name:ident),* $(,)?) => {$(
-        mod $name {
-            #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-            async fn sqlite() {
-                super::$name(crate::support::TestDb::sqlite().await).await
-            }
-            #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-            async fn postgres() {
-                super::$name(crate::support::TestDb::postgres().await).await
-            }
-        }
-    )*};
-}
-pub(crate) use both_engines;
+/// The lease of the suite's inboxes: short, and passed by moving the database's clock on.
+pub const LEASE: Duration = Duration::from_secs(1);
 
-static SEQ: AtomicUsize = AtomicUsize::new(0);
+/// The suite's inboxes on a test's database.
+pub trait InboxDb {
+    /// Options with a short lease, a quick poll and the database's clock, so takeovers
+    /// happen within a test once it moves the clock on.
+    fn builder(&self) -> InboxBuilder;
 
-fn unique(prefix: &str) -> String {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.subsec_nanos())
-        .unwrap_or(0);
-    format!(
-        "{prefix}_{}_{}_{nanos}",
-        std::process::id(),
-        SEQ.fetch_add(1, Ordering::Relaxed)
-    )
+    /// An inbox with [`builder`](Self::builder)'s options.
+    async fn inbox(&self) -> Inbox;
 }
 
-/// A database made for one test.
-pub struct TestDb {
-    pub url: String,
-    file: Option<PathBuf>,
-}
-
-impl TestDb {
-    pub async fn sqlite() -> TestDb {
-        let file = std::env::temp_dir().join(format!("{}.db", unique("toolnexus_inbox_test")));
-        TestDb {
-            url: format!("sqlite://{}", file.display()),
-            file: Some(file),
-        }
-    }
-
-    pub async fn postgres() -> TestDb {
-        TestDb {
-            url: create_database(&unique("toolnexus_inbox_test")).await,
-            file: None,
-        }
-    }
-
-    /// Options with a short lease and a quick poll, so takeovers happen within a test.
-    pub fn builder(&self) -> InboxBuilder {
+impl InboxDb for TestDb {
+    fn builder(&self) -> InboxBuilder {
         Inbox::builder(&self.url)
-            .lease(Duration::from_secs(1))
+            .lease(LEASE)
             .poll_interval(Duration::from_millis(20))
+            .clock(self.clock.reader())
     }
 
-    pub async fn inbox(&self) -> Inbox {
+    async fn inbox(&self) -> Inbox {
         self.builder().open().await.expect("the inbox opens")
-    }
-
-    /// A connection of its own to the database, which it creates if missing (SQLite), as
-    /// an operator's tool (or an older version of the crate) would open it.
-    pub async fn connect(&self) -> sqlx::AnyConnection {
-        sqlx::any::install_default_drivers();
-        let url = match self.file {
-            Some(_) => format!("{}?mode=rwc", self.url),
-            None => self.url.clone(),
-        };
-        sqlx::AnyConnection::connect(&url)
-            .await
-            .expect("the test database is reachable")
-    }
-
-    /// Runs a statement straight on the database, as an operator (or a fault) would.
-    pub async fn raw(&self, sql: &str) {
-        self.try_raw(sql).await.expect("the statement runs");
-    }
-
-    /// `sql` run as it is, with what the database said of it.
-    pub async fn try_raw(&self, sql: &str) -> Result<(), sqlx::Error> {
-        let mut conn = self.connect().await;
-        sqlx::raw_sql(sqlx::AssertSqlSafe(sql.to_owned()))
-            .execute(&mut conn)
-            .await
-            .map(drop)
-    }
-}
-
-impl Drop for TestDb {
-    fn drop(&mut self) {
-        if let Some(file) = &self.file {
-            for suffix in ["", "-wal", "-shm"] {
-                let mut path = file.clone().into_os_string();
-                path.push(suffix);
-                let _ = std::fs::remove_file(path);
-            }
-        }
     }
 }
 
@@ -261,9 +182,10 @@ impl Scene {
         self.inbox.park(&run).await.unwrap()
     }
 
-    /// Waits out the test lease (1 s), then resumes the next run, which must be there.
-    pub async fn resume_after_lease(&self) -> toolnexus_inbox::Resumed {
-        tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
+    /// Moves `clock` (the one the scene's inbox reads) past the test lease, then resumes
+    /// the next run, which must be there.
+    pub async fn resume_after_lease(&self, clock: &TestClock) -> toolnexus_inbox::Resumed {
+        clock.advance(LEASE + Duration::from_millis(100));
         self.resume_now().await
     }
 
@@ -352,23 +274,4 @@ pub fn three_deletes(req: &RecordedRequest) -> Reply {
 /// The request ids of `parked`, in order.
 pub fn ids_of(parked: &[toolnexus_inbox::Parked]) -> Vec<String> {
     parked.iter().map(|p| p.id().to_owned()).collect()
-}
-
-/// A clock the test moves on: the system's time plus what the test has added.
-#[derive(Clone, Default)]
-pub struct TestClock(Arc<std::sync::atomic::AtomicU64>);
-
-impl TestClock {
-    /// `builder` reading its time from this clock.
-    pub fn install(&self, builder: InboxBuilder) -> InboxBuilder {
-        let offset = self.0.clone();
-        builder.clock(move || {
-            std::time::SystemTime::now() + Duration::from_millis(offset.load(Ordering::SeqCst))
-        })
-    }
-
-    pub fn advance(&self, by: Duration) {
-        let by = u64::try_from(by.as_millis()).unwrap();
-        self.0.fetch_add(by, Ordering::SeqCst);
-    }
 }

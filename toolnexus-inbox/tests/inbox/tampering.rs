@@ -7,7 +7,7 @@ use sqlx::Row;
 use toolnexus::{Answer, ClientError, Message};
 use toolnexus_inbox::{AuditKind, InboxError, ParkedState};
 
-use crate::support::{both_engines, Scene, TestDb};
+use crate::support::{both_engines, InboxDb, Scene, TestDb};
 
 both_engines!(
     changed_arguments_are_refused_and_audited,

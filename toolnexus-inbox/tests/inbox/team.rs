@@ -4,7 +4,7 @@
 use toolnexus::{pending, tool, Answer, ToolResult, Toolkit};
 use toolnexus_inbox::{AuditKind, InboxError, ParkedState, Person, Responder};
 
-use crate::support::{both_engines, client, halted, model, Scene, TestDb};
+use crate::support::{both_engines, client, halted, model, InboxDb, Scene, TestDb};
 
 both_engines!(
     only_the_named_responders_may_answer,

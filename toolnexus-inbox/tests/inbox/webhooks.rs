@@ -8,9 +8,10 @@ use std::time::Duration;
 
 use toolnexus::Answer;
 use toolnexus_inbox::{AuditKind, DeliveryState, Event, Inbox, ParkedState, Webhook};
+use toolnexus_test_support::wait;
 
 use crate::receiver::{verify_with_reference, Receiver};
-use crate::support::{both_engines, Scene, TestClock, TestDb};
+use crate::support::{both_engines, InboxDb, Scene, TestDb};
 
 /// The example secret of the Standard Webhooks specification.
 const SECRET: &str = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
@@ -135,9 +136,9 @@ async fn a_run_is_told_from_park_to_outcome_signed_as_the_reference_verifies(db:
 
 async fn a_webhook_failing_twice_gets_the_notification_on_the_third_try_once(db: TestDb) {
     let hook = Receiver::start([500, 500]).await;
-    let clock = TestClock::default();
-    let inbox = clock
-        .install(db.builder())
+    let clock = &db.clock;
+    let inbox = db
+        .builder()
         .webhook(
             Webhook::new(&hook.url)
                 .secret(SECRET)
@@ -197,10 +198,11 @@ async fn a_process_killed_before_its_delivery_is_taken_still_notifies_after_rest
         .stdout(Stdio::null())
         .spawn()
         .expect("the example starts");
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(120);
-    while hook.attempts().is_empty() && tokio::time::Instant::now() < deadline {
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    // Killed either way: the assertion below says whether it had tried by then.
+    wait::within(Duration::from_secs(120), || async {
+        (!hook.attempts().is_empty()).then_some(())
+    })
+    .await;
     child.kill().expect("SIGKILL the example");
     let _ = child.wait();
     let in_flight = hook.attempts();
@@ -208,10 +210,10 @@ async fn a_process_killed_before_its_delivery_is_taken_still_notifies_after_rest
 
     // A new process with the same webhook, once the dead one's claim has lapsed.
     hook.hold(false);
-    let clock = TestClock::default();
+    let clock = &db.clock;
     clock.advance(Duration::from_secs(60));
-    let inbox: Inbox = clock
-        .install(db.builder())
+    let inbox: Inbox = db
+        .builder()
         .webhook(Webhook::new(&hook.url).secret(SECRET))
         .open()
         .await
