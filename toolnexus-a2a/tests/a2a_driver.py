@@ -7,7 +7,8 @@ BINDING is the protocol binding the client is to use (JSONRPC, the default, or H
 The steps are a JSON list of objects, each one call: {"card": {}}, {"send": {...}},
 {"stream": {...}}, {"get": {...}}, {"cancel": {...}}, {"subscribe": {...}}, or
 {"race": [step, step, ...]} to make several calls at once. A send takes "text" and/or
-"data" (JSON), and "task" and "context" to continue a task; "$task" and "$context"
+"data" (JSON), or "answers" (a list, one data part each), and "task" and "context" to
+continue a task; "$task" and "$context"
 stand for the task and context of the first task a step returned, "$task1" and
 "$context1" for the second's, and so on. It prints a JSON list
 with one result per step: {"task": ...}, {"events": [...]}, {"card": ...}, or
@@ -98,6 +99,8 @@ class Session:
             parts.append(new_text_part(args["text"]))
         if "data" in args:
             parts.append(new_data_part(args["data"], media_type="application/json"))
+        for answer in args.get("answers", []):
+            parts.append(new_data_part(answer, media_type="application/json"))
         message = Message(role=Role.ROLE_USER, parts=parts, message_id=str(uuid.uuid4()))
         if "task" in args:
             message.task_id = self.fill(args["task"])

@@ -2,12 +2,10 @@
 //! sign-in, streaming, GetTask's history, cancel, an answer given on the inbox's side,
 //! and answers that race.
 
+use serde_json::{json, Value};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
-
-use serde_json::{json, Value};
-use toolnexus_inbox::Inbox;
+use toolnexus_inbox::{AuditKind, Inbox, ParkedState};
 
 use crate::support::*;
 
@@ -241,16 +239,16 @@ async fn a_subscriber_sees_an_approval_on_the_inbox_page_complete_the_task() {
         .expect("a request id")
         .to_owned();
 
-    let calls = agent.posts();
+    let replies = agent.replies();
     let subscribed = tokio::spawn({
         let url = agent.url.clone();
         let id = id.clone();
         async move { drive(&url, json!([{"subscribe": {"task": id}}])).await }
     });
-    // Once the SDK's client (a Python process starting up) has subscribed, a person
-    // approves on the inbox page; the worker beside the server resumes the run.
-    agent.posts_reach(calls + 1).await;
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // Once the server has answered the subscribe call of the SDK's client (a Python
+    // process starting up), the stream has read the waiting task, and a person approves
+    // on the inbox page; the worker beside the server resumes the run.
+    agent.replies_reach(replies + 1).await;
     approve_on_the_page(&agent.inbox, &request).await;
     let events = subscribed.await.expect("the subscriber")[0]["events"].clone();
     let events = events.as_array().unwrap_or_else(|| panic!("{events}"));
@@ -341,6 +339,80 @@ async fn racing_continuations_of_one_task_resume_it_exactly_once() {
     }
     assert_eq!(state(task_of(&out[2])), "TASK_STATE_COMPLETED");
     assert_eq!(agent.purchases.load(Ordering::SeqCst), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_continuation_answering_two_requests_is_taken_all_or_none() {
+    let (agent, _db, model) = agent().await;
+    let out = drive(
+        &agent.url,
+        json!([{"send": {"text": "buy a gpu and a cpu"}}]),
+    )
+    .await;
+    let waiting = task_of(&out[0]).clone();
+    assert_eq!(state(&waiting), "TASK_STATE_INPUT_REQUIRED", "{waiting}");
+    let requests = status_data(&waiting);
+    assert_eq!(requests.len(), 2, "both calls wait: {waiting}");
+    let first = requests[0]["id"].as_str().expect("an id").to_owned();
+    let second = requests[1]["id"].as_str().expect("an id").to_owned();
+    let task = waiting["id"].as_str().expect("a task id").to_owned();
+    let trail = agent.inbox.audit(&first).await.expect("the trail");
+    let calls = model.calls();
+
+    // The second answer's edited arguments do not fit the tool: neither answer is taken.
+    let out = drive(
+        &agent.url,
+        json!([
+            {"send": {"task": task, "answers": [
+                {"id": first, "ok": true},
+                {"id": second, "ok": true, "args": {"item": 42}},
+            ]}},
+            {"get": {"task": task}},
+        ]),
+    )
+    .await;
+    assert_eq!(out[0]["error"], "InvalidParamsError", "{}", out[0]);
+    let refusal = out[0]["message"].as_str().unwrap_or_default();
+    assert!(refusal.contains(&format!("`{second}`")), "{refusal}");
+    assert!(!refusal.contains(&first), "{refusal}");
+    let unchanged = task_of(&out[1]);
+    assert_eq!(
+        unchanged["status"], waiting["status"],
+        "the task waits as it did"
+    );
+    let parked = agent.inbox.run_requests(&first).await.expect("the run");
+    assert_eq!(parked.len(), 2);
+    for request in &parked {
+        assert_eq!(request.state, ParkedState::Waiting, "{request:?}");
+    }
+    assert_eq!(
+        agent.inbox.audit(&first).await.expect("the trail"),
+        trail,
+        "nothing was recorded"
+    );
+    assert_eq!(model.calls(), calls, "nothing ran");
+
+    // Both answers fit: both are taken, and the run resumes once, buying each item once.
+    let out = drive(
+        &agent.url,
+        json!([{"send": {"task": task, "answers": [
+            {"id": first, "ok": true},
+            {"id": second, "ok": true},
+        ]}}]),
+    )
+    .await;
+    let done = task_of(&out[0]);
+    assert_eq!(state(done), "TASK_STATE_COMPLETED", "{done}");
+    assert_eq!(
+        status_text(done),
+        "Bought, order ORDER-1. Bought, order ORDER-2."
+    );
+    assert_eq!(agent.purchases.load(Ordering::SeqCst), 2);
+    let trail = agent.inbox.audit(&first).await.expect("the trail");
+    let count = |kind: AuditKind| trail.iter().filter(|e| e.kind == kind).count();
+    assert_eq!(count(AuditKind::Answered), 2, "{trail:?}");
+    assert_eq!(count(AuditKind::Resumed), 1, "{trail:?}");
+    assert_eq!(count(AuditKind::Claimed), 1, "{trail:?}");
 }
 
 /// Serves the inbox page over `inbox` and approves request `id` on it as a person does:

@@ -32,6 +32,8 @@ pub struct Agent {
     pub purchases: Arc<AtomicUsize>,
     /// How many POSTs (protocol calls) the server has received.
     posts: Arc<AtomicUsize>,
+    /// How many of them its handlers have answered (a stream's once its events begin).
+    replies: Arc<tokio::sync::watch::Sender<usize>>,
     serving: tokio::task::JoinHandle<()>,
     worker: Option<(
         tokio::sync::oneshot::Sender<()>,
@@ -79,13 +81,24 @@ impl Agent {
         }
         let server = server.build().expect("the server builds");
         let posts = Arc::new(AtomicUsize::new(0));
+        let replies = Arc::new(tokio::sync::watch::Sender::new(0));
         let router = server.router().layer(axum::middleware::from_fn({
             let posts = posts.clone();
+            let replies = replies.clone();
             move |request: axum::extract::Request, next: axum::middleware::Next| {
-                if request.method() == axum::http::Method::POST {
-                    posts.fetch_add(1, Ordering::SeqCst);
+                let posts = posts.clone();
+                let replies = replies.clone();
+                async move {
+                    let post = request.method() == axum::http::Method::POST;
+                    if post {
+                        posts.fetch_add(1, Ordering::SeqCst);
+                    }
+                    let response = next.run(request).await;
+                    if post {
+                        replies.send_modify(|n| *n += 1);
+                    }
+                    response
                 }
-                next.run(request)
             }
         }));
         let serving = tokio::spawn(async move {
@@ -108,6 +121,7 @@ impl Agent {
             inbox,
             purchases,
             posts,
+            replies,
             serving,
             worker,
         }
@@ -130,6 +144,24 @@ impl Agent {
             );
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
+    }
+
+    /// How many protocol calls the server has answered so far.
+    pub fn replies(&self) -> usize {
+        *self.replies.borrow()
+    }
+
+    /// Waits until the server has answered `n` protocol calls in all: a stream's reply
+    /// goes out once its handler has read the task its first event shows, so a change
+    /// made after this returns is one the stream sees happen.
+    pub async fn replies_reach(&self, n: usize) {
+        let mut seen = self.replies.subscribe();
+        let reached = tokio::time::timeout(Duration::from_secs(60), seen.wait_for(|k| *k >= n));
+        assert!(
+            matches!(reached.await, Ok(Ok(_))),
+            "the server answered {} calls, not {n}, in 60 s",
+            self.replies()
+        );
     }
 
     /// Stops serving, as a process that exits would: nothing of it is left but the
