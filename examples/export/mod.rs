@@ -28,7 +28,7 @@ pub struct Export {
 pub fn start() -> Result<Export, Box<dyn std::error::Error>> {
     #[cfg(feature = "otel")]
     {
-        let builder = toolnexus_otel::Builder::from_env()?;
+        let builder = toolnexus_otel::TelemetryBuilder::from_env()?;
         let telemetry = if builder.exports() {
             Some(builder.install()?)
         } else {

@@ -17,8 +17,9 @@ use tracing_subscriber::registry::LookupSpan;
 use tracing_subscriber::util::SubscriberInitExt as _;
 use tracing_subscriber::Layer;
 
+use crate::error::OtelError;
 use crate::http::BlockingHttp;
-use crate::{Error, Telemetry};
+use crate::telemetry::Telemetry;
 
 /// The only OTLP protocol this crate speaks.
 const HTTP_PROTOBUF: &str = "http/protobuf";
@@ -42,13 +43,13 @@ const EXPORTER_TARGETS: [&str; 7] = [
 /// or not an endpoint is configured.
 pub type OtelLayer<S> = Box<dyn Layer<S> + Send + Sync + 'static>;
 
-/// How to export, configured from the environment ([`Builder::from_env`]) or in code
-/// ([`Telemetry::builder`]), then turned into a layer ([`Builder::layer`]) or installed
-/// as the global subscriber ([`Builder::install`]).
+/// How to export, configured from the environment ([`TelemetryBuilder::from_env`]) or in code
+/// ([`Telemetry::builder`]), then turned into a layer ([`TelemetryBuilder::layer`]) or installed
+/// as the global subscriber ([`TelemetryBuilder::install`]).
 ///
 /// Its `Debug` names the headers but never shows their values.
 #[derive(Clone)]
-pub struct Builder {
+pub struct TelemetryBuilder {
     traces_url: Option<String>,
     metrics_url: Option<String>,
     service_name: Option<String>,
@@ -59,10 +60,10 @@ pub struct Builder {
     timeout: Duration,
 }
 
-impl std::fmt::Debug for Builder {
+impl std::fmt::Debug for TelemetryBuilder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let headers: Vec<&str> = self.headers.iter().map(|(n, _)| n.as_str()).collect();
-        f.debug_struct("Builder")
+        f.debug_struct("TelemetryBuilder")
             .field("traces_url", &self.traces_url)
             .field("metrics_url", &self.metrics_url)
             .field("service_name", &self.service_name)
@@ -75,9 +76,9 @@ impl std::fmt::Debug for Builder {
     }
 }
 
-impl Default for Builder {
+impl Default for TelemetryBuilder {
     fn default() -> Self {
-        Builder {
+        TelemetryBuilder {
             traces_url: None,
             metrics_url: None,
             service_name: None,
@@ -91,10 +92,17 @@ impl Default for Builder {
     }
 }
 
-impl Builder {
+impl Telemetry {
+    /// A configuration in code, starting from nothing set (no variable is read).
+    pub fn builder() -> TelemetryBuilder {
+        TelemetryBuilder::default()
+    }
+}
+
+impl TelemetryBuilder {
     /// Reads the standard variables from the process environment (see the crate docs for
-    /// which ones); [`Builder::from_vars`] does the same from any lookup.
-    pub fn from_env() -> Result<Self, Error> {
+    /// which ones); [`TelemetryBuilder::from_vars`] does the same from any lookup.
+    pub fn from_env() -> Result<Self, OtelError> {
         Self::from_vars(|name| std::env::var(name).ok())
     }
 
@@ -106,16 +114,16 @@ impl Builder {
     ///     ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4318"),
     ///     ("OTEL_SERVICE_NAME", "checkout"),
     /// ]);
-    /// let builder = toolnexus_otel::Builder::from_vars(|k| vars.get(k).map(|v| v.to_string()))?;
+    /// let builder = toolnexus_otel::TelemetryBuilder::from_vars(|k| vars.get(k).map(|v| v.to_string()))?;
     /// assert!(builder.exports());
     ///
-    /// let grpc = toolnexus_otel::Builder::from_vars(|k| {
+    /// let grpc = toolnexus_otel::TelemetryBuilder::from_vars(|k| {
     ///     (k == "OTEL_EXPORTER_OTLP_PROTOCOL").then(|| "grpc".to_owned())
     /// });
     /// assert!(grpc.unwrap_err().to_string().contains("`http/protobuf` only"));
-    /// # Ok::<(), toolnexus_otel::Error>(())
+    /// # Ok::<(), toolnexus_otel::OtelError>(())
     /// ```
-    pub fn from_vars(var: impl Fn(&str) -> Option<String>) -> Result<Self, Error> {
+    pub fn from_vars(var: impl Fn(&str) -> Option<String>) -> Result<Self, OtelError> {
         let var = |name: &str| var(name).filter(|v| !v.trim().is_empty());
         for name in [
             "OTEL_EXPORTER_OTLP_PROTOCOL",
@@ -124,7 +132,7 @@ impl Builder {
         ] {
             if let Some(value) = var(name) {
                 if value.trim() != HTTP_PROTOBUF {
-                    return Err(Error::UnsupportedProtocol {
+                    return Err(OtelError::UnsupportedProtocol {
                         variable: name,
                         value,
                     });
@@ -137,13 +145,13 @@ impl Builder {
         let signal_url = |own: &str, path: &str| {
             var(own).or_else(|| base.as_deref().map(|b| signal_path(b, path)))
         };
-        let mut builder = Builder {
+        let mut builder = TelemetryBuilder {
             traces_url: signal_url("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "v1/traces"),
             metrics_url: signal_url("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", "v1/metrics"),
             service_name: var("OTEL_SERVICE_NAME"),
             disabled: var("OTEL_SDK_DISABLED")
                 .is_some_and(|v| v.trim().eq_ignore_ascii_case("true")),
-            ..Builder::default()
+            ..TelemetryBuilder::default()
         };
         if var("OTEL_TRACES_EXPORTER").is_some_and(|v| v.trim() == "none") {
             builder.traces_url = None;
@@ -161,7 +169,7 @@ impl Builder {
             builder.timeout = Duration::from_millis(ms);
         }
         if let Some(directives) = var("RUST_LOG") {
-            builder.log_filter = directives.parse().map_err(Error::InvalidFilter)?;
+            builder.log_filter = directives.parse().map_err(OtelError::InvalidFilter)?;
         }
         Ok(builder)
     }
@@ -183,13 +191,14 @@ impl Builder {
 
     /// A header sent with every export, typically a collector's API key. Its value is
     /// kept out of `Debug`, logs and errors.
-    pub fn header(mut self, name: &str, value: &str) -> Result<Self, Error> {
-        let name =
-            HeaderName::from_bytes(name.trim().as_bytes()).map_err(|_| Error::InvalidHeader {
+    pub fn header(mut self, name: &str, value: &str) -> Result<Self, OtelError> {
+        let name = HeaderName::from_bytes(name.trim().as_bytes()).map_err(|_| {
+            OtelError::InvalidHeader {
                 origin: "header",
                 problem: "the name is not a valid HTTP header name".to_owned(),
-            })?;
-        let mut value = HeaderValue::from_str(value).map_err(|_| Error::InvalidHeader {
+            }
+        })?;
+        let mut value = HeaderValue::from_str(value).map_err(|_| OtelError::InvalidHeader {
             origin: "header",
             problem: format!("the value of `{name}` is not a valid HTTP header value"),
         })?;
@@ -198,7 +207,7 @@ impl Builder {
         Ok(self)
     }
 
-    /// Whether [`Builder::install`] adds a plain log of events to standard error (on by
+    /// Whether [`TelemetryBuilder::install`] adds a plain log of events to standard error (on by
     /// default, filtered by `RUST_LOG`, `info` when unset).
     pub fn log_to_stderr(mut self, on: bool) -> Self {
         self.log = on;
@@ -217,7 +226,7 @@ impl Builder {
     /// The layer passes the `toolnexus` crates' spans from `debug` up (their model and tool
     /// calls are `debug` spans) and everything else as `RUST_LOG` says (`info` when unset);
     /// a `RUST_LOG` directive for a `toolnexus` target overrides that floor.
-    pub fn layer<S>(self) -> Result<(OtelLayer<S>, Telemetry), Error>
+    pub fn layer<S>(self) -> Result<(OtelLayer<S>, Telemetry), OtelError>
     where
         S: Subscriber + for<'a> LookupSpan<'a> + Send + Sync,
     {
@@ -243,7 +252,7 @@ impl Builder {
                     .with_headers(headers.clone())
                     .with_shared_http_client(http.clone())
                     .build()
-                    .map_err(Error::Exporter)?;
+                    .map_err(OtelError::Exporter)?;
                 Some(
                     SdkTracerProvider::builder()
                         .with_batch_exporter(exporter)
@@ -263,7 +272,7 @@ impl Builder {
                     .with_headers(headers)
                     .with_shared_http_client(http)
                     .build()
-                    .map_err(Error::Exporter)?;
+                    .map_err(OtelError::Exporter)?;
                 Some(
                     SdkMeterProvider::builder()
                         .with_periodic_exporter(exporter)
@@ -284,11 +293,11 @@ impl Builder {
         Ok((layer, Telemetry::new(tracer_provider, meter_provider)))
     }
 
-    /// Installs the global subscriber: the exporting [`layer`](Builder::layer), and a plain
-    /// log to standard error unless turned off with [`Builder::log_to_stderr`]. Also makes
+    /// Installs the global subscriber: the exporting [`layer`](TelemetryBuilder::layer), and a plain
+    /// log to standard error unless turned off with [`TelemetryBuilder::log_to_stderr`]. Also makes
     /// the providers OpenTelemetry's global ones and W3C trace context its propagator, so
     /// `traceparent` is read and written as other OpenTelemetry code expects.
-    pub fn install(self) -> Result<Telemetry, Error> {
+    pub fn install(self) -> Result<Telemetry, OtelError> {
         let log = self.log.then(|| {
             tracing_subscriber::fmt::layer()
                 .with_writer(std::io::stderr)
@@ -299,7 +308,7 @@ impl Builder {
             .with(otel)
             .with(log)
             .try_init()
-            .map_err(Error::AlreadyInstalled)?;
+            .map_err(OtelError::AlreadyInstalled)?;
         opentelemetry::global::set_text_map_propagator(
             opentelemetry_sdk::propagation::TraceContextPropagator::new(),
         );
@@ -357,8 +366,8 @@ fn signal_path(base: &str, path: &str) -> String {
 fn parse_headers(
     list: &str,
     origin: &'static str,
-) -> Result<Vec<(HeaderName, HeaderValue)>, Error> {
-    let invalid = |entry: usize, what: &str| Error::InvalidHeader {
+) -> Result<Vec<(HeaderName, HeaderValue)>, OtelError> {
+    let invalid = |entry: usize, what: &str| OtelError::InvalidHeader {
         origin,
         problem: format!("entry {entry} {what}"),
     };
@@ -421,7 +430,7 @@ mod tests {
 
     #[test]
     fn the_shared_endpoint_gets_each_signals_path_and_a_signals_own_is_taken_whole() {
-        let b = Builder::from_vars(vars(&[
+        let b = TelemetryBuilder::from_vars(vars(&[
             ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:4318/"),
             ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "http://t:1/custom"),
         ]))
@@ -433,8 +442,8 @@ mod tests {
 
     #[test]
     fn nothing_set_or_disabled_exports_nothing() {
-        assert!(!Builder::from_vars(vars(&[])).unwrap().exports());
-        let off = Builder::from_vars(vars(&[
+        assert!(!TelemetryBuilder::from_vars(vars(&[])).unwrap().exports());
+        let off = TelemetryBuilder::from_vars(vars(&[
             ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:4318"),
             ("OTEL_SDK_DISABLED", "TRUE"),
         ]))
@@ -444,7 +453,7 @@ mod tests {
 
     #[test]
     fn headers_decode_and_their_errors_never_echo_a_value() {
-        let b = Builder::from_vars(vars(&[(
+        let b = TelemetryBuilder::from_vars(vars(&[(
             "OTEL_EXPORTER_OTLP_HEADERS",
             "api-key=s%20ecret, x-team = a",
         )]))
@@ -453,19 +462,20 @@ mod tests {
         assert_eq!(b.header_map()["x-team"], "a");
         assert!(!format!("{b:?}").contains("ecret"));
         for bad in ["Bearer-topsecret", "k=top%zzsecret", "bad name=topsecret"] {
-            let err = Builder::from_vars(vars(&[("OTEL_EXPORTER_OTLP_HEADERS", bad)])).unwrap_err();
+            let err = TelemetryBuilder::from_vars(vars(&[("OTEL_EXPORTER_OTLP_HEADERS", bad)]))
+                .unwrap_err();
             assert!(!format!("{err} {err:?}").contains("topsecret"), "{err}");
         }
     }
 
     #[test]
     fn the_export_keeps_the_model_and_tool_spans_below_the_logs_level() {
-        let b = Builder::from_vars(vars(&[("RUST_LOG", "warn")])).unwrap();
+        let b = TelemetryBuilder::from_vars(vars(&[("RUST_LOG", "warn")])).unwrap();
         let f = b.export_filter();
         assert!(f.would_enable("toolnexus::client::driver::turn", &tracing::Level::DEBUG));
         assert!(!f.would_enable("other", &tracing::Level::INFO));
         assert!(!f.would_enable("hyper::proto", &tracing::Level::ERROR));
-        let own = Builder::from_vars(vars(&[("RUST_LOG", "toolnexus=error")])).unwrap();
+        let own = TelemetryBuilder::from_vars(vars(&[("RUST_LOG", "toolnexus=error")])).unwrap();
         assert!(!own
             .export_filter()
             .would_enable("toolnexus::x", &tracing::Level::WARN));

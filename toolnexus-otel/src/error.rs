@@ -7,7 +7,7 @@ use opentelemetry_sdk::error::OTelSdkError;
 /// An error from configuring, installing, flushing or shutting down the export.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
-pub enum Error {
+pub enum OtelError {
     /// A protocol variable names a transport this crate does not speak.
     #[error(
         "{variable}=`{value}` is not supported: toolnexus-otel exports over OTLP/HTTP with \
@@ -42,7 +42,7 @@ pub enum Error {
     Exporter(#[source] ExporterBuildError),
     /// A global tracing subscriber was already installed.
     #[error(
-        "a global tracing subscriber is already installed; compose with `Builder::layer` instead"
+        "a global tracing subscriber is already installed; compose with `TelemetryBuilder::layer` instead"
     )]
     AlreadyInstalled(#[source] tracing_subscriber::util::TryInitError),
     /// Flushing or shutting down a provider failed (the collector unreachable, a timeout, …).

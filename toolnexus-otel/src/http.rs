@@ -11,7 +11,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use opentelemetry_http::{HttpClient, HttpError, Request, Response};
 
-use crate::Error;
+use crate::error::OtelError;
 
 /// Larger replies are refused: a collector answers an export with a few bytes, and the
 /// body is read into memory.
@@ -28,7 +28,7 @@ impl std::fmt::Debug for BlockingHttp {
 impl BlockingHttp {
     /// Builds the client on a thread of its own: the blocking client starts (and on a
     /// failed build, drops) a runtime, which tokio refuses inside a host's async context.
-    pub(crate) fn new(timeout: Duration) -> Result<Self, Error> {
+    pub(crate) fn new(timeout: Duration) -> Result<Self, OtelError> {
         let built = std::thread::Builder::new()
             .name("toolnexus-otel-http".to_owned())
             .spawn(move || {
@@ -36,11 +36,11 @@ impl BlockingHttp {
                     .timeout(timeout)
                     .build()
             })
-            .map_err(Error::Thread)?
+            .map_err(OtelError::Thread)?
             .join();
         match built {
             Ok(Ok(client)) => Ok(BlockingHttp(client)),
-            Ok(Err(e)) => Err(Error::HttpClient(e)),
+            Ok(Err(e)) => Err(OtelError::HttpClient(e)),
             Err(panic) => std::panic::resume_unwind(panic),
         }
     }

@@ -3,7 +3,7 @@
 //!
 //! Every test takes `SERIAL`: tracing caches per call site whether a subscriber wants it,
 //! and subscribers coming and going on parallel threads make that cache flaky. No test
-//! touches the process environment; the variables go through `Builder::from_vars`.
+//! touches the process environment; the variables go through `TelemetryBuilder::from_vars`.
 
 mod common;
 
@@ -17,7 +17,7 @@ use opentelemetry::trace::TraceContextExt as _;
 use serde_json::json;
 use toolnexus::testing::{MockLlm, Reply};
 use toolnexus::Style;
-use toolnexus_otel::{Builder, Error, Telemetry};
+use toolnexus_otel::{OtelError, Telemetry, TelemetryBuilder};
 use tracing_opentelemetry::OpenTelemetrySpanExt as _;
 use tracing_subscriber::layer::SubscriberExt as _;
 
@@ -204,7 +204,7 @@ fn spans_arrive_with_names_kinds_parents_attributes_links_status_and_the_service
 fn a_real_runs_spans_are_exported_as_one_trace_from_debug_up() {
     let _serial = serial();
     let collector = Receiver::start();
-    let (layer, telemetry) = Builder::from_vars(vars(&[
+    let (layer, telemetry) = TelemetryBuilder::from_vars(vars(&[
         ("OTEL_EXPORTER_OTLP_ENDPOINT", &collector.endpoint()),
         ("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf"),
         ("OTEL_SERVICE_NAME", "shop-agent"),
@@ -260,7 +260,7 @@ fn a_real_runs_spans_are_exported_as_one_trace_from_debug_up() {
 fn gen_ai_metrics_from_a_real_run_arrive_with_their_names_units_and_attributes() {
     let _serial = serial();
     let collector = Receiver::start();
-    let telemetry = Builder::from_vars(vars(&[(
+    let telemetry = TelemetryBuilder::from_vars(vars(&[(
         "OTEL_EXPORTER_OTLP_ENDPOINT",
         &collector.endpoint(),
     )]))
@@ -359,7 +359,7 @@ fn configured_headers_reach_the_collector_and_appear_nowhere_else() {
     let env_secret = "bearer-otel-secret-42";
     let collector = Receiver::start();
     let captured = Captured::default();
-    let builder = Builder::from_vars(vars(&[
+    let builder = TelemetryBuilder::from_vars(vars(&[
         ("OTEL_EXPORTER_OTLP_ENDPOINT", &collector.endpoint()),
         (
             "OTEL_EXPORTER_OTLP_HEADERS",
@@ -408,7 +408,7 @@ fn configured_headers_reach_the_collector_and_appear_nowhere_else() {
         assert!(!elsewhere.contains(s), "`{s}` leaked:\n{elsewhere}");
     }
     // A header list that does not parse is an error naming the entry, not its text.
-    let err = Builder::from_vars(vars(&[(
+    let err = TelemetryBuilder::from_vars(vars(&[(
         "OTEL_EXPORTER_OTLP_HEADERS",
         &format!("x=1,{secret}"),
     )]))
@@ -425,9 +425,9 @@ fn with_no_endpoint_or_the_sdk_disabled_nothing_is_sent() {
     let _serial = serial();
     let collector = Receiver::start();
     let captured = Captured::default();
-    let unset = Builder::from_vars(vars(&[("OTEL_SERVICE_NAME", "quiet")])).unwrap();
+    let unset = TelemetryBuilder::from_vars(vars(&[("OTEL_SERVICE_NAME", "quiet")])).unwrap();
     assert!(!unset.exports());
-    let disabled = Builder::from_vars(vars(&[
+    let disabled = TelemetryBuilder::from_vars(vars(&[
         ("OTEL_EXPORTER_OTLP_ENDPOINT", &collector.endpoint()),
         ("OTEL_SDK_DISABLED", "true"),
     ]))
@@ -455,12 +455,35 @@ fn with_no_endpoint_or_the_sdk_disabled_nothing_is_sent() {
         telemetry.force_flush().unwrap();
         telemetry.shutdown().unwrap();
     }
-    std::thread::sleep(Duration::from_millis(300));
+    // The signal that they had their chance: an export to the same collector, made after
+    // they were flushed and shut down (which waits for any export to be answered), has
+    // arrived; whatever they had sent would have arrived before it.
+    let (layer, marker) = Telemetry::builder()
+        .endpoint(collector.endpoint())
+        .service_name("marker")
+        .header("x-marker", "after")
+        .unwrap()
+        .layer::<tracing_subscriber::Registry>()
+        .unwrap();
+    let subscriber = tracing_subscriber::registry().with(layer);
+    tracing::subscriber::with_default(subscriber, || {
+        let _run =
+            tracing::info_span!("toolnexus.run", otel.name = "invoke_agent marker").entered();
+    });
+    marker.shutdown().unwrap();
+    assert!(collector.wait_until(WAIT, |c| !c.spans().is_empty()));
     assert!(
-        collector.requests().is_empty(),
+        collector
+            .requests()
+            .iter()
+            .all(|r| r.header("x-marker") == Some("after")),
         "{:?}",
         collector.requests()
     );
+    assert!(collector
+        .spans()
+        .iter()
+        .all(|s| s.resource["service.name"] == "marker"));
     let log = captured.text();
     assert_eq!(
         log.matches("nothing is exported").count(),
@@ -492,12 +515,15 @@ fn a_protocol_other_than_http_protobuf_is_a_clear_error() {
         ("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc"),
         ("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "http/json"),
     ] {
-        let err = Builder::from_vars(vars(&[
+        let err = TelemetryBuilder::from_vars(vars(&[
             ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4318"),
             (variable, value),
         ]))
         .unwrap_err();
-        assert!(matches!(err, Error::UnsupportedProtocol { .. }), "{err:?}");
+        assert!(
+            matches!(err, OtelError::UnsupportedProtocol { .. }),
+            "{err:?}"
+        );
         let message = err.to_string();
         assert!(
             message.contains(variable)
