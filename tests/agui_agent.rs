@@ -131,7 +131,7 @@ fn the_agui_agent_interrupts_for_people_and_a_restarted_one_resumes() {
     let interrupt = &last(&login)["outcome"]["interrupts"][0];
     assert_eq!(interrupt["metadata"]["url"], "https://shop.example/login");
     let signed = client.step(at(json!({"agent": "b", "resume": yes}), &agent.url));
-    assert!(text(&signed).ends_with("signed in"), "{signed}");
+    assert!(text(&signed).ends_with("signed in."), "{signed}");
 
     let asked = client.step(at(json!({"agent": "c", "say": "buy a cpu"}), &agent.url));
     assert_eq!(last(&asked)["outcome"]["type"], "interrupt");

@@ -1,82 +1,21 @@
-//! The demo shop agent the protocol examples serve (`a2a_agent` over A2A, `agui_agent`
-//! over AG-UI): a purchase behind a person's approval and a sign-in, on the embedded
-//! scripted model, with its waits kept in the inbox a `--db URL` names.
+//! The protocol examples' shop (`a2a_agent` over A2A, `agui_agent` over AG-UI): the shop
+//! agent of `agent.rs`, which the A2A and AG-UI suites serve too, on the embedded scripted
+//! model (or a real endpoint), with its waits kept in the inbox a `--db URL` names.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+#[path = "../shop/mod.rs"]
+mod shop;
+mod agent;
 
-use serde_json::Value;
-use toolnexus::testing::{RecordedRequest, Reply};
-use toolnexus::{tool, Answer, Approval, LlmClient, ToolResult, Toolkit};
+use std::sync::atomic::AtomicUsize;
+use std::sync::Arc;
+
+use toolnexus::LlmClient;
+use toolnexus::Toolkit;
 use toolnexus_inbox::Inbox;
 
 use crate::support;
 
 pub type Failure = Box<dyn std::error::Error>;
-
-/// The order numbers of this process.
-static ORDERS: AtomicU64 = AtomicU64::new(1);
-
-/// Buys an item; a person approves each purchase first
-#[tool]
-async fn purchase(#[arg(description = "What to buy")] item: String) -> ToolResult {
-    let n = ORDERS.fetch_add(1, Ordering::SeqCst);
-    ToolResult::ok(format!("ORDER-{n}: bought a {item}"))
-}
-
-/// Where the sign-in tool sends people.
-const LOGIN_URL: &str = "https://shop.example/login";
-
-/// Signs the user in to the shop
-#[tool]
-async fn sign_in(answer: Option<&Answer>) -> ToolResult {
-    match answer {
-        Some(a) if a.ok => ToolResult::ok("signed in"),
-        Some(_) => ToolResult::error("the sign-in was cancelled"),
-        None => ToolResult::auth_required(LOGIN_URL, Some("Sign in to the shop")),
-    }
-}
-
-pub fn toolkit() -> Result<Toolkit, Failure> {
-    let gate = Approval::tools(["purchase"]).prompt(|_, args: &Value| {
-        format!(
-            "Approve purchase of {}?",
-            args["item"].as_str().unwrap_or("it")
-        )
-    });
-    Ok(Toolkit::builder()
-        .tool(Purchase)
-        .tool(SignIn)
-        .approval(gate)
-        .build()?)
-}
-
-/// The embedded model: a purchase or a sign-in as the message asks, then what came of it.
-fn script(req: &RecordedRequest) -> Reply {
-    if let Some((_, out)) = req.tool_results().last() {
-        let text = if let Some(order) = out.split(':').next().filter(|o| o.starts_with("ORDER-")) {
-            format!("Done: your order is {order}.")
-        } else if out.starts_with("declined") {
-            "The purchase was declined, so I bought nothing.".to_owned()
-        } else if out == "signed in" {
-            "You are now signed in".to_owned()
-        } else {
-            format!("That did not work: {out}")
-        };
-        return Reply::text(text);
-    }
-    let said = req.prompts().last().cloned().unwrap_or_default();
-    let said = said.trim().to_lowercase();
-    if let Some(item) = said
-        .strip_prefix("buy a ")
-        .or_else(|| said.strip_prefix("buy "))
-    {
-        return Reply::tool_call("call_1", "purchase", serde_json::json!({"item": item}));
-    }
-    if said.contains("log me in") {
-        return Reply::tool_call("call_1", "sign_in", serde_json::json!({}));
-    }
-    Reply::text("I can buy things (\"buy a gpu\") or sign you in (\"log me in\").")
-}
 
 /// What the command line asks: the port to serve on and the inbox's database.
 pub struct Cli {
@@ -141,10 +80,10 @@ pub struct Agent {
 }
 
 pub async fn agent(db: &str) -> Result<Agent, Failure> {
-    let support::Endpoint { builder, stub } = support::endpoint(script).await?;
+    let support::Endpoint { builder, stub } = support::endpoint(agent::script).await?;
     Ok(Agent {
         client: builder.build()?,
-        tk: toolkit()?,
+        tk: agent::toolkit(Arc::new(AtomicUsize::new(0))),
         inbox: Inbox::open(db).await?,
         stub,
     })

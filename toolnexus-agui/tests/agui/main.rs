@@ -5,7 +5,7 @@
 
 #[path = "../../../examples/shop/mod.rs"]
 mod shop;
-#[path = "../../../examples/shop/agent.rs"]
+#[path = "../../../examples/shop_agent/agent.rs"]
 mod shop_agent;
 mod support;
 

@@ -1,8 +1,9 @@
-//! The shop agent the protocol servers' suites serve (toolnexus-a2a's and
-//! toolnexus-agui's): a purchase behind a declared approval, counting what it bought, a
-//! sign-in, and the shop's shipping form, on a scripted model. A suite includes it beside
-//! `examples/shop/mod.rs` (as `mod shop`), whose form it takes.
-#![allow(dead_code)] // each suite uses part of it
+//! The shop agent: a purchase behind a declared approval, counting what it bought, a
+//! sign-in, and the shop's shipping form, on a scripted model. The protocol examples serve
+//! it (`a2a_agent` and `agui_agent`, through `mod.rs` beside it) and so do the A2A and
+//! AG-UI suites, which include this file by path. Whoever includes it declares
+//! `examples/shop/mod.rs` beside it as `shop`, whose form it takes.
+#![allow(dead_code)] // each includer uses part of it
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -11,7 +12,7 @@ use serde_json::{json, Value};
 use toolnexus::testing::{MockLlm, RecordedRequest, Reply};
 use toolnexus::{Approval, NativeTool, ToolContext, ToolResult, Toolkit};
 
-use crate::shop::ShipOrder;
+use super::shop::ShipOrder;
 
 /// The sign-in page the sign-in tool sends people to.
 pub const LOGIN_URL: &str = "https://shop.example/login";
@@ -60,9 +61,9 @@ pub fn toolkit(purchases: Arc<AtomicUsize>) -> Toolkit {
         .expect("distinct tool names")
 }
 
-/// The scripted model: "buy a X [and a Y]" calls `purchase` for each; "log me in" calls
-/// `sign_in`; "ship order N" calls `ship_order`; once the tools answered, it says what came
-/// of each.
+/// The scripted model: "buy a X [and a Y]" (or "buy X") calls `purchase` for each; "log
+/// me in" calls `sign_in`; "ship order N" calls `ship_order`; once the tools answered, it
+/// says what came of each.
 pub fn script(req: &RecordedRequest) -> Reply {
     let results = req.tool_results();
     if !results.is_empty() {
@@ -86,7 +87,11 @@ pub fn script(req: &RecordedRequest) -> Reply {
         return Reply::text(said.join(" "));
     }
     let prompt = req.prompts().last().cloned().unwrap_or_default();
-    if let Some(items) = prompt.strip_prefix("buy a ") {
+    let said = prompt.trim().to_lowercase();
+    if let Some(items) = said
+        .strip_prefix("buy a ")
+        .or_else(|| said.strip_prefix("buy "))
+    {
         let calls: Vec<(String, &str, Value)> = items
             .split(" and a ")
             .enumerate()
@@ -100,14 +105,17 @@ pub fn script(req: &RecordedRequest) -> Reply {
             .collect();
         return Reply::tool_calls(calls);
     }
-    if prompt == "log me in" {
+    if said.contains("log me in") {
         return Reply::tool_call("call_0", "sign_in", json!({}));
     }
-    if let Some(n) = prompt.strip_prefix("ship order ") {
+    if let Some(n) = said.strip_prefix("ship order ") {
         let order: u64 = n.trim().parse().unwrap_or(0);
         return Reply::tool_call("call_0", "ship_order", json!({"order": order}));
     }
-    Reply::text(format!("You said: {prompt}"))
+    Reply::text(
+        "I can buy things (\"buy a gpu\"), sign you in (\"log me in\") or ship an order \
+         (\"ship order 7\").",
+    )
 }
 
 /// The scripted model every agent of a test talks to.
