@@ -24,6 +24,13 @@ pub struct SettledCall {
 }
 
 impl Request {
+    /// For [`settle_as`](Self::settle_as): a host that carries no rounds, where a re-run
+    /// that suspends again has failed.
+    pub(crate) const ONE_ROUND: bool = false;
+    /// For [`settle_as`](Self::settle_as): a host that carries rounds, where a re-run may
+    /// end on a new question.
+    pub(crate) const NEXT_ROUND: bool = true;
+
     /// Settles the call with `args` that suspended on this request, now that `answer` has
     /// come. `run(args, answer)` is how the caller runs the tool (the loop wraps its hooks
     /// around it; [`Toolkit::settle`](crate::Toolkit::settle) is this rule with a plain
@@ -41,7 +48,7 @@ impl Request {
     ///   tool's own request.
     /// - Any other request: an ok answer runs the call again once, with `args` and the
     ///   answer; a re-run that suspends again fails with `unresolved: <prompt>`, never
-    ///   another wait.
+    ///   another wait ([`settle_round`](Self::settle_round) lets it ask a new question).
     ///
     /// ```
     /// use toolnexus::serde_json::{json, Value};
@@ -74,13 +81,80 @@ impl Request {
     /// assert_eq!(done.approval, Some(edited));
     /// # });
     /// ```
-    pub async fn settle<F, Fut>(&self, answer: Answer, args: Value, run: F) -> SettledCall
+    pub fn settle<F, Fut>(
+        &self,
+        answer: Answer,
+        args: Value,
+        run: F,
+    ) -> impl Future<Output = SettledCall> + use<'_, F, Fut>
+    where
+        F: FnOnce(Value, Option<Answer>) -> Fut,
+        Fut: Future<Output = ToolOutcome>,
+    {
+        self.settle_as::<{ Self::ONE_ROUND }, F, Fut>(answer, args, run)
+    }
+
+    /// [`settle`](Self::settle) for a host that can carry rounds, as MCP carries a call's
+    /// next `input_required` round: a re-run that asks a new question ends suspended on
+    /// it, to be asked and settled in turn, while one that asks the same question again
+    /// (the same request, or the same kind, prompt, URL and data under a fresh id: a tool
+    /// that draws a new id on every run would otherwise ask for ever) still fails with
+    /// `unresolved: <prompt>`. Everything else is as `settle` does it.
+    ///
+    /// ```
+    /// use toolnexus::serde_json::Value;
+    /// use toolnexus::{Answer, Request, ToolOutcome, ToolResult};
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let name = Request::new("input", "Your name?").with_id("r1");
+    /// let asks = |prompt: &'static str| {
+    ///     move |_args: Value, _answer: Option<Answer>| async move {
+    ///         ToolOutcome::classify(ToolResult::pending(Request::new("input", prompt)))
+    ///     }
+    /// };
+    /// let next = name.settle_round(Answer::ok("r1"), Value::Null, asks("Where do you live?")).await;
+    /// assert_eq!(next.outcome.pending().unwrap().prompt, "Where do you live?");
+    ///
+    /// let again = name.settle_round(Answer::ok("r1"), Value::Null, asks("Your name?")).await;
+    /// assert_eq!(again.outcome.result().output, "unresolved: Your name?");
+    /// // The agent loop carries no rounds: any question asked again ends the call.
+    /// let once = name.settle(Answer::ok("r1"), Value::Null, asks("Where do you live?")).await;
+    /// assert_eq!(once.outcome.result().output, "unresolved: Your name?");
+    /// # });
+    /// ```
+    pub fn settle_round<F, Fut>(
+        &self,
+        answer: Answer,
+        args: Value,
+        run: F,
+    ) -> impl Future<Output = SettledCall> + use<'_, F, Fut>
+    where
+        F: FnOnce(Value, Option<Answer>) -> Fut,
+        Fut: Future<Output = ToolOutcome>,
+    {
+        self.settle_as::<{ Self::NEXT_ROUND }, F, Fut>(answer, args, run)
+    }
+
+    /// The rule itself, for both kinds of host: `ROUNDS` says whether a re-run may end on
+    /// a new question ([`NEXT_ROUND`](Self::NEXT_ROUND)) or fails on any
+    /// ([`ONE_ROUND`](Self::ONE_ROUND)). A constant, so the
+    /// agent loop's settlement carries no check it never makes.
+    pub(crate) async fn settle_as<const ROUNDS: bool, F, Fut>(
+        &self,
+        answer: Answer,
+        args: Value,
+        run: F,
+    ) -> SettledCall
     where
         F: FnOnce(Value, Option<Answer>) -> Fut,
         Fut: Future<Output = ToolOutcome>,
     {
         if let Asks::Gate { .. } = self.asks() {
             let (outcome, edited) = gate::settle(self, &answer, args, |args| run(args, None)).await;
+            let outcome = match outcome.pending() {
+                Some(asked) if ROUNDS && self.asks_same(asked) => self.unresolved(),
+                _ => outcome,
+            };
             return SettledCall {
                 outcome,
                 edited,
@@ -90,10 +164,9 @@ impl Request {
         let outcome = match self.refuses(&answer) {
             Some(refused) => refused,
             None => match run(args, Some(answer)).await {
-                again if again.is_pending() => {
-                    ToolOutcome::failure(format!("unresolved: {}", self.prompt))
-                }
-                again => again,
+                again if !again.is_pending() => again,
+                again if ROUNDS && !again.pending().is_some_and(|r| self.asks_same(r)) => again,
+                _ => self.unresolved(),
             },
         };
         SettledCall {
@@ -101,6 +174,22 @@ impl Request {
             edited: None,
             approval: None,
         }
+    }
+
+    /// Whether `again` asks what this request did: the same request, or the same question
+    /// under a fresh id (a tool that leaves `id` out draws a new one on every run, so an id
+    /// alone would let a tool that ignores its answer ask for ever).
+    pub(crate) fn asks_same(&self, again: &Request) -> bool {
+        again.id == self.id
+            || (again.kind == self.kind
+                && again.prompt == self.prompt
+                && again.url == self.url
+                && again.data == self.data)
+    }
+
+    /// The end of a call whose re-run asked again what it had been answered.
+    fn unresolved(&self) -> ToolOutcome {
+        ToolOutcome::failure(format!("unresolved: {}", self.prompt))
     }
 
     /// What the call becomes when `answer` does not let it run: an answer to another
@@ -171,6 +260,64 @@ mod tests {
         assert!(settled.outcome.is_error());
         assert_eq!(settled.outcome.result().output, "unresolved: Why?");
         assert_eq!(settled.approval, None);
+    }
+
+    /// A tool that asks `prompt` whatever it is answered, under an id of its own.
+    fn asks(
+        prompt: &'static str,
+        id: &'static str,
+    ) -> impl FnOnce(Value, Option<Answer>) -> std::future::Ready<ToolOutcome> {
+        move |_args, _answer| {
+            let request = Request::new("input", prompt).with_id(id);
+            std::future::ready(ToolOutcome::classify(ToolResult::pending(request)))
+        }
+    }
+
+    #[test]
+    fn with_rounds_a_new_question_is_the_next_round_and_the_same_one_is_unresolved() {
+        let name = Request::new("input", "Your name?").with_id("r");
+        let next = block_on(name.settle_round(Answer::ok("r"), json!({}), asks("Where?", "w")));
+        assert_eq!(next.outcome.pending().map(|r| r.id.as_str()), Some("w"));
+
+        // The same question under a fresh id, as a tool that leaves `id` out asks it.
+        for id in ["fresh", "r"] {
+            let again =
+                block_on(name.settle_round(Answer::ok("r"), json!({}), asks("Your name?", id)));
+            assert!(again.outcome.is_error(), "{id}");
+            assert_eq!(again.outcome.result().output, "unresolved: Your name?");
+        }
+        // Another form under the same prompt is another question.
+        let form = name
+            .clone()
+            .with_data(json!({"schema": {"type": "object"}}));
+        let other =
+            block_on(form.settle_round(Answer::ok("r"), json!({}), asks("Your name?", "n")));
+        assert!(other.outcome.is_pending());
+
+        // Without rounds, any question asked again ends the call.
+        let once = block_on(name.settle(Answer::ok("r"), json!({}), asks("Where?", "w")));
+        assert_eq!(once.outcome.result().output, "unresolved: Your name?");
+    }
+
+    #[test]
+    fn with_rounds_a_refusal_still_runs_nothing() {
+        let never = |_args, _answer| async { panic!("a refused call never runs") };
+        let name = Request::new("input", "Your name?").with_id("r");
+        let no = Answer::decline("r", "declined").with_note("private");
+        let settled = block_on(name.settle_round(no, json!({}), never));
+        assert_eq!(
+            settled.outcome.result().output,
+            "declined/expired: Your name? (reason: private)"
+        );
+    }
+
+    #[test]
+    fn with_rounds_an_approved_gate_that_asks_the_gates_question_is_unresolved() {
+        let args = json!({"path": "/a"});
+        let own = block_on(gate().settle_round(Answer::ok("g"), args.clone(), asking));
+        assert_eq!(own.outcome.pending().map(|r| r.id.as_str()), Some("own"));
+        let again = block_on(gate().settle_round(Answer::ok("g"), args, asks("Delete?", "g")));
+        assert_eq!(again.outcome.result().output, "unresolved: Delete?");
     }
 
     #[test]

@@ -1,5 +1,9 @@
-//! [`Toolkit::settle`]: the suspension rule applied with the toolkit's own execution.
+//! [`Toolkit::settle`] and [`Toolkit::settle_round`]: the suspension rule applied with the
+//! toolkit's own execution.
 
+use std::future::Future;
+
+use futures::FutureExt;
 use serde_json::Value;
 
 use super::Toolkit;
@@ -10,8 +14,9 @@ impl Toolkit {
     /// has come, by the one rule of [`Request::settle`] run with
     /// [`execute`](Self::execute): a refusal or an answer to another request ends the
     /// call; `ok` re-runs the tool once with the answer in `ctx`; a re-run that suspends
-    /// again is `unresolved: <prompt>`. The agent loop, the MCP server and a host resolving
-    /// calls itself all end an answered suspension this way.
+    /// again is `unresolved: <prompt>`. The agent loop and a host resolving calls itself
+    /// end an answered suspension this way; a host that carries rounds uses
+    /// [`settle_round`](Self::settle_round).
     ///
     /// When `request` is a gate's ([`approval_request`](Self::approval_request)), an ok
     /// answer runs the tool for the first time (without the answer in `ctx`), with the
@@ -45,25 +50,79 @@ impl Toolkit {
     /// assert_eq!(refused.output, "declined/expired: Buy gpu? (reason: too dear)");
     /// # });
     /// ```
-    pub async fn settle(
-        &self,
-        name: &str,
+    pub fn settle<'a>(
+        &'a self,
+        name: &'a str,
         args: Value,
-        request: &Request,
+        request: &'a Request,
         answer: Answer,
         ctx: ToolContext,
-    ) -> ToolResult {
-        let run = |args, answer: Option<Answer>| async move {
+    ) -> impl Future<Output = ToolResult> + 'a {
+        self.settle_as::<{ Request::ONE_ROUND }>(name, args, request, answer, ctx)
+    }
+
+    /// [`settle`](Self::settle) for a host that carries a call's rounds, as the MCP server
+    /// does, by [`Request::settle_round`]: a re-run that asks a new question ends
+    /// suspended on it (read it with [`ToolResult::pending_of`]), to be asked and settled
+    /// in turn; one that asks the same question again is `unresolved: <prompt>`.
+    ///
+    /// ```
+    /// use toolnexus::{pending, tool, Answer, ToolContext, ToolResult, Toolkit};
+    ///
+    /// /// Asks a name, then where its owner lives
+    /// #[tool]
+    /// async fn greet(answer: Option<&Answer>) -> ToolResult {
+    ///     match answer {
+    ///         None => pending!(kind = "input", prompt = "Your name?"),
+    ///         Some(_) => pending!(kind = "question", prompt = "Where do you live?"),
+    ///     }
+    /// }
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let tk = Toolkit::builder().tool(Greet).build().unwrap();
+    /// let args = serde_json::json!({});
+    /// let asked = tk.execute("greet", args.clone(), ToolContext::default()).await;
+    /// let request = ToolResult::pending_of(&asked).unwrap();
+    ///
+    /// let ada = Answer::ok(&request.id).with_data(serde_json::json!({"name": "Ada"}));
+    /// let next = tk.settle_round("greet", args.clone(), &request, ada.clone(), ToolContext::default()).await;
+    /// assert_eq!(ToolResult::pending_of(&next).unwrap().prompt, "Where do you live?");
+    ///
+    /// // The agent loop's settlement carries no rounds.
+    /// let once = tk.settle("greet", args, &request, ada, ToolContext::default()).await;
+    /// assert_eq!(once.output, "unresolved: Your name?");
+    /// # });
+    /// ```
+    pub fn settle_round<'a>(
+        &'a self,
+        name: &'a str,
+        args: Value,
+        request: &'a Request,
+        answer: Answer,
+        ctx: ToolContext,
+    ) -> impl Future<Output = ToolResult> + 'a {
+        self.settle_as::<{ Request::NEXT_ROUND }>(name, args, request, answer, ctx)
+    }
+
+    /// Both settlements on one path: the rule with [`execute`](Self::execute) running the
+    /// tool, the answer in `ctx` when the tool is to see it.
+    fn settle_as<'a, const ROUNDS: bool>(
+        &'a self,
+        name: &'a str,
+        args: Value,
+        request: &'a Request,
+        answer: Answer,
+        ctx: ToolContext,
+    ) -> impl Future<Output = ToolResult> + 'a {
+        let run = move |args, answer: Option<Answer>| {
             let ctx = match answer {
                 Some(answer) => ctx.with_answer(answer),
                 None => ctx,
             };
-            ToolOutcome::classify(self.execute(name, args, ctx).await)
+            self.execute(name, args, ctx).map(ToolOutcome::classify)
         };
         request
-            .settle(answer, args, run)
-            .await
-            .outcome
-            .into_result()
+            .settle_as::<ROUNDS, _, _>(answer, args, run)
+            .map(|settled| settled.outcome.into_result())
     }
 }

@@ -199,3 +199,30 @@ fn every_export_and_request_body_is_made_of_the_declarations() {
         assert!(!body.contains("$schema"), "{style}: {body}");
     }
 }
+
+#[tokio::test]
+async fn a_tool_that_asks_the_same_question_again_ends_unresolved_with_rounds_or_without() {
+    // A tool that leaves `id` out draws a fresh one on every run: the question is the same.
+    let stubborn = NativeTool::of(
+        "stubborn",
+        "Asks the same question again whatever the answer",
+        json!({"type": "object"}),
+        |_, _| async { ToolResult::pending(crate::Request::new("input", "Your name?")) },
+    );
+    let tk = Toolkit::builder().tool(stubborn).build().unwrap();
+    let asked = tk
+        .execute("stubborn", json!({}), ToolContext::default())
+        .await;
+    let request = ToolResult::pending_of(&asked).unwrap();
+    let ada = crate::Answer::ok(&request.id).with_data(json!({"name": "Ada"}));
+    let ctx = ToolContext::default;
+    let rounds = tk
+        .settle_round("stubborn", json!({}), &request, ada.clone(), ctx())
+        .await;
+    let once = tk.settle("stubborn", json!({}), &request, ada, ctx()).await;
+    for settled in [rounds, once] {
+        assert!(settled.is_error);
+        assert_eq!(settled.output, "unresolved: Your name?");
+        assert_eq!(ToolResult::pending_of(&settled), None);
+    }
+}
