@@ -365,7 +365,7 @@ async fn main() -> Result<(), Failure> {
         .task_only("failing_job")
         .task_only("test_tool_with_task")
         .task_poll_interval(Duration::from_millis(100))
-        .build();
+        .build()?;
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await?;
     // The suite is pointed at this URL; with `--port 0` it is the only way to learn it.
     println!("listening on http://{}/mcp", listener.local_addr()?);

@@ -17,7 +17,7 @@ use toolnexus_mcp::McpServer;
 #[tokio::main]
 async fn main() -> Result<(), Failure> {
     let _export = export::start()?;
-    let server = McpServer::builder(shop::toolkit()).name("shop").build();
+    let server = McpServer::builder(shop::toolkit()).name("shop").build()?;
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.as_slice() {
         [] => server.serve_stdio().await?,

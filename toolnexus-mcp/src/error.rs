@@ -1,9 +1,10 @@
-//! The crate's error type: what can go wrong opening or serving an MCP connection.
+//! The crate's error type: what can go wrong building a server, or opening or serving an
+//! MCP connection.
 //! Failures of single tool calls are never errors here: they are tool error results.
 
 use std::io;
 
-/// Why an MCP connection could not be opened or served.
+/// Why a server could not be built, or an MCP connection opened or served.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum McpError {
@@ -19,4 +20,13 @@ pub enum McpError {
     /// Serving a connection ended abnormally.
     #[error("the MCP connection ended abnormally: {0}")]
     Serve(#[source] Box<dyn std::error::Error + Send + Sync>),
+    /// The key given to [`McpServerBuilder::state_key`](crate::McpServerBuilder::state_key)
+    /// is too short: sealed state under a short HMAC key could be forged.
+    #[error("the MCP state key is {len} bytes long; it must be at least {min}")]
+    ShortStateKey {
+        /// How long the key given is, in bytes.
+        len: usize,
+        /// How long it must be at least, in bytes.
+        min: usize,
+    },
 }

@@ -119,7 +119,7 @@
 //!
 //! // Serve: every call of a client that declares tasks is a task.
 //! let tk = Toolkit::builder().tool(DeleteFile).build()?;
-//! let server = McpServer::builder(tk).task_after(Duration::ZERO).build();
+//! let server = McpServer::builder(tk).task_after(Duration::ZERO).build()?;
 //! let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
 //! let url = format!("http://{}/mcp", listener.local_addr()?);
 //! let app = axum::Router::new().nest_service("/mcp", server.http_service());

@@ -89,7 +89,7 @@ impl std::fmt::Debug for McpServer {
 impl McpServer {
     /// Serves `toolkit` with the default options (see [`McpServer::builder`]).
     pub fn new(toolkit: Toolkit) -> Self {
-        Self::builder(toolkit).build()
+        Self::builder(toolkit).finish(Sealer::random())
     }
 
     /// Options: the server's name, the elicitation timeout, a [`Park`] hook, the key that
@@ -109,7 +109,7 @@ impl McpServer {
             #[cfg(feature = "inbox")]
             inbox: None,
             #[cfg(feature = "inbox")]
-            responder: tasks::DEFAULT_RESPONDER.to_owned(),
+            responder: toolnexus_inbox::Person::new(tasks::DEFAULT_RESPONDER),
         }
     }
 
@@ -167,7 +167,7 @@ pub struct McpServerBuilder {
     #[cfg(feature = "inbox")]
     inbox: Option<toolnexus_inbox::Inbox>,
     #[cfg(feature = "inbox")]
-    responder: String,
+    responder: toolnexus_inbox::Person,
 }
 
 impl std::fmt::Debug for McpServerBuilder {
@@ -207,10 +207,11 @@ impl McpServerBuilder {
         self
     }
 
-    /// The key that seals the `requestState` of `input_required` results (at least 32
-    /// bytes). Servers behind one load balancer share it so that any of them accepts a
-    /// retry; by default each server draws a random one, so a retry must reach the server
-    /// (or a clone of it) that asked.
+    /// The key that seals the `requestState` of `input_required` results, at least 32
+    /// bytes: a shorter one fails [`build`](Self::build) with
+    /// [`McpError::ShortStateKey`]. Servers behind one load balancer share it so that any
+    /// of them accepts a retry; by default each server draws a random one, so a retry must
+    /// reach the server (or a clone of it) that asked.
     pub fn state_key(mut self, key: impl Into<Vec<u8>>) -> Self {
         self.state_key = Some(key.into());
         self
@@ -284,7 +285,7 @@ impl McpServerBuilder {
     /// let server = McpServer::builder(Toolkit::builder().build()?)
     ///     .task_after(Duration::from_secs(1))
     ///     .inbox(inbox)
-    ///     .build();
+    ///     .build()?;
     /// # let _ = server;
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// # }).unwrap();
@@ -296,17 +297,27 @@ impl McpServerBuilder {
     }
 
     /// Who the inbox records as answering a kept task through `tasks/update` (default
-    /// `"mcp client"`). Where the inbox limits who may answer a kind of request, an answer
-    /// from the client is refused unless this names one of them.
+    /// `"mcp client"`): a [`Person`](toolnexus_inbox::Person), with the groups the inbox's
+    /// rules name, or a plain id. Where the inbox limits who may answer a kind of request,
+    /// an answer from the client is refused unless this is one of them.
     #[cfg(feature = "inbox")]
-    pub fn responder(mut self, who: impl Into<String>) -> Self {
+    pub fn responder(mut self, who: impl Into<toolnexus_inbox::Person>) -> Self {
         self.responder = who.into();
         self
     }
 
-    /// Builds the server; a state key shorter than 32 bytes is replaced by a random one
-    /// and logged, since a short HMAC key would make sealed state forgeable.
-    pub fn build(self) -> McpServer {
+    /// Builds the server; refused with [`McpError::ShortStateKey`] when the
+    /// [`state_key`](Self::state_key) is shorter than 32 bytes, since a short HMAC key
+    /// would make sealed state forgeable.
+    pub fn build(mut self) -> Result<McpServer, McpError> {
+        let sealer = match self.state_key.take() {
+            Some(key) => Sealer::new(key)?,
+            None => Sealer::random(),
+        };
+        Ok(self.finish(sealer))
+    }
+
+    fn finish(self, sealer: Sealer) -> McpServer {
         let tools = self.toolkit.declarations().map(declaration).collect();
         McpServer {
             inner: Arc::new(Inner {
@@ -316,7 +327,7 @@ impl McpServerBuilder {
                 version: self.version,
                 elicitation_timeout: self.elicitation_timeout,
                 park: self.park,
-                sealer: Sealer::new(self.state_key),
+                sealer,
                 tasks: TaskStore::new(self.task_ttl, self.task_poll_interval),
                 task_after: self.task_after,
                 task_only: self.task_only,

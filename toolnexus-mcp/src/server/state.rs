@@ -7,6 +7,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use toolnexus::Request;
 
+use crate::McpError;
+
 /// What a retried call needs to resume: the request it answers and the arguments of the
 /// call that suspended (a retry with other arguments is refused).
 #[derive(Debug, Serialize, Deserialize)]
@@ -20,20 +22,24 @@ pub(super) struct Sealer {
 }
 
 impl Sealer {
-    pub(super) fn new(key: Option<Vec<u8>>) -> Self {
-        let key = match key {
-            Some(key) if key.len() >= RequestStateCodec::MIN_KEY_LENGTH => key,
-            Some(_) => {
-                tracing::warn!(
-                    "the MCP state key is shorter than {} bytes; using a random key instead",
-                    RequestStateCodec::MIN_KEY_LENGTH
-                );
-                random_key()
-            }
-            None => random_key(),
-        };
-        Self {
+    /// A sealer under `key`, which must be long enough for its HMAC to hold.
+    pub(super) fn new(key: Vec<u8>) -> Result<Self, McpError> {
+        let min = RequestStateCodec::MIN_KEY_LENGTH;
+        if key.len() < min {
+            return Err(McpError::ShortStateKey {
+                len: key.len(),
+                min,
+            });
+        }
+        Ok(Self {
             codec: RequestStateCodec::new_unchecked(key),
+        })
+    }
+
+    /// A sealer under a key of its own, drawn at random.
+    pub(super) fn random() -> Self {
+        Self {
+            codec: RequestStateCodec::new_unchecked(random_key()),
         }
     }
 

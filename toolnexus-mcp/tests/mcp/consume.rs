@@ -25,6 +25,7 @@ fn shop() -> McpServer {
         .name("shop")
         .state_key(KEY)
         .build()
+        .unwrap()
 }
 
 async fn shop_tools() -> McpTools {
@@ -198,7 +199,7 @@ async fn a_legacy_servers_mid_call_elicitation_goes_to_wait_for_or_is_declined()
 /// A server whose one tool asks the client to sign in at a URL.
 fn login_server() -> McpServer {
     let tk = Toolkit::builder().tool(SignIn).build().unwrap();
-    McpServer::builder(tk).name("login").build()
+    McpServer::builder(tk).name("login").build().unwrap()
 }
 
 #[tokio::test]
@@ -261,7 +262,8 @@ async fn a_hung_call_times_out_and_the_rest_keeps_working() {
         .tool(shop::ApprovePurchase)
         .build()
         .unwrap();
-    let (stream, _task) = serve_in_process(McpServer::builder(server_tk).name("slow").build());
+    let (stream, _task) =
+        serve_in_process(McpServer::builder(server_tk).name("slow").build().unwrap());
     let tools = McpTools::builder()
         .timeout(Duration::from_millis(300))
         .over(stream)

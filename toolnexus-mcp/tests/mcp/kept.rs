@@ -10,8 +10,8 @@ use rmcp::model::{
     CallToolResponse, CallToolResult, CancelTaskParams, TaskPayload, UpdateTaskParams,
 };
 use serde_json::{Value, json};
-use toolnexus::Answer;
-use toolnexus_inbox::{Inbox, ParkedState};
+use toolnexus::{Answer, NativeTool, Request, ToolContext, ToolResult, Toolkit};
+use toolnexus_inbox::{AuditKind, Inbox, ParkedState};
 use toolnexus_mcp::McpServer;
 use toolnexus_test_support::databases::TestDb;
 
@@ -34,6 +34,16 @@ fn kept(inbox: Inbox, deleted: &Arc<AtomicUsize>) -> McpServer {
     builder(deleted.clone(), Duration::from_millis(20))
         .inbox(inbox)
         .build()
+        .unwrap()
+}
+
+/// How many answers the inbox took for the run of request `key`.
+async fn answers(inbox: &Inbox, key: &str) -> usize {
+    let trail = inbox.audit(key).await.unwrap();
+    trail
+        .iter()
+        .filter(|e| e.kind == AuditKind::Answered)
+        .count()
 }
 
 fn completed(payload: TaskPayload) -> (bool, String) {
@@ -109,7 +119,9 @@ async fn a_task_answered_on_the_inbox_completes_for_the_client() {
     // The client's answer, come too late, changes nothing.
     let late = UpdateTaskParams::new(id.clone(), responses(&key, accept()));
     client.update_task(late).await.unwrap();
-    tokio::time::sleep(Duration::from_millis(50)).await;
+    // The update had its chance before its reply: the inbox took no second answer, and a
+    // run that is done has nothing left to resume.
+    assert_eq!(answers(&people, &key).await, 1);
     assert_eq!(deleted.load(Ordering::SeqCst), 1);
     let done = people.get(&key).await.unwrap().expect("kept");
     assert_eq!(done.answered_by.as_deref(), Some("ada@example.com"));
@@ -165,10 +177,11 @@ async fn a_declined_task_runs_nothing_and_a_cancelled_one_never_runs() {
     assert!(matches!(get(&client, &id).await, TaskPayload::Cancelled));
     let update = UpdateTaskParams::new(id.clone(), responses(&key, accept()));
     client.update_task(update).await.unwrap();
-    tokio::time::sleep(Duration::from_millis(50)).await;
+    // The update had its chance before its reply: the only answer is the cancel's.
+    let people = inbox(&db).await;
+    assert_eq!(answers(&people, &key).await, 1);
     assert!(matches!(get(&client, &id).await, TaskPayload::Cancelled));
     // The inbox no longer offers it to anyone.
-    let people = inbox(&db).await;
     let closed = people.get(&key).await.unwrap().expect("kept");
     assert_eq!(closed.run_state, ParkedState::Done);
     assert!(people.waiting().await.unwrap().is_empty());
@@ -209,4 +222,93 @@ async fn a_form_that_does_not_fit_leaves_the_task_waiting() {
         completed(until_ended(&client, &id).await),
         (false, "order 7 ships to 75001 Paris, express".to_owned())
     );
+}
+
+/// A tool that asks for a zip code of five characters or more, and counts its runs.
+fn register(runs: Arc<AtomicUsize>) -> impl toolnexus::Tool {
+    NativeTool::of(
+        "register",
+        "Registers an address once a person gives its zip code",
+        json!({"type": "object", "properties": {}}),
+        move |_args: Value, ctx: ToolContext| {
+            let runs = runs.clone();
+            async move {
+                match ctx.answer {
+                    Some(a) if a.ok => {
+                        runs.fetch_add(1, Ordering::SeqCst);
+                        let zip = a.data.as_ref().map_or(Value::Null, |d| d["zip"].clone());
+                        ToolResult::ok(format!("registered {zip}"))
+                    }
+                    Some(_) => ToolResult::error("not registered"),
+                    None => ToolResult::pending(Request::new("input", "Your zip code?").with_data(
+                        json!({"schema": {
+                            "type": "object",
+                            "properties": {"zip": {"type": "string", "minLength": 5}},
+                            "required": ["zip"]
+                        }}),
+                    )),
+                }
+            }
+        },
+    )
+}
+
+#[tokio::test]
+async fn a_misfit_update_records_nothing_and_a_good_one_runs_the_call_once() {
+    let db = TestDb::sqlite();
+    let runs = Arc::new(AtomicUsize::new(0));
+    let tk = Toolkit::builder()
+        .tool(register(runs.clone()))
+        .build()
+        .unwrap();
+    let server = McpServer::builder(tk)
+        .task_after(Duration::ZERO)
+        .task_poll_interval(Duration::from_millis(20))
+        .inbox(inbox(&db).await)
+        .build()
+        .unwrap();
+    let client = raw(&serve(server).await).await;
+    let response = client
+        .call_tool_once(call("register", json!({})))
+        .await
+        .unwrap();
+    let CallToolResponse::Task(created) = response else {
+        panic!("a task, not {response:?}")
+    };
+    let id = created.task.task_id;
+    let key = loop {
+        if let TaskPayload::InputRequired { input_requests } = get(&client, &id).await {
+            break input_requests.keys().next().expect("one request").clone();
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    };
+
+    let misfit = json!({"action": "accept", "content": {"zip": "750"}});
+    let update = UpdateTaskParams::new(id.clone(), responses(&key, misfit));
+    let why = invalid_params(client.update_task(update).await);
+    assert!(why.contains("zip"), "names the field: {why}");
+    assert!(why.contains(&key), "names the request: {why}");
+    let people = inbox(&db).await;
+    let requests = people.run_requests(&key).await.unwrap();
+    assert_eq!(requests.len(), 1);
+    assert_eq!(requests[0].state, ParkedState::Waiting, "still waiting");
+    assert_eq!(
+        answers(&people, &key).await,
+        0,
+        "nothing in the audit trail"
+    );
+    assert!(matches!(
+        get(&client, &id).await,
+        TaskPayload::InputRequired { .. }
+    ));
+
+    let fits = json!({"action": "accept", "content": {"zip": "75001"}});
+    let update = UpdateTaskParams::new(id.clone(), responses(&key, fits));
+    client.update_task(update).await.unwrap();
+    assert_eq!(
+        completed(until_ended(&client, &id).await),
+        (false, r#"registered "75001""#.to_owned())
+    );
+    assert_eq!(runs.load(Ordering::SeqCst), 1);
+    assert_eq!(answers(&people, &key).await, 1);
 }

@@ -52,7 +52,7 @@ fn deleter(deleted: Arc<AtomicUsize>) -> impl toolnexus::Tool {
 /// The shop, the sign-in and the deleter, every call a task for a client that declares
 /// tasks.
 fn server(deleted: Arc<AtomicUsize>, poll: Duration) -> McpServer {
-    builder(deleted, poll).build()
+    builder(deleted, poll).build().unwrap()
 }
 
 pub(crate) fn builder(
@@ -336,7 +336,8 @@ async fn a_cancelled_task_never_runs_even_when_answered_after() {
         .update_task(UpdateTaskParams::new(id.clone(), responses(&key, accept())))
         .await
         .unwrap();
-    tokio::time::sleep(Duration::from_millis(50)).await;
+    // The reply is the answer's chance: the server takes an answer, and starts the re-run,
+    // before it replies. A cancelled task took none, so nothing was started.
     assert!(matches!(get(&client, &id).await, TaskPayload::Cancelled));
     // Cancelling again is the same empty acknowledgement.
     client.cancel_task(CancelTaskParams::new(id)).await.unwrap();
@@ -375,7 +376,8 @@ async fn a_response_keyed_for_another_task_or_malformed_leaves_the_task_waiting(
     let malformed = UpdateTaskParams::new(a.clone(), responses(&key_a, unknown_action));
     invalid_params(client.update_task(malformed).await);
 
-    tokio::time::sleep(Duration::from_millis(50)).await;
+    // Each reply came once the server had decided on the update: a task that took an
+    // answer is working by now, and neither is.
     for (id, key) in [(&a, &key_a), (&b, &key_b)] {
         match get(&client, id).await {
             TaskPayload::InputRequired { input_requests } => {
@@ -443,7 +445,8 @@ async fn a_person_answers_a_waiting_task_at_the_park_hook_and_it_runs_once() {
     let shelf = Shelf::default();
     let server = builder(deleted.clone(), Duration::from_millis(20))
         .park(shelf.clone())
-        .build();
+        .build()
+        .unwrap();
     let url = serve(server).await;
     let client = raw(&url).await;
     let (id, key) = waiting(&client, "/srv/p").await;
@@ -479,7 +482,11 @@ async fn a_person_answers_a_waiting_task_at_the_park_hook_and_it_runs_once() {
     // The client's own answer, late, finds nothing waiting.
     let late = UpdateTaskParams::new(id.clone(), responses(&key, accept()));
     client.update_task(late).await.unwrap();
-    tokio::time::sleep(Duration::from_millis(50)).await;
+    // Taken, it would have moved the task back to working before the reply.
+    assert!(matches!(
+        get(&client, &id).await,
+        TaskPayload::Completed { .. }
+    ));
     assert_eq!(deleted.load(Ordering::SeqCst), 1);
 }
 
@@ -490,7 +497,8 @@ async fn a_gate_waits_in_a_task_and_runs_the_tool_only_once_approved() {
         .name("files")
         .task_after(Duration::ZERO)
         .task_poll_interval(Duration::from_millis(20))
-        .build();
+        .build()
+        .unwrap();
     let url = serve(server).await;
     let tk = ours(&url).await;
 
@@ -540,7 +548,8 @@ async fn a_task_asking_what_mcp_cannot_carry_fails_and_the_client_says_why() {
         .name("polls")
         .task_after(Duration::ZERO)
         .task_poll_interval(Duration::from_millis(20))
-        .build();
+        .build()
+        .unwrap();
     let url = serve(server).await;
 
     let client = raw(&url).await;
@@ -640,7 +649,8 @@ async fn a_task_past_its_ttl_is_gone_and_cannot_be_answered() {
     let deleted = Arc::new(AtomicUsize::new(0));
     let server = builder(deleted.clone(), Duration::from_millis(20))
         .task_ttl(Duration::from_millis(300))
-        .build();
+        .build()
+        .unwrap();
     let url = serve(server).await;
     let client = raw(&url).await;
     let (id, key) = waiting(&client, "/srv/t").await;
@@ -662,14 +672,17 @@ async fn a_task_past_its_ttl_is_gone_and_cannot_be_answered() {
 #[tokio::test]
 async fn a_task_the_client_gives_up_on_is_cancelled_and_never_finishes() {
     let finished = Arc::new(AtomicUsize::new(0));
-    let done = finished.clone();
+    let ended = Arc::new(tokio::sync::Notify::new());
+    let (done, over) = (finished.clone(), ended.clone());
     let slow = NativeTool::of(
         "render",
         "Renders for a second",
         json!({"type": "object", "properties": {}}),
         move |_args: Value, _ctx| {
-            let done = done.clone();
+            let (done, over) = (done.clone(), over.clone());
             async move {
+                // Dropped when the run ends, finished or stopped.
+                let _ended = Ended(over);
                 tokio::time::sleep(Duration::from_secs(1)).await;
                 done.fetch_add(1, Ordering::SeqCst);
                 "rendered"
@@ -681,7 +694,8 @@ async fn a_task_the_client_gives_up_on_is_cancelled_and_never_finishes() {
         .name("studio")
         .task_after(Duration::ZERO)
         .task_poll_interval(Duration::from_millis(20))
-        .build();
+        .build()
+        .unwrap();
     let url = serve(server).await;
     let tools = McpTools::builder()
         .timeout(Duration::from_millis(300))
@@ -701,10 +715,21 @@ async fn a_task_the_client_gives_up_on_is_cancelled_and_never_finishes() {
         "{}",
         given_up.output
     );
-    tokio::time::sleep(Duration::from_millis(1200)).await;
+    tokio::time::timeout(Duration::from_secs(30), ended.notified())
+        .await
+        .expect("the run ends, finished or stopped");
     assert_eq!(
         finished.load(Ordering::SeqCst),
         0,
         "the cancelled run was stopped"
     );
+}
+
+/// Says its run ended when it is dropped: at the run's end, or when the run is stopped.
+struct Ended(Arc<tokio::sync::Notify>);
+
+impl Drop for Ended {
+    fn drop(&mut self) {
+        self.0.notify_one();
+    }
 }

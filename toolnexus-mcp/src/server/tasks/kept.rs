@@ -3,12 +3,12 @@
 //! answered on the inbox page, and is resumed exactly once by whichever server claims it.
 //!
 //! What the inbox holds for a task is its run (the call, the request it waits on, the
-//! answer, the outcome) and a note under `mcp-task/<task id>` naming that run. A server
+//! answer, the outcome) and the MCP door's record of the task naming that run. A server
 //! that does not hold the task in memory (it restarted, or another server parked it)
-//! reads the task back from those two alone.
+//! reads the task back from those two alone. The inbox owns the wait: it follows the run to
+//! the one it became, takes a batch of answers all or none, and resumes the run once,
+//! here or wherever it is claimed.
 
-use std::collections::HashMap;
-use std::sync::Mutex;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use rmcp::ErrorData;
@@ -23,7 +23,7 @@ use toolnexus::{
     Answer, ClientError, Message, Refusal, Request, RunResult, RunStatus, ToolCall, ToolCallRecord,
     ToolOutput, ToolResult, Usage,
 };
-use toolnexus_inbox::{Inbox, InboxError, Parked, ParkedState};
+use toolnexus_inbox::{Door, InFlight, Inbox, InboxError, Latest, ParkedState, Person};
 
 use super::McpServer;
 use super::store::{Call, to_object, unknown};
@@ -40,13 +40,15 @@ const MODEL: &str = "mcp";
 /// The inbox a server keeps its waiting tasks in, and the re-runs it drives.
 pub(in crate::server) struct Kept {
     inbox: Inbox,
-    responder: String,
-    /// The re-runs this process drives, by task id, so `tasks/cancel` can stop one.
-    running: Mutex<HashMap<String, AbortHandle>>,
+    responder: Person,
+    /// The re-runs this process drives or awaits, by task id, each with the handle that
+    /// stops it, so `tasks/cancel` can stop one and a poll does not start a second.
+    running: InFlight<AbortHandle>,
 }
 
-/// What a note says of a task: the call, when it was created, the run of its first
-/// question, and whether it was cancelled.
+/// What the door's record says of a task: the call, when it was created, the run of its
+/// first question, and whether it was cancelled. Its JSON is what notes of earlier
+/// versions held, which the inbox moved into these records as they were.
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct Note {
@@ -61,39 +63,26 @@ struct Note {
 }
 
 impl Kept {
-    pub(in crate::server) fn new(inbox: Inbox, responder: String) -> Self {
+    pub(in crate::server) fn new(inbox: Inbox, responder: Person) -> Self {
         Self {
             inbox,
             responder,
-            running: Mutex::new(HashMap::new()),
+            running: InFlight::new(),
         }
     }
 
-    fn running(&self) -> std::sync::MutexGuard<'_, HashMap<String, AbortHandle>> {
-        // Each change is one insert or remove: a panic elsewhere leaves the map sound.
-        self.running
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-
-    fn key(id: &str) -> String {
-        format!("mcp-task/{id}")
-    }
-
     async fn note(&self, id: &str) -> Result<Option<Note>, ErrorData> {
-        let Some(text) = self.inbox.note(&Self::key(id)).await.map_err(failed)? else {
-            return Ok(None);
-        };
-        serde_json::from_str(&text)
-            .map(Some)
-            .map_err(|e| ErrorData::internal_error(format!("task `{id}` is unreadable: {e}"), None))
+        let kept = self
+            .inbox
+            .record::<Note>(Door::MCP, id)
+            .await
+            .map_err(failed)?;
+        Ok(kept.map(|record| record.data))
     }
 
     async fn keep(&self, id: &str, note: &Note) -> Result<(), ErrorData> {
-        let text = serde_json::to_string(note)
-            .map_err(|e| ErrorData::internal_error(format!("task `{id}`: {e}"), None))?;
         self.inbox
-            .keep_note(&Self::key(id), &text)
+            .keep_record(Door::MCP, id, note)
             .await
             .map_err(failed)
     }
@@ -137,72 +126,37 @@ impl McpServer {
             .ok_or_else(|| ErrorData::internal_error("no inbox keeps tasks here", None))
     }
 
-    /// The task's note and the request of its run that is current now: its first run's,
-    /// or the one it halted on again after an answer.
-    async fn kept_task(&self, id: &str) -> Result<(Note, Parked), ErrorData> {
+    /// The task's note and the run it stands at now: its first run, or the one it halted
+    /// on again after an answer.
+    async fn kept_task(&self, id: &str) -> Result<(Note, Latest), ErrorData> {
         let kept = self.kept()?;
         let note = kept.note(id).await?.ok_or_else(|| unknown(id))?;
         let ttl = u64::try_from(self.inner.tasks.ttl().as_millis()).unwrap_or(u64::MAX);
         if now_ms().saturating_sub(note.created_ms) >= ttl {
             return Err(unknown(id));
         }
-        let mut current = note.run.clone();
-        // A chain of questions is short; the bound keeps a corrupt chain from looping.
-        for _ in 0..64 {
-            let parked = kept
-                .inbox
-                .get(&current)
-                .await
-                .map_err(failed)?
-                .ok_or_else(|| unknown(id))?;
-            match &parked.next {
-                Some(next) if parked.run_state == ParkedState::Done => current = next.clone(),
-                _ => return Ok((note, parked)),
-            }
+        match kept.inbox.follow(&note.run).await {
+            Ok(latest) => Ok((note, latest)),
+            Err(InboxError::UnknownRequest(_)) => Err(unknown(id)),
+            Err(e) => Err(failed(e)),
         }
-        Err(ErrorData::internal_error(
-            format!("task `{id}` asks too many questions to follow"),
-            None,
-        ))
     }
 
     /// `tasks/get` of a task the inbox keeps. A request answered elsewhere (the inbox
     /// page, another server) is resumed here when no server holds it.
     pub(in crate::server) async fn get_kept(&self, id: &str) -> Result<DetailedTask, ErrorData> {
-        let (note, parked) = self.kept_task(id).await?;
+        let (note, latest) = self.kept_task(id).await?;
+        let parked = latest.head();
         let (status, payload) = if note.cancelled {
             (TaskStatus::Cancelled, TaskPayload::Cancelled)
         } else {
-            match parked.run_state {
-                ParkedState::Waiting => match to_elicitation(&parked.request) {
-                    Ok(params) => {
-                        let mut input_requests = InputRequests::new();
-                        input_requests.insert(
-                            parked.request.id.clone(),
-                            InputRequest::Elicitation(ElicitRequest::new(params)),
-                        );
-                        (
-                            TaskStatus::InputRequired,
-                            TaskPayload::InputRequired { input_requests },
-                        )
-                    }
-                    Err(why) => broken(format!(
-                        "`{}` needs {}, but {why}",
-                        note.tool, parked.request.kind
-                    )),
-                },
-                ParkedState::Answered => {
-                    self.resume_kept(id, &parked.run);
-                    (TaskStatus::Working, TaskPayload::Working)
-                }
-                ParkedState::Running => {
-                    // A lease that lapsed is a server that died mid-run: take it over.
-                    if parked
-                        .lease_until
-                        .is_some_and(|until| until < SystemTime::now())
-                    {
-                        self.resume_kept(id, &parked.run);
-                    }
+            match latest.state() {
+                ParkedState::Waiting => asking(&note, &latest),
+                // Answered, or being resumed: resumed here unless this process already
+                // drives it; the inbox waits for whoever holds it, and takes it over when
+                // their lease lapses (a server that died mid-run).
+                ParkedState::Answered | ParkedState::Running => {
+                    self.resume_kept(id, &latest.run);
                     (TaskStatus::Working, TaskPayload::Working)
                 }
                 ParkedState::Done => {
@@ -234,37 +188,46 @@ impl McpServer {
         Ok(DetailedTask::new(task, payload))
     }
 
-    /// `tasks/update` of a task the inbox keeps: the response keyed by the waiting
-    /// request's id is recorded as its answer — the first answer wins, in any process —
-    /// and the call is resumed here. Responses under other keys answer nothing.
+    /// `tasks/update` of a task the inbox keeps: the responses keyed by the ids of the
+    /// requests the run waits on are recorded as their answers, all or none — the first
+    /// answer wins, in any process — and the call is resumed here. Responses under other
+    /// keys answer nothing. An answer the inbox refuses (a form it does not fit, a
+    /// responder it does not allow, a request past its deadline) is invalid params naming
+    /// it, and nothing is recorded.
     pub(in crate::server) async fn update_kept(
         &self,
         id: &str,
         mut responses: InputResponses,
     ) -> Result<(), ErrorData> {
-        let (note, parked) = self.kept_task(id).await?;
-        if note.cancelled || parked.state != ParkedState::Waiting {
+        let (note, latest) = self.kept_task(id).await?;
+        if note.cancelled || latest.state() != ParkedState::Waiting {
             return Ok(());
         }
-        let request = &parked.request;
-        let Some(response) = responses.remove(&request.id) else {
+        let mut answers = Vec::new();
+        for request in latest.open() {
+            if let Some(response) = responses.remove(&request.id) {
+                answers.push(response_to_answer(&request.id, response)?);
+            }
+        }
+        if answers.is_empty() {
+            return Ok(());
+        }
+        let kept = self.kept()?;
+        let Err(e) = kept
+            .inbox
+            .answer_all(&latest.run, answers, &kept.responder)
+            .await
+        else {
+            self.resume_kept(id, &latest.run);
             return Ok(());
         };
-        let answer = response_to_answer(&request.id, response)?;
-        let kept = self.kept()?;
-        match kept.inbox.answer_as(answer, kept.responder.as_str()).await {
-            Ok(()) => {
-                self.resume_kept(id, &parked.run);
-                Ok(())
-            }
+        match e.cause() {
             // Another answer came first: it is the one the call goes on with.
-            Err(InboxError::NotWaiting { .. }) => Ok(()),
-            Err(
-                e @ (InboxError::InvalidAnswer { .. }
-                | InboxError::NotAllowed { .. }
-                | InboxError::Expired(_)),
-            ) => Err(ErrorData::invalid_params(e.to_string(), None)),
-            Err(e) => Err(failed(e)),
+            InboxError::NotWaiting { .. } => Ok(()),
+            InboxError::InvalidAnswer { .. }
+            | InboxError::NotAllowed { .. }
+            | InboxError::Expired(_) => Err(ErrorData::invalid_params(e.to_string(), None)),
+            _ => Err(failed(e)),
         }
     }
 
@@ -272,19 +235,27 @@ impl McpServer {
     /// `cancelled`, so nothing runs and the inbox page no longer offers it; a re-run this
     /// process drives is stopped. A task that already ended is left as it is.
     pub(in crate::server) async fn cancel_kept(&self, id: &str) -> Result<(), ErrorData> {
-        let (mut note, parked) = self.kept_task(id).await?;
+        let (mut note, latest) = self.kept_task(id).await?;
         let kept = self.kept()?;
-        if note.cancelled || matches!(parked.run_state, ParkedState::Done | ParkedState::Failed) {
+        if note.cancelled || matches!(latest.state(), ParkedState::Done | ParkedState::Failed) {
             return Ok(());
         }
-        if parked.state == ParkedState::Waiting {
-            let refusal = Answer::refuse(&parked.request.id, Refusal::Cancelled);
-            match kept.inbox.answer_as(refusal, kept.responder.as_str()).await {
+        if latest.state() == ParkedState::Waiting {
+            let refusals = latest
+                .open()
+                .iter()
+                .map(|request| Answer::refuse(&request.id, Refusal::Cancelled))
+                .collect();
+            match kept
+                .inbox
+                .answer_all(&latest.run, refusals, &kept.responder)
+                .await
+            {
                 Ok(()) => {
                     // The run is closed without running the call.
                     let closed = kept
                         .inbox
-                        .resume_with(&parked.run, |messages, _| async move {
+                        .resume_with(&latest.run, |messages, _| async move {
                             Ok(ended(messages, Step::Done(ToolResult::error("cancelled"))))
                         })
                         .await;
@@ -293,45 +264,70 @@ impl McpServer {
                     }
                 }
                 // Answered meanwhile: the re-run, if it is this process's, is stopped below.
-                Err(InboxError::NotWaiting { .. }) => {}
+                Err(e) if matches!(e.cause(), InboxError::NotWaiting { .. }) => {}
                 Err(e) => return Err(failed(e)),
             }
         }
-        if let Some(handle) = kept.running().remove(id) {
+        if let Some(handle) = kept.running.detach(id) {
             handle.abort();
         }
         note.cancelled = true;
         kept.keep(id, &note).await
     }
 
-    /// Claims the run of request `run` and re-runs task `id`'s call with its answer, in a
-    /// task of its own; a run another server holds is left to it.
+    /// Resumes run `run` of task `id` in a task of its own: claimed here, its call re-run
+    /// with its answer, or awaited while another server holds it (and taken over if that
+    /// server's lease lapses). Nothing starts when this process already drives it.
     fn resume_kept(&self, id: &str, run: &str) {
         let Some(kept) = &self.inner.kept else {
             return;
         };
-        // A re-run this process already drives is the one: each poll need not try again.
-        if kept.running().get(id).is_some_and(|h| !h.is_finished()) {
+        let Some(in_flight) = kept.running.enter(id) else {
             return;
-        }
+        };
         let (server, task, run) = (self.clone(), id.to_owned(), run.to_owned());
         let handle = tokio::spawn(async move {
+            // Held until the re-run ends, or is aborted by `tasks/cancel`.
+            let _in_flight = in_flight;
             let Some(kept) = &server.inner.kept else {
                 return;
             };
             let toolkit = server.inner.toolkit.clone();
             let resumed = kept
                 .inbox
-                .resume_with(&run, |messages, answers| settle(toolkit, messages, answers))
+                .resume_with_or_await(&run, |messages, answers| settle(toolkit, messages, answers))
                 .await;
             match resumed {
-                Ok(_) | Err(InboxError::Claimed(_) | InboxError::Finished { .. }) => {}
+                // Not every request of the run is answered yet: the last answer resumes it.
+                Ok(_) | Err(InboxError::NotAnswered(_)) => {}
                 Err(e) => tracing::warn!(task = %task, error = %e, "resuming a kept task failed"),
             }
-            kept.running().remove(&task);
         });
-        kept.running().insert(id.to_owned(), handle.abort_handle());
+        kept.running.attach(id, handle.abort_handle());
     }
+}
+
+/// What a waiting task asks: an elicitation for each request its run waits on, keyed by the
+/// request's id; a task that asks what MCP cannot carry fails saying so.
+fn asking(note: &Note, latest: &Latest) -> (TaskStatus, TaskPayload) {
+    let mut input_requests = InputRequests::new();
+    for request in latest.open() {
+        match to_elicitation(&request) {
+            Ok(params) => {
+                input_requests.insert(
+                    request.id.clone(),
+                    InputRequest::Elicitation(ElicitRequest::new(params)),
+                );
+            }
+            Err(why) => {
+                return broken(format!("`{}` needs {}, but {why}", note.tool, request.kind));
+            }
+        }
+    }
+    (
+        TaskStatus::InputRequired,
+        TaskPayload::InputRequired { input_requests },
+    )
 }
 
 /// A task's run as the inbox parks it: the call, as if a model had asked for it, and the
