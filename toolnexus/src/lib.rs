@@ -26,6 +26,7 @@ mod native;
 mod outcome;
 mod panics;
 mod result;
+pub mod round;
 mod suspension;
 mod tool;
 mod tool_args;

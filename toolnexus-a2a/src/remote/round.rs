@@ -2,11 +2,10 @@
 //!
 //! A tool re-run after a suspension receives only the [`Answer`](toolnexus::Answer), whose
 //! id echoes the request's. The continuation needs the remote `taskId` and `contextId` (and
-//! the remote's own request id, when it gave one); putting them in the id makes the
-//! transcript of a halted run all a resume needs, in this process or another.
+//! the remote's own request id, when it gave one); putting them in the id (through
+//! [`toolnexus::round`], which adds the nonce) makes the transcript of a halted run all a
+//! resume needs, in this process or another.
 
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use base64::Engine;
 use serde::{Deserialize, Serialize};
 
 const PREFIX: &str = "a2a-";
@@ -23,9 +22,6 @@ pub(super) struct Round {
     /// The id of the request the remote agent's status message carried, if it had one.
     #[serde(rename = "r", default, skip_serializing_if = "Option::is_none")]
     pub(super) remote_id: Option<String>,
-    /// Makes each interruption's id unique, even when a task asks the same twice.
-    #[serde(rename = "n")]
-    nonce: String,
 }
 
 impl Round {
@@ -34,26 +30,26 @@ impl Round {
             task_id,
             context_id,
             remote_id,
-            nonce: uuid::Uuid::new_v4().simple().to_string(),
         }
     }
 
+    /// A request id naming this round, new on every call (even when a task asks the same
+    /// twice).
     pub(super) fn to_id(&self) -> String {
-        // Serializing a struct of strings cannot fail.
-        let json = serde_json::to_vec(self).unwrap_or_default();
-        format!("{PREFIX}{}", URL_SAFE_NO_PAD.encode(json))
+        toolnexus::round::encode(PREFIX, self)
     }
 
     /// The round an answer's id names, or `None` when the id is not one of ours.
     pub(super) fn from_id(id: &str) -> Option<Self> {
-        let encoded = id.strip_prefix(PREFIX)?;
-        let json = URL_SAFE_NO_PAD.decode(encoded).ok()?;
-        serde_json::from_slice(&json).ok()
+        toolnexus::round::decode(PREFIX, id).ok()
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    use base64::Engine;
+
     use super::*;
 
     #[test]

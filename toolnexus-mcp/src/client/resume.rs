@@ -3,12 +3,11 @@
 //!
 //! A tool re-run after a suspension receives only the [`Answer`](toolnexus::Answer), whose
 //! id echoes the request's; the retry needs the key of the server's input request and its
-//! `requestState`, or the task the request belongs to. Putting both in the id lets a halted run be persisted and resumed in
+//! `requestState`, or the task the request belongs to. Putting both in the id (through
+//! [`toolnexus::round`], which adds the nonce) lets a halted run be persisted and resumed in
 //! another process with nothing else stored. The content is the server's own opaque
 //! state, which the protocol already treats as untrusted when it comes back.
 
-use base64::Engine;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde::{Deserialize, Serialize};
 
 const PREFIX: &str = "mcp-";
@@ -25,9 +24,6 @@ pub(super) struct Round {
     /// by `tasks/update` to it.
     #[serde(rename = "t", default, skip_serializing_if = "Option::is_none")]
     pub(super) task: Option<String>,
-    /// Makes every request id unique even when a server repeats key and state.
-    #[serde(rename = "n")]
-    nonce: String,
 }
 
 impl Round {
@@ -36,7 +32,6 @@ impl Round {
             key,
             state,
             task: None,
-            nonce: uuid::Uuid::new_v4().simple().to_string(),
         }
     }
 
@@ -48,16 +43,15 @@ impl Round {
         }
     }
 
+    /// A request id naming this round, new on every call (even when a server repeats key
+    /// and state).
     pub(super) fn to_id(&self) -> String {
-        let json = serde_json::to_vec(self).unwrap_or_default();
-        format!("{PREFIX}{}", URL_SAFE_NO_PAD.encode(json))
+        toolnexus::round::encode(PREFIX, self)
     }
 
     /// The round an answer's id names, or `None` when the id is not one of ours.
     pub(super) fn from_id(id: &str) -> Option<Self> {
-        let encoded = id.strip_prefix(PREFIX)?;
-        let json = URL_SAFE_NO_PAD.decode(encoded).ok()?;
-        serde_json::from_slice(&json).ok()
+        toolnexus::round::decode(PREFIX, id).ok()
     }
 }
 
