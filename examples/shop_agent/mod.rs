@@ -2,9 +2,9 @@
 //! agent of `agent.rs`, which the A2A and AG-UI suites serve too, on the embedded scripted
 //! model (or a real endpoint), with its waits kept in the inbox a `--db URL` names.
 
+mod agent;
 #[path = "../shop/mod.rs"]
 mod shop;
-mod agent;
 
 use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use http_body_util::{BodyExt, Full};
 use hyper::body::{Bytes, Incoming};
@@ -174,14 +174,8 @@ impl Receiver {
 
     /// Waits until `done` holds for what arrived, or `timeout` passes (then returns false).
     pub fn wait_until(&self, timeout: Duration, done: impl Fn(&Receiver) -> bool) -> bool {
-        let until = Instant::now() + timeout;
-        while Instant::now() < until {
-            if done(self) {
-                return true;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        done(self)
+        toolnexus_test_support::wait::within_blocking(timeout, || done(self).then_some(()))
+            .is_some()
     }
 }
 
