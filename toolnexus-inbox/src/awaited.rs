@@ -11,7 +11,7 @@ use crate::{Inbox, InboxError, Parked};
 /// A run ready for this handle: claimed by it, or settled by someone.
 enum Turn {
     Claimed(Claim),
-    Settled(Parked),
+    Settled(Box<Parked>),
 }
 
 impl Inbox {
@@ -36,7 +36,7 @@ impl Inbox {
             Turn::Claimed(claim) => {
                 self.run_claim(claim, client, tk).await?;
             }
-            Turn::Settled(parked) => return Ok(parked),
+            Turn::Settled(parked) => return Ok(*parked),
         }
         self.settled(run).await
     }
@@ -56,7 +56,7 @@ impl Inbox {
             Turn::Claimed(claim) => {
                 self.settle_claim(claim, settle).await?;
             }
-            Turn::Settled(parked) => return Ok(parked),
+            Turn::Settled(parked) => return Ok(*parked),
         }
         self.settled(run).await
     }
@@ -73,7 +73,9 @@ impl Inbox {
             }
             match self.why_unclaimable(run).await? {
                 InboxError::Claimed(_) => {}
-                InboxError::Finished { .. } => return self.settled(run).await.map(Turn::Settled),
+                InboxError::Finished { .. } => {
+                    return self.settled(run).await.map(|p| Turn::Settled(Box::new(p)))
+                }
                 refused => return Err(refused),
             }
             tokio::select! {

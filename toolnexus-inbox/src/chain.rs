@@ -31,7 +31,7 @@ impl Latest {
     }
 
     /// Where the run as a whole stands.
-    pub fn state(&self) -> ParkedState {
+    pub fn run_state(&self) -> ParkedState {
         self.head().run_state
     }
 

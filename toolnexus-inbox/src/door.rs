@@ -6,7 +6,7 @@
 //! and any server sharing the database reads it back.
 
 use std::fmt;
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -59,6 +59,9 @@ pub struct DoorRecord<T> {
     pub data: T,
     /// When it was last kept or touched, by the inbox's clock.
     pub updated_at: SystemTime,
+    /// How long ago that was when it was read, by the inbox's clock (a test's clock
+    /// included): what tells a record whose server stopped touching it.
+    pub age: Duration,
 }
 
 impl Inbox {
@@ -108,9 +111,11 @@ impl Inbox {
             id: id.to_owned(),
             reason: e.to_string(),
         })?;
+        let age = u64::try_from(self.now().saturating_sub(at)).unwrap_or(0);
         Ok(Some(DoorRecord {
             data,
             updated_at: from_ms(at),
+            age: Duration::from_millis(age),
         }))
     }
 

@@ -214,7 +214,7 @@ async fn follow_reaches_the_run_a_resume_halted_on() {
         .unwrap();
     let first = inbox.follow(&run).await.unwrap();
     assert_eq!(
-        (first.run.as_str(), first.state()),
+        (first.run.as_str(), first.run_state()),
         ("a1", ParkedState::Waiting)
     );
     assert!(first.halted.is_none());
@@ -232,7 +232,7 @@ async fn follow_reaches_the_run_a_resume_halted_on() {
         .unwrap();
     let latest = inbox.follow(&run).await.unwrap();
     assert_eq!(latest.run, "b1");
-    assert_eq!(latest.state(), ParkedState::Waiting);
+    assert_eq!(latest.run_state(), ParkedState::Waiting);
     assert_eq!(latest.halted, Some(next_messages));
     assert_eq!(latest.head().request.prompt, "And B?");
 }

@@ -1,7 +1,7 @@
 //! Where a task stands, read from its record and the inbox's runs, and the A2A `Task` it
 //! is on the wire.
 
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use a2a::{Artifact, Message as A2aMessage, Part, Role, Task, TaskState, TaskStatus};
 use chrono::{DateTime, Utc};
@@ -97,9 +97,7 @@ pub(crate) async fn read(
         // Another server sharing the database may be running it: it touches the record
         // every heartbeat while it does. A record touched "after now" (clocks apart) is
         // fresh.
-        let stale = SystemTime::now()
-            .duration_since(kept.updated_at)
-            .is_ok_and(|age| age > STALE);
+        let stale = kept.age > STALE;
         let stage = if live || !stale {
             Stage::Working
         } else {
@@ -127,7 +125,7 @@ pub(crate) async fn read(
         .halted
         .clone()
         .unwrap_or_else(|| record.transcript.clone());
-    let stage = match latest.state() {
+    let stage = match latest.run_state() {
         ParkedState::Waiting => Stage::Waiting {
             run: latest.run.clone(),
             requests: latest.open(),
@@ -220,22 +218,29 @@ pub(crate) fn status_message(id: &str, context: &str, view: &View) -> Option<A2a
 
 #[cfg(test)]
 mod tests {
-    use std::time::SystemTime;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::sync::Arc;
+    use std::time::{Duration, SystemTime};
 
     use toolnexus_inbox::Inbox;
 
     use super::{read, Stage, STALE};
     use crate::server::record::{self, TaskRecord};
 
-    /// A started task's view on an inbox whose clock is `behind` the system's.
-    async fn started(behind: std::time::Duration, live: bool) -> Stage {
+    /// A started task's view `later` after its record was last touched, by the inbox's clock.
+    async fn started(later: std::time::Duration, live: bool) -> Stage {
+        let start = SystemTime::now();
+        let moved = Arc::new(AtomicU64::new(0));
+        let clock = moved.clone();
         let inbox = Inbox::builder("sqlite::memory:")
-            .clock(move || SystemTime::now() - behind)
+            .clock(move || start + Duration::from_millis(clock.load(Ordering::SeqCst)))
             .open()
             .await
             .unwrap();
         let record = TaskRecord::started("c1".into(), "buy a gpu".into());
         record::save(&inbox, "t1", &record).await.unwrap();
+        let later = u64::try_from(later.as_millis()).unwrap();
+        moved.store(later, Ordering::SeqCst);
         let kept = record::load(&inbox, "t1").await.unwrap().unwrap();
         read(&inbox, live, &kept).await.unwrap().stage
     }

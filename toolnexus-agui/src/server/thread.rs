@@ -85,7 +85,7 @@ pub(crate) async fn stage(inbox: &Inbox, record: &ThreadRecord) -> Result<Stage,
         });
     };
     let latest = inbox.follow(&parked.run).await?;
-    Ok(match latest.state() {
+    Ok(match latest.run_state() {
         ParkedState::Waiting => Stage::Waiting {
             open: latest.open(),
             halted: latest.halted.unwrap_or_else(|| parked.halted.clone()),
