@@ -39,8 +39,10 @@ const DEFAULT_ELICITATION_TIMEOUT: Duration = Duration::from_secs(600);
 ///   [`Answer`](toolnexus::Answer) — accept is `ok` with the content as data, decline and
 ///   cancel are refusals — and, as in the agent loop, an `ok` answer re-runs the tool once
 ///   while a refusal ends the call with `declined/expired: <prompt> (reason: <reason>)`
-///   ([`Request::refusal`](toolnexus::Request::refusal)); a re-run that asks another
-///   request is the next round, one that asks the same request again ends `unresolved`;
+///   ([`Request::refusal`](toolnexus::Request::refusal)); a re-run that asks a new
+///   question is the next round, and one that asks the same question again ends the call,
+///   by the core's rule for a host that carries rounds
+///   ([`Toolkit::settle_round`](toolnexus::Toolkit::settle_round));
 ///   a retry whose state, arguments or response were altered is an invalid-params error,
 ///   one without the response is asked again, and a call that already carries the
 ///   response to the request it asks is answered with it;
