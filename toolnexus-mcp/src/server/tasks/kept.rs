@@ -150,7 +150,7 @@ impl McpServer {
         let (status, payload) = if note.cancelled {
             (TaskStatus::Cancelled, TaskPayload::Cancelled)
         } else {
-            match latest.state() {
+            match latest.run_state() {
                 ParkedState::Waiting => asking(&note, &latest),
                 // Answered, or being resumed: resumed here unless this process already
                 // drives it; the inbox waits for whoever holds it, and takes it over when
@@ -200,7 +200,7 @@ impl McpServer {
         mut responses: InputResponses,
     ) -> Result<(), ErrorData> {
         let (note, latest) = self.kept_task(id).await?;
-        if note.cancelled || latest.state() != ParkedState::Waiting {
+        if note.cancelled || latest.run_state() != ParkedState::Waiting {
             return Ok(());
         }
         let mut answers = Vec::new();
@@ -237,10 +237,10 @@ impl McpServer {
     pub(in crate::server) async fn cancel_kept(&self, id: &str) -> Result<(), ErrorData> {
         let (mut note, latest) = self.kept_task(id).await?;
         let kept = self.kept()?;
-        if note.cancelled || matches!(latest.state(), ParkedState::Done | ParkedState::Failed) {
+        if note.cancelled || matches!(latest.run_state(), ParkedState::Done | ParkedState::Failed) {
             return Ok(());
         }
-        if latest.state() == ParkedState::Waiting {
+        if latest.run_state() == ParkedState::Waiting {
             let refusals = latest
                 .open()
                 .iter()
