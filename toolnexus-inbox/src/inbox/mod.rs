@@ -98,6 +98,12 @@ impl Inbox {
         self.inner.clock.now_ms()
     }
 
+    /// Now, by this inbox's clock: what the page shows deadlines against, so a test that
+    /// moves the clock on sees the page move with it.
+    pub(crate) fn now_time(&self) -> std::time::SystemTime {
+        crate::clock::from_ms(self.now())
+    }
+
     /// How long a claim lasts, in milliseconds.
     pub(crate) fn lease_ms(&self) -> i64 {
         ms(self.inner.lease)

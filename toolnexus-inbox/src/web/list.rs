@@ -4,7 +4,6 @@
 //! may answer (`?agent=…&kind=…&mine=1`).
 
 use std::sync::Arc;
-use std::time::SystemTime;
 
 use axum::extract::{Extension, RawQuery, State};
 use axum::http::StatusCode;
@@ -149,7 +148,7 @@ pub(crate) async fn show(
             Ok(both) => both,
             Err(e) => return store_failed(&e),
         };
-    let now = SystemTime::now();
+    let now = shared.inbox.now_time();
     let refresh = recent
         .iter()
         .any(summary::in_flight)

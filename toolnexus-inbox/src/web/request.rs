@@ -155,7 +155,7 @@ pub(crate) async fn submit(
     if let Some(refused) = forged(&view, &id, &fields) {
         return refused;
     }
-    if let Some(refused) = closed(parked, SystemTime::now()) {
+    if let Some(refused) = closed(parked, view.shared.inbox.now_time()) {
         return refused;
     }
     let shape = Shape::of(&parked.request);
@@ -330,7 +330,7 @@ pub(crate) fn store_failed(error: &InboxError) -> Response {
 /// The page of a run: its only request as the page itself, or its several requests one
 /// below the other, then the run's outcome.
 fn render(view: &View, run: &[Parked], status: StatusCode, retry: &Retry) -> Response {
-    let now = SystemTime::now();
+    let now = view.shared.inbox.now_time();
     let Some(first) = run.first() else {
         return unknown();
     };
