@@ -256,14 +256,9 @@ async fn a_client_that_hangs_up_does_not_cut_the_run_short() {
         "params": {"message": user(json!([{"text": "buy a gpu"}]))}});
     let gave_up = impatient.post(&agent.url).json(&call).send().await;
     assert!(gave_up.is_err(), "the client hung up before the run ended");
-    let parked = tokio::time::timeout(std::time::Duration::from_secs(10), async {
-        loop {
-            let waiting = agent.inbox.waiting().await.expect("the inbox");
-            if let Some(first) = waiting.first() {
-                return first.request.prompt.clone();
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-        }
+    let parked = within(std::time::Duration::from_secs(10), || async {
+        let waiting = agent.inbox.waiting().await.expect("the inbox");
+        waiting.first().map(|first| first.request.prompt.clone())
     })
     .await
     .expect("the run went on and parked");
@@ -284,14 +279,9 @@ async fn a_client_that_hangs_up_does_not_cut_the_run_short() {
     let task = &started["result"]["task"];
     assert_eq!(state(task), "TASK_STATE_WORKING", "{started}");
     let id = task["id"].clone();
-    let waiting = tokio::time::timeout(std::time::Duration::from_secs(10), async {
-        loop {
-            let now = raw.call("GetTask", json!({"id": id})).await;
-            if state(&now["result"]) == "TASK_STATE_INPUT_REQUIRED" {
-                return now;
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-        }
+    let waiting = within(std::time::Duration::from_secs(10), || async {
+        let now = raw.call("GetTask", json!({"id": id})).await;
+        (state(&now["result"]) == "TASK_STATE_INPUT_REQUIRED").then_some(now)
     })
     .await
     .expect("the task goes on to wait");

@@ -8,6 +8,8 @@ use serde_json::json;
 
 use crate::support::*;
 
+toolnexus_test_support::both_engines!(a_restarted_server_continues_the_task);
+
 async fn a_restarted_server_continues_the_task(db: TestDb) {
     let model = model().await;
     let purchases = Arc::new(AtomicUsize::new(0));
@@ -37,14 +39,4 @@ async fn a_restarted_server_continues_the_task(db: TestDb) {
     assert_eq!(task_of(&out[2])["history"], done["history"]);
     assert_eq!(purchases.load(Ordering::SeqCst), 1);
     after.stop().await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn sqlite() {
-    a_restarted_server_continues_the_task(TestDb::sqlite()).await
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn postgres() {
-    a_restarted_server_continues_the_task(TestDb::postgres().await).await
 }

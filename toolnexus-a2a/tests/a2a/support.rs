@@ -13,6 +13,7 @@ pub use crate::shop_agent::{model, script, toolkit, LOGIN_URL};
 use toolnexus_a2a::A2aServer;
 use toolnexus_inbox::Inbox;
 pub use toolnexus_test_support::databases::TestDb;
+pub use toolnexus_test_support::wait::within;
 
 /// How an agent differs from the plain one.
 #[derive(Default)]
@@ -135,15 +136,14 @@ impl Agent {
     /// Waits until the server has received `n` protocol calls in all: a client in another
     /// process (the SDK's, starting up) has made its call once this returns.
     pub async fn posts_reach(&self, n: usize) {
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
-        while self.posts() < n {
-            assert!(
-                tokio::time::Instant::now() < deadline,
-                "the server got {} calls, not {n}, in 60 s",
-                self.posts()
-            );
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+        let reached = within(Duration::from_secs(60), || async {
+            (self.posts() >= n).then_some(())
+        });
+        assert!(
+            reached.await.is_some(),
+            "the server got {} calls, not {n}, in 60 s",
+            self.posts()
+        );
     }
 
     /// How many protocol calls the server has answered so far.

@@ -8,17 +8,12 @@ use toolnexus_test_support::databases::TestDb;
 
 use super::support::{agents, client, model, remote, task_of, toolkit};
 
-#[tokio::test]
-async fn on_sqlite_a_parked_run_is_resumed_by_a_worker_and_continues_the_remote_task() {
-    resumed_by_a_worker(&TestDb::sqlite().url).await;
-}
+toolnexus_test_support::both_engines!(
+    a_parked_run_is_resumed_by_a_worker_and_continues_the_remote_task
+);
 
-#[tokio::test]
-async fn on_postgres_a_parked_run_is_resumed_by_a_worker_and_continues_the_remote_task() {
-    resumed_by_a_worker(&TestDb::postgres().await.url).await;
-}
-
-async fn resumed_by_a_worker(url: &str) {
+async fn a_parked_run_is_resumed_by_a_worker_and_continues_the_remote_task(db: TestDb) {
+    let url = db.url.as_str();
     let mock = model("shop", "buy a gpu").await;
     let halted = client(&mock)
         .build()

@@ -11,6 +11,7 @@ use serde_json::{json, Value};
 use toolnexus::testing::{MockLlm, Reply};
 use toolnexus::{LlmClientBuilder, Style, Toolkit};
 use toolnexus_a2a::RemoteAgent;
+use toolnexus_test_support::wait::within;
 
 /// The Python with `a2a-sdk[http-server]` the suite runs the SDK's agents with.
 pub fn python() -> String {
@@ -57,14 +58,11 @@ impl Agents {
 
     /// Waits briefly for `n` continuations of `task` (the agent logs after it answered).
     pub async fn await_continuations(&self, task: &str, n: usize) -> Vec<Value> {
-        for _ in 0..100 {
+        let seen = within(Duration::from_secs(2), || {
             let seen = self.continuations(task);
-            if seen.len() >= n {
-                return seen;
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-        self.continuations(task)
+            async move { (seen.len() >= n).then_some(seen) }
+        });
+        seen.await.unwrap_or_else(|| self.continuations(task))
     }
 }
 

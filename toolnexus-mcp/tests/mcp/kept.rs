@@ -17,8 +17,8 @@ use toolnexus_test_support::databases::TestDb;
 
 use crate::support::{call, paris, text};
 use crate::tasks::{
-    accept, builder, get, invalid_params, raw, responses, serve, serve_until_stopped, until_ended,
-    waiting,
+    accept, builder, get, invalid_params, raw, responses, serve, serve_until_stopped, until_asked,
+    until_ended, waiting,
 };
 
 /// The agent the servers' runs are parked under: theirs alone, so no model's worker
@@ -54,6 +54,8 @@ fn completed(payload: TaskPayload) -> (bool, String) {
     text(&result)
 }
 
+toolnexus_test_support::both_engines!(a_waiting_task_outlives_its_server);
+
 async fn a_waiting_task_outlives_its_server(db: TestDb) {
     let deleted = Arc::new(AtomicUsize::new(0));
     let (url, serving) = serve_until_stopped(kept(inbox(&db).await, &deleted)).await;
@@ -87,16 +89,6 @@ async fn a_waiting_task_outlives_its_server(db: TestDb) {
     let done = inbox(&db).await.get(&key).await.unwrap().expect("kept");
     assert_eq!(done.run_state, ParkedState::Done);
     assert_eq!(done.answered_by.as_deref(), Some("mcp client"));
-}
-
-#[tokio::test]
-async fn on_sqlite_a_waiting_task_outlives_its_server() {
-    a_waiting_task_outlives_its_server(TestDb::sqlite()).await;
-}
-
-#[tokio::test]
-async fn on_postgres_a_waiting_task_outlives_its_server() {
-    a_waiting_task_outlives_its_server(TestDb::postgres().await).await;
 }
 
 #[tokio::test]
@@ -201,12 +193,7 @@ async fn a_form_that_does_not_fit_leaves_the_task_waiting() {
         panic!("a task, not {response:?}")
     };
     let id = created.task.task_id;
-    let key = loop {
-        if let TaskPayload::InputRequired { input_requests } = get(&client, &id).await {
-            break input_requests.keys().next().expect("one request").clone();
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    };
+    let key = until_asked(&client, &id).await;
     let misfit = json!({"action": "accept", "content": {"city": "Paris"}});
     let update = UpdateTaskParams::new(id.clone(), responses(&key, misfit));
     let why = invalid_params(client.update_task(update).await);
@@ -276,12 +263,7 @@ async fn a_misfit_update_records_nothing_and_a_good_one_runs_the_call_once() {
         panic!("a task, not {response:?}")
     };
     let id = created.task.task_id;
-    let key = loop {
-        if let TaskPayload::InputRequired { input_requests } = get(&client, &id).await {
-            break input_requests.keys().next().expect("one request").clone();
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    };
+    let key = until_asked(&client, &id).await;
 
     let misfit = json!({"action": "accept", "content": {"zip": "750"}});
     let update = UpdateTaskParams::new(id.clone(), responses(&key, misfit));

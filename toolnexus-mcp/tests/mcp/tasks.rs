@@ -20,6 +20,7 @@ use toolnexus::{
     ToolResult, Toolkit, pending,
 };
 use toolnexus_mcp::{McpServer, McpTools};
+use toolnexus_test_support::wait::within;
 
 use crate::serve::{Shelf, SignIn, gated_remover};
 use crate::shop;
@@ -252,6 +253,10 @@ async fn the_client_polls_as_often_as_the_server_says() {
     }
 }
 
+/// How long a test waits for a task to get where it is going: patience for a loaded
+/// machine, not the behaviour under test.
+const PATIENCE: Duration = Duration::from_secs(30);
+
 /// Starts a `delete_file` task and waits for its question; the task id and the key of
 /// its input request.
 pub(crate) async fn waiting(
@@ -266,15 +271,22 @@ pub(crate) async fn waiting(
         panic!("a task, not {response:?}")
     };
     let id = created.task.task_id;
-    for _ in 0..500 {
-        let got = get(client, &id).await;
-        if let TaskPayload::InputRequired { input_requests } = got {
-            let key = input_requests.keys().next().expect("one request").clone();
-            return (id, key);
+    let key = until_asked(client, &id).await;
+    (id, key)
+}
+
+/// Waits for task `id` to ask its question; the key of its input request.
+pub(crate) async fn until_asked(client: &RunningService<RoleClient, Human>, id: &str) -> String {
+    let asked = within(PATIENCE, || async {
+        match get(client, id).await {
+            TaskPayload::InputRequired { input_requests } => {
+                Some(input_requests.keys().next().expect("one request").clone())
+            }
+            _ => None,
         }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    panic!("task {id} never asked")
+    })
+    .await;
+    asked.unwrap_or_else(|| panic!("task {id} never asked"))
 }
 
 pub(crate) async fn get(client: &RunningService<RoleClient, Human>, id: &str) -> TaskPayload {
@@ -290,18 +302,16 @@ pub(crate) async fn until_ended(
     client: &RunningService<RoleClient, Human>,
     id: &str,
 ) -> TaskPayload {
-    for _ in 0..1000 {
+    let ended = within(PATIENCE, || async {
         let got = client
             .get_task(GetTaskParams::new(id.to_owned()))
             .await
             .unwrap()
             .task;
-        if got.status().is_terminal() {
-            return got.payload;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    panic!("task {id} never ended")
+        got.status().is_terminal().then_some(got.payload)
+    })
+    .await;
+    ended.unwrap_or_else(|| panic!("task {id} never ended"))
 }
 
 pub(crate) fn accept() -> Value {
@@ -451,17 +461,12 @@ async fn a_person_answers_a_waiting_task_at_the_park_hook_and_it_runs_once() {
     let client = raw(&url).await;
     let (id, key) = waiting(&client, "/srv/p").await;
 
-    let parked = {
-        let mut parked = Vec::new();
-        for _ in 0..500 {
-            parked = shelf.parked.lock().unwrap().clone();
-            if !parked.is_empty() {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-        parked
-    };
+    let parked = within(PATIENCE, || {
+        let parked = shelf.parked.lock().unwrap().clone();
+        async move { (!parked.is_empty()).then_some(parked) }
+    })
+    .await
+    .unwrap_or_default();
     let [call] = parked.as_slice() else {
         panic!("the task's request is parked once: {parked:?}")
     };
