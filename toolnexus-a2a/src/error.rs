@@ -29,7 +29,7 @@ pub enum A2aError {
         /// The request answered.
         id: String,
         /// The form's check: the field at fault, when one is, and every problem.
-        source: toolnexus::form::AnswerError,
+        source: toolnexus::form::FitError,
     },
     /// The inbox refused or failed.
     #[error(transparent)]

@@ -1,6 +1,6 @@
 //! Everything an inbox call can refuse or fail with.
 
-use toolnexus::form::AnswerError as FieldError;
+use toolnexus::form::FitError as FieldError;
 use toolnexus::ClientError;
 
 use crate::ParkedState;

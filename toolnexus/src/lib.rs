@@ -58,7 +58,7 @@ pub use native::NativeTool;
 pub use outcome::ToolOutcome;
 pub use result::{IntoToolResult, Json, ToolResult};
 pub use suspension::{
-    call_digest, check_answers, Answer, AnswerDataError, AnswersError, Asks, Refusal, Request,
+    call_digest, check_answers, Answer, AnswerDecodeError, AnswerSetError, Asks, Refusal, Request,
     RequestKind, SettledCall,
 };
 /// The token that cancels a run (see [`Run::cancel`]), re-exported from

@@ -2,7 +2,7 @@
 
 use a2a::{Message, PartContent};
 use serde_json::Value;
-use toolnexus::{Answer, AnswersError, Asks, Request};
+use toolnexus::{Answer, AnswerSetError, Asks, Request};
 
 use super::request::ids;
 use crate::error::A2aError;
@@ -56,11 +56,11 @@ pub fn answers_of(message: &Message, waiting: &[Request]) -> Result<Vec<Answer>,
             .collect::<Result<Vec<Answer>, A2aError>>()?
     };
     toolnexus::check_answers(waiting, &answers).map_err(|e| match e {
-        AnswersError::Unknown { id, .. } => A2aError::UnknownRequest {
+        AnswerSetError::Unknown { id, .. } => A2aError::UnknownRequest {
             id,
             waiting: ids(waiting).into_iter().map(str::to_owned).collect(),
         },
-        AnswersError::Invalid { id, source } => A2aError::InvalidAnswer { id, source },
+        AnswerSetError::Invalid { id, source } => A2aError::InvalidAnswer { id, source },
         twice => A2aError::NotAnAnswer(twice.to_string()),
     })?;
     Ok(answers)

@@ -2,7 +2,7 @@
 //! shape), which button they pressed, and the values they typed, coerced by the schema.
 
 use serde_json::{Map, Value};
-use toolnexus::form::{args_form_of, check_data, form_of};
+use toolnexus::form::check_data;
 use toolnexus::{Answer, Asks, Refusal, Request};
 
 use super::form::{Coerced, Form};
@@ -149,8 +149,8 @@ pub(crate) fn read(request: &Request, shape: &Shape, fields: &[(String, String)]
         Action::Cancel => refusal(Refusal::Cancelled),
         Action::Submit | Action::Edit => {
             let (form, schema) = match shape {
-                Shape::Form(form) => (form, form_of(request)),
-                Shape::Gate(form) => (form, args_form_of(request)),
+                Shape::Form(form) => (form, request.asks().form()),
+                Shape::Gate(form) => (form, request.asks().args_form()),
                 _ => return Submission::UnknownAction,
             };
             match checked(form, schema, fields) {

@@ -75,7 +75,15 @@ async fn a_misfit_answer_names_its_field_and_changes_nothing(db: TestDb) {
     // Two misfits are refused together: the first names the field, the reason both.
     let both = Answer::ok(&id).with_data(json!({"zip": "123", "express": "yes"}));
     let expected = toolnexus::form::check_data(
-        toolnexus::form::form_of(&inbox.get(&id).await.unwrap().unwrap().request).unwrap(),
+        inbox
+            .get(&id)
+            .await
+            .unwrap()
+            .unwrap()
+            .request
+            .asks()
+            .form()
+            .unwrap(),
         both.data.as_ref(),
     )
     .unwrap_err();

@@ -5,12 +5,11 @@ use std::fmt;
 
 use serde_json::{Map, Value};
 
-use crate::{Asks, Request};
-
 /// Why an answer does not fit its form: every problem at once, so a person fixes them in
 /// one go. `field` and `reason` are the first problem's, for a caller that shows one.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AnswerError {
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}", Listed(.field, .reason, .problems))]
+pub struct FitError {
     /// The field of the first problem; `None` when the data as a whole does not fit (no
     /// data, or data that is not an object).
     pub field: Option<String>,
@@ -31,11 +30,11 @@ pub struct Problem {
     pub reason: String,
 }
 
-impl AnswerError {
+impl FitError {
     /// `None` when there is no problem.
     fn of(problems: Vec<Problem>) -> Option<Self> {
         let first = problems.first()?.clone();
-        Some(AnswerError {
+        Some(FitError {
             field: first.field,
             reason: first.reason,
             problems,
@@ -48,7 +47,7 @@ impl AnswerError {
             field: Some(field.to_owned()),
             reason: reason.into(),
         };
-        AnswerError {
+        FitError {
             field: problem.field.clone(),
             reason: problem.reason.clone(),
             problems: vec![problem],
@@ -60,7 +59,7 @@ impl AnswerError {
             field: None,
             reason: reason.into(),
         };
-        AnswerError {
+        FitError {
             field: None,
             reason: problem.reason.clone(),
             problems: vec![problem],
@@ -79,57 +78,29 @@ impl fmt::Display for Problem {
     }
 }
 
-/// Every problem, `; ` between them: "`parcels`: must be a whole number; `zip`: must be at
-/// least 5 characters".
-impl fmt::Display for AnswerError {
+/// [`FitError`]'s text: every problem, `; ` between them: "`parcels`: must be a whole
+/// number; `zip`: must be at least 5 characters".
+/// The first problem's field and reason, then every problem.
+struct Listed<'a>(&'a Option<String>, &'a str, &'a [Problem]);
+
+impl fmt::Display for Listed<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.problems.is_empty() {
+        let Listed(field, reason, problems) = *self;
+        if problems.is_empty() {
             // Built by hand with only the first problem's fields.
             let first = Problem {
-                field: self.field.clone(),
-                reason: self.reason.clone(),
+                field: field.clone(),
+                reason: reason.to_owned(),
             };
             return first.fmt(f);
         }
-        for (i, problem) in self.problems.iter().enumerate() {
+        for (i, problem) in problems.iter().enumerate() {
             if i > 0 {
                 f.write_str("; ")?;
             }
             problem.fmt(f)?;
         }
         Ok(())
-    }
-}
-
-impl std::error::Error for AnswerError {}
-
-/// The form a request asks to be filled in: the schema of [`Asks::Form`], when it is an
-/// object (one that is not fits no answer); `None` for any other request.
-///
-/// ```
-/// use toolnexus::form::form_of;
-/// use toolnexus::serde_json::json;
-/// use toolnexus::Request;
-///
-/// let zip = Request::new("input", "Zip?").with_data(json!({"schema": {"type": "object"}}));
-/// assert!(form_of(&zip).is_some());
-/// assert!(form_of(&Request::new("input", "Zip?").with_data(json!({"schema": "zip"}))).is_none());
-/// ```
-pub fn form_of(request: &Request) -> Option<&Map<String, Value>> {
-    match request.asks() {
-        Asks::Form { schema } => schema.as_object(),
-        _ => None,
-    }
-}
-
-/// The input schema a gate's request carries ([`Asks::Gate`]'s `schema`, from
-/// `data["argsSchema"]`), which edited arguments
-/// ([`Answer::with_args`](crate::Answer::with_args)) must fit; `None` for a request that
-/// is not a gate's.
-pub fn args_form_of(request: &Request) -> Option<&Map<String, Value>> {
-    match request.asks() {
-        Asks::Gate { schema, .. } => Some(schema),
-        _ => None,
     }
 }
 
@@ -152,7 +123,7 @@ pub fn args_form_of(request: &Request) -> Option<&Map<String, Value>> {
 /// assert_eq!(err.problems.len(), 2);
 /// assert_eq!(err.problems[1].field.as_deref(), Some("zip"));
 /// ```
-pub fn check_data(form: &Map<String, Value>, data: Option<&Value>) -> Result<(), AnswerError> {
+pub fn check_data(form: &Map<String, Value>, data: Option<&Value>) -> Result<(), FitError> {
     let empty = Map::new();
     let properties = form
         .get("properties")
@@ -161,8 +132,8 @@ pub fn check_data(form: &Map<String, Value>, data: Option<&Value>) -> Result<(),
     let data = match data {
         Some(Value::Object(data)) => data,
         None | Some(Value::Null) if properties.is_empty() => return Ok(()),
-        None | Some(Value::Null) => return Err(AnswerError::whole("the form was not filled in")),
-        Some(_) => return Err(AnswerError::whole("the answer's data must be an object")),
+        None | Some(Value::Null) => return Err(FitError::whole("the form was not filled in")),
+        Some(_) => return Err(FitError::whole("the answer's data must be an object")),
     };
     let required: Vec<&str> = form
         .get("required")
@@ -200,7 +171,7 @@ pub fn check_data(form: &Map<String, Value>, data: Option<&Value>) -> Result<(),
     for name in data.keys().filter(|n| !properties.contains_key(*n)) {
         problem(name, "is not a field of this form".to_owned());
     }
-    match AnswerError::of(problems) {
+    match FitError::of(problems) {
         Some(error) => Err(error),
         None => Ok(()),
     }
@@ -271,7 +242,7 @@ fn check_number(property: &Value, n: f64) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Answer;
+    use crate::{Answer, Request};
     use serde_json::json;
 
     fn form() -> Map<String, Value> {
@@ -397,7 +368,7 @@ mod tests {
         assert!(request
             .check_answer(&Answer::decline("r", "declined"))
             .is_ok());
-        assert_eq!(form_of(&request), None);
+        assert_eq!(request.asks().form(), None);
     }
 
     #[test]
@@ -409,7 +380,7 @@ mod tests {
                 "argsSchema": {"type": "object", "properties": {"path": {"type": "string"}},
                                "required": ["path"]}
             }));
-        assert!(args_form_of(&gate).is_some() && form_of(&gate).is_none());
+        assert!(gate.asks().args_form().is_some() && gate.asks().form().is_none());
         let edited = |args: Value| Answer::ok("g").with_args(args);
         assert!(gate.check_answer(&edited(json!({"path": "/b"}))).is_ok());
         let err = gate.check_answer(&edited(json!({"path": 1}))).unwrap_err();

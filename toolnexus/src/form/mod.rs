@@ -14,7 +14,7 @@ mod check;
 mod formats;
 mod schema;
 
-pub use check::{args_form_of, check_data, form_of, AnswerError, Problem};
+pub use check::{check_data, FitError, Problem};
 pub(crate) use schema::form_schema;
 
 use crate::{Answer, Asks, Request};
@@ -46,7 +46,7 @@ impl Request {
     /// assert!(broken.check_answer(&Answer::ok("r2")).is_err());
     /// assert!(broken.check_answer(&Answer::decline("r2", "declined")).is_ok());
     /// ```
-    pub fn check_answer(&self, answer: &Answer) -> Result<(), AnswerError> {
+    pub fn check_answer(&self, answer: &Answer) -> Result<(), FitError> {
         if !answer.ok {
             return Ok(());
         }
@@ -55,7 +55,7 @@ impl Request {
             match asks {
                 Asks::Gate { schema, .. } => check_data(schema, Some(args))?,
                 _ => {
-                    return Err(AnswerError::at(
+                    return Err(FitError::at(
                         "args",
                         "only an approval asked before a tool runs takes edited arguments",
                     ))
@@ -65,7 +65,7 @@ impl Request {
         match asks {
             Asks::Form { schema } => match schema.as_object() {
                 Some(form) => check_data(form, answer.data.as_ref()),
-                None => Err(AnswerError::whole(
+                None => Err(FitError::whole(
                     "the request's form is not a JSON object, so only a refusal answers it",
                 )),
             },

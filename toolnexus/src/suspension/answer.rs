@@ -169,18 +169,18 @@ impl Answer {
     /// assert_eq!(a.data_as::<Form>().unwrap().zip, "75001");
     /// assert!(toolnexus::Answer::ok("r").data_as::<Form>().is_err());
     /// ```
-    pub fn data_as<T: DeserializeOwned>(&self) -> Result<T, AnswerDataError> {
+    pub fn data_as<T: DeserializeOwned>(&self) -> Result<T, AnswerDecodeError> {
         match &self.data {
-            Some(data) => T::deserialize(data).map_err(AnswerDataError::Invalid),
+            Some(data) => T::deserialize(data).map_err(AnswerDecodeError::Invalid),
             // An absent payload still decodes into types that accept null (`Option<_>`, `()`).
-            None => T::deserialize(&Value::Null).map_err(|_| AnswerDataError::Missing),
+            None => T::deserialize(&Value::Null).map_err(|_| AnswerDecodeError::Missing),
         }
     }
 }
 
 /// Why [`Answer::data_as`] failed.
 #[derive(Debug, thiserror::Error)]
-pub enum AnswerDataError {
+pub enum AnswerDecodeError {
     /// The answer carries no data but the target type needs some.
     #[error("the answer carries no data")]
     Missing,

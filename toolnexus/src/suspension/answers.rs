@@ -2,14 +2,14 @@
 //! waits on before any is recorded: the rule every host that takes them over a protocol
 //! (A2A, AG-UI) applies, so none of them restates it.
 
-use crate::form::AnswerError;
+use crate::form::FitError;
 use crate::{Answer, Request};
 
 /// Why answers cannot be taken for the requests a halted run waits on
 /// ([`check_answers`]). Nothing was recorded: every request still waits.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
-pub enum AnswersError {
+pub enum AnswerSetError {
     /// An answer names no request that waits: forged, another run's, or already answered.
     #[error("no request `{id}` waits here (waiting: {waiting})")]
     Unknown {
@@ -32,7 +32,7 @@ pub enum AnswersError {
         id: String,
         /// The form's check: the field at fault, when one is, and every problem.
         #[source]
-        source: AnswerError,
+        source: FitError,
     },
 }
 
@@ -42,7 +42,7 @@ pub enum AnswersError {
 /// whose protocol answers them one at a time takes part of them.
 ///
 /// ```
-/// use toolnexus::{check_answers, Answer, AnswersError, Request};
+/// use toolnexus::{check_answers, Answer, AnswerSetError, Request};
 ///
 /// let waiting = [
 ///     Request::new("approval", "Buy a gpu?").with_id("r1"),
@@ -51,18 +51,18 @@ pub enum AnswersError {
 /// assert!(check_answers(&waiting, &[Answer::ok("r2")]).is_ok());
 /// assert!(matches!(
 ///     check_answers(&waiting, &[Answer::ok("r9")]),
-///     Err(AnswersError::Unknown { id, waiting }) if id == "r9" && waiting == "r1, r2"
+///     Err(AnswerSetError::Unknown { id, waiting }) if id == "r9" && waiting == "r1, r2"
 /// ));
 /// assert!(matches!(
 ///     check_answers(&waiting, &[Answer::ok("r1"), Answer::decline("r1", "declined")]),
-///     Err(AnswersError::Twice { id }) if id == "r1"
+///     Err(AnswerSetError::Twice { id }) if id == "r1"
 /// ));
 /// ```
-pub fn check_answers(waiting: &[Request], answers: &[Answer]) -> Result<(), AnswersError> {
+pub fn check_answers(waiting: &[Request], answers: &[Answer]) -> Result<(), AnswerSetError> {
     for (i, answer) in answers.iter().enumerate() {
         let id = answer.id.as_str();
         let Some(request) = waiting.iter().find(|r| r.id == id) else {
-            return Err(AnswersError::Unknown {
+            return Err(AnswerSetError::Unknown {
                 id: id.to_owned(),
                 waiting: waiting
                     .iter()
@@ -72,11 +72,11 @@ pub fn check_answers(waiting: &[Request], answers: &[Answer]) -> Result<(), Answ
             });
         };
         if answers[..i].iter().any(|a| a.id == id) {
-            return Err(AnswersError::Twice { id: id.to_owned() });
+            return Err(AnswerSetError::Twice { id: id.to_owned() });
         }
         request
             .check_answer(answer)
-            .map_err(|source| AnswersError::Invalid {
+            .map_err(|source| AnswerSetError::Invalid {
                 id: id.to_owned(),
                 source,
             })?;

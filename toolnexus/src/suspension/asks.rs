@@ -67,6 +67,48 @@ pub enum Asks<'a> {
     Confirm,
 }
 
+impl<'a> Asks<'a> {
+    /// The form to fill in: a [`Form`](Asks::Form)'s schema, when it is an object (one
+    /// that is not fits no answer); `None` for anything else.
+    ///
+    /// ```
+    /// use toolnexus::serde_json::json;
+    /// use toolnexus::Request;
+    ///
+    /// let zip = Request::new("input", "Zip?").with_data(json!({"schema": {"type": "object"}}));
+    /// assert!(zip.asks().form().is_some());
+    /// let broken = Request::new("input", "Zip?").with_data(json!({"schema": "zip"}));
+    /// assert!(broken.asks().form().is_none());
+    /// ```
+    pub fn form(&self) -> Option<&'a Map<String, Value>> {
+        match *self {
+            Asks::Form { schema } => schema.as_object(),
+            _ => None,
+        }
+    }
+
+    /// The input schema a [`Gate`](Asks::Gate) carries (`data["argsSchema"]`), which
+    /// edited arguments ([`Answer::with_args`](crate::Answer::with_args)) must fit;
+    /// `None` for anything that is not a gate.
+    ///
+    /// ```
+    /// use toolnexus::serde_json::json;
+    /// use toolnexus::Request;
+    ///
+    /// let gate = Request::new("approval", "Delete /tmp/x?").with_data(json!({
+    ///     "tool": "delete", "args": {"path": "/tmp/x"}, "argsSchema": {"type": "object"}
+    /// }));
+    /// assert!(gate.asks().args_form().is_some());
+    /// assert!(Request::new("approval", "Buy a gpu?").asks().args_form().is_none());
+    /// ```
+    pub fn args_form(&self) -> Option<&'a Map<String, Value>> {
+        match *self {
+            Asks::Gate { schema, .. } => Some(schema),
+            _ => None,
+        }
+    }
+}
+
 impl Request {
     /// What this request asks: a gate, a sign-in, a form or a plain confirmation, by the
     /// rule [`Asks`] states. Every host reads a request through this, never through

@@ -12,8 +12,8 @@ mod present;
 mod request;
 mod settle;
 
-pub use answer::{Answer, AnswerDataError};
-pub use answers::{check_answers, AnswersError};
+pub use answer::{Answer, AnswerDecodeError};
+pub use answers::{check_answers, AnswerSetError};
 pub use asks::Asks;
 pub use codes::{Refusal, RequestKind};
 pub use digest::call_digest;
