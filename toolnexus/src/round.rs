@@ -32,6 +32,8 @@
 //! ));
 //! # Ok::<(), round::RoundIdError>(())
 //! ```
+//!
+//! A door names its fields' type once, with its prefix, through [`RoundId`].
 
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
@@ -105,6 +107,45 @@ pub fn decode<T: DeserializeOwned>(prefix: &str, id: &str) -> Result<T, RoundIdE
         .map_err(|_| RoundIdError::Encoding)?;
     let read: Read<T> = serde_json::from_slice(&json).map_err(RoundIdError::Fields)?;
     Ok(read.fields)
+}
+
+/// A door's round: fields carried in a request id under the door's own prefix, by
+/// [`encode`] and [`decode`]. A door implements it with only its [`PREFIX`](Self::PREFIX).
+///
+/// ```
+/// use toolnexus::round::RoundId;
+/// use toolnexus::serde::{Deserialize, Serialize};
+///
+/// #[derive(Debug, PartialEq, Serialize, Deserialize)]
+/// #[serde(crate = "toolnexus::serde")]
+/// struct Task {
+///     #[serde(rename = "t")]
+///     task: String,
+/// }
+///
+/// impl RoundId for Task {
+///     const PREFIX: &'static str = "remote-";
+/// }
+///
+/// let id = Task { task: "42".into() }.to_id();
+/// assert!(id.starts_with("remote-"));
+/// assert_eq!(Task::from_id(&id), Some(Task { task: "42".into() }));
+/// assert_eq!(Task::from_id("other-abc"), None);
+/// ```
+pub trait RoundId: Serialize + DeserializeOwned {
+    /// What every id of this door starts with, telling its rounds from any other id.
+    const PREFIX: &'static str;
+
+    /// A request id naming this round, new on every call (even for the same fields).
+    fn to_id(&self) -> String {
+        encode(Self::PREFIX, self)
+    }
+
+    /// The round an answer's id names, or `None` when the id is not one of this door's
+    /// ([`decode`] says why).
+    fn from_id(id: &str) -> Option<Self> {
+        decode(Self::PREFIX, id).ok()
+    }
 }
 
 #[cfg(test)]

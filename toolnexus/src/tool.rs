@@ -213,14 +213,15 @@ impl<T: Tool + ?Sized> Tool for Box<T> {
 
 /// Where a [`Tool`] comes from ([`Tool::source`]). Its `Display` is the label metrics
 /// report (the `source` of [`MetricEvent::Tool`](crate::MetricEvent::Tool) and of
-/// `toolnexus_tool_calls_total`): `native`, `builtin`, `mcp:<server>`, or another origin as
-/// written.
+/// `toolnexus_tool_calls_total`): `native`, `builtin`, `mcp:<server>`, `a2a:<agent>`, or
+/// another origin as written.
 ///
 /// ```
 /// use toolnexus::ToolSource;
 ///
 /// assert_eq!(ToolSource::Native.to_string(), "native");
 /// assert_eq!(ToolSource::Mcp { server: "shop" }.to_string(), "mcp:shop");
+/// assert_eq!(ToolSource::A2a { agent: "shop" }.to_string(), "a2a:shop");
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -236,17 +237,25 @@ pub enum ToolSource<'a> {
         /// The server's name.
         server: &'a str,
     },
+    /// A remote A2A agent called as a tool, by the tool name the agent goes by. Shown as
+    /// `a2a:<agent>`.
+    A2a {
+        /// The agent's tool name.
+        agent: &'a str,
+    },
     /// Any other origin (a tool from another protocol's adapter), shown as written.
     Other(&'a str),
 }
 
 impl<'a> ToolSource<'a> {
-    /// The label, borrowed where it is written already: only an MCP server's is built.
+    /// The label, borrowed where it is written already: only a server's or an agent's is
+    /// built.
     pub(crate) fn label(&self) -> std::borrow::Cow<'a, str> {
         match *self {
             ToolSource::Native => "native".into(),
             ToolSource::Builtin => "builtin".into(),
             ToolSource::Mcp { server } => format!("mcp:{server}").into(),
+            ToolSource::A2a { agent } => format!("a2a:{agent}").into(),
             ToolSource::Other(text) => text.into(),
         }
     }

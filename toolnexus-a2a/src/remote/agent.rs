@@ -8,6 +8,7 @@ use a2a::{
     SendMessageResponse, Task,
 };
 use serde_json::Value;
+use toolnexus::round::RoundId;
 use toolnexus::{Answer, BoxFuture, Tool, ToolContext, ToolResult, ToolSource};
 
 use super::continuation;
@@ -65,7 +66,6 @@ pub struct RemoteAgent {
     pub(super) name: String,
     pub(super) description: String,
     pub(super) schema: Value,
-    pub(super) source: String,
     pub(super) card: AgentCard,
     // The endpoint as shown: without the credentials its URL may carry.
     pub(super) endpoint_shown: String,
@@ -166,7 +166,7 @@ impl Tool for RemoteAgent {
     }
 
     fn source(&self) -> ToolSource<'_> {
-        ToolSource::Other(&self.source)
+        ToolSource::A2a { agent: &self.name }
     }
 }
 

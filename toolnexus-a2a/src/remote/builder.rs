@@ -158,7 +158,6 @@ impl RemoteAgentBuilder {
                 given => given.to_owned(),
             });
         Ok(RemoteAgent {
-            source: format!("a2a:{name}"),
             schema: json!({
                 "type": "object",
                 "properties": {

@@ -3,6 +3,7 @@
 
 use a2a::{Message, Part, PartContent, Task, TaskState};
 use serde_json::{json, Map, Value};
+use toolnexus::round::RoundId;
 use toolnexus::{Request, ToolResult};
 
 use super::round::Round;

@@ -7,8 +7,7 @@
 //! resume needs, in this process or another.
 
 use serde::{Deserialize, Serialize};
-
-const PREFIX: &str = "a2a-";
+use toolnexus::round::RoundId;
 
 /// One interruption of a remote task: what a continuation must name.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -32,17 +31,11 @@ impl Round {
             remote_id,
         }
     }
+}
 
-    /// A request id naming this round, new on every call (even when a task asks the same
-    /// twice).
-    pub(super) fn to_id(&self) -> String {
-        toolnexus::round::encode(PREFIX, self)
-    }
-
-    /// The round an answer's id names, or `None` when the id is not one of ours.
-    pub(super) fn from_id(id: &str) -> Option<Self> {
-        toolnexus::round::decode(PREFIX, id).ok()
-    }
+// A new id on every call, even when a task asks the same twice.
+impl RoundId for Round {
+    const PREFIX: &'static str = "a2a-";
 }
 
 #[cfg(test)]
@@ -67,7 +60,11 @@ mod tests {
         assert_eq!(Round::from_id("mcp-abc"), None);
         assert_eq!(Round::from_id("a2a-!!!"), None);
         assert_eq!(
-            Round::from_id(&format!("{PREFIX}{}", URL_SAFE_NO_PAD.encode("[1]"))),
+            Round::from_id(&format!(
+                "{}{}",
+                Round::PREFIX,
+                URL_SAFE_NO_PAD.encode("[1]")
+            )),
             None
         );
     }

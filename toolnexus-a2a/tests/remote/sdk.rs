@@ -4,7 +4,9 @@
 use std::sync::{Arc, Mutex};
 
 use serde_json::json;
-use toolnexus::{Answer, Request, RunStatus, Tool, ToolContext, ToolResult};
+use toolnexus::{
+    Answer, MetricEvent, Request, RunStatus, Tool, ToolContext, ToolResult, ToolSource,
+};
 
 use super::support::{agents, client, model, remote, task_of, toolkit};
 
@@ -244,4 +246,30 @@ async fn the_card_names_the_tool_unless_overridden() {
     assert_eq!(renamed.name(), "buyer_agent");
     assert_eq!(renamed.description(), "Buys");
     assert_eq!(renamed.input_schema()["required"], json!(["message"]));
+}
+
+#[tokio::test]
+async fn a_remote_agent_is_the_source_of_its_calls_by_its_tool_name() {
+    let broken = remote("broken").await;
+    assert_eq!(broken.source(), ToolSource::A2a { agent: "broken" });
+    assert_eq!(broken.source().to_string(), "a2a:broken");
+    let mock = model("broken", "do anything").await;
+    let sources = Arc::new(Mutex::new(Vec::new()));
+    let seen = sources.clone();
+    let run = client(&mock)
+        .on_metric(move |event: &MetricEvent| {
+            if let MetricEvent::Tool {
+                source, is_error, ..
+            } = event
+            {
+                seen.lock().unwrap().push((source.clone(), *is_error));
+            }
+        })
+        .build()
+        .unwrap()
+        .run("try", &toolkit(broken))
+        .await
+        .unwrap();
+    assert_eq!(run.status, RunStatus::Done);
+    assert_eq!(*sources.lock().unwrap(), [("a2a:broken".to_owned(), true)]);
 }

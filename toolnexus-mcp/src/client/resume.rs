@@ -9,8 +9,7 @@
 //! state, which the protocol already treats as untrusted when it comes back.
 
 use serde::{Deserialize, Serialize};
-
-const PREFIX: &str = "mcp-";
+use toolnexus::round::RoundId;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub(super) struct Round {
@@ -42,17 +41,11 @@ impl Round {
             ..Self::new(key, None)
         }
     }
+}
 
-    /// A request id naming this round, new on every call (even when a server repeats key
-    /// and state).
-    pub(super) fn to_id(&self) -> String {
-        toolnexus::round::encode(PREFIX, self)
-    }
-
-    /// The round an answer's id names, or `None` when the id is not one of ours.
-    pub(super) fn from_id(id: &str) -> Option<Self> {
-        toolnexus::round::decode(PREFIX, id).ok()
-    }
+// A new id on every call, even when a server repeats key and state.
+impl RoundId for Round {
+    const PREFIX: &'static str = "mcp-";
 }
 
 #[cfg(test)]

@@ -12,6 +12,7 @@ use rmcp::model::{
 };
 use rmcp::service::{RoleClient, RunningService};
 use serde_json::{Map, Value, json};
+use toolnexus::round::RoundId;
 use toolnexus::{Answer, BoxFuture, Tool, ToolContext, ToolResult, ToolSource};
 
 use super::ask::Asker;
