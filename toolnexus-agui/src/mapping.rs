@@ -11,7 +11,8 @@ use crate::wire::{ErrorCode, Interrupt, Reason, ResumeEntry, ResumeStatus};
 
 /// Why a run was refused before anything ran: a [`RUN_ERROR`](crate::wire::Event::RunError)'s
 /// code and message. The thread is left as it was; an open interrupt stays answerable.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message} ({})", .code.as_str())]
 pub struct Refused {
     /// What went wrong, for a program.
     pub code: ErrorCode,
@@ -27,14 +28,6 @@ impl Refused {
         }
     }
 }
-
-impl std::fmt::Display for Refused {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{} ({})", self.message, self.code.as_str())
-    }
-}
-
-impl std::error::Error for Refused {}
 
 /// The interrupt `request` is, asked by tool call `tool_call_id`.
 ///

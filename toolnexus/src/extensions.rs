@@ -187,7 +187,8 @@ impl<T: ?Sized> Deref for Ext<T> {
 }
 
 /// A tool needed a value of a type the run did not attach.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("needs a `{type_name}` extension: attach it to the run with `RunOptions::extension`")]
 pub struct MissingExtension {
     type_name: &'static str,
 }
@@ -205,18 +206,6 @@ impl MissingExtension {
         self.type_name
     }
 }
-
-impl fmt::Display for MissingExtension {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "needs a `{}` extension: attach it to the run with `RunOptions::extension`",
-            self.type_name
-        )
-    }
-}
-
-impl std::error::Error for MissingExtension {}
 
 #[cfg(test)]
 mod tests {
