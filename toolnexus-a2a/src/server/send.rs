@@ -83,14 +83,7 @@ pub(crate) async fn current(
     id: &str,
     history_length: Option<i32>,
 ) -> Result<Value, A2AError> {
-    let kept = record::load(&shared.inbox, id)
-        .await
-        .map_err(to_protocol)?
-        .ok_or_else(|| A2AError::task_not_found(id))?;
-    let view = view::read(&shared.inbox, shared.is_live(id), &kept)
-        .await
-        .map_err(to_protocol)?;
-    let task = view::task(id, &kept.data, &view, history_length);
+    let task = shared.task(id, history_length).await?;
     serde_json::to_value(task).map_err(|e| A2AError::internal(e.to_string()))
 }
 

@@ -7,7 +7,11 @@ use tokio::sync::Notify;
 use toolnexus::{LlmClient, Toolkit};
 use toolnexus_inbox::{InFlight, Inbox, Person};
 
+use a2a::{A2AError, Task};
+
 use super::card::CardInfo;
+use super::errors::to_protocol;
+use super::{record, view};
 
 /// What every handler shares.
 pub(crate) struct Shared {
@@ -29,5 +33,22 @@ impl Shared {
     /// Whether task `id`'s first run goes on in this process.
     pub(crate) fn is_live(&self, id: &str) -> bool {
         self.live.contains(id)
+    }
+
+    /// Task `id` as it stands now, with the last `history_length` messages of its history
+    /// (all when `None`).
+    pub(crate) async fn task(
+        &self,
+        id: &str,
+        history_length: Option<i32>,
+    ) -> Result<Task, A2AError> {
+        let kept = record::load(&self.inbox, id)
+            .await
+            .map_err(to_protocol)?
+            .ok_or_else(|| A2AError::task_not_found(id))?;
+        let view = view::read(&self.inbox, self.is_live(id), &kept)
+            .await
+            .map_err(to_protocol)?;
+        Ok(view::task(id, &kept.data, &view, history_length))
     }
 }

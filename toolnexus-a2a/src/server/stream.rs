@@ -14,11 +14,8 @@ use futures::Stream;
 use serde_json::{json, Value};
 use tokio::sync::mpsc;
 
-use super::errors::to_protocol;
-use super::record;
 use super::send::{accept, carry_out};
 use super::shared::Shared;
-use super::view;
 use super::wire::{payload, response, Frame};
 
 /// How often a stream looks at a task that changes elsewhere (a worker, another server):
@@ -35,7 +32,7 @@ pub(crate) async fn send(
     let accepted = accept(&shared, &request.message).await?;
     let id = accepted.id().to_owned();
     let (tx, rx) = mpsc::channel(16);
-    let first = match task_now(&shared, &id).await {
+    let first = match shared.task(&id, None).await {
         Ok(task) => task,
         Err(e) => {
             // What was accepted is carried out all the same; only the stream is lost.
@@ -62,7 +59,7 @@ pub(crate) async fn subscribe(
     request: SubscribeToTaskRequest,
 ) -> Result<Response, A2AError> {
     let id = request.id;
-    let first = task_now(&shared, &id).await?;
+    let first = shared.task(&id, None).await?;
     if first.status.state.is_terminal() {
         return Err(A2AError::unsupported_operation(format!(
             "task `{id}` is over: there is nothing to subscribe to"
@@ -129,7 +126,7 @@ async fn watch_step(
     tx: &mpsc::Sender<Event>,
     rpc: &Frame,
 ) -> Step {
-    let task = match task_now(shared, id).await {
+    let task = match shared.task(id, None).await {
         Ok(task) => task,
         Err(e) => {
             let _ = tx.send(event(rpc, Err(e))).await;
@@ -161,17 +158,6 @@ async fn watch_step(
     } else {
         Step::Open
     }
-}
-
-async fn task_now(shared: &Shared, id: &str) -> Result<Task, A2AError> {
-    let kept = record::load(&shared.inbox, id)
-        .await
-        .map_err(to_protocol)?
-        .ok_or_else(|| A2AError::task_not_found(id))?;
-    let view = view::read(&shared.inbox, shared.is_live(id), &kept)
-        .await
-        .map_err(to_protocol)?;
-    Ok(view::task(id, &kept.data, &view, None))
 }
 
 /// Sends one event; `true` when the client is gone.

@@ -18,27 +18,18 @@ use axum::Router;
 use toolnexus::{LlmClient, Toolkit};
 use toolnexus_inbox::{InFlight, InFlightGuard, Inbox, Person};
 
-/// The most bytes a request body may have unless told otherwise: room for a long
-/// conversation, bounded so one request cannot take the server's memory.
-pub const DEFAULT_MAX_BODY: usize = 1024 * 1024;
-
-/// Who the inbox records as answering what AG-UI clients resume with, unless told
-/// otherwise ([`AguiServerBuilder::responder`]).
-pub const DEFAULT_RESPONDER: &str = "ag-ui client";
-
 /// An agent served over AG-UI: built by [`AguiServer::builder`], served by
-/// [`router`](Self::router).
+/// [`router`](Self::router), which a host mounts under a path of its own app.
 ///
 /// ```
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
-/// use toolnexus::{LlmClient, Toolkit};
-/// use toolnexus_agui::AguiServer;
-/// use toolnexus_inbox::Inbox;
-///
-/// let client = LlmClient::builder().model("m").api_key("k").build()?;
-/// let inbox = Inbox::open("sqlite::memory:").await?;
-/// let server = AguiServer::builder(client, Toolkit::empty(), inbox).build();
-/// let app: axum::Router = axum::Router::new().nest("/agent", server.router());
+/// // A front end's runs, on a client that needs no model until one is asked.
+/// let agent = toolnexus::LlmClient::builder().model("m").api_key("k").build()?;
+/// let threads = toolnexus_inbox::Inbox::builder("sqlite::memory:").agent("web").open().await?;
+/// let endpoint = toolnexus_agui::AguiServer::builder(agent, toolnexus::Toolkit::empty(), threads)
+///     .responder("web front end")
+///     .build();
+/// let app = axum::Router::<()>::new().nest("/agent", endpoint.router());
 /// # drop(app);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// # }).unwrap();
@@ -50,11 +41,28 @@ pub struct AguiServer {
 
 impl std::fmt::Debug for AguiServer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("AguiServer")
-            .field("max_body", &self.shared.max_body)
-            .finish_non_exhaustive()
+        // The client and the inbox say nothing a reader of a server needs, and the
+        // client's Debug is kept terse for its key's sake.
+        let Shared {
+            max_body,
+            responder,
+            ..
+        } = &*self.shared;
+        write!(
+            f,
+            "AguiServer {{ max_body: {max_body}, responder: {:?}, .. }}",
+            responder.id
+        )
     }
 }
+
+/// The most bytes a request body may have unless told otherwise: room for a long
+/// conversation, bounded so one request cannot take the server's memory.
+pub const DEFAULT_MAX_BODY: usize = 1024 * 1024;
+
+/// Who the inbox records as answering what AG-UI clients resume with, unless told
+/// otherwise ([`AguiServerBuilder::responder`]).
+pub const DEFAULT_RESPONDER: &str = "ag-ui client";
 
 /// What every request shares.
 pub(crate) struct Shared {
@@ -117,19 +125,19 @@ pub struct AguiServerBuilder {
 }
 
 impl AguiServerBuilder {
-    /// The most bytes a request body may have (default [`DEFAULT_MAX_BODY`]); a larger
-    /// one is refused with `413` before anything is read into a run.
-    pub fn max_body(mut self, bytes: usize) -> Self {
-        self.max_body = bytes.max(1024);
-        self
-    }
-
     /// Who the inbox records as having answered the interrupts AG-UI clients resume
     /// (default [`DEFAULT_RESPONDER`]): the audit trail names them, and where the inbox
     /// limits who may answer a request, a resume from anyone else is refused
     /// (`not_allowed`) and the interrupt stays open.
     pub fn responder(mut self, who: impl Into<Person>) -> Self {
         self.responder = who.into();
+        self
+    }
+
+    /// The most bytes a request body may have (default [`DEFAULT_MAX_BODY`]); a larger
+    /// one is refused with `413` before anything is read into a run.
+    pub fn max_body(mut self, bytes: usize) -> Self {
+        self.max_body = bytes.max(1024);
         self
     }
 
