@@ -7,7 +7,7 @@ use serde_json::Value;
 use super::codes::Refusal;
 use super::present::present;
 
-/// A host's reply to a [`Request`].
+/// A host's reply to a [`Request`](crate::Request).
 ///
 /// ```
 /// use toolnexus::Answer;
@@ -33,7 +33,7 @@ use super::present::present;
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Answer {
-    /// Echoes [`Request::id`].
+    /// Echoes [`Request::id`](crate::Request::id).
     pub id: String,
     /// Whether the request was granted.
     pub ok: bool,
@@ -123,9 +123,10 @@ impl Answer {
 
     /// Approves a gated call (an [`Approval`](crate::Approval) or `#[tool(approval = …)]`)
     /// with these arguments instead of the model's. They are checked against the tool's
-    /// input schema before anything runs ([`Request::check_answer`]); the tool runs with
-    /// them, the transcript's call shows them, and the model reads which fields a person
-    /// changed. Edits on any other request are refused.
+    /// input schema before anything runs
+    /// ([`Request::check_answer`](crate::Request::check_answer)); the tool runs with them,
+    /// the transcript's call shows them, and the model reads which fields a person changed.
+    /// Edits on any other request are refused.
     ///
     /// ```
     /// use toolnexus::{serde_json::json, Answer};
