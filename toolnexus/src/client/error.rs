@@ -285,6 +285,9 @@ impl fmt::Display for ClientError {
 
 /// The source is the error underneath the detail itself (a `reqwest::Error`, a
 /// `serde_json::Error`, a store's error), so a chain printer does not repeat the message.
+// Written by hand, with Display, rather than derived: thiserror's source can only be a
+// variant's field (here the detail, whose text the message already holds), not the
+// optional cause inside it.
 impl std::error::Error for ClientError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
