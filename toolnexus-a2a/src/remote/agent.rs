@@ -23,6 +23,7 @@ use crate::error::A2aError;
 /// Built from the agent's card ([`RemoteAgent::builder`], [`RemoteAgent::connect`]): the
 /// tool's name and description are the card's unless overridden, and the calls go to the
 /// card's interface of protocol 1.0 (JSON-RPC when it offers one, HTTP+JSON otherwise).
+/// It reports [`ToolSource::A2a`] by its tool name (`source = "a2a:<agent>"` in metrics).
 ///
 /// - A completed task's result is its artifacts' text (else its status message's); a
 ///   reply that is a message and no task is that message's text.
