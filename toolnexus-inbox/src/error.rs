@@ -118,6 +118,10 @@ pub enum InboxError {
     /// [`MAX_CHAIN`](crate::MAX_CHAIN): taken as corrupt rather than followed for ever.
     #[error("run `{0}` chains more than {max} runs", max = crate::MAX_CHAIN)]
     ChainTooLong(String),
+    /// A list of bearer tokens ([`BearerTokens::parse`](crate::BearerTokens::parse)) is not
+    /// one; the reason names the line, never its token.
+    #[error("the bearer tokens cannot be read: {0}")]
+    InvalidTokens(String),
     /// The request carries an `expiresAt` that is not an RFC 3339 timestamp.
     #[error("request `{id}` has an expiresAt that is not an RFC 3339 timestamp: {value:?}")]
     InvalidExpiry {

@@ -104,5 +104,6 @@ fn error_type(error: &crate::InboxError) -> &'static str {
         E::OtherRun { .. } => "other_run",
         E::CorruptRecord { .. } => "corrupt_record",
         E::ChainTooLong(_) => "chain_too_long",
+        E::InvalidTokens(_) => "invalid_tokens",
     }
 }

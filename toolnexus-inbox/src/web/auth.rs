@@ -15,9 +15,10 @@ use axum::http::{Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Redirect, Response};
 
-use super::identity::{self, Identify};
+use super::identity;
 use super::page;
 use super::secret::Secret;
+use crate::Identify;
 use crate::Person;
 
 /// How the page tells who is signed in.

@@ -1,5 +1,6 @@
-//! Who is signed in: the host's own authentication ([`Identify`]), a trusted reverse
-//! proxy's headers, or, failing both, the holder of the access token.
+//! Who is signed in on the page: the host's own authentication
+//! ([`Identify`](crate::Identify)), a trusted reverse proxy's headers, or, failing both, the
+//! holder of the access token.
 
 use std::net::{IpAddr, SocketAddr};
 
@@ -8,40 +9,6 @@ use axum::http::request::Parts;
 use axum::http::HeaderMap;
 
 use crate::Person;
-
-/// The host's own sign-in, asked for every request of the page: its session cookie, its
-/// OIDC middleware's extension, whatever it trusts. `None` lets the page fall back to a
-/// trusted proxy's headers, then to the access token.
-///
-/// Any `Fn(&Parts) -> Option<Person>` is one:
-///
-/// ```
-/// use axum::http::request::Parts;
-/// use toolnexus_inbox::{web::InboxPage, Person};
-///
-/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
-/// let inbox = toolnexus_inbox::Inbox::open("sqlite::memory:").await?;
-/// // A host whose auth layer put the person into the request's extensions.
-/// let app = InboxPage::builder(inbox)
-///     .identity(|parts: &Parts| parts.extensions.get::<Person>().cloned())
-///     .router();
-/// # drop(app);
-/// # Ok::<(), Box<dyn std::error::Error>>(())
-/// # }).unwrap();
-/// ```
-pub trait Identify: Send + Sync + 'static {
-    /// The person signed in on this request, if any.
-    fn identify(&self, parts: &Parts) -> Option<Person>;
-}
-
-impl<F> Identify for F
-where
-    F: Fn(&Parts) -> Option<Person> + Send + Sync + 'static,
-{
-    fn identify(&self, parts: &Parts) -> Option<Person> {
-        self(parts)
-    }
-}
 
 /// The person a trusted proxy (oauth2-proxy and its like) names, when the connection comes
 /// from one of `proxies`: `X-Forwarded-Email`, else `X-Forwarded-User`, with the groups of

@@ -62,7 +62,7 @@ use std::sync::Arc;
 use axum::routing::get;
 use axum::{middleware, Router};
 
-pub use identity::Identify;
+pub use crate::Identify;
 
 use crate::{Inbox, Person};
 use secret::Secret;

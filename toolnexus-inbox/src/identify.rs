@@ -1,0 +1,154 @@
+//! Who is asking: the host's authentication turns a request into a [`Person`], at every
+//! door alike — the inbox page, A2A, AG-UI, MCP. The inbox then checks that person against
+//! who may answer each request, and the audit trail names them.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::path::Path;
+
+use http::request::Parts;
+use sha2::{Digest, Sha256};
+
+use crate::{InboxError, Person};
+
+/// The host's own sign-in, asked for every request a door takes: its session cookie, its
+/// OIDC middleware's extension, a bearer token ([`BearerTokens`]), whatever it trusts.
+/// `None`: nobody the host knows.
+///
+/// Any `Fn(&Parts) -> Option<Person>` is one:
+///
+/// ```
+/// use http::request::Parts;
+/// use toolnexus_inbox::{Identify, Person};
+///
+/// // A host whose auth layer put the person into the request's extensions.
+/// let from_layer = |parts: &Parts| parts.extensions.get::<Person>().cloned();
+/// let (parts, ()) = http::Request::new(()).into_parts();
+/// assert_eq!(from_layer.identify(&parts), None);
+/// ```
+pub trait Identify: Send + Sync + 'static {
+    /// The person who sent this request, if the host knows them.
+    fn identify(&self, parts: &Parts) -> Option<Person>;
+}
+
+impl<F> Identify for F
+where
+    F: Fn(&Parts) -> Option<Person> + Send + Sync + 'static,
+{
+    fn identify(&self, parts: &Parts) -> Option<Person> {
+        self(parts)
+    }
+}
+
+/// People known by the bearer token they send (`Authorization: Bearer <token>`): the
+/// simplest sign-in a door can require, for partners and services.
+///
+/// Tokens are kept as their SHA-256 digests, looked up by digest, and never shown by
+/// `Debug`.
+///
+/// ```
+/// use toolnexus_inbox::{BearerTokens, Identify};
+///
+/// let tokens = BearerTokens::parse("tok-alice alice@shop.example finance\n# a comment\ntok-bob bob@partner.example\n")?;
+/// let ask = |token: &str| {
+///     let request = http::Request::builder().header("authorization", format!("Bearer {token}"));
+///     let (parts, ()) = request.body(()).unwrap().into_parts();
+///     tokens.identify(&parts)
+/// };
+/// let alice = ask("tok-alice").expect("known");
+/// assert_eq!(alice.id, "alice@shop.example");
+/// assert_eq!(alice.groups, ["finance"]);
+/// assert!(ask("tok-nobody").is_none());
+/// assert!(!format!("{tokens:?}").contains("tok-alice"));
+/// # Ok::<(), toolnexus_inbox::InboxError>(())
+/// ```
+#[derive(Clone, Default)]
+pub struct BearerTokens {
+    people: HashMap<[u8; 32], Person>,
+}
+
+impl BearerTokens {
+    /// No one yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds `person`, known by `token`.
+    pub fn with(mut self, token: &str, person: Person) -> Self {
+        self.people.insert(digest(token), person);
+        self
+    }
+
+    /// Reads lines of `TOKEN ID [GROUP,GROUP…]` (blank lines and `#` comments skipped);
+    /// [`InboxError::InvalidTokens`] names the line that is not one, without its token.
+    pub fn parse(text: &str) -> Result<Self, InboxError> {
+        let mut tokens = Self::new();
+        for (n, line) in text.lines().enumerate() {
+            let line = line.trim();
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            let mut words = line.split_whitespace();
+            let (Some(token), Some(id)) = (words.next(), words.next()) else {
+                return Err(InboxError::InvalidTokens(format!(
+                    "line {} holds a token without the person it names: write `TOKEN ID [GROUP,GROUP…]`",
+                    n + 1
+                )));
+            };
+            let groups = words
+                .flat_map(|w| w.split(','))
+                .map(str::trim)
+                .filter(|g| !g.is_empty())
+                .map(str::to_owned)
+                .collect::<Vec<_>>();
+            tokens = tokens.with(token, Person::new(id).groups(groups));
+        }
+        Ok(tokens)
+    }
+
+    /// [`parse`](Self::parse) of the file at `path`.
+    pub fn from_file(path: impl AsRef<Path>) -> Result<Self, InboxError> {
+        let path = path.as_ref();
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            InboxError::InvalidTokens(format!("{} cannot be read: {e}", path.display()))
+        })?;
+        Self::parse(&text)
+    }
+
+    /// How many people it knows.
+    pub fn len(&self) -> usize {
+        self.people.len()
+    }
+
+    /// Whether it knows nobody.
+    pub fn is_empty(&self) -> bool {
+        self.people.is_empty()
+    }
+}
+
+impl Identify for BearerTokens {
+    fn identify(&self, parts: &Parts) -> Option<Person> {
+        let value = parts
+            .headers
+            .get(http::header::AUTHORIZATION)?
+            .to_str()
+            .ok()?;
+        let (scheme, token) = value.trim().split_once(' ')?;
+        if !scheme.eq_ignore_ascii_case("bearer") {
+            return None;
+        }
+        self.people.get(&digest(token.trim())).cloned()
+    }
+}
+
+impl fmt::Debug for BearerTokens {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("BearerTokens")
+            .field("people", &self.people.len())
+            .finish()
+    }
+}
+
+fn digest(token: &str) -> [u8; 32] {
+    Sha256::digest(token.as_bytes()).into()
+}
