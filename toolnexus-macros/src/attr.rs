@@ -20,7 +20,7 @@ const TOOL_SPEC: Spec = Spec {
 
 const APPROVAL_SPEC: Spec = Spec {
     context: "approval(...)",
-    exprs: &["prompt", "when"],
+    exprs: &["prompt", "when", "responders"],
     types: &[],
     flags: &[],
     lists: &[],
@@ -60,22 +60,89 @@ pub(crate) struct ToolOptions {
 
 /// A declared approval: `approval` (always ask, in the default words),
 /// `approval = "Delete {path}?"` (always ask, in these words) or
-/// `approval(prompt = "...", when = CONDITION)` (either part may be left out).
+/// `approval(prompt = "...", when = CONDITION, responders = ["group:NAME", "id"])` (any
+/// part may be left out).
 #[derive(Clone)]
 pub(crate) struct ApprovalOption {
     /// `None`: the runtime's default words, which show the tool's name and arguments.
     pub(crate) prompt: Option<Template>,
     /// `None`: every call asks.
     pub(crate) when: Option<Expr>,
+    /// Who may answer, as written (never empty, no repeats); `None`: anyone.
+    pub(crate) responders: Option<Vec<LitStr>>,
+}
+
+/// How `responders` is written, for messages.
+const RESPONDERS_EXAMPLE: &str = "responders = [\"group:finance\", \"ada@example.com\"]";
+
+/// `responders = ["group:finance", "ada@example.com"]`: a non-empty array of string
+/// literals, each naming someone, none twice. Every mistake is reported, at its element.
+fn parse_responders(expr: &Expr, errors: &mut Errors) -> Option<Vec<LitStr>> {
+    let Expr::Array(array) = expr else {
+        errors.at(
+            expr,
+            format_args!(
+                "expected a list of people and groups who may answer, `{RESPONDERS_EXAMPLE}`"
+            ),
+        );
+        return None;
+    };
+    if array.elems.is_empty() {
+        errors.at(
+            array,
+            format_args!(
+                "`responders` is empty, so nobody could answer; name people by id and groups \
+                 as `group:NAME`, `{RESPONDERS_EXAMPLE}`, or leave `responders` out to let \
+                 anyone answer"
+            ),
+        );
+        return None;
+    }
+    let mut found: Vec<LitStr> = Vec::with_capacity(array.elems.len());
+    let mut ok = true;
+    for elem in &array.elems {
+        let Expr::Lit(syn::ExprLit {
+            lit: Lit::Str(lit), ..
+        }) = elem
+        else {
+            errors.at(
+                elem,
+                format_args!(
+                    "expected a string literal naming a person by id or a group as \
+                     `group:NAME`, `{RESPONDERS_EXAMPLE}`"
+                ),
+            );
+            ok = false;
+            continue;
+        };
+        let text = lit.value();
+        if text.trim().is_empty() || text == "group:" {
+            errors.at(
+                lit,
+                "this names nobody: write a person's id (`\"ada@example.com\"`) or a group \
+                 with its name (`\"group:finance\"`)",
+            );
+            ok = false;
+        } else if found.iter().any(|f| f.value() == text) {
+            errors.at(
+                lit,
+                format_args!("`{text:?}` is named twice in `responders`; name each once"),
+            );
+            ok = false;
+        } else {
+            found.push(lit.clone());
+        }
+    }
+    ok.then_some(found)
 }
 
 impl ApprovalOption {
     fn parse(named: &Named, errors: &mut Errors) -> Option<ApprovalOption> {
-        let (prompt, when) = match &named.value {
-            Value::Flag | Value::Type(_) => (None, None),
+        let (prompt, when, responders) = match &named.value {
+            Value::Flag | Value::Type(_) => (None, None, None),
             Value::Expr(Expr::Lit(syn::ExprLit {
                 lit: Lit::Str(lit), ..
-            })) => (Some(lit.clone()), None),
+            })) => (Some(lit.clone()), None, None),
             Value::Expr(other) => {
                 errors.at(
                     other,
@@ -91,7 +158,11 @@ impl ApprovalOption {
                     Some(Value::Expr(expr)) => Some(expr.clone()),
                     _ => None,
                 };
-                (prompt, when)
+                let responders = match args.get("responders").map(|n| &n.value) {
+                    Some(Value::Expr(expr)) => Some(parse_responders(expr, errors)?),
+                    _ => None,
+                };
+                (prompt, when, responders)
             }
         };
         let prompt = match prompt.as_ref().map(Template::parse) {
@@ -102,7 +173,11 @@ impl ApprovalOption {
             }
             None => None,
         };
-        Some(ApprovalOption { prompt, when })
+        Some(ApprovalOption {
+            prompt,
+            when,
+            responders,
+        })
     }
 }
 

@@ -155,6 +155,14 @@ pub trait Tool: Send + Sync + 'static {
         let _ = args;
         None
     }
+    /// Who may answer the tool's declared approval
+    /// (`#[tool(approval(responders = ["group:finance"]))]`): `None`, the default, when the
+    /// tool declares no approval; `Some(&[])` when it declares one anyone may answer; else
+    /// people by id and groups as `group:NAME`. A gate's request carries them at
+    /// `data.responders`, where an inbox reads who may answer.
+    fn approval_responders(&self) -> Option<&[&str]> {
+        None
+    }
 }
 
 impl<T: Tool + ?Sized> Tool for Arc<T> {
@@ -182,6 +190,9 @@ impl<T: Tool + ?Sized> Tool for Arc<T> {
     fn approval(&self, args: &Value) -> Option<String> {
         (**self).approval(args)
     }
+    fn approval_responders(&self) -> Option<&[&str]> {
+        (**self).approval_responders()
+    }
 }
 
 impl<T: Tool + ?Sized> Tool for Box<T> {
@@ -208,6 +219,9 @@ impl<T: Tool + ?Sized> Tool for Box<T> {
     }
     fn approval(&self, args: &Value) -> Option<String> {
         (**self).approval(args)
+    }
+    fn approval_responders(&self) -> Option<&[&str]> {
+        (**self).approval_responders()
     }
 }
 

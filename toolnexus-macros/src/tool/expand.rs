@@ -314,6 +314,7 @@ fn approval(model: &ToolFn) -> Option<TokenStream> {
     let refused = quote!(::core::result::Result::Err(_) => return #none);
     let bindings = args(model).map(|p| binding(krate, p, &refused));
     let condition = condition(model, approval);
+    let responders = responders(approval);
     let prompt = match &approval.prompt {
         Some(template) => prompt(model, template),
         None => quote!(#krate::__private::default_prompt(__TOOLNEXUS_NAME, __toolnexus_sent)),
@@ -343,7 +344,20 @@ fn approval(model: &ToolFn) -> Option<TokenStream> {
             #condition
             ::core::option::Option::Some(#prompt)
         }
+
+        #responders
     })
+}
+
+/// `Tool::approval_responders`: who may answer, as declared (an empty slice for anyone), so
+/// a toolkit can put them on the gate's request and tell which gates nobody restricted.
+fn responders(approval: &ApprovalOption) -> TokenStream {
+    let names = approval.responders.iter().flatten();
+    quote! {
+        fn approval_responders(&self) -> ::core::option::Option<&[&str]> {
+            ::core::option::Option::Some(&[#(#names),*])
+        }
+    }
 }
 
 /// `when = CONDITION`, returning `None` when false. Spanned at the expression, so one that

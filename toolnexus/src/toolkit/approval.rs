@@ -43,6 +43,8 @@ pub struct Approval {
     pub(super) patterns: Vec<String>,
     when: Option<Arc<When>>,
     prompt: Option<Arc<Prompt>>,
+    /// Who may answer, as text (`ada@example.com`, `group:finance`); `None`: anyone.
+    pub(super) responders: Option<Vec<String>>,
 }
 
 impl fmt::Debug for Approval {
@@ -51,6 +53,7 @@ impl fmt::Debug for Approval {
             .field("tools", &self.patterns)
             .field("when", &self.when.as_ref().map(|_| "<fn>"))
             .field("prompt", &self.prompt.as_ref().map(|_| "<fn>"))
+            .field("responders", &self.responders)
             .finish()
     }
 }
@@ -67,7 +70,43 @@ impl Approval {
             patterns: names.into_iter().map(Into::into).collect(),
             when: None,
             prompt: None,
+            responders: None,
         }
+    }
+
+    /// Names who may answer: people by the id they answer as and groups as `group:NAME`
+    /// (`["group:finance", "ada@example.com"]`). A gate's request carries them at
+    /// `data.responders`, where an inbox reads them and refuses anyone else's answer at
+    /// every door; without them anyone who can reach a door may answer (see
+    /// [`Toolkit::unrestricted_gates`](crate::Toolkit::unrestricted_gates)). An empty list,
+    /// or an empty name in it, makes [`build`](crate::ToolkitBuilder::build) fail, since
+    /// nobody could answer.
+    ///
+    /// ```
+    /// use serde_json::{json, Value};
+    /// use toolnexus::{Approval, NativeTool, Toolkit};
+    ///
+    /// let pay = NativeTool::of("pay_invoice", "Pays a vendor's invoice",
+    ///     json!({"type": "object", "properties": {"amount_cents": {"type": "integer"}}}),
+    ///     |_args, _ctx| async { "paid" });
+    /// let tk = Toolkit::builder()
+    ///     .tool(pay)
+    ///     .approval(Approval::tools(["pay_invoice"])
+    ///         .when(|args: &Value| args["amount_cents"].as_i64().unwrap_or(i64::MAX) > 50_000)
+    ///         .responders(["group:finance"]))
+    ///     .build()
+    ///     .unwrap();
+    /// let asked = tk.approval_request("pay_invoice", &json!({"amount_cents": 90_000}), "run-1/call-1").unwrap();
+    /// assert_eq!(asked.responders(), Some(vec!["group:finance"]));
+    /// assert!(tk.unrestricted_gates().is_empty());
+    /// ```
+    pub fn responders<I, S>(mut self, responders: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.responders = Some(responders.into_iter().map(Into::into).collect());
+        self
     }
 
     /// Asks only for the calls whose arguments make `when` true. A predicate that panics

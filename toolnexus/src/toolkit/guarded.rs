@@ -72,4 +72,7 @@ impl Tool for Guarded {
             }
         }
     }
+    fn approval_responders(&self) -> Option<&[&str]> {
+        self.tool.approval_responders()
+    }
 }

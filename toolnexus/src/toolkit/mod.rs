@@ -49,6 +49,13 @@ pub enum ToolkitError {
     /// tool's name starts with), so it would never gate anything.
     #[error("the approval for `{0}` matches no tool of this toolkit")]
     UnknownApproval(String),
+    /// An [`Approval`]'s [`responders`](Approval::responders) are empty or name someone
+    /// by an empty name, so nobody could answer what it asks.
+    #[error(
+        "the approval for `{0}` names no one who could answer (an empty list or an empty name); \
+         name people by id and groups as `group:NAME`, or leave `responders` out to let anyone answer"
+    )]
+    NoResponders(String),
 }
 
 /// The tools offered to a model, in registration order.
@@ -187,6 +194,13 @@ impl ToolkitBuilder {
             names.push(name);
         }
         for approval in &self.approvals {
+            if let Some(responders) = &approval.responders {
+                let nameless = |r: &String| r.is_empty() || r == "group:";
+                if responders.is_empty() || responders.iter().any(nameless) {
+                    let patterns = approval.patterns.join(", ");
+                    return Err(ToolkitError::NoResponders(patterns));
+                }
+            }
             for pattern in &approval.patterns {
                 if !names.iter().any(|n| Approval::matches(pattern, n)) {
                     return Err(ToolkitError::UnknownApproval(pattern.clone()));
@@ -416,13 +430,86 @@ impl Toolkit {
     ) -> Option<Request> {
         let i = self.position(name)?;
         let inner = &*self.inner;
-        Some(crate::suspension::gate::request(
+        let mut request = crate::suspension::gate::request(
             &inner.names[i],
             call,
             args,
             &inner.schemas[i],
             prompt,
-        ))
+        );
+        if let Some(responders) = self.gate_responders(i, args) {
+            if let Some(Value::Object(data)) = &mut request.data {
+                let list = responders.iter().map(|r| Value::from(*r)).collect();
+                data.insert("responders".to_owned(), Value::Array(list));
+            }
+        }
+        Some(request)
+    }
+
+    /// Who may answer the gate that asks for a call of tool `i` with `args`: the
+    /// responders of the approval that asked (the tool's own first, then the toolkit's
+    /// rules in order, as [`approval_prompt`](Self::approval_prompt) picks the prompt), or
+    /// `None` when it names none. Read only once a call is gated, so a call that runs
+    /// without asking never pays for it; the deciding approval is asked again only when
+    /// some approval of the tool names responders.
+    fn gate_responders(&self, i: usize, args: &Value) -> Option<Vec<&str>> {
+        let inner = &*self.inner;
+        let tool = &inner.tools[i];
+        let own = tool.approval_responders().filter(|r| !r.is_empty());
+        let rules = &inner.gated[i];
+        let named = |&rule: &usize| inner.approvals[rule].responders.is_some();
+        if own.is_none() && !rules.iter().any(named) {
+            return None;
+        }
+        if tool.approval(args).is_some() {
+            return own.map(<[&str]>::to_vec);
+        }
+        let name = &inner.names[i];
+        let rule = rules
+            .iter()
+            .map(|&rule| &inner.approvals[rule])
+            .find(|rule| rule.ask(name, args).is_some())?;
+        let responders = rule.responders.as_ref()?;
+        Some(responders.iter().map(String::as_str).collect())
+    }
+
+    /// The tools whose calls may be gated by an approval that names no responders (the
+    /// tool's own `#[tool(approval)]` without `responders`, or an [`Approval`] of the
+    /// toolkit's without [`responders`](Approval::responders)), by their declared names,
+    /// in registration order. Whoever can reach a door may answer such a gate, so a door
+    /// can warn of them once, when it is built. A tool that asks by itself (`pending!`) is
+    /// no gate and is not listed.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use toolnexus::{Approval, NativeTool, Toolkit};
+    ///
+    /// let tool = |name: &'static str| NativeTool::of(name, "Moves money",
+    ///     json!({"type": "object"}), |_args, _ctx| async { "done" });
+    /// let tk = Toolkit::builder()
+    ///     .tool(tool("pay_invoice"))
+    ///     .tool(tool("refund"))
+    ///     .tool(tool("balance"))
+    ///     .approval(Approval::tools(["pay_invoice"]).responders(["group:finance"]))
+    ///     .approval(Approval::tools(["refund"]))
+    ///     .build()
+    ///     .unwrap();
+    /// assert_eq!(tk.unrestricted_gates(), ["refund"]);
+    /// ```
+    pub fn unrestricted_gates(&self) -> Vec<&str> {
+        let inner = &*self.inner;
+        let unrestricted = |i: &usize| {
+            let own = inner.tools[*i].approval_responders();
+            let rules = &inner.gated[*i];
+            own.is_some_and(<[&str]>::is_empty)
+                || rules
+                    .iter()
+                    .any(|&rule| inner.approvals[rule].responders.is_none())
+        };
+        (0..inner.names.len())
+            .filter(unrestricted)
+            .map(|i| inner.names[i].as_str())
+            .collect()
     }
 
     /// Every tool as this toolkit declares it, in registration order: what the providers

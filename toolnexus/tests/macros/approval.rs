@@ -53,6 +53,16 @@ fn buy(
     )
 }
 
+/// Pays a vendor's invoice
+#[tool(approval(
+    prompt = "Pay {amount_cents} cents to {vendor}?",
+    when = amount_cents > 50000,
+    responders = ["group:finance", "ada@example.com"],
+))]
+fn pay_invoice(amount_cents: u64, vendor: String) -> String {
+    format!("paid {amount_cents} to {vendor}")
+}
+
 struct Bank {
     limit: f64,
 }
@@ -63,6 +73,12 @@ impl Bank {
     #[tool(approval(prompt = "Withdraw {amount} from {account}?", when = amount > self.limit))]
     fn withdraw(&self, account: String, amount: f64) -> String {
         format!("{amount} from {account}")
+    }
+
+    /// Freezes an account
+    #[tool(approval(responders = ["group:fraud"]))]
+    fn freeze(&self, account: String) -> String {
+        account
     }
 
     /// Closes an account
@@ -216,4 +232,104 @@ fn a_toolkit_asks_with_the_declared_prompt_before_its_own_rules() {
         tk.approval_prompt("balance", &json!({"account": "a"})),
         None
     );
+}
+
+#[test]
+fn declared_responders_are_the_tools_and_only_an_approval_has_them() {
+    assert_eq!(
+        PayInvoice.approval_responders(),
+        Some(&["group:finance", "ada@example.com"][..])
+    );
+    // An approval without responders may be answered by anyone; no approval, no gate.
+    assert_eq!(Reboot.approval_responders(), Some(&[][..]));
+    assert_eq!(DeleteFile.approval_responders(), Some(&[][..]));
+    let bank = Arc::new(Bank { limit: 100.0 });
+    assert_eq!(
+        BankFreeze::new(Arc::clone(&bank)).approval_responders(),
+        Some(&["group:fraud"][..])
+    );
+    assert_eq!(BankBalance::new(bank).approval_responders(), None);
+}
+
+#[test]
+fn a_gates_request_carries_the_responders_of_the_approval_that_asked() {
+    let tools: Vec<Arc<dyn Tool>> = Arc::new(Bank { limit: 100.0 }).into_tools();
+    let tk = Toolkit::builder()
+        .tool(PayInvoice)
+        .tool(Refund)
+        .tool(Reboot)
+        .tools(tools)
+        .approval(Approval::tools(["pay_invoice"]).responders(["group:auditors"]))
+        .approval(Approval::tools(["refund"]).responders(["group:support"]))
+        .build()
+        .unwrap();
+    let big = json!({"amount_cents": 90_000, "vendor": "Acme"});
+    let asked = tk.approval_request("pay_invoice", &big, "run/1").unwrap();
+    assert_eq!(asked.prompt, "Pay 90000 cents to Acme?");
+    assert_eq!(
+        asked.responders(),
+        Some(vec!["group:finance", "ada@example.com"])
+    );
+    assert_eq!(asked.gated_tool(), Some("pay_invoice"));
+    // The tool's condition lets a small payment through; the toolkit's rule asks, with its own.
+    let small = json!({"amount_cents": 100, "vendor": "Acme"});
+    let asked = tk.approval_request("pay_invoice", &small, "run/2").unwrap();
+    assert_eq!(asked.responders(), Some(vec!["group:auditors"]));
+    // The tool's own approval names nobody, so anyone may answer what it asks, even though
+    // the toolkit's rule for the same tool names someone.
+    let asked = tk
+        .approval_request("refund", &json!({"order": 1, "amount": 500.0}), "run/3")
+        .unwrap();
+    assert_eq!(asked.responders(), None);
+    let asked = tk
+        .approval_request("refund", &json!({"order": 1, "amount": 5.0}), "run/4")
+        .unwrap();
+    assert_eq!(asked.responders(), Some(vec!["group:support"]));
+    let asked = tk
+        .approval_request("freeze", &json!({"account": "a"}), "run/5")
+        .unwrap();
+    assert_eq!(asked.responders(), Some(vec!["group:fraud"]));
+    let asked = tk
+        .approval_request("reboot", &json!({"host": "db"}), "run/6")
+        .unwrap();
+    assert_eq!(asked.responders(), None);
+    assert_eq!(asked.data.unwrap().get("responders"), None);
+}
+
+#[test]
+fn unrestricted_gates_are_the_tools_some_approval_lets_anyone_answer() {
+    let tools: Vec<Arc<dyn Tool>> = Arc::new(Bank { limit: 100.0 }).into_tools();
+    let tk = Toolkit::builder()
+        .tool(PayInvoice)
+        .tool(Refund)
+        .tool(Transfer)
+        .tools(tools)
+        .approval(Approval::tools(["transfer"]).responders(["group:treasury"]))
+        .approval(Approval::tools(["balance"]))
+        .build()
+        .unwrap();
+    // pay_invoice and freeze are restricted; transfer's own approval names nobody, whatever
+    // the rule says; balance is gated only by a rule naming nobody.
+    assert_eq!(
+        tk.unrestricted_gates(),
+        ["refund", "transfer", "withdraw", "close", "balance"]
+    );
+    let restricted = Toolkit::builder().tool(PayInvoice).build().unwrap();
+    assert!(restricted.unrestricted_gates().is_empty());
+}
+
+#[test]
+fn a_rule_that_names_nobody_is_refused_when_the_toolkit_is_built() {
+    for responders in [vec![], vec![""], vec!["group:"]] {
+        let built = Toolkit::builder()
+            .tool(Refund)
+            .approval(Approval::tools(["refund"]).responders(responders.clone()))
+            .build();
+        let error = built.unwrap_err();
+        assert_eq!(
+            error,
+            toolnexus::ToolkitError::NoResponders("refund".into())
+        );
+        assert!(error.to_string().contains("group:NAME"), "{error}");
+    }
 }
