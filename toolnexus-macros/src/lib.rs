@@ -75,7 +75,7 @@ use proc_macro::TokenStream;
 /// | `description = "..."` | replaces the doc comment as the description |
 /// | `struct_name = "AddTool"` | names the struct (e.g. when `Add` is already taken) |
 /// | `output_schema` | declares the schema of the returned value (below) |
-/// | `approval = "Delete {path}?"` | asks a person before a call runs ([below](#approvals)) |
+/// | `approval(prompt = "Pay {vendor}?", responders = ["group:finance"])` | asks a person before a call runs, and says who ([below](#approvals)) |
 /// | `crate = "path"` | where the runtime crate is, e.g. when it is re-exported |
 ///
 /// ```
@@ -324,14 +324,46 @@ use proc_macro::TokenStream;
 ///
 /// A tool whose calls a person must allow first declares it, and the agent loop asks
 /// before the body runs (a request of kind `approval`; the body runs only once the answer
-/// is ok). What the tool declares is its `Tool::approval`, the prompt a call asks with, or
-/// `None` for a call that runs without asking:
+/// is ok). Say who may allow it: `responders` names people by the id they answer as and
+/// groups as `group:NAME`, and the gate's request carries them at `data.responders`, where
+/// `toolnexus-inbox` reads them and refuses anyone else's answer, at every door and on its
+/// page. Without `responders`, whoever reaches a door may answer.
+///
+/// ```
+/// use serde_json::json;
+/// use toolnexus::{tool, Tool, Toolkit};
+///
+/// /// Pays a vendor's invoice
+/// #[tool(approval(
+///     prompt = "Pay {amount_cents} cents to {vendor}?",
+///     when = amount_cents > 50000,
+///     responders = ["group:finance"],
+/// ))]
+/// async fn pay_invoice(amount_cents: u64, vendor: String) -> String {
+///     format!("paid {amount_cents} cents to {vendor}")
+/// }
+///
+/// let tk = Toolkit::builder().tool(PayInvoice).build().unwrap();
+/// let big = json!({"amount_cents": 120_000, "vendor": "Acme"});
+/// let asked = tk.approval_request("pay_invoice", &big, "run-1/call-1").unwrap();
+/// assert_eq!(asked.prompt, "Pay 120000 cents to Acme?");
+/// assert_eq!(asked.responders(), Some(vec!["group:finance"]));
+/// // A small payment runs without asking.
+/// let small = json!({"amount_cents": 900, "vendor": "Acme"});
+/// assert_eq!(tk.approval_request("pay_invoice", &small, "run-1/call-2"), None);
+/// // Every gate of this toolkit names who may answer it.
+/// assert!(tk.unrestricted_gates().is_empty());
+/// ```
+///
+/// What the tool declares is its `Tool::approval`, the prompt a call asks with, or `None`
+/// for a call that runs without asking, and its `Tool::approval_responders`:
 ///
 /// | option | asks |
 /// |---|---|
 /// | `approval` | before every call, with the runtime's words: `Allow <tool> with <arguments>?` |
 /// | `approval = "Delete {path}?"` | before every call, with these words |
 /// | `approval(prompt = "Refund {amount}?", when = amount > 100.0)` | when the condition is true; `prompt` may be left out for the runtime's words |
+/// | `approval(responders = ["group:finance", "ada@example.com"], ..)` | as above, and only these people and groups may answer |
 ///
 /// ```
 /// use serde_json::json;
@@ -377,6 +409,11 @@ use proc_macro::TokenStream;
 ///   is the shared value (`when = amount > self.limit`). An expression that is not a
 ///   `bool`, or reads an injected parameter, is a compile error at the expression. A
 ///   condition that panics asks (a toolkit catches it: an approval fails closed).
+/// - **The responders** are string literals, each a person's id (`"ada@example.com"`,
+///   compared letter case aside) or a group (`"group:finance"`, whoever the host's sign-in
+///   puts in it). A list that is empty, names someone twice, holds an empty name or
+///   anything but a string literal is a compile error at the element. A door can list the
+///   gates nobody restricted (`Toolkit::unrestricted_gates`) to warn of them.
 ///
 /// `approval` is given once per tool; a toolkit's own rules (`ToolkitBuilder::approval`)
 /// ask for calls that the tool's approval lets through.
@@ -385,7 +422,8 @@ use proc_macro::TokenStream;
 ///
 /// In front of tools you did not write (an MCP server's, a `NativeTool` built at run time, a
 /// toolbox), name them on the toolkit with `toolnexus::Approval`: a trailing `*` matches a
-/// prefix, `.when(..)` asks only for some arguments, `.prompt(..)` words the request. The
+/// prefix, `.when(..)` asks only for some arguments, `.prompt(..)` words the request,
+/// `.responders([..])` says who may answer (as `responders` does above). The
 /// agent loop asks for them as it asks for a declared approval:
 ///
 /// ```
@@ -448,7 +486,8 @@ use proc_macro::TokenStream;
 ///
 /// - A gate's request has kind `approval` and `data` = `{"tool", "args", "argsSchema"}`: the
 ///   tool's name, the arguments the model proposed and the tool's input schema, enough for a
-///   host to render an edit form. Its id is derived from the call, so the same call always asks
+///   host to render an edit form; with `responders` too when the approval that asked names
+///   them (the tool's own first, then the toolkit's rules in order). Its id is derived from the call, so the same call always asks
 ///   with the same id, and an answer given once is never lost to a re-run.
 /// - `Answer::ok(id).with_args(..)` approves with edited arguments. They are checked against
 ///   the tool's schema before anything runs (`Request::check_answer`; a resume with a misfit
