@@ -6,6 +6,7 @@
 //! ```sh
 //! cargo run --example agui_agent -- --port 8080          # http://127.0.0.1:8080/
 //! cargo run --example agui_agent -- --port 0 --db postgres://USER@HOST/DB
+//! cargo run --example agui_agent -- --port 0 --tokens tokens.txt --approvers finance
 //! ```
 //! The first line on standard output is the endpoint's URL. Offline, the embedded
 //! scripted model answers: "buy a <item>" ends with the interrupt "Approve purchase of
@@ -16,6 +17,11 @@
 //! SQLite file `toolnexus-agui-agent.db` in the working directory), so a restarted agent
 //! resumes them; requests answered on an inbox page over the same database resume their
 //! runs too, by the worker it runs.
+//!
+//! With `--tokens FILE` (lines of `TOKEN EMAIL [GROUP,GROUP…]`) a caller must send
+//! `Authorization: Bearer TOKEN` (else HTTP 401) and answers as that person; with
+//! `--approvers GROUP` only that group's members may approve a purchase: anyone else's
+//! resume ends in `RUN_ERROR` `not_allowed` and the interrupt stays open for them.
 
 mod shop_agent;
 mod support;
@@ -34,9 +40,14 @@ async fn main() -> Result<(), Failure> {
     let url = format!("http://{}/", listener.local_addr()?);
     // First, so whoever started it (with `--port 0`) learns where it is.
     println!("AG-UI agent at {url}");
-    let agent = shop_agent::agent(&cli.db).await?;
-    let server =
-        AguiServer::builder(agent.client.clone(), agent.tk.clone(), agent.inbox.clone()).build();
+    let agent = shop_agent::agent(&cli).await?;
+    let mut server =
+        AguiServer::builder(agent.client.clone(), agent.tk.clone(), agent.inbox.clone());
+    if let Some(tokens) = cli.tokens.clone() {
+        // With `--tokens`, every caller must send one of them, and answers as its person.
+        server = server.identify(tokens).require_identity();
+    }
+    let server = server.build();
     println!("threads kept in {}", shop_agent::kept_in(&cli.db));
     shop_agent::serve(listener, server.router(), &agent).await
 }

@@ -1,7 +1,8 @@
 //! The `agui_agent` example as a user runs it: started on a free port, driven by the
 //! official AG-UI client (`@ag-ui/client`'s HttpAgent in Node, `TOOLNEXUS_TEST_AGUI`, set
 //! up by scripts/test.sh) through a purchase approved, a sign-in, and a purchase declined
-//! after the agent was restarted.
+//! after the agent was restarted; and, started with `--tokens` and `--approvers`, through
+//! callers known by their tokens, only an approver's resume buying anything.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
@@ -12,11 +13,14 @@ use toolnexus_test_support::example_bin::Serving;
 
 /// The example on a port of its own, with its waits in `db`, until dropped.
 fn start(db: &str) -> Serving {
-    Serving::start(
-        "agui_agent",
-        &["--port", "0", "--db", db],
-        "AG-UI agent at ",
-    )
+    start_with(db, &[])
+}
+
+/// The example as [`start`] does, with `extra` arguments.
+fn start_with(db: &str, extra: &[&str]) -> Serving {
+    let mut args = vec!["--port", "0", "--db", db];
+    args.extend_from_slice(extra);
+    Serving::start("agui_agent", &args, "AG-UI agent at ")
 }
 
 /// The AG-UI crate's driver of the official client, one step at a time.
@@ -56,6 +60,13 @@ impl Client {
     }
 
     fn step(&mut self, step: Value) -> Value {
+        let result = self.step_warned(step);
+        assert_eq!(result["warnings"], json!([]), "nothing stripped: {result}");
+        result
+    }
+
+    /// A step whose run may fail as a whole (an HTTP error), which the client also logs.
+    fn step_warned(&mut self, step: Value) -> Value {
         writeln!(self.stdin, "{step}").expect("the step is written");
         let mut line = String::new();
         self.stdout
@@ -63,7 +74,6 @@ impl Client {
             .expect("the driver answers");
         let result: Value = serde_json::from_str(&line)
             .unwrap_or_else(|e| panic!("the driver printed no JSON ({e}): {line:?}"));
-        assert_eq!(result["warnings"], json!([]), "nothing stripped: {result}");
         result
     }
 }
@@ -146,4 +156,86 @@ fn the_agui_agent_interrupts_for_people_and_a_restarted_one_resumes() {
     for suffix in ["", "-wal", "-shm"] {
         let _ = std::fs::remove_file(format!("{}{suffix}", file.display()));
     }
+}
+
+#[test]
+fn only_an_approver_known_by_a_token_buys_through_the_agui_agent() {
+    let base = std::env::temp_dir().join(format!("agui-agent-ids-{}", std::process::id()));
+    let tokens = base.with_extension("tokens");
+    std::fs::write(
+        &tokens,
+        "tok-alice alice@shop.example finance\ntok-mallory mallory@partner.example\n",
+    )
+    .expect("the tokens file is written");
+    let file = base.with_extension("db");
+    let db = format!("sqlite://{}", file.display());
+    let tokens_arg = tokens.display().to_string();
+    let agent = start_with(&db, &["--tokens", &tokens_arg, "--approvers", "finance"]);
+    let mut client = Client::start();
+    let bearer = |token: &str| json!({"Authorization": format!("Bearer {token}")});
+    let thread = format!("shared-{}", std::process::id());
+
+    // No token: refused before any stream.
+    let anonymous =
+        client.step_warned(json!({"agent": "anon", "url": agent.url, "say": "buy a gpu"}));
+    let error = anonymous["error"].as_str().unwrap_or_default();
+    assert!(error.starts_with("HTTP 401"), "{anonymous}");
+    assert_eq!(anonymous["events"], json!([]), "{anonymous}");
+
+    // Mallory asks; the purchase waits for an approver, and she is shown no call behind it.
+    let asked = client.step(json!({
+        "agent": "mallory", "url": agent.url, "threadId": thread,
+        "headers": bearer("tok-mallory"), "say": "buy a gpu",
+    }));
+    let interrupt = last(&asked)["outcome"]["interrupts"][0].clone();
+    assert_eq!(interrupt["message"], "Approve purchase of gpu?", "{asked}");
+    assert_eq!(interrupt["metadata"].get("tool"), None, "{interrupt}");
+    assert_eq!(interrupt["metadata"].get("args"), None, "{interrupt}");
+    assert_eq!(
+        interrupt["responseSchema"]["properties"].get("editedArgs"),
+        None,
+        "{interrupt}"
+    );
+    assert!(!asked.to_string().contains("idempotency"), "{asked}");
+
+    // Her own approval is refused and buys nothing; the interrupt stays open.
+    let approve = json!([{"interruptId": interrupt["id"], "status": "resolved", "payload": {"approved": true}}]);
+    let refused = client.step(json!({
+        "agent": "mallory", "url": agent.url, "resume": approve,
+    }));
+    assert_eq!(last(&refused)["type"], "RUN_ERROR", "{refused}");
+    assert_eq!(last(&refused)["code"], "not_allowed", "{refused}");
+    assert!(!refused.to_string().contains("ORDER-"), "{refused}");
+
+    // Alice, an approver, answers the same interrupt on the same thread: it is bought.
+    let bought = client.step(json!({
+        "agent": "alice", "url": agent.url, "threadId": thread,
+        "headers": bearer("tok-alice"), "resume": approve,
+    }));
+    assert_eq!(last(&bought)["outcome"]["type"], "success", "{bought}");
+    let result = tool_result(&bought);
+    assert!(result.starts_with("ORDER-1"), "{result}");
+    assert!(text(&bought).contains("ORDER-1"), "{bought}");
+    assert!(!bought.to_string().contains("idempotency"), "{bought}");
+    drop(agent);
+
+    // The audit trail names alice as the one who answered.
+    let id = interrupt["id"]
+        .as_str()
+        .expect("the interrupt's id")
+        .to_owned();
+    let answered_by = tokio::runtime::Runtime::new()
+        .expect("a runtime")
+        .block_on(async {
+            let inbox = toolnexus_inbox::Inbox::open(&db)
+                .await
+                .expect("the inbox opens");
+            let parked = inbox.get(&id).await.expect("the request reads");
+            parked.expect("the request is kept").answered_by
+        });
+    assert_eq!(answered_by.as_deref(), Some("alice@shop.example"));
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", file.display()));
+    }
+    let _ = std::fs::remove_file(&tokens);
 }

@@ -11,27 +11,33 @@ use std::sync::Arc;
 
 use toolnexus::LlmClient;
 use toolnexus::Toolkit;
-use toolnexus_inbox::Inbox;
+use toolnexus_inbox::{BearerTokens, Inbox};
 
 use crate::support;
 
 pub type Failure = Box<dyn std::error::Error>;
 
-/// What the command line asks: the port to serve on and the inbox's database.
+/// What the command line asks: the port to serve on, the inbox's database, and, when
+/// given, who may call the agent and who may approve its purchases.
 pub struct Cli {
     pub port: u16,
     pub db: String,
+    /// `--tokens FILE`: the people known by their bearer tokens (lines of
+    /// `TOKEN EMAIL [GROUP,GROUP…]`); with it, a caller must send one.
+    pub tokens: Option<BearerTokens>,
+    /// `--approvers GROUP`: only members of GROUP may answer a purchase.
+    pub approvers: Option<String>,
 }
 
-/// Reads `--port N [--db URL]`; without `--db`, the SQLite file `default_file` in the
-/// working directory keeps the waits.
+/// Reads `--port N [--db URL] [--tokens FILE] [--approvers GROUP]`; without `--db`, the
+/// SQLite file `default_file` in the working directory keeps the waits.
 pub fn parse(
     program: &str,
     default_file: &str,
     mut args: impl Iterator<Item = String>,
 ) -> Result<Cli, Failure> {
-    let usage = format!("usage: {program} --port N [--db URL]");
-    let (mut port, mut db) = (None, None);
+    let usage = format!("usage: {program} --port N [--db URL] [--tokens FILE] [--approvers GROUP]");
+    let (mut port, mut db, mut tokens, mut approvers) = (None, None, None, None);
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--port" => {
@@ -42,6 +48,11 @@ pub fn parse(
                 );
             }
             "--db" => db = Some(args.next().ok_or("--db needs a URL")?),
+            "--tokens" => {
+                let file = args.next().ok_or("--tokens needs a file")?;
+                tokens = Some(BearerTokens::from_file(file)?);
+            }
+            "--approvers" => approvers = Some(args.next().ok_or("--approvers needs a group")?),
             other => return Err(format!("unknown argument `{other}`; {usage}").into()),
         }
     }
@@ -55,6 +66,8 @@ pub fn parse(
     Ok(Cli {
         port: port.ok_or(usage)?,
         db,
+        tokens,
+        approvers,
     })
 }
 
@@ -79,12 +92,18 @@ pub struct Agent {
     pub stub: Option<toolnexus::testing::MockLlm>,
 }
 
-pub async fn agent(db: &str) -> Result<Agent, Failure> {
+/// The agent of `cli`: its inbox on `cli.db`, and, with `--approvers`, its purchases
+/// answerable only by that group's members.
+pub async fn agent(cli: &Cli) -> Result<Agent, Failure> {
     let support::Endpoint { builder, stub } = support::endpoint(agent::script).await?;
+    let mut inbox = Inbox::builder(cli.db.clone());
+    if let Some(group) = &cli.approvers {
+        inbox = inbox.responders("approval", [format!("group:{group}")]);
+    }
     Ok(Agent {
         client: builder.build()?,
         tk: agent::toolkit(Arc::new(AtomicUsize::new(0))),
-        inbox: Inbox::open(db).await?,
+        inbox: inbox.open().await?,
         stub,
     })
 }

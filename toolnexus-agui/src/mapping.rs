@@ -36,8 +36,8 @@ impl Refused {
 /// declared approval of a call, a sign-in, a confirmation — is `tool_call`, answered by
 /// `{"approved": true}` or `{"approved": false, "reason": "…"}`; a declared approval also
 /// takes `editedArgs`, the call's arguments replaced whole, which must fit the tool's
-/// schema. The metadata names the request's `kind` and, for a sign-in, the `url` to send
-/// the person to.
+/// schema. The metadata names the request's `kind`; for a sign-in, the `url` to send
+/// the person to; for a declared approval, the `tool` and the `args` the model proposed.
 ///
 /// ```
 /// use toolnexus::Request;
@@ -53,12 +53,28 @@ impl Refused {
 /// assert_eq!(metadata["url"], "https://shop.example/login");
 /// ```
 pub fn interrupt_of(request: &Request, tool_call_id: Option<&str>) -> Interrupt {
+    interrupt_seen(request, tool_call_id, true)
+}
+
+/// The interrupt `request` is as a caller sees it: with `shows_call` (they may answer
+/// it) a gate's tool and arguments are in its metadata and the tool's schema is its
+/// `editedArgs`; without, it is the question alone, a yes or no, so a caller who may not
+/// answer never learns what the call behind it would do.
+pub(crate) fn interrupt_seen(
+    request: &Request,
+    tool_call_id: Option<&str>,
+    shows_call: bool,
+) -> Interrupt {
     let mut metadata = Map::new();
     metadata.insert("kind".to_owned(), json!(request.kind.as_str()));
     let (reason, schema) = match request.asks() {
         Asks::Form { schema } => (Reason::InputRequired, schema.as_object().cloned()),
-        Asks::Gate { tool, schema, .. } => {
+        Asks::Gate { .. } if !shows_call => (Reason::ToolCall, Some(decision(None))),
+        Asks::Gate { tool, args, schema } => {
             metadata.insert("tool".to_owned(), json!(tool));
+            if let Some(args) = args {
+                metadata.insert("args".to_owned(), args.clone());
+            }
             let mut edited = schema.clone();
             edited.insert(
                 "description".to_owned(),
@@ -248,9 +264,14 @@ pub(crate) fn ids(requests: &[Request]) -> String {
         .join(", ")
 }
 
-/// The tool call each request of `waiting` is asked by: the call whose placeholder in
-/// `transcript` waits on it.
-pub(crate) fn interrupts(waiting: &[Request], transcript: &[Message]) -> Vec<Interrupt> {
+/// The interrupts of `waiting`, each with the tool call it is asked by: the call whose
+/// placeholder in `transcript` waits on it. `shows_call` says of each request whether the
+/// caller may see the call behind it ([`interrupt_seen`]).
+pub(crate) fn interrupts(
+    waiting: &[Request],
+    transcript: &[Message],
+    shows_call: impl Fn(&Request) -> bool,
+) -> Vec<Interrupt> {
     let placeholders: Vec<(&str, &str)> = transcript
         .iter()
         .rev()
@@ -272,7 +293,7 @@ pub(crate) fn interrupts(waiting: &[Request], transcript: &[Message]) -> Vec<Int
                 .iter()
                 .find(|(id, _)| *id == request.id)
                 .map(|(_, call)| *call);
-            interrupt_of(request, call)
+            interrupt_seen(request, call, shows_call(request))
         })
         .collect()
 }

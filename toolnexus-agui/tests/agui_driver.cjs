@@ -6,6 +6,10 @@
 //       ENTRY is {"interrupt": INDEX | "interruptId": ID, "status", "payload"?}
 //   {"parallel": [STEP, …]}                           the steps at once; a list of results
 //
+// A step may also carry "headers" (sent with this and later runs of the agent, e.g.
+// {"Authorization": "Bearer …"}) and, on the agent's first step, "threadId" (so two
+// agents, two people, talk on one thread).
+//
 // Each agent (one thread) lives for the whole session, so a step may name a new URL: the
 // same front end talking to a restarted server. A result holds the events the client's
 // subscribers saw, its pending interrupts and messages after the run, the error the run
@@ -28,10 +32,14 @@ const agents = new Map();
 function agentFor(step) {
   let agent = agents.get(step.agent);
   if (!agent) {
-    agent = new HttpAgent({ url: step.url });
+    const config = { url: step.url };
+    if (step.threadId !== undefined) config.threadId = step.threadId;
+    if (step.headers !== undefined) config.headers = step.headers;
+    agent = new HttpAgent(config);
     agents.set(step.agent, agent);
   }
   agent.url = step.url;
+  if (step.headers !== undefined) agent.headers = step.headers;
   return agent;
 }
 

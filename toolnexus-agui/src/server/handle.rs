@@ -1,14 +1,14 @@
-//! The POST: a body that is no `RunAgentInput` is refused with a 4xx and a JSON body
-//! before any stream opens; anything else is answered with the run's events, a refusal
+//! The POST: a caller the identify hook does not know (where one must be known) is
+//! refused with 401 before the body is read, and a body that is no `RunAgentInput` with
+//! a 4xx; each with a JSON body, before any stream opens. Anything else is answered with the run's events, a refusal
 //! of what the thread cannot take being its `RUN_ERROR`.
 
 use std::convert::Infallible;
 use std::sync::Arc;
 
 use axum::body::Bytes;
-use axum::extract::rejection::BytesRejection;
-use axum::extract::State;
-use axum::http::StatusCode;
+use axum::extract::{FromRequest, Request, State};
+use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::sse::{self, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use futures::Stream;
@@ -22,10 +22,15 @@ use crate::wire::{Event, RunAgentInput};
 /// The longest thread or run id taken: ids are keys in the inbox, not documents.
 const MAX_ID: usize = 256;
 
-pub(crate) async fn run(
-    State(shared): State<Arc<Shared>>,
-    body: Result<Bytes, BytesRejection>,
-) -> Response {
+pub(crate) async fn run(State(shared): State<Arc<Shared>>, request: Request) -> Response {
+    // Who calls is settled from the headers alone, so an unknown caller's body is never
+    // read when one must be known.
+    let (parts, body) = request.into_parts();
+    let caller = shared.caller(&parts);
+    if caller.is_none() && shared.require_identity {
+        return unauthorized();
+    }
+    let body = Bytes::from_request(Request::from_parts(parts, body), &()).await;
     let body = match body {
         Ok(body) => body,
         Err(e) if e.status() == StatusCode::PAYLOAD_TOO_LARGE => {
@@ -56,6 +61,12 @@ pub(crate) async fn run(
             );
         }
     }
+    // Answering is done as someone: a resume from nobody in particular is not taken.
+    let caller = match caller {
+        Some(caller) => Some(caller),
+        None if !input.resume.is_empty() => return unauthorized(),
+        None => None,
+    };
     let prompt = if input.resume.is_empty() {
         match prompt_of(&input) {
             Some(prompt) => Some(prompt),
@@ -77,7 +88,7 @@ pub(crate) async fn run(
             // for is carried out and kept either way.
             tokio::spawn(async move {
                 let _busy = busy;
-                run::drive(&shared, input, prompt, &tx).await;
+                run::drive(&shared, input, prompt, caller, &tx).await;
             });
         }
         None => {
@@ -116,6 +127,20 @@ fn prompt_of(input: &RunAgentInput) -> Option<String> {
 fn refuse(status: StatusCode, code: &str, message: impl Into<String>) -> Response {
     let body = json!({"error": {"code": code, "message": message.into()}});
     (status, axum::Json(body)).into_response()
+}
+
+/// HTTP 401 with `WWW-Authenticate: Bearer`; the body says what to send, never what was
+/// sent.
+fn unauthorized() -> Response {
+    let mut response = refuse(
+        StatusCode::UNAUTHORIZED,
+        "unauthenticated",
+        "this endpoint needs a credential: send `Authorization: Bearer <token>`",
+    );
+    response
+        .headers_mut()
+        .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+    response
 }
 
 fn events(rx: mpsc::Receiver<Event>) -> impl Stream<Item = Result<sse::Event, Infallible>> {

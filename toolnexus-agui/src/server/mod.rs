@@ -16,7 +16,7 @@ use axum::extract::DefaultBodyLimit;
 use axum::routing::post;
 use axum::Router;
 use toolnexus::{LlmClient, Toolkit};
-use toolnexus_inbox::{InFlight, InFlightGuard, Inbox, Person};
+use toolnexus_inbox::{Identify, InFlight, InFlightGuard, Inbox, Person};
 
 /// An agent served over AG-UI: built by [`AguiServer::builder`], served by
 /// [`router`](Self::router), which a host mounts under a path of its own app.
@@ -43,15 +43,20 @@ impl std::fmt::Debug for AguiServer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         // The client and the inbox say nothing a reader of a server needs, and the
         // client's Debug is kept terse for its key's sake.
+        // The identify hook may hold credentials: only whether there is one is shown.
         let Shared {
             max_body,
             responder,
+            identify,
+            require_identity,
             ..
         } = &*self.shared;
         write!(
             f,
-            "AguiServer {{ max_body: {max_body}, responder: {:?}, .. }}",
-            responder.id
+            "AguiServer {{ max_body: {max_body}, responder: {:?}, identify: {}, \
+             require_identity: {require_identity}, .. }}",
+            responder.id,
+            identify.is_some()
         )
     }
 }
@@ -70,6 +75,11 @@ pub(crate) struct Shared {
     pub(crate) tk: Toolkit,
     pub(crate) inbox: Inbox,
     pub(crate) responder: Person,
+    /// The host's sign-in: who a request comes from. Without it every caller is
+    /// `responder`.
+    pub(crate) identify: Option<Arc<dyn Identify>>,
+    /// Whether a request from nobody the hook knows is refused with 401.
+    pub(crate) require_identity: bool,
     pub(crate) max_body: usize,
     /// The threads a run goes on for in this process: a second run on one waits its turn
     /// as a refusal, not as a race.
@@ -77,6 +87,17 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
+    /// Who sent a request with `parts`: the person the identify hook names, or, without a
+    /// hook, the builder's responder; `None` when the hook knows nobody in it, or when
+    /// identity is required and there is no hook to tell it.
+    pub(crate) fn caller(&self, parts: &axum::http::request::Parts) -> Option<Person> {
+        match (&self.identify, self.require_identity) {
+            (Some(hook), _) => hook.identify(parts),
+            (None, true) => None,
+            (None, false) => Some(self.responder.clone()),
+        }
+    }
+
     /// Holds `thread` busy until the guard drops — when its run ends, fails, panics or is
     /// aborted; `None` when it already is.
     pub(crate) fn claim(&self, thread: &str) -> Option<InFlightGuard> {
@@ -96,6 +117,8 @@ impl AguiServer {
             inbox,
             max_body: DEFAULT_MAX_BODY,
             responder: Person::new(DEFAULT_RESPONDER),
+            identify: None,
+            require_identity: false,
         }
     }
 
@@ -115,22 +138,58 @@ impl AguiServer {
 }
 
 /// The options of an [`AguiServer`].
-#[derive(Debug)]
 pub struct AguiServerBuilder {
     client: LlmClient,
     tk: Toolkit,
     inbox: Inbox,
     max_body: usize,
     responder: Person,
+    identify: Option<Arc<dyn Identify>>,
+    require_identity: bool,
+}
+
+impl std::fmt::Debug for AguiServerBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The identify hook may hold credentials: only whether there is one is shown.
+        f.debug_struct("AguiServerBuilder")
+            .field("max_body", &self.max_body)
+            .field("responder", &self.responder)
+            .field("identify", &self.identify.is_some())
+            .field("require_identity", &self.require_identity)
+            .finish_non_exhaustive()
+    }
 }
 
 impl AguiServerBuilder {
-    /// Who the inbox records as having answered the interrupts AG-UI clients resume
-    /// (default [`DEFAULT_RESPONDER`]): the audit trail names them, and where the inbox
-    /// limits who may answer a request, a resume from anyone else is refused
-    /// (`not_allowed`) and the interrupt stays open.
+    /// Who the inbox records as having answered the interrupts AG-UI clients resume when
+    /// no [`identify`](Self::identify) hook is set (default [`DEFAULT_RESPONDER`]):
+    /// everyone who reaches this endpoint is this person. The audit trail names them, and
+    /// where the inbox limits who may answer a request, a resume from anyone else is
+    /// refused (`not_allowed`) and the interrupt stays open.
     pub fn responder(mut self, who: impl Into<Person>) -> Self {
         self.responder = who.into();
+        self
+    }
+
+    /// Who a request comes from, told by `hook` (the host's sign-in, or
+    /// [`BearerTokens`](toolnexus_inbox::BearerTokens)); it replaces
+    /// [`responder`](Self::responder). A resume's answers are recorded as the identified
+    /// person, and refused (`not_allowed`, the interrupt left open) when the inbox does
+    /// not let them answer; an interrupt shows a gate's tool, arguments and their schema
+    /// only to a caller who may answer it. A resume from nobody the hook knows gets HTTP
+    /// 401 before any stream starts; with [`require_identity`](Self::require_identity),
+    /// so does every request from nobody it knows.
+    pub fn identify(mut self, hook: impl Identify) -> Self {
+        self.identify = Some(Arc::new(hook));
+        self
+    }
+
+    /// Refuses every request from someone the [`identify`](Self::identify) hook does not
+    /// know with HTTP 401 (a JSON error body and `WWW-Authenticate: Bearer`) before its
+    /// body is read or any stream starts. Without a hook nobody is known, so every
+    /// request is refused: the endpoint stays closed rather than open by mistake.
+    pub fn require_identity(mut self) -> Self {
+        self.require_identity = true;
         self
     }
 
@@ -149,6 +208,8 @@ impl AguiServerBuilder {
                 tk: self.tk,
                 inbox: self.inbox,
                 responder: self.responder,
+                identify: self.identify,
+                require_identity: self.require_identity,
                 max_body: self.max_body,
                 busy: InFlight::new(),
             }),

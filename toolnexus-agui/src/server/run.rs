@@ -7,6 +7,7 @@
 use futures::StreamExt;
 use tokio::sync::mpsc;
 use toolnexus::{Answer, Message, Request, RunResult, RunStatus};
+use toolnexus_inbox::Person;
 
 use super::events::{self, Live};
 use super::thread::{self, Stage};
@@ -14,15 +15,21 @@ use super::Shared;
 use crate::mapping::{self, Refused};
 use crate::wire::{ErrorCode, Event, Outcome, ResumeEntry, RunAgentInput, PROTOCOL_VERSION};
 
-/// Carries out `input` on its thread, sending its events to `tx`. `prompt` is what a run
-/// without `resume` is asked.
+/// Carries out `input` on its thread for `caller`, sending its events to `tx`. `prompt`
+/// is what a run without `resume` is asked; `caller` is who sent it, `None` for someone
+/// the identify hook did not know, who may start runs but answers nothing.
 pub(crate) async fn drive(
     shared: &Shared,
     input: RunAgentInput,
     prompt: Option<String>,
+    caller: Option<Person>,
     tx: &mpsc::Sender<Event>,
 ) {
-    let out = Out { tx, input: &input };
+    let out = Out {
+        tx,
+        input: &input,
+        caller: caller.as_ref(),
+    };
     let thread = input.thread_id.as_str();
     let stage = match thread::load(&shared.inbox, thread).await {
         Ok(record) => thread::stage(&shared.inbox, &record).await,
@@ -68,6 +75,8 @@ pub(crate) async fn drive(
 struct Out<'a> {
     tx: &'a mpsc::Sender<Event>,
     input: &'a RunAgentInput,
+    /// Who the events are for: what an interrupt shows depends on whether they may answer.
+    caller: Option<&'a Person>,
 }
 
 impl Out<'_> {
@@ -109,8 +118,26 @@ impl Out<'_> {
                 .await;
         }
         let outcome = if record.parked.is_some() {
+            // A gate's call is shown to whoever may answer it; to anyone else the
+            // interrupt is the question alone.
+            let mut answerable = Vec::with_capacity(result.waiting.len());
+            for request in &result.waiting {
+                let may = match shared.inbox.get(&request.id).await {
+                    Ok(Some(parked)) => shared.inbox.may_answer(&parked, self.caller),
+                    Ok(None) => false,
+                    Err(e) => {
+                        tracing::error!(thread, error = %e, "an AG-UI interrupt could not be read");
+                        false
+                    }
+                };
+                if may {
+                    answerable.push(request.id.as_str());
+                }
+            }
             Outcome::Interrupt {
-                interrupts: mapping::interrupts(&result.waiting, &result.messages),
+                interrupts: mapping::interrupts(&result.waiting, &result.messages, |r| {
+                    answerable.contains(&r.id.as_str())
+                }),
             }
         } else {
             Outcome::Success
@@ -207,11 +234,17 @@ async fn resume(
     halted: &[Message],
 ) {
     let thread = out.input.thread_id.as_str();
-    if let Err(e) = shared
-        .inbox
-        .answer_all(run, answers, shared.responder.clone())
-        .await
-    {
+    // The door refuses an anonymous resume with 401 before it gets here; this keeps an
+    // answer from ever being recorded as nobody's.
+    let Some(who) = out.caller else {
+        return out
+            .refuse(Refused::new(
+                ErrorCode::NotAllowed,
+                "a resume must come from someone the endpoint identifies",
+            ))
+            .await;
+    };
+    if let Err(e) = shared.inbox.answer_all(run, answers, who.clone()).await {
         return out.refuse(mapping::refusal(thread, &e)).await;
     }
     out.started().await;
