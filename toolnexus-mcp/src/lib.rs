@@ -10,7 +10,7 @@ mod server;
 pub use client::{McpTools, McpToolsBuilder};
 pub use error::McpError;
 pub use park::{Park, ParkedCall};
-pub use server::{McpServer, McpServerBuilder};
+pub use server::{McpHttpService, McpServer, McpServerBuilder};
 
 /// The MCP SDK this crate is built on, re-exported so hosts can name its transports and
 /// configuration types without a version mismatch.

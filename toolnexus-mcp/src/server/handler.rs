@@ -46,13 +46,16 @@ impl ServerHandler for McpServer {
     async fn update_task(
         &self,
         request: UpdateTaskParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         let id = request.task_id;
         #[cfg(feature = "inbox")]
         if self.kept_route(&id) {
-            return self.update_kept(&id, request.input_responses).await;
+            let who = self.answerer(&context)?;
+            return self.update_kept(&id, request.input_responses, &who).await;
         }
+        #[cfg(not(feature = "inbox"))]
+        let _ = context;
         if let Some(taken) = self.inner.tasks.answer(&id, request.input_responses)? {
             self.resume_task(id, taken);
         }
@@ -62,12 +65,15 @@ impl ServerHandler for McpServer {
     async fn cancel_task(
         &self,
         request: CancelTaskParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         #[cfg(feature = "inbox")]
         if self.kept_route(&request.task_id) {
-            return self.cancel_kept(&request.task_id).await;
+            let who = self.answerer(&context)?;
+            return self.cancel_kept(&request.task_id, &who).await;
         }
+        #[cfg(not(feature = "inbox"))]
+        let _ = context;
         self.inner.tasks.cancel(&request.task_id)?;
         Ok(())
     }

@@ -3,6 +3,7 @@
 //! calls answered with a task in `tasks`, the sealed retry state in `state`.
 
 mod handler;
+mod http;
 mod run;
 mod state;
 mod tasks;
@@ -21,6 +22,8 @@ use toolnexus::{ToolDeclaration, Toolkit};
 use crate::{McpError, Park};
 use state::Sealer;
 use tasks::TaskStore;
+
+pub use http::McpHttpService;
 
 /// How long a held-open `elicitation/create` waits for the human by default.
 const DEFAULT_ELICITATION_TIMEOUT: Duration = Duration::from_secs(600);
@@ -73,6 +76,10 @@ struct Inner {
     task_only: HashSet<String>,
     #[cfg(feature = "inbox")]
     kept: Option<tasks::Kept>,
+    #[cfg(feature = "inbox")]
+    identify: Option<Arc<dyn toolnexus_inbox::Identify>>,
+    #[cfg(feature = "inbox")]
+    require_identity: bool,
 }
 
 impl std::fmt::Debug for McpServer {
@@ -84,6 +91,7 @@ impl std::fmt::Debug for McpServer {
             .field("park", &self.inner.park.is_some())
             .field("task_after", &self.inner.task_after)
             .field("task_only", &self.inner.task_only)
+            .field("identify", &self.identifies())
             .finish_non_exhaustive()
     }
 }
@@ -112,6 +120,10 @@ impl McpServer {
             inbox: None,
             #[cfg(feature = "inbox")]
             responder: toolnexus_inbox::Person::new(tasks::DEFAULT_RESPONDER),
+            #[cfg(feature = "inbox")]
+            identify: None,
+            #[cfg(feature = "inbox")]
+            require_identity: false,
         }
     }
 
@@ -131,26 +143,42 @@ impl McpServer {
     /// A streamable-HTTP endpoint, as a tower service to mount (e.g. with axum's
     /// `Router::new().nest_service("/mcp", svc)`).
     ///
+    /// With an [`identify`](McpServerBuilder::identify) hook, each request is identified
+    /// first, and the person is who the inbox records as answering a kept task; with
+    /// [`require_identity`](McpServerBuilder::require_identity), a request from no one it
+    /// knows is answered `401 Unauthorized` with `WWW-Authenticate: Bearer`.
+    ///
     /// Each MCP session gets its own handler sharing this server. By default only requests
     /// whose `Host` is a loopback name (`localhost`, `127.0.0.1`, `::1`) are accepted, which
     /// stops DNS-rebinding attacks on a locally running server; a public deployment lists
     /// its own host names with [`http_service_with`](Self::http_service_with) and
     /// `StreamableHttpServerConfig::default().with_allowed_hosts(["mcp.example.com"])`.
-    pub fn http_service(self) -> StreamableHttpService<McpServer, LocalSessionManager> {
+    pub fn http_service(self) -> McpHttpService {
         self.http_service_with(StreamableHttpServerConfig::default())
     }
 
     /// [`http_service`](Self::http_service) with explicit transport options (allowed hosts
     /// and origins, keep-alive, body limits).
-    pub fn http_service_with(
-        self,
-        config: StreamableHttpServerConfig,
-    ) -> StreamableHttpService<McpServer, LocalSessionManager> {
-        StreamableHttpService::new(
+    pub fn http_service_with(self, config: StreamableHttpServerConfig) -> McpHttpService {
+        let server = self.clone();
+        let mcp = StreamableHttpService::new(
             move || Ok(self.clone()),
             Arc::new(LocalSessionManager::default()),
             config,
-        )
+        );
+        McpHttpService::new(mcp, server)
+    }
+
+    /// Whether requests are identified, and whether identity is required (shown by
+    /// `Debug`; the hook itself is the host's and may hold secrets).
+    fn identifies(&self) -> &'static str {
+        #[cfg(feature = "inbox")]
+        match (&self.inner.identify, self.inner.require_identity) {
+            (Some(_), true) => return "required",
+            (Some(_), false) => return "optional",
+            (None, _) => {}
+        }
+        "none"
     }
 }
 
@@ -170,6 +198,10 @@ pub struct McpServerBuilder {
     inbox: Option<toolnexus_inbox::Inbox>,
     #[cfg(feature = "inbox")]
     responder: toolnexus_inbox::Person,
+    #[cfg(feature = "inbox")]
+    identify: Option<Arc<dyn toolnexus_inbox::Identify>>,
+    #[cfg(feature = "inbox")]
+    require_identity: bool,
 }
 
 impl std::fmt::Debug for McpServerBuilder {
@@ -298,13 +330,41 @@ impl McpServerBuilder {
         self
     }
 
-    /// Who the inbox records as answering a kept task through `tasks/update` (default
-    /// `"mcp client"`): a [`Person`](toolnexus_inbox::Person), with the groups the inbox's
-    /// rules name, or a plain id. Where the inbox limits who may answer a kind of request,
-    /// an answer from the client is refused unless this is one of them.
+    /// Who the inbox records as answering a kept task through `tasks/update` when no
+    /// [`identify`](Self::identify) hook is set, or over stdio (default `"mcp client"`): a
+    /// [`Person`](toolnexus_inbox::Person), with the groups the inbox's rules name, or a
+    /// plain id. Where the inbox limits who may answer a kind of request, an answer from
+    /// the client is refused unless this is one of them.
     #[cfg(feature = "inbox")]
     pub fn responder(mut self, who: impl Into<toolnexus_inbox::Person>) -> Self {
         self.responder = who.into();
+        self
+    }
+
+    /// Identifies the person behind each request of the streamable HTTP transport
+    /// ([`McpServer::http_service`]) with the host's sign-in, e.g.
+    /// [`BearerTokens`](toolnexus_inbox::BearerTokens) for `Authorization: Bearer`.
+    ///
+    /// The person is who the inbox records as answering a kept task through
+    /// `tasks/update` (and cancelling one through `tasks/cancel`), so the inbox's rules of
+    /// who may answer a kind of request apply to them: an answer from someone not allowed
+    /// is invalid params, and the task still waits. Over HTTP, a request the hook knows no
+    /// one for cannot answer a kept task; the [`responder`](Self::responder) answers only
+    /// over stdio, where there is no request to identify. Tasks kept in memory and
+    /// elicitations answered in the call record no one.
+    #[cfg(feature = "inbox")]
+    pub fn identify(mut self, identify: impl toolnexus_inbox::Identify) -> Self {
+        self.identify = Some(Arc::new(identify));
+        self
+    }
+
+    /// With an [`identify`](Self::identify) hook, every HTTP request must come from
+    /// someone it knows: any other is answered `401 Unauthorized` with
+    /// `WWW-Authenticate: Bearer`, as MCP's authorization spec has a resource server
+    /// answer, and never reaches the server. Without a hook this changes nothing.
+    #[cfg(feature = "inbox")]
+    pub fn require_identity(mut self) -> Self {
+        self.require_identity = true;
         self
     }
 
@@ -337,6 +397,10 @@ impl McpServerBuilder {
                 kept: self
                     .inbox
                     .map(|inbox| tasks::Kept::new(inbox, self.responder)),
+                #[cfg(feature = "inbox")]
+                identify: self.identify,
+                #[cfg(feature = "inbox")]
+                require_identity: self.require_identity,
             }),
         }
     }

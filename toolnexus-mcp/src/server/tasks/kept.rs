@@ -25,10 +25,13 @@ use toolnexus::{
 };
 use toolnexus_inbox::{Door, InFlight, Inbox, InboxError, Latest, ParkedState, Person};
 
+use rmcp::service::{RequestContext, RoleServer};
+
 use super::McpServer;
 use super::store::{Call, to_object, unknown};
 use crate::elicit::{response_to_answer, to_elicitation};
 use crate::server::handler::tool_result;
+use crate::server::http::Identified;
 use crate::server::run::{Step, after_answer};
 
 /// Who the inbox's audit trail records as answering through `tasks/update`, by default.
@@ -69,6 +72,11 @@ impl Kept {
             responder,
             running: InFlight::new(),
         }
+    }
+
+    /// Who answers for the server itself: a task cancelled while it was being parked.
+    pub(in crate::server) fn responder(&self) -> &Person {
+        &self.responder
     }
 
     async fn note(&self, id: &str) -> Result<Option<Note>, ErrorData> {
@@ -117,6 +125,31 @@ impl McpServer {
     /// had it: another server parked it, or this one before it restarted).
     pub(in crate::server) fn kept_route(&self, id: &str) -> bool {
         self.inner.kept.is_some() && !self.inner.tasks.holds(id)
+    }
+
+    /// Who answers a kept task through this request: the person the identify hook found
+    /// for the HTTP request; over stdio, or with no hook, the configured responder. An HTTP
+    /// request the hook knows no one for answers nothing (invalid params), since the
+    /// responder stands only for a client no sign-in could tell apart.
+    pub(in crate::server) fn answerer(
+        &self,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<Person, ErrorData> {
+        let kept = self.kept()?;
+        let parts = context.extensions.get::<http::request::Parts>();
+        match (&self.inner.identify, parts) {
+            (Some(_), Some(parts)) => parts
+                .extensions
+                .get::<Identified>()
+                .map(|who| who.0.clone())
+                .ok_or_else(|| {
+                    ErrorData::invalid_params(
+                        "answering a task needs a signed-in person: the request identifies no one",
+                        None,
+                    )
+                }),
+            _ => Ok(kept.responder.clone()),
+        }
     }
 
     fn kept(&self) -> Result<&Kept, ErrorData> {
@@ -193,11 +226,12 @@ impl McpServer {
     /// answer wins, in any process — and the call is resumed here. Responses under other
     /// keys answer nothing. An answer the inbox refuses (a form it does not fit, a
     /// responder it does not allow, a request past its deadline) is invalid params naming
-    /// it, and nothing is recorded.
+    /// it, and nothing is recorded. `who` is the person the inbox records as answering.
     pub(in crate::server) async fn update_kept(
         &self,
         id: &str,
         mut responses: InputResponses,
+        who: &Person,
     ) -> Result<(), ErrorData> {
         let (note, latest) = self.kept_task(id).await?;
         if note.cancelled || latest.run_state() != ParkedState::Waiting {
@@ -213,11 +247,7 @@ impl McpServer {
             return Ok(());
         }
         let kept = self.kept()?;
-        let Err(e) = kept
-            .inbox
-            .answer_all(&latest.run, answers, &kept.responder)
-            .await
-        else {
+        let Err(e) = kept.inbox.answer_all(&latest.run, answers, who).await else {
             self.resume_kept(id, &latest.run);
             return Ok(());
         };
@@ -233,8 +263,14 @@ impl McpServer {
 
     /// `tasks/cancel` of a task the inbox keeps: a waiting request is answered
     /// `cancelled`, so nothing runs and the inbox page no longer offers it; a re-run this
-    /// process drives is stopped. A task that already ended is left as it is.
-    pub(in crate::server) async fn cancel_kept(&self, id: &str) -> Result<(), ErrorData> {
+    /// process drives is stopped. A task that already ended is left as it is. `who` is the
+    /// person the inbox records as refusing its requests; one it does not allow to answer
+    /// them is invalid params, and the task goes on waiting.
+    pub(in crate::server) async fn cancel_kept(
+        &self,
+        id: &str,
+        who: &Person,
+    ) -> Result<(), ErrorData> {
         let (mut note, latest) = self.kept_task(id).await?;
         let kept = self.kept()?;
         if note.cancelled || matches!(latest.run_state(), ParkedState::Done | ParkedState::Failed) {
@@ -246,11 +282,7 @@ impl McpServer {
                 .iter()
                 .map(|request| Answer::refuse(&request.id, Refusal::Cancelled))
                 .collect();
-            match kept
-                .inbox
-                .answer_all(&latest.run, refusals, &kept.responder)
-                .await
-            {
+            match kept.inbox.answer_all(&latest.run, refusals, who).await {
                 Ok(()) => {
                     // The run is closed without running the call.
                     let closed = kept
@@ -265,6 +297,9 @@ impl McpServer {
                 }
                 // Answered meanwhile: the re-run, if it is this process's, is stopped below.
                 Err(e) if matches!(e.cause(), InboxError::NotWaiting { .. }) => {}
+                Err(e) if matches!(e.cause(), InboxError::NotAllowed { .. }) => {
+                    return Err(ErrorData::invalid_params(e.to_string(), None));
+                }
                 Err(e) => return Err(failed(e)),
             }
         }

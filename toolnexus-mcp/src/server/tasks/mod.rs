@@ -91,7 +91,7 @@ impl McpServer {
                 Ok(()) => {
                     if !self.inner.tasks.hand_over(id) {
                         // Cancelled while it was being parked: nothing may run.
-                        if let Err(e) = self.cancel_kept(id).await {
+                        if let Err(e) = self.cancel_kept(id, kept.responder()).await {
                             tracing::warn!(task = %id, error = %e.message, "cancelling a parked task failed");
                         }
                     }

@@ -1,0 +1,138 @@
+//! The streamable HTTP transport as a tower service: rmcp's, behind the server's identity
+//! check (the `inbox` feature). The person a request is identified as travels to the
+//! handler in the request's extensions, which rmcp hands over as `http::request::Parts`.
+
+use std::convert::Infallible;
+use std::fmt::Display;
+use std::task::{Context, Poll};
+
+use bytes::Bytes;
+use futures::future::BoxFuture;
+use http_body::Body;
+use http_body_util::combinators::BoxBody;
+use rmcp::transport::streamable_http_server::StreamableHttpService;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+
+use super::McpServer;
+
+/// The streamable-HTTP endpoint of an [`McpServer`], a tower service to mount (e.g. with
+/// axum's `Router::new().nest_service("/mcp", svc)`); see
+/// [`McpServer::http_service`].
+///
+/// With an [`identify`](super::McpServerBuilder::identify) hook, each request is
+/// identified before rmcp sees it; with
+/// [`require_identity`](super::McpServerBuilder::require_identity), one that is not gets
+/// `401 Unauthorized` with `WWW-Authenticate: Bearer`.
+#[derive(Clone)]
+pub struct McpHttpService {
+    mcp: StreamableHttpService<McpServer, LocalSessionManager>,
+    server: McpServer,
+}
+
+impl std::fmt::Debug for McpHttpService {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpHttpService")
+            .field("server", &self.server)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The person the identify hook found for a request, kept in its extensions under a type
+/// of this crate's so that nothing else in the host's stack can pass for it.
+#[cfg(feature = "inbox")]
+#[derive(Clone)]
+pub(super) struct Identified(pub(super) toolnexus_inbox::Person);
+
+impl McpHttpService {
+    pub(super) fn new(
+        mcp: StreamableHttpService<McpServer, LocalSessionManager>,
+        server: McpServer,
+    ) -> Self {
+        Self { mcp, server }
+    }
+}
+
+impl<B> tower_service::Service<http::Request<B>> for McpHttpService
+where
+    B: Body + Send + 'static,
+    B::Error: Display,
+    B::Data: Send + 'static,
+{
+    type Response = http::Response<BoxBody<Bytes, Infallible>>;
+    type Error = Infallible;
+    type Future = BoxFuture<'static, Result<Self::Response, Self::Error>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        tower_service::Service::<http::Request<B>>::poll_ready(&mut self.mcp, cx)
+    }
+
+    fn call(&mut self, request: http::Request<B>) -> Self::Future {
+        #[cfg(feature = "inbox")]
+        let request = match self.identify(request) {
+            Ok(request) => request,
+            Err(refused) => return Box::pin(std::future::ready(Ok(unauthorized(refused)))),
+        };
+        #[cfg(not(feature = "inbox"))]
+        let _ = &self.server;
+        self.mcp.call(request)
+    }
+}
+
+#[cfg(feature = "inbox")]
+impl McpHttpService {
+    /// The request with the person it comes from in its extensions, or why it is refused
+    /// when the server requires identity and the hook knows no one.
+    fn identify<B>(&self, request: http::Request<B>) -> Result<http::Request<B>, Unidentified> {
+        let Some(identify) = &self.server.inner.identify else {
+            return Ok(request);
+        };
+        let (mut parts, body) = request.into_parts();
+        match identify.identify(&parts) {
+            Some(person) => {
+                parts.extensions.insert(Identified(person));
+            }
+            None if self.server.inner.require_identity => {
+                return Err(Unidentified {
+                    sent_credentials: parts.headers.contains_key(http::header::AUTHORIZATION),
+                });
+            }
+            None => {}
+        }
+        Ok(http::Request::from_parts(parts, body))
+    }
+}
+
+/// A request refused for want of identity: whether it came with credentials at all.
+#[cfg(feature = "inbox")]
+struct Unidentified {
+    sent_credentials: bool,
+}
+
+/// `401 Unauthorized` as MCP's authorization spec has a resource server answer: with
+/// `WWW-Authenticate: Bearer`, saying `invalid_token` when credentials came and were not
+/// accepted (RFC 6750 §3). Nothing of what the client sent is echoed.
+#[cfg(feature = "inbox")]
+fn unauthorized(refused: Unidentified) -> http::Response<BoxBody<Bytes, Infallible>> {
+    use http_body_util::BodyExt;
+    let challenge = if refused.sent_credentials {
+        r#"Bearer error="invalid_token""#
+    } else {
+        "Bearer"
+    };
+    let body = http_body_util::Full::new(Bytes::from_static(
+        b"Unauthorized: sign in to use this MCP server\n",
+    ))
+    .boxed();
+    let mut response = http::Response::new(body);
+    *response.status_mut() = http::StatusCode::UNAUTHORIZED;
+    let headers = response.headers_mut();
+    headers.insert(
+        http::header::WWW_AUTHENTICATE,
+        http::HeaderValue::from_static(challenge),
+    );
+    headers.insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    response
+}
