@@ -6,6 +6,7 @@
 //! ```sh
 //! cargo run --example a2a_agent -- --port 8080          # http://127.0.0.1:8080/
 //! cargo run --example a2a_agent -- --port 0 --db postgres://USER@HOST/DB
+//! cargo run --example a2a_agent -- --port 8080 --tokens tokens.txt --approvers finance
 //! ```
 //! The first line on standard output is the agent's URL (its card is at
 //! `/.well-known/agent-card.json`). Offline, the embedded scripted model answers: "buy a
@@ -15,6 +16,14 @@
 //! (`--db URL`; by default the SQLite file `toolnexus-a2a-agent.db` in the working
 //! directory), so a restarted agent continues them; requests answered on an inbox page
 //! over the same database complete their tasks too, resumed by the worker it runs.
+//!
+//! `--tokens FILE` requires a bearer token of every caller (lines of `TOKEN EMAIL
+//! [GROUP,GROUP…]`; the card declares the scheme, and a request without a known token gets
+//! HTTP 401): each answer is recorded as the person whose token sent it, and a caller sees
+//! the conversation (their messages and the agent's replies), not the tool calls behind
+//! it. `--approvers GROUP` lets only that group's members approve a purchase; anyone
+//! else's approval is refused and the task keeps waiting. Without `--tokens`, every
+//! caller is trusted as one A2A client and histories show the tool calls too.
 
 mod shop_agent;
 mod support;
@@ -33,12 +42,18 @@ async fn main() -> Result<(), Failure> {
     let url = format!("http://{}/", listener.local_addr()?);
     // First, so whoever started it (with `--port 0`) learns where it is.
     println!("A2A agent at {url}");
-    let agent = shop_agent::agent(&cli.db).await?;
-    let server = A2aServer::builder(agent.client.clone(), agent.tk.clone(), agent.inbox.clone())
-        .name("Shop agent")
-        .description("Buys things once a person approves, and signs people in")
-        .url(&url)
-        .build()?;
+    let agent = shop_agent::agent(&cli).await?;
+    let mut server =
+        A2aServer::builder(agent.client.clone(), agent.tk.clone(), agent.inbox.clone())
+            .name("Shop agent")
+            .description("Buys things once a person approves, and signs people in")
+            .url(&url)
+            // A door every caller of which is trusted shows them the run's tool calls too.
+            .show_tool_calls(cli.tokens.is_none());
+    if let Some(tokens) = cli.tokens.clone() {
+        server = server.identify(tokens);
+    }
+    let server = server.build()?;
     println!(
         "card: {url}.well-known/agent-card.json; tasks kept in {}",
         shop_agent::kept_in(&cli.db)

@@ -179,3 +179,184 @@ fn a2a_delegate_buys_through_the_a2a_agent_and_repeats_its_answer() {
     drop(agent);
     let _ = std::fs::remove_file(&file);
 }
+
+/// The request `raw` (an HTTP/1.1 request without its `Host`) sent to the agent at `url`,
+/// and the response's head, read until the connection closes.
+fn raw_http(url: &str, raw: &str) -> String {
+    use std::io::Read;
+    let host = url
+        .trim_start_matches("http://")
+        .trim_end_matches('/')
+        .to_owned();
+    let mut stream = std::net::TcpStream::connect(&host).expect("the agent takes connections");
+    let request = raw.replacen(
+        "\r\n",
+        &format!("\r\nHost: {host}\r\nConnection: close\r\n"),
+        1,
+    );
+    stream
+        .write_all(request.as_bytes())
+        .expect("the request is sent");
+    let mut response = String::new();
+    stream
+        .read_to_string(&mut response)
+        .expect("the response is read");
+    response
+}
+
+/// With `--tokens` and `--approvers finance`: a caller without a token is refused with
+/// 401, a partner may ask for a purchase but not approve it, a member of finance approves
+/// the same task, the inbox's audit trail names her, and the partner's history is the
+/// conversation (her messages with their ids, the agent's replies), not the tool calls.
+#[test]
+fn with_tokens_only_an_approver_approves_and_a_partner_sees_the_conversation() {
+    let dir = std::env::temp_dir().join(format!("a2a-agent-tokens-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a directory of its own");
+    let tokens = dir.join("tokens.txt");
+    std::fs::write(
+        &tokens,
+        "tok-alice alice@shop.example finance\ntok-mallory mallory@partner.example\n",
+    )
+    .expect("the tokens are written");
+    let file = dir.join("inbox.db");
+    let db = format!("sqlite://{}", file.display());
+    let tokens_arg = tokens.display().to_string();
+    let agent = Serving::start(
+        "a2a_agent",
+        &[
+            "--port",
+            "0",
+            "--db",
+            &db,
+            "--tokens",
+            &tokens_arg,
+            "--approvers",
+            "finance",
+        ],
+        "A2A agent at ",
+    );
+
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"t"}}"#;
+    let anonymous = raw_http(
+        &agent.url,
+        &format!(
+            "POST / HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        ),
+    );
+    assert!(anonymous.starts_with("HTTP/1.1 401"), "{anonymous}");
+    assert!(
+        anonymous
+            .to_lowercase()
+            .contains("www-authenticate: bearer realm=\"shop agent\""),
+        "{anonymous}"
+    );
+    let card = raw_http(
+        &agent.url,
+        "GET /.well-known/agent-card.json HTTP/1.1\r\n\r\n",
+    );
+    assert!(
+        card.starts_with("HTTP/1.1 200"),
+        "the card stays public: {card}"
+    );
+
+    let out = drive(
+        &agent.url,
+        json!([
+            {"card": {}},
+            {"send": {"text": "buy a gpu", "token": "tok-mallory"}},
+            {"send": {"text": "approve", "task": "$task", "token": "tok-mallory"}},
+            {"get": {"task": "$task", "token": "tok-mallory"}},
+            {"send": {"text": "approve", "task": "$task", "token": "tok-alice"}},
+            {"get": {"task": "$task", "token": "tok-mallory"}},
+        ]),
+    );
+    let card = &out[0]["card"];
+    assert_eq!(
+        card["securitySchemes"]["bearer"]["httpAuthSecurityScheme"]["scheme"], "Bearer",
+        "{card}"
+    );
+    assert!(
+        card["securityRequirements"][0]["schemes"]
+            .get("bearer")
+            .is_some(),
+        "{card}"
+    );
+
+    assert_eq!(state(&out[1]), "TASK_STATE_INPUT_REQUIRED", "{}", out[1]);
+    assert_eq!(text(&out[1]), "Approve purchase of gpu?");
+    let shown = out[1]["task"]["status"]["message"].to_string();
+    assert!(
+        !shown.contains("\"args\""),
+        "mallory may not answer, so she sees the prompt only: {shown}"
+    );
+    let run = out[1]["task"]["status"]["message"]["parts"]
+        .as_array()
+        .expect("parts")
+        .iter()
+        .find_map(|p| p["data"]["id"].as_str())
+        .unwrap_or_else(|| panic!("the request's id: {}", out[1]))
+        .to_owned();
+
+    assert!(
+        out[2].get("error").is_some(),
+        "mallory's approval is refused: {}",
+        out[2]
+    );
+    assert_eq!(state(&out[3]), "TASK_STATE_INPUT_REQUIRED", "{}", out[3]);
+
+    assert_eq!(state(&out[4]), "TASK_STATE_COMPLETED", "{}", out[4]);
+    let said = text(&out[4]);
+    assert!(said.contains("ORDER-1"), "one order, alice's: {said}");
+
+    let history = out[5]["task"]["history"].as_array().expect("a history");
+    let rendered = serde_json::Value::Array(history.clone()).to_string();
+    for machinery in ["toolCall", "toolResult", "idempotency"] {
+        assert!(!rendered.contains(machinery), "{machinery} in {rendered}");
+    }
+    let mine: Vec<&Value> = history
+        .iter()
+        .filter(|m| m["role"] == "ROLE_USER")
+        .collect();
+    assert_eq!(
+        mine.len(),
+        2,
+        "the first message and alice's approval: {rendered}"
+    );
+    assert_eq!(mine[0]["parts"][0]["text"], "buy a gpu");
+    assert_eq!(mine[1]["parts"][0]["text"], "approve");
+    for m in &mine {
+        let id = m["messageId"].as_str().unwrap_or_default();
+        assert!(
+            uuid_like(id),
+            "a caller's message keeps the id the client gave it: {m}"
+        );
+    }
+    assert!(
+        history
+            .iter()
+            .any(|m| m["role"] == "ROLE_AGENT" && m.to_string().contains("ORDER-1")),
+        "the agent's reply: {rendered}"
+    );
+    drop(agent);
+
+    let audit = tokio::runtime::Runtime::new()
+        .expect("a runtime")
+        .block_on(async {
+            let inbox = toolnexus_inbox::Inbox::open(&db).await?;
+            inbox.audit(&run).await
+        })
+        .expect("the audit trail reads");
+    let answered: Vec<_> = audit
+        .iter()
+        .filter(|e| e.kind == toolnexus_inbox::AuditKind::Answered)
+        .collect();
+    assert_eq!(answered.len(), 1, "{audit:?}");
+    assert_eq!(answered[0].actor.as_deref(), Some("alice@shop.example"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Whether `id` reads as the UUID the Python client gives a message.
+fn uuid_like(id: &str) -> bool {
+    id.len() == 36 && id.chars().filter(|c| *c == '-').count() == 4
+}

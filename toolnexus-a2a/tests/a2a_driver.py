@@ -10,7 +10,8 @@ The steps are a JSON list of objects, each one call: {"card": {}}, {"send": {...
 "data" (JSON), or "answers" (a list, one data part each), and "task" and "context" to
 continue a task; "$task" and "$context"
 stand for the task and context of the first task a step returned, "$task1" and
-"$context1" for the second's, and so on. It prints a JSON list
+"$context1" for the second's, and so on. Any call may take "token": the bearer token it
+sends (`Authorization: Bearer <token>`), through an httpx client of its own. It prints a JSON list
 with one result per step: {"task": ...}, {"events": [...]}, {"card": ...}, or
 {"error": <the SDK's exception class>, "message": ...} when the call raised.
 """
@@ -42,16 +43,30 @@ class Session:
         self.http = http
         self.tasks = []
         self.clients = {}
+        self.https = {}
 
-    async def client(self, streaming):
-        if streaming not in self.clients:
+    def http_for(self, token):
+        if token is None:
+            return self.http
+        if token not in self.https:
+            headers = {"Authorization": f"Bearer {token}"}
+            self.https[token] = httpx.AsyncClient(timeout=60, headers=headers)
+        return self.https[token]
+
+    async def close(self):
+        for http in self.https.values():
+            await http.aclose()
+
+    async def client(self, streaming, token=None):
+        key = (streaming, token)
+        if key not in self.clients:
             config = ClientConfig(
                 streaming=streaming,
-                httpx_client=self.http,
+                httpx_client=self.http_for(token),
                 supported_protocol_bindings=[self.binding] if self.binding else [],
             )
-            self.clients[streaming] = await create_client(self.url, client_config=config)
-        return self.clients[streaming]
+            self.clients[key] = await create_client(self.url, client_config=config)
+        return self.clients[key]
 
     def fill(self, value):
         for key, index in (("id", "$task"), ("contextId", "$context")):
@@ -74,7 +89,7 @@ class Session:
                 return {"card": MessageToDict(card)}
             if kind in ("send", "stream"):
                 return await self.send(args, streaming=kind == "stream")
-            client = await self.client(kind == "subscribe")
+            client = await self.client(kind == "subscribe", args.get("token"))
             task_id = self.fill(args.get("task"))
             if kind == "get":
                 request = GetTaskRequest(id=task_id)
@@ -106,7 +121,7 @@ class Session:
             message.task_id = self.fill(args["task"])
         if "context" in args:
             message.context_id = self.fill(args["context"])
-        client = await self.client(streaming)
+        client = await self.client(streaming, args.get("token"))
         events = [MessageToDict(e) async for e in client.send_message(SendMessageRequest(message=message))]
         for event in events:
             if "task" in event:
@@ -122,7 +137,10 @@ async def main():
     steps = json.load(sys.stdin)
     async with httpx.AsyncClient(timeout=60) as http:
         session = Session(url, http, binding)
-        results = [await session.step(step) for step in steps]
+        try:
+            results = [await session.step(step) for step in steps]
+        finally:
+            await session.close()
     json.dump(results, sys.stdout)
 
 

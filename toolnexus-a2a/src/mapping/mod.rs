@@ -17,3 +17,4 @@ mod transcript;
 pub use answer::answers_of;
 pub use request::{requests_of, status_message, task_state, REQUEST_MEDIA_TYPE};
 pub use transcript::history;
+pub(crate) use transcript::rendered;

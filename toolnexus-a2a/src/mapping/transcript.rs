@@ -24,6 +24,19 @@ use toolnexus::Message;
 /// assert_eq!(rendered[1].message_id, "t1-2");
 /// ```
 pub fn history(messages: &[Message], task_id: &str, context_id: &str) -> Vec<A2aMessage> {
+    rendered(messages, task_id, context_id)
+        .into_iter()
+        .map(|(_, message)| message)
+        .collect()
+}
+
+/// [`history`], each message with the position of the transcript entry it renders, so a
+/// server can place the caller's own messages between them.
+pub(crate) fn rendered(
+    messages: &[Message],
+    task_id: &str,
+    context_id: &str,
+) -> Vec<(usize, A2aMessage)> {
     messages
         .iter()
         .enumerate()
@@ -33,7 +46,7 @@ pub fn history(messages: &[Message], task_id: &str, context_id: &str) -> Vec<A2a
             message.message_id = format!("{task_id}-{i}");
             message.task_id = Some(task_id.to_owned());
             message.context_id = Some(context_id.to_owned());
-            Some(message)
+            Some((i, message))
         })
         .collect()
 }

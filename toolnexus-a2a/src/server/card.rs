@@ -3,9 +3,11 @@
 
 use std::sync::Arc;
 
+use std::collections::HashMap;
+
 use a2a::{
-    AgentCapabilities, AgentCard, AgentInterface, AgentSkill, TRANSPORT_PROTOCOL_HTTP_JSON,
-    TRANSPORT_PROTOCOL_JSONRPC,
+    AgentCapabilities, AgentCard, AgentInterface, AgentSkill, HttpAuthSecurityScheme,
+    SecurityScheme, TRANSPORT_PROTOCOL_HTTP_JSON, TRANSPORT_PROTOCOL_JSONRPC,
 };
 use axum::extract::State;
 use axum::http::HeaderMap;
@@ -23,7 +25,12 @@ pub(crate) struct CardInfo {
     pub(crate) url: Option<String>,
     pub(crate) skills: Vec<AgentSkill>,
     pub(crate) max_body: usize,
+    /// Whether callers must send a bearer token (an identify hook is set).
+    pub(crate) bearer: bool,
 }
+
+/// The name the card gives its bearer scheme.
+const BEARER: &str = "bearer";
 
 /// A skill per tool: its name as the id and the name, its description.
 pub(crate) fn skills(tk: &Toolkit) -> Vec<AgentSkill> {
@@ -77,8 +84,19 @@ pub(crate) async fn show(State(info): State<Arc<CardInfo>>, headers: HeaderMap) 
         provider: None,
         documentation_url: None,
         icon_url: None,
-        security_schemes: None,
-        security_requirements: None,
+        security_schemes: info.bearer.then(|| {
+            let scheme = SecurityScheme::HttpAuth(HttpAuthSecurityScheme {
+                scheme: "Bearer".to_owned(),
+                description: Some(
+                    "Authorization: Bearer <token>, as the agent's host issues it".to_owned(),
+                ),
+                bearer_format: None,
+            });
+            HashMap::from([(BEARER.to_owned(), scheme)])
+        }),
+        security_requirements: info
+            .bearer
+            .then(|| vec![HashMap::from([(BEARER.to_owned(), Vec::new())])]),
         signatures: None,
     })
 }

@@ -7,12 +7,13 @@ use std::sync::Arc;
 use a2a::{methods, A2AError, JsonRpcId};
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
-use axum::extract::State;
+use axum::extract::{Extension, State};
 use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde_json::Value;
 
+use super::identity::Caller;
 use super::shared::Shared;
 use super::wire::{params, response, version, Frame};
 use super::{send, stream, tasks};
@@ -26,6 +27,7 @@ struct Call {
 
 pub(crate) async fn handle(
     State(shared): State<Arc<Shared>>,
+    Extension(Caller(who)): Extension<Caller>,
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Response {
@@ -43,27 +45,29 @@ pub(crate) async fn handle(
     } = call;
     match method.as_str() {
         methods::SEND_MESSAGE => match params(raw) {
-            Ok(request) => reply(id, send::send(&shared, request).await),
+            Ok(request) => reply(id, send::send(&shared, request, &who).await),
             Err(e) => reply(id, Err(e)),
         },
         methods::GET_TASK => match params(raw) {
-            Ok(request) => reply(id, tasks::get(&shared, request).await),
+            Ok(request) => reply(id, tasks::get(&shared, request, &who).await),
             Err(e) => reply(id, Err(e)),
         },
         methods::CANCEL_TASK => match params(raw) {
-            Ok(request) => reply(id, tasks::cancel(&shared, request).await),
+            Ok(request) => reply(id, tasks::cancel(&shared, request, &who).await),
             Err(e) => reply(id, Err(e)),
         },
         methods::SEND_STREAMING_MESSAGE => {
             let started = match params(raw) {
-                Ok(request) => stream::send(shared, Frame::JsonRpc(id.clone()), request).await,
+                Ok(request) => stream::send(shared, Frame::JsonRpc(id.clone()), request, who).await,
                 Err(e) => Err(e),
             };
             started.unwrap_or_else(|e| reply(id, Err(e)))
         }
         methods::SUBSCRIBE_TO_TASK => {
             let started = match params(raw) {
-                Ok(request) => stream::subscribe(shared, Frame::JsonRpc(id.clone()), request).await,
+                Ok(request) => {
+                    stream::subscribe(shared, Frame::JsonRpc(id.clone()), request, who).await
+                }
                 Err(e) => Err(e),
             };
             started.unwrap_or_else(|e| reply(id, Err(e)))

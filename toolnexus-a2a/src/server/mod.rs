@@ -10,6 +10,7 @@
 
 mod card;
 mod errors;
+mod identity;
 mod jsonrpc;
 mod record;
 mod rest;
@@ -27,7 +28,7 @@ use axum::routing::{get, post};
 use axum::Router;
 use tokio::sync::Notify;
 use toolnexus::{LlmClient, Toolkit};
-use toolnexus_inbox::{InFlight, Inbox, Person};
+use toolnexus_inbox::{Identify, InFlight, Inbox, Person};
 
 use self::shared::Shared;
 
@@ -91,20 +92,23 @@ impl A2aServer {
             url: None,
             max_body: DEFAULT_MAX_BODY,
             responder: Person::new(DEFAULT_RESPONDER),
+            identify: None,
+            show_tool_calls: false,
         }
     }
 
     /// The router: `GET /.well-known/agent-card.json`, JSON-RPC at `POST /`, and the
     /// HTTP+JSON binding beside it (`POST /message:send`, `POST /message:stream`,
     /// `GET /tasks/{id}`, `POST /tasks/{id}:cancel`, `GET|POST /tasks/{id}:subscribe`).
-    /// Mount it at the root of the URL given to [`A2aServerBuilder::url`].
+    /// Mount it at the root of the URL given to [`A2aServerBuilder::url`]. With
+    /// [`A2aServerBuilder::identify`], every route but the card's answers a caller it
+    /// cannot identify with HTTP 401 before reading the request's body.
     pub fn router(&self) -> Router {
         // The card is served from what it says alone.
         let card = Router::new()
             .route(card::PATH, get(card::show))
             .with_state(self.shared.card.clone());
         Router::new()
-            .merge(card)
             .route("/", post(jsonrpc::handle))
             .route("/message:send", post(rest::send_message))
             .route("/message:stream", post(rest::stream_message))
@@ -119,6 +123,12 @@ impl A2aServer {
                 get(rest::push_configs).delete(rest::push_configs),
             )
             .route("/extendedAgentCard", get(rest::extended_card))
+            // Layered on every route but the card's, merged after it, so the card stays public.
+            .route_layer(axum::middleware::from_fn_with_state(
+                self.shared.clone(),
+                identity::identified,
+            ))
+            .merge(card)
             .layer(DefaultBodyLimit::max(self.shared.card.max_body))
             .with_state(self.shared.clone())
     }
@@ -130,7 +140,6 @@ impl A2aServer {
 }
 
 /// The options of an [`A2aServer`].
-#[derive(Debug)]
 pub struct A2aServerBuilder {
     client: LlmClient,
     tk: Toolkit,
@@ -141,6 +150,24 @@ pub struct A2aServerBuilder {
     url: Option<String>,
     max_body: usize,
     responder: Person,
+    identify: Option<Arc<dyn Identify>>,
+    show_tool_calls: bool,
+}
+
+impl std::fmt::Debug for A2aServerBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The sign-in hook may hold credentials: only whether there is one is shown.
+        f.debug_struct("A2aServerBuilder")
+            .field("name", &self.name)
+            .field("description", &self.description)
+            .field("version", &self.version)
+            .field("url", &self.url)
+            .field("max_body", &self.max_body)
+            .field("responder", &self.responder)
+            .field("identify", &self.identify.is_some())
+            .field("show_tool_calls", &self.show_tool_calls)
+            .finish_non_exhaustive()
+    }
 }
 
 impl A2aServerBuilder {
@@ -177,12 +204,36 @@ impl A2aServerBuilder {
         self
     }
 
-    /// Who the inbox records as having answered the requests A2A clients answer (default
-    /// [`DEFAULT_RESPONDER`]): the audit trail names them, and where the inbox limits who
-    /// may answer a request (its responders), only an allowed person's answers are taken;
-    /// a continuation from anyone else is refused and the task keeps waiting.
+    /// Who the inbox records as having answered the requests A2A clients answer when no
+    /// [`identify`](Self::identify) hook is set (default [`DEFAULT_RESPONDER`]): everyone
+    /// who reaches this door is this person. The audit trail names them, and where the
+    /// inbox limits who may answer a request (its responders), only an allowed person's
+    /// answers are taken; a continuation from anyone else is refused and the task keeps
+    /// waiting.
     pub fn responder(mut self, who: impl Into<Person>) -> Self {
         self.responder = who.into();
+        self
+    }
+
+    /// Requires every caller to be identified by `hook` (the host's sign-in, or
+    /// [`BearerTokens`](toolnexus_inbox::BearerTokens)): a request it identifies nobody
+    /// in gets HTTP 401 with `WWW-Authenticate: Bearer realm="<name>"` before anything is
+    /// read into a task, and the card declares an HTTP bearer security scheme (the card
+    /// itself stays public). Continuations are recorded as the identified person, and
+    /// refused when the inbox does not let them answer; a waiting task shows a gate's tool
+    /// and arguments only to callers who may answer it. It replaces
+    /// [`responder`](Self::responder).
+    pub fn identify(mut self, hook: impl Identify) -> Self {
+        self.identify = Some(Arc::new(hook));
+        self
+    }
+
+    /// Whether a task's history shows the machinery of its runs (default `false`): with
+    /// `true`, the model's tool calls and the tools' results as data parts
+    /// (`{"toolCall": …}`, `{"toolResult": …}`), beside the caller's messages and the
+    /// agent's replies, which a history always holds.
+    pub fn show_tool_calls(mut self, show: bool) -> Self {
+        self.show_tool_calls = show;
         self
     }
 
@@ -206,6 +257,7 @@ impl A2aServerBuilder {
             url: self.url,
             skills: card::skills(&self.tk),
             max_body: self.max_body,
+            bearer: self.identify.is_some(),
         };
         Ok(A2aServer {
             shared: Arc::new(Shared {
@@ -214,6 +266,8 @@ impl A2aServerBuilder {
                 inbox: self.inbox,
                 card: Arc::new(card),
                 responder: self.responder,
+                identify: self.identify,
+                show_tool_calls: self.show_tool_calls,
                 live: InFlight::new(),
                 changed: Notify::new(),
             }),

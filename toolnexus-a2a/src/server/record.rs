@@ -38,6 +38,34 @@ pub(crate) struct TaskRecord {
     /// Whether a client cancelled it.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub(crate) canceled: bool,
+    /// The caller's messages as they came: the first one and every continuation taken.
+    /// Records kept before it have none; their histories show the transcript's prompt.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) said: Vec<Said>,
+}
+
+/// One message of the caller's, kept as it came.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct Said {
+    /// The client's own id of the message.
+    pub(crate) message_id: String,
+    /// Its parts as sent.
+    pub(crate) parts: Vec<a2a::Part>,
+    /// How many transcript entries came before it: where it stands in the history.
+    #[serde(default)]
+    pub(crate) at: usize,
+}
+
+impl Said {
+    /// `message` as the caller sent it, `at` transcript entries into the task.
+    pub(crate) fn of(message: &a2a::Message, at: usize) -> Said {
+        Said {
+            message_id: message.message_id.clone(),
+            parts: message.parts.clone(),
+            at,
+        }
+    }
 }
 
 impl TaskRecord {
@@ -50,6 +78,7 @@ impl TaskRecord {
             result: None,
             error: None,
             canceled: false,
+            said: Vec::new(),
         }
     }
 }

@@ -9,12 +9,14 @@ use std::sync::Arc;
 use a2a::{A2AError, CancelTaskRequest, GetTaskRequest, SubscribeToTaskRequest};
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
-use axum::extract::{Path, RawQuery, State};
+use axum::extract::{Extension, Path, RawQuery, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde_json::{json, Value};
+use toolnexus_inbox::Person;
 
+use super::identity::Caller;
 use super::shared::Shared;
 use super::wire::{params, payload, version, Frame};
 use super::{send, stream, tasks};
@@ -22,11 +24,12 @@ use super::{send, stream, tasks};
 /// `POST /message:send`.
 pub(crate) async fn send_message(
     State(shared): State<Arc<Shared>>,
+    Extension(Caller(who)): Extension<Caller>,
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Response {
     match request(&headers, body).and_then(params) {
-        Ok(request) => reply(send::send(&shared, request).await),
+        Ok(request) => reply(send::send(&shared, request, &who).await),
         Err(e) => failure(&e),
     }
 }
@@ -34,11 +37,12 @@ pub(crate) async fn send_message(
 /// `POST /message:stream`.
 pub(crate) async fn stream_message(
     State(shared): State<Arc<Shared>>,
+    Extension(Caller(who)): Extension<Caller>,
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Response {
     let started = match request(&headers, body).and_then(params) {
-        Ok(request) => stream::send(shared, Frame::Rest, request).await,
+        Ok(request) => stream::send(shared, Frame::Rest, request, who).await,
         Err(e) => Err(e),
     };
     started.unwrap_or_else(|e| failure(&e))
@@ -47,6 +51,7 @@ pub(crate) async fn stream_message(
 /// `GET /tasks/{id}` (`historyLength` in the query), or `GET /tasks/{id}:subscribe`.
 pub(crate) async fn get_task(
     State(shared): State<Arc<Shared>>,
+    Extension(Caller(who)): Extension<Caller>,
     headers: HeaderMap,
     Path(segment): Path<String>,
     RawQuery(query): RawQuery,
@@ -62,11 +67,11 @@ pub(crate) async fn get_task(
                     history_length,
                     tenant: None,
                 };
-                reply(tasks::get(&shared, request).await)
+                reply(tasks::get(&shared, request, &who).await)
             }
             Err(e) => failure(&e),
         },
-        (id, Some("subscribe")) => subscribe(shared, id).await,
+        (id, Some("subscribe")) => subscribe(shared, id, who).await,
         (_, Some(other)) => failure(&unknown(other)),
     }
 }
@@ -74,6 +79,7 @@ pub(crate) async fn get_task(
 /// `POST /tasks/{id}:cancel` or `POST /tasks/{id}:subscribe`.
 pub(crate) async fn post_task(
     State(shared): State<Arc<Shared>>,
+    Extension(Caller(who)): Extension<Caller>,
     headers: HeaderMap,
     Path(segment): Path<String>,
     body: Result<Bytes, BytesRejection>,
@@ -96,11 +102,11 @@ pub(crate) async fn post_task(
         (id, Some("cancel")) => {
             fields.insert("id".to_owned(), id.into());
             match params::<CancelTaskRequest>(Value::Object(fields)) {
-                Ok(request) => reply(tasks::cancel(&shared, request).await),
+                Ok(request) => reply(tasks::cancel(&shared, request, &who).await),
                 Err(e) => failure(&e),
             }
         }
-        (id, Some("subscribe")) => subscribe(shared, id).await,
+        (id, Some("subscribe")) => subscribe(shared, id, who).await,
         (_, Some(other)) => failure(&unknown(other)),
         (_, None) => failure(&A2AError::method_not_found("POST /tasks/{id}")),
     }
@@ -123,12 +129,12 @@ pub(crate) async fn extended_card() -> Response {
     failure(&A2AError::extended_card_not_configured())
 }
 
-async fn subscribe(shared: Arc<Shared>, id: &str) -> Response {
+async fn subscribe(shared: Arc<Shared>, id: &str, who: Person) -> Response {
     let request = SubscribeToTaskRequest {
         id: id.to_owned(),
         tenant: None,
     };
-    stream::subscribe(shared, Frame::Rest, request)
+    stream::subscribe(shared, Frame::Rest, request, who)
         .await
         .unwrap_or_else(|e| failure(&e))
 }

@@ -8,10 +8,10 @@ use std::sync::Arc;
 use a2a::{A2AError, Message, PartContent, SendMessageRequest};
 use serde_json::{json, Value};
 use toolnexus::RunStatus;
-use toolnexus_inbox::{InFlightGuard, InboxError};
+use toolnexus_inbox::{InFlightGuard, InboxError, Person};
 
 use super::errors::{busy, terminal, to_protocol};
-use super::record::{self, TaskRecord, HEARTBEAT};
+use super::record::{self, Said, TaskRecord, HEARTBEAT};
 use super::shared::Shared;
 use super::view::{self, Stage};
 use crate::mapping;
@@ -41,11 +41,12 @@ impl Accepted {
 pub(crate) async fn send(
     shared: &Arc<Shared>,
     request: SendMessageRequest,
+    who: &Person,
 ) -> Result<Value, A2AError> {
     let config = request.configuration.as_ref();
     let history_length = config.and_then(|c| c.history_length);
     let immediately = config.and_then(|c| c.return_immediately).unwrap_or(false);
-    let accepted = accept(shared, &request.message).await?;
+    let accepted = accept(shared, &request.message, who).await?;
     let id = accepted.id().to_owned();
     // Spawned, so a client that hangs up does not cut the run short: what it asked for is
     // carried out and kept either way.
@@ -53,14 +54,18 @@ pub(crate) async fn send(
     if !immediately {
         let _ = work.await;
     }
-    Ok(json!({ "task": current(shared, &id, history_length).await? }))
+    Ok(json!({ "task": current(shared, &id, history_length, who).await? }))
 }
 
-/// Takes `message`: records a new task, or answers the task it continues. Every refusal
-/// comes before anything runs, and leaves the task as it was.
-pub(crate) async fn accept(shared: &Arc<Shared>, message: &Message) -> Result<Accepted, A2AError> {
+/// Takes `message` from `who`: records a new task, or answers the task it continues as
+/// `who`. Every refusal comes before anything runs, and leaves the task as it was.
+pub(crate) async fn accept(
+    shared: &Arc<Shared>,
+    message: &Message,
+    who: &Person,
+) -> Result<Accepted, A2AError> {
     match &message.task_id {
-        Some(id) => answer(shared, id, message).await,
+        Some(id) => answer(shared, id, message, who).await,
         None => start(shared, message).await,
     }
 }
@@ -77,13 +82,14 @@ pub(crate) async fn carry_out(shared: Arc<Shared>, accepted: Accepted) {
     shared.changed.notify_waiters();
 }
 
-/// The task as it stands now, as the wire has it.
+/// The task as it stands now, as the wire has it for `who`.
 pub(crate) async fn current(
     shared: &Shared,
     id: &str,
     history_length: Option<i32>,
+    who: &Person,
 ) -> Result<Value, A2AError> {
-    let task = shared.task(id, history_length).await?;
+    let task = shared.task(id, history_length, who).await?;
     serde_json::to_value(task).map_err(|e| A2AError::internal(e.to_string()))
 }
 
@@ -95,7 +101,8 @@ async fn start(shared: &Arc<Shared>, message: &Message) -> Result<Accepted, A2AE
         .clone()
         .filter(|c| !c.is_empty())
         .unwrap_or_else(a2a::new_context_id);
-    let record = TaskRecord::started(context, prompt);
+    let mut record = TaskRecord::started(context, prompt);
+    record.said.push(Said::of(message, 0));
     // Held before the record is kept, so no reader sees the task started and not live.
     let live = shared
         .live
@@ -175,7 +182,14 @@ async fn beating<T>(shared: &Shared, id: &str, run: impl std::future::Future<Out
 }
 
 /// Answers what task `id` waits on with `message`: every answer it gives, all or none.
-async fn answer(shared: &Arc<Shared>, id: &str, message: &Message) -> Result<Accepted, A2AError> {
+/// The answers are recorded as `who`'s, and refused when the inbox does not let them
+/// answer; a continuation taken joins the caller's messages of the task's record.
+async fn answer(
+    shared: &Arc<Shared>,
+    id: &str,
+    message: &Message,
+    who: &Person,
+) -> Result<Accepted, A2AError> {
     let kept = record::load(&shared.inbox, id)
         .await
         .map_err(to_protocol)?
@@ -193,18 +207,20 @@ async fn answer(shared: &Arc<Shared>, id: &str, message: &Message) -> Result<Acc
     if view.is_terminal() {
         return Err(terminal(id));
     }
-    let Stage::Waiting { run, requests } = view.stage else {
+    let Stage::Waiting { run, requests, .. } = view.stage else {
         return Err(busy(id));
     };
     let answers = mapping::answers_of(message, &requests).map_err(to_protocol)?;
-    match shared
-        .inbox
-        .answer_all(&run, answers, &shared.responder)
-        .await
-    {
+    match shared.inbox.answer_all(&run, answers, who).await {
         Ok(()) => {}
         Err(e) if matches!(e.cause(), InboxError::NotWaiting { .. }) => return Err(busy(id)),
         Err(e) => return Err(to_protocol(e.into())),
+    }
+    let mut record = kept.data;
+    record.said.push(Said::of(message, view.transcript.len()));
+    if let Err(e) = record::save(&shared.inbox, id, &record).await {
+        // The answer is taken either way; only the history lacks the message.
+        tracing::warn!(task = id, error = %e, "could not keep a continuation in the task's history");
     }
     Ok(Accepted::Answered {
         id: id.to_owned(),

@@ -13,6 +13,7 @@ use axum::response::{IntoResponse, Response};
 use futures::Stream;
 use serde_json::{json, Value};
 use tokio::sync::mpsc;
+use toolnexus_inbox::Person;
 
 use super::send::{accept, carry_out};
 use super::shared::Shared;
@@ -28,11 +29,12 @@ pub(crate) async fn send(
     shared: Arc<Shared>,
     rpc: Frame,
     request: SendMessageRequest,
+    who: Person,
 ) -> Result<Response, A2AError> {
-    let accepted = accept(&shared, &request.message).await?;
+    let accepted = accept(&shared, &request.message, &who).await?;
     let id = accepted.id().to_owned();
     let (tx, rx) = mpsc::channel(16);
-    let first = match shared.task(&id, None).await {
+    let first = match shared.task(&id, None, &who).await {
         Ok(task) => task,
         Err(e) => {
             // What was accepted is carried out all the same; only the stream is lost.
@@ -46,7 +48,7 @@ pub(crate) async fn send(
         let _ = send_event(&tx, &rpc, json!({ "task": first })).await;
         // The run goes on whether or not anyone still listens: what it asks is kept.
         carry_out(shared.clone(), accepted).await;
-        let _ = watch_step(&shared, &id, &mut last, &tx, &rpc).await;
+        let _ = watch_step(&shared, &id, &who, &mut last, &tx, &rpc).await;
     });
     Ok(sse(rx))
 }
@@ -57,9 +59,10 @@ pub(crate) async fn subscribe(
     shared: Arc<Shared>,
     rpc: Frame,
     request: SubscribeToTaskRequest,
+    who: Person,
 ) -> Result<Response, A2AError> {
     let id = request.id;
-    let first = shared.task(&id, None).await?;
+    let first = shared.task(&id, None, &who).await?;
     if first.status.state.is_terminal() {
         return Err(A2AError::unsupported_operation(format!(
             "task `{id}` is over: there is nothing to subscribe to"
@@ -78,7 +81,7 @@ pub(crate) async fn subscribe(
             // A subscriber came to see what the task does next: a wait it already showed
             // does not end the stream, a change to a new one does.
             if !matches!(
-                watch_step(&shared, &id, &mut last, &tx, &rpc).await,
+                watch_step(&shared, &id, &who, &mut last, &tx, &rpc).await,
                 Step::Open
             ) {
                 return;
@@ -118,15 +121,16 @@ enum Step {
     Closed,
 }
 
-/// Reads the task; sends a status update when it changed since `last`.
+/// Reads the task as `who` sees it; sends a status update when it changed since `last`.
 async fn watch_step(
     shared: &Shared,
     id: &str,
+    who: &Person,
     last: &mut Status,
     tx: &mpsc::Sender<Event>,
     rpc: &Frame,
 ) -> Step {
-    let task = match shared.task(id, None).await {
+    let task = match shared.task(id, None, who).await {
         Ok(task) => task,
         Err(e) => {
             let _ = tx.send(event(rpc, Err(e))).await;

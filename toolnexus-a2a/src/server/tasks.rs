@@ -5,7 +5,7 @@ use std::sync::Arc;
 use a2a::{A2AError, CancelTaskRequest, GetTaskRequest};
 use serde_json::Value;
 use toolnexus::{Answer, Refusal};
-use toolnexus_inbox::InboxError;
+use toolnexus_inbox::{InboxError, Person};
 
 use super::errors::to_protocol;
 use super::record;
@@ -15,15 +15,21 @@ use super::view::{self, Stage};
 
 /// `GetTask`: the task as it stands, with its history (the last `historyLength`
 /// messages when given).
-pub(crate) async fn get(shared: &Arc<Shared>, request: GetTaskRequest) -> Result<Value, A2AError> {
-    current(shared, &request.id, request.history_length).await
+pub(crate) async fn get(
+    shared: &Arc<Shared>,
+    request: GetTaskRequest,
+    who: &Person,
+) -> Result<Value, A2AError> {
+    current(shared, &request.id, request.history_length, who).await
 }
 
 /// `CancelTask`: a task that is not over is canceled; what it waits on is refused in the
-/// inbox (`cancelled`), so nobody answers it on the page and its tool never runs.
+/// inbox (`cancelled`, as `who`'s refusal), so nobody answers it on the page and its tool
+/// never runs.
 pub(crate) async fn cancel(
     shared: &Arc<Shared>,
     request: CancelTaskRequest,
+    who: &Person,
 ) -> Result<Value, A2AError> {
     let id = request.id;
     let kept = record::load(&shared.inbox, &id)
@@ -48,7 +54,7 @@ pub(crate) async fn cancel(
         for request in requests {
             let refusal = Answer::refuse(&request.id, Refusal::Cancelled)
                 .with_note("the A2A task was canceled");
-            match shared.inbox.answer_as(refusal, &shared.responder).await {
+            match shared.inbox.answer_as(refusal, who).await {
                 Ok(()) | Err(InboxError::NotWaiting { .. }) => {}
                 Err(e) => {
                     tracing::warn!(task = %id, error = %e, "could not refuse a canceled task's request")
@@ -57,5 +63,5 @@ pub(crate) async fn cancel(
         }
     }
     shared.changed.notify_waiters();
-    current(shared, &id, None).await
+    current(shared, &id, None, who).await
 }

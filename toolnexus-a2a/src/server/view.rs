@@ -3,12 +3,12 @@
 
 use std::time::Duration;
 
-use a2a::{Artifact, Message as A2aMessage, Part, Role, Task, TaskState, TaskStatus};
+use a2a::{Artifact, Message as A2aMessage, Part, PartContent, Role, Task, TaskState, TaskStatus};
 use chrono::{DateTime, Utc};
 use toolnexus::{Message, Request, RunResult, RunStatus};
-use toolnexus_inbox::{DoorRecord, Inbox, InboxError, ParkedState};
+use toolnexus_inbox::{DoorRecord, Inbox, InboxError, Parked, ParkedState, Person};
 
-use super::record::{TaskRecord, HEARTBEAT};
+use super::record::{Said, TaskRecord, HEARTBEAT};
 use crate::error::A2aError;
 use crate::mapping;
 
@@ -21,8 +21,13 @@ const STALE: Duration = HEARTBEAT.saturating_mul(6);
 pub(crate) enum Stage {
     /// A run goes on (the first, or a resume).
     Working,
-    /// Its run waits on these requests (in call order) of the inbox run `run`.
-    Waiting { run: String, requests: Vec<Request> },
+    /// Its run waits on these requests (in call order) of the inbox run `run`; `parked`
+    /// are the inbox's rows of them, which say who may answer.
+    Waiting {
+        run: String,
+        requests: Vec<Request>,
+        parked: Vec<Parked>,
+    },
     /// Its run ended.
     Ended(Box<RunResult>),
     /// Its run failed, or the server stopped while it ran.
@@ -129,6 +134,12 @@ pub(crate) async fn read(
         ParkedState::Waiting => Stage::Waiting {
             run: latest.run.clone(),
             requests: latest.open(),
+            parked: latest
+                .requests
+                .iter()
+                .filter(|p| p.state == ParkedState::Waiting)
+                .cloned()
+                .collect(),
         },
         // Done with a next run is followed past; here the run ended.
         ParkedState::Done => match &head.result {
@@ -152,17 +163,28 @@ pub(crate) async fn read(
     })
 }
 
-/// The A2A task `id` of `record` as `view` shows it, with the last `history_length`
-/// messages of its history (all when `None`; none when 0).
+/// Whom a task is shown to, and how much of it.
+pub(crate) struct Shown<'a> {
+    /// The caller.
+    pub(crate) who: &'a Person,
+    /// The inbox that says who may answer what.
+    pub(crate) inbox: &'a Inbox,
+    /// Whether the history shows tool calls and results.
+    pub(crate) tool_calls: bool,
+}
+
+/// The A2A task `id` of `record` as `view` shows it to `shown.who`, with the last
+/// `history_length` messages of its history (all when `None`; none when 0).
 pub(crate) fn task(
     id: &str,
     record: &TaskRecord,
     view: &View,
     history_length: Option<i32>,
+    shown: &Shown<'_>,
 ) -> Task {
     let context = record.context_id.as_str();
-    let message = status_message(id, context, view);
-    let mut history = mapping::history(&view.transcript, id, context);
+    let message = status_message(id, context, view, shown);
+    let mut history = conversation(id, record, view, shown.tool_calls);
     if let Some(n) = history_length {
         let keep = usize::try_from(n.max(0)).unwrap_or(0);
         let skip = history.len().saturating_sub(keep);
@@ -193,11 +215,77 @@ pub(crate) fn task(
     }
 }
 
-/// The status message: what the task waits on, its final text, or why it failed.
-pub(crate) fn status_message(id: &str, context: &str, view: &View) -> Option<A2aMessage> {
+/// The history: the caller's messages as they came, with their own ids, between the
+/// transcript's entries they followed, and the agent's replies; tool calls and results
+/// only with `tool_calls`. A record kept before the caller's messages were shows the
+/// transcript's prompt instead.
+fn conversation(id: &str, record: &TaskRecord, view: &View, tool_calls: bool) -> Vec<A2aMessage> {
+    let context = record.context_id.as_str();
+    let said = &record.said;
+    let caller = |s: &Said| {
+        let mut message = A2aMessage::new(Role::User, s.parts.clone());
+        message.message_id = s.message_id.clone();
+        message.task_id = Some(id.to_owned());
+        message.context_id = Some(context.to_owned());
+        message
+    };
+    let mut out = Vec::new();
+    let mut next = said.iter().peekable();
+    for (i, mut message) in mapping::rendered(&view.transcript, id, context) {
+        while let Some(s) = next.next_if(|s| s.at <= i) {
+            out.push(caller(s));
+        }
+        if message.role == Role::User && !said.is_empty() {
+            // The caller's own copy of it is shown.
+            continue;
+        }
+        if !tool_calls {
+            message
+                .parts
+                .retain(|p| matches!(p.content, PartContent::Text(_)));
+            if message.parts.is_empty() {
+                continue;
+            }
+        }
+        out.push(message);
+    }
+    out.extend(next.map(caller));
+    out
+}
+
+/// What `shown.who` may see of `waiting`: a request they may not answer shows its prompt
+/// only, not a gate's tool and arguments.
+fn visible(waiting: &[Request], parked: &[Parked], shown: &Shown<'_>) -> Vec<Request> {
+    waiting
+        .iter()
+        .map(|request| {
+            let may = parked
+                .iter()
+                .find(|p| p.request.id == request.id)
+                .is_some_and(|p| shown.inbox.may_answer(p, Some(shown.who)));
+            let mut request = request.clone();
+            if !may {
+                request.data = None;
+            }
+            request
+        })
+        .collect()
+}
+
+/// The status message: what the task waits on (as `shown.who` may see it), its final
+/// text, or why it failed.
+pub(crate) fn status_message(
+    id: &str,
+    context: &str,
+    view: &View,
+    shown: &Shown<'_>,
+) -> Option<A2aMessage> {
     let text = match &view.stage {
-        Stage::Waiting { requests, .. } => {
-            return Some(mapping::status_message(requests, id, context))
+        Stage::Waiting {
+            requests, parked, ..
+        } => {
+            let requests = visible(requests, parked, shown);
+            return Some(mapping::status_message(&requests, id, context));
         }
         Stage::Ended(result) if result.status == RunStatus::Done => result.text.clone(),
         Stage::Ended(result) => format!(

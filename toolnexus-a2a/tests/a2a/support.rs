@@ -76,7 +76,9 @@ impl Agent {
             .name("Shop")
             .description("Buys things once a person approves")
             .url(&url)
-            .max_body(256 * 1024);
+            .max_body(256 * 1024)
+            // The suite's assertions read the runs' tool calls and results in histories.
+            .show_tool_calls(true);
         if let Some(who) = options.responder {
             server = server.responder(who);
         }
