@@ -11,4 +11,5 @@ mod support;
 
 mod flows;
 mod hostile;
+mod identity;
 mod restart;

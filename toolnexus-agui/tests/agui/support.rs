@@ -12,8 +12,8 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
 use tokio::process::{Child, ChildStdin, ChildStdout};
 use toolnexus::testing::MockLlm;
 use toolnexus::{LlmClient, Toolkit};
-use toolnexus_agui::AguiServer;
-use toolnexus_inbox::Inbox;
+use toolnexus_agui::{AguiServer, AguiServerBuilder};
+use toolnexus_inbox::{Inbox, InboxBuilder};
 pub use toolnexus_test_support::databases::TestDb;
 
 pub use crate::shop_agent::{model, toolkit, LOGIN_URL};
@@ -32,8 +32,19 @@ impl Agent {
     /// Serves the agent on `model` with its threads in `db`; `purchases` counts what every
     /// agent of the test bought.
     pub async fn serve(db: &TestDb, model: &MockLlm, purchases: Arc<AtomicUsize>) -> Agent {
-        let inbox = Inbox::builder(&db.url)
-            .poll_interval(Duration::from_millis(20))
+        Agent::serve_with(db, model, purchases, |inbox| inbox, |server| server).await
+    }
+
+    /// Serves the agent as [`serve`](Self::serve) does, its inbox and server set up
+    /// further by `inbox` and `server` (who may answer, who calls).
+    pub async fn serve_with(
+        db: &TestDb,
+        model: &MockLlm,
+        purchases: Arc<AtomicUsize>,
+        inbox: impl FnOnce(InboxBuilder) -> InboxBuilder,
+        server: impl FnOnce(AguiServerBuilder) -> AguiServerBuilder,
+    ) -> Agent {
+        let inbox = inbox(Inbox::builder(&db.url).poll_interval(Duration::from_millis(20)))
             .open()
             .await
             .expect("the inbox opens");
@@ -48,10 +59,11 @@ impl Agent {
             .await
             .expect("a loopback port");
         let url = format!("http://{}/", listener.local_addr().expect("an address"));
-        let router = AguiServer::builder(client.clone(), tk.clone(), inbox.clone())
-            .max_body(64 * 1024)
-            .build()
-            .router();
+        let router = server(
+            AguiServer::builder(client.clone(), tk.clone(), inbox.clone()).max_body(64 * 1024),
+        )
+        .build()
+        .router();
         let serving = tokio::spawn(async move {
             let _ = axum::serve(listener, router).await;
         });
