@@ -333,3 +333,41 @@ fn a_rule_that_names_nobody_is_refused_when_the_toolkit_is_built() {
         assert!(error.to_string().contains("group:NAME"), "{error}");
     }
 }
+
+#[tokio::test]
+async fn a_run_halted_at_a_gate_waits_on_a_request_naming_its_responders() {
+    use toolnexus::testing::{MockLlm, Reply};
+    use toolnexus::{LlmClient, RunStatus};
+
+    let model = MockLlm::start([
+        Reply::tool_call(
+            "c1",
+            "pay_invoice",
+            json!({"amount_cents": 120_000, "vendor": "Acme"}),
+        ),
+        Reply::text("Paid."),
+    ])
+    .await
+    .unwrap();
+    let client = LlmClient::builder()
+        .base_url(model.base_url())
+        .model("m")
+        .api_key("k")
+        .build()
+        .unwrap();
+    let tk = Toolkit::builder().tool(PayInvoice).build().unwrap();
+    let halted = client.run("pay Acme", &tk).await.unwrap();
+    assert_eq!(halted.status, RunStatus::Pending);
+    let request = halted.pending.clone().unwrap();
+    assert_eq!(
+        request.responders(),
+        Some(vec!["group:finance", "ada@example.com"])
+    );
+    // The responders travel with the request; an approval still runs the call.
+    let done = client
+        .run_with_answer(halted.messages, &request, Answer::ok(&request.id), &tk)
+        .await
+        .unwrap();
+    assert_eq!(done.status, RunStatus::Done);
+    assert_eq!(done.tool_calls[0].output, "paid 120000 to Acme");
+}
