@@ -1,10 +1,13 @@
-//! A user's first crate, built from nothing but what the project tells them: the README's
-//! `[dependencies]` block with every Rust snippet of the README in it, and the derive
-//! advice of a compile error pasted where it points.
+//! A user's first crates, built from nothing but what the project tells them: for the
+//! README and for each crate's README and guide that shows Rust, a crate whose
+//! `Cargo.toml` is that document's own dependency block, with every Rust snippet of the
+//! document in it; and the derive advice of a compile error pasted where it points.
 //!
 //! The crates are written under `CARGO_TARGET_TMPDIR` and type-checked offline, with the
-//! workspace's lock (so nothing is resolved anew) and a target directory of their own
-//! under `target/`, shared by the tests of this file.
+//! workspace's lock (so nothing is resolved anew or downloaded) and one target directory
+//! under `target/`, shared by every crate of this file so the dependencies they have in
+//! common are checked once. Each crate is its own workspace, so cargo unifies no features
+//! between them: a feature one document forgets is not lent by another.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -13,24 +16,63 @@ fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
-fn readme() -> String {
-    std::fs::read_to_string(root().join("README.md")).expect("README.md is readable")
+/// The workspace's published crates, which a fresh crate takes from this checkout.
+const LOCAL_CRATES: &[&str] = &[
+    "toolnexus",
+    "toolnexus-macros",
+    "toolnexus-inbox",
+    "toolnexus-mcp",
+    "toolnexus-otel",
+    "toolnexus-a2a",
+    "toolnexus-agui",
+];
+
+/// Every document whose Rust blocks a user is shown, with the document whose
+/// `[dependencies]` block they are built with (its own, except where noted).
+const DOCUMENTS: &[(&str, &str)] = &[
+    ("README.md", "README.md"),
+    ("toolnexus/README.md", "toolnexus/README.md"),
+    // The core's guide is its crate docs on docs.rs and has no Cargo block of its own:
+    // its reader depends on the crate as the crate's README says.
+    ("toolnexus/GUIDE.md", "toolnexus/README.md"),
+    ("toolnexus-inbox/README.md", "toolnexus-inbox/README.md"),
+    ("toolnexus-inbox/GUIDE.md", "toolnexus-inbox/GUIDE.md"),
+    ("toolnexus-macros/README.md", "toolnexus-macros/README.md"),
+    ("toolnexus-mcp/README.md", "toolnexus-mcp/README.md"),
+    ("toolnexus-otel/README.md", "toolnexus-otel/README.md"),
+    ("toolnexus-a2a/README.md", "toolnexus-a2a/README.md"),
+    ("toolnexus-agui/README.md", "toolnexus-agui/README.md"),
+];
+
+fn read(document: &str) -> String {
+    std::fs::read_to_string(root().join(document))
+        .unwrap_or_else(|e| panic!("{document} is readable: {e}"))
 }
 
-/// The fenced code blocks of `markdown` whose info string is exactly `lang`.
-fn code_blocks(markdown: &str, lang: &str) -> Vec<String> {
+/// The fenced code blocks of `markdown` whose info string `keep` accepts.
+fn fenced_blocks(markdown: &str, keep: impl Fn(&str) -> bool) -> Vec<String> {
     let mut blocks = Vec::new();
     let mut current: Option<String> = None;
     for line in markdown.lines() {
         match &mut current {
             None => {
-                if line.trim_start().strip_prefix("```") == Some(lang) {
-                    current = Some(String::new());
+                if let Some(info) = line.trim_start().strip_prefix("```") {
+                    // A block that is not kept is still a block: its lines are skipped, so
+                    // its closing fence is not taken for an opening one.
+                    current = Some(if keep(info.trim()) {
+                        String::new()
+                    } else {
+                        "\u{0}".to_owned()
+                    });
                 }
             }
             Some(block) => {
                 if line.trim_start() == "```" {
-                    blocks.extend(current.take());
+                    if let Some(block) = current.take() {
+                        if !block.starts_with('\u{0}') {
+                            blocks.push(block);
+                        }
+                    }
                 } else {
                     block.push_str(line);
                     block.push('\n');
@@ -41,8 +83,38 @@ fn code_blocks(markdown: &str, lang: &str) -> Vec<String> {
     blocks
 }
 
+/// The fenced code blocks of `markdown` whose info string is exactly `lang`.
+fn code_blocks(markdown: &str, lang: &str) -> Vec<String> {
+    fenced_blocks(markdown, |info| info == lang)
+}
+
+/// Whether rustdoc compiles a block with this info string: Rust when it names no other
+/// language (a bare fence is Rust), and neither `ignore` nor `compile_fail` (which this
+/// file cannot tell from a real failure).
+fn compiled_by_rustdoc(info: &str) -> bool {
+    const RUST_ATTRIBUTES: &[&str] = &[
+        "rust",
+        "no_run",
+        "should_panic",
+        "test_harness",
+        "edition2015",
+        "edition2018",
+        "edition2021",
+        "edition2024",
+    ];
+    info.split([',', ' ', '\t'])
+        .filter(|token| !token.is_empty())
+        .all(|token| RUST_ATTRIBUTES.contains(&token))
+}
+
+/// The Rust blocks of `markdown` that rustdoc compiles.
+fn rust_blocks(markdown: &str) -> Vec<String> {
+    fenced_blocks(markdown, compiled_by_rustdoc)
+}
+
 /// A snippet as rustdoc compiles it: hidden `# ` lines shown, and wrapped in a `main`
-/// when it has none.
+/// when it has none — one that returns the snippet's `Result` when it ends in `(())`, as
+/// rustdoc does for a snippet that uses `?`.
 fn as_program(snippet: &str) -> String {
     let code: String = snippet
         .lines()
@@ -55,23 +127,31 @@ fn as_program(snippet: &str) -> String {
         .join("\n");
     if code.contains("fn main(") {
         code
+    } else if code.trim_end().ends_with("(())") {
+        format!(
+            "fn main() {{\nfn _inner() -> Result<(), impl core::fmt::Debug> {{\n{code}\n}}\n\
+             _inner().unwrap()\n}}\n"
+        )
     } else {
         format!("fn main() {{\n{code}\n}}\n")
     }
 }
 
-/// A package at `dir` with `dependencies` (TOML lines) and one bin per program.
-fn package(dir: &Path, dependencies: &str, programs: &[String]) -> PathBuf {
+/// A package at `dir` with `dependencies` (TOML lines) and one example per program. The
+/// programs are examples so they see `[dev-dependencies]` too, as doctests do.
+fn package(dir: &Path, name: &str, dependencies: &str, programs: &[String]) -> PathBuf {
     let _ = std::fs::remove_dir_all(dir);
-    std::fs::create_dir_all(dir.join("src/bin")).expect("the package directory");
+    std::fs::create_dir_all(dir.join("src")).expect("the package directory");
+    std::fs::create_dir_all(dir.join("examples")).expect("the examples directory");
     let manifest = format!(
-        "[package]\nname = \"first-crate\"\nversion = \"0.0.0\"\nedition = \"2021\"\n\
+        "[package]\nname = \"{name}\"\nversion = \"0.0.0\"\nedition = \"2021\"\n\
          publish = false\n\n[workspace]\n\n{dependencies}\n"
     );
     std::fs::write(dir.join("Cargo.toml"), manifest).expect("the manifest");
+    std::fs::write(dir.join("src/lib.rs"), "").expect("the library");
     std::fs::copy(root().join("Cargo.lock"), dir.join("Cargo.lock")).expect("the lock");
     for (i, program) in programs.iter().enumerate() {
-        std::fs::write(dir.join(format!("src/bin/program_{i}.rs")), program).expect("a bin");
+        std::fs::write(dir.join(format!("examples/program_{i}.rs")), program).expect("an example");
     }
     dir.join("Cargo.toml")
 }
@@ -82,7 +162,7 @@ fn check(manifest: &Path) -> Output {
         .args([
             "check",
             "--offline",
-            "--bins",
+            "--examples",
             "--color=never",
             "--manifest-path",
         ])
@@ -91,35 +171,89 @@ fn check(manifest: &Path) -> Output {
         // Set for this test binary only; the crate is a plain user crate.
         .env_remove("CARGO_TARGET_TMPDIR")
         .env_remove("RUSTFLAGS")
+        // Nothing is linked into a program here, only build scripts and proc macros:
+        // their debug info would only fill the disk.
+        .env("CARGO_PROFILE_DEV_DEBUG", "0")
+        // Nor is incremental state, which would double what the directory holds.
+        .env("CARGO_INCREMENTAL", "0")
         .output()
         .expect("cargo runs")
 }
 
-/// The runtime from this checkout in place of the published version, its features kept.
-fn local_runtime(dependencies: &str) -> String {
-    let path = format!("path = {:?}", root().join("toolnexus"));
+/// The workspace's crates from this checkout in place of the published versions, their
+/// versions and features kept (so a README naming the wrong version still fails).
+fn local_crates(dependencies: &str) -> String {
     dependencies
         .lines()
         .map(|line| {
-            let Some(spec) = line.strip_prefix("toolnexus = ") else {
+            let Some((name, spec)) = line.split_once(" = ") else {
                 return line.to_owned();
             };
-            let Some(start) = spec.find("version = \"") else {
+            let name = name.trim();
+            if !LOCAL_CRATES.contains(&name) {
                 return line.to_owned();
-            };
-            let end = spec[start + 11..]
-                .find('"')
-                .map(|e| start + 11 + e + 1)
-                .unwrap_or(spec.len());
-            format!("toolnexus = {}{path}{}", &spec[..start], &spec[end..])
+            }
+            let path = format!("path = {:?}", root().join(name));
+            let spec = spec.trim_start();
+            if let Some(rest) = spec.strip_prefix('"') {
+                // `name = "0.24"   # comment`
+                let end = rest.find('"').unwrap_or(rest.len());
+                let version = &rest[..end];
+                format!("{name} = {{ {path}, version = \"{version}\" }}")
+            } else if let Some(rest) = spec.strip_prefix('{') {
+                // `name = { version = "0.24", features = [...] }`
+                format!("{name} = {{ {path},{rest}")
+            } else {
+                line.to_owned()
+            }
         })
         .collect::<Vec<_>>()
         .join("\n")
 }
 
+/// The fresh crate of `document`: its Rust snippets under the dependency block of
+/// `cargo_from`; `None` when the document shows no Rust.
+fn fresh_crate(document: &str, cargo_from: &str) -> Option<Result<(), String>> {
+    let text = read(document);
+    let programs: Vec<String> = rust_blocks(&text).iter().map(|s| as_program(s)).collect();
+    if programs.is_empty() {
+        return None;
+    }
+    let cargo_text = read(cargo_from);
+    let blocks = code_blocks(&cargo_text, "toml");
+    let Some(dependencies) = blocks
+        .iter()
+        .find(|b| b.trim_start().starts_with("[dependencies]"))
+    else {
+        return Some(Err(format!(
+            "{cargo_from} has no [dependencies] block for the snippets of {document}"
+        )));
+    };
+    let name: String = format!("fresh-{document}")
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect::<String>()
+        .to_ascii_lowercase();
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join("fresh-crates")
+        .join(&name);
+    let manifest = package(&dir, &name, &local_crates(dependencies), &programs);
+    let output = check(&manifest);
+    if output.status.success() {
+        Some(Ok(()))
+    } else {
+        Some(Err(format!(
+            "a crate with the dependencies of {cargo_from} does not build the snippets of \
+             {document} ({}):\n{}",
+            dir.display(),
+            String::from_utf8_lossy(&output.stderr)
+        )))
+    }
+}
+
 #[test]
 fn the_readme_dependency_block_builds_every_readme_snippet() {
-    let readme = readme();
+    let readme = read("README.md");
     let blocks = code_blocks(&readme, "toml");
     let dependencies = blocks
         .iter()
@@ -136,13 +270,91 @@ fn the_readme_dependency_block_builds_every_readme_snippet() {
     // The README holds one complete example; the guides live in the crates' docs.
     assert!(!programs.is_empty(), "the README's snippets were not found");
 
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("readme-crate");
-    let manifest = package(&dir, &local_runtime(dependencies), &programs);
-    let output = check(&manifest);
+    let outcome = fresh_crate("README.md", "README.md");
+    if let Some(Err(failure)) = outcome {
+        panic!("{failure}");
+    }
+    assert!(outcome.is_some(), "the README's snippets were not compiled");
+}
+
+/// One test per document, so a failure names its document and the others still run.
+macro_rules! document_builds {
+    ($($test:ident: $document:literal,)*) => {$(
+        #[test]
+        fn $test() {
+            let (document, cargo_from) = DOCUMENTS
+                .iter()
+                .find(|(document, _)| *document == $document)
+                .copied()
+                .expect("the document is listed");
+            if let Some(Err(failure)) = fresh_crate(document, cargo_from) {
+                panic!("{failure}");
+            }
+        }
+    )*};
+}
+
+document_builds! {
+    the_core_readme_dependency_block_builds_its_snippets: "toolnexus/README.md",
+    the_core_readme_dependency_block_builds_the_core_guide: "toolnexus/GUIDE.md",
+    the_inbox_readme_dependency_block_builds_its_snippets: "toolnexus-inbox/README.md",
+    the_inbox_guide_dependency_block_builds_its_snippets: "toolnexus-inbox/GUIDE.md",
+    the_macros_readme_dependency_block_builds_its_snippets: "toolnexus-macros/README.md",
+    the_mcp_readme_dependency_block_builds_its_snippets: "toolnexus-mcp/README.md",
+    the_otel_readme_dependency_block_builds_its_snippets: "toolnexus-otel/README.md",
+    the_a2a_readme_dependency_block_builds_its_snippets: "toolnexus-a2a/README.md",
+    the_agui_readme_dependency_block_builds_its_snippets: "toolnexus-agui/README.md",
+}
+
+#[test]
+fn every_readme_and_guide_that_shows_rust_is_built_in_a_fresh_crate() {
+    let members = std::fs::read_dir(root())
+        .expect("the workspace root is readable")
+        .filter_map(Result::ok)
+        .filter(|entry| entry.path().join("Cargo.toml").is_file())
+        .map(|entry| entry.file_name().to_string_lossy().into_owned());
+    let mut unlisted = Vec::new();
+    for member in members {
+        for file in ["README.md", "GUIDE.md"] {
+            let document = format!("{member}/{file}");
+            let Ok(text) = std::fs::read_to_string(root().join(&document)) else {
+                continue;
+            };
+            let listed = DOCUMENTS.iter().any(|(listed, _)| *listed == document);
+            if !rust_blocks(&text).is_empty() && !listed {
+                unlisted.push(document);
+            }
+        }
+    }
     assert!(
-        output.status.success(),
-        "a crate with the README's dependencies does not build its snippets:\n{}",
-        String::from_utf8_lossy(&output.stderr)
+        unlisted.is_empty(),
+        "documents with Rust snippets that no fresh crate builds (add them to DOCUMENTS): \
+         {unlisted:?}"
+    );
+    assert!(
+        DOCUMENTS
+            .iter()
+            .all(|(d, c)| root().join(d).is_file() && root().join(c).is_file()),
+        "a listed document is missing"
+    );
+}
+
+#[test]
+fn rustdoc_info_strings_are_read_as_rustdoc_reads_them() {
+    let markdown = "```\na();\n```\n```rust,no_run\nb();\n```\n```sh\nc\n```\n\
+                    ```ignore\nd();\n```\n```compile_fail\ne();\n```\n```text\nf\n```\n";
+    assert_eq!(rust_blocks(markdown), ["a();\n", "b();\n"]);
+    assert_eq!(
+        as_program("# let x = 1;\nf(x)?;\n# Ok::<(), E>(())\n"),
+        "fn main() {\nfn _inner() -> Result<(), impl core::fmt::Debug> {\nlet x = 1;\nf(x)?;\n\
+         Ok::<(), E>(())\n}\n_inner().unwrap()\n}\n"
+    );
+    assert_eq!(
+        local_crates("toolnexus-a2a = \"0.24\"  # why\nserde_json = \"1\""),
+        format!(
+            "toolnexus-a2a = {{ path = {:?}, version = \"0.24\" }}\nserde_json = \"1\"",
+            root().join("toolnexus-a2a")
+        )
     );
 }
 
@@ -174,12 +386,14 @@ fn advised_attributes(stderr: &str) -> Vec<String> {
 
 #[test]
 fn the_advice_for_a_parameter_type_compiles_when_pasted_into_a_crate_with_only_toolnexus() {
-    let dependencies = format!(
-        "[dependencies]\ntoolnexus = {{ path = {:?} }}",
-        root().join("toolnexus")
-    );
+    let dependencies = local_crates("[dependencies]\ntoolnexus = \"0.24\"");
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("advice-crate");
-    let manifest = package(&dir, &dependencies, &[UNDECODABLE.to_owned()]);
+    let manifest = package(
+        &dir,
+        "first-crate",
+        &dependencies,
+        &[UNDECODABLE.to_owned()],
+    );
     let output = check(&manifest);
     let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
     assert!(!output.status.success(), "a type without derives compiled");
@@ -209,7 +423,7 @@ fn the_advice_for_a_parameter_type_compiles_when_pasted_into_a_crate_with_only_t
         "struct Order {",
         &format!("{}\nstruct Order {{", advice.join("\n")),
     );
-    let manifest = package(&dir, &dependencies, &[pasted]);
+    let manifest = package(&dir, "first-crate", &dependencies, &[pasted]);
     let output = check(&manifest);
     assert!(
         output.status.success(),
