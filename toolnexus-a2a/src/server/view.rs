@@ -312,8 +312,8 @@ mod tests {
 
     use toolnexus_inbox::Inbox;
 
-    use super::{read, Stage, STALE};
-    use crate::server::record::{self, TaskRecord};
+    use super::{conversation, read, Stage, View, STALE};
+    use crate::server::record::{self, Said, TaskRecord};
 
     /// A started task's view `later` after its record was last touched, by the inbox's clock.
     async fn started(later: std::time::Duration, live: bool) -> Stage {
@@ -361,6 +361,41 @@ mod tests {
         assert!(
             matches!(&view.stage, Stage::Failed(why) if why == "the inbox has no run `gone`"),
             "{view:?}"
+        );
+    }
+
+    #[test]
+    fn a_history_shows_the_callers_own_messages_where_they_came() {
+        let said = |id: &str, text: &str, at: usize| {
+            let mut message = a2a::Message::new(a2a::Role::User, vec![a2a::Part::text(text)]);
+            message.message_id = id.to_owned();
+            Said::of(&message, at)
+        };
+        let mut record = TaskRecord::started("c1".into(), "buy a gpu".into());
+        record.said = vec![said("m1", "buy a gpu", 0), said("m2", "approve", 3)];
+        let view = View {
+            stage: Stage::Working,
+            transcript: vec![
+                toolnexus::Message::system("Be brief."),
+                toolnexus::Message::user("buy a gpu"),
+                toolnexus::Message::assistant("Asking."),
+                toolnexus::Message::assistant("Bought."),
+            ],
+            at: chrono::Utc::now(),
+        };
+        let history = conversation("t1", &record, &view, false);
+        let shown: Vec<(&str, Option<&str>)> = history
+            .iter()
+            .map(|m| (m.message_id.as_str(), m.text()))
+            .collect();
+        assert_eq!(
+            shown,
+            [
+                ("m1", Some("buy a gpu")),
+                ("t1-2", Some("Asking.")),
+                ("m2", Some("approve")),
+                ("t1-3", Some("Bought.")),
+            ]
         );
     }
 }
