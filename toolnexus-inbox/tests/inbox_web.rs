@@ -5,7 +5,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::page::{self, Example, Site};
+use common::page::{self, Example, Mounting, Site, HOST_HOME};
 use common::pg;
 use reqwest::header::{self, HeaderMap};
 use reqwest::{redirect, Response, StatusCode};
@@ -86,7 +86,9 @@ fn post(site: &Site, cookie: &str, id: &str) -> reqwest::RequestBuilder {
     let host = site
         .base
         .trim_start_matches("http://")
-        .trim_end_matches('/');
+        .split('/')
+        .next()
+        .unwrap_or_default();
     http()
         .post(site.request_url(id))
         .header(header::COOKIE, cookie)
@@ -1321,4 +1323,171 @@ async fn an_unnamed_token_holder_is_recorded_as_such() {
         list.contains(&format!("approved by {}", web::TOKEN_HOLDER)),
         "{list}"
     );
+}
+
+/// Where `reference` (a link, a form's action, a redirect's Location) leads from `page`.
+fn resolve(page: &str, reference: &str) -> String {
+    reqwest::Url::parse(page)
+        .and_then(|url| url.join(reference))
+        .unwrap_or_else(|e| panic!("{reference:?} from {page}: {e}"))
+        .to_string()
+}
+
+/// Every address a page links to or posts to (`href` and `action`), as written.
+fn references(page: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for attribute in [" href=\"", " action=\""] {
+        let mut rest = page;
+        while let Some(at) = rest.find(attribute) {
+            rest = &rest[at + attribute.len()..];
+            let end = rest.find('"').expect("a closed attribute");
+            found.push(rest[..end].replace("&amp;", "&"));
+            rest = &rest[end..];
+        }
+    }
+    found
+}
+
+/// Asserts every link and form of `page` (served at `url`) stays under the mount: the list
+/// is at `site.base`, everything else below `site.root`.
+fn assert_links_stay_under(site: &Site, url: &str, page: &str) {
+    let links = references(page);
+    assert!(!links.is_empty(), "no links in {url}:\n{page}");
+    for link in links {
+        let to = resolve(url, &link);
+        let to = to.split('?').next().unwrap_or_default();
+        assert!(
+            to == site.base || to.starts_with(&site.root),
+            "{link:?} on {url} leads to {to}, outside {}",
+            site.base
+        );
+    }
+}
+
+/// The `Location` a response redirects to, resolved against `from`.
+fn location(from: &str, response: &Response) -> String {
+    let location = response.headers()[header::LOCATION]
+        .to_str()
+        .expect("an ASCII Location");
+    resolve(from, location)
+}
+
+/// Lists, opens and answers a request on the page as `site` mounts it, checking every
+/// redirect and link stays under the mount point.
+async fn list_open_and_answer_under_the_mount(site: &Site) {
+    let id = site.approval("lamp").await;
+    let host = resolve(&site.base, "/");
+
+    // Signing in from the printed link lands back on the list, still under the prefix.
+    let link = format!("{}?token={}", site.base, site.token);
+    let response = http().get(&link).send().await.expect("the page answers");
+    assert_eq!(response.status(), StatusCode::SEE_OTHER, "{link}");
+    assert_eq!(location(&link, &response), site.base);
+    let cookie = set_cookie(response.headers());
+    let cookie = cookie.split(';').next().expect("a cookie pair").to_owned();
+
+    // The list: its cards open the request's page, its stylesheet is the page's own.
+    let (status, list) = get(&cookie, &site.base).await;
+    assert_eq!(status, StatusCode::OK, "{list}");
+    assert!(list.contains("1 request waiting"), "{list}");
+    assert_links_stay_under(site, &site.base, &list);
+    let card = link_to(&list, "Buy lamp?").expect("a card for the request");
+    assert_eq!(resolve(&site.base, &card), site.request_url(&id));
+    let style = resolve(&site.base, &references(&list)[0]);
+    assert_eq!(style, format!("{}style.css", site.root));
+    let css = http().get(&style).send().await.expect("the stylesheet");
+    assert_eq!(css.status(), StatusCode::OK);
+    assert_eq!(
+        css.headers()[header::CONTENT_TYPE],
+        "text/css; charset=utf-8"
+    );
+
+    // The request's page: its form posts to itself, its links lead back to the list.
+    let url = site.request_url(&id);
+    let (status, page) = get(&cookie, &url).await;
+    assert_eq!(status, StatusCode::OK, "{page}");
+    assert_links_stay_under(site, &url, &page);
+    let home = link_to(&page, "toolnexus inbox").expect("a link to the list");
+    assert_eq!(resolve(&url, &home), site.base);
+    let (status, back) = get(&cookie, &resolve(&url, &home)).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(back.contains("1 request waiting"), "{back}");
+
+    // A link straight to a request keeps the request's page once the token is moved out.
+    let link = format!("{url}?token={}", site.token);
+    let response = http().get(&link).send().await.expect("the page answers");
+    assert_eq!(response.status(), StatusCode::SEE_OTHER);
+    assert_eq!(location(&link, &response), url);
+
+    // Signed out, the refusal's own links stay under the prefix too.
+    let (status, refusal) = body(http().get(&url).send().await.expect("the page answers")).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    assert_links_stay_under(site, &url, &refusal);
+    let back = link_to(&refusal, "Back to the inbox").expect("a way back");
+    assert_eq!(resolve(&url, &back), site.base);
+
+    // The answer, then back to the run's page under the prefix.
+    let response = answer(site, &cookie, &id, &[("_action", "approve")]).await;
+    assert_eq!(response.status(), StatusCode::SEE_OTHER);
+    assert_eq!(location(&url, &response), url);
+    let parked = site
+        .inbox
+        .get(&id)
+        .await
+        .expect("the store")
+        .expect("the run");
+    assert_eq!(parked.answer, Some(Answer::ok(&id)));
+    site.resume_all().await;
+    let (_, page) = get(&cookie, &url).await;
+    assert!(page.contains("finished: bought lamp"), "{page}");
+    assert_links_stay_under(site, &url, &page);
+    let (_, list) = get(&cookie, &site.base).await;
+    assert!(list.contains("Nothing waiting"), "{list}");
+    assert!(list.contains("finished: bought lamp"), "{list}");
+    assert_links_stay_under(site, &site.base, &list);
+
+    // The host's own pages, when it has any, are untouched by the inbox's.
+    if site.base != host {
+        let (status, home) = get(&cookie, &host).await;
+        assert_eq!((status, home.as_str()), (StatusCode::OK, HOST_HOME));
+    }
+}
+
+#[tokio::test]
+async fn the_page_works_nested_under_a_prefix() {
+    let site = Site::mounted(Mounting::Nest).await;
+    list_open_and_answer_under_the_mount(&site).await;
+}
+
+#[tokio::test]
+async fn the_page_works_as_a_nested_service_under_a_prefix() {
+    let site = Site::mounted(Mounting::NestService).await;
+    list_open_and_answer_under_the_mount(&site).await;
+
+    // `nest_service` also routes the prefix with its slash: the sign-in keeps it, and the
+    // list's links from there lead to the same pages.
+    let id = site.approval("desk").await;
+    let link = format!("{}?token={}", site.root, site.token);
+    let response = http().get(&link).send().await.expect("the page answers");
+    assert_eq!(response.status(), StatusCode::SEE_OTHER);
+    assert_eq!(location(&link, &response), site.root);
+    let cookie = set_cookie(response.headers());
+    let cookie = cookie.split(';').next().expect("a cookie pair");
+    let (status, list) = get(cookie, &site.root).await;
+    assert_eq!(status, StatusCode::OK, "{list}");
+    assert_links_stay_under(&site, &site.root, &list);
+    let card = link_to(&list, "Buy desk?").expect("a card for the request");
+    assert_eq!(resolve(&site.root, &card), site.request_url(&id));
+}
+
+#[tokio::test]
+async fn the_page_works_nested_under_a_prefix_written_with_its_slash() {
+    let site = Site::mounted(Mounting::NestSlash).await;
+    list_open_and_answer_under_the_mount(&site).await;
+}
+
+#[tokio::test]
+async fn at_the_root_the_links_and_redirects_are_the_same_as_ever() {
+    let site = Site::mounted(Mounting::Root).await;
+    list_open_and_answer_under_the_mount(&site).await;
 }

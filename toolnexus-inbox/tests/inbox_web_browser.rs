@@ -2,7 +2,8 @@
 //! runs answered by clicking, hostile request content rendered inert, and forged answers
 //! from other origins refused, what a person reads at a glance (what to click, which
 //! fields must be filled in, an approval apart from a refusal), and a run waiting on three
-//! gated calls answered on one page: approved, edited, declined. The first test also takes
+//! gated calls answered on one page: approved, edited, declined; and the page mounted
+//! under a prefix of a host's app, with `nest` and with `nest_service`. The first test also takes
 //! the README's screenshots, 1280 and 390 pixels wide (`docs/inbox.png` and
 //! `docs/inbox-narrow.png`, replaced when `TOOLNEXUS_UPDATE_SCREENSHOT=1` is set).
 //!
@@ -15,7 +16,7 @@ mod common;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use common::page::{self, Example, Site};
+use common::page::{self, Example, Mounting, Site};
 use fantoccini::elements::Element;
 use fantoccini::{Client, ClientBuilder, Locator};
 use hyper_util::client::legacy::connect::HttpConnector;
@@ -740,4 +741,83 @@ async fn only_a_named_responder_answers_in_the_browser() {
     let parked = site.inbox.get(&id).await.unwrap().unwrap();
     assert_eq!(parked.answered_by.as_deref(), Some("ada@example.com"));
     browser.close().await.expect("the session closes");
+}
+
+/// Signs in, lists, opens and answers a request by clicking, with the page mounted as
+/// `mounting` says: the browser never leaves the mount point, and the stylesheet loads.
+async fn clicked_through_under(mounting: Mounting) {
+    let site = Site::mounted(mounting).await;
+    let id = site.approval("lamp").await;
+    let browser = browser().await;
+    browser
+        .goto(&format!("{}?token={}", site.base, site.token))
+        .await
+        .expect("the inbox opens");
+    // The token leaves the address bar; the list is still the inbox's.
+    let here = arrival(&browser, "inbox").await;
+    assert_eq!(here, site.base, "{mounting:?}");
+    wait_for_text(&browser, "1 request waiting", false).await;
+    assert!(
+        style(&browser, "header.top", "background-color")
+            .await
+            .contains("29, 36, 48"),
+        "the stylesheet did not load under {mounting:?}"
+    );
+
+    // The filter form is a GET back to the list, under the prefix.
+    click(&browser, "form.filters button[type=submit]").await;
+    let here = arrival(&browser, "kind=").await;
+    let listed = browser.current_url().await.expect("a URL");
+    assert_eq!(
+        format!(
+            "{}://{}{}",
+            listed.scheme(),
+            listed.authority(),
+            listed.path()
+        ),
+        site.base,
+        "the filter left the inbox: {here}"
+    );
+    wait_for_text(&browser, "Buy lamp?", false).await;
+
+    // The card opens the request's page; approving it stays there.
+    click(&browser, ".card a.action").await;
+    let here = arrival(&browser, &id).await;
+    assert_eq!(here, site.request_url(&id), "{mounting:?}");
+    click(&browser, "button[value=approve]").await;
+    let banner = css(&browser, "p.banner").await;
+    assert_eq!(banner.text().await.expect("text"), "Approved.");
+    assert_eq!(
+        browser.current_url().await.expect("a URL").as_str(),
+        site.request_url(&id)
+    );
+    let parked = site
+        .inbox
+        .get(&id)
+        .await
+        .expect("the store")
+        .expect("the run");
+    assert_eq!(parked.state, ParkedState::Answered);
+
+    // Back to the list by its link, then to the outcome once a worker resumed the run.
+    click_link(&browser, "toolnexus inbox").await;
+    let here = arrival(&browser, "inbox").await;
+    assert_eq!(here, site.base, "{mounting:?}");
+    wait_for_text(&browser, "Nothing waiting", false).await;
+    site.resume_all().await;
+    click_link(&browser, "Buy lamp?").await;
+    let here = arrival(&browser, &id).await;
+    assert_eq!(here, site.request_url(&id), "{mounting:?}");
+    wait_for_text(&browser, "finished: bought lamp", true).await;
+    browser.close().await.expect("the session closes");
+}
+
+#[tokio::test]
+async fn the_page_nested_under_a_prefix_is_clicked_through() {
+    clicked_through_under(Mounting::Nest).await;
+}
+
+#[tokio::test]
+async fn the_page_as_a_nested_service_under_a_prefix_is_clicked_through() {
+    clicked_through_under(Mounting::NestService).await;
 }

@@ -4,7 +4,8 @@
 //! session cookie.
 //!
 //! A link's token is moved into the cookie by a redirect to the same page without it, so
-//! it does not stay in the address bar, the history or a bookmark.
+//! it does not stay in the address bar, the history or a bookmark. The redirect is relative
+//! to the page, so it stays under whatever prefix the router is mounted at.
 
 use std::net::IpAddr;
 use std::sync::Arc;
@@ -16,6 +17,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Redirect, Response};
 
 use super::identity;
+use super::mount::Mount;
 use super::page;
 use super::secret::Secret;
 use crate::Identify;
@@ -59,16 +61,22 @@ pub(crate) async fn admit(State(gate): State<Arc<Gate>>, request: Request, next:
         return next.run(Request::from_parts(parts, body)).await;
     }
     let request = Request::from_parts(parts, body);
+    // `mount::locate` runs first and always says; the router's own view is the fallback.
+    let mount = request
+        .extensions()
+        .get::<Mount>()
+        .cloned()
+        .unwrap_or_else(|| Mount::at(request.uri().path()));
     let (key, credential) = match credential(&gate.keys, &request) {
         Ok(found) => found,
-        Err(why) => return refused(why, &root_of(request.uri().path())),
+        Err(why) => return refused(why, &mount),
     };
     let (secret, person) = &gate.keys[key];
     let (mut parts, body) = request.into_parts();
     parts.extensions.insert(Viewer(person.clone()));
     let request = Request::from_parts(parts, body);
     let mut response = if credential == Credential::Link && request.method() == Method::GET {
-        Redirect::to(&without_query(request.uri().path())).into_response()
+        Redirect::to(&mount.here()).into_response()
     } else {
         next.run(request).await
     };
@@ -164,24 +172,10 @@ fn session_cookie(secret: &Secret) -> Option<HeaderValue> {
     .ok()
 }
 
-/// The same page without its query, as a reference relative to the page itself (its last
-/// path segment, or `./`), which holds under any mount prefix.
-fn without_query(path: &str) -> String {
-    match path.rsplit('/').next() {
-        Some(last) if !last.is_empty() => last.to_owned(),
-        _ => "./".to_owned(),
-    }
-}
-
-/// The way from a page back to the router's root, for the refusal page's own links.
-fn root_of(path: &str) -> String {
-    "../".repeat(path.matches('/').count().saturating_sub(1))
-}
-
-fn refused(why: &str, root: &str) -> Response {
+fn refused(why: &str, mount: &Mount) -> Response {
     let mut response = page::message(
         StatusCode::UNAUTHORIZED,
-        root,
+        mount,
         "Sign-in needed",
         &format!(
             "{why} Open the inbox with the link it printed when it started (it ends in ?token=…)."
@@ -200,11 +194,13 @@ mod tests {
 
     #[test]
     fn the_redirect_keeps_the_page_and_drops_the_query() {
-        assert_eq!(without_query("/"), "./");
-        assert_eq!(without_query("/r/abc"), "abc");
-        assert_eq!(without_query("/inbox/"), "./");
-        assert_eq!(root_of("/"), "");
-        assert_eq!(root_of("/r/abc"), "../");
+        assert_eq!(Mount::at("/").here(), "./");
+        assert_eq!(Mount::at("/r/abc").here(), "abc");
+        assert_eq!(Mount::of("/inbox/", "/").here(), "./");
+        assert_eq!(Mount::of("/inbox", "/").here(), "inbox");
+        assert_eq!(Mount::of("/inbox/r/abc", "/r/abc").here(), "abc");
+        assert_eq!(Mount::at("/").list(), "./");
+        assert_eq!(Mount::at("/r/abc").list(), "../");
     }
 
     #[test]

@@ -11,6 +11,7 @@ use axum::response::{IntoResponse, Response};
 use maud::{html, Markup};
 
 use super::auth::Viewer;
+use super::mount::Mount;
 use super::page::{self, layout};
 use super::request::store_failed;
 use super::summary;
@@ -124,13 +125,14 @@ async fn waiting(
 pub(crate) async fn show(
     State(shared): State<Arc<Shared>>,
     Extension(Viewer(viewer)): Extension<Viewer>,
+    Extension(mount): Extension<Mount>,
     RawQuery(query): RawQuery,
 ) -> Response {
     let filter = Filter::of(query.as_deref());
     let Some(from) = first_shown(query.as_deref()) else {
         return page::message(
             StatusCode::BAD_REQUEST,
-            "",
+            &mount,
             "No such page",
             "`from` must be a whole number: the position of the first request shown.",
         );
@@ -146,7 +148,7 @@ pub(crate) async fn show(
     let ((waiting, agents, kinds), recent) =
         match tokio::try_join!(waiting(&shared, &filter, &viewer, from), recent) {
             Ok(both) => both,
-            Err(e) => return store_failed(&e),
+            Err(e) => return store_failed(&e, &mount),
         };
     let now = shared.inbox.now_time();
     let refresh = recent
@@ -154,7 +156,7 @@ pub(crate) async fn show(
         .any(summary::in_flight)
         .then_some(REFRESH_SECONDS);
     let body = html! {
-        (filters(&filter, &agents, &kinds))
+        (filters(&filter, &agents, &kinds, &mount))
         h1 {
             @match waiting.total {
                 0 => "Nothing waiting",
@@ -172,24 +174,24 @@ pub(crate) async fn show(
                 ", oldest first."
             }
         }
-        @for parked in &waiting.runs { (summary::card(parked, now)) }
-        (pages(&waiting, shared.page_size, &filter.query()))
+        @for parked in &waiting.runs { (summary::card(parked, now, &mount)) }
+        (pages(&waiting, shared.page_size, &filter.query(), &mount))
         @if !recent.is_empty() {
             h2 { "Recently answered" }
-            @for parked in &recent { (summary::card(parked, now)) }
+            @for parked in &recent { (summary::card(parked, now, &mount)) }
         }
     };
     let title = format!("{} waiting", waiting.total);
     (
         StatusCode::OK,
-        layout("", &title, refresh, Some(&viewer), body),
+        layout(&mount, &title, refresh, Some(&viewer), body),
     )
         .into_response()
 }
 
 /// The filter form: a GET back to the list, so it needs no script and no anti-forgery
 /// token (it changes nothing).
-fn filters(filter: &Filter, agents: &[String], kinds: &[String]) -> Markup {
+fn filters(filter: &Filter, agents: &[String], kinds: &[String], mount: &Mount) -> Markup {
     let choice = |name: &str, label: &str, options: &[String], chosen: &Option<String>| {
         html! {
             label for={ "filter-" (name) } { (label) }
@@ -202,7 +204,7 @@ fn filters(filter: &Filter, agents: &[String], kinds: &[String]) -> Markup {
         }
     };
     html! {
-        form.filters method="get" action="./" {
+        form.filters method="get" action=(mount.list()) {
             (choice("agent", "Agent", agents, &filter.agent))
             (choice("kind", "Kind", kinds, &filter.kind))
             label.mine {
@@ -210,19 +212,19 @@ fn filters(filter: &Filter, agents: &[String], kinds: &[String]) -> Markup {
                 " Waiting for me"
             }
             button type="submit" { "Filter" }
-            @if !filter.is_empty() { " " a href="./" { "Show all" } }
+            @if !filter.is_empty() { " " a href=(mount.list()) { "Show all" } }
         }
     }
 }
 
 /// Links to the next page of waiting requests and back to the first; plain links, so
 /// paging needs no script.
-fn pages(waiting: &WaitingPage, size: usize, filter: &str) -> Markup {
+fn pages(waiting: &WaitingPage, size: usize, filter: &str, mount: &Mount) -> Markup {
     let next = waiting.offset.saturating_add(size);
     let first = if filter.is_empty() {
-        "./".to_owned()
+        mount.list()
     } else {
-        format!("./?{}", filter.trim_end_matches('&'))
+        format!("{}?{}", mount.list(), filter.trim_end_matches('&'))
     };
     html! {
         @if waiting.offset > 0 || next < waiting.total {

@@ -43,6 +43,34 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! # }).unwrap();
 //! ```
+//!
+//! # Mounting it under a prefix
+//!
+//! The router can be the whole app, or one part of the host's own under a prefix, with
+//! `Router::nest` or `Router::nest_service`. Every link, form and redirect the page sends is
+//! relative to the address the browser is on, so they all stay under the prefix (and under
+//! one a reverse proxy in front adds). The list is at the prefix as written, `/inbox`: that
+//! is the address to print. `nest_service` serves it at `/inbox/` as well; `nest` does not,
+//! since axum routes a nested root only as the prefix was given (`nest("/inbox/", …)`
+//! serves the list at `/inbox/` alone, and the page's links then keep the slash).
+//!
+//! ```
+//! # tokio::runtime::Runtime::new().unwrap().block_on(async {
+//! use axum::{routing::get, Router};
+//! use toolnexus_inbox::{web, Inbox};
+//!
+//! let inbox = Inbox::open("sqlite::memory:").await?;
+//! let token = web::new_token()?;
+//! let app = Router::new()
+//!     .route("/", get(|| async { "the host's own home page" }))
+//!     .nest("/inbox", web::router(inbox, token.clone()));
+//! let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+//! println!("inbox: http://{}/inbox?token={token}", listener.local_addr()?);
+//! // axum::serve(listener, app).await?;
+//! # drop(app);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! # }).unwrap();
+//! ```
 
 mod answer;
 mod auth;
@@ -51,6 +79,7 @@ mod form;
 mod identity;
 mod link;
 mod list;
+mod mount;
 mod page;
 mod request;
 mod secret;
@@ -172,6 +201,7 @@ impl InboxPage {
             ))
             .route("/style.css", get(page::stylesheet))
             .layer(middleware::from_fn(page::secure_headers))
+            .layer(middleware::from_fn(mount::locate))
     }
 }
 

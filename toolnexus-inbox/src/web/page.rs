@@ -8,6 +8,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use maud::{html, Markup, DOCTYPE};
 
+use super::mount::Mount;
 use crate::Person;
 
 /// No script, no frame, no plugin, no foreign style, and forms post only back here: even
@@ -46,12 +47,11 @@ pub(crate) async fn stylesheet() -> Response {
         .into_response()
 }
 
-/// A whole page. `root` leads from the page's URL back to the router's root (`""` or
-/// `"../"`), so every link stays relative and the router can be mounted under any prefix.
-/// `refresh` reloads the page after that many seconds, for outcomes still to come;
-/// `viewer` is who is signed in, shown at the top.
+/// A whole page. `mount` says where the page is, so every link is relative to it and the
+/// router can be mounted under any prefix. `refresh` reloads the page after that many
+/// seconds, for outcomes still to come; `viewer` is who is signed in, shown at the top.
 pub(crate) fn layout(
-    root: &str,
+    mount: &Mount,
     title: &str,
     refresh: Option<u32>,
     viewer: Option<&Person>,
@@ -67,11 +67,11 @@ pub(crate) fn layout(
                     meta http-equiv="refresh" content=(seconds);
                 }
                 title { (title) " · inbox" }
-                link rel="stylesheet" href={ (root) "style.css" };
+                link rel="stylesheet" href=(mount.to("style.css"));
             }
             body {
                 header.top {
-                    a.brand href=(home(root)) { "toolnexus inbox" }
+                    a.brand href=(mount.list()) { "toolnexus inbox" }
                     @if let Some(viewer) = viewer {
                         span.viewer { "Signed in as " strong.who { (viewer.display_name()) } }
                     }
@@ -82,25 +82,16 @@ pub(crate) fn layout(
     }
 }
 
-/// The list's address from a page `root` away from it.
-fn home(root: &str) -> &str {
-    if root.is_empty() {
-        "./"
-    } else {
-        root
-    }
-}
-
 /// A short page that says what happened and links back to the list.
-pub(crate) fn message(status: StatusCode, root: &str, title: &str, text: &str) -> Response {
+pub(crate) fn message(status: StatusCode, mount: &Mount, title: &str, text: &str) -> Response {
     let body = html! {
         section.notice {
             h1 { (title) }
             p { (text) }
-            p { a href=(home(root)) { "Back to the inbox" } }
+            p { a href=(mount.list()) { "Back to the inbox" } }
         }
     };
-    (status, layout(root, title, None, None, body)).into_response()
+    (status, layout(mount, title, None, None, body)).into_response()
 }
 
 #[cfg(test)]
@@ -109,7 +100,8 @@ mod tests {
 
     #[test]
     fn the_layout_escapes_its_title_and_links_relatively() {
-        let page = layout("../", "<script>x</script>", Some(2), None, html! {}).into_string();
+        let mount = Mount::at("/r/abc");
+        let page = layout(&mount, "<script>x</script>", Some(2), None, html! {}).into_string();
         assert!(
             page.contains("&lt;script&gt;x&lt;/script&gt; · inbox"),
             "{page}"

@@ -21,13 +21,11 @@ use super::auth::Viewer;
 use super::forgery::{self, TOKEN_FIELD};
 use super::form::{Entered, FieldErrors};
 use super::link::web_link;
+use super::mount::Mount;
 use super::page::{self, layout};
 use super::summary::{self, segment};
 use super::Shared;
 use crate::{AuditEntry, Delivery, DeliveryState, InboxError, Parked, ParkedState, Person};
-
-/// A request's page lives at `r/{id}`, one level below the router's root.
-const ROOT: &str = "../";
 
 /// Seconds between reloads of a page whose outcome is still to come.
 const REFRESH_SECONDS: u32 = 2;
@@ -62,6 +60,8 @@ impl Retry {
 /// was told of it.
 struct View<'a> {
     shared: &'a Shared,
+    /// Where the page is, for its links.
+    mount: &'a Mount,
     viewer: &'a Person,
     audit: Vec<AuditEntry>,
     deliveries: Vec<Delivery>,
@@ -101,20 +101,22 @@ type Loaded = (Vec<Parked>, Vec<AuditEntry>, Vec<Delivery>);
 pub(crate) async fn show(
     State(shared): State<Arc<Shared>>,
     Extension(Viewer(viewer)): Extension<Viewer>,
+    Extension(mount): Extension<Mount>,
     Path(id): Path<String>,
 ) -> Response {
     match load(&shared, &id).await {
         Ok((run, audit, deliveries)) if !run.is_empty() => {
             let view = View {
                 shared: &shared,
+                mount: &mount,
                 viewer: &viewer,
                 audit,
                 deliveries,
             };
             render(&view, &run, StatusCode::OK, &Retry::default())
         }
-        Ok(_) => unknown(),
-        Err(e) => store_failed(&e),
+        Ok(_) => unknown(&mount),
+        Err(e) => store_failed(&e, &mount),
     }
 }
 
@@ -124,25 +126,27 @@ pub(crate) async fn show(
 pub(crate) async fn submit(
     State(shared): State<Arc<Shared>>,
     Extension(Viewer(viewer)): Extension<Viewer>,
+    Extension(mount): Extension<Mount>,
     Path(id): Path<String>,
     headers: HeaderMap,
     body: Result<Body<Vec<(String, String)>>, FormRejection>,
 ) -> Response {
     if !forgery::same_origin(&headers) {
-        return cross_site();
+        return cross_site(&mount);
     }
     let Ok(Body(fields)) = body else {
-        return unreadable();
+        return unreadable(&mount);
     };
     let (run, audit, deliveries) = match load(&shared, &id).await {
         Ok(all) => all,
-        Err(e) => return store_failed(&e),
+        Err(e) => return store_failed(&e, &mount),
     };
     let Some(parked) = run.iter().find(|p| p.id() == id) else {
-        return unknown();
+        return unknown(&mount);
     };
     let view = View {
         shared: &shared,
+        mount: &mount,
         viewer: &viewer,
         audit,
         deliveries,
@@ -150,12 +154,12 @@ pub(crate) async fn submit(
     // Before the token check: someone not allowed never had a form, so the token is not
     // what they need to hear about.
     if !view.may_answer(parked) {
-        return not_allowed();
+        return not_allowed(&mount);
     }
     if let Some(refused) = forged(&view, &id, &fields) {
         return refused;
     }
-    if let Some(refused) = closed(parked, view.shared.inbox.now_time()) {
+    if let Some(refused) = closed(parked, view.shared.inbox.now_time(), &mount) {
         return refused;
     }
     let shape = Shape::of(&parked.request);
@@ -169,7 +173,7 @@ pub(crate) async fn submit(
             };
             return render(&view, &run, StatusCode::UNPROCESSABLE_ENTITY, &retry);
         }
-        Submission::UnknownAction => return unknown_action(),
+        Submission::UnknownAction => return unknown_action(&mount),
     };
     match shared.inbox.answer_as(answer, viewer.clone()).await {
         // Back to the run's page, where its other requests wait.
@@ -178,30 +182,30 @@ pub(crate) async fn submit(
     }
 }
 
-fn not_allowed() -> Response {
+fn not_allowed(mount: &Mount) -> Response {
     page::message(
         StatusCode::FORBIDDEN,
-        ROOT,
+        mount,
         "Not yours to answer",
         "This request names who may answer it, and you are not one of them, so your \
          answer was not recorded.",
     )
 }
 
-fn cross_site() -> Response {
+fn cross_site(mount: &Mount) -> Response {
     page::message(
         StatusCode::FORBIDDEN,
-        ROOT,
+        mount,
         "Answer refused",
         "This answer came from another site, so it was not recorded. Answer from the \
          inbox page itself.",
     )
 }
 
-fn unreadable() -> Response {
+fn unreadable(mount: &Mount) -> Response {
     page::message(
         StatusCode::BAD_REQUEST,
-        ROOT,
+        mount,
         "Unreadable answer",
         "The answer was not a form this page sent. Open the request and answer again.",
     )
@@ -219,17 +223,17 @@ fn forged(view: &View, id: &str, fields: &[(String, String)]) -> Option<Response
     }
     Some(page::message(
         StatusCode::FORBIDDEN,
-        ROOT,
+        view.mount,
         "Answer refused",
         "This answer did not come from this request's page (its anti-forgery token is \
          missing or wrong), so it was not recorded. Open the request and answer again.",
     ))
 }
 
-fn unknown_action() -> Response {
+fn unknown_action(mount: &Mount) -> Response {
     page::message(
         StatusCode::BAD_REQUEST,
-        ROOT,
+        mount,
         "Unknown answer",
         "That is not one of the answers this request takes. Open it and use its buttons.",
     )
@@ -262,27 +266,32 @@ fn not_recorded(
             }
             render(view, run, StatusCode::UNPROCESSABLE_ENTITY, &retry)
         }
-        InboxError::NotAllowed { .. } => not_allowed(),
-        InboxError::NotWaiting { state, .. } | InboxError::Finished { state, .. } => already(state),
-        InboxError::Expired(_) => expired(),
-        InboxError::UnknownRequest(_) => unknown(),
-        e => store_failed(&e),
+        InboxError::NotAllowed { .. } => not_allowed(view.mount),
+        InboxError::NotWaiting { state, .. } | InboxError::Finished { state, .. } => {
+            already(state, view.mount)
+        }
+        InboxError::Expired(_) => expired(view.mount),
+        InboxError::UnknownRequest(_) => unknown(view.mount),
+        e => store_failed(&e, view.mount),
     }
 }
 
 /// The refusal for a request that can no longer be answered, checked before the answer is
 /// read so the person learns that first (the store checks again, atomically).
-fn closed(parked: &Parked, now: SystemTime) -> Option<Response> {
+fn closed(parked: &Parked, now: SystemTime, mount: &Mount) -> Option<Response> {
     if parked.state != ParkedState::Waiting {
-        return Some(already(parked.state));
+        return Some(already(parked.state, mount));
     }
-    parked.expires_at.filter(|at| *at <= now).map(|_| expired())
+    parked
+        .expires_at
+        .filter(|at| *at <= now)
+        .map(|_| expired(mount))
 }
 
-fn already(state: ParkedState) -> Response {
+fn already(state: ParkedState, mount: &Mount) -> Response {
     page::message(
         StatusCode::CONFLICT,
-        ROOT,
+        mount,
         "Already answered",
         &format!(
             "This request was answered before your answer arrived (its run is now {state}); \
@@ -291,20 +300,20 @@ fn already(state: ParkedState) -> Response {
     )
 }
 
-fn expired() -> Response {
+fn expired(mount: &Mount) -> Response {
     page::message(
         StatusCode::GONE,
-        ROOT,
+        mount,
         "Request expired",
         "This request expired before it was answered; it is declined as expired and the \
          run is told so.",
     )
 }
 
-fn unknown() -> Response {
+fn unknown(mount: &Mount) -> Response {
     page::message(
         StatusCode::NOT_FOUND,
-        ROOT,
+        mount,
         "No such request",
         "No run is parked on this request. It may belong to another inbox, or the link is \
          mistyped.",
@@ -312,7 +321,7 @@ fn unknown() -> Response {
 }
 
 /// The store could not be read or written; the reason goes to the log, not the page.
-pub(crate) fn store_failed(error: &InboxError) -> Response {
+pub(crate) fn store_failed(error: &InboxError, mount: &Mount) -> Response {
     tracing::error!(%error, "the inbox page could not reach its store");
     let (status, text) = match error {
         InboxError::Database(_) => (
@@ -324,7 +333,7 @@ pub(crate) fn store_failed(error: &InboxError) -> Response {
             "The inbox could not read this request. Its details are in the server's log.",
         ),
     };
-    page::message(status, ROOT, "Inbox unavailable", text)
+    page::message(status, mount, "Inbox unavailable", text)
 }
 
 /// The page of a run: its only request as the page itself, or its several requests one
@@ -332,7 +341,7 @@ pub(crate) fn store_failed(error: &InboxError) -> Response {
 fn render(view: &View, run: &[Parked], status: StatusCode, retry: &Retry) -> Response {
     let now = view.shared.inbox.now_time();
     let Some(first) = run.first() else {
-        return unknown();
+        return unknown(view.mount);
     };
     let open =
         |p: &Parked| p.state == ParkedState::Waiting && p.expires_at.is_none_or(|at| at > now);
@@ -361,7 +370,7 @@ fn render(view: &View, run: &[Parked], status: StatusCode, retry: &Retry) -> Res
                     }
                 }
                 @if first.run_state != ParkedState::Waiting {
-                    section.request { (summary::outcome(first)) }
+                    section.request { (summary::outcome(first, view.mount)) }
                 }
                 (trail(&view.audit, now))
                 (notifications(&view.deliveries, now))
@@ -371,7 +380,7 @@ fn render(view: &View, run: &[Parked], status: StatusCode, retry: &Retry) -> Res
     };
     (
         status,
-        layout(ROOT, &title, refresh, Some(view.viewer), body),
+        layout(view.mount, &title, refresh, Some(view.viewer), body),
     )
         .into_response()
 }
@@ -466,7 +475,7 @@ fn request(
         } @else {
             (summary::decided_banner(parked))
             (summary::decision(parked, now))
-            @if alone { (summary::outcome(parked)) }
+            @if alone { (summary::outcome(parked, view.mount)) }
         }
     }
 }

@@ -10,6 +10,7 @@ use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
 use toolnexus::{Answer, Refusal, Request, RequestKind, RunStatus};
 
+use super::mount::Mount;
 use crate::{Parked, ParkedState};
 
 /// Arguments longer than this are cut on the list: a page of a thousand requests must stay
@@ -65,8 +66,8 @@ pub(crate) fn call(parked: &Parked, limit: Option<usize>) -> Option<Markup> {
 /// The list's card for a run: kind, prompt (linking to its page), call, times, and for a
 /// decided run its answer and outcome. The prompt's link covers the whole card (see the
 /// stylesheet), and a waiting run also shows an "Answer" action, so what to click is plain.
-pub(crate) fn card(parked: &Parked, now: SystemTime) -> Markup {
-    let path = request_path(parked.id());
+pub(crate) fn card(parked: &Parked, now: SystemTime, mount: &Mount) -> Markup {
+    let path = mount.to(&request_path(parked.id()));
     let waiting = parked.state == ParkedState::Waiting;
     html! {
         article.card {
@@ -88,7 +89,7 @@ pub(crate) fn card(parked: &Parked, now: SystemTime) -> Markup {
             }
             @if parked.state != ParkedState::Waiting {
                 (decision(parked, now))
-                (outcome(parked))
+                (outcome(parked, mount))
             }
         }
     }
@@ -210,7 +211,7 @@ fn plain(value: &Value) -> String {
 
 /// What came of a decided run: the resumed run's final text, that it halted again, its
 /// error, or that a worker has yet to resume it.
-pub(crate) fn outcome(parked: &Parked) -> Markup {
+pub(crate) fn outcome(parked: &Parked, mount: &Mount) -> Markup {
     match (parked.run_state, &parked.result) {
         (ParkedState::Done, Some(result)) => match result.status {
             RunStatus::Done => html! { p.outcome.ok { (result.text) } },
@@ -218,7 +219,7 @@ pub(crate) fn outcome(parked: &Parked) -> Markup {
                 p.outcome {
                     "The run asked again: "
                     @match &parked.next {
-                        Some(next) => a href=(request_path(next)) {
+                        Some(next) => a href=(mount.to(&request_path(next))) {
                             (result.pending.as_ref().map_or("a new request", |r| r.prompt.as_str()))
                         },
                         None => (result.pending.as_ref().map_or("a new request", |r| r.prompt.as_str())),

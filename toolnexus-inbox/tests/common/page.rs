@@ -226,10 +226,30 @@ fn tool_outputs(req: &RecordedRequest) -> Option<String> {
     Some(results.into_iter().rev().collect::<Vec<_>>().join(" | "))
 }
 
+/// Where the host serves the page's router.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mounting {
+    /// The router is the whole app.
+    Root,
+    /// `Router::nest("/inbox", …)` in a host app with a home page of its own at `/`.
+    Nest,
+    /// `Router::nest_service("/inbox", …)` in the same host app.
+    NestService,
+    /// `Router::nest("/inbox/", …)`, the prefix written with its slash.
+    NestSlash,
+}
+
+/// What the host app's own home page says, so a test sees when a link left the inbox.
+pub const HOST_HOME: &str = "the host's own home page";
+
 /// The page on loopback, and what is behind it.
 pub struct Site {
-    /// `http://127.0.0.1:PORT/`
+    /// The list's address: `http://127.0.0.1:PORT/`, or `http://127.0.0.1:PORT/inbox`
+    /// when mounted under the host's prefix.
     pub base: String,
+    /// The router's root, where its routes (`r/{id}`, `style.css`) sit below:
+    /// `http://127.0.0.1:PORT/` or `http://127.0.0.1:PORT/inbox/`.
+    pub root: String,
     pub token: String,
     pub inbox: Inbox,
     pub client: LlmClient,
@@ -251,6 +271,19 @@ impl Site {
     /// The page with its defaults on an in-memory SQLite inbox.
     pub async fn start() -> Site {
         Site::on_clock(|page| page).await
+    }
+
+    /// The page with its defaults on an in-memory SQLite inbox, served as `mounting` says.
+    pub async fn mounted(mounting: Mounting) -> Site {
+        let clock = TestClock::default();
+        let inbox = Inbox::builder("sqlite::memory:")
+            .clock(clock.reader())
+            .open()
+            .await
+            .expect("an inbox");
+        let mut site = Site::serve_at(inbox, |page| page, mounting).await;
+        site.clock = clock;
+        site
     }
 
     /// The page on an in-memory SQLite inbox, its token's holder answering as `user`.
@@ -275,6 +308,15 @@ impl Site {
     pub async fn serve(
         inbox: Inbox,
         configure: impl FnOnce(InboxPageBuilder) -> InboxPageBuilder,
+    ) -> Site {
+        Site::serve_at(inbox, configure, Mounting::Root).await
+    }
+
+    /// The page for `inbox`, with options `configure` adds, served as `mounting` says.
+    pub async fn serve_at(
+        inbox: Inbox,
+        configure: impl FnOnce(InboxPageBuilder) -> InboxPageBuilder,
+        mounting: Mounting,
     ) -> Site {
         let model = MockLlm::with_fn(script)
             .await
@@ -302,8 +344,27 @@ impl Site {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .expect("a loopback port");
-        let base = format!("http://{}/", listener.local_addr().expect("an address"));
-        let app = configure(InboxPage::builder(inbox.clone()).token(token.clone())).router();
+        let host = format!("http://{}/", listener.local_addr().expect("an address"));
+        let page = configure(InboxPage::builder(inbox.clone()).token(token.clone())).router();
+        let home = axum::Router::new().route("/", axum::routing::get(|| async { HOST_HOME }));
+        let (app, base, root) = match mounting {
+            Mounting::Root => (page, host.clone(), host),
+            Mounting::Nest => (
+                home.nest("/inbox", page),
+                format!("{host}inbox"),
+                format!("{host}inbox/"),
+            ),
+            Mounting::NestSlash => (
+                home.nest("/inbox/", page),
+                format!("{host}inbox/"),
+                format!("{host}inbox/"),
+            ),
+            Mounting::NestService => (
+                home.nest_service("/inbox", page),
+                format!("{host}inbox"),
+                format!("{host}inbox/"),
+            ),
+        };
         // The peer's address, for the trusted-proxy tests.
         let app = app.into_make_service_with_connect_info::<std::net::SocketAddr>();
         let server = tokio::spawn(async move {
@@ -311,6 +372,7 @@ impl Site {
         });
         Site {
             base,
+            root,
             token,
             inbox,
             client,
@@ -393,9 +455,9 @@ impl Site {
         parked.requests
     }
 
-    /// The page of request `id`, relative to the base.
+    /// The page of request `id`, below the router's root.
     pub fn request_url(&self, id: &str) -> String {
-        format!("{}r/{id}", self.base)
+        format!("{}r/{id}", self.root)
     }
 
     /// Resumes every answered run, as a worker would.
