@@ -10,6 +10,7 @@ use std::time::{Duration, SystemTime};
 
 use serde::de::DeserializeOwned;
 use serde::Serialize;
+use toolnexus::{RequestKind, Toolkit};
 
 use crate::clock::from_ms;
 use crate::store::doors;
@@ -117,6 +118,48 @@ impl Inbox {
             updated_at: from_ms(at),
             age: Duration::from_millis(age),
         }))
+    }
+
+    /// The tools of `tk` whose approvals anyone who reaches `door` may answer: gates that
+    /// name no responders ([`Toolkit::unrestricted_gates`]) where this inbox has no rule
+    /// for approvals or for its agent either ([`InboxBuilder::responders`]). A door calls it
+    /// once when it is built, and it logs a warning naming them, so a server that lets a
+    /// partner approve its own payment says so before the first payment.
+    ///
+    /// [`InboxBuilder::responders`]: crate::InboxBuilder::responders
+    ///
+    /// ```
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// use toolnexus::{Approval, Toolkit};
+    /// use toolnexus_inbox::{Door, Inbox};
+    ///
+    /// # let refund = toolnexus::NativeTool::of("refund", "Refunds", serde_json::json!({"type": "object"}),
+    /// #     |_args, _ctx| async { toolnexus::ToolResult::ok("refunded") });
+    /// let tk = Toolkit::builder().tool(refund).approval(Approval::tools(["refund"])).build()?;
+    /// let open = Inbox::open("sqlite::memory:").await?;
+    /// assert_eq!(open.unrestricted_gates(Door::A2A, &tk), ["refund"]);
+    /// let finance = Inbox::builder("sqlite::memory:").responders("approval", ["group:finance"]).open().await?;
+    /// assert!(finance.unrestricted_gates(Door::A2A, &tk).is_empty());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// # }).unwrap();
+    /// ```
+    pub fn unrestricted_gates<'t>(&self, door: Door, tk: &'t Toolkit) -> Vec<&'t str> {
+        let rules = &self.inner.rules;
+        if rules.by_kind.contains_key(&RequestKind::Approval)
+            || rules.by_agent.contains_key(&self.inner.agent)
+        {
+            return Vec::new();
+        }
+        let open = tk.unrestricted_gates();
+        if !open.is_empty() {
+            tracing::warn!(
+                door = door.name(),
+                tools = ?open,
+                "anyone who reaches this door may answer these tools' approvals: name who may \
+                 with approval(responders = [...]) or InboxBuilder::responders"
+            );
+        }
+        open
     }
 
     /// Marks `door`'s record of `id` as changed now, leaving its data as it is: a heartbeat

@@ -28,7 +28,7 @@ use axum::routing::{get, post};
 use axum::Router;
 use tokio::sync::Notify;
 use toolnexus::{LlmClient, Toolkit};
-use toolnexus_inbox::{Identify, InFlight, Inbox, Person};
+use toolnexus_inbox::{Door, Identify, InFlight, Inbox, Person};
 
 use self::shared::Shared;
 
@@ -238,7 +238,8 @@ impl A2aServerBuilder {
     }
 
     /// The server; [`A2aError::InvalidUrl`] when [`url`](Self::url) is not an absolute
-    /// http(s) URL.
+    /// http(s) URL. A warning is logged naming the tools whose approvals anyone may answer
+    /// ([`Inbox::unrestricted_gates`]).
     pub fn build(self) -> Result<A2aServer, A2aError> {
         if let Some(url) = &self.url {
             let ok = (url.starts_with("http://") || url.starts_with("https://"))
@@ -250,6 +251,7 @@ impl A2aServerBuilder {
                 });
             }
         }
+        self.inbox.unrestricted_gates(Door::A2A, &self.tk);
         let card = card::CardInfo {
             name: self.name,
             description: self.description,

@@ -16,7 +16,7 @@ use axum::extract::DefaultBodyLimit;
 use axum::routing::post;
 use axum::Router;
 use toolnexus::{LlmClient, Toolkit};
-use toolnexus_inbox::{Identify, InFlight, InFlightGuard, Inbox, Person};
+use toolnexus_inbox::{Door, Identify, InFlight, InFlightGuard, Inbox, Person};
 
 /// An agent served over AG-UI: built by [`AguiServer::builder`], served by
 /// [`router`](Self::router), which a host mounts under a path of its own app.
@@ -200,8 +200,10 @@ impl AguiServerBuilder {
         self
     }
 
-    /// The server.
+    /// The server; a warning is logged naming the tools whose approvals anyone may answer
+    /// ([`Inbox::unrestricted_gates`]).
     pub fn build(self) -> AguiServer {
+        self.inbox.unrestricted_gates(Door::AGUI, &self.tk);
         AguiServer {
             shared: Arc::new(Shared {
                 client: self.client,

@@ -370,7 +370,8 @@ impl McpServerBuilder {
 
     /// Builds the server; refused with [`McpError::ShortStateKey`] when the
     /// [`state_key`](Self::state_key) is shorter than 32 bytes, since a short HMAC key
-    /// would make sealed state forgeable.
+    /// would make sealed state forgeable. With an inbox, a warning is logged naming the
+    /// tools whose approvals anyone may answer.
     pub fn build(mut self) -> Result<McpServer, McpError> {
         let sealer = match self.state_key.take() {
             Some(key) => Sealer::new(key)?,
@@ -380,6 +381,10 @@ impl McpServerBuilder {
     }
 
     fn finish(self, sealer: Sealer) -> McpServer {
+        #[cfg(feature = "inbox")]
+        if let Some(inbox) = &self.inbox {
+            inbox.unrestricted_gates(toolnexus_inbox::Door::MCP, &self.toolkit);
+        }
         let tools = self.toolkit.declarations().map(declaration).collect();
         McpServer {
             inner: Arc::new(Inner {
