@@ -50,15 +50,18 @@ pub(crate) async fn cancel(
     record::save(&shared.inbox, &id, &record)
         .await
         .map_err(to_protocol)?;
-    if let Stage::Waiting { requests, .. } = &view.stage {
-        for request in requests {
-            let refusal = Answer::refuse(&request.id, Refusal::Cancelled)
-                .with_note("the A2A task was canceled");
-            match shared.inbox.answer_as(refusal, who).await {
-                Ok(()) | Err(InboxError::NotWaiting { .. }) => {}
-                Err(e) => {
-                    tracing::warn!(task = %id, error = %e, "could not refuse a canceled task's request")
-                }
+    if let Stage::Waiting { run, requests, .. } = &view.stage {
+        // All or none, as any answer: a request answered meanwhile leaves its run to the
+        // answer that came first.
+        let refusals = requests
+            .iter()
+            .map(|r| {
+                Answer::refuse(&r.id, Refusal::Cancelled).with_note("the A2A task was canceled")
+            })
+            .collect();
+        if let Err(e) = shared.inbox.answer_all(run, refusals, who).await {
+            if !matches!(e.cause(), InboxError::NotWaiting { .. }) {
+                tracing::warn!(task = %id, error = %e, "could not refuse a canceled task's requests");
             }
         }
     }

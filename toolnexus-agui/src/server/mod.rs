@@ -161,16 +161,6 @@ impl std::fmt::Debug for AguiServerBuilder {
 }
 
 impl AguiServerBuilder {
-    /// Who the inbox records as having answered the interrupts AG-UI clients resume when
-    /// no [`identify`](Self::identify) hook is set (default [`DEFAULT_RESPONDER`]):
-    /// everyone who reaches this endpoint is this person. The audit trail names them, and
-    /// where the inbox limits who may answer a request, a resume from anyone else is
-    /// refused (`not_allowed`) and the interrupt stays open.
-    pub fn responder(mut self, who: impl Into<Person>) -> Self {
-        self.responder = who.into();
-        self
-    }
-
     /// Who a request comes from, told by `hook` (the host's sign-in, or
     /// [`BearerTokens`](toolnexus_inbox::BearerTokens)); it replaces
     /// [`responder`](Self::responder). A resume's answers are recorded as the identified
@@ -190,6 +180,16 @@ impl AguiServerBuilder {
     /// request is refused: the endpoint stays closed rather than open by mistake.
     pub fn require_identity(mut self) -> Self {
         self.require_identity = true;
+        self
+    }
+
+    /// Who the inbox records as having answered the interrupts AG-UI clients resume when
+    /// no [`identify`](Self::identify) hook is set (default [`DEFAULT_RESPONDER`]):
+    /// everyone who reaches this endpoint is this person. The audit trail names them, and
+    /// where the inbox limits who may answer a request, a resume from anyone else is
+    /// refused (`not_allowed`) and the interrupt stays open.
+    pub fn responder(mut self, who: impl Into<Person>) -> Self {
+        self.responder = who.into();
         self
     }
 
