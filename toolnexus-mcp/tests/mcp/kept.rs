@@ -6,18 +6,16 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use rmcp::model::{
-    CallToolResponse, CallToolResult, CancelTaskParams, TaskPayload, UpdateTaskParams,
-};
+use rmcp::model::{CallToolResult, CancelTaskParams, TaskPayload, UpdateTaskParams};
 use serde_json::{Value, json};
 use toolnexus::{Answer, NativeTool, Request, ToolContext, ToolResult, Toolkit};
 use toolnexus_inbox::{AuditKind, Inbox, ParkedState};
 use toolnexus_mcp::McpServer;
 use toolnexus_test_support::databases::TestDb;
 
-use crate::support::{call, paris, text};
+use crate::support::{paris, text};
 use crate::tasks::{
-    accept, builder, get, invalid_params, raw, responses, serve, serve_until_stopped, until_asked,
+    accept, asking, builder, get, invalid_params, raw, responses, serve, serve_until_stopped,
     until_ended, waiting,
 };
 
@@ -185,15 +183,7 @@ async fn a_form_that_does_not_fit_leaves_the_task_waiting() {
     let db = TestDb::sqlite();
     let url = serve(kept(inbox(&db).await, &Arc::default())).await;
     let client = raw(&url).await;
-    let response = client
-        .call_tool_once(call("ship_order", json!({"order": 7})))
-        .await
-        .unwrap();
-    let CallToolResponse::Task(created) = response else {
-        panic!("a task, not {response:?}")
-    };
-    let id = created.task.task_id;
-    let key = until_asked(&client, &id).await;
+    let (id, key) = asking(&client, "ship_order", json!({"order": 7})).await;
     let misfit = json!({"action": "accept", "content": {"city": "Paris"}});
     let update = UpdateTaskParams::new(id.clone(), responses(&key, misfit));
     let why = invalid_params(client.update_task(update).await);
@@ -255,15 +245,7 @@ async fn a_misfit_update_records_nothing_and_a_good_one_runs_the_call_once() {
         .build()
         .unwrap();
     let client = raw(&serve(server).await).await;
-    let response = client
-        .call_tool_once(call("register", json!({})))
-        .await
-        .unwrap();
-    let CallToolResponse::Task(created) = response else {
-        panic!("a task, not {response:?}")
-    };
-    let id = created.task.task_id;
-    let key = until_asked(&client, &id).await;
+    let (id, key) = asking(&client, "register", json!({})).await;
 
     let misfit = json!({"action": "accept", "content": {"zip": "750"}});
     let update = UpdateTaskParams::new(id.clone(), responses(&key, misfit));

@@ -263,10 +263,17 @@ pub(crate) async fn waiting(
     client: &RunningService<RoleClient, Human>,
     path: &str,
 ) -> (String, String) {
-    let response = client
-        .call_tool_once(call("delete_file", json!({"path": path})))
-        .await
-        .unwrap();
+    asking(client, "delete_file", json!({"path": path})).await
+}
+
+/// Calls `tool` with `args` as a task and waits for its question; the task id and the key
+/// of its input request.
+pub(crate) async fn asking(
+    client: &RunningService<RoleClient, Human>,
+    tool: &str,
+    args: Value,
+) -> (String, String) {
+    let response = client.call_tool_once(call(tool, args)).await.unwrap();
     let CallToolResponse::Task(created) = response else {
         panic!("a task, not {response:?}")
     };
