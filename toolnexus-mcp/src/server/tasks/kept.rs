@@ -284,11 +284,12 @@ impl McpServer {
                 .collect();
             match kept.inbox.answer_all(&latest.run, refusals, who).await {
                 Ok(()) => {
-                    // The run is closed without running the call.
+                    // Settled by the one rule: a refusal closes the call without running it.
+                    let toolkit = self.inner.toolkit.clone();
                     let closed = kept
                         .inbox
-                        .resume_with(&latest.run, |messages, _| async move {
-                            Ok(ended(messages, Step::Done(ToolResult::error("cancelled"))))
+                        .resume_with_or_await(&latest.run, |messages, answers| {
+                            settle(toolkit, messages, answers)
                         })
                         .await;
                     if let Err(e) = closed {
