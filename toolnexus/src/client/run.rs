@@ -86,6 +86,8 @@ enum Begin<'a> {
     Fresh {
         prompt: String,
         history: Vec<Message>,
+        /// The run's id when the host gives one; a new UUID otherwise.
+        id: Option<String>,
     },
     Resume {
         messages: Vec<Message>,
@@ -111,7 +113,47 @@ impl<'a> Run<'a, Fresh> {
     pub(super) fn fresh(settings: &'a Settings, prompt: String, tk: &'a Toolkit) -> Self {
         // Room for the system prompt, the prompt and a first turn before any growth.
         let history = Vec::with_capacity(4);
-        Run::new(settings, tk, Begin::Fresh { prompt, history })
+        Run::new(
+            settings,
+            tk,
+            Begin::Fresh {
+                prompt,
+                history,
+                id: None,
+            },
+        )
+    }
+
+    /// Gives the run its id instead of a new UUID. The id is stamped on the prompt's user
+    /// message and seeds every key the run derives from it: its tools'
+    /// [`idempotency_key`](crate::ToolContext::idempotency_key)s and its journal's
+    /// [`StepKey`](crate::StepKey)s. A host that runs one logical run in several processes
+    /// (a durable workflow engine replaying it, a worker retrying a step) gives each the
+    /// same id, so each derives the same keys; ids of different runs must differ.
+    ///
+    /// ```
+    /// use toolnexus::{LlmClient, Message, Toolkit};
+    ///
+    /// # #[cfg(not(feature = "testing"))] fn main() {}
+    /// # #[cfg(feature = "testing")] #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # use toolnexus::testing::{MockLlm, Reply};
+    /// # let model = MockLlm::start([Reply::text("Hi.")]).await?;
+    /// # let client = LlmClient::builder().base_url(model.base_url()).model("m").api_key("k").build()?;
+    /// let tk = Toolkit::builder().build()?;
+    /// let result = client.run("Hello", &tk).id("order-7f3a").await?;
+    /// assert!(matches!(
+    ///     &result.messages[0],
+    ///     Message::User { run: Some(id), .. } if id == "order-7f3a"
+    /// ));
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn id(mut self, run: impl Into<String>) -> Self {
+        if let Begin::Fresh { id, .. } = &mut self.start {
+            *id = Some(run.into());
+        }
+        self
     }
 
     /// Continues `history` (e.g. an earlier run's [`RunResult::messages`]): the prompt is
@@ -360,8 +402,12 @@ impl Begin<'_> {
         ev: &E,
     ) -> Result<RunResult, ClientError> {
         match self {
-            Begin::Fresh { prompt, history } => {
-                let transcript = new_transcript(settings, prompt, history)?;
+            Begin::Fresh {
+                prompt,
+                history,
+                id,
+            } => {
+                let transcript = new_transcript(settings, prompt, history, id)?;
                 driver::run(settings, scope, transcript, Start::Fresh, tk, ev).await
             }
             Begin::Resume {
@@ -381,7 +427,7 @@ impl Begin<'_> {
                 let stored = store.get(&id).await.map_err(store_error)?;
                 let result = match step {
                     ThreadStep::Prompt(prompt) => {
-                        let transcript = new_transcript(settings, prompt, supersede(stored))?;
+                        let transcript = new_transcript(settings, prompt, supersede(stored), None)?;
                         driver::run(settings, scope, transcript, Start::Fresh, tk, ev).await?
                     }
                     ThreadStep::Answer { expected, answers } => {
@@ -468,11 +514,12 @@ fn waits(messages: &[Message]) -> bool {
 }
 
 /// The transcript a fresh run starts from: `history`, the system prompt when `history`
-/// has none, then `prompt`, stamped with a new run id.
+/// has none, then `prompt`, stamped with the run's id (`id`, or a new one).
 fn new_transcript(
     settings: &Settings,
     prompt: String,
     mut history: Vec<Message>,
+    id: Option<String>,
 ) -> Result<Vec<Message>, ClientError> {
     if waits(&history) {
         return Err(ClientError::InvalidTranscript(
@@ -485,14 +532,17 @@ fn new_transcript(
             history.insert(0, Message::system(system.clone()));
         }
     }
-    // Written into a buffer of its own: `to_string` would go through a formatter.
-    let run = uuid::Uuid::new_v4().hyphenated();
+    let run = match id {
+        Some(id) => id,
+        // Written into a buffer of its own: `to_string` would go through a formatter.
+        None => uuid::Uuid::new_v4()
+            .hyphenated()
+            .encode_lower(&mut uuid::Uuid::encode_buffer())
+            .to_owned(),
+    };
     history.push(Message::User {
         content: prompt,
-        run: Some(
-            run.encode_lower(&mut uuid::Uuid::encode_buffer())
-                .to_owned(),
-        ),
+        run: Some(run),
     });
     Ok(history)
 }

@@ -1,6 +1,8 @@
 //! [`RunOptions`]: what one run brings besides its prompt — values for its tools
 //! ([`Extensions`]) and overrides of the client's request settings.
 
+use std::time::Duration;
+
 use super::request_options::{request_setters, RequestOptions};
 use crate::Extensions;
 
@@ -35,6 +37,8 @@ use crate::Extensions;
 pub struct RunOptions {
     pub(crate) request: RequestOptions,
     pub(crate) extensions: Extensions,
+    /// The run's own time limit, when it replaces the client's (`Some(None)`: none).
+    pub(crate) timeout: Option<Option<Duration>>,
 }
 
 impl RunOptions {
@@ -52,6 +56,23 @@ impl RunOptions {
     /// Attaches every value of `extensions` (replacing values of the same types).
     pub fn extensions(mut self, extensions: &Extensions) -> Self {
         self.extensions.extend(extensions);
+        self
+    }
+
+    /// Replaces the client's [`timeout`](crate::LlmClientBuilder::timeout) for this run:
+    /// `Some(limit)` bounds it by `limit`, `None` lets it run without one. A host that
+    /// replays a run from its journal without sending anything (a durable workflow) runs it
+    /// without a limit, which would otherwise race the wall clock its replay ignores.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use toolnexus::RunOptions;
+    ///
+    /// let patient = RunOptions::new().timeout(Some(Duration::from_secs(600)));
+    /// assert_ne!(patient, RunOptions::new());
+    /// ```
+    pub fn timeout(mut self, limit: Option<Duration>) -> Self {
+        self.timeout = Some(limit);
         self
     }
 

@@ -128,7 +128,11 @@ pub(crate) async fn run<E: Events>(
         },
     };
     let work = driver.go(start);
-    let ending = bounded(settings.timeout, scope.cancel, work)
+    let timeout = match scope.options.and_then(|o| o.timeout) {
+        Some(limit) => limit,
+        None => settings.timeout,
+    };
+    let ending = bounded(timeout, scope.cancel, work)
         .instrument(span.clone())
         .await;
     let turns = driver.state.turns;
