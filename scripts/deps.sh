@@ -3,7 +3,8 @@
 # before the first cargo command of a fresh machine (.ci/run does, before clippy):
 #
 #   protoc      Debian's protobuf-compiler: the Temporal SDK's build script compiles the
-#               Temporal API's protobuf files with it (a `PROTOC` already set is used as is).
+#               Temporal API's protobuf files with it (a `PROTOC` already set is used as is),
+#               and libprotobuf-dev, whose well-known types (google/protobuf/*.proto) they import.
 #
 # scripts/test.sh sources this file for its `say`, `die` and `apt_install` too, and calls
 # `build_deps` before its first cargo command.
@@ -28,8 +29,15 @@ apt_install() {
 }
 
 build_deps() {
+    local missing=()
     if [ -z "${PROTOC:-}" ] && ! command -v protoc >/dev/null; then
-        apt_install protobuf-compiler
+        missing+=(protobuf-compiler)
+    fi
+    if [ -z "${PROTOC_INCLUDE:-}" ] && [ ! -f /usr/include/google/protobuf/field_mask.proto ]; then
+        missing+=(libprotobuf-dev)
+    fi
+    if [ "${#missing[@]}" -gt 0 ]; then
+        apt_install "${missing[@]}"
     fi
 }
 
