@@ -1,5 +1,6 @@
-//! The agent-loop benchmark: our `LlmClient` against the floor, a hand-written loop on raw
-//! reqwest + `serde_json::Value`, on the same scripted endpoint.
+//! The agent-loop benchmark: our `LlmClient` on a scripted endpoint, and that endpoint for
+//! the floor, a hand-written loop on raw reqwest + `serde_json::Value` built as a crate of
+//! its own (`bench/floor`, outside the workspace, so it builds as a user builds it).
 //!
 //! One run is two LLM round trips. `weather`: turn 1 asks for `get_weather {"city":"Paris"}`
 //! and `add {"a":2,"b":2}`, turn 2 answers in text. `approve`: turn 1 asks for
@@ -11,11 +12,15 @@
 //! cargo run --profile perf --example bench_loop -- run ours weather 300 --url URL   # one variant
 //! cargo run --profile perf --example bench_loop -- run ours-gemini approve 300          # another style
 //! cargo run --profile perf --example bench_loop -- mock         # serve the endpoint, print its URL
-//! cargo run --release --example bench_loop -- inflight ours 1000   # memory per run in flight
+//! cargo run --release --example bench_loop -- inflight ours 1000   # peak RSS, N runs in flight
 //! ```
 //!
+//! With `BENCH_FLOOR` naming the floor's binary (`target/bench-floor/<profile>/bench_floor`),
+//! the every-variant mode runs it too, against the same endpoint.
+//!
 //! `inflight CLIENT N` starts N `weather` runs at once against an endpoint that takes
-//! 200 ms to answer each request, and reports the peak resident memory they add, per run.
+//! 200 ms to answer each request, and prints the process's peak resident memory;
+//! `bench/inflight.sh` compares N = 1 with N = 1000, for ours and the floor.
 //!
 //! `ours` speaks the OpenAI style, as the floor does; `ours-anthropic`, `ours-responses`
 //! and `ours-gemini` run the same scenarios in the other styles against the same endpoint.
@@ -34,13 +39,7 @@ use toolnexus::{pending, tool, Answer, LlmClient, Request, Style, ToolResult, To
 const MODEL: &str = "gpt-4o-mini";
 const KEY: &str = "bench-key";
 const WARMUP: usize = 20;
-const CLIENTS: [&str; 5] = [
-    "floor",
-    "ours",
-    "ours-anthropic",
-    "ours-responses",
-    "ours-gemini",
-];
+const CLIENTS: [&str; 4] = ["ours", "ours-anthropic", "ours-responses", "ours-gemini"];
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -184,9 +183,13 @@ fn compare_all(runs: usize) -> Result<(), String> {
         "{:<15} {:<8} {:>10} {:>10} {:>12}",
         "client", "scenario", "p50 ms", "p95 ms", "peak RSS MB"
     );
+    let floor = std::env::var_os("BENCH_FLOOR").map(std::path::PathBuf::from);
+    let floor = floor.iter().map(|bin| ("floor", bin));
+    let ours = CLIENTS.into_iter().map(|client| (client, &exe));
+    let variants: Vec<_> = floor.chain(ours).collect();
     for scenario in ["weather", "approve"] {
-        for client in CLIENTS {
-            let out = Command::new(&exe)
+        for &(client, bin) in &variants {
+            let out = Command::new(bin)
                 .args([
                     "run",
                     client,
@@ -196,7 +199,7 @@ fn compare_all(runs: usize) -> Result<(), String> {
                     &mock.url,
                 ])
                 .output()
-                .map_err(|e| e.to_string())?;
+                .map_err(|e| format!("cannot start {}: {e}", bin.display()))?;
             if !out.status.success() {
                 return Err(format!(
                     "{client}/{scenario} failed: {}",
@@ -210,7 +213,8 @@ fn compare_all(runs: usize) -> Result<(), String> {
 }
 
 fn run_variant(args: &[String]) -> Result<(), String> {
-    let usage = "usage: run <floor|ours|ours-anthropic|ours-responses|ours-gemini> <weather|approve> <N> [--url URL]";
+    let usage = "usage: run <ours|ours-anthropic|ours-responses|ours-gemini> <weather|approve> <N> [--url URL] \
+                 (the floor is bench/floor's binary)";
     let [client, scenario, runs, rest @ ..] = args else {
         return Err(usage.into());
     };
@@ -235,7 +239,6 @@ fn run_variant(args: &[String]) -> Result<(), String> {
         .map_err(|e| e.to_string())?;
     let times = rt.block_on(async {
         match client.as_str() {
-            "floor" => Floor::new(&url, approve).measure(runs).await,
             "ours" => Ours::new(&url, Style::OpenAi, approve)?.measure(runs).await,
             // What a run costs with every span exported (`--features toolnexus-examples/otel`):
             // the spans go over OTLP/HTTP to the scripted endpoint, which refuses them, so
@@ -264,49 +267,42 @@ fn run_variant(args: &[String]) -> Result<(), String> {
     Ok(())
 }
 
-/// `inflight CLIENT N`: N weather runs at once on one client, each request answered after
-/// 200 ms; prints the peak resident memory they added, in all and per run.
+/// `inflight CLIENT N [--url URL]`: one weather run, then N at once on the same client,
+/// each request answered after 200 ms (by an endpoint of its own unless `--url` names one
+/// started with `BENCH_MOCK_DELAY_MS=200`); prints the process's peak resident memory.
 fn in_flight(args: &[String]) -> Result<(), String> {
-    let usage = "usage: inflight <floor|ours|ours-anthropic|ours-responses|ours-gemini> <N>";
-    let [client, runs] = args else {
+    let usage = "usage: inflight <ours|ours-anthropic|ours-responses|ours-gemini> <N> [--url URL]";
+    let [client, runs, rest @ ..] = args else {
         return Err(usage.into());
     };
     let runs: usize = runs.parse().map_err(|_| usage.to_owned())?;
-    let mock = MockProcess::spawn_with(Some(Duration::from_millis(200)))?;
+    let style = match client.strip_prefix("ours-").map(str::parse::<Style>) {
+        None if client == "ours" => Style::OpenAi,
+        Some(Ok(style)) => style,
+        _ => return Err(usage.to_owned()),
+    };
+    let spawned;
+    let url = match rest {
+        [flag, url] if flag == "--url" => url.clone(),
+        [] => {
+            spawned = MockProcess::spawn_with(Some(Duration::from_millis(200)))?;
+            spawned.url.clone()
+        }
+        _ => return Err(usage.into()),
+    };
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|e| e.to_string())?;
-    let (before, texts) = rt.block_on(async {
+    let texts = rt.block_on(async {
         let prompt = "What is the weather in Paris, and what is 2 + 2?";
-        let texts = match client.as_str() {
-            "floor" => {
-                let floor = Floor::new(&mock.url, false);
-                floor.run(prompt).await?;
-                let before = resident_kb();
-                let all = (0..runs).map(|_| floor.run(prompt));
-                (before, futures::future::join_all(all).await)
-            }
-            other => {
-                let style = match other.strip_prefix("ours-").map(str::parse::<Style>) {
-                    None if other == "ours" => Style::OpenAi,
-                    Some(Ok(style)) => style,
-                    _ => return Err(usage.to_owned()),
-                };
-                let ours = Ours::new(&mock.url, style, false)?;
-                let one = || async {
-                    let run = ours.client.run(prompt, &ours.toolkit).await;
-                    run.map(|r| r.text).map_err(|e| e.to_string())
-                };
-                one().await?;
-                let before = resident_kb();
-                (
-                    before,
-                    futures::future::join_all((0..runs).map(|_| one())).await,
-                )
-            }
+        let ours = Ours::new(&url, style, false)?;
+        let one = || async {
+            let run = ours.client.run(prompt, &ours.toolkit).await;
+            run.map(|r| r.text).map_err(|e| e.to_string())
         };
-        Ok::<_, String>(texts)
+        one().await?;
+        Ok::<_, String>(futures::future::join_all((0..runs).map(|_| one())).await)
     })?;
     let done = texts
         .into_iter()
@@ -315,14 +311,7 @@ fn in_flight(args: &[String]) -> Result<(), String> {
     if done != runs {
         return Err(format!("{done} of {runs} runs finished"));
     }
-    let peak = peak_kb();
-    let added = peak.saturating_sub(before);
-    println!(
-        "{client:<15} {runs} in flight: peak RSS {:.1} MB, {:.1} MB over the idle client, {:.1} KB per run",
-        peak as f64 / 1024.0,
-        added as f64 / 1024.0,
-        added as f64 / runs as f64
-    );
+    println!("{client} {runs} in flight: peak RSS {} kB", peak_kb());
     Ok(())
 }
 
@@ -334,10 +323,6 @@ fn status_kb(field: &str) -> u64 {
         .find_map(|l| l.strip_prefix(field))
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
         .unwrap_or(0)
-}
-
-fn resident_kb() -> u64 {
-    status_kb("VmRSS:")
 }
 
 fn peak_kb() -> u64 {
@@ -459,113 +444,4 @@ impl Ours {
         })
         .await
     }
-}
-
-// ---------------------------------------------------------------- the floor
-
-/// What a careful engineer writes by hand: one reqwest client, the tool declarations built
-/// once, `serde_json::Value` for everything on the wire.
-struct Floor {
-    http: reqwest::Client,
-    url: String,
-    tools: Value,
-}
-
-impl Floor {
-    fn new(base: &str, approve: bool) -> Self {
-        let tools = if approve {
-            json!([{"type": "function", "function": {"name": "approve_purchase", "description": "Asks a person to approve buying an item",
-                "parameters": {"type": "object", "properties": {"item": {"type": "string"}}, "required": ["item"]}}}])
-        } else {
-            json!([
-                {"type": "function", "function": {"name": "get_weather", "description": "Current weather for a city",
-                    "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}},
-                {"type": "function", "function": {"name": "add", "description": "Adds two integers",
-                    "parameters": {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}, "required": ["a", "b"]}}}
-            ])
-        };
-        Floor {
-            http: reqwest::Client::new(),
-            url: format!("{base}/chat/completions"),
-            tools,
-        }
-    }
-
-    async fn measure(&self, runs: usize) -> Result<Vec<Duration>, String> {
-        time_runs(runs, || {
-            self.run("What is the weather in Paris, and what is 2 + 2?")
-        })
-        .await
-    }
-
-    async fn run(&self, prompt: &str) -> Result<String, String> {
-        let mut messages = vec![json!({"role": "user", "content": prompt})];
-        for _ in 0..10 {
-            let body = json!({"model": MODEL, "messages": messages, "tools": self.tools});
-            let reply: Value = self
-                .http
-                .post(&self.url)
-                .bearer_auth(KEY)
-                .json(&body)
-                .send()
-                .await
-                .map_err(|e| e.to_string())?
-                .json()
-                .await
-                .map_err(|e| e.to_string())?;
-            let message = reply["choices"][0]["message"].clone();
-            let calls = message["tool_calls"]
-                .as_array()
-                .cloned()
-                .unwrap_or_default();
-            if calls.is_empty() {
-                return Ok(message["content"].as_str().unwrap_or_default().to_owned());
-            }
-            messages.push(message);
-            for call in calls {
-                let name = call["function"]["name"].as_str().unwrap_or_default();
-                let args: Value =
-                    serde_json::from_str(call["function"]["arguments"].as_str().unwrap_or("{}"))
-                        .map_err(|e| e.to_string())?;
-                let output = self.call_tool(name, &args).await;
-                messages
-                    .push(json!({"role": "tool", "tool_call_id": call["id"], "content": output}));
-            }
-        }
-        Err("too many turns".into())
-    }
-
-    async fn call_tool(&self, name: &str, args: &Value) -> String {
-        match name {
-            "get_weather" => format!(
-                "21°C and sunny in {}",
-                args["city"].as_str().unwrap_or_default()
-            ),
-            "add" => {
-                (args["a"].as_i64().unwrap_or(0) + args["b"].as_i64().unwrap_or(0)).to_string()
-            }
-            "approve_purchase" => {
-                let item = args["item"].as_str().unwrap_or_default();
-                // The same suspension protocol, by hand: park, ask, re-run once with the answer.
-                let request = json!({"id": uuid_like(), "kind": "approval", "prompt": format!("Approve purchase of {item}?")});
-                let answer = wait_for(&request).await;
-                if answer["ok"] == true {
-                    format!("approved: {item}")
-                } else {
-                    "declined".to_owned()
-                }
-            }
-            other => format!("unknown tool {other}"),
-        }
-    }
-}
-
-async fn wait_for(request: &Value) -> Value {
-    json!({"id": request["id"], "ok": true})
-}
-
-fn uuid_like() -> String {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static NEXT: AtomicU64 = AtomicU64::new(0);
-    format!("req-{}", NEXT.fetch_add(1, Ordering::Relaxed))
 }

@@ -2,6 +2,10 @@
 # Instructions per agent-loop run, counted by callgrind in the client process only, and
 # each client's ratio to the floor (the hand-written loop on raw reqwest + `Value`).
 #
+# The floor is a crate of its own, bench/floor, outside the workspace and with its own
+# lock: the current reqwest with the features a user picks, serde_json with its defaults.
+# Ours is the example package's bench_loop, whose scripted endpoint both clients talk to.
+#
 # Each variant runs N1 and then N2 times; (I(N2) - I(N1)) / (N2 - N1) cancels start-up,
 # the TLS/runtime set-up and the warm-up runs, leaving the steady-state cost of one run.
 # The scripted endpoint runs in its own process, which callgrind does not follow.
@@ -40,7 +44,10 @@ for profile in $profiles; do
   # The example package alone, as an app on the core builds it: built from the root, the
   # features the other examples turn on (sqlx turns on tracing's `log`) would be measured too.
   cargo build --profile "$profile" --quiet -p toolnexus-examples --example bench_loop
+  cargo build --profile "$profile" --quiet --manifest-path bench/floor/Cargo.toml \
+    --target-dir target/bench-floor
   bin=target/$profile/examples/bench_loop
+  floor_bin=target/bench-floor/$profile/bench_floor
   rm -f "$tmp/in" "$tmp/url"
   mkfifo "$tmp/in"
   "$bin" mock <"$tmp/in" >"$tmp/url" &
@@ -51,8 +58,10 @@ for profile in $profiles; do
   for scenario in $scenarios; do
     floor=""
     for client in $clients; do
-      i1=$(instructions "$bin" "$url" "$client" "$scenario" "$n1")
-      i2=$(instructions "$bin" "$url" "$client" "$scenario" "$n2")
+      client_bin=$bin
+      [ "$client" = floor ] && client_bin=$floor_bin
+      i1=$(instructions "$client_bin" "$url" "$client" "$scenario" "$n1")
+      i2=$(instructions "$client_bin" "$url" "$client" "$scenario" "$n2")
       per_run=$(( (i2 - i1) / (n2 - n1) ))
       [ "$client" = floor ] && floor=$per_run
       ratio=$([ -n "$floor" ] && awk -v a="$per_run" -v b="$floor" 'BEGIN { printf "%.2fx", a / b }' || echo -)

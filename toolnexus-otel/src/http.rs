@@ -1,4 +1,4 @@
-//! The exporters' HTTP client: reqwest 0.12 with rustls, the stack the core already
+//! The exporters' HTTP client: reqwest 0.13 with rustls, the stack the core already
 //! builds, so exporting adds no second HTTP or TLS implementation to a host's build.
 //!
 //! It is reqwest's blocking client because the SDK's batch span processor and periodic
@@ -32,6 +32,7 @@ impl BlockingHttp {
         let built = std::thread::Builder::new()
             .name("toolnexus-otel-http".to_owned())
             .spawn(move || {
+                toolnexus::__private::ensure_crypto_provider();
                 reqwest::blocking::Client::builder()
                     .timeout(timeout)
                     .build()

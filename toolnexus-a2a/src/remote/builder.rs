@@ -142,6 +142,7 @@ impl RemoteAgentBuilder {
             HeaderName::from_static(A2A_VERSION),
             HeaderValue::from_static(VERSION),
         );
+        toolnexus::__private::ensure_crypto_provider();
         let http = Client::builder()
             .default_headers(headers)
             .timeout(self.timeout)

@@ -234,6 +234,7 @@ impl Targets {
             }
             all.push(target);
         }
+        toolnexus::__private::ensure_crypto_provider();
         let http = reqwest::Client::builder()
             .user_agent(concat!("toolnexus-inbox/", env!("CARGO_PKG_VERSION")))
             // A webhook that redirects elsewhere is not followed: the signature was made

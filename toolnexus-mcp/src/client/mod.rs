@@ -210,10 +210,7 @@ impl McpToolsBuilder {
     /// HTTPS runs on rustls; when the process has not chosen a rustls crypto provider yet,
     /// this installs *ring* as the process default.
     pub async fn connect(self, url: impl Into<String>) -> Result<McpTools, McpError> {
-        if rustls::crypto::CryptoProvider::get_default().is_none() {
-            // Losing a race to another installer is fine: a provider is then in place.
-            let _ = rustls::crypto::ring::default_provider().install_default();
-        }
+        toolnexus::__private::ensure_crypto_provider();
         let url: String = url.into();
         let transport = StreamableHttpClientTransport::from_uri(url);
         self.over(transport).await

@@ -476,6 +476,7 @@ fn http_client(base: &reqwest::Url) -> Result<reqwest::Client, ClientError> {
             attempt.follow()
         }
     });
+    super::tls::ensure_crypto_provider();
     reqwest::Client::builder()
         .tcp_nodelay(true)
         .redirect(policy)

@@ -29,6 +29,7 @@ pub(crate) mod spans;
 mod store;
 mod streaming;
 mod telemetry;
+pub(crate) mod tls;
 mod tool_choice;
 mod trace_context;
 mod transport;

@@ -5,6 +5,9 @@
 //! `injection` fills the parameters the runtime injects, `returns` turns what a body
 //! returns into a result, `forms` puts a suspension's answer form in its request;
 //! `approval` words the prompt of an approval a tool declares.
+//!
+//! `ensure_crypto_provider` is for the sibling crates, which build HTTP clients on the
+//! core's reqwest and need the same rustls provider in place first.
 
 mod approval;
 mod arguments;
@@ -23,6 +26,8 @@ pub use arguments::*;
 pub use forms::*;
 pub use injection::*;
 pub use returns::*;
+
+pub use crate::client::tls::ensure_crypto_provider;
 
 pub use schemars;
 pub use serde;
