@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use serde_json::{json, Value};
 use toolnexus::testing::{MockLlm, RecordedRequest, Reply};
-use toolnexus::{Approval, NativeTool, ToolContext, ToolResult, Toolkit};
+use toolnexus::{Approval, NativeTool, Tool, ToolContext, ToolResult, Toolkit};
 
 use super::shop::ShipOrder;
 
@@ -20,7 +20,12 @@ pub const LOGIN_URL: &str = "https://shop.example/login";
 /// The agent's tools: a purchase behind a declared approval (counting what it bought), a
 /// sign-in, and a shipping form.
 pub fn toolkit(purchases: Arc<AtomicUsize>) -> Toolkit {
-    let purchase = NativeTool::of(
+    toolkit_with(counting_purchase(purchases))
+}
+
+/// The purchase that counts what it bought, numbering its orders in memory.
+pub fn counting_purchase(purchases: Arc<AtomicUsize>) -> impl Tool {
+    NativeTool::of(
         "purchase",
         "Buys an item",
         json!({"type": "object", "properties": {"item": {"type": "string"}}, "required": ["item"]}),
@@ -34,7 +39,12 @@ pub fn toolkit(purchases: Arc<AtomicUsize>) -> Toolkit {
                 ))
             }
         },
-    );
+    )
+}
+
+/// The agent's tools with `purchase` (a tool named `purchase` taking `{"item"}`) behind the
+/// declared approval, the sign-in and the shipping form.
+pub fn toolkit_with(purchase: impl Tool + 'static) -> Toolkit {
     let sign_in = NativeTool::of(
         "sign_in",
         "Signs the user in to the shop",

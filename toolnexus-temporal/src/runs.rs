@@ -1,0 +1,88 @@
+//! [`Runs`]: a client of `AgentRun` workflows — start one, see what it waits on, answer,
+//! await its result.
+
+use temporalio_client::{
+    Client, WorkflowExecuteUpdateOptions, WorkflowGetResultOptions, WorkflowQueryOptions,
+    WorkflowStartOptions,
+};
+use toolnexus::{Answer, Request, RunResult};
+
+use crate::connect::Connection;
+use crate::error::TemporalError;
+use crate::wire::RunInput;
+use crate::worker::TASK_QUEUE;
+use crate::workflow::AgentRun;
+
+/// A client of the runs on one task queue.
+#[derive(Clone)]
+pub struct Runs {
+    client: Client,
+    task_queue: String,
+}
+
+impl Runs {
+    /// Connects to the server `connection` names, for runs on [`TASK_QUEUE`].
+    pub async fn connect(connection: &Connection) -> Result<Self, TemporalError> {
+        Ok(Runs {
+            client: connection.client().await?,
+            task_queue: TASK_QUEUE.to_owned(),
+        })
+    }
+
+    /// Runs on `queue` instead.
+    pub fn task_queue(mut self, queue: impl Into<String>) -> Self {
+        self.task_queue = queue.into();
+        self
+    }
+
+    /// Starts a run of `prompt` under the workflow id `id`.
+    pub async fn start(&self, id: &str, prompt: &str) -> Result<(), TemporalError> {
+        let options = WorkflowStartOptions::new(self.task_queue.clone(), id.to_owned()).build();
+        self.client
+            .start_workflow(AgentRun::run, RunInput::new(prompt), options)
+            .await
+            .map_err(|e| TemporalError::Run(format!("could not start run `{id}`: {e}")))?;
+        Ok(())
+    }
+
+    /// The requests run `id` waits on now.
+    pub async fn pending(&self, id: &str) -> Result<Vec<Request>, TemporalError> {
+        self.client
+            .get_workflow_handle::<AgentRun>(id)
+            .query(AgentRun::pending, (), WorkflowQueryOptions::default())
+            .await
+            .map_err(|e| TemporalError::Run(format!("could not ask run `{id}` what waits: {e}")))
+    }
+
+    /// Answers a request of run `id`; returns the requests still waiting.
+    pub async fn answer(&self, id: &str, answer: &Answer) -> Result<Vec<Request>, TemporalError> {
+        let value = serde_json::to_value(answer)
+            .map_err(|e| TemporalError::Run(format!("the answer does not encode: {e}")))?;
+        self.client
+            .get_workflow_handle::<AgentRun>(id)
+            .execute_update(
+                AgentRun::answer,
+                value,
+                WorkflowExecuteUpdateOptions::default(),
+            )
+            .await
+            .map_err(|e| TemporalError::Run(format!("run `{id}` refused the answer: {e}")))
+    }
+
+    /// Waits for run `id` to end; returns its result.
+    pub async fn result(&self, id: &str) -> Result<RunResult, TemporalError> {
+        self.client
+            .get_workflow_handle::<AgentRun>(id)
+            .get_result(WorkflowGetResultOptions::default())
+            .await
+            .map_err(|e| TemporalError::Run(format!("run `{id}` did not end well: {e}")))
+    }
+}
+
+impl std::fmt::Debug for Runs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Runs")
+            .field("task_queue", &self.task_queue)
+            .finish_non_exhaustive()
+    }
+}

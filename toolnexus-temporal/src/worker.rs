@@ -1,0 +1,91 @@
+//! [`AgentWorker`]: a Temporal worker that runs an [`Agent`]'s `AgentRun` workflows and
+//! their step activities.
+
+use temporalio_sdk::{Runtime, Worker, WorkerOptions};
+
+use crate::activity::Steps;
+use crate::agent::Agent;
+use crate::connect::Connection;
+use crate::error::TemporalError;
+use crate::workflow::AgentRun;
+
+/// The task queue a worker serves unless told otherwise.
+pub const TASK_QUEUE: &str = "toolnexus";
+
+/// A worker for one agent on one task queue.
+///
+/// ```no_run
+/// use toolnexus::{LlmClient, Toolkit};
+/// use toolnexus_temporal::{Agent, AgentWorker, Connection};
+///
+/// # async fn serve(client: LlmClient, tk: Toolkit) -> Result<(), toolnexus_temporal::TemporalError> {
+/// let agent = Agent::new(client, tk);
+/// let worker = AgentWorker::new(agent, Connection::new("127.0.0.1:7233"));
+/// worker.task_queue("shop").run().await?;
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Debug)]
+pub struct AgentWorker {
+    agent: Agent,
+    connection: Connection,
+    task_queue: String,
+}
+
+impl AgentWorker {
+    /// A worker running `agent` on the server `connection` names, on task queue
+    /// [`TASK_QUEUE`].
+    pub fn new(agent: Agent, connection: Connection) -> Self {
+        AgentWorker {
+            agent,
+            connection,
+            task_queue: TASK_QUEUE.to_owned(),
+        }
+    }
+
+    /// The task queue to serve.
+    pub fn task_queue(mut self, queue: impl Into<String>) -> Self {
+        self.task_queue = queue.into();
+        self
+    }
+
+    /// Serves until the process ends or `shutdown` resolves; in-flight steps finish first.
+    pub async fn run_until(
+        self,
+        shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+    ) -> Result<(), TemporalError> {
+        if !self.connection.encrypts() {
+            tracing::warn!(
+                "Temporal payloads are not encrypted: a run's history keeps its transcript and \
+                 its answers (a sign-in's token among them) in clear; give the worker a codec key"
+            );
+        }
+        let client = self.connection.client().await?;
+        let runtime = Runtime::from_current_tokio(Default::default())
+            .map_err(|e| TemporalError::Worker(e.to_string()))?;
+        let agent = self.agent.clone();
+        let options = WorkerOptions::new(self.task_queue.clone())
+            .register_activities(Steps {
+                agent: self.agent.clone(),
+            })
+            .register_workflow_with_factory::<AgentRun, _>(move || AgentRun::new(agent.clone()))
+            .map_err(|e| TemporalError::Worker(e.to_string()))?
+            .build();
+        let mut worker = Worker::new(&runtime, client, options)
+            .map_err(|e| TemporalError::Worker(e.to_string()))?;
+        let stop = worker.shutdown_handle();
+        tokio::spawn(async move {
+            shutdown.await;
+            stop();
+        });
+        worker
+            .run()
+            .await
+            .map_err(|e| TemporalError::Worker(e.to_string()))
+    }
+
+    /// Serves until the process ends.
+    pub async fn run(self) -> Result<(), TemporalError> {
+        self.run_until(std::future::pending()).await
+    }
+}

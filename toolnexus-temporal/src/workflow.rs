@@ -1,0 +1,286 @@
+//! The `AgentRun` workflow: a run of the agent, its loop's decisions replayed by Temporal,
+//! its model and tool calls step activities, a person's wait an `answer` update.
+
+use std::collections::BTreeSet;
+use std::error::Error as StdError;
+use std::time::{Duration, SystemTime};
+
+use serde_json::Value;
+use temporalio_common::RetryPolicy;
+use temporalio_macros::{workflow, workflow_methods};
+use temporalio_sdk::{
+    ActivityOptions, ApplicationFailure, ContinueAsNewOptions, WorkflowContext,
+    WorkflowContextView, WorkflowResult,
+};
+use toolnexus::{check_answers, Answer, AnswerSetError, Refusal, Request, RunResult, RunStatus};
+
+use crate::agent::Agent;
+use crate::bridge::stretch;
+use crate::progress::Progress;
+use crate::wire::{Carry, Halted, RunInput, Start};
+
+/// The longest Temporal waits between two attempts at a step.
+const MAX_RETRY_INTERVAL: Duration = Duration::from_secs(60);
+
+type HandlerError = Box<dyn StdError + Send + Sync>;
+
+/// What the workflow does next: run a stretch of the loop, or wait at a halt.
+enum Next {
+    Stretch(Start),
+    Wait(Halted),
+}
+
+/// A run of the worker's [`Agent`] as a Temporal workflow.
+///
+/// - Input: [`RunInput`], `{"prompt": "…"}`. Result: the [`RunResult`]'s JSON, covering
+///   the whole run (every call, all tokens), its `messages` the final transcript.
+/// - Query `pending`: the requests the run waits on now, each in [`Request`]'s JSON; empty
+///   when nothing waits.
+/// - Update `answer`: one [`Answer`]'s JSON. It fails, changing nothing, for an answer that
+///   is malformed, names no request that waits, names one already answered, or whose data
+///   does not fit the request. It returns the requests still waiting. The run resumes with
+///   every answer given while it waited.
+/// - A request with an `expiresAt` gets a durable timer: when it fires first, the request
+///   is declined as expired.
+#[workflow]
+pub struct AgentRun {
+    agent: Agent,
+    /// The requests the halted run waits on (empty while it runs).
+    waiting: Vec<Request>,
+    /// Answers taken while it waits, not yet given to the loop.
+    answers: Vec<Answer>,
+    /// Every request ever answered, so a second answer is refused whenever it comes.
+    answered: BTreeSet<String>,
+    /// Whether the workflow is at its wait (and `waiting` is the truth), or has ended: an
+    /// answer is judged only then, so one handled early on a cold replay, before the
+    /// workflow has replayed up to its wait, is not refused for a request not yet known.
+    at_wait: bool,
+    ended: bool,
+}
+
+impl AgentRun {
+    /// A workflow instance running `agent`, for
+    /// [`register_workflow_with_factory`](temporalio_sdk::WorkerOptionsBuilder).
+    pub fn new(agent: Agent) -> Self {
+        AgentRun {
+            agent,
+            waiting: Vec::new(),
+            answers: Vec::new(),
+            answered: BTreeSet::new(),
+            at_wait: false,
+            ended: false,
+        }
+    }
+
+    fn open(&self) -> Vec<Request> {
+        self.waiting
+            .iter()
+            .filter(|r| !self.answered.contains(&r.id))
+            .cloned()
+            .collect()
+    }
+
+    /// Takes `answer` if it answers a request that waits, and fits it.
+    fn take(&mut self, answer: Answer) -> Result<Vec<Request>, HandlerError> {
+        if self.answered.contains(&answer.id) {
+            return Err(format!("request `{}` is already answered", answer.id).into());
+        }
+        if self.ended {
+            return Err(format!("no request `{}` waits: the run has ended", answer.id).into());
+        }
+        let open = self.open();
+        check_answers(&open, std::slice::from_ref(&answer)).map_err(|e| match e {
+            AnswerSetError::Unknown { id, .. } if open.is_empty() => {
+                HandlerError::from(format!("no request `{id}` waits: nothing does"))
+            }
+            other => HandlerError::from(other.to_string()),
+        })?;
+        self.answered.insert(answer.id.clone());
+        let id = answer.id.clone();
+        self.answers.push(answer);
+        Ok(open.into_iter().filter(|r| r.id != id).collect())
+    }
+
+    /// Declines, as expired, every open request whose `expiresAt` is at or before `now`;
+    /// returns the next deadline still ahead.
+    fn expire(&mut self, now: SystemTime) -> Option<SystemTime> {
+        let mut next: Option<SystemTime> = None;
+        for request in self.open() {
+            let Some(at) = request.expires_at.as_deref().and_then(deadline) else {
+                continue;
+            };
+            if at <= now {
+                self.answered.insert(request.id.clone());
+                self.answers
+                    .push(Answer::refuse(&request.id, Refusal::Expired));
+            } else if next.is_none_or(|n| at < n) {
+                next = Some(at);
+            }
+        }
+        next
+    }
+}
+
+#[workflow_methods(factory_only)]
+impl AgentRun {
+    /// Runs the agent on the prompt: stretches of the loop, each to the run's end or its
+    /// next halt, with a wait for answers between them.
+    #[run(name = "AgentRun")]
+    pub async fn run(ctx: &mut WorkflowContext<Self>, input: RunInput) -> WorkflowResult<RunResult> {
+        let agent = ctx.state(|s| s.agent.clone());
+        let inner = &agent.inner;
+        let mut options = ActivityOptions::start_to_close_timeout(inner.step_timeout);
+        options.retry_policy = Some(
+            RetryPolicy::builder()
+                .maximum_attempts(inner.max_attempts)
+                .maximum_interval(MAX_RETRY_INTERVAL)
+                .build(),
+        );
+        let (run, mut progress, mut next) = match input.carry {
+            Some(carry) => {
+                let Carry {
+                    run,
+                    halted,
+                    progress,
+                    answered,
+                } = carry;
+                ctx.state_mut(|s| s.answered.extend(answered));
+                (run, progress, Next::Wait(halted))
+            }
+            None => (
+                format!("{}/{}", ctx.workflow_id(), ctx.run_id()),
+                Progress::default(),
+                Next::Stretch(Start::Prompt {
+                    prompt: input.prompt.clone(),
+                }),
+            ),
+        };
+        loop {
+            let halted = match next {
+                Next::Wait(halted) => halted,
+                Next::Stretch(start) => {
+                    let result = match stretch(ctx, inner, &run, start, &options).await {
+                        Ok(result) => result,
+                        Err(error) => {
+                            ctx.state_mut(|s| s.ended = true);
+                            return Err(
+                                ApplicationFailure::non_retryable(error.to_string()).into()
+                            );
+                        }
+                    };
+                    progress.absorb(&result);
+                    if result.status != RunStatus::Pending {
+                        ctx.state_mut(|s| s.ended = true);
+                        return Ok(progress.into_result(result));
+                    }
+                    Halted {
+                        messages: result.messages,
+                        waiting: result.waiting,
+                    }
+                }
+            };
+            // Only at a wait, and only with no update in flight, which a new execution
+            // would not finish.
+            if ctx.history_length() >= inner.continue_after && ctx.all_handlers_finished() {
+                let answered = ctx.state(|s| s.answered.iter().cloned().collect());
+                let carry = Carry {
+                    run,
+                    halted,
+                    progress,
+                    answered,
+                };
+                let input = RunInput {
+                    prompt: input.prompt,
+                    carry: Some(carry),
+                };
+                return match ctx.continue_as_new(input, ContinueAsNewOptions::default()) {
+                    Ok(never) => match never {},
+                    Err(termination) => Err(termination),
+                };
+            }
+            let Halted { messages, waiting } = halted;
+            ctx.state_mut(|s| {
+                s.waiting = waiting;
+                s.at_wait = true;
+            });
+            let answers = wait_for_answers(ctx).await?;
+            ctx.state_mut(|s| {
+                s.at_wait = false;
+                s.waiting.clear();
+            });
+            next = Next::Stretch(Start::Answers { messages, answers });
+        }
+    }
+
+    /// The requests the run waits on now.
+    #[query]
+    pub fn pending(&self, _ctx: &WorkflowContextView) -> Vec<Request> {
+        if self.at_wait {
+            self.open()
+        } else {
+            Vec::new()
+        }
+    }
+
+    /// Only what needs no state is checked before the update is accepted: on a cold replay
+    /// the state may not yet have reached the wait the answer is for.
+    #[update_validator(answer)]
+    fn validate_answer(&self, _ctx: &WorkflowContextView, input: &Value) -> Result<(), HandlerError> {
+        parse_answer(input).map(|_| ())
+    }
+
+    /// Answers one request the run waits on; returns the requests still waiting.
+    #[update]
+    pub async fn answer(ctx: &mut WorkflowContext<Self>, input: Value) -> Result<Vec<Request>, HandlerError> {
+        let answer = parse_answer(&input)?;
+        if ctx.state(|s| s.answered.contains(&answer.id)) {
+            return Err(format!("request `{}` is already answered", answer.id).into());
+        }
+        ctx.wait_condition(|s| s.at_wait || s.ended)
+            .await
+            .map_err(|e| HandlerError::from(e.to_string()))?;
+        ctx.state_mut(|s| s.take(answer))
+    }
+}
+
+/// Waits until an answer has been taken or a request has expired; returns the answers.
+async fn wait_for_answers(ctx: &WorkflowContext<AgentRun>) -> WorkflowResult<Vec<Answer>> {
+    loop {
+        let now = ctx.workflow_time().unwrap_or(SystemTime::UNIX_EPOCH);
+        let next = ctx.state_mut(|s| s.expire(now));
+        let answers = ctx.state_mut(|s| std::mem::take(&mut s.answers));
+        if !answers.is_empty() {
+            return Ok(answers);
+        }
+        let mut answered = ctx.wait_condition(|s| !s.answers.is_empty());
+        match next {
+            None => answered.await?,
+            Some(at) => {
+                let wait = at.duration_since(now).unwrap_or(Duration::ZERO);
+                temporalio_sdk::workflows::select! {
+                    done = answered => done?,
+                    _ = ctx.timer(wait) => {}
+                }
+            }
+        }
+    }
+}
+
+fn parse_answer(input: &Value) -> Result<Answer, HandlerError> {
+    let answer: Answer = serde_json::from_value(input.clone()).map_err(|e| {
+        HandlerError::from(format!(
+            "not an answer ({e}): send {{\"id\": REQUEST, \"ok\": true|false, \"reason\"?, \"data\"?}}"
+        ))
+    })?;
+    if answer.id.is_empty() {
+        return Err("the answer names no request: its `id` is empty".into());
+    }
+    Ok(answer)
+}
+
+/// An RFC 3339 `expiresAt` as a time; an unreadable one sets no timer.
+fn deadline(text: &str) -> Option<SystemTime> {
+    let at = time::OffsetDateTime::parse(text, &time::format_description::well_known::Rfc3339).ok()?;
+    let nanos = u64::try_from(at.unix_timestamp_nanos()).ok()?;
+    Some(SystemTime::UNIX_EPOCH + Duration::from_nanos(nanos))
+}
