@@ -44,7 +44,8 @@ use toolnexus_temporal::{Agent, AgentWorker, Codec, Connection, Runs};
 
 type Failure = Box<dyn std::error::Error>;
 
-const USAGE: &str = "usage: temporal_agent worker|start|pending|answer|result … --address HOST:PORT \
+const USAGE: &str =
+    "usage: temporal_agent worker|start|pending|answer|result … --address HOST:PORT \
      [--namespace NS] [--task-queue Q] [--codec-key FILE] (see the example's docs)";
 
 /// What every command takes: where the server is and how payloads travel.
@@ -57,7 +58,10 @@ struct Common {
 
 impl Common {
     fn connection(&self) -> Result<Connection, Failure> {
-        let address = self.address.clone().ok_or("--address HOST:PORT is required")?;
+        let address = self
+            .address
+            .clone()
+            .ok_or("--address HOST:PORT is required")?;
         let mut connection = Connection::new(address).namespace(self.namespace.clone());
         if let Some(codec) = &self.codec {
             connection = connection.codec(codec.clone());
@@ -159,7 +163,8 @@ async fn worker(
         agent = agent.continue_after(events);
     }
     println!("worker: task queue {}", common.task_queue);
-    let worker = AgentWorker::new(agent, common.connection()?).task_queue(common.task_queue.clone());
+    let worker =
+        AgentWorker::new(agent, common.connection()?).task_queue(common.task_queue.clone());
     worker
         .run_until(async {
             let _ = tokio::signal::ctrl_c().await;
@@ -202,7 +207,10 @@ impl OrderBook {
         if let Some(file) = &file {
             // Created now, so a missing directory fails at start, not at the first order.
             OpenOptions::new().create(true).append(true).open(file)?;
-            OpenOptions::new().create(true).append(true).open(keys_of(file))?;
+            OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(keys_of(file))?;
         }
         Ok(OrderBook {
             file,
@@ -215,7 +223,10 @@ impl OrderBook {
     fn buy(&self, item: &str, key: Option<&str>) -> std::io::Result<String> {
         let mut memory = self.memory.lock().unwrap_or_else(|p| p.into_inner());
         let Some(file) = &self.file else {
-            if let Some((_, line)) = memory.iter().find(|(k, _)| k.is_some() && k.as_deref() == key) {
+            if let Some((_, line)) = memory
+                .iter()
+                .find(|(k, _)| k.is_some() && k.as_deref() == key)
+            {
                 return Ok(line.clone());
             }
             let line = format!("ORDER-{}: bought a {item}", memory.len() + 1);
@@ -225,7 +236,10 @@ impl OrderBook {
         // Processes share the book: each purchase holds its lock (the mutex above orders
         // this process's own).
         let keys_path = keys_of(file);
-        let keys = OpenOptions::new().read(true).append(true).open(&keys_path)?;
+        let keys = OpenOptions::new()
+            .read(true)
+            .append(true)
+            .open(&keys_path)?;
         let _locked = Lock::exclusive(&keys)?;
         let known = read_lines(&keys_path)?;
         let book = read_lines(file)?;

@@ -13,7 +13,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-crates=(toolnexus-macros toolnexus toolnexus-inbox toolnexus-mcp toolnexus-otel toolnexus-a2a toolnexus-agui)
+crates=(toolnexus-macros toolnexus toolnexus-inbox toolnexus-mcp toolnexus-otel toolnexus-a2a toolnexus-agui toolnexus-temporal)
 
 say() { printf 'package.sh: %s\n' "$*" >&2; }
 

@@ -39,13 +39,7 @@ impl Steps {
             target: input.target.clone(),
             made: Mutex::new(Some(made)),
         };
-        let run = drive(
-            agent,
-            &input.run,
-            input.start,
-            &journal,
-            RunOptions::new(),
-        );
+        let run = drive(agent, &input.run, input.start, &journal, RunOptions::new());
         let outcome = future::select(Box::pin(run), done).await;
         let made = match outcome {
             Either::Right((made, _)) => made.ok(),

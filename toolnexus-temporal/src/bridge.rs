@@ -10,7 +10,9 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::task::Poll;
 
 use temporalio_sdk::{ActivityOptions, WorkflowContext};
-use toolnexus::{BoxFuture, ClientError, Journal, JournalError, RunOptions, RunResult, Step, StepKey};
+use toolnexus::{
+    BoxFuture, ClientError, Journal, JournalError, RunOptions, RunResult, Step, StepKey,
+};
 
 use crate::activity::Steps;
 use crate::agent::Inner;
@@ -44,7 +46,7 @@ impl Bridge {
 
 /// The loop's wait for one step.
 enum Lookup {
-    Made(Step),
+    Made(Box<Step>),
     Failed(String),
     Waiting,
 }
@@ -52,7 +54,7 @@ enum Lookup {
 impl Ledger {
     fn lookup(&mut self, key: &StepKey, ask: bool) -> Lookup {
         if let Some((_, step)) = self.made.iter().find(|(k, _)| k == key) {
-            return Lookup::Made(step.clone());
+            return Lookup::Made(Box::new(step.clone()));
         }
         if let Some(why) = self.failed.get(key) {
             return Lookup::Failed(why.clone());
@@ -71,7 +73,7 @@ impl Journal for Bridge {
             let lookup = self.lock().lookup(key, !asked);
             asked = true;
             match lookup {
-                Lookup::Made(step) => Poll::Ready(Ok(Some(step))),
+                Lookup::Made(step) => Poll::Ready(Ok(Some(*step))),
                 Lookup::Failed(why) => Poll::Ready(Err(why.into())),
                 // No waker kept: `stretch` polls the loop again when an activity resolves.
                 Lookup::Waiting => Poll::Pending,

@@ -77,11 +77,7 @@ impl Codec {
             .map_err(|_| encoding_error("no randomness for a nonce"))?;
         let mut data = payload.encode_to_vec();
         self.key
-            .seal_in_place_append_tag(
-                Nonce::assume_unique_for_key(nonce),
-                Aad::empty(),
-                &mut data,
-            )
+            .seal_in_place_append_tag(Nonce::assume_unique_for_key(nonce), Aad::empty(), &mut data)
             .map_err(|_| encoding_error("encryption failed"))?;
         let mut sealed = nonce.to_vec();
         sealed.extend_from_slice(&data);
@@ -167,7 +163,7 @@ fn hex(bytes: &[u8]) -> String {
 }
 
 fn unhex(text: &str) -> Option<Vec<u8>> {
-    if text.len() % 2 != 0 || !text.is_ascii() {
+    if !text.len().is_multiple_of(2) || !text.is_ascii() {
         return None;
     }
     (0..text.len())

@@ -126,7 +126,10 @@ impl AgentRun {
     /// Runs the agent on the prompt: stretches of the loop, each to the run's end or its
     /// next halt, with a wait for answers between them.
     #[run(name = "AgentRun")]
-    pub async fn run(ctx: &mut WorkflowContext<Self>, input: RunInput) -> WorkflowResult<RunResult> {
+    pub async fn run(
+        ctx: &mut WorkflowContext<Self>,
+        input: RunInput,
+    ) -> WorkflowResult<RunResult> {
         let agent = ctx.state(|s| s.agent.clone());
         let inner = &agent.inner;
         let mut options = ActivityOptions::start_to_close_timeout(inner.step_timeout);
@@ -163,9 +166,7 @@ impl AgentRun {
                         Ok(result) => result,
                         Err(error) => {
                             ctx.state_mut(|s| s.ended = true);
-                            return Err(
-                                ApplicationFailure::non_retryable(error.to_string()).into()
-                            );
+                            return Err(ApplicationFailure::non_retryable(error.to_string()).into());
                         }
                     };
                     progress.absorb(&result);
@@ -225,13 +226,20 @@ impl AgentRun {
     /// Only what needs no state is checked before the update is accepted: on a cold replay
     /// the state may not yet have reached the wait the answer is for.
     #[update_validator(answer)]
-    fn validate_answer(&self, _ctx: &WorkflowContextView, input: &Value) -> Result<(), HandlerError> {
+    fn validate_answer(
+        &self,
+        _ctx: &WorkflowContextView,
+        input: &Value,
+    ) -> Result<(), HandlerError> {
         parse_answer(input).map(|_| ())
     }
 
     /// Answers one request the run waits on; returns the requests still waiting.
     #[update]
-    pub async fn answer(ctx: &mut WorkflowContext<Self>, input: Value) -> Result<Vec<Request>, HandlerError> {
+    pub async fn answer(
+        ctx: &mut WorkflowContext<Self>,
+        input: Value,
+    ) -> Result<Vec<Request>, HandlerError> {
         let answer = parse_answer(&input)?;
         if ctx.state(|s| s.answered.contains(&answer.id)) {
             return Err(format!("request `{}` is already answered", answer.id).into());
@@ -280,7 +288,8 @@ fn parse_answer(input: &Value) -> Result<Answer, HandlerError> {
 
 /// An RFC 3339 `expiresAt` as a time; an unreadable one sets no timer.
 fn deadline(text: &str) -> Option<SystemTime> {
-    let at = time::OffsetDateTime::parse(text, &time::format_description::well_known::Rfc3339).ok()?;
+    let at =
+        time::OffsetDateTime::parse(text, &time::format_description::well_known::Rfc3339).ok()?;
     let nanos = u64::try_from(at.unix_timestamp_nanos()).ok()?;
     Some(SystemTime::UNIX_EPOCH + Duration::from_nanos(nanos))
 }
