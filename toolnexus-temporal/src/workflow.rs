@@ -293,3 +293,113 @@ fn deadline(text: &str) -> Option<SystemTime> {
     let nanos = u64::try_from(at.unix_timestamp_nanos()).ok()?;
     Some(SystemTime::UNIX_EPOCH + Duration::from_nanos(nanos))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use toolnexus::{LlmClient, Toolkit};
+
+    fn waiting_on(requests: Vec<Request>) -> AgentRun {
+        let client = LlmClient::builder()
+            .base_url("http://127.0.0.1:9/v1")
+            .model("m")
+            .api_key("k")
+            .build()
+            .unwrap();
+        let tk = Toolkit::builder().build().unwrap();
+        let mut run = AgentRun::new(Agent::new(client, tk));
+        run.waiting = requests;
+        run.at_wait = true;
+        run
+    }
+
+    fn form() -> Request {
+        Request::new("input", "Where to?").with_id("r2").with_data(json!({
+            "schema": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
+        }))
+    }
+
+    #[test]
+    fn an_answer_is_taken_once_and_what_still_waits_is_returned() {
+        let mut run = waiting_on(vec![Request::new("approval", "Buy?").with_id("r1"), form()]);
+        let still = run.take(Answer::ok("r1")).unwrap();
+        assert_eq!(
+            still.iter().map(|r| r.id.as_str()).collect::<Vec<_>>(),
+            ["r2"]
+        );
+        assert_eq!(run.open().len(), 1);
+        let again = run
+            .take(Answer::decline("r1", "no"))
+            .unwrap_err()
+            .to_string();
+        assert!(again.contains("already answered"), "{again}");
+        assert_eq!(run.answers.len(), 1);
+    }
+
+    #[test]
+    fn an_unknown_or_misfit_answer_changes_nothing() {
+        let mut run = waiting_on(vec![form()]);
+        let unknown = run.take(Answer::ok("r9")).unwrap_err().to_string();
+        assert!(
+            unknown.contains("r9") && unknown.contains("r2"),
+            "{unknown}"
+        );
+        let misfit = run
+            .take(Answer::ok("r2").with_data(json!({"city": 5})))
+            .unwrap_err()
+            .to_string();
+        assert!(misfit.contains("r2"), "{misfit}");
+        assert!(run.answers.is_empty() && run.answered.is_empty());
+        assert!(run
+            .take(Answer::ok("r2").with_data(json!({"city": "Oslo"})))
+            .is_ok());
+    }
+
+    #[test]
+    fn nothing_is_taken_once_the_run_has_ended() {
+        let mut run = waiting_on(Vec::new());
+        run.ended = true;
+        let ended = run.take(Answer::ok("r1")).unwrap_err().to_string();
+        assert!(ended.contains("ended"), "{ended}");
+    }
+
+    #[test]
+    fn a_request_past_its_expiry_is_declined_as_expired_and_the_next_deadline_is_kept() {
+        let soon = Request::new("approval", "Buy?")
+            .with_id("r1")
+            .with_expires_at("2030-01-01T00:00:10Z");
+        let later = Request::new("approval", "Ship?")
+            .with_id("r2")
+            .with_expires_at("2030-01-01T00:01:00Z");
+        let never = Request::new("approval", "Keep?").with_id("r3");
+        let mut run = waiting_on(vec![soon, later, never]);
+        let at = |text: &str| deadline(text).unwrap();
+        assert_eq!(
+            run.expire(at("2030-01-01T00:00:05Z")),
+            Some(at("2030-01-01T00:00:10Z"))
+        );
+        assert!(run.answers.is_empty());
+        assert_eq!(
+            run.expire(at("2030-01-01T00:00:10Z")),
+            Some(at("2030-01-01T00:01:00Z"))
+        );
+        assert_eq!(run.answers.len(), 1);
+        assert_eq!(run.answers[0].id, "r1");
+        assert_eq!(run.answers[0].refusal(), Some(&Refusal::Expired));
+        // Expired, it is answered: a person's late answer is refused.
+        assert!(run.take(Answer::ok("r1")).is_err());
+    }
+
+    #[test]
+    fn a_malformed_answer_says_what_an_answer_is() {
+        let why = parse_answer(&json!({"ok": true})).unwrap_err().to_string();
+        assert!(why.contains("\"id\""), "{why}");
+        assert!(parse_answer(&json!({"id": "", "ok": true})).is_err());
+        assert!(parse_answer(&json!("approve")).is_err());
+        assert_eq!(
+            parse_answer(&json!({"id": "r1", "ok": true})).unwrap().id,
+            "r1"
+        );
+    }
+}
