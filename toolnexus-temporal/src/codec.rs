@@ -47,7 +47,7 @@ impl Codec {
         Ok(Codec {
             key: Arc::new(LessSafeKey::new(unbound)),
             // Names the key without revealing it: the first 8 bytes of its SHA-256.
-            id: hex(&digest.as_ref()[..8]),
+            id: hex::encode(&digest.as_ref()[..8]),
             random: SystemRandom::new(),
         })
     }
@@ -56,7 +56,7 @@ impl Codec {
     /// ignored, so a key file may end with a newline).
     pub fn from_hex(text: &str) -> Result<Self, TemporalError> {
         let text = text.trim();
-        let bytes = unhex(text).ok_or_else(|| {
+        let bytes = hex::decode(text).map_err(|_| {
             TemporalError::Key(format!(
                 "it is not hexadecimal ({} characters): write 32 bytes as 64 hex digits",
                 text.len()
@@ -156,20 +156,6 @@ impl fmt::Debug for Codec {
 
 fn encoding_error(why: &str) -> PayloadConversionError {
     PayloadConversionError::EncodingError(why.into())
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-fn unhex(text: &str) -> Option<Vec<u8>> {
-    if !text.len().is_multiple_of(2) || !text.is_ascii() {
-        return None;
-    }
-    (0..text.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&text[i..i + 2], 16).ok())
-        .collect()
 }
 
 #[cfg(test)]
