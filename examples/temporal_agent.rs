@@ -22,6 +22,10 @@
 //! key beside it, in `FILE.keys`. `--codec-key FILE` (32 bytes as 64 hex digits) encrypts
 //! every payload the run's history keeps; its clients need the same key.
 //!
+//! `--inbox URL` (a `sqlite://` or `postgres://` URL, as the inbox examples' `--db`) keeps
+//! every wait in that inbox too: it shows on the inbox page, and an answer given there
+//! reaches the run once, through whichever worker is up.
+//!
 //! `start PROMPT [--id ID]` prints the new run's workflow id; `pending ID` prints what it
 //! waits on as JSON; `answer ID REQUEST approve|decline [REASON]` answers, printing what
 //! still waits; `result ID` waits for the run's end and prints its result. Each takes
@@ -54,6 +58,8 @@ struct Common {
     namespace: String,
     task_queue: String,
     codec: Option<Codec>,
+    /// The worker's inbox (`--inbox URL`).
+    inbox: Option<String>,
 }
 
 impl Common {
@@ -85,6 +91,7 @@ async fn main() -> Result<(), Failure> {
         namespace: "default".to_owned(),
         task_queue: toolnexus_temporal::TASK_QUEUE.to_owned(),
         codec: None,
+        inbox: None,
     };
     let mut orders: Option<PathBuf> = None;
     let mut continue_after: Option<u32> = None;
@@ -98,6 +105,7 @@ async fn main() -> Result<(), Failure> {
             "--task-queue" => common.task_queue = value("--task-queue")?,
             "--orders" => orders = Some(value("--orders")?.into()),
             "--id" => id = Some(value("--id")?),
+            "--inbox" => common.inbox = Some(value("--inbox")?),
             "--codec-key" => {
                 let file = value("--codec-key")?;
                 let text = std::fs::read_to_string(&file)
@@ -163,8 +171,19 @@ async fn worker(
         agent = agent.continue_after(events);
     }
     println!("worker: task queue {}", common.task_queue);
-    let worker =
+    let mut worker =
         AgentWorker::new(agent, common.connection()?).task_queue(common.task_queue.clone());
+    if let Some(url) = &common.inbox {
+        // An agent name of the task queue's own, so no model worker resumes these runs; a
+        // short lease, so a worker that dies holding one hands it on soon.
+        let inbox = toolnexus_inbox::Inbox::builder(url.clone())
+            .agent(format!("temporal:{}", common.task_queue))
+            .lease(std::time::Duration::from_secs(10))
+            .open()
+            .await?;
+        println!("worker: waits kept in the inbox");
+        worker = worker.inbox(inbox);
+    }
     worker
         .run_until(async {
             let _ = tokio::signal::ctrl_c().await;

@@ -171,6 +171,25 @@ impl Inbox {
             .await
     }
 
+    /// Claims the oldest answered run of this handle's agent, like
+    /// [`resume_next`](Self::resume_next), and goes on with `settle` as
+    /// [`resume_with`](Self::resume_with) does: for a host that hands a run's answers on
+    /// to where the run lives (another workflow engine) and polls for them under an agent
+    /// name of its own. `Ok(None)`: nothing is waiting to be resumed.
+    pub async fn resume_next_with<F, Fut>(&self, settle: F) -> Result<Option<Resumed>, InboxError>
+    where
+        F: FnOnce(Vec<Message>, Vec<Answer>) -> Fut,
+        Fut: std::future::Future<Output = Result<RunResult, ClientError>>,
+    {
+        match self.claim(None).await? {
+            Some(claimed) => self
+                .settle_claim(Claim::read(self, claimed).await?, settle)
+                .await
+                .map(Some),
+            None => Ok(None),
+        }
+    }
+
     /// Goes on with a claimed run by `settle` ([`resume_with`](Self::resume_with)).
     pub(crate) async fn settle_claim<F, Fut>(
         &self,

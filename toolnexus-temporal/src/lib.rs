@@ -10,6 +10,9 @@ mod bridge;
 pub mod codec;
 mod connect;
 mod error;
+#[cfg(feature = "inbox")]
+#[allow(missing_docs)]
+pub mod inbox;
 mod progress;
 mod runs;
 mod stretch;

@@ -30,6 +30,8 @@ pub struct AgentWorker {
     agent: Agent,
     connection: Connection,
     task_queue: String,
+    #[cfg(feature = "inbox")]
+    inbox: Option<toolnexus_inbox::Inbox>,
 }
 
 impl AgentWorker {
@@ -40,7 +42,20 @@ impl AgentWorker {
             agent,
             connection,
             task_queue: TASK_QUEUE.to_owned(),
+            #[cfg(feature = "inbox")]
+            inbox: None,
         }
+    }
+
+    /// Keeps every run's waits in `inbox` too, so they are answered on its page and at its
+    /// doors as well as through the `answer` update, and hands the answers given there to
+    /// the runs, each once. Give the inbox an agent name of its own
+    /// ([`InboxBuilder::agent`](toolnexus_inbox::InboxBuilder::agent)) that no model
+    /// worker resumes for; every worker on the task queue must be given one, the same.
+    #[cfg(feature = "inbox")]
+    pub fn inbox(mut self, inbox: toolnexus_inbox::Inbox) -> Self {
+        self.inbox = Some(inbox);
+        self
     }
 
     /// The task queue to serve.
@@ -64,20 +79,46 @@ impl AgentWorker {
         let runtime = Runtime::from_current_tokio(Default::default())
             .map_err(|e| TemporalError::Worker(e.to_string()))?;
         let agent = self.agent.clone();
-        let options = WorkerOptions::new(self.task_queue.clone())
-            .register_activities(Steps {
-                agent: self.agent.clone(),
+        #[cfg_attr(not(feature = "inbox"), allow(unused_mut))]
+        let mut options = WorkerOptions::new(self.task_queue.clone()).register_activities(Steps {
+            agent: self.agent.clone(),
+        });
+        #[cfg(feature = "inbox")]
+        let parks = self.inbox.is_some();
+        #[cfg(not(feature = "inbox"))]
+        let parks = false;
+        #[cfg(feature = "inbox")]
+        if let Some(inbox) = &self.inbox {
+            options = options.register_activities(crate::inbox::Parking {
+                inbox: inbox.clone(),
+            });
+        }
+        let options = options
+            .register_workflow_with_factory::<AgentRun, _>(move || {
+                let mut run = AgentRun::new(agent.clone());
+                run.parks = parks;
+                run
             })
-            .register_workflow_with_factory::<AgentRun, _>(move || AgentRun::new(agent.clone()))
             .map_err(|e| TemporalError::Worker(e.to_string()))?
             .build();
-        let mut worker = Worker::new(&runtime, client, options)
+        let mut worker = Worker::new(&runtime, client.clone(), options)
             .map_err(|e| TemporalError::Worker(e.to_string()))?;
         let stop = worker.shutdown_handle();
+        #[cfg(feature = "inbox")]
+        let (stopped, forwarder_stop) = tokio::sync::watch::channel(false);
         tokio::spawn(async move {
             shutdown.await;
+            #[cfg(feature = "inbox")]
+            let _ = stopped.send(true);
             stop();
         });
+        #[cfg(feature = "inbox")]
+        if let Some(inbox) = self.inbox {
+            let mut stop = forwarder_stop;
+            tokio::spawn(crate::inbox::forward(inbox, client, async move {
+                let _ = stop.wait_for(|stopped| *stopped).await;
+            }));
+        }
         worker
             .run()
             .await

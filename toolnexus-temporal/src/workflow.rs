@@ -56,6 +56,11 @@ pub struct AgentRun {
     /// workflow has replayed up to its wait, is not refused for a request not yet known.
     at_wait: bool,
     ended: bool,
+    /// Where the run halted, from the halt until its answers are taken (query `halt`).
+    halted: Option<Halted>,
+    /// Whether the worker keeps each halt in an inbox too (its `park` and `settled`
+    /// activities): every worker on the task queue must agree.
+    pub(crate) parks: bool,
 }
 
 impl AgentRun {
@@ -69,6 +74,8 @@ impl AgentRun {
             answered: BTreeSet::new(),
             at_wait: false,
             ended: false,
+            halted: None,
+            parks: false,
         }
     }
 
@@ -99,6 +106,23 @@ impl AgentRun {
         let id = answer.id.clone();
         self.answers.push(answer);
         Ok(open.into_iter().filter(|r| r.id != id).collect())
+    }
+
+    fn halt_result(&self) -> Option<RunResult> {
+        let halted = self.halted.as_ref()?;
+        let first = halted.waiting.first()?;
+        Some(RunResult {
+            status: RunStatus::Pending,
+            text: first.prompt.clone(),
+            tool_calls: Vec::new(),
+            pending: Some(first.clone()),
+            waiting: halted.waiting.clone(),
+            limit: None,
+            turns: 0,
+            usage: Default::default(),
+            messages: halted.messages.clone(),
+            model: self.agent.client().model().to_owned(),
+        })
     }
 
     /// Declines, as expired, every open request whose `expiresAt` is at or before `now`;
@@ -158,6 +182,9 @@ impl AgentRun {
                 }),
             ),
         };
+        // The inbox run the last halt was parked as, whose follow-on the forwarder parks.
+        #[cfg(feature = "inbox")]
+        let mut previous: Option<String> = None;
         loop {
             let halted = match next {
                 Next::Wait(halted) => halted,
@@ -180,6 +207,15 @@ impl AgentRun {
                     }
                 }
             };
+            ctx.state_mut(|s| s.halted = Some(halted.clone()));
+            #[cfg(feature = "inbox")]
+            if ctx.state(|s| s.parks) {
+                let halt = ctx.state(|s| s.halt_result());
+                let workflow = ctx.workflow_id().to_owned();
+                if let Some(halt) = halt {
+                    crate::inbox::park(ctx, workflow, halt, previous.take()).await;
+                }
+            }
             // Only at a wait, and only with no update in flight, which a new execution
             // would not finish.
             if ctx.history_length() >= inner.continue_after && ctx.all_handlers_finished() {
@@ -200,6 +236,8 @@ impl AgentRun {
                 };
             }
             let Halted { messages, waiting } = halted;
+            #[cfg(feature = "inbox")]
+            let parked = waiting.first().map(|r| r.id.clone());
             ctx.state_mut(|s| {
                 s.waiting = waiting;
                 s.at_wait = true;
@@ -208,7 +246,13 @@ impl AgentRun {
             ctx.state_mut(|s| {
                 s.at_wait = false;
                 s.waiting.clear();
+                s.halted = None;
             });
+            #[cfg(feature = "inbox")]
+            if let Some(run) = parked.filter(|_| ctx.state(|s| s.parks)) {
+                crate::inbox::settled(ctx, run.clone(), answers.clone()).await;
+                previous = Some(run);
+            }
             next = Next::Stretch(Start::Answers { messages, answers });
         }
     }
@@ -223,15 +267,29 @@ impl AgentRun {
         }
     }
 
-    /// Only what needs no state is checked before the update is accepted: on a cold replay
-    /// the state may not yet have reached the wait the answer is for.
+    /// Where the run halted, as the run's result (`status` pending, `waiting` every request
+    /// of the halt, answered or not): from the halt until its answers are taken; `None`
+    /// while it runs, and once it has ended.
+    #[query]
+    pub fn halt(&self, _ctx: &WorkflowContextView) -> Option<RunResult> {
+        self.halt_result()
+    }
+
+    /// Only what needs no wait is checked before the update is accepted: on a cold replay
+    /// the state may not yet have reached the wait the answer is for. A request already
+    /// answered is refused here, so an answer handed on twice (from the inbox and straight
+    /// to Temporal) leaves no update in the history.
     #[update_validator(answer)]
     fn validate_answer(
         &self,
         _ctx: &WorkflowContextView,
         input: &Value,
     ) -> Result<(), HandlerError> {
-        parse_answer(input).map(|_| ())
+        let answer = parse_answer(input)?;
+        if self.answered.contains(&answer.id) {
+            return Err(format!("request `{}` is already answered", answer.id).into());
+        }
+        Ok(())
     }
 
     /// Answers one request the run waits on; returns the requests still waiting.
