@@ -9,11 +9,12 @@
 //! ```
 //!
 //! `worker --address HOST:PORT [--namespace NS] [--task-queue Q] [--orders FILE]
-//! [--codec-key FILE] [--continue-after EVENTS]` serves the `AgentRun` workflow (input
-//! `{"prompt": "…"}`, result the run's JSON, query `pending`, update `answer`) and its
-//! step activities on the embedded scripted model (or the endpoint `TOOLNEXUS_BASE_URL` and
-//! the style's key name). "buy a <item>" asks "Approve purchase of <item>?"; approved, the
-//! purchase runs and the final text carries its `ORDER-<n>`; declined, nothing is bought.
+//! [--codec-key FILE] [--continue-after EVENTS] [--step-timeout SECONDS]` serves the
+//! `AgentRun` workflow (input `{"prompt": "…"}`, result the run's JSON, query `pending`,
+//! update `answer`) and its step activities on the embedded scripted model (or the endpoint
+//! `TOOLNEXUS_BASE_URL` and the style's key name). "buy a <item>" asks "Approve purchase
+//! of <item>?"; approved, the purchase runs and the final text carries its `ORDER-<n>`;
+//! declined, nothing is bought.
 //! "log me in" asks an `authorization` request at its sign-in URL and ends "signed in".
 //!
 //! `--orders FILE` is the shop's order book: each purchase appends one line `ORDER-<n>:
@@ -21,6 +22,8 @@
 //! after a crash inside it) appends nothing and returns the same order: the book keeps each
 //! key beside it, in `FILE.keys`. `--codec-key FILE` (32 bytes as 64 hex digits) encrypts
 //! every payload the run's history keeps; its clients need the same key.
+//! `--step-timeout SECONDS` bounds one model or tool call (300 by default): a step whose
+//! worker died is tried again, by another worker, once that much time has passed.
 //!
 //! `--inbox URL` (a `sqlite://` or `postgres://` URL, as the inbox examples' `--db`) keeps
 //! every wait in that inbox too: it shows on the inbox page, and an answer given there
@@ -95,6 +98,7 @@ async fn main() -> Result<(), Failure> {
     };
     let mut orders: Option<PathBuf> = None;
     let mut continue_after: Option<u32> = None;
+    let mut step_timeout: Option<u64> = None;
     let mut id: Option<String> = None;
     let mut positional = Vec::new();
     while let Some(arg) = args.next() {
@@ -116,6 +120,10 @@ async fn main() -> Result<(), Failure> {
                 let n = value("--continue-after")?;
                 continue_after = Some(n.parse().map_err(|_| format!("--continue-after {n:?}"))?);
             }
+            "--step-timeout" => {
+                let n = value("--step-timeout")?;
+                step_timeout = Some(n.parse().map_err(|_| format!("--step-timeout {n:?}"))?);
+            }
             other if other.starts_with("--") => {
                 return Err(format!("unknown option `{other}`; {USAGE}").into())
             }
@@ -123,7 +131,7 @@ async fn main() -> Result<(), Failure> {
         }
     }
     match (command.as_str(), positional.as_slice()) {
-        ("worker", []) => worker(&common, orders, continue_after).await,
+        ("worker", []) => worker(&common, orders, continue_after, step_timeout).await,
         ("start", [prompt]) => {
             let id = id.unwrap_or_else(|| format!("shop-{}", std::process::id()) + &nonce());
             common.runs().await?.start(&id, prompt).await?;
@@ -162,6 +170,7 @@ async fn worker(
     common: &Common,
     orders: Option<PathBuf>,
     continue_after: Option<u32>,
+    step_timeout: Option<u64>,
 ) -> Result<(), Failure> {
     let support::Endpoint { builder, stub } = support::endpoint(shop_agent::script).await?;
     let book = Arc::new(OrderBook::open(orders)?);
@@ -169,6 +178,9 @@ async fn worker(
     let mut agent = Agent::new(builder.build()?, tk);
     if let Some(events) = continue_after {
         agent = agent.continue_after(events);
+    }
+    if let Some(seconds) = step_timeout {
+        agent = agent.step_timeout(std::time::Duration::from_secs(seconds));
     }
     println!("worker: task queue {}", common.task_queue);
     let mut worker =
