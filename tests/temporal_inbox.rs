@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 use toolnexus::Answer;
-use toolnexus_inbox::{Inbox, Parked, ParkedState};
+use toolnexus_inbox::{AuditKind, Inbox, Parked, ParkedState};
 use toolnexus_test_support::{example_bin, temporal, wait};
 
 /// Patience for a slow machine, not the behaviour under test (a lease of 10 s lapsing
@@ -317,7 +317,17 @@ async fn a_worker_killed_while_handing_an_answer_on_leaves_it_to_another() {
         .await
         .expect("the answer is taken");
     // Claimed: the worker holds the answer and is handing it on (or has).
-    reaches(&inbox, request.id(), &[ParkedState::Running]).await;
+    let held = reaches(
+        &inbox,
+        request.id(),
+        &[ParkedState::Running, ParkedState::Done],
+    )
+    .await;
+    assert_eq!(
+        held.run_state,
+        ParkedState::Running,
+        "the worker handed the answer on before the test could kill it"
+    );
     first.kill();
     let _second = shop.worker();
 
@@ -333,6 +343,15 @@ async fn a_worker_killed_while_handing_an_answer_on_leaves_it_to_another() {
         accepted_updates(&id),
         [format!("answer {}", request.id())],
         "the answer reached the run once"
+    );
+    let audit = inbox.audit(request.id()).await.expect("the audit trail");
+    let claims = audit
+        .iter()
+        .filter(|e| e.kind == AuditKind::Claimed)
+        .count();
+    assert_eq!(
+        claims, 2,
+        "the killed worker's claim, then the other's: {audit:?}"
     );
 }
 
