@@ -1,11 +1,12 @@
 //! Temporal runs answered at the inbox: the `temporal_agent` example's workers, started
-//! with `--inbox sqlite://…`, keep each run's wait in the inbox, and an answer given there
+//! with `--inbox URL`, keep each run's wait in the inbox, and an answer given there
 //! reaches the workflow as one `answer` update — through a browser on the inbox page, with
 //! the worker that held the answer SIGKILLed, and an answer given straight to Temporal
-//! clears the inbox's waiting list.
+//! clears the inbox's waiting list. The last two run on SQLite and on PostgreSQL.
 //!
-//! Needs the dev server (`TOOLNEXUS_TEST_TEMPORAL`, `TOOLNEXUS_TEST_TEMPORAL_CLI`) and, for
-//! the browser, chromedriver (`TOOLNEXUS_TEST_WEBDRIVER`, `TOOLNEXUS_TEST_CHROME_PROFILE`):
+//! Needs the dev server (`TOOLNEXUS_TEST_TEMPORAL`, `TOOLNEXUS_TEST_TEMPORAL_CLI`),
+//! PostgreSQL (`TOOLNEXUS_TEST_PG_URL`) and, for the browser, chromedriver
+//! (`TOOLNEXUS_TEST_WEBDRIVER`, `TOOLNEXUS_TEST_CHROME_PROFILE`):
 //! `scripts/test.sh --test temporal_inbox` starts them.
 
 use std::io::{BufRead, BufReader};
@@ -16,6 +17,7 @@ use std::time::Duration;
 use serde_json::Value;
 use toolnexus::Answer;
 use toolnexus_inbox::{AuditKind, Inbox, Parked, ParkedState};
+use toolnexus_test_support::databases::TestDb;
 use toolnexus_test_support::{example_bin, temporal, wait};
 
 /// Patience for a slow machine, not the behaviour under test (a lease of 10 s lapsing
@@ -26,18 +28,19 @@ const PATIENCE: Duration = Duration::from_secs(90);
 struct Shop {
     dir: PathBuf,
     queue: String,
+    db: TestDb,
 }
 
 impl Shop {
-    fn new(name: &str) -> Shop {
+    fn new(name: &str, db: TestDb) -> Shop {
         let queue = unique(name);
         let dir = std::env::temp_dir().join(&queue);
         std::fs::create_dir_all(&dir).expect("a temp dir");
-        Shop { dir, queue }
+        Shop { dir, queue, db }
     }
 
     fn db(&self) -> String {
-        format!("sqlite://{}", self.dir.join("inbox.db").display())
+        self.db.url.clone()
     }
 
     fn orders(&self) -> PathBuf {
@@ -268,7 +271,7 @@ async fn click(browser: &fantoccini::Client, locator: fantoccini::Locator<'_>) {
 #[tokio::test(flavor = "multi_thread")]
 async fn an_answer_clicked_on_the_inbox_page_resumes_the_run_once() {
     let (webdriver, profiles) = chromedriver();
-    let shop = Shop::new("page");
+    let shop = Shop::new("page", TestDb::sqlite());
     let _worker = shop.worker();
     let id = shop.start("buy a gpu");
     let inbox = shop.inbox().await;
@@ -304,9 +307,13 @@ async fn an_answer_clicked_on_the_inbox_page_resumes_the_run_once() {
     let _ = browser.close().await;
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn a_worker_killed_while_handing_an_answer_on_leaves_it_to_another() {
-    let shop = Shop::new("kill");
+toolnexus_test_support::both_engines!(
+    a_worker_killed_while_handing_an_answer_on_leaves_it_to_another,
+    an_answer_given_straight_to_temporal_clears_the_inbox,
+);
+
+async fn a_worker_killed_while_handing_an_answer_on_leaves_it_to_another(db: TestDb) {
+    let shop = Shop::new("kill", db);
     let first = shop.worker();
     let id = shop.start("buy a gpu");
     let inbox = shop.inbox().await;
@@ -355,9 +362,8 @@ async fn a_worker_killed_while_handing_an_answer_on_leaves_it_to_another() {
     );
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn an_answer_given_straight_to_temporal_clears_the_inbox() {
-    let shop = Shop::new("direct");
+async fn an_answer_given_straight_to_temporal_clears_the_inbox(db: TestDb) {
+    let shop = Shop::new("direct", db);
     let _worker = shop.worker();
     let id = shop.start("buy a gpu");
     let inbox = shop.inbox().await;
