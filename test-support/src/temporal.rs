@@ -51,3 +51,19 @@ pub fn command() -> Command {
     cmd.env("TEMPORAL_ADDRESS", address());
     cmd
 }
+
+/// Workflow `id`'s history (its latest execution's) as `temporal workflow show --output
+/// json` prints it, each payload's metadata and data in base64; a clear failure when the
+/// CLI does.
+pub fn history(id: &str) -> String {
+    let out = command()
+        .args(["workflow", "show", "--workflow-id", id, "--output", "json"])
+        .output()
+        .expect("the temporal CLI runs");
+    assert!(
+        out.status.success(),
+        "temporal workflow show --workflow-id {id} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("the CLI prints UTF-8")
+}

@@ -92,7 +92,7 @@ async fn an_unanswered_request_is_declined_as_expired_by_the_workflows_timer() {
     assert_eq!(ran.load(Ordering::SeqCst), 1);
 
     // The wait was the workflow's timer, recorded in its history, not a worker's clock.
-    let events = common::event_types(&common::history(&id, None));
+    let events = common::event_types(&toolnexus_test_support::temporal::history(&id));
     assert!(
         events.iter().any(|e| e == "EVENT_TYPE_TIMER_FIRED"),
         "no timer fired: {events:?}"

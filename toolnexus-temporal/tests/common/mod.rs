@@ -149,34 +149,9 @@ pub async fn patiently<T>(what: &str, fut: impl Future<Output = T>) -> T {
         .unwrap_or_else(|_| panic!("timed out after {PATIENCE:?} waiting for {what}"))
 }
 
-/// Run `id`'s history as the Temporal CLI prints it (`temporal workflow show --output
-/// json`), payloads raw as stored, so the SDK's replayer reads it back.
-pub fn history(id: &str, run_id: Option<&str>) -> Vec<u8> {
-    let mut cmd = toolnexus_test_support::temporal::command();
-    cmd.args([
-        "workflow",
-        "show",
-        "--workflow-id",
-        id,
-        "--output",
-        "json",
-        "--no-json-shorthand-payloads",
-    ]);
-    if let Some(run_id) = run_id {
-        cmd.args(["--run-id", run_id]);
-    }
-    let out = cmd.output().expect("the temporal CLI runs");
-    assert!(
-        out.status.success(),
-        "temporal workflow show failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out.stdout
-}
-
 /// The event types of a history the CLI printed, in order.
-pub fn event_types(history: &[u8]) -> Vec<String> {
-    let json: Value = serde_json::from_slice(history).expect("the CLI prints JSON");
+pub fn event_types(history: &str) -> Vec<String> {
+    let json: Value = serde_json::from_str(history).expect("the CLI prints JSON");
     json["events"]
         .as_array()
         .expect("a history has events")
