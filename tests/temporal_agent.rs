@@ -128,6 +128,15 @@ impl Shop {
         let result = run.result();
         assert_eq!(result["status"], "done", "{result}");
         assert_eq!(self.orders(), book, "one order per approved purchase");
+        // Each purchase was made under one idempotency key, so a retry of it found its key
+        // and made nothing more.
+        let keys = std::fs::read_to_string(self.dir.join("orders.txt.keys"))
+            .expect("the order book's keys");
+        let ordered: Vec<&str> = keys
+            .lines()
+            .filter_map(|l| l.split_once(' ').map(|(_, order)| order))
+            .collect();
+        assert_eq!(ordered, book, "one key per order: {keys}");
         let purchases: Vec<&str> = result["tool_calls"]
             .as_array()
             .unwrap_or_else(|| panic!("the run's tool calls: {result}"))
