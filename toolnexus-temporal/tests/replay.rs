@@ -15,7 +15,7 @@ use std::path::PathBuf;
 use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
 
-use temporalio_client::{WorkflowFetchHistoryOptions, WorkflowHistory};
+use temporalio_client::{WorkflowExecutionInfo, WorkflowFetchHistoryOptions, WorkflowHistory};
 use temporalio_sdk::workflow_replayer::{
     WorkflowReplayError, WorkflowReplayFailure, WorkflowReplayer, WorkflowReplayerOptions,
 };
@@ -23,10 +23,15 @@ use toolnexus::testing::MockLlm;
 use toolnexus::{Answer, RunStatus};
 use toolnexus_temporal::{Agent, AgentRun};
 
-use common::{client, patiently, runs, shop_toolkit, unique, waiting, Serving};
+use common::{client as client_of, patiently, runs, shop_toolkit, unique, waiting, Serving};
 
 /// The runs recorded, each a file `tests/histories/NAME.json`.
 const RECORDED: [&str; 4] = ["approve", "decline", "sign-in", "two-approvals"];
+
+/// A purchase by an agent that continues as new after [`CONTINUED_AFTER`] events: its first
+/// execution, which continued as new at its wait, and its second, answered.
+const CONTINUED: [&str; 2] = ["continued-first", "continued-second"];
+const CONTINUED_AFTER: u32 = 10;
 
 fn histories() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/histories")
@@ -48,7 +53,7 @@ fn recorded(name: &str) -> WorkflowHistory {
 /// steps' outputs come from the history), so its client points nowhere.
 fn recorded_agent() -> Agent {
     Agent::new(
-        client("http://127.0.0.1:9/v1"),
+        client_of("http://127.0.0.1:9/v1"),
         shop_toolkit(Arc::new(AtomicUsize::new(0))),
     )
 }
@@ -64,15 +69,19 @@ fn replayer(agent: Agent) -> WorkflowReplayer {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn every_recorded_run_replays_against_the_workflow_as_it_is() {
-    let replayer = replayer(recorded_agent());
-    let results = replayer
+    let results = replayer(recorded_agent())
         .replay_workflows(RECORDED.map(recorded))
         .await
         .expect("the replayer runs");
     assert_eq!(results.len(), RECORDED.len());
+    let continued = replayer(recorded_agent().continue_after(CONTINUED_AFTER))
+        .replay_workflows(CONTINUED.map(recorded))
+        .await
+        .expect("the replayer runs");
     let failures: Vec<String> = RECORDED
         .iter()
-        .zip(&results)
+        .chain(&CONTINUED)
+        .zip(results.iter().chain(&continued))
         .filter_map(|(name, result)| {
             let failure = result.replay_failure.as_ref()?;
             Some(format!("{name}: {failure}"))
@@ -83,9 +92,9 @@ async fn every_recorded_run_replays_against_the_workflow_as_it_is() {
         "recorded runs no longer replay:\n{}",
         failures.join("\n")
     );
+    // Each of these runs was answered: its replay went past the wait, through the update,
+    // into the steps after it.
     for (name, result) in RECORDED.iter().zip(&results) {
-        // A run that was answered has more than its first stretch: the replay went past
-        // the wait, through the update, into the steps after it.
         assert!(
             result.history.events().len() > 20,
             "{name} holds {} events: record it again",
@@ -111,6 +120,31 @@ async fn a_workflow_that_would_decide_otherwise_does_not_replay() {
     );
 }
 
+/// Writes run `id`'s history (of its latest execution, or of `run_id`) as `NAME.json`, in
+/// the form the SDK's replayer reads; returns it.
+async fn record(
+    client: &temporalio_client::Client,
+    name: &str,
+    id: &str,
+    run_id: Option<String>,
+) -> serde_json::Value {
+    let history = WorkflowExecutionInfo::builder()
+        .namespace("default")
+        .workflow_id(id)
+        .maybe_run_id(run_id)
+        .build()
+        .bind_untyped(client.clone())
+        .fetch_history(WorkflowFetchHistoryOptions::default())
+        .to_json()
+        .await
+        .expect("the history is fetched");
+    let history: serde_json::Value = serde_json::from_slice(&history).expect("the SDK writes JSON");
+    let pretty = serde_json::to_string_pretty(&history).expect("JSON prints") + "\n";
+    std::fs::write(histories().join(format!("{name}.json")), pretty)
+        .expect("the history is written");
+    history
+}
+
 /// Records the runs the replay test replays, on the dev server, into `tests/histories/`.
 #[tokio::test(flavor = "multi_thread")]
 #[ignore = "rewrites tests/histories/: scripts/test.sh -p toolnexus-temporal --test replay -- --ignored"]
@@ -119,7 +153,7 @@ async fn record_histories() {
         .await
         .expect("the scripted model starts");
     let bought = Arc::new(AtomicUsize::new(0));
-    let agent = Agent::new(client(&model.base_url()), shop_toolkit(bought));
+    let agent = Agent::new(client_of(&model.base_url()), shop_toolkit(bought));
     let queue = unique("record");
     let worker = Serving::start(agent, &queue);
     let runs = runs(&queue).await;
@@ -150,17 +184,34 @@ async fn record_histories() {
             .await
             .expect("the run ends well");
         assert_eq!(result.status, RunStatus::Done, "{name}: {}", result.text);
-        let history = client
-            .get_workflow_handle::<AgentRun>(&id)
-            .fetch_history(WorkflowFetchHistoryOptions::default())
-            .to_json()
-            .await
-            .expect("the history is fetched");
-        let history: serde_json::Value =
-            serde_json::from_slice(&history).expect("the SDK writes JSON");
-        let pretty = serde_json::to_string_pretty(&history).expect("JSON prints") + "\n";
-        std::fs::write(histories().join(format!("{name}.json")), pretty)
-            .expect("the history is written");
+        record(&client, name, &id, None).await;
     }
+    worker.stop().await;
+
+    let continuing = Agent::new(
+        client_of(&model.base_url()),
+        shop_toolkit(Arc::new(AtomicUsize::new(0))),
+    )
+    .continue_after(CONTINUED_AFTER);
+    let queue = unique("record-continued");
+    let worker = Serving::start(continuing, &queue);
+    let runs = common::runs(&queue).await;
+    let id = unique("continued");
+    runs.start(&id, "buy a gpu").await.expect("the run starts");
+    let request = waiting(&runs, &id, 1).await.remove(0);
+    runs.answer(&id, &Answer::ok(&request.id))
+        .await
+        .expect("the answer is taken");
+    patiently("the run's end", runs.result(&id))
+        .await
+        .expect("the run ends well");
+    let second = record(&client, CONTINUED[1], &id, None).await;
+    let first = second["events"][0]["attributes"]["WorkflowExecutionStartedEventAttributes"]
+        ["continued_execution_run_id"]
+        .as_str()
+        .filter(|run| !run.is_empty())
+        .unwrap_or_else(|| panic!("run `{id}` did not continue as new"))
+        .to_owned();
+    record(&client, CONTINUED[0], &id, Some(first)).await;
     worker.stop().await;
 }
