@@ -14,4 +14,6 @@ case "$kills" in
 esac
 export TOOLNEXUS_KILLS="$kills"
 if [ -n "${2:-}" ]; then export TOOLNEXUS_KILLS_SEED="$2"; fi
-exec scripts/test.sh -p toolnexus-inbox --test kills
+# The test command builds the whole workspace, where toolnexus-temporal has a `kills` suite
+# too: the filters pick the inbox's two sessions.
+exec scripts/test.sh -p toolnexus-inbox --test kills -- kills::sqlite kills::postgres
