@@ -394,3 +394,41 @@ async fn an_answer_given_straight_to_temporal_clears_the_inbox(db: TestDb) {
         "only the answer given to Temporal: {updates:?}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_halt_answered_half_in_the_inbox_and_half_straight_to_temporal_ends_once() {
+    let shop = Shop::new("split", TestDb::sqlite());
+    let _worker = shop.worker();
+    let id = shop.start("buy a gpu and a tpu");
+    let inbox = shop.inbox().await;
+    let gpu = parked(&inbox, "Approve purchase of gpu?").await;
+    let tpu = parked(&inbox, "Approve purchase of tpu?").await;
+    assert_eq!(gpu.run, tpu.run, "one halt, one run in the inbox");
+
+    inbox
+        .answer_as(Answer::ok(gpu.id()), "ada@example.com")
+        .await
+        .expect("the answer is taken");
+    shop.cli(&["answer", &id, tpu.id(), "approve"]);
+
+    let done = reaches(&inbox, gpu.id(), &[ParkedState::Done, ParkedState::Failed]).await;
+    assert_eq!(done.run_state, ParkedState::Done, "{:?}", done.last_error);
+    let result = shop.result(&id);
+    let text = result["text"].as_str().unwrap_or_default();
+    assert!(
+        text.contains("ORDER-1") && text.contains("ORDER-2"),
+        "{result}"
+    );
+    assert_eq!(shop.order_lines().len(), 2, "{:?}", shop.order_lines());
+    assert!(inbox.waiting().await.expect("the waiting list").is_empty());
+    let updates = accepted_updates(&id);
+    assert_eq!(
+        updates.len(),
+        2,
+        "one answer update per request: {updates:?}"
+    );
+    assert!(
+        updates.contains(&format!("answer {}", gpu.id())),
+        "the inbox's answer under its request's id: {updates:?}"
+    );
+}

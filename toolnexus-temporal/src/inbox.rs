@@ -93,6 +93,19 @@ impl Parking {
             return Ok(false);
         };
         let inbox = &self.inbox;
+        // A run resumed with some of its answers halts again on the calls still waiting:
+        // requests the inbox holds already, whose answers a forwarder may be handing on
+        // right now (and would wait for this halt to pass).
+        let mut known = true;
+        for request in &input.halt.waiting {
+            if inbox.get(&request.id).await.map_err(retry)?.is_none() {
+                known = false;
+                break;
+            }
+        }
+        if known {
+            return Ok(false);
+        }
         if let Some(previous) = &input.previous {
             if let Some(before) = inbox.get(previous).await.map_err(retry)? {
                 match before.run_state {
