@@ -45,7 +45,7 @@ const BETWEEN_LOOKS: Duration = Duration::from_millis(250);
 
 /// A lane's draws: each the hash of its seed, lane and draw number, so a seed replays a
 /// session's plans (std's hasher has fixed keys).
-pub struct Draws {
+struct Draws {
     seed: u64,
     lane: usize,
     drawn: u64,
@@ -88,7 +88,7 @@ impl Point {
     fn kind(&self) -> &'static str {
         match self {
             Point::Model(0) => "the model call in flight, first turn",
-            Point::Model(_) => "the model call in flight, after the purchases",
+            Point::Model(_) => "the model call in flight, second turn",
             Point::Waiting => "the run waiting for an answer",
             Point::Answered(_) => "right after an answer is taken",
             Point::Before(_) => "inside a purchase, before its effect",
@@ -113,10 +113,10 @@ struct Plan {
     items: Vec<String>,
     approved: Vec<bool>,
     kills: Vec<Point>,
-    /// Whether a killed worker's run is left on its sticky queue, for Temporal to move to
-    /// the task queue once that queue's wait times out (10 s); otherwise the harness clears
-    /// the run's stickiness at once, as a worker that shuts down does, and the next worker
-    /// takes the run's next task straight away.
+    /// Whether a killed worker's run is left on its sticky queue, for Temporal to move its
+    /// next task to the task queue once the sticky queue's wait times out (10 s); otherwise
+    /// the harness clears the run's stickiness at once (`ResetStickyTaskQueue`) and the
+    /// next worker takes that task straight away.
     sticky: bool,
 }
 
@@ -141,7 +141,8 @@ impl Plan {
             }
         }
         moments.push(Point::Model(1));
-        let wanted = KINDS[n % KINDS.len()];
+        let kinds = kinds();
+        let wanted = kinds[n % kinds.len()];
         let mut kills: BTreeSet<usize> = moments
             .iter()
             .position(|p| p.kind() == wanted)
@@ -172,14 +173,17 @@ impl Plan {
 }
 
 /// Every kind of point, in the order the lanes' runs start with them.
-const KINDS: [&str; 6] = [
-    "the model call in flight, first turn",
-    "the run waiting for an answer",
-    "inside a purchase, before its effect",
-    "right after an answer is taken",
-    "inside a purchase, after its effect",
-    "the model call in flight, after the purchases",
-];
+fn kinds() -> [&'static str; 6] {
+    [
+        Point::Model(0),
+        Point::Waiting,
+        Point::Before(String::new()),
+        Point::Answered(0),
+        Point::After(String::new()),
+        Point::Model(1),
+    ]
+    .map(|p| p.kind())
+}
 
 /// What a session found.
 #[derive(Default, Debug)]
