@@ -19,7 +19,7 @@ use super::retry::{Classifier, RetryDecision, RetryPolicy};
 use super::settings::Settings;
 use super::store::{ConversationStore, InMemoryStore};
 use super::telemetry::{MetricSink, Telemetry};
-use super::transport::Transport;
+use super::transport::{Direct, Transport, MAX_REDIRECTS};
 use crate::{Answer, Request, ToolOutcome, ToolResult};
 
 const DEFAULT_MAX_TURNS: usize = 10;
@@ -360,6 +360,10 @@ impl LlmClientBuilder {
             .or_else(|| key_from_env(key_variables));
         let headers = headers(provider, api_key.as_deref(), &self.headers, &url)?;
         let http = http_client(&url)?;
+        let uri: hyper::Uri = url.as_str().parse().map_err(|e| {
+            ClientError::Config(ErrorDetail::caused_by("the base URL is not a valid URI", e))
+        })?;
+        let direct = direct_client(&uri)?;
         let missing_key = api_key.is_none().then_some(key_variables[0]);
         let mut secrets: Vec<String> = api_key.into_iter().collect();
         secrets.extend(
@@ -379,6 +383,8 @@ impl LlmClientBuilder {
             max_tool_output_bytes: self.max_tool_output_bytes,
             transport: Transport {
                 http,
+                direct,
+                uri,
                 headers,
                 url,
                 stream_url,
@@ -456,10 +462,8 @@ fn key_from_env(variables: &[&str]) -> Option<String> {
         .find_map(|var| std::env::var(var).ok().filter(|k| !k.is_empty()))
 }
 
-/// Redirects followed within the base URL's origin, as reqwest's default policy allows.
-const MAX_REDIRECTS: usize = 10;
-
-/// The client every request goes through.
+/// The reqwest client: streamed replies go through it, and every reply when a proxy from
+/// the environment serves the base URL.
 ///
 /// A redirect is followed only within the base URL's origin (scheme, host and port). The
 /// key travels in headers reqwest does not know to drop on the way to another host
@@ -491,6 +495,47 @@ fn http_client(base: &reqwest::Url) -> Result<reqwest::Client, ClientError> {
                 e,
             ))
         })
+}
+
+/// hyper's pooled client for the replies read whole, as reqwest would set it up (rustls on
+/// the process's provider, the platform's verifier, HTTP/2 where the server offers it,
+/// idle connections kept 90 s); `None` when a proxy from the environment serves `base`,
+/// which only the reqwest client goes through.
+fn direct_client(base: &hyper::Uri) -> Result<Option<Direct>, ClientError> {
+    let matcher = hyper_util::client::proxy::matcher::Matcher::from_env();
+    if matcher.intercept(base).is_some() {
+        return Ok(None);
+    }
+    let provider = rustls::crypto::CryptoProvider::get_default()
+        .cloned()
+        .unwrap_or_else(|| std::sync::Arc::new(rustls::crypto::ring::default_provider()));
+    let tls_failed = |e: rustls::Error| {
+        ClientError::Config(ErrorDetail::caused_by(
+            format!("could not start the HTTP client: {e}"),
+            e,
+        ))
+    };
+    let verifier = rustls_platform_verifier::Verifier::new(provider.clone()).map_err(tls_failed)?;
+    let tls = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(tls_failed)?
+        .dangerous()
+        .with_custom_certificate_verifier(std::sync::Arc::new(verifier))
+        .with_no_client_auth();
+    let mut tcp = hyper_util::client::legacy::connect::HttpConnector::new();
+    tcp.set_nodelay(true);
+    tcp.enforce_http(false);
+    let connector = hyper_rustls::HttpsConnectorBuilder::new()
+        .with_tls_config(tls)
+        .https_or_http()
+        .enable_http1()
+        .enable_http2()
+        .wrap_connector(tcp);
+    let client = hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
+        .pool_timer(hyper_util::rt::TokioTimer::new())
+        .pool_idle_timeout(std::time::Duration::from_secs(90))
+        .build(connector);
+    Ok(Some(client))
 }
 
 /// Shorter header values are not masked in excerpts: masking `1` would mangle every number.

@@ -49,16 +49,20 @@ impl ErrorDetail {
 
     /// A failure to reach the provider: the error and its causes as one line, without the
     /// URL; the error itself is kept as the cause.
-    pub(crate) fn network(e: reqwest::Error) -> Self {
-        let e = e.without_url();
+    pub(crate) fn network(e: Box<dyn std::error::Error + Send + Sync + 'static>) -> Self {
+        // reqwest's errors name the URL, which may carry credentials.
+        let e: Box<dyn std::error::Error + Send + Sync> = match e.downcast::<reqwest::Error>() {
+            Ok(e) => Box::new(e.without_url()),
+            Err(e) => e,
+        };
         let mut text = e.to_string();
-        let mut cause = std::error::Error::source(&e);
+        let mut cause = e.source();
         while let Some(c) = cause {
             text.push_str(": ");
             text.push_str(&c.to_string());
             cause = c.source();
         }
-        ErrorDetail::caused_by(text, e)
+        ErrorDetail::caused_by_boxed(text, e)
     }
 
     /// Like [`caused_by`](Self::caused_by) for an already boxed error.

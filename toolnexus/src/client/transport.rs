@@ -8,8 +8,11 @@
 
 use std::time::Duration;
 
-use reqwest::header::{HeaderMap, LOCATION, RETRY_AFTER};
-use reqwest::Method;
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper_util::client::legacy::connect::HttpConnector;
+use reqwest::header::{HeaderMap, CONTENT_LENGTH, CONTENT_TYPE, LOCATION, RETRY_AFTER};
+use reqwest::{Method, StatusCode};
 
 use super::error::{ClientError, ErrorDetail};
 use super::provider::Provider;
@@ -19,9 +22,24 @@ use super::retry::parse_retry_after;
 /// How much of an error body is read: enough for any excerpt, never a whole hostile body.
 const ERROR_BODY_BYTES: usize = 8 * 1024;
 
+/// Redirects followed within the base URL's origin, as reqwest's default policy allows.
+pub(crate) const MAX_REDIRECTS: usize = 10;
+
+/// hyper's pooled client, over TCP or rustls.
+pub(crate) type Direct =
+    hyper_util::client::legacy::Client<hyper_rustls::HttpsConnector<HttpConnector>, Full<Bytes>>;
+
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
 pub(crate) struct Transport {
-    /// One client per `LlmClient`, so its connection pool is reused across turns and runs.
+    /// One client per `LlmClient`, so its connection pool is reused across turns and runs;
+    /// it reads streamed replies, and every reply when a proxy serves the base URL.
     pub(crate) http: reqwest::Client,
+    /// Where a reply read whole is asked for, when no proxy serves the base URL: hyper's
+    /// pooled client itself, without reqwest's per-request layers.
+    pub(crate) direct: Option<Direct>,
+    /// `url` as hyper takes it, parsed once.
+    pub(crate) uri: hyper::Uri,
     /// The headers every request carries, `Host` among them, made once: a whole map cloned
     /// costs less than reqwest merging default headers into each request one by one.
     pub(crate) headers: HeaderMap,
@@ -83,6 +101,9 @@ impl Transport {
         request: &Prepared,
         streaming: bool,
     ) -> Result<Reply, Failure> {
+        if let (false, Some(direct)) = (streaming, &self.direct) {
+            return self.attempt_direct(direct, request).await;
+        }
         let url = if streaming {
             &self.stream_url
         } else {
@@ -96,26 +117,93 @@ impl Transport {
             self.http.execute(post)
         };
         let response = sent.await.map_err(|e| self.network_failure(e))?;
+        // A server that ignores `stream: true` answers with plain JSON: read it whole.
+        if streaming && response.status().is_success() && !is_json(response.headers()) {
+            return Ok(Reply {
+                status: response.status().as_u16(),
+                payload: Payload::Streaming(response),
+            });
+        }
+        self.read_reply(hyper::Response::from(response)).await
+    }
+
+    /// One attempt through hyper's client, following redirects within the base URL's
+    /// origin as the reqwest client's policy does.
+    async fn attempt_direct(&self, direct: &Direct, request: &Prepared) -> Result<Reply, Failure> {
+        let mut uri = self.uri.clone();
+        let mut method = Method::POST;
+        let mut hops = 0;
+        loop {
+            // Made in a block of its own, so the request is not also kept in this future.
+            let sent = {
+                let body = match method {
+                    Method::POST => request.0.clone(),
+                    _ => Bytes::new(),
+                };
+                let mut post = hyper::Request::new(Full::new(body));
+                *post.method_mut() = method.clone();
+                *post.uri_mut() = uri.clone();
+                *post.headers_mut() = self.headers.clone();
+                if method != Method::POST {
+                    post.headers_mut().remove(CONTENT_TYPE);
+                }
+                direct.request(post)
+            };
+            let response = sent.await.map_err(|e| self.network_failure(e))?;
+            let status = response.status();
+            let next = match status {
+                StatusCode::MOVED_PERMANENTLY | StatusCode::FOUND | StatusCode::SEE_OTHER => {
+                    Some(Method::GET)
+                }
+                StatusCode::TEMPORARY_REDIRECT | StatusCode::PERMANENT_REDIRECT => {
+                    Some(method.clone())
+                }
+                _ => None,
+            };
+            let target = next.and_then(|m| Some((m, self.same_origin(&uri, response.headers())?)));
+            let Some((next, target)) = target else {
+                return self.read_reply(response).await;
+            };
+            if hops == MAX_REDIRECTS {
+                return Err(self.network_failure("too many redirects"));
+            }
+            hops += 1;
+            method = next;
+            uri = target;
+        }
+    }
+
+    /// Where a redirect from `from` leads, when that is within the base URL's origin; a
+    /// redirect elsewhere is not followed, so the key never goes to another host.
+    fn same_origin(&self, from: &hyper::Uri, headers: &HeaderMap) -> Option<hyper::Uri> {
+        let location = headers.get(LOCATION)?.to_str().ok()?;
+        let base = reqwest::Url::parse(&from.to_string()).ok()?;
+        let next = base.join(location).ok()?;
+        if next.origin() != self.url.origin() {
+            return None;
+        }
+        next.as_str().parse().ok()
+    }
+
+    /// A response read as the attempt's outcome: a failure with its status, or the body
+    /// read whole under the size cap.
+    async fn read_reply<B>(&self, response: hyper::Response<B>) -> Result<Reply, Failure>
+    where
+        B: hyper::body::Body<Data = Bytes> + Unpin,
+        B::Error: Into<BoxError>,
+    {
         let status = response.status();
         if !status.is_success() {
             // Boxed: only a failed attempt reads an error body.
             return Err(Box::pin(self.status_failure(response)).await);
         }
-        let status = status.as_u16();
-        // A server that ignores `stream: true` answers with plain JSON: read it whole.
-        if streaming && !is_json(&response) {
-            return Ok(Reply {
-                status,
-                payload: Payload::Streaming(response),
-            });
-        }
         let limit = self.max_response_bytes;
-        if response.content_length().is_some_and(|n| n > limit as u64) {
+        if content_length(response.headers()).is_some_and(|n| n > limit as u64) {
             return Err(self.too_large());
         }
         match read_capped(response, limit).await {
             Ok((body, false)) => Ok(Reply {
-                status,
+                status: status.as_u16(),
                 payload: Payload::Whole(body),
             }),
             Ok((_, true)) => Err(self.too_large()),
@@ -125,7 +213,11 @@ impl Transport {
 
     /// The failure of a non-success response: its status, `Retry-After` and the start of
     /// its body (secrets masked).
-    async fn status_failure(&self, response: reqwest::Response) -> Failure {
+    async fn status_failure<B>(&self, response: hyper::Response<B>) -> Failure
+    where
+        B: hyper::body::Body<Data = Bytes> + Unpin,
+        B::Error: Into<BoxError>,
+    {
         let status = response.status().as_u16();
         let retry_after = response
             .headers()
@@ -160,11 +252,11 @@ impl Transport {
         }
     }
 
-    fn network_failure(&self, e: reqwest::Error) -> Failure {
+    fn network_failure(&self, e: impl Into<BoxError>) -> Failure {
         Failure {
             status: None,
             retry_after: None,
-            error: ClientError::Network(ErrorDetail::network(e)),
+            error: ClientError::Network(ErrorDetail::network(e.into())),
         }
     }
 
@@ -190,25 +282,39 @@ fn redirect_text(status: u16, location: Option<&str>) -> Option<String> {
     ))
 }
 
-fn is_json(response: &reqwest::Response) -> bool {
-    response
-        .headers()
-        .get(reqwest::header::CONTENT_TYPE)
+fn is_json(headers: &HeaderMap) -> bool {
+    headers
+        .get(CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.trim_start().starts_with("application/json"))
 }
 
-/// Reads at most `limit` bytes of a body, chunk by chunk, so a hostile or runaway reply never
+/// The length a response announces.
+fn content_length(headers: &HeaderMap) -> Option<u64> {
+    headers.get(CONTENT_LENGTH)?.to_str().ok()?.parse().ok()
+}
+
+/// Reads at most `limit` bytes of a body, frame by frame, so a hostile or runaway reply never
 /// fills memory. Returns the bytes and whether the body went on past the limit (it is then
 /// not read further).
-async fn read_capped(
-    mut response: reqwest::Response,
+async fn read_capped<B>(
+    response: hyper::Response<B>,
     limit: usize,
-) -> Result<(Vec<u8>, bool), reqwest::Error> {
+) -> Result<(Vec<u8>, bool), BoxError>
+where
+    B: hyper::body::Body<Data = Bytes> + Unpin,
+    B::Error: Into<BoxError>,
+{
     // The announced length is only a hint, trusted within the limit.
-    let announced = response.content_length().unwrap_or(0).min(limit as u64);
+    let announced = content_length(response.headers())
+        .unwrap_or(0)
+        .min(limit as u64);
     let mut body = Vec::with_capacity(announced as usize);
-    while let Some(chunk) = response.chunk().await? {
+    let mut incoming = response.into_body();
+    while let Some(frame) = incoming.frame().await {
+        let Ok(chunk) = frame.map_err(Into::into)?.into_data() else {
+            continue;
+        };
         if chunk.len() > limit - body.len() {
             let room = limit - body.len();
             body.extend_from_slice(&chunk[..room]);

@@ -88,7 +88,7 @@ fn framing_error(e: EventStreamError<ReadError>, max_bytes: usize) -> ClientErro
             ClientError::ResponseTooLarge { limit: max_bytes }
         }
         EventStreamError::Transport(ReadError::Network(e)) => {
-            ClientError::Network(ErrorDetail::network(e))
+            ClientError::Network(ErrorDetail::network(e.into()))
         }
         EventStreamError::Utf8(e) => ClientError::InvalidResponse(ErrorDetail::caused_by(
             "the event stream is not valid UTF-8",
