@@ -162,6 +162,12 @@ async fn parked(inbox: &Inbox, prompt: &str) -> Parked {
 }
 
 /// The run of request `id`, once it is in one of `states`.
+/// Waits until the inbox run of request `id` has ended, and checks it ended done.
+async fn ends_done(inbox: &Inbox, id: &str) {
+    let done = reaches(inbox, id, &[ParkedState::Done, ParkedState::Failed]).await;
+    assert_eq!(done.run_state, ParkedState::Done, "{:?}", done.last_error);
+}
+
 async fn reaches(inbox: &Inbox, id: &str, states: &[ParkedState]) -> Parked {
     let found = wait::within(PATIENCE, || async {
         let parked = inbox.get(id).await.ok()??;
@@ -287,13 +293,7 @@ async fn an_answer_clicked_on_the_inbox_page_resumes_the_run_once() {
     .await;
     click(&browser, fantoccini::Locator::Css("button[value=approve]")).await;
 
-    let done = reaches(
-        &inbox,
-        request.id(),
-        &[ParkedState::Done, ParkedState::Failed],
-    )
-    .await;
-    assert_eq!(done.run_state, ParkedState::Done, "{:?}", done.last_error);
+    ends_done(&inbox, request.id()).await;
     let result = done
         .result
         .expect("the inbox keeps what the answer came to");
@@ -338,13 +338,7 @@ async fn a_worker_killed_while_handing_an_answer_on_leaves_it_to_another(db: Tes
     first.kill();
     let _second = shop.worker();
 
-    let done = reaches(
-        &inbox,
-        request.id(),
-        &[ParkedState::Done, ParkedState::Failed],
-    )
-    .await;
-    assert_eq!(done.run_state, ParkedState::Done, "{:?}", done.last_error);
+    ends_done(&inbox, request.id()).await;
     assert_bought_once(&shop, &id);
     assert_eq!(
         accepted_updates(&id),
@@ -379,13 +373,7 @@ async fn an_answer_given_straight_to_temporal_clears_the_inbox(db: TestDb) {
         },
     )
     .await;
-    let done = reaches(
-        &inbox,
-        request.id(),
-        &[ParkedState::Done, ParkedState::Failed],
-    )
-    .await;
-    assert_eq!(done.run_state, ParkedState::Done, "{:?}", done.last_error);
+    ends_done(&inbox, request.id()).await;
     assert_bought_once(&shop, &id);
     let updates = accepted_updates(&id);
     assert_eq!(
@@ -411,8 +399,7 @@ async fn a_halt_answered_half_in_the_inbox_and_half_straight_to_temporal_ends_on
         .expect("the answer is taken");
     shop.cli(&["answer", &id, tpu.id(), "approve"]);
 
-    let done = reaches(&inbox, gpu.id(), &[ParkedState::Done, ParkedState::Failed]).await;
-    assert_eq!(done.run_state, ParkedState::Done, "{:?}", done.last_error);
+    ends_done(&inbox, gpu.id()).await;
     let result = shop.result(&id);
     let text = result["text"].as_str().unwrap_or_default();
     assert!(
