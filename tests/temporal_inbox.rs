@@ -163,9 +163,10 @@ async fn parked(inbox: &Inbox, prompt: &str) -> Parked {
 
 /// The run of request `id`, once it is in one of `states`.
 /// Waits until the inbox run of request `id` has ended, and checks it ended done.
-async fn ends_done(inbox: &Inbox, id: &str) {
+async fn ends_done(inbox: &Inbox, id: &str) -> Parked {
     let done = reaches(inbox, id, &[ParkedState::Done, ParkedState::Failed]).await;
     assert_eq!(done.run_state, ParkedState::Done, "{:?}", done.last_error);
+    done
 }
 
 async fn reaches(inbox: &Inbox, id: &str, states: &[ParkedState]) -> Parked {
@@ -293,7 +294,7 @@ async fn an_answer_clicked_on_the_inbox_page_resumes_the_run_once() {
     .await;
     click(&browser, fantoccini::Locator::Css("button[value=approve]")).await;
 
-    ends_done(&inbox, request.id()).await;
+    let done = ends_done(&inbox, request.id()).await;
     let result = done
         .result
         .expect("the inbox keeps what the answer came to");
