@@ -21,6 +21,8 @@ async fn spans_cover_the_run_each_model_call_and_each_tool_call_without_secrets(
     let subscriber = tracing_subscriber::fmt()
         .with_max_level(tracing::Level::TRACE)
         .with_span_events(FmtSpan::NEW | FmtSpan::CLOSE)
+        // Plain text whatever features the workspace's other crates turn on.
+        .with_ansi(false)
         .with_writer(move || writer.clone())
         .finish();
     let _guard = tracing::subscriber::set_default(subscriber);
