@@ -25,6 +25,7 @@ const LOCAL_CRATES: &[&str] = &[
     "toolnexus-otel",
     "toolnexus-a2a",
     "toolnexus-agui",
+    "toolnexus-temporal",
 ];
 
 /// Every document whose Rust blocks a user is shown, with the document whose
@@ -42,6 +43,7 @@ const DOCUMENTS: &[(&str, &str)] = &[
     ("toolnexus-otel/README.md", "toolnexus-otel/README.md"),
     ("toolnexus-a2a/README.md", "toolnexus-a2a/README.md"),
     ("toolnexus-agui/README.md", "toolnexus-agui/README.md"),
+    ("toolnexus-temporal/README.md", "toolnexus-temporal/README.md"),
 ];
 
 fn read(document: &str) -> String {
@@ -304,6 +306,7 @@ document_builds! {
     the_otel_readme_dependency_block_builds_its_snippets: "toolnexus-otel/README.md",
     the_a2a_readme_dependency_block_builds_its_snippets: "toolnexus-a2a/README.md",
     the_agui_readme_dependency_block_builds_its_snippets: "toolnexus-agui/README.md",
+    the_temporal_readme_dependency_block_builds_its_snippets: "toolnexus-temporal/README.md",
 }
 
 #[test]
