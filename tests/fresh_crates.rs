@@ -43,7 +43,10 @@ const DOCUMENTS: &[(&str, &str)] = &[
     ("toolnexus-otel/README.md", "toolnexus-otel/README.md"),
     ("toolnexus-a2a/README.md", "toolnexus-a2a/README.md"),
     ("toolnexus-agui/README.md", "toolnexus-agui/README.md"),
-    ("toolnexus-temporal/README.md", "toolnexus-temporal/README.md"),
+    (
+        "toolnexus-temporal/README.md",
+        "toolnexus-temporal/README.md",
+    ),
 ];
 
 fn read(document: &str) -> String {
