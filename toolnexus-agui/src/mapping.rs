@@ -244,7 +244,9 @@ pub(crate) fn refusal(thread: &str, error: &InboxError) -> Refused {
             ErrorCode::InterruptExpired,
             format!("interrupt `{id}` expired: resume it as cancelled"),
         ),
-        e @ InboxError::NotAllowed { .. } => Refused::new(ErrorCode::NotAllowed, e.to_string()),
+        e @ (InboxError::NotAllowed { .. } | InboxError::AlreadyCounted { .. }) => {
+            Refused::new(ErrorCode::NotAllowed, e.to_string())
+        }
         other => {
             tracing::error!(thread, error = %other, "an AG-UI resume could not be recorded");
             Refused::new(

@@ -6,17 +6,25 @@
 use toolnexus::{Answer, Request};
 use tracing::Instrument;
 
+use crate::admit::{Admitted, Ballot};
 use crate::audit::{AuditKind, Record};
+use crate::delegation::{self, key_of};
 use crate::people::{stored_responders, Person, Source};
+use crate::store::delegations;
 use crate::store::requests::{self, ToAnswer};
 use crate::store::runs::{self, Locked};
 use crate::store::{json, Tx};
+use crate::vote::{self, Approvals, StoredVote};
 use crate::{spans, Inbox, InboxError, ParkedState};
 
-/// An answer the decision took: the request it answers, and the answer as stored.
+/// An answer the decision took: the request it answers, the answer as stored, the vote it
+/// adds, and whether it resolves the request (else it is one approval toward a quorum).
 struct Taken {
     request: Request,
     stored: String,
+    vote: StoredVote,
+    for_whom: Option<String>,
+    resolves: bool,
 }
 
 impl Inbox {
@@ -188,7 +196,8 @@ impl Inbox {
     ///
     /// The run's row is locked first, so answers to one run's requests take turns:
     /// whichever comes last sees every other answer and marks the run answered, and no
-    /// answer is lost to a race.
+    /// answer is lost to a race. Approvals toward a quorum take turns the same way, so two
+    /// people approving at once are both counted, and the request resolves exactly once.
     async fn answer_in(
         &self,
         tx: &mut Tx,
@@ -210,9 +219,65 @@ impl Inbox {
         }
         // Read under the lock: an answer committed before it was taken is seen here.
         let row = requests::to_answer(tx, &answer.id).await?;
-        let taken = self.decide(&run, &row, answer, source, now)?;
+        let request: Request =
+            serde_json::from_str(&row.request).map_err(|e| InboxError::Corrupt {
+                id: answer.id.clone(),
+                reason: format!("request: {e}"),
+            })?;
+        let responders = match source {
+            Source::Person(_) => {
+                let escalated_to = stored_responders(row.escalated_to.as_deref());
+                self.inner
+                    .rules
+                    .responders(&request, &run.agent, &escalated_to)
+            }
+            Source::Expiry => None,
+        };
+        // Someone not named may still hold the rights of someone who is.
+        let delegated = match (source.person(), &responders) {
+            (Some(who), Some(list)) if !who.is_one_of(list) => {
+                let rows = delegations::in_force_to(tx, &key_of(&who.id), now).await?;
+                delegation::readable(rows)
+            }
+            _ => Vec::new(),
+        };
+        let votes = vote::stored(row.votes.as_deref());
+        let ballot = Ballot {
+            request: &answer.id,
+            responders: responders.as_deref(),
+            delegated: &delegated,
+            votes: &votes,
+            quorum: request.quorum(),
+        };
+        let quorum = ballot.quorum;
+        let taken = self.decide(&run, &row, request, &ballot, answer, source, now)?;
+        let mut all = votes;
+        all.push(taken.vote);
+        let votes = json(&answer.id, &all)?;
+        let (by, for_whom) = (source.who(), taken.for_whom.as_deref());
+        let actor = vote::label(by, for_whom);
+        let actor = by.map(|_| actor.as_str());
+        let approvals = Approvals::of(&all, quorum);
 
-        requests::record_answer(tx, &answer.id, &taken.stored, source.who(), now).await?;
+        if !taken.resolves {
+            // One more approval toward the quorum: the request still waits for the rest.
+            requests::record_votes(tx, &answer.id, &votes).await?;
+            runs::touch(tx, &run.id, now).await?;
+            Record {
+                request: Some(&answer.id),
+                actor,
+                detail: Some(&taken.stored),
+                ..Record::new(&run.id, AuditKind::Approved)
+            }
+            .append(tx, now)
+            .await?;
+            let notice =
+                || self.notice_approved(&run.id, &run.agent, &taken.request, actor, &approvals);
+            self.enqueue(tx, notice, None).await?;
+            return Ok(false);
+        }
+
+        requests::record_answer(tx, &answer.id, &taken.stored, actor, Some(&votes), now).await?;
         let run_answered = runs::mark_answered(tx, self.inner.store.dialect, &run.id, now).await?;
         if !run_answered {
             runs::touch(tx, &run.id, now).await?;
@@ -223,24 +288,38 @@ impl Inbox {
         };
         Record {
             request: Some(&answer.id),
-            actor: source.who(),
+            actor,
             detail: Some(&taken.stored),
             ..Record::new(&run.id, kind)
         }
         .append(tx, now)
         .await?;
-        let notice = || self.notice_answered(&run.id, &run.agent, &taken.request, answer, source);
+        let notice = || {
+            self.notice_answered(
+                &run.id,
+                &run.agent,
+                &taken.request,
+                answer,
+                source,
+                actor,
+                &approvals,
+            )
+        };
         self.enqueue(tx, notice, None).await?;
         Ok(run_answered)
     }
 
     /// Whether `answer` may be taken for the request `row` holds, of the locked `run`, at
     /// `now`: the run still waits, the request is unanswered and not past its deadline,
-    /// the answer comes from someone who may give it, and it fits the request's form.
+    /// the answer comes from someone who may give it and does not count yet, an approval
+    /// of a quorum approves what the others approved, and it fits the request's form.
+    #[allow(clippy::too_many_arguments)]
     fn decide(
         &self,
         run: &Locked,
         row: &ToAnswer,
+        request: Request,
+        ballot: &Ballot<'_>,
         answer: &Answer,
         source: &Source,
         now: i64,
@@ -262,29 +341,49 @@ impl Inbox {
         if by_person && row.expires_at.is_some_and(|at| at <= now) {
             return Err(InboxError::Expired(id()));
         }
-        let request: Request =
-            serde_json::from_str(&row.request).map_err(|e| InboxError::Corrupt {
-                id: id(),
-                reason: format!("request: {e}"),
-            })?;
-        if by_person {
-            let escalated_to = stored_responders(row.escalated_to.as_deref());
-            if let Some(list) = self
-                .inner
-                .rules
-                .responders(&request, &run.agent, &escalated_to)
-            {
-                let who = source.person();
-                if !who.is_some_and(|who| who.is_one_of(&list)) {
-                    return Err(InboxError::NotAllowed {
-                        request: id(),
-                        who: who.map(|p| p.id.clone()),
-                    });
-                }
+        let admitted = match source {
+            Source::Person(who) => ballot.admit(who.as_ref())?,
+            Source::Expiry => Admitted {
+                for_whom: None,
+                rule: "expired".to_owned(),
+            },
+        };
+        if answer.ok {
+            let first = ballot.votes.iter().find(|v| v.answer.ok);
+            if let Some(first) = first.filter(|f| f.answer.args != answer.args) {
+                return Err(InboxError::InvalidAnswer {
+                    field: None,
+                    reason: format!(
+                        "every approval of a quorum approves the same call, and {} approved it \
+                         with {} arguments",
+                        vote::label(first.by.as_deref(), first.for_whom.as_deref()),
+                        if first.answer.args.is_some() {
+                            "edited"
+                        } else {
+                            "the proposed"
+                        }
+                    ),
+                });
             }
         }
         request.check_answer(answer)?;
         let stored = json(&answer.id, answer)?;
-        Ok(Taken { request, stored })
+        let approvals = vote::approvals(ballot.votes) + usize::from(answer.ok);
+        let resolves = !answer.ok || approvals >= ballot.quorum as usize;
+        let vote = StoredVote {
+            by: source.who().map(str::to_owned),
+            for_whom: admitted.for_whom.clone(),
+            at: now,
+            answer: answer.clone(),
+            rule: admitted.rule,
+            receipt: None,
+        };
+        Ok(Taken {
+            request,
+            stored,
+            vote,
+            for_whom: admitted.for_whom,
+            resolves,
+        })
     }
 }

@@ -17,6 +17,9 @@ pub enum AuditKind {
     Parked,
     /// A person answered a request; the detail is the answer as JSON.
     Answered,
+    /// A person approved a request that needs several people, and it waits for more (the
+    /// actor is who approved, `bob for ada` under a delegation; the detail the answer).
+    Approved,
     /// A request passed its `expiresAt` and was declined as expired.
     Expired,
     /// A worker claimed the run to resume it, under a new attempt number.
@@ -44,6 +47,7 @@ impl AuditKind {
         match self {
             AuditKind::Parked => "parked",
             AuditKind::Answered => "answered",
+            AuditKind::Approved => "approved",
             AuditKind::Expired => "expired",
             AuditKind::Claimed => "claimed",
             AuditKind::Resumed => "resumed",
@@ -60,6 +64,7 @@ impl AuditKind {
         [
             AuditKind::Parked,
             AuditKind::Answered,
+            AuditKind::Approved,
             AuditKind::Expired,
             AuditKind::Claimed,
             AuditKind::Resumed,

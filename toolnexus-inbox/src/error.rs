@@ -174,6 +174,22 @@ pub enum InboxError {
     /// lease, up to the attempt limit.
     #[error("the resumed run failed: {0}")]
     Resume(#[source] ClientError),
+    /// The person already counts toward request `request`'s quorum — they approved it
+    /// themselves, or someone approved it for them, or they approved it for someone else —
+    /// so this answer would count one person twice. Nothing changed.
+    #[error("{who} already counts toward request `{request}`: one person approves once")]
+    AlreadyCounted {
+        /// The request.
+        request: String,
+        /// Who would have counted twice (the person, or the one they answer for).
+        who: String,
+    },
+    /// A delegation that cannot be given: to oneself, to nobody, or ending before it starts.
+    #[error("this delegation cannot be given: {0}")]
+    InvalidDelegation(String),
+    /// No delegation in force has this id among those the person gave.
+    #[error("no delegation `{0}` of yours is in force")]
+    UnknownDelegation(String),
 }
 
 impl InboxError {

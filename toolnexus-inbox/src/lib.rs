@@ -1,12 +1,14 @@
 #![doc = include_str!("../GUIDE.md")]
 #![warn(missing_docs)]
 
+mod admit;
 mod answer;
 mod audit;
 mod awaited;
 mod chain;
 mod clock;
 mod deadline;
+mod delegation;
 mod door;
 mod error;
 mod identify;
@@ -23,6 +25,7 @@ mod resume;
 mod spans;
 mod state;
 mod store;
+mod vote;
 #[cfg(test)]
 mod wait_tests;
 mod webhook;
@@ -34,6 +37,7 @@ pub mod web;
 pub use audit::{AuditEntry, AuditKind};
 pub use chain::{Latest, MAX_CHAIN};
 pub use deadline::{Escalation, Expiry};
+pub use delegation::Delegation;
 pub use door::{Door, DoorRecord};
 pub use error::InboxError;
 pub use identify::{BearerTokens, Identify};
@@ -44,5 +48,6 @@ pub use parked::{Parked, Resumed, WaitingPage};
 pub use people::{Person, Responder};
 pub use state::{DeliveryState, ParkedState};
 pub use store::SqliteSync;
+pub use vote::{Approvals, Vote};
 pub use webhook::{Event, Webhook};
 pub use worker::{Worker, WorkerReport};

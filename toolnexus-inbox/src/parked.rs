@@ -10,6 +10,7 @@ use crate::clock::from_ms;
 use crate::people::{stored_responders, Responder};
 use crate::store::requests::ParkedRow;
 use crate::store::{decode_json, runs};
+use crate::vote::{self, Approvals, Vote};
 use crate::{InboxError, ParkedState};
 
 /// One request of a run parked in the inbox, as people and workers see it.
@@ -72,12 +73,37 @@ pub struct Parked {
     pub escalated_at: Option<SystemTime>,
     /// Who the escalation added to those who may answer.
     pub escalated_to: Vec<Responder>,
+    /// Every person's answer as it came, oldest first: the approvals a quorum collected
+    /// (and the refusal that declined it), each with who gave it and for whom.
+    pub votes: Vec<Vote>,
+    /// How many distinct people must approve the request ([`Request::quorum`]).
+    pub quorum: u32,
 }
 
 impl Parked {
     /// The request id.
     pub fn id(&self) -> &str {
         &self.request.id
+    }
+
+    /// How far its approvals have come ("1 of 2 approvals"), for a request that needs
+    /// several people; `None` for one that needs one.
+    pub fn approvals(&self) -> Option<Approvals> {
+        (self.quorum > 1).then(|| Approvals::from_votes(&self.votes, self.quorum))
+    }
+
+    /// The request as a door shows it to whoever may answer: as asked, and for one that
+    /// needs several people, with how far its approvals came at `data.approvals`
+    /// (`{"count": 1, "quorum": 2, "by": ["ada@example.com"]}`), so every protocol says
+    /// what the page says.
+    pub fn shown(&self) -> Request {
+        let mut request = self.request.clone();
+        if let (Some(approvals), Some(Value::Object(data))) =
+            (self.approvals(), request.data.as_mut())
+        {
+            data.insert("approvals".to_owned(), serde_json::json!(approvals));
+        }
+        request
     }
 }
 
@@ -131,6 +157,11 @@ impl TryFrom<ParkedRow> for Parked {
             expires_at: row.expires_at.map(from_ms),
             updated_at: from_ms(row.updated_at),
             lease_until: row.lease_until.map(from_ms),
+            votes: vote::stored(row.votes.as_deref())
+                .into_iter()
+                .map(Vote::from)
+                .collect(),
+            quorum: request.quorum(),
             request,
         })
     }

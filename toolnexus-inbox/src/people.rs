@@ -66,7 +66,12 @@ impl Person {
     /// Whether they are one of `responders`: named by their id (letter case aside, as
     /// email addresses compare), or by one of their groups.
     pub fn is_one_of(&self, responders: &[Responder]) -> bool {
-        responders.iter().any(|r| match r {
+        self.admitted_by(responders).is_some()
+    }
+
+    /// The first of `responders` that names them, if any: the rule that lets them answer.
+    pub(crate) fn admitted_by<'a>(&self, responders: &'a [Responder]) -> Option<&'a Responder> {
+        responders.iter().find(|r| match r {
             Responder::Group(group) => self.groups.iter().any(|g| g == group),
             Responder::Person(id) => id.eq_ignore_ascii_case(&self.id),
         })

@@ -105,5 +105,8 @@ fn error_type(error: &crate::InboxError) -> &'static str {
         E::CorruptRecord { .. } => "corrupt_record",
         E::ChainTooLong(_) => "chain_too_long",
         E::InvalidTokens(_) => "invalid_tokens",
+        E::AlreadyCounted { .. } => "already_counted",
+        E::InvalidDelegation(_) => "invalid_delegation",
+        E::UnknownDelegation(_) => "unknown_delegation",
     }
 }

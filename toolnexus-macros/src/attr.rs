@@ -20,7 +20,7 @@ const TOOL_SPEC: Spec = Spec {
 
 const APPROVAL_SPEC: Spec = Spec {
     context: "approval(...)",
-    exprs: &["prompt", "when", "responders"],
+    exprs: &["prompt", "when", "responders", "quorum"],
     types: &[],
     flags: &[],
     lists: &[],
@@ -70,6 +70,66 @@ pub(crate) struct ApprovalOption {
     pub(crate) when: Option<Expr>,
     /// Who may answer, as written (never empty, no repeats); `None`: anyone.
     pub(crate) responders: Option<Vec<LitStr>>,
+    /// How many distinct people must approve, when more than one (`quorum = 2`).
+    pub(crate) quorum: Option<syn::LitInt>,
+}
+
+/// How `quorum` is written, for messages.
+const QUORUM_EXAMPLE: &str = "quorum = 2, responders = [\"group:finance\"]";
+
+/// `quorum = N`: an integer literal of at least 2 (one approval is what every approval
+/// needs), and, when `responders` name only people, no more than they are.
+fn parse_quorum(
+    expr: &Expr,
+    responders: Option<&[LitStr]>,
+    errors: &mut Errors,
+) -> Option<syn::LitInt> {
+    let Expr::Lit(syn::ExprLit {
+        lit: Lit::Int(lit), ..
+    }) = expr
+    else {
+        errors.at(
+            expr,
+            format_args!(
+                "expected how many distinct people must approve as an integer literal, \
+                 `{QUORUM_EXAMPLE}`"
+            ),
+        );
+        return None;
+    };
+    let n = match lit.base10_parse::<u32>() {
+        Ok(n) => n,
+        Err(_) => {
+            errors.at(
+                lit,
+                format_args!("expected a whole number of people, `{QUORUM_EXAMPLE}`"),
+            );
+            return None;
+        }
+    };
+    if n < 2 {
+        errors.at(
+            lit,
+            "a quorum counts at least 2 people: one approval is what every approval needs, \
+             so leave `quorum` out",
+        );
+        return None;
+    }
+    if let Some(list) = responders {
+        let people = list.iter().all(|r| !r.value().starts_with("group:"));
+        if people && (list.len() as u32) < n {
+            errors.at(
+                lit,
+                format_args!(
+                    "`quorum = {n}` but `responders` names only {} people and no group, so it \
+                     could never be reached; name more people or a group",
+                    list.len()
+                ),
+            );
+            return None;
+        }
+    }
+    Some(lit.clone())
 }
 
 /// How `responders` is written, for messages.
@@ -138,11 +198,11 @@ fn parse_responders(expr: &Expr, errors: &mut Errors) -> Option<Vec<LitStr>> {
 
 impl ApprovalOption {
     fn parse(named: &Named, errors: &mut Errors) -> Option<ApprovalOption> {
-        let (prompt, when, responders) = match &named.value {
-            Value::Flag | Value::Type(_) => (None, None, None),
+        let (prompt, when, responders, quorum) = match &named.value {
+            Value::Flag | Value::Type(_) => (None, None, None, None),
             Value::Expr(Expr::Lit(syn::ExprLit {
                 lit: Lit::Str(lit), ..
-            })) => (Some(lit.clone()), None, None),
+            })) => (Some(lit.clone()), None, None, None),
             Value::Expr(other) => {
                 errors.at(
                     other,
@@ -162,7 +222,13 @@ impl ApprovalOption {
                     Some(Value::Expr(expr)) => Some(parse_responders(expr, errors)?),
                     _ => None,
                 };
-                (prompt, when, responders)
+                let quorum = match args.get("quorum").map(|n| &n.value) {
+                    Some(Value::Expr(expr)) => {
+                        Some(parse_quorum(expr, responders.as_deref(), errors)?)
+                    }
+                    _ => None,
+                };
+                (prompt, when, responders, quorum)
             }
         };
         let prompt = match prompt.as_ref().map(Template::parse) {
@@ -177,6 +243,7 @@ impl ApprovalOption {
             prompt,
             when,
             responders,
+            quorum,
         })
     }
 }

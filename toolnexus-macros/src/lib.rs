@@ -364,6 +364,7 @@ use proc_macro::TokenStream;
 /// | `approval = "Delete {path}?"` | before every call, with these words |
 /// | `approval(prompt = "Refund {amount}?", when = amount > 100.0)` | when the condition is true; `prompt` may be left out for the runtime's words |
 /// | `approval(responders = ["group:finance", "ada@example.com"], ..)` | as above, and only these people and groups may answer |
+/// | `approval(responders = ["group:finance"], quorum = 2, ..)` | as above, and the call runs only once 2 distinct people approved (one refusal declines it) |
 ///
 /// ```
 /// use serde_json::json;
@@ -414,6 +415,11 @@ use proc_macro::TokenStream;
 ///   puts in it). A list that is empty, names someone twice, holds an empty name or
 ///   anything but a string literal is a compile error at the element. A door can list the
 ///   gates nobody restricted (`Toolkit::unrestricted_gates`) to warn of them.
+/// - **The quorum** is an integer literal of at least 2: how many distinct people must
+///   approve (`Tool::approval_quorum`; the gate's request carries it at `data.quorum`,
+///   where `toolnexus-inbox` counts the approvals, one per person, a delegate's included).
+///   Anything else, or more people than `responders` name when they name no group, is a
+///   compile error at the number.
 ///
 /// `approval` is given once per tool; a toolkit's own rules (`ToolkitBuilder::approval`)
 /// ask for calls that the tool's approval lets through.

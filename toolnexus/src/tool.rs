@@ -163,6 +163,13 @@ pub trait Tool: Send + Sync + 'static {
     fn approval_responders(&self) -> Option<&[&str]> {
         None
     }
+    /// How many distinct people must approve the tool's declared approval
+    /// (`#[tool(approval(quorum = 2, responders = ["group:finance"]))]`); `None`, the
+    /// default, for one. A gate's request carries it at `data.quorum`, where an inbox
+    /// counts the approvals.
+    fn approval_quorum(&self) -> Option<u32> {
+        None
+    }
 }
 
 impl<T: Tool + ?Sized> Tool for Arc<T> {
@@ -193,6 +200,9 @@ impl<T: Tool + ?Sized> Tool for Arc<T> {
     fn approval_responders(&self) -> Option<&[&str]> {
         (**self).approval_responders()
     }
+    fn approval_quorum(&self) -> Option<u32> {
+        (**self).approval_quorum()
+    }
 }
 
 impl<T: Tool + ?Sized> Tool for Box<T> {
@@ -222,6 +232,9 @@ impl<T: Tool + ?Sized> Tool for Box<T> {
     }
     fn approval_responders(&self) -> Option<&[&str]> {
         (**self).approval_responders()
+    }
+    fn approval_quorum(&self) -> Option<u32> {
+        (**self).approval_quorum()
     }
 }
 

@@ -30,7 +30,8 @@ pub(crate) fn to_protocol(error: A2aError) -> A2AError {
             }
             InboxError::NotWaiting { .. }
             | InboxError::Expired(_)
-            | InboxError::NotAllowed { .. } => {
+            | InboxError::NotAllowed { .. }
+            | InboxError::AlreadyCounted { .. } => {
                 A2AError::unsupported_operation(format!("the task takes no answer now: {e}"))
             }
             InboxError::AnsweredTwice(_) | InboxError::OtherRun { .. } => {

@@ -259,11 +259,9 @@ fn visible(waiting: &[Request], parked: &[Parked], shown: &Shown<'_>) -> Vec<Req
     waiting
         .iter()
         .map(|request| {
-            let may = parked
-                .iter()
-                .find(|p| p.request.id == request.id)
-                .is_some_and(|p| shown.inbox.may_answer(p, Some(shown.who)));
-            let mut request = request.clone();
+            let parked = parked.iter().find(|p| p.request.id == request.id);
+            let may = parked.is_some_and(|p| shown.inbox.may_answer(p, Some(shown.who)));
+            let mut request = parked.map_or_else(|| request.clone(), Parked::shown);
             if !may {
                 request.data = None;
             }

@@ -8,6 +8,7 @@ use toolnexus::{Answer, Request, RequestKind};
 
 use crate::clock::rfc3339;
 use crate::people::{listed, Responder, Source};
+use crate::vote::Approvals;
 use crate::{Inbox, InboxError};
 
 use super::Event;
@@ -140,6 +141,7 @@ impl Inbox {
         self.notice(Event::Parked, run, agent, None, more, text)
     }
 
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn notice_answered(
         &self,
         run: &str,
@@ -147,8 +149,9 @@ impl Inbox {
         request: &Request,
         answer: &Answer,
         source: &Source,
+        by: Option<&str>,
+        approvals: &Approvals,
     ) -> Notice {
-        let by = source.who();
         let decision = match (answer.ok, &request.kind) {
             (false, _) => "declined",
             (true, RequestKind::Approval) => "approved",
@@ -171,8 +174,30 @@ impl Inbox {
                 ),
             ),
         };
-        let more = json!({"answer": answer, "answeredBy": by});
+        let mut more = json!({"answer": answer, "answeredBy": by});
+        if approvals.quorum > 1 {
+            more["approvals"] = json!(approvals);
+        }
         self.notice(event, run, agent, Some(request), more, text)
+    }
+
+    /// One approval toward a quorum: the request still waits for more.
+    pub(crate) fn notice_approved(
+        &self,
+        run: &str,
+        agent: &str,
+        request: &Request,
+        by: Option<&str>,
+        approvals: &Approvals,
+    ) -> Notice {
+        let text = format!(
+            "{} approved, {approvals}: {}{}",
+            escaped(by.unwrap_or("someone")),
+            escaped(&request.prompt),
+            self.slack_link(&request.id)
+        );
+        let more = json!({"approvals": approvals, "approvedBy": by});
+        self.notice(Event::Approved, run, agent, Some(request), more, text)
     }
 
     pub(crate) fn notice_escalated(

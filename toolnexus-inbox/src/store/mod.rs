@@ -11,6 +11,7 @@
 //! `sqlite::memory:` is a shared in-memory database.
 
 pub(crate) mod audit;
+pub(crate) mod delegations;
 mod dialect;
 pub(crate) mod doors;
 pub(crate) mod journal;

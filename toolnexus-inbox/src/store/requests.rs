@@ -35,6 +35,7 @@ pub(crate) struct ParkedRow {
     pub(crate) request_ids: Option<String>,
     pub(crate) escalated_at: Option<i64>,
     pub(crate) escalated_to: Option<String>,
+    pub(crate) votes: Option<String>,
 }
 
 /// The requests (`q`) joined with their runs (`r`).
@@ -45,7 +46,7 @@ const FROM: &str =
 const PARKED: &str = "SELECT q.id, q.run_id, r.agent, r.state, q.request, r.model, r.turns, \
      q.tool_name, q.tool_args, q.parked_at, q.expires_at, q.answer, q.answered_by, \
      q.answered_at, r.attempts, r.lease_until, r.last_error, r.result, r.next_id, \
-     r.updated_at, r.request_ids, q.escalated_at, q.escalated_to";
+     r.updated_at, r.request_ids, q.escalated_at, q.escalated_to, q.votes";
 
 /// What "open" means — a request still waiting for its answer: unanswered, of a run that
 /// waits. The waiting state is `$1` of every statement that asks for open requests.
@@ -185,12 +186,14 @@ pub(crate) struct ToAnswer {
     pub(crate) expires_at: Option<i64>,
     pub(crate) answered_at: Option<i64>,
     pub(crate) escalated_to: Option<String>,
+    /// The votes given so far (a JSON list), when any.
+    pub(crate) votes: Option<String>,
 }
 
 /// Request `id` as an answer reads it, inside the answer's transaction.
 pub(crate) async fn to_answer(conn: &mut AnyConnection, id: &str) -> Result<ToAnswer, InboxError> {
     Ok(sqlx::query_as(
-        "SELECT request, expires_at, answered_at, escalated_to \
+        "SELECT request, expires_at, answered_at, escalated_to, votes \
          FROM toolnexus_inbox_requests WHERE id = $1",
     )
     .bind(id)
@@ -198,21 +201,39 @@ pub(crate) async fn to_answer(conn: &mut AnyConnection, id: &str) -> Result<ToAn
     .await?)
 }
 
-/// Records the first answer to request `id`.
+/// Records the answer to request `id`, and the votes that led to it (a JSON list).
 pub(crate) async fn record_answer(
     conn: &mut AnyConnection,
     id: &str,
     answer: &str,
     by: Option<&str>,
+    votes: Option<&str>,
     now: i64,
 ) -> Result<(), InboxError> {
     sqlx::query(
         "UPDATE toolnexus_inbox_requests SET answer = $1, answered_by = $2, \
-         answered_at = $3 WHERE id = $4 AND answered_at IS NULL",
+         answered_at = $3, votes = $4 WHERE id = $5 AND answered_at IS NULL",
     )
     .bind(answer)
     .bind(by)
     .bind(now)
+    .bind(votes)
+    .bind(id)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// Records the votes of request `id`, still open: one more approval toward its quorum.
+pub(crate) async fn record_votes(
+    conn: &mut AnyConnection,
+    id: &str,
+    votes: &str,
+) -> Result<(), InboxError> {
+    sqlx::query(
+        "UPDATE toolnexus_inbox_requests SET votes = $1 WHERE id = $2 AND answered_at IS NULL",
+    )
+    .bind(votes)
     .bind(id)
     .execute(conn)
     .await?;

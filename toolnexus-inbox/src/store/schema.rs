@@ -176,6 +176,28 @@ const LATER: &[&[&str]] = &[
         "DELETE FROM toolnexus_inbox_notes WHERE key LIKE 'a2a-task:%' \
          OR key LIKE 'agui-thread:%' OR key LIKE 'mcp-task/%'",
     ],
+    &[
+        // Every person's answer to a request as it came (a JSON list): the approvals a
+        // quorum collects before the request is answered, each with who gave it, for whom,
+        // by which rule, and its receipt.
+        "ALTER TABLE toolnexus_inbox_requests ADD COLUMN votes TEXT",
+        // Answering rights one person handed another for a window. `from_person` is the
+        // giver as they were when they gave them (id, name, groups: a JSON object), since
+        // the rights are theirs; ids are kept lowercased, as people's ids compare.
+        "CREATE TABLE toolnexus_inbox_delegations (
+        id TEXT PRIMARY KEY,
+        from_id TEXT NOT NULL,
+        from_person TEXT NOT NULL,
+        to_id TEXT NOT NULL,
+        until_at BIGINT NOT NULL,
+        created_at BIGINT NOT NULL,
+        revoked_at BIGINT
+    )",
+        "CREATE INDEX toolnexus_inbox_delegations_to \
+         ON toolnexus_inbox_delegations (to_id, until_at)",
+        "CREATE INDEX toolnexus_inbox_delegations_from \
+         ON toolnexus_inbox_delegations (from_id, until_at)",
+    ],
 ];
 
 /// The schema version this crate reads and writes: the shared migrations, the state

@@ -11,6 +11,8 @@
 //! | `GET /?from=N` | the waiting requests from the (N+1)-th on, one page of them   |
 //! | `GET /r/{id}`  | one request, with the controls its kind and form call for      |
 //! | `POST /r/{id}` | its answer; then the page shows the decision and the outcome   |
+//! | `GET /delegate` | the signed-in person's delegations: given, held, a form to give one |
+//! | `POST /delegate` | hands their own answering rights over until a date, or takes them back |
 //! | `GET /style.css` | the stylesheet (public: it holds nothing of the inbox)       |
 //!
 //! Who is signed in comes from the host when it says ([`InboxPageBuilder::identity`]: its
@@ -74,6 +76,7 @@
 
 mod answer;
 mod auth;
+mod delegate;
 mod forgery;
 mod form;
 mod identity;
@@ -194,6 +197,7 @@ impl InboxPage {
         Router::new()
             .route("/", get(list::show))
             .route("/r/{id}", get(request::show).post(request::submit))
+            .route("/delegate", get(delegate::show).post(delegate::submit))
             .with_state(self.shared.clone())
             .layer(middleware::from_fn_with_state(
                 self.gate.clone(),

@@ -25,7 +25,10 @@ use super::mount::Mount;
 use super::page::{self, layout};
 use super::summary::{self, segment};
 use super::Shared;
-use crate::{AuditEntry, Delivery, DeliveryState, InboxError, Parked, ParkedState, Person};
+use crate::delegation::key_of;
+use crate::{
+    AuditEntry, Delegation, Delivery, DeliveryState, InboxError, Parked, ParkedState, Person,
+};
 
 /// Seconds between reloads of a page whose outcome is still to come.
 const REFRESH_SECONDS: u32 = 2;
@@ -65,12 +68,32 @@ struct View<'a> {
     viewer: &'a Person,
     audit: Vec<AuditEntry>,
     deliveries: Vec<Delivery>,
+    /// The rights others handed the viewer, in force now.
+    held: Vec<Delegation>,
 }
 
 impl View<'_> {
-    /// Whether the viewer may answer `parked` (the store checks again when they do).
+    /// Whether the viewer may answer `parked`, themselves or under rights they hold (the
+    /// store checks again when they do).
     fn may_answer(&self, parked: &Parked) -> bool {
-        self.shared.inbox.may_answer(parked, Some(self.viewer))
+        let inbox = &self.shared.inbox;
+        inbox.may_answer(parked, Some(self.viewer))
+            || self
+                .held
+                .iter()
+                .any(|d| inbox.may_answer(parked, Some(&d.from)))
+    }
+
+    /// Whether the viewer already counts toward `parked`'s approvals, having approved it
+    /// themselves or had it approved for them.
+    fn counted(&self, parked: &Parked) -> bool {
+        let me = key_of(&self.viewer.id);
+        parked.votes.iter().any(|v| {
+            [v.by.as_deref(), v.for_whom.as_deref()]
+                .into_iter()
+                .flatten()
+                .any(|id| key_of(id) == me)
+        })
     }
 
     /// The anti-forgery token of the viewer's answer to `id`: bound to both, so one
@@ -87,16 +110,21 @@ fn forgery_subject(id: &str, who: &Person) -> String {
     format!("{}:{id}{}", id.len(), who.id)
 }
 
-/// The run of request `id`, its trail and its notifications, read together.
-async fn load(shared: &Shared, id: &str) -> Result<Loaded, InboxError> {
-    tokio::try_join!(
+/// The run of request `id`, its trail, its notifications, and the rights the viewer holds,
+/// read together.
+async fn load(shared: &Shared, id: &str, viewer: &Person) -> Result<Loaded, InboxError> {
+    let (run, audit, deliveries, delegations) = tokio::try_join!(
         shared.inbox.run_requests(id),
         shared.inbox.audit(id),
-        shared.inbox.deliveries(id)
-    )
+        shared.inbox.deliveries(id),
+        shared.inbox.delegations_of(&viewer.id)
+    )?;
+    let me = key_of(&viewer.id);
+    let held = delegations.into_iter().filter(|d| d.to == me).collect();
+    Ok((run, audit, deliveries, held))
 }
 
-type Loaded = (Vec<Parked>, Vec<AuditEntry>, Vec<Delivery>);
+type Loaded = (Vec<Parked>, Vec<AuditEntry>, Vec<Delivery>, Vec<Delegation>);
 
 pub(crate) async fn show(
     State(shared): State<Arc<Shared>>,
@@ -104,14 +132,15 @@ pub(crate) async fn show(
     Extension(mount): Extension<Mount>,
     Path(id): Path<String>,
 ) -> Response {
-    match load(&shared, &id).await {
-        Ok((run, audit, deliveries)) if !run.is_empty() => {
+    match load(&shared, &id, &viewer).await {
+        Ok((run, audit, deliveries, held)) if !run.is_empty() => {
             let view = View {
                 shared: &shared,
                 mount: &mount,
                 viewer: &viewer,
                 audit,
                 deliveries,
+                held,
             };
             render(&view, &run, StatusCode::OK, &Retry::default())
         }
@@ -137,7 +166,7 @@ pub(crate) async fn submit(
     let Ok(Body(fields)) = body else {
         return unreadable(&mount);
     };
-    let (run, audit, deliveries) = match load(&shared, &id).await {
+    let (run, audit, deliveries, held) = match load(&shared, &id, &viewer).await {
         Ok(all) => all,
         Err(e) => return store_failed(&e, &mount),
     };
@@ -150,6 +179,7 @@ pub(crate) async fn submit(
         viewer: &viewer,
         audit,
         deliveries,
+        held,
     };
     // Before the token check: someone not allowed never had a form, so the token is not
     // what they need to hear about.
@@ -189,6 +219,16 @@ fn not_allowed(mount: &Mount) -> Response {
         "Not yours to answer",
         "This request names who may answer it, and you are not one of them, so your \
          answer was not recorded.",
+    )
+}
+
+fn counted_already(mount: &Mount) -> Response {
+    page::message(
+        StatusCode::CONFLICT,
+        mount,
+        "Already counted",
+        "You already count toward this request's approvals (you approved it, or it was \
+         approved for you), and one person approves once. It waits for someone else.",
     )
 }
 
@@ -267,6 +307,7 @@ fn not_recorded(
             render(view, run, StatusCode::UNPROCESSABLE_ENTITY, &retry)
         }
         InboxError::NotAllowed { .. } => not_allowed(view.mount),
+        InboxError::AlreadyCounted { .. } => counted_already(view.mount),
         InboxError::NotWaiting { state, .. } | InboxError::Finished { state, .. } => {
             already(state, view.mount)
         }
@@ -463,7 +504,14 @@ fn request(
         @if alone { h1 { (parked.request.prompt) } } @else { h2.prompt { (parked.request.prompt) } }
         @if let Some(call) = summary::call(parked, None) { (call) }
         p.meta { (summary::times(parked, now)) }
-        @if open && view.may_answer(parked) {
+        @if let Some(approvals) = parked.approvals() {
+            p.approvals { (approvals.to_string()) }
+        }
+        @if open && view.counted(parked) {
+            p.banner.readonly {
+                "You count toward this request already; it waits for someone else's approval."
+            }
+        } @else if open && view.may_answer(parked) {
             (controls(view, parked, scope, retry.for_request(parked.id())))
         } @else if open {
             p.banner.readonly {

@@ -17,6 +17,9 @@ pub enum Event {
     Parked,
     /// A person answered a request (`request.answered`).
     Answered,
+    /// A person approved a request that needs several people, and it waits for more
+    /// (`request.approved`); its data's `approvals` say how many and who.
+    Approved,
     /// A request expired and its default applied (`request.expired`).
     Expired,
     /// A request waited too long and was escalated (`request.escalated`).
@@ -32,6 +35,7 @@ impl Event {
         match self {
             Event::Parked => "run.parked",
             Event::Answered => "request.answered",
+            Event::Approved => "request.approved",
             Event::Expired => "request.expired",
             Event::Escalated => "request.escalated",
             Event::Resumed => "run.resumed",
@@ -42,6 +46,7 @@ impl Event {
         [
             Event::Parked,
             Event::Answered,
+            Event::Approved,
             Event::Expired,
             Event::Escalated,
             Event::Resumed,

@@ -13,6 +13,7 @@ mod crash;
 mod deadlines;
 mod faults;
 mod forms;
+mod quorum;
 mod several;
 mod tampering;
 mod team;

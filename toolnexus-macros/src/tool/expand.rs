@@ -353,10 +353,18 @@ fn approval(model: &ToolFn) -> Option<TokenStream> {
 /// a toolkit can put them on the gate's request and tell which gates nobody restricted.
 fn responders(approval: &ApprovalOption) -> TokenStream {
     let names = approval.responders.iter().flatten();
+    let quorum = approval.quorum.as_ref().map(|n| {
+        quote! {
+            fn approval_quorum(&self) -> ::core::option::Option<u32> {
+                ::core::option::Option::Some(#n)
+            }
+        }
+    });
     quote! {
         fn approval_responders(&self) -> ::core::option::Option<&[&str]> {
             ::core::option::Option::Some(&[#(#names),*])
         }
+        #quorum
     }
 }
 

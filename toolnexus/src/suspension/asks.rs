@@ -167,6 +167,27 @@ impl Request {
         let list = self.data.as_ref()?.get("responders")?.as_array()?;
         Some(list.iter().filter_map(Value::as_str).collect())
     }
+
+    /// How many distinct people must approve this request (`data.quorum`, a positive
+    /// integer); 1 when it names none, or anything but a positive integer.
+    ///
+    /// ```
+    /// use toolnexus::serde_json::json;
+    /// use toolnexus::Request;
+    ///
+    /// let two = Request::new("approval", "Pay?").with_data(json!({"quorum": 2}));
+    /// assert_eq!(two.quorum(), 2);
+    /// assert_eq!(Request::new("approval", "Pay?").quorum(), 1);
+    /// let odd = Request::new("approval", "Pay?").with_data(json!({"quorum": "2"}));
+    /// assert_eq!(odd.quorum(), 1);
+    /// ```
+    pub fn quorum(&self) -> u32 {
+        let n = self.data.as_ref().and_then(|d| d.get("quorum"));
+        n.and_then(Value::as_u64)
+            .and_then(|n| u32::try_from(n).ok())
+            .filter(|&n| n > 0)
+            .unwrap_or(1)
+    }
 }
 
 #[cfg(test)]

@@ -45,6 +45,8 @@ pub struct Approval {
     prompt: Option<Arc<Prompt>>,
     /// Who may answer, as text (`ada@example.com`, `group:finance`); `None`: anyone.
     pub(super) responders: Option<Vec<String>>,
+    /// How many distinct people must approve; `None`: one.
+    pub(super) quorum: Option<u32>,
 }
 
 impl fmt::Debug for Approval {
@@ -54,6 +56,7 @@ impl fmt::Debug for Approval {
             .field("when", &self.when.as_ref().map(|_| "<fn>"))
             .field("prompt", &self.prompt.as_ref().map(|_| "<fn>"))
             .field("responders", &self.responders)
+            .field("quorum", &self.quorum)
             .finish()
     }
 }
@@ -71,6 +74,7 @@ impl Approval {
             when: None,
             prompt: None,
             responders: None,
+            quorum: None,
         }
     }
 
@@ -106,6 +110,35 @@ impl Approval {
         S: Into<String>,
     {
         self.responders = Some(responders.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Needs `n` distinct people to approve, not one: the gate's request carries `n` at
+    /// `data.quorum`, and an inbox resumes the run only once the `n`-th person approves (a
+    /// refusal by any of them declines it). Pair it with [`responders`](Self::responders)
+    /// naming a group or enough people; `n` of 0, or more people than the responders name
+    /// when they name no group, makes [`build`](crate::ToolkitBuilder::build) fail.
+    ///
+    /// ```
+    /// use serde_json::{json, Value};
+    /// use toolnexus::{Approval, NativeTool, Toolkit};
+    ///
+    /// let pay = NativeTool::of("pay_invoice", "Pays a vendor's invoice",
+    ///     json!({"type": "object", "properties": {"amount_cents": {"type": "integer"}}}),
+    ///     |_args, _ctx| async { "paid" });
+    /// let tk = Toolkit::builder()
+    ///     .tool(pay)
+    ///     .approval(Approval::tools(["pay_invoice"])
+    ///         .when(|args: &Value| args["amount_cents"].as_i64().unwrap_or(i64::MAX) > 1_000_000)
+    ///         .responders(["group:finance"])
+    ///         .quorum(2))
+    ///     .build()
+    ///     .unwrap();
+    /// let asked = tk.approval_request("pay_invoice", &json!({"amount_cents": 2_000_000}), "run-1/call-1").unwrap();
+    /// assert_eq!(asked.quorum(), 2);
+    /// ```
+    pub fn quorum(mut self, n: u32) -> Self {
+        self.quorum = Some(n);
         self
     }
 

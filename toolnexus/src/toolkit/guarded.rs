@@ -75,4 +75,7 @@ impl Tool for Guarded {
     fn approval_responders(&self) -> Option<&[&str]> {
         self.tool.approval_responders()
     }
+    fn approval_quorum(&self) -> Option<u32> {
+        self.tool.approval_quorum()
+    }
 }

@@ -56,6 +56,18 @@ pub enum ToolkitError {
          name people by id and groups as `group:NAME`, or leave `responders` out to let anyone answer"
     )]
     NoResponders(String),
+    /// An [`Approval`]'s [`quorum`](Approval::quorum) is 0, or more people than its
+    /// responders name when they name no group, so it could never be reached.
+    #[error(
+        "the approval for `{tools}` needs a quorum of {quorum} that could never be reached; \
+         a quorum is at least 1 and, when responders name only people, at most how many they are"
+    )]
+    Quorum {
+        /// The approval's tool patterns, comma-separated.
+        tools: String,
+        /// The quorum it asked for.
+        quorum: u32,
+    },
 }
 
 /// The tools offered to a model, in registration order.
@@ -199,6 +211,19 @@ impl ToolkitBuilder {
                 if responders.is_empty() || responders.iter().any(nameless) {
                     let patterns = approval.patterns.join(", ");
                     return Err(ToolkitError::NoResponders(patterns));
+                }
+            }
+            if let Some(n) = approval.quorum {
+                let people_only = approval
+                    .responders
+                    .as_ref()
+                    .filter(|list| list.iter().all(|r| !r.starts_with("group:")));
+                let short = people_only.is_some_and(|list| list.len() < n as usize);
+                if n == 0 || short {
+                    return Err(ToolkitError::Quorum {
+                        tools: approval.patterns.join(", "),
+                        quorum: n,
+                    });
                 }
             }
             for pattern in &approval.patterns {
@@ -437,40 +462,52 @@ impl Toolkit {
             &inner.schemas[i],
             prompt,
         );
-        if let Some(responders) = self.gate_responders(i, args) {
+        if let Some((responders, quorum)) = self.gate_who(i, args) {
             if let Some(Value::Object(data)) = &mut request.data {
-                let list = responders.iter().map(|r| Value::from(*r)).collect();
-                data.insert("responders".to_owned(), Value::Array(list));
+                if let Some(responders) = responders {
+                    let list = responders.iter().map(|r| Value::from(*r)).collect();
+                    data.insert("responders".to_owned(), Value::Array(list));
+                }
+                if let Some(n) = quorum.filter(|&n| n > 1) {
+                    data.insert("quorum".to_owned(), Value::from(n));
+                }
             }
         }
         Some(request)
     }
 
-    /// Who may answer the gate that asks for a call of tool `i` with `args`: the
-    /// responders of the approval that asked (the tool's own first, then the toolkit's
-    /// rules in order, as [`approval_prompt`](Self::approval_prompt) picks the prompt), or
-    /// `None` when it names none. Read only once a call is gated, so a call that runs
-    /// without asking never pays for it; the deciding approval is asked again only when
-    /// some approval of the tool names responders.
-    fn gate_responders(&self, i: usize, args: &Value) -> Option<Vec<&str>> {
+    /// Who may answer the gate that asks for a call of tool `i` with `args`, and how many
+    /// of them must approve: those of the approval that asked (the tool's own first, then
+    /// the toolkit's rules in order, as [`approval_prompt`](Self::approval_prompt) picks
+    /// the prompt); `None` when it names neither. Read only once a call is gated, so a call
+    /// that runs without asking never pays for it; the deciding approval is asked again
+    /// only when some approval of the tool names responders or a quorum.
+    fn gate_who(&self, i: usize, args: &Value) -> Option<(Option<Vec<&str>>, Option<u32>)> {
         let inner = &*self.inner;
         let tool = &inner.tools[i];
         let own = tool.approval_responders().filter(|r| !r.is_empty());
+        let own_quorum = tool.approval_quorum();
         let rules = &inner.gated[i];
-        let named = |&rule: &usize| inner.approvals[rule].responders.is_some();
-        if own.is_none() && !rules.iter().any(named) {
+        let named = |&rule: &usize| {
+            let rule = &inner.approvals[rule];
+            rule.responders.is_some() || rule.quorum.is_some()
+        };
+        if own.is_none() && own_quorum.is_none() && !rules.iter().any(named) {
             return None;
         }
         if tool.approval(args).is_some() {
-            return own.map(<[&str]>::to_vec);
+            return Some((own.map(<[&str]>::to_vec), own_quorum));
         }
         let name = &inner.names[i];
         let rule = rules
             .iter()
             .map(|&rule| &inner.approvals[rule])
             .find(|rule| rule.ask(name, args).is_some())?;
-        let responders = rule.responders.as_ref()?;
-        Some(responders.iter().map(String::as_str).collect())
+        let responders = rule
+            .responders
+            .as_ref()
+            .map(|list| list.iter().map(String::as_str).collect());
+        Some((responders, rule.quorum))
     }
 
     /// The tools whose calls may be gated by an approval that names no responders (the

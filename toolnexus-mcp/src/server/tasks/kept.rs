@@ -256,6 +256,7 @@ impl McpServer {
             InboxError::NotWaiting { .. } => Ok(()),
             InboxError::InvalidAnswer { .. }
             | InboxError::NotAllowed { .. }
+            | InboxError::AlreadyCounted { .. }
             | InboxError::Expired(_) => Err(ErrorData::invalid_params(e.to_string(), None)),
             _ => Err(failed(e)),
         }

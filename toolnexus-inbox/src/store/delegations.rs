@@ -1,0 +1,100 @@
+//! `toolnexus_inbox_delegations`: answering rights one person handed another for a window.
+
+use sqlx::{AnyConnection, AnyPool, FromRow};
+
+use crate::InboxError;
+
+/// A delegation as stored; ids lowercased.
+#[derive(FromRow)]
+pub(crate) struct DelegationRow {
+    pub(crate) id: String,
+    pub(crate) from_person: String,
+    pub(crate) to_id: String,
+    pub(crate) until_at: i64,
+    pub(crate) created_at: i64,
+    pub(crate) revoked_at: Option<i64>,
+}
+
+const COLUMNS: &str =
+    "SELECT id, from_person, to_id, until_at, created_at, revoked_at FROM toolnexus_inbox_delegations";
+
+/// A delegation about to be inserted.
+pub(crate) struct NewDelegation<'a> {
+    pub(crate) id: &'a str,
+    pub(crate) from_id: &'a str,
+    pub(crate) from_person: &'a str,
+    pub(crate) to_id: &'a str,
+    pub(crate) until: i64,
+    pub(crate) at: i64,
+}
+
+pub(crate) async fn insert(pool: &AnyPool, new: &NewDelegation<'_>) -> Result<(), InboxError> {
+    sqlx::query(
+        "INSERT INTO toolnexus_inbox_delegations (id, from_id, from_person, to_id, until_at, \
+         created_at) VALUES ($1, $2, $3, $4, $5, $6)",
+    )
+    .bind(new.id)
+    .bind(new.from_id)
+    .bind(new.from_person)
+    .bind(new.to_id)
+    .bind(new.until)
+    .bind(new.at)
+    .execute(pool)
+    .await?;
+    Ok(())
+}
+
+/// The delegations to `to_id` in force at `now`, oldest first: read inside an answer's
+/// transaction, so a revocation committed before it is seen.
+pub(crate) async fn in_force_to(
+    conn: &mut AnyConnection,
+    to_id: &str,
+    now: i64,
+) -> Result<Vec<DelegationRow>, InboxError> {
+    let sql = format!(
+        "{COLUMNS} WHERE to_id = $1 AND until_at > $2 AND created_at <= $2 \
+         AND revoked_at IS NULL ORDER BY created_at, id"
+    );
+    Ok(sqlx::query_as(sqlx::AssertSqlSafe(sql))
+        .bind(to_id)
+        .bind(now)
+        .fetch_all(conn)
+        .await?)
+}
+
+/// The delegations given by or to `id` that are still in force at `now`, oldest first.
+pub(crate) async fn in_force_of(
+    pool: &AnyPool,
+    id: &str,
+    now: i64,
+) -> Result<Vec<DelegationRow>, InboxError> {
+    let sql = format!(
+        "{COLUMNS} WHERE (from_id = $1 OR to_id = $1) AND until_at > $2 \
+         AND revoked_at IS NULL ORDER BY created_at, id"
+    );
+    Ok(sqlx::query_as(sqlx::AssertSqlSafe(sql))
+        .bind(id)
+        .bind(now)
+        .fetch_all(pool)
+        .await?)
+}
+
+/// Ends delegation `id` given by `from_id` at `now`; `false` when there is no such
+/// delegation in force.
+pub(crate) async fn revoke(
+    pool: &AnyPool,
+    id: &str,
+    from_id: &str,
+    now: i64,
+) -> Result<bool, InboxError> {
+    let done = sqlx::query(
+        "UPDATE toolnexus_inbox_delegations SET revoked_at = $1 \
+         WHERE id = $2 AND from_id = $3 AND revoked_at IS NULL AND until_at > $1",
+    )
+    .bind(now)
+    .bind(id)
+    .bind(from_id)
+    .execute(pool)
+    .await?;
+    Ok(done.rows_affected() > 0)
+}

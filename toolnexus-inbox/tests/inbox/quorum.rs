@@ -1,0 +1,280 @@
+//! Approvals that need several people: a quorum of distinct people, one refusal declining
+//! it, approvals racing, and answering rights delegated for a window of the inbox's clock.
+
+use std::sync::Mutex;
+use std::time::Duration;
+
+use toolnexus::{tool, Answer, Toolkit};
+use toolnexus_inbox::{AuditKind, Inbox, InboxError, ParkedState, Person};
+
+use crate::support::{both_engines, client, halted, model, InboxDb, TestDb};
+
+both_engines!(
+    two_of_three_finance_members_resume_the_run_once,
+    racing_approvals_resume_once_with_one_effect,
+    one_refusal_declines_a_quorum,
+    a_delegate_counts_as_the_giver_within_the_window,
+);
+
+/// How many times each item was bought (items are unique to a test and engine).
+static PURCHASES: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+fn purchases(item: &str) -> usize {
+    PURCHASES
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|i| *i == item)
+        .count()
+}
+
+/// Buys an item; two people of finance must approve first.
+#[tool(approval(
+    prompt = "Buy {item}?",
+    responders = ["group:finance"],
+    quorum = 2,
+))]
+async fn approve_purchase(item: String) -> String {
+    PURCHASES.lock().unwrap().push(item.clone());
+    format!("approved: {item}")
+}
+
+fn finance(id: &str) -> Person {
+    Person::new(id).groups(["finance"])
+}
+
+fn toolkit() -> Toolkit {
+    Toolkit::builder().tool(ApprovePurchase).build().unwrap()
+}
+
+/// An inbox with one purchase of `item` parked on its quorum; the request id.
+async fn parked(db: &TestDb, item: &str) -> (Inbox, String, toolnexus::testing::MockLlm) {
+    let inbox = db.inbox().await;
+    let llm = model().await;
+    let id = inbox
+        .park(&halted(&client(&llm), &toolkit(), item).await)
+        .await
+        .unwrap();
+    (inbox, id, llm)
+}
+
+async fn resume(inbox: &Inbox, llm: &toolnexus::testing::MockLlm) -> Option<String> {
+    let resumed = inbox.resume_next(&client(llm), &toolkit()).await.unwrap()?;
+    Some(resumed.result.text)
+}
+
+async fn two_of_three_finance_members_resume_the_run_once(db: TestDb) {
+    let (inbox, id, llm) = parked(&db, "server").await;
+    let request = inbox.get(&id).await.unwrap().unwrap();
+    assert_eq!(request.quorum, 2);
+    assert_eq!(request.approvals().unwrap().to_string(), "0 of 2 approvals");
+
+    inbox
+        .answer_as(Answer::ok(&id), finance("ada@example.com"))
+        .await
+        .unwrap();
+    let after_one = inbox.get(&id).await.unwrap().unwrap();
+    assert_eq!(
+        after_one.state,
+        ParkedState::Waiting,
+        "one approval is not two"
+    );
+    assert_eq!(
+        after_one.approvals().unwrap().to_string(),
+        "1 of 2 approvals (ada@example.com)"
+    );
+    assert!(
+        resume(&inbox, &llm).await.is_none(),
+        "nothing to resume yet"
+    );
+
+    // The same person again, from another tab or door: counted once.
+    let twice = inbox
+        .answer_as(Answer::ok(&id), finance("ADA@example.com"))
+        .await;
+    assert!(
+        matches!(&twice, Err(InboxError::AlreadyCounted { who, .. }) if who == "ADA@example.com"),
+        "{twice:?}"
+    );
+    // Someone outside finance does not count at all.
+    let outsider = inbox
+        .answer_as(Answer::ok(&id), Person::new("dave@example.com"))
+        .await;
+    assert!(
+        matches!(outsider, Err(InboxError::NotAllowed { .. })),
+        "{outsider:?}"
+    );
+    // An approval of other arguments than the first approved is no approval of the same call.
+    let edited = Answer::ok(&id).with_args(serde_json::json!({"item": "two servers"}));
+    let other_call = inbox.answer_as(edited, finance("carol@example.com")).await;
+    assert!(
+        matches!(other_call, Err(InboxError::InvalidAnswer { .. })),
+        "{other_call:?}"
+    );
+    assert_eq!(inbox.get(&id).await.unwrap().unwrap().votes.len(), 1);
+
+    inbox
+        .answer_as(Answer::ok(&id), finance("bob@example.com"))
+        .await
+        .unwrap();
+    let done = inbox.get(&id).await.unwrap().unwrap();
+    assert_eq!(done.state, ParkedState::Answered);
+    assert_eq!(done.answered_by.as_deref(), Some("bob@example.com"));
+    let text = resume(&inbox, &llm).await.expect("the run resumes");
+    assert_eq!(text, "outcome: approved: server");
+    assert!(resume(&inbox, &llm).await.is_none(), "resumed exactly once");
+
+    // A third approval comes too late.
+    let late = inbox
+        .answer_as(Answer::ok(&id), finance("carol@example.com"))
+        .await;
+    assert!(
+        matches!(late, Err(InboxError::NotWaiting { .. })),
+        "{late:?}"
+    );
+
+    // The trail lists each answer, with who gave it.
+    let trail: Vec<(AuditKind, Option<String>)> = inbox
+        .audit(&id)
+        .await
+        .unwrap()
+        .into_iter()
+        .filter(|e| matches!(e.kind, AuditKind::Approved | AuditKind::Answered))
+        .map(|e| (e.kind, e.actor))
+        .collect();
+    assert_eq!(
+        trail,
+        [
+            (AuditKind::Approved, Some("ada@example.com".to_owned())),
+            (AuditKind::Answered, Some("bob@example.com".to_owned())),
+        ]
+    );
+}
+
+async fn racing_approvals_resume_once_with_one_effect(db: TestDb) {
+    let item = format!("racks-{}", uuid::Uuid::new_v4().simple());
+    let (inbox, id, llm) = parked(&db, &item).await;
+    let people = ["ada@example.com", "bob@example.com", "carol@example.com"];
+    let answers = people.map(|p| {
+        let inbox = inbox.clone();
+        let id = id.clone();
+        tokio::spawn(async move { inbox.answer_as(Answer::ok(&id), finance(p)).await })
+    });
+    let mut taken = 0;
+    for answer in answers {
+        match answer.await.unwrap() {
+            Ok(()) => taken += 1,
+            Err(InboxError::NotWaiting { .. }) => {}
+            Err(other) => panic!("an approval refused for another reason: {other}"),
+        }
+    }
+    assert_eq!(
+        taken, 2,
+        "the first two approvals count, the third comes too late"
+    );
+    let request = inbox.get(&id).await.unwrap().unwrap();
+    assert_eq!(request.votes.len(), 2);
+    assert!(resume(&inbox, &llm).await.is_some());
+    assert!(resume(&inbox, &llm).await.is_none());
+    assert_eq!(purchases(&item), 1, "one purchase");
+}
+
+async fn one_refusal_declines_a_quorum(db: TestDb) {
+    let (inbox, id, llm) = parked(&db, "yacht").await;
+    inbox
+        .answer_as(Answer::ok(&id), finance("ada@example.com"))
+        .await
+        .unwrap();
+    let no = Answer::decline(&id, "declined").with_note("not in the budget");
+    inbox
+        .answer_as(no, finance("bob@example.com"))
+        .await
+        .unwrap();
+    let request = inbox.get(&id).await.unwrap().unwrap();
+    assert_eq!(request.state, ParkedState::Answered);
+    let answer = request.answer.unwrap();
+    assert!(!answer.ok);
+    assert_eq!(answer.note(), Some("not in the budget"));
+    let text = resume(&inbox, &llm).await.unwrap();
+    assert!(text.contains("declined"), "{text}");
+    assert!(text.contains("not in the budget"), "{text}");
+}
+
+async fn a_delegate_counts_as_the_giver_within_the_window(db: TestDb) {
+    let (inbox, id, llm) = parked(&db, "laptop").await;
+    let bob = Person::new("bob@example.com"); // not in finance himself
+    let tomorrow = db.clock.now() + Duration::from_secs(24 * 3600);
+    let given = inbox
+        .delegate(finance("ada@example.com"), "bob@example.com", tomorrow)
+        .await
+        .unwrap();
+    assert_eq!(
+        inbox.delegations_of("bob@example.com").await.unwrap(),
+        [given]
+    );
+
+    inbox.answer_as(Answer::ok(&id), bob.clone()).await.unwrap();
+    let request = inbox.get(&id).await.unwrap().unwrap();
+    let vote = &request.votes[0];
+    assert_eq!(vote.label(), "bob@example.com for ada@example.com");
+    assert_eq!(vote.counts_as(), Some("ada@example.com"));
+    // Ada herself adds no second vote: Bob and Ada are one person to the quorum.
+    let ada = inbox
+        .answer_as(Answer::ok(&id), finance("ada@example.com"))
+        .await;
+    assert!(
+        matches!(ada, Err(InboxError::AlreadyCounted { .. })),
+        "{ada:?}"
+    );
+    assert!(resume(&inbox, &llm).await.is_none());
+    inbox
+        .answer_as(Answer::ok(&id), finance("carol@example.com"))
+        .await
+        .unwrap();
+    assert!(resume(&inbox, &llm).await.is_some());
+    let trail: Vec<Option<String>> = inbox
+        .audit(&id)
+        .await
+        .unwrap()
+        .into_iter()
+        .filter(|e| e.kind == AuditKind::Approved)
+        .map(|e| e.actor)
+        .collect();
+    assert_eq!(
+        trail,
+        [Some("bob@example.com for ada@example.com".to_owned())]
+    );
+
+    // The other order: Ada first, then Bob under her rights.
+    let llm2 = model().await;
+    let second = inbox
+        .park(&halted(&client(&llm2), &toolkit(), "phone").await)
+        .await
+        .unwrap();
+    inbox
+        .answer_as(Answer::ok(&second), finance("ada@example.com"))
+        .await
+        .unwrap();
+    let bob_for_ada = inbox.answer_as(Answer::ok(&second), bob.clone()).await;
+    assert!(
+        matches!(bob_for_ada, Err(InboxError::AlreadyCounted { .. })),
+        "{bob_for_ada:?}"
+    );
+
+    // After the window, by the inbox's clock, Bob holds no rights at all.
+    db.clock.advance(Duration::from_secs(24 * 3600 + 1));
+    let third = inbox
+        .park(&halted(&client(&llm2), &toolkit(), "tablet").await)
+        .await
+        .unwrap();
+    let late = inbox.answer_as(Answer::ok(&third), bob).await;
+    assert!(
+        matches!(late, Err(InboxError::NotAllowed { .. })),
+        "{late:?}"
+    );
+    assert!(inbox
+        .delegations_of("bob@example.com")
+        .await
+        .unwrap()
+        .is_empty());
+}
