@@ -11,5 +11,6 @@ mod support;
 
 mod flows;
 mod hostile;
+mod quorum;
 mod rest;
 mod restart;

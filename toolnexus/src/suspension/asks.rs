@@ -180,10 +180,21 @@ impl Request {
     /// assert_eq!(Request::new("approval", "Pay?").quorum(), 1);
     /// let odd = Request::new("approval", "Pay?").with_data(json!({"quorum": "2"}));
     /// assert_eq!(odd.quorum(), 1);
+    /// let double = Request::new("approval", "Pay?").with_data(json!({"quorum": 2.0}));
+    /// assert_eq!(double.quorum(), 2);
     /// ```
     pub fn quorum(&self) -> u32 {
         let n = self.data.as_ref().and_then(|d| d.get("quorum"));
-        n.and_then(Value::as_u64)
+        // `2.0` is 2: JSON that went through a protocol with only doubles (protobuf's
+        // `Struct`) comes back so.
+        let whole = |n: &Value| {
+            n.as_u64().or_else(|| {
+                n.as_f64()
+                    .filter(|f| f.fract() == 0.0 && *f >= 1.0)
+                    .map(|f| f as u64)
+            })
+        };
+        n.and_then(whole)
             .and_then(|n| u32::try_from(n).ok())
             .filter(|&n| n > 0)
             .unwrap_or(1)
