@@ -5,8 +5,9 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use toolnexus::{tool, Answer, Toolkit};
-use toolnexus_inbox::{AuditKind, Inbox, InboxError, ParkedState, Person};
+use toolnexus_inbox::{AuditKind, Event, Inbox, InboxError, ParkedState, Person, Webhook};
 
+use crate::receiver::Receiver;
 use crate::support::{both_engines, client, halted, model, InboxDb, TestDb};
 
 both_engines!(
@@ -14,6 +15,7 @@ both_engines!(
     racing_approvals_resume_once_with_one_effect,
     one_refusal_declines_a_quorum,
     a_delegate_counts_as_the_giver_within_the_window,
+    webhooks_tell_of_each_approval_and_of_the_last,
 );
 
 /// How many times each item was bought (items are unique to a test and engine).
@@ -277,4 +279,52 @@ async fn a_delegate_counts_as_the_giver_within_the_window(db: TestDb) {
         .await
         .unwrap()
         .is_empty());
+}
+
+async fn webhooks_tell_of_each_approval_and_of_the_last(db: TestDb) {
+    let hook = Receiver::start([]).await;
+    let inbox = db
+        .builder()
+        .webhook(Webhook::new(&hook.url).events([Event::Approved, Event::Answered]))
+        .open()
+        .await
+        .unwrap();
+    let llm = model().await;
+    let id = inbox
+        .park(&halted(&client(&llm), &toolkit(), "boat").await)
+        .await
+        .unwrap();
+    let ada = Person::new("ada@example.com").groups(["finance"]);
+    let bob = Person::new("bob@example.com").groups(["finance"]);
+    let deliver = || {
+        let inbox = inbox.clone();
+        async move { inbox.deliver_due().await.unwrap() }
+    };
+
+    inbox.answer_as(Answer::ok(&id), ada).await.unwrap();
+    deliver().await;
+    hook.wait_for(1).await;
+    let approved = hook.of_type("request.approved");
+    assert_eq!(approved.len(), 1);
+    let approved = approved[0].json();
+    assert_eq!(approved["data"]["request"]["id"], id.as_str());
+    assert_eq!(
+        approved["data"]["approvals"],
+        serde_json::json!({"count": 1, "quorum": 2, "by": ["ada@example.com"]})
+    );
+    let text = approved["text"].as_str().unwrap();
+    assert!(text.contains("1 of 2 approvals"), "{text}");
+
+    inbox.answer_as(Answer::ok(&id), bob).await.unwrap();
+    deliver().await;
+    hook.wait_for(2).await;
+    let answered = hook.of_type("request.answered");
+    assert_eq!(answered.len(), 1);
+    let answered = answered[0].json();
+    assert_eq!(answered["data"]["answeredBy"], "bob@example.com");
+    assert_eq!(answered["data"]["approvals"]["count"], 2);
+    assert_eq!(
+        answered["data"]["approvals"]["by"],
+        serde_json::json!(["ada@example.com", "bob@example.com"])
+    );
 }
