@@ -43,11 +43,18 @@ async fn refund(amount: u32, answer: Option<&Answer>) -> ToolResult {
     }
 }
 
+/// A payment two distinct people of finance must approve
+#[tool(approval(prompt = "Pay {amount} euros?", responders = ["group:finance"], quorum = 2))]
+async fn pay(amount: u32) -> String {
+    format!("paid {amount}")
+}
+
 /// The cookie the tests sign in with as one person or another ([`people`]).
 pub const PERSON_COOKIE: &str = "test_person";
 
 /// The host's sign-in the tests control: cookie `test_person=ada` is Ada (in finance),
-/// `test_person=bob` is Bob (in sales); anything else is nobody.
+/// `test_person=bob` is Bob (in sales), `test_person=carol` is Carol (in finance); anything
+/// else is nobody.
 pub fn people(parts: &axum::http::request::Parts) -> Option<Person> {
     let cookies = parts
         .headers
@@ -66,6 +73,11 @@ pub fn people(parts: &axum::http::request::Parts) -> Option<Person> {
                 .groups(["finance"]),
         ),
         "bob" => Some(Person::new("bob@example.com").name("Bob").groups(["sales"])),
+        "carol" => Some(
+            Person::new("carol@example.com")
+                .name("Carol")
+                .groups(["finance"]),
+        ),
         _ => None,
     }
 }
@@ -336,6 +348,7 @@ impl Site {
             .tool(Named)
             .tool(Nested)
             .tool(Refund)
+            .tool(Pay)
             .tool(delete())
             .approval(Approval::tools(["delete"]))
             .build()
@@ -403,6 +416,12 @@ impl Site {
     /// A refund whose approval names Ada and finance as its responders.
     pub async fn refund(&self, amount: u32) -> String {
         self.park(&format!("refund | {}", json!({ "amount": amount })))
+            .await
+    }
+
+    /// A payment two people of finance must approve.
+    pub async fn payment(&self, amount: u32) -> String {
+        self.park(&format!("pay | {}", json!({ "amount": amount })))
             .await
     }
 
