@@ -123,11 +123,11 @@ impl Approval {
     /// use serde_json::{json, Value};
     /// use toolnexus::{Approval, NativeTool, Toolkit};
     ///
-    /// let pay = NativeTool::of("pay_invoice", "Pays a vendor's invoice",
+    /// let pay = || NativeTool::of("pay_invoice", "Pays a vendor's invoice",
     ///     json!({"type": "object", "properties": {"amount_cents": {"type": "integer"}}}),
     ///     |_args, _ctx| async { "paid" });
     /// let tk = Toolkit::builder()
-    ///     .tool(pay)
+    ///     .tool(pay())
     ///     .approval(Approval::tools(["pay_invoice"])
     ///         .when(|args: &Value| args["amount_cents"].as_i64().unwrap_or(i64::MAX) > 1_000_000)
     ///         .responders(["group:finance"])
@@ -136,6 +136,15 @@ impl Approval {
     ///     .unwrap();
     /// let asked = tk.approval_request("pay_invoice", &json!({"amount_cents": 2_000_000}), "run-1/call-1").unwrap();
     /// assert_eq!(asked.quorum(), 2);
+    ///
+    /// // Three of two people named: never reached.
+    /// let short = Toolkit::builder()
+    ///     .tool(pay())
+    ///     .approval(Approval::tools(["pay_invoice"])
+    ///         .responders(["ada@example.com", "bob@example.com"])
+    ///         .quorum(3))
+    ///     .build();
+    /// assert!(matches!(short, Err(toolnexus::ToolkitError::Quorum { quorum: 3, .. })));
     /// ```
     pub fn quorum(mut self, n: u32) -> Self {
         self.quorum = Some(n);
