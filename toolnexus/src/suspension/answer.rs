@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use super::codes::Refusal;
 use super::present::present;
-use super::receipt::Receipt;
+use super::receipt::{data_digest, Receipt, ReceiptAnswer};
 
 /// A host's reply to a [`Request`](crate::Request).
 ///
@@ -184,6 +184,19 @@ impl Answer {
             Some(data) => T::deserialize(data).map_err(AnswerDecodeError::Invalid),
             // An absent payload still decodes into types that accept null (`Option<_>`, `()`).
             None => T::deserialize(&Value::Null).map_err(|_| AnswerDecodeError::Missing),
+        }
+    }
+}
+
+/// Stating an answer on a receipt; here rather than beside [`ReceiptAnswer`] because an
+/// [`Answer`] carries receipts, and the answer's module is the one that knows both.
+impl ReceiptAnswer {
+    /// What a receipt says of `answer`.
+    pub fn of(answer: &Answer) -> Self {
+        ReceiptAnswer {
+            ok: answer.ok,
+            reason: answer.refusal().cloned(),
+            data: answer.data.as_ref().map(data_digest),
         }
     }
 }

@@ -5,6 +5,7 @@
 mod answer;
 mod answers;
 mod asks;
+pub(crate) mod bound;
 mod canonical;
 mod codes;
 mod digest;

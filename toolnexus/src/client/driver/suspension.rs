@@ -35,8 +35,8 @@ use crate::client::call_seed::CallSeed;
 use crate::client::error::ClientError;
 use crate::client::event::{Events, StreamEvent};
 use crate::client::message::{Message, ToolCall, ToolOutput};
+use crate::suspension::bound::check_bound;
 use crate::suspension::gate;
-use crate::suspension::receipt::check_bound;
 use crate::toolkit::sanitize_name;
 use crate::{Answer, Asks, Request, Toolkit};
 
