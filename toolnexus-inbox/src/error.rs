@@ -174,6 +174,9 @@ pub enum InboxError {
     /// lease, up to the attempt limit.
     #[error("the resumed run failed: {0}")]
     Resume(#[source] ClientError),
+    /// A receipt key could not be loaded, or a receipt does not check out.
+    #[error(transparent)]
+    Receipt(#[from] crate::receipt::ReceiptError),
 }
 
 impl InboxError {

@@ -19,6 +19,7 @@ mod overdue;
 mod park;
 mod parked;
 mod people;
+pub mod receipt;
 mod resume;
 mod spans;
 mod state;

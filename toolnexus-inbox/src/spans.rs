@@ -105,5 +105,6 @@ fn error_type(error: &crate::InboxError) -> &'static str {
         E::CorruptRecord { .. } => "corrupt_record",
         E::ChainTooLong(_) => "chain_too_long",
         E::InvalidTokens(_) => "invalid_tokens",
+        E::Receipt(_) => "receipt",
     }
 }
