@@ -85,7 +85,7 @@ pub struct Statement {
     pub request: String,
     /// The id of the run that waited on it.
     pub run: String,
-    /// The [`call_digest`] of the call as it runs under the answer (a person's edited
+    /// The [`call_digest`](crate::call_digest) of the call as it runs under the answer (a person's edited
     /// arguments included): what binds the receipt to one call.
     pub call: String,
     /// What the answer said.
