@@ -190,6 +190,9 @@ pub enum InboxError {
     /// No delegation in force has this id among those the person gave.
     #[error("no delegation `{0}` of yours is in force")]
     UnknownDelegation(String),
+    /// A receipt key could not be loaded, or a receipt does not check out.
+    #[error(transparent)]
+    Receipt(#[from] crate::receipt::ReceiptError),
 }
 
 impl InboxError {

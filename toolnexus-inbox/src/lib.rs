@@ -21,6 +21,7 @@ mod overdue;
 mod park;
 mod parked;
 mod people;
+pub mod receipt;
 mod resume;
 mod spans;
 mod state;

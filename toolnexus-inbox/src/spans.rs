@@ -108,5 +108,6 @@ fn error_type(error: &crate::InboxError) -> &'static str {
         E::AlreadyCounted { .. } => "already_counted",
         E::InvalidDelegation(_) => "invalid_delegation",
         E::UnknownDelegation(_) => "unknown_delegation",
+        E::Receipt(_) => "receipt",
     }
 }

@@ -58,8 +58,8 @@ pub use native::NativeTool;
 pub use outcome::ToolOutcome;
 pub use result::{IntoToolResult, Json, ToolResult};
 pub use suspension::{
-    call_digest, check_answers, Answer, AnswerDecodeError, AnswerSetError, Asks, Refusal, Request,
-    RequestKind, SettledCall,
+    call_digest, canonical_json, check_answers, data_digest, Answer, AnswerDecodeError,
+    AnswerSetError, Asks, Receipt, Refusal, Request, RequestKind, SettledCall,
 };
 /// The token that cancels a run (see [`Run::cancel`]), re-exported from
 /// `tokio-util` so hosts need not depend on it.
@@ -71,6 +71,14 @@ pub use toolkit::{Approval, ToolDeclaration, Toolkit, ToolkitBuilder, ToolkitErr
 /// fresh run takes a history).
 pub mod run {
     pub use crate::client::run::{Fresh, InThread, Resume};
+}
+
+/// Signed receipts of answers: what a [`Receipt`] states ([`Statement`](receipt::Statement),
+/// [`ReceiptAnswer`](receipt::ReceiptAnswer)) and the digests it is made of.
+pub mod receipt {
+    pub use crate::suspension::receipt::{
+        data_digest, Receipt, ReceiptAnswer, Statement, RECEIPT_VERSION,
+    };
 }
 
 pub use toolnexus_macros::{tool, toolbox};

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::client::CallSeed;
-use crate::{Answer, Extensions, ToolResult};
+use crate::{Answer, Extensions, Receipt, ToolResult};
 
 /// A boxed, `Send` future, the return type of [`Tool::execute`].
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -96,6 +96,22 @@ impl ToolContext {
         let seed = self.seed.as_ref()?;
         let call = self.call_id.as_deref()?;
         Some(uuid::Uuid::new_v5(&EFFECTS, format!("{seed}\0{call}").as_bytes()).to_string())
+    }
+
+    /// The signed receipts of the answer this call re-runs with: the proof of who
+    /// approved it, to hand to the system the tool acts on. Empty on a first run and for
+    /// an answer without receipts. A resume has already refused receipts issued for
+    /// another request or call, so each names this call as it runs.
+    ///
+    /// ```
+    /// use toolnexus::{Answer, ToolContext};
+    ///
+    /// assert!(ToolContext::default().receipts().is_empty());
+    /// let ctx = ToolContext::default().with_answer(Answer::ok("req-1"));
+    /// assert!(ctx.receipts().is_empty());
+    /// ```
+    pub fn receipts(&self) -> &[Receipt] {
+        self.answer.as_ref().map_or(&[], |answer| &answer.receipts)
     }
 
     /// The run's value of type `T`, if the host attached one.

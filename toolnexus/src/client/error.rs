@@ -200,6 +200,17 @@ pub enum ClientError {
         /// The id of the request the answer echoes.
         request: String,
     },
+    /// An answer carries a signed receipt issued for another request, or for another call
+    /// than the one it would run (its tool, or its arguments with the answer's edits).
+    /// Nothing was run.
+    ReceiptMismatch {
+        /// The id of the request the answer echoes.
+        request: String,
+        /// The id of the call it would settle.
+        call: String,
+        /// What the receipt names instead.
+        reason: String,
+    },
     /// The transcript passed to a resume is not a halted run, or a history passed to
     /// [`Run::history`](crate::Run::history) cannot be continued.
     InvalidTranscript(String),
@@ -265,6 +276,14 @@ impl fmt::Display for ClientError {
             } => write!(
                 f,
                 "call `{call}` to `{tool}` is not the call request `{request}` was asked for: its tool or arguments changed since the run halted, so nothing was run"
+            ),
+            ClientError::ReceiptMismatch {
+                request,
+                call,
+                reason,
+            } => write!(
+                f,
+                "the answer to request `{request}` carries a receipt for another call than `{call}`: {reason}; nothing was run"
             ),
             ClientError::InvalidTranscript(why) => {
                 write!(f, "the transcript cannot be resumed: {why}")

@@ -70,6 +70,10 @@ impl StepKey {
 /// without redoing it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "step", rename_all = "snake_case")]
+#[allow(
+    clippy::large_enum_variant,
+    reason = "a step is made once per model or tool call and kept by value in journals; boxing the call would change the public variant"
+)]
 pub enum Step {
     /// The model's reply to a turn.
     Reply(RecordedReply),

@@ -122,6 +122,7 @@ fn error_type(error: &ClientError) -> Cow<'static, str> {
         | ClientError::InvalidAnswer { .. }
         | ClientError::InvalidTranscript(_) => "invalid_resume",
         ClientError::CallChanged { .. } => "call_changed",
+        ClientError::ReceiptMismatch { .. } => "receipt_mismatch",
         ClientError::Store(_) => "store",
         ClientError::Journal(_) => "journal",
     })

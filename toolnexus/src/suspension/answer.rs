@@ -6,6 +6,7 @@ use serde_json::Value;
 
 use super::codes::Refusal;
 use super::present::present;
+use super::receipt::{data_digest, Receipt, ReceiptAnswer};
 
 /// A host's reply to a [`Request`](crate::Request).
 ///
@@ -64,6 +65,12 @@ pub struct Answer {
     /// run (see [`remember`](Answer::remember)); JSON key `remember`, omitted when false.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub remember: bool,
+    /// The signed receipts of this answer (JSON `receipts`, omitted when empty): what a
+    /// tool hands the system it acts on as proof of who approved the call. A resume
+    /// refuses an answer whose receipts were issued for another request or call
+    /// ([`ClientError::ReceiptMismatch`](crate::ClientError::ReceiptMismatch)).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub receipts: Vec<Receipt>,
 }
 
 impl Answer {
@@ -77,6 +84,7 @@ impl Answer {
             note: None,
             args: None,
             remember: false,
+            receipts: Vec::new(),
         }
     }
 
@@ -97,6 +105,7 @@ impl Answer {
             note: None,
             args: None,
             remember: false,
+            receipts: Vec::new(),
         }
     }
 
@@ -175,6 +184,19 @@ impl Answer {
             Some(data) => T::deserialize(data).map_err(AnswerDecodeError::Invalid),
             // An absent payload still decodes into types that accept null (`Option<_>`, `()`).
             None => T::deserialize(&Value::Null).map_err(|_| AnswerDecodeError::Missing),
+        }
+    }
+}
+
+/// Stating an answer on a receipt; here rather than beside [`ReceiptAnswer`] because an
+/// [`Answer`] carries receipts, and the answer's module is the one that knows both.
+impl ReceiptAnswer {
+    /// What a receipt says of `answer`.
+    pub fn of(answer: &Answer) -> Self {
+        ReceiptAnswer {
+            ok: answer.ok,
+            reason: answer.refusal().cloned(),
+            data: answer.data.as_ref().map(data_digest),
         }
     }
 }

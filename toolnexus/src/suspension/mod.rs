@@ -5,18 +5,23 @@
 mod answer;
 mod answers;
 mod asks;
+pub(crate) mod bound;
+mod canonical;
 mod codes;
 mod digest;
 pub(crate) mod gate;
 mod present;
+pub(crate) mod receipt;
 mod request;
 mod settle;
 
 pub use answer::{Answer, AnswerDecodeError};
 pub use answers::{check_answers, AnswerSetError};
 pub use asks::Asks;
+pub use canonical::canonical_json;
 pub use codes::{Refusal, RequestKind};
 pub use digest::call_digest;
 pub(crate) use present::present;
+pub use receipt::{data_digest, Receipt};
 pub use request::Request;
 pub use settle::SettledCall;

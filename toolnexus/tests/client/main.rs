@@ -19,6 +19,7 @@ mod metrics;
 mod observability;
 mod reasoning;
 mod reasoning_styles;
+mod receipts;
 mod redirects;
 mod resilience;
 mod responses;

@@ -4,9 +4,10 @@
 
 use proptest::prelude::*;
 use serde_json::{json, Map, Value};
+use toolnexus::receipt::{ReceiptAnswer, Statement};
 use toolnexus::{
-    Answer, Limit, Message, Refusal, Request, RunResult, RunStatus, ToolCall, ToolCallRecord,
-    ToolOutput, ToolResult, Usage,
+    Answer, Limit, Message, Receipt, Refusal, Request, RunResult, RunStatus, ToolCall,
+    ToolCallRecord, ToolOutput, ToolResult, Usage,
 };
 
 /// Any JSON value: every scalar kind (floats and the extremes of the integers included),
@@ -203,13 +204,46 @@ pub fn answer() -> impl Strategy<Value = Answer> {
                 Just(answer),
                 proptest::option::of(json_value()),
                 any::<bool>(),
+                prop::collection::vec(receipt(), 0..3),
             )
         })
-        .prop_map(|(answer, args, remember)| Answer {
+        .prop_map(|(answer, args, remember, receipts)| Answer {
             args,
             remember,
+            receipts,
             ..answer
         })
+}
+
+/// A receipt of any content: what it states, any key id and signature text (the wire
+/// form does not judge them).
+pub fn receipt() -> impl Strategy<Value = Receipt> {
+    (
+        (text(), text(), text(), text(), text(), text(), text()),
+        (
+            any::<bool>(),
+            proptest::option::of(refusal()),
+            proptest::option::of(json_value()),
+        ),
+        (text(), text()),
+    )
+        .prop_map(
+            |(
+                (request, run, call, by, on_behalf_of, at, rule),
+                (ok, refusal, data),
+                (key, sig),
+            )| {
+                let mut answer = match refusal {
+                    Some(refusal) if !ok => Answer::refuse(&request, refusal),
+                    _ => Answer::ok(&request),
+                };
+                answer.data = data;
+                let statement =
+                    Statement::new(request, run, call, ReceiptAnswer::of(&answer), by, at, rule)
+                        .on_behalf_of(on_behalf_of);
+                Receipt::new(statement, key, sig)
+            },
+        )
 }
 
 /// A refusal code: a known one, or any text (kept in the `Other` escape).

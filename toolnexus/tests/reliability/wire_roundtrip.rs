@@ -3,9 +3,9 @@
 
 use proptest::prelude::*;
 use serde_json::json;
-use toolnexus::{Answer, Request, ToolResult};
+use toolnexus::{canonical_json, Answer, Receipt, Request, ToolResult};
 
-use crate::strategies::{answer, json_value, request};
+use crate::strategies::{answer, json_value, receipt, request};
 
 proptest! {
     #[test]
@@ -20,6 +20,23 @@ proptest! {
         let text = serde_json::to_string(&a).unwrap();
         let back: Answer = serde_json::from_str(&text).unwrap();
         prop_assert_eq!(back, a);
+    }
+
+    #[test]
+    fn receipts_round_trip_and_sign_the_same_bytes(r in receipt()) {
+        let text = serde_json::to_string(&r).unwrap();
+        let back: Receipt = serde_json::from_str(&text).unwrap();
+        prop_assert_eq!(back.signed_bytes(), r.signed_bytes());
+        prop_assert_eq!(back, r);
+    }
+
+    /// RFC 8785 text read back is written again byte for byte: its numbers are the
+    /// shortest that read back to the same double, its members already in order.
+    #[test]
+    fn canonical_json_is_its_own_canonical_form(v in json_value()) {
+        let once = canonical_json(&v);
+        let back: serde_json::Value = serde_json::from_slice(&once).unwrap();
+        prop_assert_eq!(canonical_json(&back), once);
     }
 
     #[test]

@@ -35,6 +35,7 @@ use crate::client::call_seed::CallSeed;
 use crate::client::error::ClientError;
 use crate::client::event::{Events, StreamEvent};
 use crate::client::message::{Message, ToolCall, ToolOutput};
+use crate::suspension::bound::check_bound;
 use crate::suspension::gate;
 use crate::toolkit::sanitize_name;
 use crate::{Answer, Asks, Request, Toolkit};
@@ -304,6 +305,13 @@ fn slots(
                     match answered.or_else(recalled) {
                         Some(answer) => {
                             same_call(call, &output, request)?;
+                            check_bound(&answer, &call.name, &call.args).map_err(|reason| {
+                                ClientError::ReceiptMismatch {
+                                    request: request.id.clone(),
+                                    call: call.id.clone(),
+                                    reason,
+                                }
+                            })?;
                             Slot::Answered(Box::new(Answered {
                                 request: request.clone(),
                                 answer,

@@ -1,0 +1,86 @@
+//! [`verify`]: checking a receipt with the public key alone.
+
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use base64::Engine as _;
+use ring::signature::{UnparsedPublicKey, ED25519};
+
+use super::error::ReceiptError;
+use super::public::PublicKey;
+use toolnexus::receipt::{Receipt, RECEIPT_VERSION};
+
+/// Checks `receipt` against `key`, offline: it is of a version this crate reads, names
+/// `key` as its signer, and its signature covers exactly what it states. What it states
+/// (the request, the call's digest, who answered) is then the caller's to compare with
+/// what it is asked to do.
+pub fn verify(receipt: &Receipt, key: &PublicKey) -> Result<(), ReceiptError> {
+    if receipt.statement.v != RECEIPT_VERSION {
+        return Err(ReceiptError::UnsupportedVersion(receipt.statement.v));
+    }
+    if receipt.key != key.id() {
+        return Err(ReceiptError::OtherKey {
+            receipt: receipt.key.clone(),
+            key: key.id().to_owned(),
+        });
+    }
+    let signature = URL_SAFE_NO_PAD
+        .decode(&receipt.signature)
+        .map_err(|_| ReceiptError::MalformedSignature)?;
+    if signature.len() != 64 {
+        return Err(ReceiptError::MalformedSignature);
+    }
+    UnparsedPublicKey::new(&ED25519, key.as_bytes())
+        .verify(&receipt.signed_bytes(), &signature)
+        .map_err(|_| ReceiptError::BadSignature)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::receipt::ReceiptKey;
+    use toolnexus::receipt::{ReceiptAnswer, Statement};
+    use toolnexus::Answer;
+
+    fn signed(key: &ReceiptKey) -> Receipt {
+        let answer = Answer::ok("r1");
+        key.sign(Statement::new(
+            "r1",
+            "run",
+            toolnexus::call_digest("t", &serde_json::json!({})),
+            ReceiptAnswer::of(&answer),
+            "ada",
+            "2026-01-01T00:00:00.000Z",
+            "anyone",
+        ))
+    }
+
+    #[test]
+    fn each_refusal_says_why() {
+        let key = ReceiptKey::ephemeral_for_tests().unwrap();
+        let other = ReceiptKey::ephemeral_for_tests().unwrap();
+        let receipt = signed(&key);
+        assert!(verify(&receipt, &key.public_key()).is_ok());
+        assert!(matches!(
+            verify(&receipt, &other.public_key()),
+            Err(ReceiptError::OtherKey { .. })
+        ));
+        let mut later = receipt.clone();
+        later.statement.v = 2;
+        assert!(matches!(
+            verify(&later, &key.public_key()),
+            Err(ReceiptError::UnsupportedVersion(2))
+        ));
+        let mut garbled = receipt.clone();
+        garbled.signature = "not base64!".into();
+        assert!(matches!(
+            verify(&garbled, &key.public_key()),
+            Err(ReceiptError::MalformedSignature)
+        ));
+        // Another key's signature under this key's id.
+        let mut swapped = signed(&other);
+        swapped.key = key.id().to_owned();
+        assert!(matches!(
+            verify(&swapped, &key.public_key()),
+            Err(ReceiptError::BadSignature)
+        ));
+    }
+}
