@@ -3,11 +3,14 @@
 //! implies — the answer, the run ready to resume once its last request is, the audit entry,
 //! the notification — follow in that transaction.
 
-use toolnexus::{Answer, Request};
+use serde_json::Value;
+use toolnexus::receipt::{ReceiptAnswer, Statement};
+use toolnexus::{Answer, Receipt, Request};
 use tracing::Instrument;
 
 use crate::admit::{Admitted, Ballot};
 use crate::audit::{AuditKind, Record};
+use crate::clock::rfc3339_millis;
 use crate::delegation::{self, key_of};
 use crate::people::{stored_responders, Person, Source};
 use crate::store::delegations;
@@ -250,9 +253,17 @@ impl Inbox {
             quorum: request.quorum(),
         };
         let quorum = ballot.quorum;
-        let taken = self.decide(&run, &row, request, &ballot, answer, source, now)?;
+        let mut taken = self.decide(&run, &row, request, &ballot, answer, source, now)?;
+        taken.vote.receipt = self.receipt_of(&run.id, &row, &taken.vote)?;
         let mut all = votes;
         all.push(taken.vote);
+        if taken.resolves {
+            // The answer the run resumes with carries the receipts of every vote that
+            // made it, and only those: receipts an answer came with are never trusted.
+            let mut resolved = answer.clone();
+            resolved.receipts = all.iter().filter_map(|v| v.receipt.clone()).collect();
+            taken.stored = json(&answer.id, &resolved)?;
+        }
         let votes = json(&answer.id, &all)?;
         let (by, for_whom) = (source.who(), taken.for_whom.as_deref());
         let actor = vote::label(by, for_whom);
@@ -367,14 +378,16 @@ impl Inbox {
             }
         }
         request.check_answer(answer)?;
-        let stored = json(&answer.id, answer)?;
+        let mut plain = answer.clone();
+        plain.receipts.clear();
+        let stored = json(&answer.id, &plain)?;
         let approvals = vote::approvals(ballot.votes) + usize::from(answer.ok);
         let resolves = !answer.ok || approvals >= ballot.quorum as usize;
         let vote = StoredVote {
             by: source.who().map(str::to_owned),
             for_whom: admitted.for_whom.clone(),
             at: now,
-            answer: answer.clone(),
+            answer: plain,
             rule: admitted.rule,
             receipt: None,
         };
@@ -385,5 +398,51 @@ impl Inbox {
             for_whom: admitted.for_whom,
             resolves,
         })
+    }
+
+    /// The signed receipt of `vote`, an answer to the request `row` holds, of run `run`;
+    /// `None` when this inbox signs no receipts, or the request's call is not known (a
+    /// run parked from a transcript that does not show it), so there is no call to bind.
+    fn receipt_of(
+        &self,
+        run: &str,
+        row: &ToAnswer,
+        vote: &StoredVote,
+    ) -> Result<Option<Receipt>, InboxError> {
+        let Some(key) = &self.inner.receipts else {
+            return Ok(None);
+        };
+        let request = &vote.answer.id;
+        let Some(tool) = row.tool_name.as_deref() else {
+            tracing::warn!(request = %request, "no receipt: the request's call is not known");
+            return Ok(None);
+        };
+        let proposed: Value = match row.tool_args.as_deref() {
+            Some(args) => serde_json::from_str(args).map_err(|e| InboxError::Corrupt {
+                id: request.clone(),
+                reason: format!("tool_args: {e}"),
+            })?,
+            None => Value::Object(Default::default()),
+        };
+        // The call as it runs under the answer: a person's edited arguments when given.
+        let args = vote.answer.args.as_ref().unwrap_or(&proposed);
+        let by = match (&vote.by, vote.rule.as_str()) {
+            (Some(by), _) => by.as_str(),
+            (None, "expired") => "inbox",
+            (None, _) => "anonymous",
+        };
+        let mut statement = Statement::new(
+            request.as_str(),
+            run,
+            toolnexus::call_digest(tool, args),
+            ReceiptAnswer::of(&vote.answer),
+            by,
+            rfc3339_millis(vote.at),
+            vote.rule.as_str(),
+        );
+        if let Some(whom) = &vote.for_whom {
+            statement = statement.on_behalf_of(whom.as_str());
+        }
+        Ok(Some(key.sign(statement)))
     }
 }

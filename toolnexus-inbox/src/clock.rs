@@ -72,6 +72,15 @@ pub(crate) fn rfc3339(ms: i64) -> String {
         .unwrap_or_default()
 }
 
+/// Milliseconds since the epoch as a receipt writes a time: RFC 3339 in UTC with exactly
+/// three decimals (`2026-01-02T03:04:05.678Z`).
+pub(crate) fn rfc3339_millis(ms: i64) -> String {
+    let nanos = i128::from(ms) * 1_000_000;
+    time::OffsetDateTime::from_unix_timestamp_nanos(nanos)
+        .map(crate::receipt::timestamp)
+        .unwrap_or_default()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

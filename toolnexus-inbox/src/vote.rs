@@ -6,8 +6,7 @@
 use std::time::SystemTime;
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
-use toolnexus::Answer;
+use toolnexus::{Answer, Receipt};
 
 use crate::clock::from_ms;
 use crate::delegation::key_of;
@@ -33,8 +32,9 @@ pub struct Vote {
     pub rule: String,
     /// When it was recorded.
     pub at: SystemTime,
-    /// The signed receipt of this answer, when the inbox signs them.
-    pub receipt: Option<Value>,
+    /// The signed receipt of this answer, when the inbox signs them
+    /// ([`InboxBuilder::receipt_key`](crate::InboxBuilder::receipt_key)).
+    pub receipt: Option<Receipt>,
 }
 
 impl Vote {
@@ -69,7 +69,7 @@ pub(crate) struct StoredVote {
     pub(crate) answer: Answer,
     pub(crate) rule: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) receipt: Option<Value>,
+    pub(crate) receipt: Option<Receipt>,
 }
 
 impl From<StoredVote> for Vote {

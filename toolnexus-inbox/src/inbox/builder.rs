@@ -12,6 +12,7 @@ use super::{Inbox, Inner};
 use crate::clock::Clock;
 use crate::deadline::{Escalation, Expiry, ExpiryRule};
 use crate::people::{Responder, Rules};
+use crate::receipt::ReceiptKey;
 use crate::store::{PoolSettings, SqliteSync, Store};
 use crate::webhook::{Targets, Webhook};
 use crate::InboxError;
@@ -32,6 +33,7 @@ pub struct InboxBuilder {
     page_url: Option<String>,
     escalations: Vec<Escalation>,
     expiry: HashMap<RequestKind, ExpiryRule>,
+    receipts: Option<Arc<ReceiptKey>>,
 }
 
 impl fmt::Debug for InboxBuilder {
@@ -42,6 +44,7 @@ impl fmt::Debug for InboxBuilder {
             .field("max_attempts", &self.max_attempts)
             .field("webhooks", &self.webhooks)
             .field("escalations", &self.escalations)
+            .field("receipt_key", &self.receipts)
             .finish_non_exhaustive()
     }
 }
@@ -66,7 +69,32 @@ impl InboxBuilder {
             page_url: None,
             escalations: Vec::new(),
             expiry: HashMap::new(),
+            receipts: None,
         }
+    }
+
+    /// Signs a receipt for every answer recorded, with `key` (see
+    /// [`receipt`](crate::receipt)): the host's Ed25519 key, from a file
+    /// ([`ReceiptKey::from_file`]) or an environment variable ([`ReceiptKey::from_env`]).
+    /// Each vote keeps its receipt ([`Vote::receipt`](crate::Vote::receipt)), and a resumed
+    /// call's answer carries those of its request, which the tool reads from its
+    /// [`ToolContext::receipts`](toolnexus::ToolContext::receipts). Without a key no
+    /// receipt is signed.
+    ///
+    /// ```
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// use toolnexus_inbox::{receipt::ReceiptKey, Inbox};
+    ///
+    /// let key = ReceiptKey::ephemeral_for_tests()?;
+    /// let public = key.public_key();
+    /// let inbox = Inbox::builder("sqlite::memory:").receipt_key(key).open().await?;
+    /// assert_eq!(inbox.receipt_public_key(), Some(public));
+    /// # Ok::<(), toolnexus_inbox::InboxError>(())
+    /// # }).unwrap();
+    /// ```
+    pub fn receipt_key(mut self, key: ReceiptKey) -> Self {
+        self.receipts = Some(Arc::new(key));
+        self
     }
 
     /// The agent this handle parks under and resumes for (default `"default"`): one
@@ -261,6 +289,7 @@ impl InboxBuilder {
                 page_url,
                 escalations: self.escalations,
                 expiry: self.expiry,
+                receipts: self.receipts,
                 outbox: Notify::new(),
             }),
         })

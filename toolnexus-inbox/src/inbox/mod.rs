@@ -18,6 +18,7 @@ use crate::clock::{ms, Clock};
 use crate::deadline::{Escalation, ExpiryRule};
 use crate::parked::readable;
 use crate::people::{Person, Responder, Rules};
+use crate::receipt::{PublicKey, ReceiptKey};
 use crate::store::{requests, Store};
 use crate::webhook::Targets;
 use crate::{InboxError, Parked, ParkedState, WaitingPage};
@@ -58,6 +59,8 @@ pub(crate) struct Inner {
     pub(crate) page_url: Option<reqwest::Url>,
     pub(crate) escalations: Vec<Escalation>,
     pub(crate) expiry: HashMap<RequestKind, ExpiryRule>,
+    /// The key every answer's receipt is signed with, when the host gave one.
+    pub(crate) receipts: Option<Arc<ReceiptKey>>,
     /// Wakes a deliverer when this process wrote to the outbox.
     pub(crate) outbox: Notify,
     /// Wakes one idle worker slot per answer (this process's answers, and other processes'
@@ -91,6 +94,12 @@ impl Inbox {
     /// Options before opening.
     pub fn builder(url: impl Into<String>) -> InboxBuilder {
         InboxBuilder::new(url.into())
+    }
+
+    /// The public key of the receipts this inbox signs, to publish to whoever checks them
+    /// ([`receipt::verify`](crate::receipt::verify)); `None` when it signs none.
+    pub fn receipt_public_key(&self) -> Option<PublicKey> {
+        self.inner.receipts.as_ref().map(|key| key.public_key())
     }
 
     /// Now, by this inbox's clock, in milliseconds since the epoch.

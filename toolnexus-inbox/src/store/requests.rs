@@ -188,12 +188,15 @@ pub(crate) struct ToAnswer {
     pub(crate) escalated_to: Option<String>,
     /// The votes given so far (a JSON list), when any.
     pub(crate) votes: Option<String>,
+    /// The call that asked the request, and its arguments as JSON: what a receipt binds.
+    pub(crate) tool_name: Option<String>,
+    pub(crate) tool_args: Option<String>,
 }
 
 /// Request `id` as an answer reads it, inside the answer's transaction.
 pub(crate) async fn to_answer(conn: &mut AnyConnection, id: &str) -> Result<ToAnswer, InboxError> {
     Ok(sqlx::query_as(
-        "SELECT request, expires_at, answered_at, escalated_to, votes \
+        "SELECT request, expires_at, answered_at, escalated_to, votes, tool_name, tool_args \
          FROM toolnexus_inbox_requests WHERE id = $1",
     )
     .bind(id)

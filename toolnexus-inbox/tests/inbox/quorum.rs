@@ -4,8 +4,10 @@
 use std::sync::Mutex;
 use std::time::Duration;
 
-use toolnexus::{tool, Answer, Toolkit};
+use toolnexus::{tool, Answer, ClientError, Receipt, ToolContext, Toolkit};
+use toolnexus_inbox::receipt::{self, ReceiptKey};
 use toolnexus_inbox::{AuditKind, Event, Inbox, InboxError, ParkedState, Person, Webhook};
+use toolnexus_test_support::receipts::python_verdicts;
 
 use crate::receiver::Receiver;
 use crate::support::{both_engines, client, halted, model, InboxDb, TestDb};
@@ -18,16 +20,20 @@ both_engines!(
     webhooks_tell_of_each_approval_and_of_the_last,
 );
 
-/// How many times each item was bought (items are unique to a test and engine).
-static PURCHASES: Mutex<Vec<String>> = Mutex::new(Vec::new());
+/// Each item bought, with the receipts its call ran under (items are unique to a test and
+/// engine).
+static PURCHASES: Mutex<Vec<(String, Vec<Receipt>)>> = Mutex::new(Vec::new());
 
 fn purchases(item: &str) -> usize {
-    PURCHASES
-        .lock()
-        .unwrap()
-        .iter()
-        .filter(|i| *i == item)
-        .count()
+    let bought = PURCHASES.lock().unwrap();
+    bought.iter().filter(|(i, _)| i == item).count()
+}
+
+/// The receipts the purchase of `item` ran under.
+fn receipts_of(item: &str) -> Vec<Receipt> {
+    let bought = PURCHASES.lock().unwrap();
+    let found = bought.iter().find(|(i, _)| i == item);
+    found.map(|(_, r)| r.clone()).unwrap_or_default()
 }
 
 /// Buys an item; two people of finance must approve first.
@@ -36,9 +42,33 @@ fn purchases(item: &str) -> usize {
     responders = ["group:finance"],
     quorum = 2,
 ))]
-async fn approve_purchase(item: String) -> String {
-    PURCHASES.lock().unwrap().push(item.clone());
+async fn approve_purchase(item: String, ctx: &ToolContext) -> String {
+    let receipts = ctx.receipts().to_vec();
+    PURCHASES.lock().unwrap().push((item.clone(), receipts));
     format!("approved: {item}")
+}
+
+/// Checks `receipts` with the inbox's public key alone, here and with the verifier written
+/// apart (Python's `cryptography`); one with a byte changed fails both.
+fn verified(inbox: &Inbox, receipts: &[Receipt]) {
+    assert!(!receipts.is_empty());
+    let public = inbox
+        .receipt_public_key()
+        .expect("the inbox signs receipts");
+    for r in receipts {
+        receipt::verify(r, &public).expect("the receipt checks out");
+    }
+    let wire: Vec<serde_json::Value> = receipts
+        .iter()
+        .map(|r| serde_json::to_value(r).unwrap())
+        .collect();
+    let verdicts = python_verdicts(&public.to_pem(), &wire);
+    assert!(verdicts.iter().all(Result::is_ok), "{verdicts:?}");
+    let mut forged = wire[0].clone();
+    forged["by"] = serde_json::json!(format!("{}x", forged["by"].as_str().unwrap()));
+    assert!(python_verdicts(&public.to_pem(), std::slice::from_ref(&forged))[0].is_err());
+    let forged: Receipt = serde_json::from_value(forged).unwrap();
+    assert!(receipt::verify(&forged, &public).is_err());
 }
 
 fn finance(id: &str) -> Person {
@@ -51,7 +81,8 @@ fn toolkit() -> Toolkit {
 
 /// An inbox with one purchase of `item` parked on its quorum; the request id.
 async fn parked(db: &TestDb, item: &str) -> (Inbox, String, toolnexus::testing::MockLlm) {
-    let inbox = db.inbox().await;
+    let key = ReceiptKey::ephemeral_for_tests().unwrap();
+    let inbox = db.builder().receipt_key(key).open().await.unwrap();
     let llm = model().await;
     let id = inbox
         .park(&halted(&client(&llm), &toolkit(), item).await)
@@ -125,6 +156,22 @@ async fn two_of_three_finance_members_resume_the_run_once(db: TestDb) {
     let text = resume(&inbox, &llm).await.expect("the run resumes");
     assert_eq!(text, "outcome: approved: server");
     assert!(resume(&inbox, &llm).await.is_none(), "resumed exactly once");
+    // The call ran under both approvals' receipts, bound to it, signed by the inbox.
+    let receipts = receipts_of("server");
+    let by: Vec<&str> = receipts.iter().map(|r| r.statement.by.as_str()).collect();
+    assert_eq!(by, ["ada@example.com", "bob@example.com"]);
+    for r in &receipts {
+        assert_eq!(
+            (r.statement.request.as_str(), r.statement.run.as_str()),
+            (id.as_str(), id.as_str())
+        );
+        assert_eq!(r.statement.rule, "group:finance");
+        assert_eq!(
+            r.statement.call,
+            toolnexus::call_digest("approve_purchase", &serde_json::json!({"item": "server"}))
+        );
+    }
+    verified(&inbox, &receipts);
 
     // A third approval comes too late.
     let late = inbox
@@ -197,6 +244,10 @@ async fn one_refusal_declines_a_quorum(db: TestDb) {
     let answer = request.answer.unwrap();
     assert!(!answer.ok);
     assert_eq!(answer.note(), Some("not in the budget"));
+    // The decline's record carries both answers' receipts, the refusal's saying so.
+    assert_eq!(answer.receipts.len(), 2);
+    assert!(!answer.receipts[1].statement.answer.ok);
+    verified(&inbox, &answer.receipts);
     let text = resume(&inbox, &llm).await.unwrap();
     assert!(text.contains("declined"), "{text}");
     assert!(text.contains("not in the budget"), "{text}");
