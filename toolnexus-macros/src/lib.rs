@@ -657,6 +657,15 @@ pub fn __pending(input: TokenStream) -> TokenStream {
         .into()
 }
 
+/// The engine of the runtime's `pending_all!`, like [`__pending!`](macro@__pending).
+#[doc(hidden)]
+#[proc_macro]
+pub fn __pending_all(input: TokenStream) -> TokenStream {
+    suspend::with_runtime(input.into(), suspend::pending_all)
+        .unwrap_or_else(suspend::expression_error)
+        .into()
+}
+
 /// The engine of the runtime's `auth_required!`, like [`__pending!`](macro@__pending).
 #[doc(hidden)]
 #[proc_macro]

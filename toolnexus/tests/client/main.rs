@@ -25,6 +25,7 @@ mod responses;
 mod resume;
 mod run_builder;
 mod settings;
+mod several;
 mod sharing;
 mod streaming;
 mod suspension;
