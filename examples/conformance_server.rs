@@ -14,7 +14,8 @@
 //!
 //! For a client that declares the tasks extension, a call still running after 200 ms is
 //! answered with a task (the `tasks-*` scenarios' fixtures: `slow_compute`,
-//! `failing_job`, `protocol_error_job`, `confirm_delete`, `test_tool_with_task`).
+//! `failing_job`, `protocol_error_job`, `confirm_delete`, `multi_input`,
+//! `test_tool_with_task`).
 
 mod failure;
 
@@ -24,7 +25,7 @@ use failure::Failure;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use toolnexus::serde_json::{json, Value};
-use toolnexus::{pending, tool, Answer, Answered, ToolResult, Toolkit};
+use toolnexus::{pending, pending_all, tool, Answer, Answered, ToolContext, ToolResult, Toolkit};
 use toolnexus_mcp::McpServer;
 
 /// Returns a fixed line of text
@@ -315,6 +316,41 @@ async fn confirm_delete(
     }
 }
 
+/// One of the two people `multi_input` asks about.
+#[derive(Debug, Deserialize, JsonSchema)]
+struct Person {
+    /// Their name
+    name: String,
+    /// Whether they take part
+    confirm: bool,
+}
+
+/// Asks about two people at once, then says who takes part
+#[tool]
+async fn multi_input(ctx: &ToolContext) -> ToolResult {
+    let [first, second] = ctx.answers.as_slice() else {
+        // As `confirm_delete`: the questions come after the call has become a task.
+        tokio::time::sleep(TASK_AFTER * 2).await;
+        return pending_all![
+            (kind = "input", prompt = "Who comes first?", answer = Person),
+            (
+                kind = "input",
+                prompt = "Who comes second?",
+                answer = Person
+            ),
+        ];
+    };
+    let mut taking_part = Vec::new();
+    for answer in [first, second] {
+        match answer.data_as::<Person>() {
+            Ok(person) if person.confirm => taking_part.push(person.name),
+            Ok(_) => {}
+            Err(e) => return ToolResult::error(format!("an answer does not fit: {e}")),
+        }
+    }
+    ToolResult::ok(format!("taking part: {}", taking_part.join(", ")))
+}
+
 /// Asks the user's name at once, then takes a second to greet them
 #[tool]
 async fn test_tool_with_task(name: Option<Answered<Name>>) -> ToolResult {
@@ -348,6 +384,7 @@ fn toolkit() -> Result<Toolkit, toolnexus::ToolkitError> {
         .tool(FailingJob)
         .tool(ProtocolErrorJob)
         .tool(ConfirmDelete)
+        .tool(MultiInput)
         .tool(TestToolWithTask)
         .build()
 }

@@ -284,7 +284,7 @@ pub(crate) fn interrupts(
         .map(|results| {
             results
                 .iter()
-                .filter_map(|r| Some((r.pending.as_ref()?.id.as_str(), r.call_id.as_str())))
+                .flat_map(|r| r.requests().map(|q| (q.id.as_str(), r.call_id.as_str())))
                 .collect()
         })
         .unwrap_or_default();

@@ -28,6 +28,8 @@ fn halted(requests: &[Request]) -> RunResult {
             output: request.prompt.clone(),
             is_error: true,
             pending: Some(request.clone()),
+            pending_more: Vec::new(),
+            answered: Vec::new(),
             approval: None,
             trace: None,
             call_digest: None,

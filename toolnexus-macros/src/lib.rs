@@ -252,6 +252,13 @@ use proc_macro::TokenStream;
 /// # });
 /// ```
 ///
+/// A body that needs several answers at once asks them together with
+/// `toolnexus::pending_all![(kind = …, prompt = …), (…)]`: each is its own request, answered
+/// separately (a durable run lists them all in `result.waiting`, and a resume may answer a
+/// few at a time), and the call runs again once, when every one is answered, reading them
+/// from a `&ToolContext` parameter's `answers` in the order asked. A refusal of any ends
+/// the call without running it again.
+///
 /// # Typed answers
 ///
 /// When the human must type something in (an address, a choice, a quantity), take an
@@ -659,6 +666,15 @@ pub fn toolbox(attr: TokenStream, item: TokenStream) -> TokenStream {
 #[proc_macro]
 pub fn __pending(input: TokenStream) -> TokenStream {
     suspend::with_runtime(input.into(), suspend::pending)
+        .unwrap_or_else(suspend::expression_error)
+        .into()
+}
+
+/// The engine of the runtime's `pending_all!`, like [`__pending!`](macro@__pending).
+#[doc(hidden)]
+#[proc_macro]
+pub fn __pending_all(input: TokenStream) -> TokenStream {
+    suspend::with_runtime(input.into(), suspend::pending_all)
         .unwrap_or_else(suspend::expression_error)
         .into()
 }

@@ -1,8 +1,9 @@
-//! `pending!` and `auth_required!`: a suspension result built from named arguments.
+//! `pending!`, `pending_all!` and `auth_required!`: a suspension result built from named
+//! arguments.
 //!
 //! Values are evaluated once each, in the order written, then assembled into a `Request`.
 
-use proc_macro2::{Span, TokenStream, TokenTree};
+use proc_macro2::{Delimiter, Span, TokenStream, TokenTree};
 use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 
@@ -66,9 +67,79 @@ pub(crate) fn with_runtime(
 }
 
 pub(crate) fn pending(input: TokenStream, krate: &TokenStream) -> syn::Result<TokenStream> {
+    pending_at(input, krate, Span::call_site())
+}
+
+/// What `pending_all!` needs of each request, and the shape of a whole call.
+const PENDING_ALL_EXAMPLE: &str = "pending_all![(kind = \"approval\", prompt = \"Ship it?\"), \
+     (kind = \"input\", prompt = \"Gift note?\")]";
+
+/// `pending_all![(ARGS), (ARGS), …]`: each parenthesized list is one request, written as
+/// `pending!`'s arguments and checked the same way; the value is one suspension on them
+/// all. Every misshapen list is reported, each at its own tokens.
+pub(crate) fn pending_all(input: TokenStream, krate: &TokenStream) -> syn::Result<TokenStream> {
+    let mut errors: Option<syn::Error> = None;
+    let mut push = |e: syn::Error| match &mut errors {
+        Some(all) => all.combine(e),
+        None => errors = Some(e),
+    };
+    let mut each = Vec::new();
+    let mut tokens = input.into_iter().peekable();
+    while let Some(tt) = tokens.next() {
+        match &tt {
+            TokenTree::Group(g) if g.delimiter() == Delimiter::Parenthesis => {
+                match pending_at(g.stream(), krate, g.span()) {
+                    Ok(one) => each.push(one),
+                    Err(e) => push(e),
+                }
+            }
+            _ => {
+                push(syn::Error::new(
+                    tt.span(),
+                    format!(
+                        "pending_all! takes each request as its own parenthesized list of \
+                         `pending!` arguments, e.g. `{PENDING_ALL_EXAMPLE}`"
+                    ),
+                ));
+                // What follows cannot be split into requests reliably: one error is enough.
+                break;
+            }
+        }
+        match tokens.next() {
+            None => break,
+            Some(TokenTree::Punct(p)) if p.as_char() == ',' => {}
+            Some(other) => {
+                push(syn::Error::new(
+                    other.span(),
+                    "expected `,` between the requests of pending_all!",
+                ));
+                // The rest cannot be split reliably: what was reported is enough.
+                break;
+            }
+        }
+    }
+    if let Some(errors) = errors {
+        return Err(errors);
+    }
+    if each.is_empty() {
+        return Err(syn::Error::new(
+            Span::call_site(),
+            format!(
+                "pending_all! needs at least one request (a call cannot wait on nothing), \
+                 e.g. `{PENDING_ALL_EXAMPLE}`"
+            ),
+        ));
+    }
+    Ok(quote! {
+        #krate::__private::pending_all([#(#each),*])
+    })
+}
+
+/// `pending!`'s expansion, with a missing argument reported at `at`.
+fn pending_at(input: TokenStream, krate: &TokenStream, at: Span) -> syn::Result<TokenStream> {
     let mut errors = Errors::default();
     let args = NamedArgs::parse(input, &PENDING, &mut errors);
-    require(&args, &PENDING, &["kind", "prompt"], &mut errors);
+    require(&args, &PENDING, &["kind", "prompt"], at, &mut errors);
     let args = errors.finish(args)?;
 
     let lets = bind_in_order(&args);
@@ -141,7 +212,13 @@ pub(crate) fn pending(input: TokenStream, krate: &TokenStream) -> syn::Result<To
 pub(crate) fn auth_required(input: TokenStream, krate: &TokenStream) -> syn::Result<TokenStream> {
     let mut errors = Errors::default();
     let args = NamedArgs::parse(input, &AUTH_REQUIRED, &mut errors);
-    require(&args, &AUTH_REQUIRED, &["url"], &mut errors);
+    require(
+        &args,
+        &AUTH_REQUIRED,
+        &["url"],
+        Span::call_site(),
+        &mut errors,
+    );
     let args = errors.finish(args)?;
 
     let lets = bind_in_order(&args);
@@ -167,8 +244,9 @@ pub(crate) fn expression_error(error: syn::Error) -> TokenStream {
     quote!({ #errors })
 }
 
-/// Records what is missing, at the macro call, with an example of a complete call.
-fn require(args: &NamedArgs, spec: &Spec, required: &[&str], errors: &mut Errors) {
+/// Records what is missing, at `at` (the macro call, or one request of `pending_all!`),
+/// with an example of a complete call.
+fn require(args: &NamedArgs, spec: &Spec, required: &[&str], at: Span, errors: &mut Errors) {
     if !args.complete() {
         // The list stopped at a syntax error; what follows it is unknown.
         return;
@@ -183,7 +261,7 @@ fn require(args: &NamedArgs, spec: &Spec, required: &[&str], errors: &mut Errors
     }
     let needs: Vec<String> = required.iter().map(|k| format!("`{k}`")).collect();
     errors.at_span(
-        Span::call_site(),
+        at,
         format_args!(
             "{} is missing {}: it needs {}, e.g. `{}`",
             spec.context,

@@ -19,15 +19,24 @@ use crate::{Request, ToolResult};
 /// assert!(matches!(ToolOutcome::from(ToolResult::error("boom")), ToolOutcome::Failure(_)));
 /// ```
 #[derive(Debug, Clone, PartialEq)]
+#[allow(
+    clippy::large_enum_variant,
+    reason = "boxing a suspension's requests would cost every suspension an allocation, \
+              and an outcome is moved a handful of times per call"
+)]
 pub enum ToolOutcome {
     /// The tool succeeded.
     Success(ToolResult),
     /// The tool failed.
     Failure(ToolResult),
-    /// The tool suspended on `request`; `result` is the suspension itself.
+    /// The tool suspended on `request` (and on `more`, when it asked several questions at
+    /// once); `result` is the suspension itself.
     Pending {
-        /// What the tool waits for.
+        /// What the tool waits for: its first request when it asked several.
         request: Request,
+        /// The requests it asked after `request`, in order
+        /// ([`ToolResult::pending_all`]); empty when it asked one.
+        more: Vec<Request>,
         /// The suspension result.
         result: ToolResult,
     },
@@ -40,12 +49,30 @@ impl ToolOutcome {
         ToolOutcome::Failure(ToolResult::error(message))
     }
 
-    /// Sorts a result (its pending request, if any, is decoded here, once).
+    /// Sorts a result (its pending requests, if any, are decoded here, once). A suspension
+    /// whose `pendingMore` is not a list of requests with ids of their own is a failure
+    /// saying so: the questions it meant to ask cannot be told apart.
     pub fn classify(result: ToolResult) -> Self {
-        match ToolResult::pending_of(&result) {
-            Some(request) => ToolOutcome::Pending { request, result },
-            None if result.is_error => ToolOutcome::Failure(result),
-            None => ToolOutcome::Success(result),
+        let Some(request) = crate::result::pending_in(result.metadata.as_ref()) else {
+            return match result.is_error {
+                true => ToolOutcome::Failure(result),
+                false => ToolOutcome::Success(result),
+            };
+        };
+        match crate::result::more_in(result.metadata.as_ref()) {
+            Ok(more) if distinct(&request, &more) => ToolOutcome::Pending {
+                request,
+                more,
+                result,
+            },
+            Ok(_) => ToolOutcome::failure(format!(
+                "the suspension of `{}` asks one request id twice",
+                request.prompt
+            )),
+            Err(why) => ToolOutcome::failure(format!(
+                "the suspension of `{}` is malformed: {why}",
+                request.prompt
+            )),
         }
     }
 
@@ -73,6 +100,27 @@ impl ToolOutcome {
         }
     }
 
+    /// Every request of a suspension, in the order the tool asked them (its
+    /// [`pending`](Self::pending) request first); none for other outcomes.
+    ///
+    /// ```
+    /// use toolnexus::{Request, ToolOutcome, ToolResult};
+    ///
+    /// let both = ToolOutcome::classify(ToolResult::pending_all([
+    ///     Request::new("input", "Name?"),
+    ///     Request::new("input", "City?"),
+    /// ]));
+    /// let prompts: Vec<&str> = both.requests().map(|r| r.prompt.as_str()).collect();
+    /// assert_eq!(prompts, ["Name?", "City?"]);
+    /// ```
+    pub fn requests(&self) -> impl Iterator<Item = &Request> {
+        let (first, more) = match self {
+            ToolOutcome::Pending { request, more, .. } => (Some(request), more.as_slice()),
+            _ => (None, &[][..]),
+        };
+        first.into_iter().chain(more)
+    }
+
     /// Whether the call suspended.
     pub fn is_pending(&self) -> bool {
         matches!(self, ToolOutcome::Pending { .. })
@@ -89,6 +137,13 @@ impl ToolOutcome {
             ToolOutcome::Pending { result, .. } => result,
         }
     }
+}
+
+/// Whether no two of a suspension's requests share an id.
+fn distinct(first: &Request, more: &[Request]) -> bool {
+    more.iter()
+        .enumerate()
+        .all(|(i, r)| r.id != first.id && more[..i].iter().all(|o| o.id != r.id))
 }
 
 impl From<ToolResult> for ToolOutcome {

@@ -8,13 +8,29 @@ use serde_json::{Map, Value};
 
 use crate::{Request, RequestKind};
 
-/// The metadata key under which a suspension carries its [`Request`] on the wire.
+/// The metadata key under which a suspension carries its [`Request`] on the wire (the
+/// first one, when it asks several).
 const PENDING_KEY: &str = "pending";
+
+/// The metadata key under which a suspension that asks several questions at once carries
+/// its requests after the first, as a JSON array; absent when it asks one. Other ports and
+/// recorded histories read `pending` alone, which stays the first request.
+pub(crate) const PENDING_MORE_KEY: &str = "pendingMore";
 
 /// The request a result's metadata parks it on: the one place that reads the wire key,
 /// for results and call records alike.
 pub(crate) fn pending_in(metadata: Option<&Map<String, Value>>) -> Option<Request> {
     Request::deserialize(metadata?.get(PENDING_KEY)?).ok()
+}
+
+/// The requests a suspension asks after its first (`pendingMore`): empty when it asks one,
+/// `Err` with why when the key holds something else than a list of requests.
+pub(crate) fn more_in(metadata: Option<&Map<String, Value>>) -> Result<Vec<Request>, String> {
+    match metadata.and_then(|m| m.get(PENDING_MORE_KEY)) {
+        None => Ok(Vec::new()),
+        Some(more) => Vec::<Request>::deserialize(more)
+            .map_err(|e| format!("its `{PENDING_MORE_KEY}` is not a list of requests: {e}")),
+    }
 }
 
 const DEFAULT_AUTH_PROMPT: &str = "Sign in to continue.";
@@ -69,16 +85,9 @@ impl ToolResult {
     ///
     /// An empty `request.id` is replaced by a fresh uuid v4. The output is the prompt,
     /// followed by the URL on its own line when there is one.
-    pub fn pending(mut request: Request) -> Self {
-        if request.id.is_empty() {
-            // Written into a buffer of its own: `to_string` would go through a formatter.
-            let id = uuid::Uuid::new_v4().hyphenated();
-            request.id = id.encode_lower(&mut uuid::Uuid::encode_buffer()).to_owned();
-        }
-        let output = match &request.url {
-            Some(url) => format!("{}\n{}", request.prompt, url),
-            None => request.prompt.clone(),
-        };
+    pub fn pending(request: Request) -> Self {
+        let request = with_id(request);
+        let output = request_text(&request);
         let mut metadata = Map::with_capacity(1);
         metadata.insert(PENDING_KEY.to_owned(), request_value(request));
         ToolResult {
@@ -86,6 +95,84 @@ impl ToolResult {
             is_error: true,
             metadata: Some(metadata),
         }
+    }
+
+    /// A suspension on several requests at once, answered separately: the call re-runs
+    /// once every one is answered, with all the answers in its context
+    /// ([`ToolContext::answers`](crate::ToolContext::answers), in the order given here).
+    ///
+    /// Empty ids are filled as [`pending`](Self::pending) fills them. `metadata["pending"]`
+    /// holds the first request, so a reader that knows one request (another port, a
+    /// recorded history) reads it as before, and `metadata["pendingMore"]` the others;
+    /// [`requests_of`](Self::requests_of) reads them all. One request is exactly
+    /// [`pending`](Self::pending). The output lists each request's text on its own line.
+    /// No request, or two with one id, is an error result saying so: a call cannot wait on
+    /// nothing, nor tell two answers apart.
+    ///
+    /// ```
+    /// use toolnexus::{Request, ToolResult};
+    ///
+    /// let parked = ToolResult::pending_all([
+    ///     Request::new("approval", "Ship to Berlin?"),
+    ///     Request::new("input", "Gift note?"),
+    /// ]);
+    /// let asked = ToolResult::requests_of(&parked);
+    /// assert_eq!(asked.len(), 2);
+    /// assert_eq!(ToolResult::pending_of(&parked).unwrap(), asked[0]);
+    /// assert_eq!(parked.output, "Ship to Berlin?\nGift note?");
+    ///
+    /// let twice = ToolResult::pending_all([
+    ///     Request::new("input", "A?").with_id("q"),
+    ///     Request::new("input", "B?").with_id("q"),
+    /// ]);
+    /// assert!(twice.is_error && !twice.is_pending());
+    /// assert!(!ToolResult::pending_all([]).is_pending());
+    /// ```
+    pub fn pending_all(requests: impl IntoIterator<Item = Request>) -> Self {
+        let mut requests = requests.into_iter();
+        let Some(first) = requests.next() else {
+            return ToolResult::error(
+                "a suspension needs at least one request: none was given".to_owned(),
+            );
+        };
+        let first = with_id(first);
+        let more: Vec<Request> = requests.map(with_id).collect();
+        if more.is_empty() {
+            return ToolResult::pending(first);
+        }
+        let first_id = first.id.clone();
+        let mut result = ToolResult::pending(first);
+        for (i, request) in more.iter().enumerate() {
+            if request.id == first_id || more[..i].iter().any(|r| r.id == request.id) {
+                return ToolResult::error(format!(
+                    "a suspension asks request `{}` twice: give each request its own id",
+                    request.id
+                ));
+            }
+        }
+        for request in &more {
+            result.output.push('\n');
+            result.output.push_str(&request_text(request));
+        }
+        let more = more.into_iter().map(request_value).collect();
+        result
+            .metadata
+            .get_or_insert_with(Map::new)
+            .insert(PENDING_MORE_KEY.to_owned(), Value::Array(more));
+        result
+    }
+
+    /// Every request a suspension parks on, in the order it asked them: one for
+    /// [`pending`](Self::pending), all of them for [`pending_all`](Self::pending_all);
+    /// empty when the result is not a suspension. [`pending_of`](Self::pending_of) is the
+    /// first.
+    pub fn requests_of(result: &ToolResult) -> Vec<Request> {
+        let Some(first) = pending_in(result.metadata.as_ref()) else {
+            return Vec::new();
+        };
+        let mut all = vec![first];
+        all.extend(more_in(result.metadata.as_ref()).unwrap_or_default());
+        all
     }
 
     /// Writes `request` as the one this suspension parks on (after a change to it).
@@ -121,6 +208,25 @@ impl ToolResult {
     /// Whether this result is a suspension (its metadata carries a valid request).
     pub fn is_pending(&self) -> bool {
         ToolResult::pending_of(self).is_some()
+    }
+}
+
+/// `request` with a fresh uuid v4 for an empty id.
+fn with_id(mut request: Request) -> Request {
+    if request.id.is_empty() {
+        // Written into a buffer of its own: `to_string` would go through a formatter.
+        let id = uuid::Uuid::new_v4().hyphenated();
+        request.id = id.encode_lower(&mut uuid::Uuid::encode_buffer()).to_owned();
+    }
+    request
+}
+
+/// What a suspension tells the model of `request`: its prompt, and its URL on a line of
+/// its own when it has one.
+fn request_text(request: &Request) -> String {
+    match &request.url {
+        Some(url) => format!("{}\n{}", request.prompt, url),
+        None => request.prompt.clone(),
     }
 }
 

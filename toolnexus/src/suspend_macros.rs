@@ -1,4 +1,4 @@
-//! `pending!` and `auth_required!`: thin `macro_rules!` fronts that hand their `$crate` to
+//! `pending!`, `pending_all!` and `auth_required!`: thin `macro_rules!` fronts that hand their `$crate` to
 //! the proc macros doing the work, so the code they generate names this crate however the
 //! user reaches it — under its own name, renamed in Cargo.toml, or re-exported by another
 //! crate.
@@ -111,6 +111,60 @@
 macro_rules! pending {
     ($($args:tt)*) => {
         $crate::__private::__pending!($crate; $($args)*)
+    };
+}
+
+/// A suspension on several requests at once, answered separately: the call re-runs once
+/// every one is answered, with all the answers in its context.
+///
+/// ```text
+/// pending_all![(PENDING_ARGS), (PENDING_ARGS), …]
+/// ```
+///
+/// Each parenthesized list is one request, written with [`pending!`]'s named arguments
+/// (`kind` and `prompt` required; `url`, `data`, `id`, `expires_at`, `responders`,
+/// `answer = T` as there), evaluated in the order written. The value is a `ToolResult`
+/// ([`ToolResult::pending_all`](crate::ToolResult::pending_all)): the first request at
+/// `metadata["pending"]`, the others at `metadata["pendingMore"]`.
+///
+/// The re-run reads its answers from [`ToolContext::answers`](crate::ToolContext::answers),
+/// in the order the requests are written here (an `Option<&Answer>` parameter still gets
+/// the first). With `wait_for`, each request goes to the host in turn and a refusal of any
+/// refuses the call; a durable run halts listing them all in
+/// [`RunResult::waiting`](crate::RunResult::waiting), and a resume may answer them
+/// together or a few at a time.
+///
+/// ```
+/// use toolnexus::{pending_all, tool, Answer, ToolContext, ToolResult};
+///
+/// /// Ships an order once the address and the gift note are known
+/// #[tool]
+/// async fn ship(order: u64, ctx: &ToolContext) -> ToolResult {
+///     let [address, note] = ctx.answers.as_slice() else {
+///         return pending_all![
+///             (kind = "approval", prompt = format!("Ship order {order}?")),
+///             (kind = "input", prompt = "Gift note?", id = format!("note-{order}")),
+///         ];
+///     };
+///     ToolResult::ok(format!("order {order}: {} / {}", address.ok, note.ok))
+/// }
+///
+/// let parked: ToolResult = pending_all![
+///     (kind = "approval", prompt = "Ship?"),
+///     (kind = "input", prompt = "Gift note?", id = "note"),
+/// ];
+/// let asked = ToolResult::requests_of(&parked);
+/// assert_eq!(asked.len(), 2);
+/// assert_eq!(asked[1].id, "note");
+/// ```
+///
+/// An empty list, a request that is not a parenthesized list, and every mistake `pending!`
+/// reports (a missing `kind`, an unknown or repeated name) are compile errors pointing at
+/// the request at fault. Two requests with one id make the result an error, at run time.
+#[macro_export]
+macro_rules! pending_all {
+    ($($args:tt)*) => {
+        $crate::__private::__pending_all!($crate; $($args)*)
     };
 }
 

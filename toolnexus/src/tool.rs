@@ -29,6 +29,11 @@ pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 pub struct ToolContext {
     /// The host's answer when the call is re-run after a suspension; `None` on a first run.
     pub answer: Option<Answer>,
+    /// Every answer of a re-run call, in the order its requests were asked: one for a call
+    /// that asked one question ([`ToolResult::pending`]), all of them for one that asked
+    /// several at once ([`ToolResult::pending_all`](crate::ToolResult::pending_all)), whose
+    /// `answer` is the first. Empty on a first run.
+    pub answers: Vec<Answer>,
     /// The provider's id of the tool call, when the call comes from a model.
     pub call_id: Option<String>,
     /// The values the host attached to the run

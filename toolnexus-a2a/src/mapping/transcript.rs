@@ -83,6 +83,10 @@ fn render(message: &Message) -> Option<(Role, Vec<Part>)> {
                     if let Some(pending) = &r.pending {
                         result["pending"] = serde_json::to_value(pending).unwrap_or_default();
                     }
+                    if !r.pending_more.is_empty() {
+                        result["pendingMore"] =
+                            serde_json::to_value(&r.pending_more).unwrap_or_default();
+                    }
                     Part::data(json!({ "toolResult": result })).with_media_type("application/json")
                 })
                 .collect();

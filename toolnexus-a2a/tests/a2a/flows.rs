@@ -1,6 +1,6 @@
 //! The official `a2a-sdk` client through each flow: the card, approve, decline, a form, a
 //! sign-in, streaming, GetTask's history, cancel, an answer given on the inbox's side,
-//! and answers that race.
+//! answers that race, and one call asking two questions at once.
 
 use serde_json::{json, Value};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -413,6 +413,88 @@ async fn a_continuation_answering_two_requests_is_taken_all_or_none() {
     assert_eq!(count(AuditKind::Answered), 2, "{trail:?}");
     assert_eq!(count(AuditKind::Resumed), 1, "{trail:?}");
     assert_eq!(count(AuditKind::Claimed), 1, "{trail:?}");
+}
+
+/// `wrap`: asks at once for a gift note and for an approval of the wrapping, under ids of
+/// its own; wraps with both answers once re-run.
+fn wrapping_toolkit() -> toolnexus::Toolkit {
+    let wrap = toolnexus::NativeTool::of(
+        "wrap",
+        "Wraps a gift",
+        json!({"type": "object", "properties": {}}),
+        |_args: Value, ctx: toolnexus::ToolContext| async move {
+            match ctx.answers.as_slice() {
+                [] => toolnexus::pending_all![
+                    (kind = "input", prompt = "Gift note?", id = "note"),
+                    (kind = "approval", prompt = "Wrap it in gold?", id = "gold"),
+                ],
+                [note, gold] => toolnexus::ToolResult::ok(format!(
+                    "wrapped: note {}, gold {}",
+                    note.ok, gold.ok
+                )),
+                other => toolnexus::ToolResult::error(format!("{} answers", other.len())),
+            }
+        },
+    );
+    toolnexus::Toolkit::builder()
+        .tool(wrap)
+        .build()
+        .expect("a toolkit")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn one_call_asking_two_questions_is_one_task_answered_in_two_messages() {
+    let db = TestDb::sqlite();
+    let model = toolnexus::testing::MockLlm::with_fn(|req| match req.tool_results().pop() {
+        Some((_, out)) => toolnexus::testing::Reply::text(format!("Done: {out}.")),
+        None => toolnexus::testing::Reply::tool_call("call_0", "wrap", json!({})),
+    })
+    .await
+    .expect("the scripted model starts");
+    let options = Options {
+        toolkit: Some(wrapping_toolkit()),
+        ..Options::default()
+    };
+    let agent = Agent::serve_with(&db, &model, Arc::new(AtomicUsize::new(0)), options).await;
+    let out = drive(
+        &agent.url,
+        json!([
+            {"send": {"text": "wrap my gift"}},
+            {"send": {"task": "$task", "context": "$context", "answers": [{"id": "gold", "ok": true}]}},
+            {"send": {"task": "$task", "context": "$context", "answers": [{"id": "note", "ok": true}]}},
+        ]),
+    )
+    .await;
+    let waiting = task_of(&out[0]);
+    assert_eq!(state(waiting), "TASK_STATE_INPUT_REQUIRED", "{waiting}");
+    let asked: Vec<Value> = status_data(waiting);
+    let ids: Vec<&str> = asked.iter().filter_map(|r| r["id"].as_str()).collect();
+    assert_eq!(
+        ids,
+        ["note", "gold"],
+        "both questions, in one task: {waiting}"
+    );
+
+    let half = task_of(&out[1]);
+    assert_eq!(half["id"], waiting["id"]);
+    assert_eq!(state(half), "TASK_STATE_INPUT_REQUIRED", "{half}");
+    let open: Vec<Value> = status_data(half);
+    let ids: Vec<&str> = open.iter().filter_map(|r| r["id"].as_str()).collect();
+    assert_eq!(
+        ids,
+        ["note"],
+        "only the unanswered question is left: {half}"
+    );
+
+    let done = task_of(&out[2]);
+    assert_eq!(done["id"], waiting["id"]);
+    assert_eq!(state(done), "TASK_STATE_COMPLETED", "{done}");
+    assert_eq!(status_text(done), "Done: wrapped: note true, gold true.");
+    assert_eq!(
+        model.calls(),
+        2,
+        "the model is called again only once the call has its result"
+    );
 }
 
 /// Serves the inbox page over `inbox` and approves request `id` on it as a person does:

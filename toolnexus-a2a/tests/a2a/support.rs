@@ -24,6 +24,8 @@ pub struct Options {
     pub approvers: Option<Vec<&'static str>>,
     /// Who the server answers as.
     pub responder: Option<&'static str>,
+    /// The tools served instead of the shop's.
+    pub toolkit: Option<toolnexus::Toolkit>,
 }
 
 /// An agent served on a loopback port, until dropped.
@@ -67,7 +69,9 @@ impl Agent {
             .api_key("test-key")
             .build()
             .expect("a client");
-        let tk = toolkit(purchases.clone());
+        let tk = options
+            .toolkit
+            .unwrap_or_else(|| toolkit(purchases.clone()));
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .expect("a loopback port");

@@ -280,6 +280,74 @@ async fn two_waiting_calls_are_two_interrupts_answered_each_by_its_id() {
     client.close().await;
 }
 
+/// `wrap`: asks at once whether to add a note and whether to wrap in gold, under ids of
+/// its own; wraps with both answers once re-run.
+fn wrapping_toolkit() -> toolnexus::Toolkit {
+    let wrap = toolnexus::NativeTool::of(
+        "wrap",
+        "Wraps a gift",
+        json!({"type": "object", "properties": {}}),
+        |_args: Value, ctx: toolnexus::ToolContext| async move {
+            match ctx.answers.as_slice() {
+                [] => toolnexus::pending_all![
+                    (kind = "approval", prompt = "Add a note?", id = "note"),
+                    (kind = "approval", prompt = "Wrap it in gold?", id = "gold"),
+                ],
+                [note, gold] => toolnexus::ToolResult::ok(format!(
+                    "wrapped: note {}, gold {}",
+                    note.ok, gold.ok
+                )),
+                other => toolnexus::ToolResult::error(format!("{} answers", other.len())),
+            }
+        },
+    );
+    toolnexus::Toolkit::builder()
+        .tool(wrap)
+        .build()
+        .expect("a toolkit")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn one_call_asking_two_questions_is_two_interrupts_of_that_call() {
+    let db = TestDb::sqlite();
+    let model = toolnexus::testing::MockLlm::with_fn(|req| match req.tool_results().pop() {
+        Some((_, out)) => toolnexus::testing::Reply::text(format!("Done: {out}.")),
+        None => toolnexus::testing::Reply::tool_call("call_0", "wrap", json!({})),
+    })
+    .await
+    .expect("the scripted model starts");
+    let agent = Agent::serve_tools(&db, &model, wrapping_toolkit()).await;
+    let mut client = Client::start();
+    let asked = client.say("gift", &agent.url, "wrap my gift").await;
+    let interrupts = interrupts(&asked);
+    assert_eq!(interrupts.len(), 2, "{asked}");
+    let calls = of_type(&asked, "TOOL_CALL_START");
+    assert_eq!(calls.len(), 1, "one call: {asked}");
+    for interrupt in &interrupts {
+        assert_eq!(interrupt["toolCallId"], calls[0]["toolCallId"], "{asked}");
+    }
+
+    let done = client
+        .resume(
+            "gift",
+            &agent.url,
+            json!([
+                {"interrupt": 1, "status": "resolved", "payload": {"approved": true}},
+                {"interrupt": 0, "status": "resolved", "payload": {"approved": true}},
+            ]),
+        )
+        .await;
+    let results = of_type(&done, "TOOL_CALL_RESULT");
+    assert_eq!(results.len(), 1, "{done}");
+    assert_eq!(results[0]["toolCallId"], calls[0]["toolCallId"], "{done}");
+    assert_eq!(
+        results[0]["content"], "wrapped: note true, gold true",
+        "{done}"
+    );
+    assert_eq!(model.calls(), 2, "{done}");
+    client.close().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn two_threads_wait_and_resume_at_once_each_with_its_own_answer() {
     let (agent, _db, _model) = agent().await;

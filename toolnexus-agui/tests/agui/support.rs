@@ -44,6 +44,24 @@ impl Agent {
         inbox: impl FnOnce(InboxBuilder) -> InboxBuilder,
         server: impl FnOnce(AguiServerBuilder) -> AguiServerBuilder,
     ) -> Agent {
+        let tk = toolkit(purchases.clone());
+        Agent::serve_on(db, model, purchases, tk, inbox, server).await
+    }
+
+    /// Serves `tk` instead of the shop's tools, on `model` with its threads in `db`.
+    pub async fn serve_tools(db: &TestDb, model: &MockLlm, tk: Toolkit) -> Agent {
+        let purchases = Arc::new(AtomicUsize::new(0));
+        Agent::serve_on(db, model, purchases, tk, |inbox| inbox, |server| server).await
+    }
+
+    async fn serve_on(
+        db: &TestDb,
+        model: &MockLlm,
+        purchases: Arc<AtomicUsize>,
+        tk: Toolkit,
+        inbox: impl FnOnce(InboxBuilder) -> InboxBuilder,
+        server: impl FnOnce(AguiServerBuilder) -> AguiServerBuilder,
+    ) -> Agent {
         let inbox = inbox(Inbox::builder(&db.url).poll_interval(Duration::from_millis(20)))
             .open()
             .await
@@ -54,7 +72,6 @@ impl Agent {
             .api_key("test-key")
             .build()
             .expect("a client");
-        let tk = toolkit(purchases.clone());
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .expect("a loopback port");

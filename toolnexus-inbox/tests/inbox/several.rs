@@ -1,10 +1,16 @@
 //! Runs that wait on several requests at once: parked as one run, each request answered on
-//! its own, resumed once with every answer; expiry per request; and a database written by
-//! the previous schema, with one request per row, opened and resumed by this one.
+//! its own, resumed once with every answer; one call asking several questions at once
+//! (`pending_all!`), parked as a row per question; expiry per request; and a database
+//! written by the previous schema, with one request per row, opened and resumed by this
+//! one.
 
 use serde_json::json;
+use std::sync::{Arc, Mutex};
 use toolnexus::testing::{MockLlm, Reply};
-use toolnexus::{Answer, NativeTool, Request, RunStatus, ToolResult, Toolkit};
+
+use toolnexus::{
+    pending_all, Answer, NativeTool, Request, RunStatus, ToolContext, ToolResult, Toolkit,
+};
 use toolnexus_inbox::{InboxError, ParkedState};
 
 use crate::support::{
@@ -17,6 +23,7 @@ both_engines!(
     expiry_declines_each_request_and_the_run_goes_on,
     a_database_of_the_previous_schema_is_migrated_and_resumed,
     two_runs_that_say_the_same_park_and_resume_apart,
+    one_call_asking_two_questions_parks_two_rows_and_resumes_once_with_both,
 );
 
 async fn three_gates_are_answered_in_two_rounds_and_resumed_once(db: TestDb) {
@@ -389,4 +396,109 @@ async fn two_runs_that_say_the_same_park_and_resume_apart(db: TestDb) {
         [1, 1, 1],
         "the approved run deleted each file once, the declined one nothing"
     );
+}
+
+/// `book(city)`: asks at once for the dates and for a manager's approval; books with both
+/// answers once re-run. Keeps the answers of every run it made.
+fn booking_toolkit(runs: Arc<Mutex<Vec<Vec<Answer>>>>) -> Toolkit {
+    let tool = NativeTool::of(
+        "book",
+        "Books a trip",
+        json!({"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}),
+        move |args, ctx: ToolContext| {
+            runs.lock().unwrap().push(ctx.answers.clone());
+            async move {
+                let city = args["city"].as_str().unwrap_or("?").to_owned();
+                match ctx.answers.as_slice() {
+                    [] => pending_all![
+                        (kind = "input", prompt = format!("Dates for {city}?")),
+                        (
+                            kind = "approval",
+                            prompt = format!("Approve a trip to {city}?")
+                        ),
+                    ],
+                    [dates, approved] => ToolResult::ok(format!(
+                        "booked {city} {} ({})",
+                        dates
+                            .data
+                            .as_ref()
+                            .map_or("?".to_owned(), |d| d["dates"].to_string()),
+                        approved.ok
+                    )),
+                    other => ToolResult::error(format!("{} answers", other.len())),
+                }
+            }
+        },
+    );
+    Toolkit::builder().tool(tool).build().unwrap()
+}
+
+async fn one_call_asking_two_questions_parks_two_rows_and_resumes_once_with_both(db: TestDb) {
+    let inbox = db.inbox().await;
+    let llm = MockLlm::start([
+        Reply::tool_call("c1", "book", json!({"city": "Lisbon"})),
+        Reply::text("booked"),
+    ])
+    .await
+    .unwrap();
+    let client = client(&llm);
+    let runs = Arc::new(Mutex::new(Vec::new()));
+    let tk = booking_toolkit(runs.clone());
+    let run = client.run("book Lisbon", &tk).await.unwrap();
+    assert_eq!(run.status, RunStatus::Pending);
+    assert_eq!(run.waiting.len(), 2, "both questions wait: {run:?}");
+    let ids: Vec<String> = run.waiting.iter().map(|r| r.id.clone()).collect();
+
+    let id = inbox.park(&run).await.unwrap();
+    assert_eq!(id, ids[0], "the run is known by its first request");
+    assert_eq!(
+        inbox.waiting().await.unwrap().len(),
+        2,
+        "a row per question"
+    );
+    let rows = inbox.run_requests(&ids[1]).await.unwrap();
+    assert_eq!(ids_of(&rows), ids, "in the order asked");
+    for (parked, asked) in rows.iter().zip(&run.waiting) {
+        assert_eq!(&parked.request, asked);
+        assert_eq!((parked.run.as_str(), &parked.requests), (id.as_str(), &ids));
+    }
+
+    // One answer: the run waits on for the other, and nothing runs.
+    let dates = Answer::ok(&ids[0]).with_data(json!({"dates": "May 3-7"}));
+    inbox.answer_as(dates.clone(), "ada").await.unwrap();
+    assert!(inbox.resume_next(&client, &tk).await.unwrap().is_none());
+    assert!(matches!(
+        inbox.resume(&id, &client, &tk).await,
+        Err(InboxError::NotAnswered(open)) if open == ids[1]
+    ));
+    assert_eq!(ids_of(&inbox.waiting().await.unwrap()), [ids[1].clone()]);
+    assert_eq!((runs.lock().unwrap().len(), llm.calls()), (1, 1));
+
+    // The other: the run resumes once, and the call re-runs once with both answers.
+    inbox.answer_as(Answer::ok(&ids[1]), "bob").await.unwrap();
+    let resumed = inbox
+        .resume_next(&client, &tk)
+        .await
+        .unwrap()
+        .expect("the run");
+    assert_eq!(resumed.id, id);
+    assert_eq!(resumed.answers.len(), 2);
+    assert_eq!(resumed.result.status, RunStatus::Done);
+    assert_eq!(
+        resumed.result.tool_calls[0].output,
+        r#"booked Lisbon "May 3-7" (true)"#
+    );
+    let runs = runs.lock().unwrap().clone();
+    assert_eq!(runs.len(), 2, "one first run, one re-run");
+    assert_eq!(
+        runs[1],
+        vec![dates, Answer::ok(&ids[1])],
+        "in the order asked"
+    );
+    assert_eq!(llm.calls(), 2);
+    assert!(inbox.resume_next(&client, &tk).await.unwrap().is_none());
+    for request in &ids {
+        let parked = inbox.get(request).await.unwrap().unwrap();
+        assert_eq!(parked.run_state, ParkedState::Done, "{request}");
+    }
 }

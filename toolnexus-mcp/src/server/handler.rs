@@ -14,10 +14,11 @@ use serde_json::Value;
 use toolnexus::{Answer, Refusal, Request, ToolResult};
 
 use super::McpServer;
+use super::asked::Asked;
 use super::run::{Step, after_answer, first_run};
 use super::state::Continuation;
 use crate::ParkedCall;
-use crate::elicit::{Mode, response_to_answer, to_answer, to_elicitation};
+use crate::elicit::{Mode, to_answer, to_elicitation};
 
 impl ServerHandler for McpServer {
     fn get_info(&self) -> ServerConfig {
@@ -179,69 +180,92 @@ impl McpServer {
         let args = Value::Object(params.arguments.unwrap_or_default());
         let responses = params.input_responses;
         if let Some(sealed) = params.request_state.as_deref() {
-            let request = self.reopen(&name, &args, sealed)?;
-            return self.resume(name, args, request, responses, context).await;
+            let asked = self.reopen(&name, &args, sealed)?;
+            return self.resume(name, args, asked, responses, context).await;
         }
         if let Some(park) = &self.inner.park
             && let Some((request, answer)) = park.answer_for(&name, &args).await
         {
-            return Ok(self.answered(name, args, &request, answer, context).await);
+            let asked = Asked {
+                requests: vec![request],
+                answers: vec![answer],
+            };
+            return Ok(self.answered(name, args, asked, context).await);
         }
         // A gated tool asks before it runs, like any suspension. The id comes from the call
         // itself, so a client that calls again after a parked request was answered asks
         // with the same one.
         let call = format!("mcp/{name}/{args}");
-        let request = match self.inner.toolkit.approval_request(&name, &args, &call) {
-            Some(gate) => gate,
+        let requests = match self.inner.toolkit.approval_request(&name, &args, &call) {
+            Some(gate) => vec![gate],
             None => {
                 let work = first_run(self.inner.toolkit.clone(), name.clone(), args.clone());
                 match self.within(&name, &args, work, context).await {
                     Err(task) => return Ok(CallToolResponse::Task(task)),
                     Ok(Step::Done(result)) => return Ok(complete(result)),
-                    Ok(Step::Ask(request)) => request,
+                    Ok(Step::Ask(requests)) => requests,
                 }
             }
         };
+        let asked = Asked::new(requests);
         // On 2026-07-28 a server may keep no state between rounds: a client that already
-        // holds the answer to the request this call asks sends it with the call, and it is
-        // the answer, as it would be to the same request sealed in `requestState`.
+        // holds the answers to the requests this call asks sends them with the call, and
+        // they are the answers, as they would be to the same requests sealed in
+        // `requestState`.
         if Client::of(context).multi_round_trip && responses.is_some() {
-            return self.resume(name, args, request, responses, context).await;
+            return self.resume(name, args, asked, responses, context).await;
         }
-        Ok(self.suspend(name, args, request, context).await)
+        Ok(self.suspend(name, args, asked, context).await)
     }
 
-    /// Carries a suspension to the client by the best route it supports.
+    /// Carries a call's open requests to the client by the best route it supports.
     async fn suspend(
         &self,
         name: String,
         args: Value,
-        request: Request,
+        mut asked: Asked,
         context: &RequestContext<RoleServer>,
     ) -> CallToolResponse {
         let client = Client::of(context);
-        let mode = Mode::of(&request);
+        let open: Vec<Request> = asked.unanswered().cloned().collect();
+        let Some(first) = open.first() else {
+            // Every request has its answer: nothing is left to ask.
+            return Box::pin(self.answered(name, args, asked, context)).await;
+        };
+        let cannot = open.iter().map(Mode::of).find(|mode| !client.can(*mode));
         // A client that declared tasks waits in a task for what it cannot be asked in the
         // call, and for everything when every call is to be a task (a gate included).
         let always = self.inner.task_after.is_some_and(|after| after.is_zero());
-        if client.tasks && (always || !client.can(mode)) {
-            return self.waiting_task(name, args, request).await;
+        if client.tasks && (always || cannot.is_some()) {
+            return self.waiting_task(name, args, asked).await;
         }
-        if !client.can(mode) {
-            return complete(self.park(name, args, request, mode).await);
-        }
-        let elicitation = match to_elicitation(&request) {
-            Ok(elicitation) => elicitation,
-            Err(why) => {
-                return complete(ToolResult::error(format!(
-                    "{}, but {why}",
-                    needs(&name, &request)
-                )));
+        if let Some(mode) = cannot {
+            if let [request] = asked.requests.as_slice() {
+                return complete(self.park(name, args, request.clone(), mode).await);
             }
-        };
+            return complete(ToolResult::error(format!(
+                "{}, but this MCP client does not accept {} elicitation",
+                needs(&name, first),
+                mode.label()
+            )));
+        }
+        let mut elicitations = Vec::with_capacity(open.len());
+        for request in &open {
+            match to_elicitation(request) {
+                Ok(elicitation) => elicitations.push(elicitation),
+                Err(why) => {
+                    return complete(ToolResult::error(format!(
+                        "{}, but {why}",
+                        needs(&name, request)
+                    )));
+                }
+            }
+        }
         if client.multi_round_trip {
-            let continuation = Continuation { request, args };
-            let sealed = match self.inner.sealer.seal(&name, &continuation) {
+            let sealed = Continuation::of(&asked, args)
+                .ok_or_else(|| "it asks nothing".to_owned())
+                .and_then(|continuation| self.inner.sealer.seal(&name, &continuation));
+            let sealed = match sealed {
                 Ok(sealed) => sealed,
                 Err(e) => {
                     return complete(ToolResult::error(format!(
@@ -250,27 +274,38 @@ impl McpServer {
                 }
             };
             let mut requests = InputRequests::new();
-            requests.insert(
-                continuation.request.id.clone(),
-                InputRequest::Elicitation(ElicitRequest::new(elicitation)),
-            );
+            for (request, elicitation) in open.iter().zip(elicitations) {
+                requests.insert(
+                    request.id.clone(),
+                    InputRequest::Elicitation(ElicitRequest::new(elicitation)),
+                );
+            }
             return InputRequiredResult::new(Some(requests), Some(sealed)).into();
         }
-        let reply = context
-            .peer
-            .create_elicitation_with_timeout(elicitation, Some(self.inner.elicitation_timeout))
-            .await;
-        let answer = match reply {
-            Ok(result) => to_answer(&request.id, result),
-            Err(ServiceError::Timeout { .. }) => Answer::refuse(&request.id, Refusal::Expired),
-            Err(e) => {
-                return complete(ToolResult::error(format!(
-                    "{}, and asking the client failed: {e}",
-                    needs(&name, &request)
-                )));
+        // `elicitation/create` asks one thing at a time: the requests go one after the
+        // other, and a refusal of one settles the call without asking the rest.
+        for (request, elicitation) in open.iter().zip(elicitations) {
+            let reply = context
+                .peer
+                .create_elicitation_with_timeout(elicitation, Some(self.inner.elicitation_timeout))
+                .await;
+            let answer = match reply {
+                Ok(result) => to_answer(&request.id, result),
+                Err(ServiceError::Timeout { .. }) => Answer::refuse(&request.id, Refusal::Expired),
+                Err(e) => {
+                    return complete(ToolResult::error(format!(
+                        "{}, and asking the client failed: {e}",
+                        needs(&name, request)
+                    )));
+                }
+            };
+            let refused = !answer.ok;
+            asked.give(answer);
+            if refused {
+                break;
             }
-        };
-        Box::pin(self.answered(name, args, &request, answer, context)).await
+        }
+        Box::pin(self.answered(name, args, asked, context)).await
     }
 
     /// A client that cannot be asked: park the request when a hook is set, else say what
@@ -298,10 +333,10 @@ impl McpServer {
         }
     }
 
-    /// The request a retried call's `requestState` carries. State this server did not
-    /// seal for this tool, or a retry with other arguments than the call that asked, is
-    /// refused as invalid params: the client altered what it must echo unchanged.
-    fn reopen(&self, name: &str, args: &Value, sealed: &str) -> Result<Request, ErrorData> {
+    /// The round a retried call's `requestState` carries. State this server did not seal
+    /// for this tool, or a retry with other arguments than the call that asked, is refused
+    /// as invalid params: the client altered what it must echo unchanged.
+    fn reopen(&self, name: &str, args: &Value, sealed: &str) -> Result<Asked, ErrorData> {
         let continuation = self.inner.sealer.open(name, sealed).map_err(|e| {
             ErrorData::invalid_params(
                 format!("the retried call to `{name}` carries a requestState this server did not issue ({e})"),
@@ -316,49 +351,51 @@ impl McpServer {
                 None,
             ));
         }
-        Ok(continuation.request)
+        Ok(continuation.into_asked())
     }
 
-    /// A call that asked `request` and came back with `responses`: the response keyed by
-    /// the request's id is the answer; without one the same request is asked again, so the
-    /// client can still answer it. A response that is not an elicitation result is invalid
-    /// params, never taken for an answer.
+    /// A call that asked `asked` and came back with `responses`: the response keyed by
+    /// each open request's id is its answer. Once every request is answered (or one is
+    /// refused) the call goes on; otherwise the requests still open are asked again, with
+    /// the answers so far kept, so the client can still answer them. A response that is
+    /// not an elicitation result is invalid params, never taken for an answer.
     async fn resume(
         &self,
         name: String,
         args: Value,
-        request: Request,
+        mut asked: Asked,
         responses: Option<InputResponses>,
         context: &RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let Some(response) = responses.and_then(|mut r| r.remove(&request.id)) else {
-            return Ok(self.suspend(name, args, request, context).await);
-        };
-        let answer = response_to_answer(&request.id, response)?;
-        Ok(self.answered(name, args, &request, answer, context).await)
+        if let Some(mut responses) = responses {
+            asked.take(&mut responses)?;
+        }
+        if asked.answers.is_empty() || !asked.ready() {
+            return Ok(self.suspend(name, args, asked, context).await);
+        }
+        Ok(self.answered(name, args, asked, context).await)
     }
 
-    /// A call whose `request` got `answer`: the tool goes on by the agent loop's rule
+    /// A call whose requests are answered: the tool goes on by the agent loop's rule
     /// ([`after_answer`]), and what it asks next is the call's next round.
     async fn answered(
         &self,
         name: String,
         args: Value,
-        request: &Request,
-        answer: Answer,
+        asked: Asked,
         context: &RequestContext<RoleServer>,
     ) -> CallToolResponse {
         let work = after_answer(
             self.inner.toolkit.clone(),
             name.clone(),
             args.clone(),
-            request.clone(),
-            answer,
+            asked.requests,
+            asked.answers,
         );
         match self.within(&name, &args, work, context).await {
             Err(task) => CallToolResponse::Task(task),
             Ok(Step::Done(result)) => complete(result),
-            Ok(Step::Ask(next)) => self.suspend(name, args, next, context).await,
+            Ok(Step::Ask(next)) => self.suspend(name, args, Asked::new(next), context).await,
         }
     }
 }

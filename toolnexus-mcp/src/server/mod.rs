@@ -1,7 +1,9 @@
 //! Serving a [`Toolkit`] over MCP: the public [`McpServer`], its options, and its
 //! transports. What a request does lives in `handler`, what running a call means in `run`,
-//! calls answered with a task in `tasks`, the sealed retry state in `state`.
+//! calls answered with a task in `tasks`, the sealed retry state in `state`, a call's open
+//! round of questions and answers in `asked`.
 
+mod asked;
 mod handler;
 mod http;
 mod run;
@@ -56,6 +58,16 @@ const DEFAULT_ELICITATION_TIMEOUT: Duration = Duration::from_secs(600);
 ///   re-run that asks another request is asked the same way, in the same call;
 /// - a client without elicitation gets an error result naming what the tool needs, or,
 ///   with a [`Park`] hook, the request is parked and the result says so.
+///
+/// A tool that asks several questions at once
+/// ([`pending_all!`](toolnexus::pending_all!)) is answered the same ways: one
+/// `input_required` result with an elicitation per request, keyed by their ids, where a
+/// retry may answer some and is asked the rest (the answers so far sealed with the state);
+/// a task whose `inputRequests` hold them all, where a `tasks/update` answering some keeps
+/// it `input_required` with the others; or, over `elicitation/create`, one after the
+/// other. The call re-runs once every one is answered, and a refusal of any ends it. A
+/// client that can be asked none of them gets an error result: a [`Park`] hook parks one
+/// request per call.
 ///
 /// Cloning is cheap; clones share the toolkit and the key that seals retry state.
 #[derive(Clone)]

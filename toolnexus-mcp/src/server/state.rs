@@ -5,16 +5,47 @@
 use rmcp::model::{RequestStateCodec, SealOptions};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use toolnexus::Request;
+use toolnexus::{Answer, Request};
 
+use super::asked::Asked;
 use crate::McpError;
 
-/// What a retried call needs to resume: the request it answers and the arguments of the
-/// call that suspended (a retry with other arguments is refused).
+/// What a retried call needs to resume: the requests it answers (the first under
+/// `request`, as state sealed before calls asked several holds it), the answers a
+/// retry gave to some of them, and the arguments of the call that suspended (a retry with
+/// other arguments is refused).
 #[derive(Debug, Serialize, Deserialize)]
 pub(super) struct Continuation {
     pub(super) request: Request,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(super) more: Vec<Request>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(super) answered: Vec<Answer>,
     pub(super) args: Value,
+}
+
+impl Continuation {
+    /// The state of `asked`, a call with `args`; `None` for a round that asks nothing.
+    pub(super) fn of(asked: &Asked, args: Value) -> Option<Self> {
+        let (request, more) = asked.requests.split_first()?;
+        Some(Self {
+            request: request.clone(),
+            more: more.to_vec(),
+            answered: asked.answers.clone(),
+            args,
+        })
+    }
+
+    /// The round this state carries.
+    pub(super) fn into_asked(self) -> Asked {
+        let mut requests = Vec::with_capacity(1 + self.more.len());
+        requests.push(self.request);
+        requests.extend(self.more);
+        Asked {
+            requests,
+            answers: self.answered,
+        }
+    }
 }
 
 pub(super) struct Sealer {

@@ -52,7 +52,7 @@ const V2026_07_28: Revision = Revision {
         "input-required-result-tampered-state",
         "input-required-result-ignore-extra-params",
         "input-required-result-validate-input",
-        // tasks-mrtr-input is left out: one of its checks is in the baseline.
+        "tasks-mrtr-input",
         "tasks-lifecycle",
         "tasks-capability-negotiation",
         "tasks-wire-fields",

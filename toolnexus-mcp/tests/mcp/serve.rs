@@ -9,7 +9,7 @@ use rmcp::service::{RoleClient, RunningService};
 use serde_json::{Value, json};
 use toolnexus::{
     Answer, Answered, BoxFuture, NativeTool, Request, ToolContext, ToolResult, Toolkit,
-    auth_required, pending, tool,
+    auth_required, pending, pending_all, tool,
 };
 use toolnexus_mcp::{McpServer, McpTools, Park, ParkedCall};
 
@@ -337,6 +337,81 @@ async fn a_re_run_that_asks_again_ends_the_call_as_the_core_settles_it() {
     let done = ask(&client, "stubborn", json!({})).await;
     assert_eq!(done, ended);
     assert_eq!(human.asked().len(), 1);
+}
+
+/// Asks for a name and a city at once, then greets with both
+#[tool]
+async fn introduce(ctx: &ToolContext) -> ToolResult {
+    match ctx.answers.as_slice() {
+        [] => pending_all![
+            (
+                kind = "input",
+                id = "name",
+                prompt = "Your name?",
+                answer = Name
+            ),
+            (kind = "question", id = "city", prompt = "Your city?"),
+        ],
+        [name, city] => ToolResult::ok(format!(
+            "{} from {}",
+            name.data.as_ref().unwrap()["name"],
+            city.data.as_ref().unwrap()["answer"]
+        )),
+        other => ToolResult::error(format!("{} answers", other.len())),
+    }
+}
+
+fn introducer() -> McpServer {
+    McpServer::new(Toolkit::builder().tool(Introduce).build().unwrap())
+}
+
+#[tokio::test]
+async fn on_2026_07_28_several_questions_are_one_round_answered_in_parts() {
+    let client = client(introducer(), Human::new(form_and_url(), []), modern()).await;
+    let (mut keys, first) = round(client.call_tool_once(call("introduce", json!({}))).await);
+    keys.sort();
+    assert_eq!(keys, ["city", "name"], "both questions in one round");
+
+    // The name alone: only the city is asked again, the name sealed with the state.
+    let name = json!({"name": {"action": "accept", "content": {"name": "Ada"}}});
+    let (keys, second) = round(again(&client, "introduce", Some(&first), name).await);
+    assert_eq!(keys, ["city"]);
+    let city = json!({"city": {"action": "accept", "content": {"answer": "Paris"}}});
+    let done = complete(again(&client, "introduce", Some(&second), city.clone()).await);
+    assert_eq!(done, (false, r#""Ada" from "Paris""#.to_owned()));
+
+    // The city again against the first state: the name was never given there.
+    let (keys, _) = round(again(&client, "introduce", Some(&first), city).await);
+    assert_eq!(keys, ["name"]);
+
+    // A refusal of either ends the call without the other answer.
+    let no = json!({"city": {"action": "decline"}});
+    let (refused, text) = complete(again(&client, "introduce", Some(&first), no).await);
+    assert!(refused, "{text}");
+    assert!(text.starts_with("declined/expired: Your city?"), "{text}");
+}
+
+#[tokio::test]
+async fn before_2026_several_questions_are_elicited_one_after_the_other() {
+    let human = Human::new(
+        form_and_url(),
+        [
+            Says::Accept(json!({"name": "Bo"})),
+            Says::Accept(json!({"answer": "Oslo"})),
+        ],
+    );
+    let client = client(introducer(), human.clone(), legacy()).await;
+    let done = ask(&client, "introduce", json!({})).await;
+    assert_eq!(done, (false, r#""Bo" from "Oslo""#.to_owned()));
+    let asked: Vec<String> = human
+        .asked()
+        .iter()
+        .map(|p| match p {
+            ElicitRequestParams::FormElicitationParams { message, .. } => message.clone(),
+            other => panic!("a form, not {other:?}"),
+        })
+        .collect();
+    assert_eq!(asked, ["Your name?", "Your city?"]);
 }
 
 #[tokio::test]

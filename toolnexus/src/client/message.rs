@@ -167,6 +167,16 @@ pub struct ToolOutput {
     /// assistant message), and refuses an answer to any other request.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pending: Option<Request>,
+    /// On the placeholder of a call that asked several questions at once
+    /// ([`ToolResult::pending_all`](crate::ToolResult::pending_all)): its requests after
+    /// `pending`, in order. Empty (and absent from the JSON) when the call asked one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pending_more: Vec<Request>,
+    /// On the placeholder of a call that asked several questions: the answers a resume
+    /// has given so far while others are still unanswered. The call keeps waiting on the
+    /// rest, and re-runs with all of them once the last comes.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub answered: Vec<Answer>,
     /// The answer a person approved (or refused) this call with, when it was gated by an
     /// approval: kept so a [remembered](Answer::remember) decision holds for the rest of
     /// the run, in whatever process resumes it.
@@ -192,16 +202,25 @@ impl ToolOutput {
     /// not the model's to read).
     pub(crate) fn settled(call: &ToolCall, outcome: &ToolOutcome) -> Self {
         let result = outcome.result();
-        let output = match outcome.pending() {
-            Some(request) => request.prompt.clone(),
-            None => result.output.clone(),
+        let (output, pending, pending_more) = match outcome {
+            ToolOutcome::Pending { request, more, .. } => {
+                let mut output = request.prompt.clone();
+                for request in more {
+                    output.push('\n');
+                    output.push_str(&request.prompt);
+                }
+                (output, Some(request.clone()), more.clone())
+            }
+            _ => (result.output.clone(), None, Vec::new()),
         };
         ToolOutput {
             call_id: call.id.clone(),
             name: call.name.clone(),
             output,
             is_error: result.is_error,
-            pending: outcome.pending().cloned(),
+            pending,
+            pending_more,
+            answered: Vec::new(),
             approval: None,
             trace: None,
             call_digest: None,
@@ -211,5 +230,18 @@ impl ToolOutput {
     /// Whether this is the placeholder of the call a run halted on.
     pub fn is_pending(&self) -> bool {
         self.pending.is_some()
+    }
+
+    /// Every request this placeholder's call asked, in order: `pending`, then
+    /// `pending_more`; none when it is not a placeholder.
+    pub fn requests(&self) -> impl Iterator<Item = &Request> {
+        self.pending.iter().chain(&self.pending_more)
+    }
+
+    /// The requests of this placeholder's call that no answer has been given yet (see
+    /// [`answered`](Self::answered)), in order.
+    pub fn unanswered(&self) -> impl Iterator<Item = &Request> {
+        self.requests()
+            .filter(|r| !self.answered.iter().any(|a| a.id == r.id))
     }
 }

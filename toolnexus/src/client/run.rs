@@ -498,6 +498,8 @@ fn superseded(call: &ToolCall, placeholder: Option<ToolOutput>) -> ToolOutput {
         output,
         is_error: true,
         pending: None,
+        pending_more: Vec::new(),
+        answered: Vec::new(),
         approval: placeholder.and_then(|p| p.approval),
         trace: None,
         call_digest: None,

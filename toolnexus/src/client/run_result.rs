@@ -74,7 +74,9 @@ pub struct RunResult {
     /// the first of [`waiting`](Self::waiting).
     pub pending: Option<Request>,
     /// Every request the halted turn waits on, in call order (several when the model made
-    /// several calls that suspended); empty unless `status` is `Pending`. Answer them in
+    /// several calls that suspended, or a call asked several questions at once with
+    /// [`ToolResult::pending_all`], in the order it asked them; a request an earlier resume
+    /// answered is not listed again); empty unless `status` is `Pending`. Answer them in
     /// one resume or in several ([`LlmClient::run_with_answers`](crate::LlmClient::run_with_answers)).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub waiting: Vec<Request>,
@@ -156,6 +158,18 @@ impl ToolCallRecord {
     /// The request the call is parked on, when it is.
     pub fn pending(&self) -> Option<Request> {
         crate::result::pending_in(self.metadata.as_ref())
+    }
+
+    /// Every request the call is parked on, in the order it asked them (several when it
+    /// asked them at once, [`ToolResult::pending_all`]); empty when it is not parked.
+    /// [`pending`](Self::pending) is the first.
+    pub fn requests(&self) -> Vec<Request> {
+        let Some(first) = self.pending() else {
+            return Vec::new();
+        };
+        let mut all = vec![first];
+        all.extend(crate::result::more_in(self.metadata.as_ref()).unwrap_or_default());
+        all
     }
 
     /// The call's result, sorted into success, failure or suspension.

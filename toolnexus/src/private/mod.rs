@@ -3,7 +3,8 @@
 //!
 //! By role: `arguments` decodes a call's arguments and builds the input schema,
 //! `injection` fills the parameters the runtime injects, `returns` turns what a body
-//! returns into a result, `forms` puts a suspension's answer form in its request;
+//! returns into a result, `forms` puts a suspension's answer form in its request,
+//! `several` joins the requests of `pending_all!` into one suspension;
 //! `approval` words the prompt of an approval a tool declares.
 //!
 //! `ensure_crypto_provider` is for the sibling crates, which build HTTP clients on the
@@ -14,6 +15,7 @@ mod arguments;
 mod forms;
 mod injection;
 mod returns;
+mod several;
 
 use std::future::Future;
 
@@ -26,13 +28,14 @@ pub use arguments::*;
 pub use forms::*;
 pub use injection::*;
 pub use returns::*;
+pub use several::*;
 
 pub use crate::client::tls::ensure_crypto_provider;
 
 pub use schemars;
 pub use serde;
 pub use serde_json;
-pub use toolnexus_macros::{__auth_required, __pending};
+pub use toolnexus_macros::{__auth_required, __pending, __pending_all};
 
 /// Runs a tool body, turning a panic into an error result so the run goes on.
 pub fn guard<'a, F: Future<Output = ToolResult> + 'a>(

@@ -165,7 +165,7 @@ impl Request {
             Some(refused) => refused,
             None => match run(args, Some(answer)).await {
                 again if !again.is_pending() => again,
-                again if ROUNDS && !again.pending().is_some_and(|r| self.asks_same(r)) => again,
+                again if ROUNDS && !again.requests().any(|r| self.asks_same(r)) => again,
                 _ => self.unresolved(),
             },
         };
@@ -174,6 +174,152 @@ impl Request {
             edited: None,
             approval: None,
         }
+    }
+
+    /// [`settle`](Self::settle) for a call that asked several questions at once
+    /// ([`ToolResult::pending_all`](crate::ToolResult::pending_all)) and got `answers` to
+    /// them: `run(args, answers)` runs the tool with every answer, in the order `requests`
+    /// were asked (what [`ToolContext::answers`](crate::ToolContext::answers) holds).
+    ///
+    /// - A refusal of any request fails the call without running it, with that refusal's
+    ///   text (the first, in the order asked); the other requests need no answer then.
+    /// - Otherwise every request must have exactly one answer echoing its id: a request
+    ///   left unanswered, or an answer to none of them, fails the call as `unresolved`.
+    /// - All answered ok: the call runs again once, with all the answers; a re-run that
+    ///   suspends again fails with `unresolved: <first prompt>`.
+    ///
+    /// One request with one answer is [`settle`](Self::settle) exactly.
+    ///
+    /// ```
+    /// use toolnexus::serde_json::Value;
+    /// use toolnexus::{Answer, Request, ToolOutcome, ToolResult};
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let asked = [
+    ///     Request::new("approval", "Ship it?").with_id("ship"),
+    ///     Request::new("input", "Gift note?").with_id("note"),
+    /// ];
+    /// let run = |_args: Value, answers: Vec<Answer>| async move {
+    ///     let ids: Vec<String> = answers.into_iter().map(|a| a.id).collect();
+    ///     ToolOutcome::classify(ToolResult::ok(ids.join(",")))
+    /// };
+    /// // Answers in any order reach the tool in the order they were asked.
+    /// let both = vec![Answer::ok("note"), Answer::ok("ship")];
+    /// let done = Request::settle_all(&asked, both, Value::Null, run).await;
+    /// assert_eq!(done.outcome.result().output, "ship,note");
+    ///
+    /// let refused = vec![Answer::decline("note", "declined")];
+    /// let done = Request::settle_all(&asked, refused, Value::Null, run).await;
+    /// assert_eq!(done.outcome.result().output, "declined/expired: Gift note? (reason: declined)");
+    ///
+    /// let half = vec![Answer::ok("ship")];
+    /// let done = Request::settle_all(&asked, half, Value::Null, run).await;
+    /// assert!(done.outcome.result().output.starts_with("unresolved: Ship it?"));
+    /// # });
+    /// ```
+    pub fn settle_all<'r, F, Fut>(
+        requests: &'r [Request],
+        answers: Vec<Answer>,
+        args: Value,
+        run: F,
+    ) -> impl Future<Output = SettledCall> + use<'r, F, Fut>
+    where
+        F: FnOnce(Value, Vec<Answer>) -> Fut,
+        Fut: Future<Output = ToolOutcome>,
+    {
+        Self::settle_all_as::<{ Self::ONE_ROUND }, F, Fut>(requests, answers, args, run)
+    }
+
+    /// [`settle_all`](Self::settle_all) for a host that carries rounds (see
+    /// [`settle_round`](Self::settle_round)): a re-run that asks new questions ends
+    /// suspended on them; one that asks any of the same questions again is `unresolved`.
+    pub fn settle_all_round<'r, F, Fut>(
+        requests: &'r [Request],
+        answers: Vec<Answer>,
+        args: Value,
+        run: F,
+    ) -> impl Future<Output = SettledCall> + use<'r, F, Fut>
+    where
+        F: FnOnce(Value, Vec<Answer>) -> Fut,
+        Fut: Future<Output = ToolOutcome>,
+    {
+        Self::settle_all_as::<{ Self::NEXT_ROUND }, F, Fut>(requests, answers, args, run)
+    }
+
+    /// Both of the above on one path.
+    pub(crate) async fn settle_all_as<const ROUNDS: bool, F, Fut>(
+        requests: &[Request],
+        mut answers: Vec<Answer>,
+        args: Value,
+        run: F,
+    ) -> SettledCall
+    where
+        F: FnOnce(Value, Vec<Answer>) -> Fut,
+        Fut: Future<Output = ToolOutcome>,
+    {
+        let ended = |outcome| SettledCall {
+            outcome,
+            edited: None,
+            approval: None,
+        };
+        let Some(first) = requests.first() else {
+            return ended(ToolOutcome::failure(
+                "unresolved: the call asked nothing to answer".to_owned(),
+            ));
+        };
+        if let ([one], 1) = (requests, answers.len()) {
+            if let Some(answer) = answers.pop() {
+                let run = |args, answer: Option<Answer>| run(args, answer.into_iter().collect());
+                return one.settle_as::<ROUNDS, _, _>(answer, args, run).await;
+            }
+        }
+        // A refusal ends the call whatever else was answered.
+        for request in requests {
+            if let Some(answer) = answers.iter().find(|a| a.id == request.id) {
+                if let Some(refused) = request.refuses(answer) {
+                    return ended(refused);
+                }
+            }
+        }
+        if let Some(stray) = answers
+            .iter()
+            .find(|a| !requests.iter().any(|r| r.id == a.id))
+        {
+            tracing::warn!(answer = %stray.id, "an answer to another request is not trusted");
+            return ended(ToolOutcome::failure(format!(
+                "unresolved: {} (an answer does not echo any request id)",
+                first.prompt
+            )));
+        }
+        let mut ordered = Vec::with_capacity(requests.len());
+        for request in requests {
+            let missing = |why: &str| {
+                ToolOutcome::failure(format!(
+                    "unresolved: {} (request `{}` {why})",
+                    first.prompt, request.id
+                ))
+            };
+            match answers.iter().position(|a| a.id == request.id) {
+                Some(i) => ordered.push(answers.swap_remove(i)),
+                None => return ended(missing("has no answer")),
+            }
+            if answers.iter().any(|a| a.id == request.id) {
+                return ended(missing("is answered twice"));
+            }
+        }
+        let outcome = match run(args, ordered).await {
+            again if !again.is_pending() => again,
+            again
+                if ROUNDS
+                    && !again
+                        .requests()
+                        .any(|asked| requests.iter().any(|r| r.asks_same(asked))) =>
+            {
+                again
+            }
+            _ => first.unresolved(),
+        };
+        ended(outcome)
     }
 
     /// Whether `again` asks what this request did: the same request, or the same question

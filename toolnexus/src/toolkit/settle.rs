@@ -115,14 +115,92 @@ impl Toolkit {
         ctx: ToolContext,
     ) -> impl Future<Output = ToolResult> + 'a {
         let run = move |args, answer: Option<Answer>| {
-            let ctx = match answer {
-                Some(answer) => ctx.with_answer(answer),
-                None => ctx,
-            };
-            self.execute(name, args, ctx).map(ToolOutcome::classify)
+            self.execute(name, args, answered(ctx, answer.into_iter().collect()))
+                .map(ToolOutcome::classify)
         };
         request
             .settle_as::<ROUNDS, _, _>(answer, args, run)
             .map(|settled| settled.outcome.into_result())
     }
+
+    /// [`settle`](Self::settle) for a call that asked several questions at once
+    /// ([`ToolResult::pending_all`]), by [`Request::settle_all`]: once every request has
+    /// its answer the tool re-runs with them all in
+    /// [`ctx.answers`](ToolContext::answers) (the first in `ctx.answer` too); a refusal of
+    /// any ends the call without running it.
+    ///
+    /// ```
+    /// use toolnexus::{tool, Answer, Request, ToolContext, ToolResult, Toolkit};
+    ///
+    /// /// Books a trip once both travellers agree
+    /// #[tool]
+    /// async fn book(ctx: &ToolContext) -> ToolResult {
+    ///     match ctx.answers.as_slice() {
+    ///         [] => ToolResult::pending_all([
+    ///             Request::new("approval", "Ada, go?").with_id("ada"),
+    ///             Request::new("approval", "Bob, go?").with_id("bob"),
+    ///         ]),
+    ///         answers => ToolResult::ok(format!("booked after {} yeses", answers.len())),
+    ///     }
+    /// }
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let tk = Toolkit::builder().tool(Book).build().unwrap();
+    /// let args = serde_json::json!({});
+    /// let asked = tk.execute("book", args.clone(), ToolContext::default()).await;
+    /// let requests = ToolResult::requests_of(&asked);
+    /// let yes = vec![Answer::ok("bob"), Answer::ok("ada")];
+    /// let done = tk.settle_all("book", args, &requests, yes, ToolContext::default()).await;
+    /// assert_eq!(done.output, "booked after 2 yeses");
+    /// # });
+    /// ```
+    pub fn settle_all<'a>(
+        &'a self,
+        name: &'a str,
+        args: Value,
+        requests: &'a [Request],
+        answers: Vec<Answer>,
+        ctx: ToolContext,
+    ) -> impl Future<Output = ToolResult> + 'a {
+        self.settle_all_as::<{ Request::ONE_ROUND }>(name, args, requests, answers, ctx)
+    }
+
+    /// [`settle_all`](Self::settle_all) for a host that carries rounds, by
+    /// [`Request::settle_all_round`] (see [`settle_round`](Self::settle_round)).
+    pub fn settle_all_round<'a>(
+        &'a self,
+        name: &'a str,
+        args: Value,
+        requests: &'a [Request],
+        answers: Vec<Answer>,
+        ctx: ToolContext,
+    ) -> impl Future<Output = ToolResult> + 'a {
+        self.settle_all_as::<{ Request::NEXT_ROUND }>(name, args, requests, answers, ctx)
+    }
+
+    fn settle_all_as<'a, const ROUNDS: bool>(
+        &'a self,
+        name: &'a str,
+        args: Value,
+        requests: &'a [Request],
+        answers: Vec<Answer>,
+        ctx: ToolContext,
+    ) -> impl Future<Output = ToolResult> + 'a {
+        let run = move |args, answers: Vec<Answer>| {
+            self.execute(name, args, answered(ctx, answers))
+                .map(ToolOutcome::classify)
+        };
+        Request::settle_all_as::<ROUNDS, _, _>(requests, answers, args, run)
+            .map(|settled| settled.outcome.into_result())
+    }
+}
+
+/// `ctx` with the answers a re-run sees: all of them, and the first as `answer`. None
+/// leaves it as given (a gate's approved call runs without its answer).
+fn answered(mut ctx: ToolContext, answers: Vec<Answer>) -> ToolContext {
+    if let Some(first) = answers.first() {
+        ctx.answer = Some(first.clone());
+        ctx.answers = answers;
+    }
+    ctx
 }

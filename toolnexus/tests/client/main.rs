@@ -26,6 +26,7 @@ mod responses;
 mod resume;
 mod run_builder;
 mod settings;
+mod several;
 mod sharing;
 mod streaming;
 mod suspension;

@@ -285,6 +285,8 @@ async fn without_wait_for_the_run_halts_pending() {
                 output: "Approve purchase of gpu?".into(),
                 is_error: true,
                 pending: Some(request),
+                pending_more: Vec::new(),
+                answered: Vec::new(),
                 approval: None,
                 trace: None,
                 // Bound to the call as the model made it.

@@ -106,6 +106,8 @@ pub fn tool_output() -> impl Strategy<Value = ToolOutput> {
                 output,
                 is_error,
                 pending,
+                pending_more: Vec::new(),
+                answered: Vec::new(),
                 approval,
                 trace,
                 call_digest,

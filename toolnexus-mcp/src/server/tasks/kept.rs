@@ -100,10 +100,10 @@ impl Kept {
         &self,
         id: &str,
         call: &Call,
-        request: &Request,
+        requests: &[Request],
         created_at: String,
     ) -> Result<(), String> {
-        let halted = halted(id, call, request);
+        let halted = halted(id, call, requests);
         let run = self.inbox.park(&halted).await.map_err(|e| e.to_string())?;
         let note = Note {
             tool: call.tool.clone(),
@@ -368,8 +368,8 @@ fn asking(note: &Note, latest: &Latest) -> (TaskStatus, TaskPayload) {
 }
 
 /// A task's run as the inbox parks it: the call, as if a model had asked for it, and the
-/// placeholder of its suspension. The call's id is the task's.
-fn halted(id: &str, call: &Call, request: &Request) -> RunResult {
+/// placeholder of its suspension on `requests`. The call's id is the task's.
+fn halted(id: &str, call: &Call, requests: &[Request]) -> RunResult {
     let asked = ToolCall {
         id: id.to_owned(),
         name: call.tool.clone(),
@@ -383,10 +383,10 @@ fn halted(id: &str, call: &Call, request: &Request) -> RunResult {
             state: None,
         },
         Message::ToolResults {
-            results: vec![output(&asked, Step::Ask(request.clone()))],
+            results: vec![output(&asked, Step::Ask(requests.to_vec()))],
         },
     ];
-    pending_run(messages, request.clone())
+    pending_run(messages, requests.to_vec())
 }
 
 /// The re-run of a claimed task's call with its answer, by the agent loop's rule, and the
@@ -396,32 +396,38 @@ async fn settle(
     messages: Vec<Message>,
     answers: Vec<Answer>,
 ) -> Result<RunResult, ClientError> {
-    let (call, request) = waiting_call(&messages).ok_or_else(|| {
+    let (call, requests) = waiting_call(&messages).ok_or_else(|| {
         ClientError::InvalidTranscript("a kept task's run shows no waiting call".to_owned())
     })?;
-    let answer = answers
+    let answers: Vec<Answer> = answers
         .into_iter()
-        .find(|a| a.id == request.id)
-        .ok_or_else(|| ClientError::InvalidTranscript(format!("no answer to `{}`", request.id)))?;
-    let step = after_answer(toolkit, call.name, call.args, request, answer).await;
+        .filter(|a| requests.iter().any(|r| r.id == a.id))
+        .collect();
+    if answers.is_empty() {
+        let first = requests.first().map_or("", |r| r.id.as_str());
+        return Err(ClientError::InvalidTranscript(format!(
+            "no answer to `{first}`"
+        )));
+    }
+    let step = after_answer(toolkit, call.name, call.args, requests, answers).await;
     Ok(ended(messages, step))
 }
 
-/// The call a task's run waits on and its request: the last turn's call whose placeholder
-/// holds a request.
-fn waiting_call(messages: &[Message]) -> Option<(ToolCall, Request)> {
+/// The call a task's run waits on and its requests: the last turn's call whose
+/// placeholder holds a request.
+fn waiting_call(messages: &[Message]) -> Option<(ToolCall, Vec<Request>)> {
     let Some(Message::ToolResults { results }) = messages.last() else {
         return None;
     };
     let waiting = results.iter().find(|r| r.pending.is_some())?;
-    let request = waiting.pending.clone()?;
+    let requests = waiting.requests().cloned().collect();
     let call = messages.iter().rev().find_map(|m| match m {
         Message::Assistant { tool_calls, .. } => {
             tool_calls.iter().find(|c| c.id == waiting.call_id).cloned()
         }
         _ => None,
     })?;
-    Some((call, request))
+    Some((call, requests))
 }
 
 /// The run once the call went on: its placeholder replaced by the result, or by the next
@@ -449,9 +455,17 @@ fn ended(mut messages: Vec<Message>, step: Step) -> RunResult {
 }
 
 fn output(call: &ToolCall, step: Step) -> ToolOutput {
-    let (text, is_error, pending) = match step {
-        Step::Done(result) => (result.output, result.is_error, None),
-        Step::Ask(request) => (request.prompt.clone(), true, Some(request)),
+    let (text, is_error, pending, pending_more) = match step {
+        Step::Done(result) => (result.output, result.is_error, None, Vec::new()),
+        Step::Ask(requests) => {
+            let text = requests
+                .iter()
+                .map(|r| r.prompt.as_str())
+                .collect::<Vec<_>>()
+                .join("\n");
+            let mut requests = requests.into_iter();
+            (text, true, requests.next(), requests.collect())
+        }
     };
     ToolOutput {
         call_id: call.id.clone(),
@@ -459,19 +473,22 @@ fn output(call: &ToolCall, step: Step) -> ToolOutput {
         output: text,
         is_error,
         pending,
+        pending_more,
+        answered: Vec::new(),
         approval: None,
         trace: None,
         call_digest: Some(toolnexus::call_digest(&call.name, &call.args)),
     }
 }
 
-fn pending_run(messages: Vec<Message>, request: Request) -> RunResult {
+fn pending_run(messages: Vec<Message>, requests: Vec<Request>) -> RunResult {
+    let first = requests.first().cloned();
     RunResult {
         status: RunStatus::Pending,
-        text: request.prompt.clone(),
+        text: first.as_ref().map(|r| r.prompt.clone()).unwrap_or_default(),
         tool_calls: Vec::new(),
-        pending: Some(request.clone()),
-        waiting: vec![request],
+        pending: first,
+        waiting: requests,
         limit: None,
         turns: 0,
         usage: Usage::default(),

@@ -19,6 +19,7 @@ pub(super) use kept::{DEFAULT_RESPONDER, Kept};
 pub(super) use store::{DEFAULT_POLL_INTERVAL, DEFAULT_TTL, Taken, TaskStore};
 
 use super::McpServer;
+use super::asked::Asked;
 use super::handler::{Client, complete, tool_result};
 use super::run::{Step, after_answer, died};
 use crate::ParkedCall;
@@ -72,22 +73,26 @@ impl McpServer {
             self.inner.toolkit.clone(),
             taken.call.tool,
             taken.call.args,
-            taken.request,
-            taken.answer,
+            taken.asked.requests,
+            taken.asked.answers,
         );
         self.run_task(id, tokio::spawn(work));
     }
 
-    /// With an inbox, a task that asks `request` is parked there and handed over to it:
-    /// `true` once it is. Without one, or when the request cannot be asked over MCP or
-    /// parking fails, the task waits in memory (`false`).
-    async fn keep(&self, id: &str, request: &Request) -> bool {
+    /// With an inbox, a task that asks `asked`'s requests (none answered yet) is parked
+    /// there and handed over to it: `true` once it is. Without one, or when a request
+    /// cannot be asked over MCP or parking fails, the task waits in memory (`false`).
+    async fn keep(&self, id: &str, asked: &Asked) -> bool {
         #[cfg(feature = "inbox")]
         if let Some(kept) = &self.inner.kept
-            && crate::elicit::to_elicitation(request).is_ok()
+            && asked.answers.is_empty()
+            && asked
+                .requests
+                .iter()
+                .all(|r| crate::elicit::to_elicitation(r).is_ok())
             && let Some((call, created_at)) = self.inner.tasks.working(id)
         {
-            match kept.park(id, &call, request, created_at).await {
+            match kept.park(id, &call, &asked.requests, created_at).await {
                 Ok(()) => {
                     if !self.inner.tasks.hand_over(id) {
                         // Cancelled while it was being parked: nothing may run.
@@ -103,7 +108,7 @@ impl McpServer {
             }
         }
         #[cfg(not(feature = "inbox"))]
-        let _ = (id, request);
+        let _ = (id, asked);
         false
     }
 
@@ -152,7 +157,7 @@ impl McpServer {
         tokio::spawn(async move {
             let settled = match handle.await {
                 Ok(Step::Done(result)) => Settled::Done(tool_result(result)),
-                Ok(Step::Ask(request)) => Settled::Ask(request),
+                Ok(Step::Ask(requests)) => Settled::Ask(Asked::new(requests)),
                 // Stopped by `tasks/cancel`: the task already says so.
                 Err(e) if e.is_cancelled() => return,
                 Err(e) => Settled::Broken(ErrorData::internal_error(
@@ -161,20 +166,21 @@ impl McpServer {
                 )),
             };
             let asked = match &settled {
-                Settled::Ask(request) => Some(request.clone()),
+                Settled::Ask(asked) => Some(asked.clone()),
                 _ => None,
             };
-            if let Some(request) = &asked
-                && server.keep(&id, request).await
+            if let Some(asked) = &asked
+                && server.keep(&id, asked).await
             {
                 return;
             }
             server.inner.tasks.settle(&id, settled);
-            if let Some(request) = asked
+            if let Some(Asked { requests, .. }) = asked
+                && let [request] = requests.as_slice()
                 && let Some((call, waiting)) = server.inner.tasks.waiting(&id)
                 && waiting == request.id
             {
-                server.park_task(&call, &request).await;
+                server.park_task(&call, request).await;
             }
         });
     }
@@ -186,21 +192,27 @@ impl McpServer {
             .unwrap_or_else(|| "a tool".to_owned())
     }
 
-    /// A task that waits on `request` from its start: for a client that can answer it only
-    /// through a task, or one whose every call is a task.
+    /// A task that waits on `asked`'s open requests from its start: for a client that can
+    /// answer them only through a task, or one whose every call is a task.
     pub(super) async fn waiting_task(
         &self,
         name: String,
         args: Value,
-        request: Request,
+        asked: Asked,
     ) -> CallToolResponse {
         let tasks = &self.inner.tasks;
         let call = Call { tool: name, args };
         let task = tasks.create(call.clone());
-        if !self.keep(&task.task_id, &request).await {
-            tasks.settle(&task.task_id, Settled::Ask(request.clone()));
+        let single = match asked.requests.as_slice() {
+            [request] => Some(request.clone()),
+            _ => None,
+        };
+        if !self.keep(&task.task_id, &asked).await {
+            tasks.settle(&task.task_id, Settled::Ask(asked));
         }
-        if tasks.waiting(&task.task_id).is_some() {
+        if let Some(request) = single
+            && tasks.waiting(&task.task_id).is_some()
+        {
             self.park_task(&call, &request).await;
         }
         match tasks.get(&task.task_id) {

@@ -19,7 +19,8 @@ use serde_json::Value;
 use tokio::task::AbortHandle;
 use toolnexus::{Answer, Request};
 
-use crate::elicit::{response_to_answer, to_elicitation};
+use crate::elicit::to_elicitation;
+use crate::server::asked::Asked;
 
 /// How long a task stays readable by default.
 pub(in crate::server) const DEFAULT_TTL: Duration = Duration::from_secs(3600);
@@ -37,10 +38,11 @@ pub(in crate::server) struct Call {
 enum Phase {
     /// Running; the handle stops it when the task is cancelled.
     Working(Option<AbortHandle>),
-    /// Suspended on `request`, asked of the client as the elicitation `asked`.
+    /// Suspended on the requests of `asked` (the answers a `tasks/update` gave some of them
+    /// kept there), each asked of the client as the elicitation at its place in `elicits`.
     InputRequired {
-        request: Request,
-        asked: Box<ElicitRequest>,
+        asked: Box<Asked>,
+        elicits: Vec<ElicitRequest>,
     },
     Completed(JsonObject),
     Failed(JsonObject),
@@ -77,20 +79,19 @@ impl Entry {
     }
 }
 
-/// What a task's call came to once it stopped running: a result, or a request to ask.
+/// What a task's call came to once it stopped running: a result, or requests to ask.
 pub(in crate::server) enum Settled {
     Done(CallToolResult),
-    Ask(Request),
+    Ask(Asked),
     /// The task could not go on for a reason of the server's, not the tool's: a request
     /// MCP cannot carry, a run that died. The task fails with this JSON-RPC error.
     Broken(ErrorData),
 }
 
-/// An answer taken off a waiting task: the call to re-run and the request it answers.
+/// Answers taken off a waiting task: the call to re-run, its requests and their answers.
 pub(in crate::server) struct Taken {
     pub(in crate::server) call: Call,
-    pub(in crate::server) request: Request,
-    pub(in crate::server) answer: Answer,
+    pub(in crate::server) asked: Asked,
 }
 
 pub(in crate::server) struct TaskStore {
@@ -167,16 +168,26 @@ impl TaskStore {
         let phase = match settled {
             Settled::Done(result) => Phase::Completed(to_object(&result)),
             Settled::Broken(error) => Phase::Failed(to_object(&error)),
-            Settled::Ask(request) => match to_elicitation(&request) {
-                Ok(params) => Phase::InputRequired {
-                    request,
-                    asked: Box::new(ElicitRequest::new(params)),
-                },
-                Err(why) => Phase::Failed(to_object(&ErrorData::internal_error(
-                    format!("`{}` needs {}, but {why}", entry.call.tool, request.kind),
-                    None,
-                ))),
-            },
+            Settled::Ask(asked) => {
+                let elicits = asked
+                    .requests
+                    .iter()
+                    .map(|request| {
+                        to_elicitation(request)
+                            .map(ElicitRequest::new)
+                            .map_err(|why| {
+                                format!("`{}` needs {}, but {why}", entry.call.tool, request.kind)
+                            })
+                    })
+                    .collect::<Result<Vec<_>, _>>();
+                match elicits {
+                    Ok(elicits) => Phase::InputRequired {
+                        asked: Box::new(asked),
+                        elicits,
+                    },
+                    Err(why) => Phase::Failed(to_object(&ErrorData::internal_error(why, None))),
+                }
+            }
         };
         entry.touch(phase);
     }
@@ -187,12 +198,17 @@ impl TaskStore {
         let entry = tasks.get(id).ok_or_else(|| unknown(id))?;
         let payload = match &entry.phase {
             Phase::Working(_) => TaskPayload::Working,
-            Phase::InputRequired { request, asked } => {
+            Phase::InputRequired { asked, elicits } => {
+                // Only what is still open: an answered request leaves the map.
                 let mut input_requests = InputRequests::new();
-                input_requests.insert(
-                    request.id.clone(),
-                    InputRequest::Elicitation((**asked).clone()),
-                );
+                for (request, elicit) in asked.requests.iter().zip(elicits) {
+                    if asked.unanswered().any(|r| r.id == request.id) {
+                        input_requests.insert(
+                            request.id.clone(),
+                            InputRequest::Elicitation(elicit.clone()),
+                        );
+                    }
+                }
                 TaskPayload::InputRequired { input_requests }
             }
             Phase::Completed(result) => TaskPayload::Completed {
@@ -208,10 +224,12 @@ impl TaskStore {
         Ok(DetailedTask::new(self.task(id, entry), payload))
     }
 
-    /// `tasks/update`: the response keyed by the waiting request's id answers it, once.
+    /// `tasks/update`: the response keyed by each open request's id answers it, once.
     /// Responses under other keys answer nothing and are ignored, as the extension says;
-    /// a response for the waiting request that is not an elicitation result is invalid
-    /// params, and the task keeps waiting. `Ok(None)` when nothing is to run.
+    /// a response for an open request that is not an elicitation result is invalid params,
+    /// and the task keeps waiting as it was. The task stays `input_required` with the
+    /// requests still open until every one is answered (or one is refused). `Ok(None)`
+    /// when nothing is to run.
     pub(in crate::server) fn answer(
         &self,
         id: &str,
@@ -219,23 +237,30 @@ impl TaskStore {
     ) -> Result<Option<Taken>, ErrorData> {
         let mut tasks = self.lock();
         let entry = tasks.get_mut(id).ok_or_else(|| unknown(id))?;
-        let Phase::InputRequired { request, .. } = &entry.phase else {
+        let Phase::InputRequired { asked, .. } = &mut entry.phase else {
             return Ok(None);
         };
-        let Some(response) = responses.remove(&request.id) else {
+        // Taken on a copy: an invalid response leaves the task as it was.
+        let mut round = (**asked).clone();
+        if round.take(&mut responses)? == 0 {
             return Ok(None);
-        };
-        let answer = response_to_answer(&request.id, response)?;
-        Ok(take(entry, answer))
+        }
+        let ready = round.ready();
+        **asked = round;
+        entry.updated_at = current_timestamp();
+        Ok(if ready { take(entry) } else { None })
     }
 
-    /// The call and request id of task `id` while it waits, to look for an answer given
-    /// elsewhere.
+    /// The call and the one request id of task `id` while it waits on a single request,
+    /// to look for an answer given elsewhere (the park hook holds one request per call).
     pub(in crate::server) fn waiting(&self, id: &str) -> Option<(Call, String)> {
         let tasks = self.lock();
         let entry = tasks.get(id)?;
         match &entry.phase {
-            Phase::InputRequired { request, .. } => Some((entry.call.clone(), request.id.clone())),
+            Phase::InputRequired { asked, .. } => match asked.requests.as_slice() {
+                [request] => Some((entry.call.clone(), request.id.clone())),
+                _ => None,
+            },
             _ => None,
         }
     }
@@ -245,16 +270,20 @@ impl TaskStore {
     pub(in crate::server) fn answered_elsewhere(&self, id: &str, answer: Answer) -> Option<Taken> {
         let mut tasks = self.lock();
         let entry = tasks.get_mut(id)?;
-        match &entry.phase {
-            Phase::InputRequired { request, .. } if request.id == answer.id => take(entry, answer),
-            _ => None,
+        let Phase::InputRequired { asked, .. } = &mut entry.phase else {
+            return None;
+        };
+        if !asked.give(answer) {
+            return None;
         }
+        entry.updated_at = current_timestamp();
+        if asked.ready() { take(entry) } else { None }
     }
 
     /// `tasks/cancel`: a running call is stopped, a waiting one never runs again; a task
-    /// that already ended is left as it is. Returns the request the task waited for, if
+    /// that already ended is left as it is. Returns the requests the task waited for, if
     /// it waited.
-    pub(in crate::server) fn cancel(&self, id: &str) -> Result<Option<Request>, ErrorData> {
+    pub(in crate::server) fn cancel(&self, id: &str) -> Result<Option<Vec<Request>>, ErrorData> {
         let mut tasks = self.lock();
         let entry = tasks.get_mut(id).ok_or_else(|| unknown(id))?;
         match std::mem::replace(&mut entry.phase, Phase::Cancelled) {
@@ -263,9 +292,9 @@ impl TaskStore {
                     handle.abort();
                 }
             }
-            Phase::InputRequired { request, .. } => {
+            Phase::InputRequired { asked, .. } => {
                 entry.updated_at = current_timestamp();
-                return Ok(Some(request));
+                return Ok(Some(asked.requests));
             }
             ended => {
                 entry.phase = ended;
@@ -342,11 +371,11 @@ impl TaskStore {
     }
 }
 
-/// Moves a waiting task back to working with `answer`: the one transition that resumes a
-/// call, made under the store's lock so that it happens once.
-fn take(entry: &mut Entry, answer: Answer) -> Option<Taken> {
-    let request = match std::mem::replace(&mut entry.phase, Phase::Working(None)) {
-        Phase::InputRequired { request, .. } => request,
+/// Moves a waiting task whose requests are answered back to working: the one transition
+/// that resumes a call, made under the store's lock so that it happens once.
+fn take(entry: &mut Entry) -> Option<Taken> {
+    let asked = match std::mem::replace(&mut entry.phase, Phase::Working(None)) {
+        Phase::InputRequired { asked, .. } => asked,
         other => {
             entry.phase = other;
             return None;
@@ -355,8 +384,7 @@ fn take(entry: &mut Entry, answer: Answer) -> Option<Taken> {
     entry.updated_at = current_timestamp();
     Some(Taken {
         call: entry.call.clone(),
-        request,
-        answer,
+        asked: *asked,
     })
 }
 

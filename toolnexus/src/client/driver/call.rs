@@ -46,7 +46,16 @@ pub(super) async fn settle_fresh<E: Events>(
                 // Boxed: only a gated call comes here, and every call's future would
                 // otherwise be as large as this one.
                 Some(answer) => {
-                    Box::pin(settle(cx, call, call.args.clone(), &request, answer, None)).await
+                    let asked = std::slice::from_ref(&request);
+                    Box::pin(settle(
+                        cx,
+                        call,
+                        call.args.clone(),
+                        asked,
+                        vec![answer],
+                        None,
+                    ))
+                    .await
                 }
                 None => ToolOutcome::classify(ToolResult::pending(request)).into(),
             };
@@ -55,50 +64,76 @@ pub(super) async fn settle_fresh<E: Events>(
     run(cx, call, &call.args, arg_error).await.into()
 }
 
-/// Runs a call with `args`; a suspension goes to `wait_for` when there is one. The
-/// arguments are borrowed: only a call that suspends needs a second copy, for its re-run.
+/// Runs a call with `args`; a suspension goes to `wait_for` when there is one (each of
+/// its requests in turn, when it asked several). The arguments are borrowed: only a call
+/// that suspends needs a second copy, for its re-run.
 async fn run<E: Events>(
     cx: Cx<'_, E>,
     call: &ToolCall,
     args: &Value,
     arg_error: Option<&str>,
 ) -> ToolOutcome {
-    let first = attempt(cx, call, args.clone(), arg_error, None).await;
-    let ToolOutcome::Pending { request, .. } = &first else {
+    let first = attempt(cx, call, args.clone(), arg_error, Vec::new()).await;
+    let ToolOutcome::Pending { request, more, .. } = &first else {
         return first;
     };
+    if !more.is_empty() {
+        // Boxed: few calls ask several questions, and every call's future would carry it.
+        return Box::pin(run_several(cx, call, args, first)).await;
+    }
     match suspension::ask(cx, request).await {
         None => first,
         Some(answer) => {
-            settle(cx, call, args.clone(), request, answer, None)
+            let asked = std::slice::from_ref(request);
+            settle(cx, call, args.clone(), asked, vec![answer], None)
                 .await
                 .outcome
         }
     }
 }
 
-/// Settles a call with `args` that waited on `request`, now answered, by the rule every
-/// host shares ([`Request::settle`]): a gate's ok answer runs the call for the first time
-/// (a suspension of its own then goes to `wait_for`), any other re-runs it once with the
-/// answer, through the tool hooks like any attempt. `approval` is the decision its gate
-/// was settled with before it suspended by itself, if any. Not an `async fn`, which would
-/// keep the arguments and the answers twice.
+/// The rest of [`run`] for a call that asked several questions at once: each goes to
+/// `wait_for` in turn (none after a refusal), then the call settles with every answer.
+async fn run_several<E: Events>(
+    cx: Cx<'_, E>,
+    call: &ToolCall,
+    args: &Value,
+    first: ToolOutcome,
+) -> ToolOutcome {
+    let asked: Vec<Request> = first.requests().cloned().collect();
+    match suspension::ask_each(cx, &asked).await {
+        None => first,
+        Some(answers) => {
+            settle(cx, call, args.clone(), &asked, answers, None)
+                .await
+                .outcome
+        }
+    }
+}
+
+/// Settles a call with `args` that waited on `requests`, now answered, by the rule every
+/// host shares ([`Request::settle`], [`Request::settle_all`] for several): a gate's ok
+/// answer runs the call for the first time (a suspension of its own then goes to
+/// `wait_for`), any other re-runs it once with the answers, through the tool hooks like
+/// any attempt. `approval` is the decision its gate was settled with before it suspended
+/// by itself, if any. Not an `async fn`, which would keep the arguments and the answers
+/// twice.
 pub(super) fn settle<'a, E: Events>(
     cx: Cx<'a, E>,
     call: &'a ToolCall,
     args: Value,
-    request: &'a Request,
-    answer: Answer,
+    requests: &'a [Request],
+    answers: Vec<Answer>,
     approval: Option<Answer>,
 ) -> impl Future<Output = CallEnd> + 'a {
-    let again = move |args, answer| async move {
-        match answer {
-            Some(answer) => attempt(cx, call, args, None, Some(answer)).await,
+    let again = move |args, answers: Vec<Answer>| async move {
+        match answers.is_empty() {
+            false => attempt(cx, call, args, None, answers).await,
             // Boxed: an approved gate's first run may suspend and come back here.
-            None => Box::pin(run(cx, call, &args, None)).await,
+            true => Box::pin(run(cx, call, &args, None)).await,
         }
     };
-    request.settle(answer, args, again).map(|settled| CallEnd {
+    Request::settle_all(requests, answers, args, again).map(|settled| CallEnd {
         outcome: settled.outcome,
         edited: settled.edited,
         approval: settled.approval.or(approval),
@@ -114,13 +149,13 @@ fn attempt<'a, E: Events>(
     call: &'a ToolCall,
     args: Value,
     arg_error: Option<&'a str>,
-    answer: Option<Answer>,
+    answers: Vec<Answer>,
 ) -> impl Future<Output = ToolOutcome> + 'a {
     let source = source(cx, call);
-    let span = spans::tool(cx.settings, call, source, answer.is_some());
+    let span = spans::tool(cx.settings, call, source, !answers.is_empty());
     let ended = span.clone();
     let started = Instant::now();
-    hooked(cx, call, args, arg_error, answer)
+    hooked(cx, call, args, arg_error, answers)
         .map(move |outcome| {
             spans::tool_ended(&ended, cx.settings, &outcome);
             let telemetry = &cx.settings.telemetry;
@@ -141,20 +176,20 @@ fn hooked<'a, E: Events>(
     call: &'a ToolCall,
     args: Value,
     arg_error: Option<&'a str>,
-    mut answer: Option<Answer>,
+    mut answers: Vec<Answer>,
 ) -> impl Future<Output = ToolOutcome> + 'a {
     async move {
         let hooks = &cx.settings.hooks;
-        let info = |args: Value, answer: Option<Answer>| ToolCallInfo {
+        let info = |args: Value, answers: &[Answer]| ToolCallInfo {
             call_id: call.id.clone(),
             name: call.name.clone(),
             args,
-            answer,
+            answer: answers.first().cloned(),
         };
         let mut rewritten = None;
         let mut early = arg_error.map(ToolResult::error);
         if let (None, Some(before)) = (&early, &hooks.before_tool) {
-            match before(info(args.clone(), answer.clone())).await {
+            match before(info(args.clone(), &answers)).await {
                 BeforeTool::Continue => {}
                 BeforeTool::RewriteArgs(args) => rewritten = Some(args),
                 BeforeTool::ShortCircuit(result) => early = Some(result),
@@ -165,13 +200,21 @@ fn hooked<'a, E: Events>(
             // Nothing looks at the call afterwards: its arguments and answer move into the tool.
             let result = match early {
                 Some(result) => result,
-                None => execute(cx, call, std::mem::take(&mut args), answer.take()).await,
+                None => {
+                    execute(
+                        cx,
+                        call,
+                        std::mem::take(&mut args),
+                        std::mem::take(&mut answers),
+                    )
+                    .await
+                }
             };
             return ToolOutcome::classify(result);
         };
         let result = match early {
             Some(result) => result,
-            None => execute(cx, call, args.clone(), answer.clone()).await,
+            None => execute(cx, call, args.clone(), answers.clone()).await,
         };
         // A suspension is not a result yet: the hook sees the call once it is resolved (the
         // re-run's result), so a hook that replaces results cannot cancel a suspension.
@@ -179,21 +222,22 @@ fn hooked<'a, E: Events>(
         if outcome.is_pending() {
             return outcome;
         }
-        let kept = after(info(args, answer), outcome).await;
+        let kept = after(info(args, &answers), outcome).await;
         ToolOutcome::classify(kept)
     }
 }
 
 /// The tool's future for `call`, its context made now. Not an `async fn`, which would keep
-/// the arguments and the answer again beside the tool's future that holds them.
+/// the arguments and the answers again beside the tool's future that holds them.
 fn execute<'a, E: Events>(
     cx: Cx<'a, E>,
     call: &ToolCall,
     args: Value,
-    answer: Option<Answer>,
+    answers: Vec<Answer>,
 ) -> impl Future<Output = ToolResult> + 'a {
     let mut ctx = ToolContext::default().with_call_id(call.id.as_str());
-    ctx.answer = answer;
+    ctx.answer = answers.first().cloned();
+    ctx.answers = answers;
     ctx.seed = cx.seed.cloned();
     if let Some(extensions) = cx.extensions {
         ctx.extensions = extensions.clone();

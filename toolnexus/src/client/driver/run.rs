@@ -272,7 +272,7 @@ impl<E: Events> Driver<'_, E> {
         // An `ok` answer re-runs the halted call; a toolkit without its tool would only
         // tell the model the tool is unknown, and the run would "succeed" without it.
         for (call, slot) in calls.iter().zip(&slots) {
-            if matches!(slot, Slot::Answered(answered) if answered.answer.ok)
+            if matches!(slot, Slot::Answered(answered) if answered.answers.iter().all(|a| a.ok))
                 && self.cx.tk.get(&call.name).is_none()
             {
                 return Err(ClientError::InvalidTranscript(format!(

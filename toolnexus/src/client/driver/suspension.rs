@@ -14,7 +14,15 @@
 //! the completed results and, for each waiting call, a placeholder whose
 //! [`ToolOutput::pending`] stores its request. The calls' names and arguments stay in the
 //! assistant message, found by the placeholders' `call_id`s. A resume settles each call
-//! whose request an answer echoes; the others keep waiting. Each placeholder keeps the
+//! whose request an answer echoes; the others keep waiting.
+//!
+//! Several questions at once ([`ToolResult::pending_all`](crate::ToolResult::pending_all)):
+//! with `wait_for`, each goes to the host in turn and the call settles by
+//! [`Request::settle_all`] (a refusal of any refuses it, and stops the asking). Durable, the
+//! placeholder keeps them all ([`ToolOutput::pending_more`]); a resume that answers some
+//! keeps the call waiting on the rest, with the answers given kept on the placeholder
+//! ([`ToolOutput::answered`]), and the call settles once the last is answered, or at once
+//! on a refusal. Each placeholder keeps the
 //! [`call_digest`](crate::call_digest) of its call as it began to wait, and a resume
 //! settles a call only while the transcript still shows that call (and, for a gate, the
 //! call its request holds): otherwise it is refused with nothing run
@@ -53,10 +61,13 @@ pub(super) enum Slot {
     Waiting(Box<ToolOutput>),
 }
 
-/// A call that waited on `request`, which the host has now answered.
+/// A call that waited on `requests`, which the host has now answered: every one, or one
+/// with a refusal, which settles the call alone.
 pub(super) struct Answered {
-    pub(super) request: Request,
-    pub(super) answer: Answer,
+    /// Every request the call asked, in order.
+    pub(super) requests: Vec<Request>,
+    /// The answers given, the earlier resumes' included.
+    pub(super) answers: Vec<Answer>,
     /// The decision its gate was settled with before it suspended by itself, if any.
     pub(super) approval: Option<Answer>,
 }
@@ -191,6 +202,25 @@ pub(super) async fn ask<E: Events>(cx: Cx<'_, E>, request: &Request) -> Option<A
     Some(wait_for(request.clone()).await)
 }
 
+/// Asks `wait_for` for the answers to a call's several `requests`, one after the other,
+/// in the order they were asked; none after a refusal (or an answer to another request),
+/// which settles the call whatever the others would say. `None` without `wait_for`.
+pub(super) async fn ask_each<E: Events>(
+    cx: Cx<'_, E>,
+    requests: &[Request],
+) -> Option<Vec<Answer>> {
+    let mut answers = Vec::with_capacity(requests.len());
+    for request in requests {
+        let answer = ask(cx, request).await?;
+        let settles = !answer.ok || answer.id != request.id;
+        answers.push(answer);
+        if settles {
+            break;
+        }
+    }
+    Some(answers)
+}
+
 /// The calls of the transcript's last message, when it is a tool-calling assistant turn.
 pub(super) fn last_calls(messages: &[Message]) -> Option<&[ToolCall]> {
     match messages.last()? {
@@ -242,10 +272,11 @@ fn match_answers(
     let Some(Message::ToolResults { results }) = messages.last() else {
         return Err(not_halted());
     };
-    let waiting: Vec<&Request> = results.iter().filter_map(|r| r.pending.as_ref()).collect();
-    if waiting.is_empty() {
+    if !results.iter().any(ToolOutput::is_pending) {
         return Err(not_halted());
     }
+    // The requests still unanswered: those an earlier resume answered take no second one.
+    let waiting: Vec<&Request> = results.iter().flat_map(ToolOutput::unanswered).collect();
     if let Some(expected) = expected {
         if !waiting.contains(&expected) {
             return Err(ClientError::RequestMismatch(expected.id.clone()));
@@ -254,6 +285,15 @@ fn match_answers(
     let mut matched = HashMap::with_capacity(answers.len());
     for answer in answers {
         let Some(request) = waiting.iter().find(|r| r.id == answer.id) else {
+            if results
+                .iter()
+                .any(|r| r.answered.iter().any(|a| a.id == answer.id))
+            {
+                return Err(ClientError::InvalidAnswer {
+                    request: answer.id,
+                    reason: "it was answered by an earlier resume".into(),
+                });
+            }
             return Err(ClientError::RequestMismatch(answer.id));
         };
         let invalid = |reason: String| ClientError::InvalidAnswer {
@@ -297,28 +337,23 @@ fn slots(
             Some(output) => match output.pending.as_ref() {
                 None => Slot::Settled(Box::new(output)),
                 Some(request) => {
-                    let answered = answers.remove(&request.id).map(|(_, a)| a);
-                    let recalled = || {
-                        let tool = request.gated_tool()?;
-                        memory.recall(tool, request)
-                    };
-                    match answered.or_else(recalled) {
-                        Some(answer) => {
-                            same_call(call, &output, request)?;
-                            check_bound(&answer, &call.name, &call.args).map_err(|reason| {
-                                ClientError::ReceiptMismatch {
-                                    request: request.id.clone(),
-                                    call: call.id.clone(),
-                                    reason,
-                                }
-                            })?;
-                            Slot::Answered(Box::new(Answered {
-                                request: request.clone(),
-                                answer,
-                                approval: output.approval,
-                            }))
+                    let given: Vec<Answer> = output
+                        .unanswered()
+                        .filter_map(|r| answers.remove(&r.id).map(|(_, a)| a))
+                        .collect();
+                    if given.is_empty() {
+                        let recalled = request.gated_tool().and_then(|tool| {
+                            // A gate asks one question; a remembered decision answers it.
+                            (output.pending_more.is_empty())
+                                .then(|| memory.recall(tool, request))
+                                .flatten()
+                        });
+                        match recalled {
+                            Some(answer) => answered(call, output, vec![answer])?,
+                            None => Slot::Waiting(Box::new(output)),
                         }
-                        None => Slot::Waiting(Box::new(output)),
+                    } else {
+                        answered(call, output, given)?
                     }
                 }
             },
@@ -331,6 +366,39 @@ fn slots(
         )));
     }
     Ok(slots)
+}
+
+/// Where `call`, waiting at `placeholder`, stands once `given` answers come: settled
+/// when every request of the call has its answer (with those earlier resumes gave) or one
+/// is a refusal; else still waiting, keeping the answers on its placeholder. Refused
+/// before anything is recorded when the call is not the one the requests were asked for.
+fn answered(
+    call: &ToolCall,
+    mut placeholder: ToolOutput,
+    given: Vec<Answer>,
+) -> Result<Slot, ClientError> {
+    if let Some(request) = &placeholder.pending {
+        same_call(call, &placeholder, request)?;
+    }
+    for answer in &given {
+        check_bound(answer, &call.name, &call.args).map_err(|reason| {
+            ClientError::ReceiptMismatch {
+                request: answer.id.clone(),
+                call: call.id.clone(),
+                reason,
+            }
+        })?;
+    }
+    placeholder.answered.extend(given);
+    let refused = placeholder.answered.iter().any(|a| !a.ok);
+    if !refused && placeholder.unanswered().next().is_some() {
+        return Ok(Slot::Waiting(Box::new(placeholder)));
+    }
+    Ok(Slot::Answered(Box::new(Answered {
+        requests: placeholder.requests().cloned().collect(),
+        answers: placeholder.answered,
+        approval: placeholder.approval,
+    })))
 }
 
 /// Refuses to settle `call` through `placeholder`'s `request` when the call is not the one

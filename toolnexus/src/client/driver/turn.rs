@@ -174,11 +174,11 @@ pub(super) async fn settle<E: Events>(
 /// Settles a resumed turn's call whose request the host has answered.
 async fn settle_answered<E: Events>(cx: Cx<'_, E>, call: &ToolCall, answered: Answered) -> CallEnd {
     let Answered {
-        request,
-        answer,
+        requests,
+        answers,
         approval,
     } = answered;
-    call::settle(cx, call, call.args.clone(), &request, answer, approval).await
+    call::settle(cx, call, call.args.clone(), &requests, answers, approval).await
 }
 
 /// Every call's settlement, in call order. Most turns make one call, awaited on its own:
@@ -219,7 +219,8 @@ pub(super) async fn settle_journaled<E: Events>(
                 journaled_call(journal, key, run).await?
             }
             Slot::Answered(answered) => {
-                let key = turn.call(&tool_call.id, Some(&answered.request.id));
+                let first = answered.requests.first().map(|r| r.id.as_str());
+                let key = turn.call(&tool_call.id, first);
                 let run = settle_answered(cx, tool_call, *answered);
                 journaled_call(journal, key, run).await?
             }
@@ -253,7 +254,7 @@ fn lay_out<E: Events>(
                 continue;
             }
             Settlement::Waiting(output) => {
-                settled.halted.extend(output.pending.clone());
+                settled.halted.extend(output.unanswered().cloned());
                 settled.results.push(output);
                 continue;
             }
@@ -274,7 +275,7 @@ fn lay_out<E: Events>(
             output.call_digest = Some(crate::call_digest(&call.name, args));
         }
         settled.results.push(output);
-        settled.halted.extend(outcome.pending().cloned());
+        settled.halted.extend(outcome.requests().cloned());
         let mut record = ToolCallRecord::new(call, outcome);
         if let Some(args) = end.edited {
             record.proposed_args = Some(std::mem::replace(&mut record.args, args.clone()));
@@ -287,9 +288,13 @@ fn lay_out<E: Events>(
 
 fn report<E: Events>(ev: &E, call: &ToolCall, outcome: &ToolOutcome) {
     match outcome {
-        ToolOutcome::Pending { request, .. } => ev.emit(|| StreamEvent::Pending {
-            request: request.clone(),
-        }),
+        ToolOutcome::Pending { .. } => {
+            for request in outcome.requests() {
+                ev.emit(|| StreamEvent::Pending {
+                    request: request.clone(),
+                });
+            }
+        }
         _ => ev.emit(|| StreamEvent::ToolResult {
             id: call.id.clone(),
             name: call.name.clone(),

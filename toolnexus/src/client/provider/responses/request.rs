@@ -236,6 +236,8 @@ mod tests {
             output: text.into(),
             is_error: false,
             pending: None,
+            pending_more: Vec::new(),
+            answered: Vec::new(),
             approval: None,
             trace: None,
             call_digest: None,
