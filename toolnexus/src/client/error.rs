@@ -283,7 +283,7 @@ impl fmt::Display for ClientError {
                 reason,
             } => write!(
                 f,
-                "the answer to request `{request}` carries a receipt for another call than `{call}`: {reason}; nothing was run"
+                "the answer to request `{request}` carries a receipt that does not bind call `{call}`: {reason}; nothing was run"
             ),
             ClientError::InvalidTranscript(why) => {
                 write!(f, "the transcript cannot be resumed: {why}")
