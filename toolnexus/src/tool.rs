@@ -42,6 +42,9 @@ pub struct ToolContext {
     /// What identifies the run up to the call's turn, set by the loop: with `call_id`, what
     /// [`idempotency_key`](Self::idempotency_key) is made of.
     pub(crate) seed: Option<CallSeed>,
+    /// The receipts the loop hands the call beyond its first answer's: those of every answer
+    /// of a call that asked several questions, or of the approval a gated call runs under.
+    pub(crate) receipts: Vec<Receipt>,
 }
 
 /// Names idempotency keys apart from any other v5 ids derived from the same text.
@@ -103,10 +106,11 @@ impl ToolContext {
         Some(uuid::Uuid::new_v5(&EFFECTS, format!("{seed}\0{call}").as_bytes()).to_string())
     }
 
-    /// The signed receipts of the answer this call re-runs with: the proof of who
-    /// approved it, to hand to the system the tool acts on. Empty on a first run and for
-    /// an answer without receipts. A resume has already refused receipts issued for
-    /// another request or call, so each names this call as it runs.
+    /// The signed receipts this call runs under: those of the answers it re-runs with, or,
+    /// for a call behind an approval, those of the approval that let it run — the proof of
+    /// who approved it, to hand to the system the tool acts on. Empty on a first run that
+    /// nobody approved, and for answers without receipts. A resume has already refused
+    /// receipts issued for another request or call, so each names this call as it runs.
     ///
     /// ```
     /// use toolnexus::{Answer, ToolContext};
@@ -116,6 +120,9 @@ impl ToolContext {
     /// assert!(ctx.receipts().is_empty());
     /// ```
     pub fn receipts(&self) -> &[Receipt] {
+        if !self.receipts.is_empty() {
+            return &self.receipts;
+        }
         self.answer.as_ref().map_or(&[], |answer| &answer.receipts)
     }
 

@@ -71,6 +71,11 @@ fn verified(inbox: &Inbox, receipts: &[Receipt]) {
     assert!(receipt::verify(&forged, &public).is_err());
 }
 
+/// `item` with a suffix of its own, so the purchases of the two engines' runs stay apart.
+fn unique(item: &str) -> String {
+    format!("{item}-{}", uuid::Uuid::new_v4().simple())
+}
+
 fn finance(id: &str) -> Person {
     Person::new(id).groups(["finance"])
 }
@@ -97,7 +102,8 @@ async fn resume(inbox: &Inbox, llm: &toolnexus::testing::MockLlm) -> Option<Stri
 }
 
 async fn two_of_three_finance_members_resume_the_run_once(db: TestDb) {
-    let (inbox, id, llm) = parked(&db, "server").await;
+    let server = unique("server");
+    let (inbox, id, llm) = parked(&db, &server).await;
     let request = inbox.get(&id).await.unwrap().unwrap();
     assert_eq!(request.quorum, 2);
     assert_eq!(request.approvals().unwrap().to_string(), "0 of 2 approvals");
@@ -154,10 +160,10 @@ async fn two_of_three_finance_members_resume_the_run_once(db: TestDb) {
     assert_eq!(done.state, ParkedState::Answered);
     assert_eq!(done.answered_by.as_deref(), Some("bob@example.com"));
     let text = resume(&inbox, &llm).await.expect("the run resumes");
-    assert_eq!(text, "outcome: approved: server");
+    assert_eq!(text, format!("outcome: approved: {server}"));
     assert!(resume(&inbox, &llm).await.is_none(), "resumed exactly once");
     // The call ran under both approvals' receipts, bound to it, signed by the inbox.
-    let receipts = receipts_of("server");
+    let receipts = receipts_of(&server);
     let by: Vec<&str> = receipts.iter().map(|r| r.statement.by.as_str()).collect();
     assert_eq!(by, ["ada@example.com", "bob@example.com"]);
     for r in &receipts {
@@ -168,7 +174,7 @@ async fn two_of_three_finance_members_resume_the_run_once(db: TestDb) {
         assert_eq!(r.statement.rule, "group:finance");
         assert_eq!(
             r.statement.call,
-            toolnexus::call_digest("approve_purchase", &serde_json::json!({"item": "server"}))
+            toolnexus::call_digest("approve_purchase", &serde_json::json!({"item": server}))
         );
     }
     verified(&inbox, &receipts);
@@ -181,6 +187,34 @@ async fn two_of_three_finance_members_resume_the_run_once(db: TestDb) {
         matches!(late, Err(InboxError::NotWaiting { .. })),
         "{late:?}"
     );
+
+    // Another call resumed under this call's receipts is refused, and runs nothing.
+    let printer = unique("printer");
+    let other = inbox
+        .park(&halted(&client(&llm), &toolkit(), &printer).await)
+        .await
+        .unwrap();
+    for who in ["ada@example.com", "bob@example.com"] {
+        inbox
+            .answer_as(Answer::ok(&other), finance(who))
+            .await
+            .unwrap();
+    }
+    let (c, tk) = (client(&llm), toolkit());
+    let swapped = inbox
+        .resume_with(&other, |messages, mut answers| {
+            answers[0].receipts = receipts.clone();
+            async move { c.run_with_answers(messages, answers, &tk).await }
+        })
+        .await;
+    assert!(
+        matches!(
+            &swapped,
+            Err(InboxError::Resume(ClientError::ReceiptMismatch { .. }))
+        ),
+        "{swapped:?}"
+    );
+    assert_eq!(purchases(&printer), 0);
 
     // The trail lists each answer, with who gave it.
     let trail: Vec<(AuditKind, Option<String>)> = inbox
@@ -201,7 +235,7 @@ async fn two_of_three_finance_members_resume_the_run_once(db: TestDb) {
 }
 
 async fn racing_approvals_resume_once_with_one_effect(db: TestDb) {
-    let item = format!("racks-{}", uuid::Uuid::new_v4().simple());
+    let item = unique("racks");
     let (inbox, id, llm) = parked(&db, &item).await;
     let people = ["ada@example.com", "bob@example.com", "carol@example.com"];
     let answers = people.map(|p| {
@@ -254,7 +288,8 @@ async fn one_refusal_declines_a_quorum(db: TestDb) {
 }
 
 async fn a_delegate_counts_as_the_giver_within_the_window(db: TestDb) {
-    let (inbox, id, llm) = parked(&db, "laptop").await;
+    let laptop = unique("laptop");
+    let (inbox, id, llm) = parked(&db, &laptop).await;
     let bob = Person::new("bob@example.com"); // not in finance himself
     let tomorrow = db.clock.now() + Duration::from_secs(24 * 3600);
     let given = inbox

@@ -17,7 +17,7 @@ use crate::client::hooks::{BeforeTool, ToolCallInfo};
 use crate::client::message::ToolCall;
 use crate::client::metrics::millis;
 use crate::client::spans;
-use crate::{Answer, Request, ToolContext, ToolOutcome, ToolResult};
+use crate::{Answer, Receipt, Request, ToolContext, ToolOutcome, ToolResult};
 
 /// Settles a call that has not run yet: a gated call asks first (a remembered decision
 /// answers for the person); then it runs, and a suspension goes to `wait_for` when there is
@@ -61,19 +61,25 @@ pub(super) async fn settle_fresh<E: Events>(
             };
         }
     }
-    run(cx, call, &call.args, arg_error).await.into()
+    run(cx, call, &call.args, arg_error, Vec::new())
+        .await
+        .into()
 }
 
 /// Runs a call with `args`; a suspension goes to `wait_for` when there is one (each of
 /// its requests in turn, when it asked several). The arguments are borrowed: only a call
 /// that suspends needs a second copy, for its re-run.
+///
+/// `approved` holds the receipts of the approval its gate was settled with, if any: the
+/// tool reads them from its context ([`ToolContext::receipts`]).
 async fn run<E: Events>(
     cx: Cx<'_, E>,
     call: &ToolCall,
     args: &Value,
     arg_error: Option<&str>,
+    approved: Vec<Receipt>,
 ) -> ToolOutcome {
-    let first = attempt(cx, call, args.clone(), arg_error, Vec::new()).await;
+    let first = attempt(cx, call, args.clone(), arg_error, Vec::new(), approved).await;
     let ToolOutcome::Pending { request, more, .. } = &first else {
         return first;
     };
@@ -126,11 +132,19 @@ pub(super) fn settle<'a, E: Events>(
     answers: Vec<Answer>,
     approval: Option<Answer>,
 ) -> impl Future<Output = CallEnd> + 'a {
+    // A gate's approval lets the call run for the first time, under its receipts.
+    let approved: Vec<Receipt> = match requests.first().and_then(Request::gated_tool) {
+        Some(_) => answers
+            .iter()
+            .flat_map(|a| a.receipts.iter().cloned())
+            .collect(),
+        None => Vec::new(),
+    };
     let again = move |args, answers: Vec<Answer>| async move {
         match answers.is_empty() {
-            false => attempt(cx, call, args, None, answers).await,
+            false => attempt(cx, call, args, None, answers, Vec::new()).await,
             // Boxed: an approved gate's first run may suspend and come back here.
-            true => Box::pin(run(cx, call, &args, None)).await,
+            true => Box::pin(run(cx, call, &args, None, approved)).await,
         }
     };
     Request::settle_all(requests, answers, args, again).map(|settled| CallEnd {
@@ -150,12 +164,13 @@ fn attempt<'a, E: Events>(
     args: Value,
     arg_error: Option<&'a str>,
     answers: Vec<Answer>,
+    approved: Vec<Receipt>,
 ) -> impl Future<Output = ToolOutcome> + 'a {
     let source = source(cx, call);
     let span = spans::tool(cx.settings, call, source, !answers.is_empty());
     let ended = span.clone();
     let started = Instant::now();
-    hooked(cx, call, args, arg_error, answers)
+    hooked(cx, call, args, arg_error, answers, approved)
         .map(move |outcome| {
             spans::tool_ended(&ended, cx.settings, &outcome);
             let telemetry = &cx.settings.telemetry;
@@ -177,6 +192,7 @@ fn hooked<'a, E: Events>(
     args: Value,
     arg_error: Option<&'a str>,
     mut answers: Vec<Answer>,
+    approved: Vec<Receipt>,
 ) -> impl Future<Output = ToolOutcome> + 'a {
     async move {
         let hooks = &cx.settings.hooks;
@@ -206,6 +222,7 @@ fn hooked<'a, E: Events>(
                         call,
                         std::mem::take(&mut args),
                         std::mem::take(&mut answers),
+                        approved,
                     )
                     .await
                 }
@@ -214,7 +231,7 @@ fn hooked<'a, E: Events>(
         };
         let result = match early {
             Some(result) => result,
-            None => execute(cx, call, args.clone(), answers.clone()).await,
+            None => execute(cx, call, args.clone(), answers.clone(), approved).await,
         };
         // A suspension is not a result yet: the hook sees the call once it is resolved (the
         // re-run's result), so a hook that replaces results cannot cancel a suspension.
@@ -234,9 +251,19 @@ fn execute<'a, E: Events>(
     call: &ToolCall,
     args: Value,
     answers: Vec<Answer>,
+    approved: Vec<Receipt>,
 ) -> impl Future<Output = ToolResult> + 'a {
     let mut ctx = ToolContext::default().with_call_id(call.id.as_str());
     ctx.answer = answers.first().cloned();
+    // Every answer's receipts, or, for a gated call's first run, its approval's.
+    ctx.receipts = if approved.is_empty() && answers.len() > 1 {
+        answers
+            .iter()
+            .flat_map(|a| a.receipts.iter().cloned())
+            .collect()
+    } else {
+        approved
+    };
     ctx.answers = answers;
     ctx.seed = cx.seed.cloned();
     if let Some(extensions) = cx.extensions {
