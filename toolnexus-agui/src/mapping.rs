@@ -37,7 +37,9 @@ impl Refused {
 /// `{"approved": true}` or `{"approved": false, "reason": "…"}`; a declared approval also
 /// takes `editedArgs`, the call's arguments replaced whole, which must fit the tool's
 /// schema. The metadata names the request's `kind`; for a sign-in, the `url` to send
-/// the person to; for a declared approval, the `tool` and the `args` the model proposed.
+/// the person to; for a declared approval, the `tool` and the `args` the model proposed;
+/// for one several people must give, how far their `approvals` came
+/// (`toolnexus_inbox::Parked::shown` puts them on the request).
 ///
 /// ```
 /// use toolnexus::Request;
@@ -67,6 +69,9 @@ pub(crate) fn interrupt_seen(
 ) -> Interrupt {
     let mut metadata = Map::new();
     metadata.insert("kind".to_owned(), json!(request.kind.as_str()));
+    if let Some(approvals) = request.data.as_ref().and_then(|d| d.get("approvals")) {
+        metadata.insert("approvals".to_owned(), approvals.clone());
+    }
     let (reason, schema) = match request.asks() {
         Asks::Form { schema } => (Reason::InputRequired, schema.as_object().cloned()),
         Asks::Gate { .. } if !shows_call => (Reason::ToolCall, Some(decision(None))),

@@ -35,12 +35,14 @@ impl Latest {
         self.head().run_state
     }
 
-    /// The requests still waiting for their answers, in call order.
+    /// The requests still waiting for their answers, in call order, as doors show them
+    /// ([`Parked::shown`]: with how far their approvals came, when several people must
+    /// give them).
     pub fn open(&self) -> Vec<Request> {
         self.requests
             .iter()
             .filter(|p| p.state == ParkedState::Waiting)
-            .map(|p| p.request.clone())
+            .map(Parked::shown)
             .collect()
     }
 }

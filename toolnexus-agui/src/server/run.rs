@@ -7,7 +7,7 @@
 use futures::StreamExt;
 use tokio::sync::mpsc;
 use toolnexus::{Answer, Message, Request, RunResult, RunStatus};
-use toolnexus_inbox::Person;
+use toolnexus_inbox::{InboxError, Person};
 
 use super::events::{self, Live};
 use super::thread::{self, Stage};
@@ -118,27 +118,8 @@ impl Out<'_> {
                 .await;
         }
         let outcome = if record.parked.is_some() {
-            // A gate's call is shown to whoever may answer it; to anyone else the
-            // interrupt is the question alone.
-            let mut answerable = Vec::with_capacity(result.waiting.len());
-            for request in &result.waiting {
-                let may = match shared.inbox.get(&request.id).await {
-                    Ok(Some(parked)) => shared.inbox.may_answer(&parked, self.caller),
-                    Ok(None) => false,
-                    Err(e) => {
-                        tracing::error!(thread, error = %e, "an AG-UI interrupt could not be read");
-                        false
-                    }
-                };
-                if may {
-                    answerable.push(request.id.as_str());
-                }
-            }
-            Outcome::Interrupt {
-                interrupts: mapping::interrupts(&result.waiting, &result.messages, |r| {
-                    answerable.contains(&r.id.as_str())
-                }),
-            }
+            self.interrupts(shared, &result.waiting, &result.messages)
+                .await
         } else {
             Outcome::Success
         };
@@ -148,6 +129,55 @@ impl Out<'_> {
             outcome,
         })
         .await;
+    }
+
+    /// Ends the run still waiting on run `run`'s open requests: an approval toward a
+    /// quorum was recorded, and the request waits for someone else's.
+    async fn still_waiting(&self, shared: &Shared, run: &str, halted: &[Message]) {
+        let open = match shared.inbox.follow(run).await {
+            Ok(latest) => latest.open(),
+            Err(e) => return self.fail(format!("the run could not be read: {e}")).await,
+        };
+        let outcome = self.interrupts(shared, &open, halted).await;
+        self.send(Event::RunFinished {
+            thread_id: self.input.thread_id.clone(),
+            run_id: self.input.run_id.clone(),
+            outcome,
+        })
+        .await;
+    }
+
+    /// The interrupts of `waiting`, asked in `transcript`. A gate's call is shown to
+    /// whoever may answer it; to anyone else the interrupt is the question alone.
+    async fn interrupts(
+        &self,
+        shared: &Shared,
+        waiting: &[Request],
+        transcript: &[Message],
+    ) -> Outcome {
+        let thread = self.input.thread_id.as_str();
+        let mut answerable = Vec::with_capacity(waiting.len());
+        let mut shown = Vec::with_capacity(waiting.len());
+        for request in waiting {
+            let (may, request) = match shared.inbox.get(&request.id).await {
+                Ok(Some(parked)) => (
+                    shared.inbox.may_answer(&parked, self.caller),
+                    parked.shown(),
+                ),
+                Ok(None) => (false, request.clone()),
+                Err(e) => {
+                    tracing::error!(thread, error = %e, "an AG-UI interrupt could not be read");
+                    (false, request.clone())
+                }
+            };
+            if may {
+                answerable.push(request.id.clone());
+            }
+            shown.push(request);
+        }
+        Outcome::Interrupt {
+            interrupts: mapping::interrupts(&shown, transcript, |r| answerable.contains(&r.id)),
+        }
     }
 }
 
@@ -254,6 +284,8 @@ async fn resume(
         .await
     {
         Ok(parked) => parked,
+        // An approval toward a quorum: the others' approvals are still to come.
+        Err(InboxError::NotAnswered(_)) => return out.still_waiting(shared, run, halted).await,
         Err(e) => return out.fail(format!("the resumed run failed: {e}")).await,
     };
     let Some(result) = parked.result else {

@@ -170,3 +170,74 @@ async fn only_an_approver_buys_and_only_an_approver_sees_the_call() {
     client.close().await;
     agent.stop().await;
 }
+
+/// Callers of the quorum test: two people of finance.
+const FINANCE: &str = "tok-alice alice@shop.example finance\ntok-bob bob@shop.example finance\n";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_quorum_waits_for_a_second_approver_and_counts_each_once() {
+    let db = TestDb::sqlite();
+    let model = model().await;
+    let purchases = Arc::new(AtomicUsize::new(0));
+    let tk = toolnexus::Toolkit::builder()
+        .tool(crate::shop_agent::counting_purchase(purchases.clone()))
+        .approval(
+            toolnexus::Approval::tools(["purchase"])
+                .responders(["group:finance"])
+                .quorum(2),
+        )
+        .build()
+        .expect("the toolkit builds");
+    let tokens = BearerTokens::parse(FINANCE).expect("the tokens parse");
+    let agent = Agent::serve_on(
+        &db,
+        &model,
+        purchases,
+        tk,
+        |inbox| inbox,
+        |server| server.identify(tokens).require_identity(),
+    )
+    .await;
+    let mut client = Client::start();
+    let bearer = |token: &str| json!({"Authorization": format!("Bearer {token}")});
+
+    let asked = client
+        .step(json!({"agent": "alice", "url": agent.url, "threadId": "q",
+            "headers": bearer("tok-alice"), "say": "buy a gpu"}))
+        .await;
+    let interrupt = interrupts(&asked)[0].clone();
+    let approve = json!([{"interruptId": interrupt["id"], "status": "resolved",
+        "payload": {"approved": true}}]);
+
+    // Alice's approval is one of two: the run ends interrupted again, saying so.
+    let first = client
+        .step(json!({"agent": "alice", "url": agent.url, "threadId": "q",
+            "headers": bearer("tok-alice"), "resume": approve}))
+        .await;
+    assert_eq!(last(&first)["outcome"]["type"], "interrupt", "{first}");
+    let again = interrupts(&first)[0].clone();
+    assert_eq!(again["id"], interrupt["id"]);
+    let approvals = &again["metadata"]["approvals"];
+    assert_eq!(approvals["count"], 1, "{again}");
+    assert_eq!(approvals["quorum"], 2, "{again}");
+    assert_eq!(approvals["by"], json!(["alice@shop.example"]), "{again}");
+    assert_eq!(agent.purchases.load(Ordering::SeqCst), 0);
+
+    // Alice again counts once: refused, nothing bought.
+    let twice = client
+        .step(json!({"agent": "alice", "url": agent.url, "threadId": "q",
+            "headers": bearer("tok-alice"), "resume": approve}))
+        .await;
+    assert_eq!(last(&twice)["type"], "RUN_ERROR", "{twice}");
+    assert_eq!(last(&twice)["code"], "not_allowed", "{twice}");
+
+    // Bob's is the second: bought once.
+    let bought = client
+        .step(json!({"agent": "bob", "url": agent.url, "threadId": "q",
+            "headers": bearer("tok-bob"), "resume": approve}))
+        .await;
+    assert_eq!(last(&bought)["outcome"]["type"], "success", "{bought}");
+    assert_eq!(agent.purchases.load(Ordering::SeqCst), 1);
+    client.close().await;
+    agent.stop().await;
+}

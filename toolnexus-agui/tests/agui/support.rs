@@ -54,7 +54,7 @@ impl Agent {
         Agent::serve_on(db, model, purchases, tk, |inbox| inbox, |server| server).await
     }
 
-    async fn serve_on(
+    pub async fn serve_on(
         db: &TestDb,
         model: &MockLlm,
         purchases: Arc<AtomicUsize>,
