@@ -3,7 +3,10 @@
 //! elicitation becomes a `Request` when consuming, and answers map to elicitation results
 //! and back.
 
-use rmcp::model::{ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationSchema};
+use rmcp::model::{
+    ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationSchema, MetaObject,
+    RequestMetaObject,
+};
 use serde_json::{Value, json};
 use toolnexus::{Answer, Asks, Refusal, Request, RequestKind};
 
@@ -66,11 +69,41 @@ pub(crate) fn to_elicitation(request: &Request) -> Result<ElicitRequestParams, S
         message.push('\n');
         message.push_str(url);
     }
+    let approvals = request.data.as_ref().and_then(|d| d.get("approvals"));
+    if let Some(said) = approvals.and_then(approvals_text) {
+        message.push('\n');
+        message.push_str(&said);
+    }
+    let meta = approvals.map(|approvals| {
+        let mut members = serde_json::Map::new();
+        members.insert(APPROVALS_META.to_owned(), approvals.clone());
+        RequestMetaObject(MetaObject(members))
+    });
     Ok(ElicitRequestParams::FormElicitationParams {
-        meta: None,
+        meta,
         message,
         requested_schema,
     })
+}
+
+/// The `_meta` key of how far a request's approvals came, when several people must give
+/// them (`{"count", "quorum", "by"}`, as the inbox's `Parked::shown` writes them).
+pub(crate) const APPROVALS_META: &str = "toolnexus/approvals";
+
+/// `1 of 2 approvals (ada@example.com)`, for a person reading the elicitation.
+fn approvals_text(approvals: &serde_json::Value) -> Option<String> {
+    let count = approvals.get("count")?.as_u64()?;
+    let quorum = approvals.get("quorum")?.as_u64()?;
+    let by: Vec<&str> = approvals
+        .get("by")
+        .and_then(|b| b.as_array())
+        .map(|b| b.iter().filter_map(|v| v.as_str()).collect())
+        .unwrap_or_default();
+    let mut said = format!("{count} of {quorum} approvals");
+    if !by.is_empty() {
+        said.push_str(&format!(" ({})", by.join(", ")));
+    }
+    Some(said)
 }
 
 /// The suspension an MCP server's elicitation becomes: a form is an `input` with its
@@ -269,5 +302,18 @@ mod tests {
         );
         let error = to_elicitation(&request).unwrap_err();
         assert!(error.contains("not an MCP elicitation schema"), "{error}");
+    }
+
+    #[test]
+    fn a_request_several_people_approve_says_how_far_they_came() {
+        let request = Request::new("approval", "Pay?").with_data(json!({
+            "approvals": {"count": 1, "quorum": 2, "by": ["ada@example.com"]}
+        }));
+        let wire = serde_json::to_value(to_elicitation(&request).unwrap()).unwrap();
+        assert_eq!(wire["message"], "Pay?\n1 of 2 approvals (ada@example.com)");
+        assert_eq!(wire["_meta"][APPROVALS_META]["count"], 1, "{wire}");
+        let plain =
+            serde_json::to_value(to_elicitation(&Request::new("approval", "Pay?")).unwrap());
+        assert!(plain.unwrap().get("_meta").is_none());
     }
 }
