@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use rmcp::model::{CallToolResult, CancelTaskParams, TaskPayload, UpdateTaskParams};
 use serde_json::{Value, json};
-use toolnexus::{Answer, NativeTool, Request, ToolContext, ToolResult, Toolkit};
+use toolnexus::{Answer, NativeTool, Request, ToolContext, ToolResult, Toolkit, pending_all};
 use toolnexus_inbox::{AuditKind, Inbox, ParkedState};
 use toolnexus_mcp::McpServer;
 use toolnexus_test_support::databases::TestDb;
@@ -275,4 +275,87 @@ async fn a_misfit_update_records_nothing_and_a_good_one_runs_the_call_once() {
     );
     assert_eq!(runs.load(Ordering::SeqCst), 1);
     assert_eq!(answers(&people, &key).await, 1);
+}
+
+/// A tool that asks at once whether to go ahead and for a note, and counts its runs.
+fn label(runs: Arc<AtomicUsize>) -> impl toolnexus::Tool {
+    NativeTool::of(
+        "label",
+        "Prints a label once a person approves it and gives its note",
+        json!({"type": "object", "properties": {}}),
+        move |_args: Value, ctx: ToolContext| {
+            let runs = runs.clone();
+            async move {
+                match ctx.answers.as_slice() {
+                    [] => pending_all![
+                        (kind = "approval", prompt = "Print a label?", id = "print"),
+                        (kind = "question", prompt = "Its note?", id = "note"),
+                    ],
+                    [print, note] => {
+                        runs.fetch_add(1, Ordering::SeqCst);
+                        let note = note
+                            .data
+                            .as_ref()
+                            .map_or(Value::Null, |d| d["answer"].clone());
+                        ToolResult::ok(format!("printed: {} {note}", print.ok))
+                    }
+                    other => ToolResult::error(format!("{} answers", other.len())),
+                }
+            }
+        },
+    )
+}
+
+#[tokio::test]
+async fn a_kept_task_asking_two_questions_takes_them_one_at_a_time_and_runs_once() {
+    let db = TestDb::sqlite();
+    let runs = Arc::new(AtomicUsize::new(0));
+    let tk = Toolkit::builder()
+        .tool(label(runs.clone()))
+        .build()
+        .unwrap();
+    let server = McpServer::builder(tk)
+        .task_after(Duration::ZERO)
+        .task_poll_interval(Duration::from_millis(20))
+        .inbox(inbox(&db).await)
+        .build()
+        .unwrap();
+    let client = raw(&serve(server).await).await;
+    let (id, _) = asking(&client, "label", json!({})).await;
+    let TaskPayload::InputRequired { input_requests } = get(&client, &id).await else {
+        panic!("the task asks")
+    };
+    let mut keys: Vec<&String> = input_requests.keys().collect();
+    keys.sort();
+    assert_eq!(keys, ["note", "print"], "both questions at once");
+    let people = inbox(&db).await;
+    assert_eq!(
+        people.run_requests("print").await.unwrap().len(),
+        2,
+        "a row each"
+    );
+
+    let update = UpdateTaskParams::new(id.clone(), responses("print", accept()));
+    client.update_task(update).await.unwrap();
+    match get(&client, &id).await {
+        TaskPayload::InputRequired { input_requests } => {
+            assert_eq!(input_requests.keys().collect::<Vec<_>>(), ["note"]);
+        }
+        other => panic!("the task waits for the note, not {other:?}"),
+    }
+    assert_eq!(
+        runs.load(Ordering::SeqCst),
+        0,
+        "nothing ran on half the answers"
+    );
+
+    let note = json!({"action": "accept", "content": {"answer": "fragile"}});
+    let update = UpdateTaskParams::new(id.clone(), responses("note", note));
+    client.update_task(update).await.unwrap();
+    assert_eq!(
+        completed(until_ended(&client, &id).await),
+        (false, r#"printed: true "fragile""#.to_owned())
+    );
+    assert_eq!(runs.load(Ordering::SeqCst), 1);
+    assert_eq!(answers(&people, "print").await, 2);
 }
