@@ -150,14 +150,15 @@ impl<'a> RequestRow<'a> {
 /// The tool call that asked request `id`: its name and arguments, from the call records or, failing
 /// that, from the transcript's placeholder and the assistant turn that asked for it.
 fn halted_call<'r>(run: &'r RunResult, id: &str) -> Option<(&'r str, &'r Value)> {
-    let parks_here = |call: &ToolCallRecord| call.pending().is_some_and(|p| p.id == id);
+    // A call that asked several questions at once parks on each of them.
+    let parks_here = |call: &ToolCallRecord| call.requests().iter().any(|p| p.id == id);
     if let Some(call) = run.tool_calls.iter().find(|c| parks_here(c)) {
         return Some((&call.name, &call.args));
     }
     let call_id = run.messages.iter().rev().find_map(|m| match m {
         Message::ToolResults { results } => results
             .iter()
-            .find(|r| r.pending.as_ref().is_some_and(|p| p.id == id))
+            .find(|r| r.requests().any(|p| p.id == id))
             .map(|r| r.call_id.as_str()),
         _ => None,
     })?;

@@ -604,7 +604,7 @@ fn changed_call(messages: &[Message], stored: &[StoredAnswer]) -> Option<ClientE
         let (tool, args) = (parked.tool_name.as_deref()?, parked.tool_args.as_deref()?);
         let call_id = placeholders
             .iter()
-            .find(|p| p.pending.as_ref().is_some_and(|r| r.id == parked.id))?
+            .find(|p| p.requests().any(|r| r.id == parked.id))?
             .call_id
             .as_str();
         let call = calls.iter().find(|c| c.id == call_id)?;

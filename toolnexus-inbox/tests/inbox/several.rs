@@ -461,6 +461,9 @@ async fn one_call_asking_two_questions_parks_two_rows_and_resumes_once_with_both
     for (parked, asked) in rows.iter().zip(&run.waiting) {
         assert_eq!(&parked.request, asked);
         assert_eq!((parked.run.as_str(), &parked.requests), (id.as_str(), &ids));
+        // Each question shows the call that asked it, the second as the first.
+        assert_eq!(parked.tool.as_deref(), Some("book"));
+        assert_eq!(parked.args, Some(json!({"city": "Lisbon"})));
     }
 
     // One answer: the run waits on for the other, and nothing runs.
