@@ -134,3 +134,37 @@ pub async fn model() -> MockLlm {
         .await
         .expect("the scripted model starts")
 }
+
+/// `wrap`: asks at once whether to add a note and whether to wrap in gold, under ids of
+/// its own (`note`, `gold`); wraps with both answers once re-run. The suites of the doors
+/// show with it a call that asks several questions.
+pub fn wrapping_toolkit() -> Toolkit {
+    let wrap = NativeTool::of(
+        "wrap",
+        "Wraps a gift",
+        json!({"type": "object", "properties": {}}),
+        |_args: Value, ctx: ToolContext| async move {
+            match ctx.answers.as_slice() {
+                [] => toolnexus::pending_all![
+                    (kind = "approval", prompt = "Add a note?", id = "note"),
+                    (kind = "approval", prompt = "Wrap it in gold?", id = "gold"),
+                ],
+                [note, gold] => {
+                    ToolResult::ok(format!("wrapped: note {}, gold {}", note.ok, gold.ok))
+                }
+                other => ToolResult::error(format!("{} answers", other.len())),
+            }
+        },
+    );
+    Toolkit::builder().tool(wrap).build().expect("a toolkit")
+}
+
+/// The model of [`wrapping_toolkit`]: calls `wrap`, then says what came of it.
+pub async fn wrapping_model() -> MockLlm {
+    MockLlm::with_fn(|req| match req.tool_results().pop() {
+        Some((_, out)) => Reply::text(format!("Done: {out}.")),
+        None => Reply::tool_call("call_0", "wrap", json!({})),
+    })
+    .await
+    .expect("the scripted model starts")
+}

@@ -415,44 +415,12 @@ async fn a_continuation_answering_two_requests_is_taken_all_or_none() {
     assert_eq!(count(AuditKind::Claimed), 1, "{trail:?}");
 }
 
-/// `wrap`: asks at once for a gift note and for an approval of the wrapping, under ids of
-/// its own; wraps with both answers once re-run.
-fn wrapping_toolkit() -> toolnexus::Toolkit {
-    let wrap = toolnexus::NativeTool::of(
-        "wrap",
-        "Wraps a gift",
-        json!({"type": "object", "properties": {}}),
-        |_args: Value, ctx: toolnexus::ToolContext| async move {
-            match ctx.answers.as_slice() {
-                [] => toolnexus::pending_all![
-                    (kind = "input", prompt = "Gift note?", id = "note"),
-                    (kind = "approval", prompt = "Wrap it in gold?", id = "gold"),
-                ],
-                [note, gold] => toolnexus::ToolResult::ok(format!(
-                    "wrapped: note {}, gold {}",
-                    note.ok, gold.ok
-                )),
-                other => toolnexus::ToolResult::error(format!("{} answers", other.len())),
-            }
-        },
-    );
-    toolnexus::Toolkit::builder()
-        .tool(wrap)
-        .build()
-        .expect("a toolkit")
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn one_call_asking_two_questions_is_one_task_answered_in_two_messages() {
     let db = TestDb::sqlite();
-    let model = toolnexus::testing::MockLlm::with_fn(|req| match req.tool_results().pop() {
-        Some((_, out)) => toolnexus::testing::Reply::text(format!("Done: {out}.")),
-        None => toolnexus::testing::Reply::tool_call("call_0", "wrap", json!({})),
-    })
-    .await
-    .expect("the scripted model starts");
+    let model = crate::shop_agent::wrapping_model().await;
     let options = Options {
-        toolkit: Some(wrapping_toolkit()),
+        toolkit: Some(crate::shop_agent::wrapping_toolkit()),
         ..Options::default()
     };
     let agent = Agent::serve_with(&db, &model, Arc::new(AtomicUsize::new(0)), options).await;
@@ -506,46 +474,6 @@ async fn approve_on_the_page(inbox: &Inbox, id: &str) {
     let host = listener.local_addr().expect("an address").to_string();
     let page = toolnexus_inbox::web::router(inbox.clone(), "page-token");
     tokio::spawn(async move { axum::serve(listener, page).await });
-    let http = reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .expect("a client");
-    let signed_in = http
-        .get(format!("http://{host}/?token=page-token"))
-        .send()
-        .await
-        .expect("the page answers");
-    let cookie = signed_in.headers()["set-cookie"]
-        .to_str()
-        .expect("a cookie")
-        .split(';')
-        .next()
-        .expect("its pair")
-        .to_owned();
-    let url = format!("http://{host}/r/{id}");
-    let form = http
-        .get(&url)
-        .header("cookie", &cookie)
-        .send()
-        .await
-        .expect("the request's page")
-        .text()
-        .await
-        .expect("its text");
-    let marker = r#"name="_forgery" value=""#;
-    let at = form
-        .find(marker)
-        .unwrap_or_else(|| panic!("a form: {form}"))
-        + marker.len();
-    let token = form[at..].split('"').next().expect("the token");
-    let posted = http
-        .post(&url)
-        .header("cookie", &cookie)
-        .header("origin", format!("http://{host}"))
-        .header("sec-fetch-site", "same-origin")
-        .form(&[("_forgery", token), ("_action", "approve")])
-        .send()
-        .await
-        .expect("the page takes the answer");
-    assert_eq!(posted.status(), 303, "the page recorded the approval");
+    let status = crate::support::approve_on_the_page_as(&host, "page-token", id).await;
+    assert_eq!(status, 303, "the page recorded the approval");
 }

@@ -14,7 +14,7 @@ use toolnexus_inbox::web::InboxPage;
 use toolnexus_inbox::{BearerTokens, Inbox, Person};
 
 use crate::shop_agent::{counting_purchase, model};
-use crate::support::{drive, state, status_data, task_of, within, TestDb};
+use crate::support::{approve_on_the_page_as, drive, state, status_data, task_of, within, TestDb};
 
 /// Who signs in to the A2A door, by token.
 const PEOPLE: &str = "ada-token ada@example.com finance\ncarol-token carol@example.com finance";
@@ -103,53 +103,6 @@ async fn doors(db: &TestDb, llm: &toolnexus::testing::MockLlm) -> Doors {
     }
 }
 
-/// Approves request `id` on the page as the holder of `token` does in a browser: signs in
-/// with the link's token, opens the request, posts its form from the same origin. The
-/// status the post was answered with.
-async fn approve_on_the_page(host: &str, token: &str, id: &str) -> u16 {
-    let http = reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .unwrap();
-    let signed_in = http
-        .get(format!("http://{host}/?token={token}"))
-        .send()
-        .await
-        .expect("the page answers");
-    let cookie = signed_in.headers()["set-cookie"]
-        .to_str()
-        .unwrap()
-        .split(';')
-        .next()
-        .unwrap()
-        .to_owned();
-    let url = format!("http://{host}/r/{id}");
-    let form = http
-        .get(&url)
-        .header("cookie", &cookie)
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
-    let marker = r#"name="_forgery" value=""#;
-    let Some(at) = form.find(marker) else {
-        return 0;
-    };
-    let forgery = form[at + marker.len()..].split('"').next().unwrap();
-    let posted = http
-        .post(&url)
-        .header("cookie", &cookie)
-        .header("origin", format!("http://{host}"))
-        .header("sec-fetch-site", "same-origin")
-        .form(&[("_forgery", forgery), ("_action", "approve")])
-        .send()
-        .await
-        .expect("the page answers the post");
-    posted.status().as_u16()
-}
-
 /// Starts a purchase on A2A as Ada; the task and the request it waits on.
 async fn started(doors: &Doors, item: &str) -> (String, String) {
     let text = format!("buy a {item}");
@@ -176,7 +129,7 @@ async fn approvals_racing_from_the_page_and_from_a2a_resume_once() {
     let (task, request) = started(&doors, "gpu").await;
 
     let (page, a2a) = tokio::join!(
-        approve_on_the_page(&doors.page, "bob-token", &request),
+        approve_on_the_page_as(&doors.page, "bob-token", &request),
         drive(&doors.agent, json!([approve(&task, "ada-token")]))
     );
     assert_eq!(page, 303, "the page took Bob's approval");
@@ -212,7 +165,7 @@ async fn one_person_counts_once_across_doors_and_the_status_says_how_far() {
     assert_eq!(approvals["by"], json!(["ada@example.com"]), "{asked}");
     // Ada again, on the page this time: she counts already.
     assert_eq!(
-        approve_on_the_page(&doors.page, "ada-page-token", &request).await,
+        approve_on_the_page_as(&doors.page, "ada-page-token", &request).await,
         0,
         "the page offers Ada no form"
     );

@@ -273,3 +273,50 @@ pub fn task_of(result: &Value) -> &Value {
     );
     &result["task"]
 }
+
+/// Approves request `id` on the page as the holder of `token` does in a browser: signs in
+/// with the link's token, opens the request, posts its form from the same origin. The
+/// status the post was answered with; 0 when the page offers them no form.
+pub async fn approve_on_the_page_as(host: &str, token: &str, id: &str) -> u16 {
+    let http = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let signed_in = http
+        .get(format!("http://{host}/?token={token}"))
+        .send()
+        .await
+        .expect("the page answers");
+    let cookie = signed_in.headers()["set-cookie"]
+        .to_str()
+        .unwrap()
+        .split(';')
+        .next()
+        .unwrap()
+        .to_owned();
+    let url = format!("http://{host}/r/{id}");
+    let form = http
+        .get(&url)
+        .header("cookie", &cookie)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let marker = r#"name="_forgery" value=""#;
+    let Some(at) = form.find(marker) else {
+        return 0;
+    };
+    let forgery = form[at + marker.len()..].split('"').next().unwrap();
+    let posted = http
+        .post(&url)
+        .header("cookie", &cookie)
+        .header("origin", format!("http://{host}"))
+        .header("sec-fetch-site", "same-origin")
+        .form(&[("_forgery", forgery), ("_action", "approve")])
+        .send()
+        .await
+        .expect("the page answers the post");
+    posted.status().as_u16()
+}

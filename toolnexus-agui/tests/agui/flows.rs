@@ -280,43 +280,11 @@ async fn two_waiting_calls_are_two_interrupts_answered_each_by_its_id() {
     client.close().await;
 }
 
-/// `wrap`: asks at once whether to add a note and whether to wrap in gold, under ids of
-/// its own; wraps with both answers once re-run.
-fn wrapping_toolkit() -> toolnexus::Toolkit {
-    let wrap = toolnexus::NativeTool::of(
-        "wrap",
-        "Wraps a gift",
-        json!({"type": "object", "properties": {}}),
-        |_args: Value, ctx: toolnexus::ToolContext| async move {
-            match ctx.answers.as_slice() {
-                [] => toolnexus::pending_all![
-                    (kind = "approval", prompt = "Add a note?", id = "note"),
-                    (kind = "approval", prompt = "Wrap it in gold?", id = "gold"),
-                ],
-                [note, gold] => toolnexus::ToolResult::ok(format!(
-                    "wrapped: note {}, gold {}",
-                    note.ok, gold.ok
-                )),
-                other => toolnexus::ToolResult::error(format!("{} answers", other.len())),
-            }
-        },
-    );
-    toolnexus::Toolkit::builder()
-        .tool(wrap)
-        .build()
-        .expect("a toolkit")
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn one_call_asking_two_questions_is_two_interrupts_of_that_call() {
     let db = TestDb::sqlite();
-    let model = toolnexus::testing::MockLlm::with_fn(|req| match req.tool_results().pop() {
-        Some((_, out)) => toolnexus::testing::Reply::text(format!("Done: {out}.")),
-        None => toolnexus::testing::Reply::tool_call("call_0", "wrap", json!({})),
-    })
-    .await
-    .expect("the scripted model starts");
-    let agent = Agent::serve_tools(&db, &model, wrapping_toolkit()).await;
+    let model = crate::shop_agent::wrapping_model().await;
+    let agent = Agent::serve_tools(&db, &model, crate::shop_agent::wrapping_toolkit()).await;
     let mut client = Client::start();
     let asked = client.say("gift", &agent.url, "wrap my gift").await;
     let interrupts = interrupts(&asked);

@@ -51,15 +51,7 @@ pub(crate) async fn in_force_to(
     to_id: &str,
     now: i64,
 ) -> Result<Vec<DelegationRow>, InboxError> {
-    let sql = format!(
-        "{COLUMNS} WHERE to_id = $1 AND until_at > $2 AND created_at <= $2 \
-         AND revoked_at IS NULL ORDER BY created_at, id"
-    );
-    Ok(sqlx::query_as(sqlx::AssertSqlSafe(sql))
-        .bind(to_id)
-        .bind(now)
-        .fetch_all(conn)
-        .await?)
+    in_force(conn, "to_id = $1 AND created_at <= $2", to_id, now).await
 }
 
 /// The delegations given by or to `id` that are still in force at `now`, oldest first.
@@ -68,14 +60,28 @@ pub(crate) async fn in_force_of(
     id: &str,
     now: i64,
 ) -> Result<Vec<DelegationRow>, InboxError> {
+    in_force(pool, "(from_id = $1 OR to_id = $1)", id, now).await
+}
+
+/// The delegations `whose` (a condition on person `$1` at time `$2`) selects that are in
+/// force at `now`, oldest first.
+async fn in_force<'c, E>(
+    conn: E,
+    whose: &str,
+    id: &str,
+    now: i64,
+) -> Result<Vec<DelegationRow>, InboxError>
+where
+    E: sqlx::Executor<'c, Database = sqlx::Any>,
+{
     let sql = format!(
-        "{COLUMNS} WHERE (from_id = $1 OR to_id = $1) AND until_at > $2 \
-         AND revoked_at IS NULL ORDER BY created_at, id"
+        "{COLUMNS} WHERE {whose} AND until_at > $2 AND revoked_at IS NULL \
+         ORDER BY created_at, id"
     );
     Ok(sqlx::query_as(sqlx::AssertSqlSafe(sql))
         .bind(id)
         .bind(now)
-        .fetch_all(pool)
+        .fetch_all(conn)
         .await?)
 }
 
