@@ -132,13 +132,17 @@ pub(super) fn settle<'a, E: Events>(
     answers: Vec<Answer>,
     approval: Option<Answer>,
 ) -> impl Future<Output = CallEnd> + 'a {
-    // A gate's approval lets the call run for the first time, under its receipts.
-    let approved: Vec<Receipt> = match requests.first().and_then(Request::gated_tool) {
-        Some(_) => answers
+    // A gate's approval lets the call run for the first time, under its receipts. Most
+    // answers carry none, and then the request is not read again.
+    let signed = answers.iter().any(|a| !a.receipts.is_empty());
+    let gate = || requests.first().and_then(Request::gated_tool).is_some();
+    let approved: Vec<Receipt> = if signed && gate() {
+        answers
             .iter()
             .flat_map(|a| a.receipts.iter().cloned())
-            .collect(),
-        None => Vec::new(),
+            .collect()
+    } else {
+        Vec::new()
     };
     let again = move |args, answers: Vec<Answer>| async move {
         match answers.is_empty() {
