@@ -2,8 +2,6 @@
 //! arguments, kept on the placeholder of every call a run halts on and checked again when
 //! the run is resumed, so an answer only ever settles the very call a person was shown.
 
-use std::fmt::Write as _;
-
 use serde_json::Value;
 
 /// The digest of a call of `tool` with `args`: `sha256:` and the hex SHA-256 of the
@@ -27,14 +25,21 @@ pub fn call_digest(tool: &str, args: &Value) -> String {
     text.extend_from_slice(b",\"tool\":");
     scalar(&Value::String(tool.to_owned()), &mut text);
     text.push(b'}');
-    let sum = ring::digest::digest(&ring::digest::SHA256, &text);
-    let mut digest = String::with_capacity(7 + 64);
-    digest.push_str("sha256:");
+    sha256_text(&text)
+}
+
+/// `sha256:` and the lowercase hex SHA-256 of `bytes`: how every digest of the crate is
+/// written (a call's, an answer's data's).
+pub(crate) fn sha256_text(bytes: &[u8]) -> String {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let sum = ring::digest::digest(&ring::digest::SHA256, bytes);
+    let mut text = String::with_capacity(7 + 64);
+    text.push_str("sha256:");
     for byte in sum.as_ref() {
-        // Writing to a String cannot fail.
-        let _ = write!(digest, "{byte:02x}");
+        text.push(char::from(HEX[usize::from(byte >> 4)]));
+        text.push(char::from(HEX[usize::from(byte & 0xf)]));
     }
-    digest
+    text
 }
 
 fn canonical(value: &Value, out: &mut Vec<u8>) {

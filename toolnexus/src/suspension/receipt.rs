@@ -12,6 +12,7 @@ use serde_json::Value;
 
 use super::canonical::canonical_json;
 use super::codes::Refusal;
+use super::digest::sha256_text;
 
 /// The version of the receipt format this crate writes and reads.
 pub const RECEIPT_VERSION: u32 = 1;
@@ -180,18 +181,6 @@ pub struct ReceiptAnswer {
 /// ```
 pub fn data_digest(data: &Value) -> String {
     sha256_text(&canonical_json(data))
-}
-
-fn sha256_text(bytes: &[u8]) -> String {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    let sum = ring::digest::digest(&ring::digest::SHA256, bytes);
-    let mut text = String::with_capacity(7 + 64);
-    text.push_str("sha256:");
-    for byte in sum.as_ref() {
-        text.push(char::from(HEX[usize::from(byte >> 4)]));
-        text.push(char::from(HEX[usize::from(byte & 0xf)]));
-    }
-    text
 }
 
 #[cfg(test)]
