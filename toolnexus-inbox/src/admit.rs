@@ -41,6 +41,10 @@ impl Ballot<'_> {
             request: self.request.to_owned(),
             who: id.to_owned(),
         };
+        // A door's stand-in may be anyone at all, so it is no one a quorum can count.
+        if self.quorum > 1 && who.is_some_and(|p| !p.is_identified()) {
+            return Err(not_allowed());
+        }
         let Some(list) = self.responders else {
             // Anyone may answer; a quorum still counts people, so it needs to know who.
             let Some(who) = who else {

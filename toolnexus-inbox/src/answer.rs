@@ -138,6 +138,13 @@ impl Inbox {
             if let Err(e) = tx.rollback().await {
                 tracing::warn!(error = %e, "could not roll back a refused batch of answers");
             }
+            if let InboxError::Batch {
+                request,
+                source: why,
+            } = &refused
+            {
+                self.audit_refused(request, source, why).await;
+            }
             return Err(refused);
         }
         tx.commit().await?;
@@ -188,6 +195,7 @@ impl Inbox {
                 if let Err(e) = tx.rollback().await {
                     tracing::warn!(error = %e, "could not roll back a refused answer");
                 }
+                self.audit_refused(&answer.id, &source, &refused).await;
                 Err(refused)
             }
         }
@@ -227,6 +235,10 @@ impl Inbox {
                 id: answer.id.clone(),
                 reason: format!("request: {e}"),
             })?;
+        let rule = request.rule().map_err(|e| InboxError::InvalidRule {
+            id: answer.id.clone(),
+            reason: e.to_string(),
+        })?;
         let responders = match source {
             Source::Person(_) => {
                 let escalated_to = stored_responders(row.escalated_to.as_deref());
@@ -250,11 +262,11 @@ impl Inbox {
             responders: responders.as_deref(),
             delegated: &delegated,
             votes: &votes,
-            quorum: request.quorum(),
+            quorum: rule.quorum,
         };
         let quorum = ballot.quorum;
         let mut taken = self.decide(&run, &row, request, &ballot, answer, source, now)?;
-        taken.vote.receipt = self.receipt_of(&run.id, &row, &taken.vote)?;
+        taken.vote.receipt = self.receipt_of(&run.id, &row, &taken.vote, taken.resolves, quorum)?;
         let mut all = votes;
         all.push(taken.vote);
         if taken.resolves {
@@ -400,6 +412,44 @@ impl Inbox {
         })
     }
 
+    /// Puts a refused answer on the record — who tried to answer request `id`, and why it
+    /// was refused — in a transaction of its own, as the refusal changed nothing else. Only
+    /// refusals of a known request are recorded (an unknown id has no run to record it
+    /// on); a failure to record is logged, never hides the refusal.
+    async fn audit_refused(&self, id: &str, source: &Source, refused: &InboxError) {
+        let judged = matches!(
+            refused,
+            InboxError::NotAllowed { .. }
+                | InboxError::AlreadyCounted { .. }
+                | InboxError::InvalidAnswer { .. }
+                | InboxError::InvalidRule { .. }
+                | InboxError::Expired(_)
+                | InboxError::NotWaiting { .. }
+        );
+        if !judged {
+            return;
+        }
+        let recorded = async {
+            let mut tx = self.inner.store.write().await?;
+            let Some(run) = requests::run_of(&mut tx, id).await? else {
+                return tx.rollback().await.map_err(InboxError::from);
+            };
+            let why = refused.to_string();
+            Record {
+                request: Some(id),
+                actor: source.who(),
+                detail: Some(&why),
+                ..Record::new(&run, AuditKind::AnswerRefused)
+            }
+            .append(&mut tx, self.now())
+            .await?;
+            tx.commit().await.map_err(InboxError::from)
+        };
+        if let Err(e) = recorded.await {
+            tracing::warn!(request = %id, error = %e, "could not record a refused answer");
+        }
+    }
+
     /// The signed receipt of `vote`, an answer to the request `row` holds, of run `run`;
     /// `None` when this inbox signs no receipts, or the request's call is not known (a
     /// run parked from a transcript that does not show it), so there is no call to bind.
@@ -408,6 +458,8 @@ impl Inbox {
         run: &str,
         row: &ToAnswer,
         vote: &StoredVote,
+        settles: bool,
+        quorum: u32,
     ) -> Result<Option<Receipt>, InboxError> {
         let Some(key) = &self.inner.receipts else {
             return Ok(None);
@@ -439,7 +491,12 @@ impl Inbox {
             by,
             rfc3339_millis(vote.at),
             vote.rule.as_str(),
-        );
+        )
+        .quorum(quorum)
+        .remembered(vote.answer.remember);
+        if !settles {
+            statement = statement.partial();
+        }
         if let Some(whom) = &vote.for_whom {
             statement = statement.on_behalf_of(whom.as_str());
         }

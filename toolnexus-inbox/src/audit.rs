@@ -40,6 +40,17 @@ pub enum AuditKind {
     /// A resume was refused before anything ran: the call a request would settle is not
     /// the one it was parked for (the detail names the call and the request).
     Refused,
+    /// The run was cancelled while it waited: its open requests were refused as cancelled
+    /// and it will not resume (the actor is who cancelled).
+    Cancelled,
+    /// An answer was refused: who tried and why (the detail), so an attempt to answer
+    /// without the right is on the record.
+    AnswerRefused,
+    /// A person handed their answering rights to another (a delegation's own trail,
+    /// `delegation:ID`; the detail says to whom and until when).
+    Delegated,
+    /// A delegation was ended before its time, by its giver or an administrator.
+    DelegationRevoked,
 }
 
 impl AuditKind {
@@ -57,6 +68,10 @@ impl AuditKind {
             AuditKind::NotificationFailed => "notification_failed",
             AuditKind::Escalated => "escalated",
             AuditKind::Refused => "refused",
+            AuditKind::Cancelled => "cancelled",
+            AuditKind::AnswerRefused => "answer_refused",
+            AuditKind::Delegated => "delegated",
+            AuditKind::DelegationRevoked => "delegation_revoked",
         }
     }
 
@@ -74,6 +89,10 @@ impl AuditKind {
             AuditKind::NotificationFailed,
             AuditKind::Escalated,
             AuditKind::Refused,
+            AuditKind::Cancelled,
+            AuditKind::AnswerRefused,
+            AuditKind::Delegated,
+            AuditKind::DelegationRevoked,
         ]
         .into_iter()
         .find(|k| k.as_str() == text)
@@ -145,7 +164,8 @@ impl<'a> Record<'a> {
 
 impl Inbox {
     /// The audit trail of the run that request `id` belongs to (any of its requests),
-    /// oldest first; empty when no run has that request. A run resumed into a new
+    /// oldest first; empty when no run has that request. A delegation's trail is read by
+    /// `delegation:ID` ([`Inbox::delegate`]). A run resumed into a new
     /// parking continues under the new request's id ([`Parked::next`](crate::Parked::next)).
     ///
     /// ```

@@ -10,7 +10,8 @@ use std::time::SystemTime;
 
 use serde_json::json;
 
-use crate::clock::{from_ms, to_ms};
+use crate::audit::{AuditKind, Record};
+use crate::clock::{from_ms, ms, rfc3339, to_ms};
 use crate::people::Person;
 use crate::store::delegations::{self, DelegationRow, NewDelegation};
 use crate::store::{json, strings_of};
@@ -37,6 +38,20 @@ impl Delegation {
     pub fn holds_at(&self, now: SystemTime) -> bool {
         self.since <= now && now < self.until
     }
+}
+
+/// The labels the doors and the page answer under when they identify nobody: never a
+/// delegate, since whoever reaches the door would hold the rights.
+const STAND_INS: [&str; 4] = [
+    "a2a client",
+    "ag-ui client",
+    "mcp client",
+    "holder of the inbox token",
+];
+
+/// The audit trail of delegation `id`: its own, beside the runs'.
+fn trail_of(id: &str) -> String {
+    format!("delegation:{id}")
 }
 
 /// How a person's id is kept and compared: email addresses compare letter case aside.
@@ -87,20 +102,28 @@ impl Inbox {
     /// Hands `from`'s answering rights to `to` from now until `until`, by the inbox's clock:
     /// `to` may then answer what `from` may (by `from`'s id and groups as given here), each
     /// such answer recorded as "`to` for `from`" and counted as `from`'s. Delegating to
-    /// oneself, to an empty id, or until a time already past is
-    /// [`InboxError::InvalidDelegation`].
+    /// oneself, to an empty id, from a door's [stand-in](Person::stand_in) or to a door's
+    /// stand-in label, until a time already past, or for longer than the inbox allows
+    /// ([`InboxBuilder::max_delegation`](crate::InboxBuilder::max_delegation), 30 days by
+    /// default) is [`InboxError::InvalidDelegation`]. The delegation has its own audit
+    /// trail, `delegation:ID` ([`Inbox::audit`]), which starts with a `delegated` entry.
     ///
     /// ```
     /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
     /// use std::time::{Duration, SystemTime};
-    /// use toolnexus_inbox::{Inbox, Person};
+    /// use toolnexus_inbox::{AuditKind, Inbox, Person};
     ///
     /// let inbox = Inbox::open("sqlite::memory:").await?;
     /// let ada = Person::new("ada@example.com").groups(["finance"]);
     /// let tomorrow = SystemTime::now() + Duration::from_secs(24 * 3600);
-    /// let given = inbox.delegate(ada, "bob@example.com", tomorrow).await?;
+    /// let given = inbox.delegate(ada.clone(), "bob@example.com", tomorrow).await?;
     /// assert_eq!(given.to, "bob@example.com");
-    /// assert_eq!(inbox.delegations_of("bob@example.com").await?, vec![given]);
+    /// assert_eq!(inbox.delegations_of("bob@example.com").await?, vec![given.clone()]);
+    /// let trail = inbox.audit(&format!("delegation:{}", given.id)).await?;
+    /// assert_eq!(trail[0].kind, AuditKind::Delegated);
+    ///
+    /// let next_year = SystemTime::now() + Duration::from_secs(365 * 24 * 3600);
+    /// assert!(inbox.delegate(ada, "bob@example.com", next_year).await.is_err());
     /// # Ok::<(), toolnexus_inbox::InboxError>(())
     /// # }).unwrap();
     /// ```
@@ -113,22 +136,42 @@ impl Inbox {
         let from = from.into();
         let now = self.now();
         let (from_id, to_id) = (key_of(&from.id), key_of(to));
-        let invalid = |why: &str| Err(InboxError::InvalidDelegation(why.to_owned()));
+        let invalid = |why: String| Err(InboxError::InvalidDelegation(why));
         if from_id.is_empty() || to_id.is_empty() {
-            return invalid("both people must be named by their ids");
+            return invalid("both people must be named by their ids".to_owned());
         }
         if from_id == to_id {
-            return invalid("a person cannot hand their rights to themselves");
+            return invalid("a person cannot hand their rights to themselves".to_owned());
+        }
+        if !from.is_identified() {
+            return invalid(format!(
+                "`{}` stands in for a caller nobody signed in",
+                from.id
+            ));
+        }
+        if STAND_INS.contains(&to_id.as_str()) {
+            return invalid(format!(
+                "`{to_id}` is a door's stand-in, not a person: name the delegate by the id \
+                 they sign in with"
+            ));
         }
         let until_ms = to_ms(until);
         if until_ms <= now {
-            return invalid("it would end before it starts");
+            return invalid("it would end before it starts".to_owned());
+        }
+        let longest = self.inner.max_delegation;
+        if until_ms > now.saturating_add(ms(longest)) {
+            return invalid(format!(
+                "it would last longer than this inbox allows ({} days at most)",
+                longest.as_secs() / 86_400
+            ));
         }
         let id = uuid::Uuid::new_v4().to_string();
         let giver = json!({"id": from.id, "name": from.name, "groups": from.groups});
         let giver = json(&id, &giver)?;
+        let mut tx = self.inner.store.write().await?;
         delegations::insert(
-            &self.inner.store.pool,
+            &mut tx,
             &NewDelegation {
                 id: &id,
                 from_id: &from_id,
@@ -139,6 +182,15 @@ impl Inbox {
             },
         )
         .await?;
+        let detail = format!("{} to {to_id} until {}", from.id, rfc3339(until_ms));
+        Record {
+            actor: Some(&from.id),
+            detail: Some(&detail),
+            ..Record::new(&trail_of(&id), AuditKind::Delegated)
+        }
+        .append(&mut tx, now)
+        .await?;
+        tx.commit().await?;
         tracing::info!(delegation = %id, from = %from.id, to = %to_id, "answering rights delegated");
         Ok(Delegation {
             id,
@@ -149,16 +201,52 @@ impl Inbox {
         })
     }
 
-    /// Ends delegation `id` now; only its giver (`by`) may.
+    /// Ends delegation `id` now; only its giver (`by`) may (an administrator uses
+    /// [`revoke_delegation_as_admin`](Self::revoke_delegation_as_admin)).
     /// [`InboxError::UnknownDelegation`] when `by` gave no such delegation still in force.
+    /// The revocation is a `delegation_revoked` entry of the delegation's trail.
     pub async fn revoke_delegation(&self, id: &str, by: &str) -> Result<(), InboxError> {
-        let pool = &self.inner.store.pool;
-        if delegations::revoke(pool, id, &key_of(by), self.now()).await? {
-            tracing::info!(delegation = %id, "delegation revoked");
-            Ok(())
-        } else {
-            Err(InboxError::UnknownDelegation(id.to_owned()))
+        self.revoke(id, by, Some(&key_of(by))).await
+    }
+
+    /// Ends delegation `id` now, whoever gave it, as administrator `admin`: who may
+    /// administer is the host's to decide (its sign-in, its roles); the inbox records who
+    /// did it in the delegation's trail.
+    pub async fn revoke_delegation_as_admin(
+        &self,
+        id: &str,
+        admin: &Person,
+    ) -> Result<(), InboxError> {
+        if !admin.is_identified() {
+            return Err(InboxError::InvalidDelegation(format!(
+                "`{}` stands in for a caller nobody signed in",
+                admin.id
+            )));
         }
+        self.revoke(id, &admin.id, None).await
+    }
+
+    async fn revoke(&self, id: &str, by: &str, giver: Option<&str>) -> Result<(), InboxError> {
+        let now = self.now();
+        let mut tx = self.inner.store.write().await?;
+        if !delegations::revoke(&mut tx, id, giver, now).await? {
+            tx.rollback().await?;
+            return Err(InboxError::UnknownDelegation(id.to_owned()));
+        }
+        let detail = match giver {
+            Some(_) => "revoked by its giver",
+            None => "revoked by an administrator",
+        };
+        Record {
+            actor: Some(by),
+            detail: Some(detail),
+            ..Record::new(&trail_of(id), AuditKind::DelegationRevoked)
+        }
+        .append(&mut tx, now)
+        .await?;
+        tx.commit().await?;
+        tracing::info!(delegation = %id, "delegation revoked");
+        Ok(())
     }
 
     /// The delegations in force now that `person` gave or was given, oldest first.

@@ -122,6 +122,16 @@ pub enum InboxError {
     /// one; the reason names the line, never its token.
     #[error("the bearer tokens cannot be read: {0}")]
     InvalidTokens(String),
+    /// The request's rule is written wrong (`data.responders`, `quorum`, `edits` or
+    /// `remember`: [`Request::rule`](toolnexus::Request::rule)), so it is not parked:
+    /// nothing could tell who may answer it.
+    #[error("request `{id}` cannot be parked: {reason}")]
+    InvalidRule {
+        /// The request.
+        id: String,
+        /// What is wrong with its rule.
+        reason: String,
+    },
     /// The request carries an `expiresAt` that is not an RFC 3339 timestamp.
     #[error("request `{id}` has an expiresAt that is not an RFC 3339 timestamp: {value:?}")]
     InvalidExpiry {

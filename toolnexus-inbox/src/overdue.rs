@@ -110,12 +110,15 @@ impl Inbox {
         let mut expired = 0;
         for requests::Due { id, request } in due {
             // An unreadable request gets the default; answering it reports what is wrong.
-            let kind = serde_json::from_str::<Request>(&request)
-                .ok()
-                .map(|r| r.kind);
+            let request = serde_json::from_str::<Request>(&request).ok();
+            // Silence is not the consent of several people: a request that needs more
+            // than one approval is declined when it expires, whatever its kind's rule.
+            let quorum = request.as_ref().map_or(1, Request::quorum);
+            let kind = request.map(|r| r.kind);
             let action = kind
                 .as_ref()
                 .and_then(|kind| self.expiry_rule(kind))
+                .filter(|_| quorum == 1)
                 .map_or(&Expiry::Decline, |rule| &rule.action);
             let mut outcome = self.record_answer(action.answer(&id), Source::Expiry).await;
             if let Err(InboxError::InvalidAnswer { .. }) = &outcome {

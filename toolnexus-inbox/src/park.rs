@@ -10,6 +10,7 @@ use tracing::Instrument;
 
 use crate::audit::{AuditKind, Record};
 use crate::clock::{ms, parse_rfc3339, rfc3339};
+use crate::people::Responder;
 use crate::store::json;
 use crate::store::requests::{self, NewRequest};
 use crate::store::runs::{self, NewRun};
@@ -117,6 +118,17 @@ impl<'a> RequestRow<'a> {
         asked: &'a Request,
     ) -> Result<Self, InboxError> {
         let mut request = Cow::Borrowed(asked);
+        let rule = asked.rule().map_err(|e| InboxError::InvalidRule {
+            id: asked.id.clone(),
+            reason: e.to_string(),
+        })?;
+        // The inbox's own rules go with the request: any process that opens this database
+        // judges its answers by them, whatever rules that process was built with.
+        if rule.responders.is_none() {
+            if let Some(list) = inbox.inner.rules.responders(asked, inbox.agent(), &[]) {
+                write_responders(request.to_mut(), &list)?;
+            }
+        }
         let expires_at = match &asked.expires_at {
             Some(text) => Some(
                 parse_rfc3339(text).ok_or_else(|| InboxError::InvalidExpiry {
@@ -144,6 +156,26 @@ impl<'a> RequestRow<'a> {
             args_json,
             expires_at,
         })
+    }
+}
+
+/// Writes `list` into `request`'s `data.responders`; a request whose `data` is not an
+/// object cannot carry them, so it is not parked.
+fn write_responders(request: &mut Request, list: &[Responder]) -> Result<(), InboxError> {
+    let names = list.iter().map(|r| Value::from(r.to_string())).collect();
+    match request
+        .data
+        .get_or_insert_with(|| Value::Object(Default::default()))
+    {
+        Value::Object(data) => {
+            data.insert("responders".to_owned(), Value::Array(names));
+            Ok(())
+        }
+        _ => Err(InboxError::InvalidRule {
+            id: request.id.clone(),
+            reason: "its `data` is not an object, so it cannot carry the inbox's responders"
+                .to_owned(),
+        }),
     }
 }
 

@@ -30,6 +30,9 @@ pub struct Person {
     pub name: Option<String>,
     /// The groups they belong to, matched by a [`Responder::Group`].
     pub groups: Vec<String>,
+    /// `false` for a door's stand-in for a caller it did not identify
+    /// ([`Person::stand_in`]): not a person anyone signed in as.
+    identified: bool,
 }
 
 impl Person {
@@ -39,7 +42,30 @@ impl Person {
             id: id.into(),
             name: None,
             groups: Vec::new(),
+            identified: true,
         }
+    }
+
+    /// A door's stand-in for a caller it did not identify (`"a2a client"`): what the audit
+    /// trail records when anyone may answer. It never counts toward a quorum above one,
+    /// since two stand-ins may be one caller, and nobody can delegate to it.
+    ///
+    /// ```
+    /// use toolnexus_inbox::Person;
+    ///
+    /// assert!(!Person::stand_in("a2a client").is_identified());
+    /// assert!(Person::new("ada@example.com").is_identified());
+    /// ```
+    pub fn stand_in(label: impl Into<String>) -> Person {
+        Person {
+            identified: false,
+            ..Person::new(label)
+        }
+    }
+
+    /// Whether someone signed in as this person: `false` for a [stand-in](Self::stand_in).
+    pub fn is_identified(&self) -> bool {
+        self.identified
     }
 
     /// The name the page shows.

@@ -92,6 +92,7 @@ fn error_type(error: &crate::InboxError) -> &'static str {
         E::Finished { .. } => "finished",
         E::Corrupt { .. } => "corrupt",
         E::InvalidExpiry { .. } => "invalid_expiry",
+        E::InvalidRule { .. } => "invalid_rule",
         E::SchemaTooNew { .. } => "schema_too_new",
         E::UnsupportedUrl(_) => "unsupported_url",
         E::EngineNotBuilt { .. } => "engine_not_built",

@@ -59,7 +59,8 @@ pub use outcome::ToolOutcome;
 pub use result::{IntoToolResult, Json, ToolResult};
 pub use suspension::{
     call_digest, canonical_json, check_answers, data_digest, Answer, AnswerDecodeError,
-    AnswerSetError, Asks, Receipt, Refusal, Request, RequestKind, SettledCall,
+    AnswerSetError, Asks, Edits, Receipt, Refusal, Request, RequestKind, Rule, RuleError,
+    SettledCall,
 };
 /// The token that cancels a run (see [`Run::cancel`]), re-exported from
 /// `tokio-util` so hosts need not depend on it.
@@ -79,6 +80,7 @@ pub mod receipt {
     pub use crate::suspension::receipt::{
         data_digest, Receipt, ReceiptAnswer, Statement, RECEIPT_VERSION,
     };
+    pub use crate::suspension::signed::{check_approval, UnsignedApproval, VerifyReceipt};
 }
 
 pub use toolnexus_macros::{tool, toolbox};

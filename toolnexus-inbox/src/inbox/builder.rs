@@ -34,6 +34,7 @@ pub struct InboxBuilder {
     escalations: Vec<Escalation>,
     expiry: HashMap<RequestKind, ExpiryRule>,
     receipts: Option<Arc<ReceiptKey>>,
+    max_delegation: Duration,
 }
 
 impl fmt::Debug for InboxBuilder {
@@ -70,7 +71,16 @@ impl InboxBuilder {
             escalations: Vec::new(),
             expiry: HashMap::new(),
             receipts: None,
+            max_delegation: Duration::from_secs(30 * 86_400),
         }
+    }
+
+    /// How long a delegation may last at most ([`Inbox::delegate`](crate::Inbox::delegate));
+    /// default 30 days. Rights handed over for longer would outlive what the giver can be
+    /// expected to remember they gave.
+    pub fn max_delegation(mut self, longest: Duration) -> Self {
+        self.max_delegation = longest;
+        self
     }
 
     /// Signs a receipt for every answer recorded, with `key` (see
@@ -290,6 +300,7 @@ impl InboxBuilder {
                 escalations: self.escalations,
                 expiry: self.expiry,
                 receipts: self.receipts,
+                max_delegation: self.max_delegation,
                 outbox: Notify::new(),
             }),
         })

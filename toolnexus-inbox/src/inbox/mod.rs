@@ -3,6 +3,7 @@
 //! and the housekeeping are the operations of their own modules.
 
 mod builder;
+mod ruled;
 
 use std::collections::HashMap;
 use std::fmt;
@@ -61,6 +62,8 @@ pub(crate) struct Inner {
     pub(crate) expiry: HashMap<RequestKind, ExpiryRule>,
     /// The key every answer's receipt is signed with, when the host gave one.
     pub(crate) receipts: Option<Arc<ReceiptKey>>,
+    /// The longest a delegation may last.
+    pub(crate) max_delegation: Duration,
     /// Wakes a deliverer when this process wrote to the outbox.
     pub(crate) outbox: Notify,
     /// Wakes one idle worker slot per answer (this process's answers, and other processes'

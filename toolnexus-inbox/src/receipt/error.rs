@@ -24,7 +24,7 @@ pub enum ReceiptError {
     #[error("not an Ed25519 key: {0}")]
     InvalidKey(String),
     /// The receipt names another format version than this crate reads.
-    #[error("the receipt has version {0}; this version of toolnexus-inbox reads version {v}", v = toolnexus::receipt::RECEIPT_VERSION)]
+    #[error("the receipt has version {0}; this version of toolnexus-inbox reads versions 1 to {v}", v = toolnexus::receipt::RECEIPT_VERSION)]
     UnsupportedVersion(u32),
     /// The receipt was signed by another key than the one it is checked with.
     #[error("the receipt was signed by key `{receipt}`, not by `{key}`")]

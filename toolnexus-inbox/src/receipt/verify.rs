@@ -13,7 +13,8 @@ use toolnexus::receipt::{Receipt, RECEIPT_VERSION};
 /// (the request, the call's digest, who answered) is then the caller's to compare with
 /// what it is asked to do.
 pub fn verify(receipt: &Receipt, key: &PublicKey) -> Result<(), ReceiptError> {
-    if receipt.statement.v != RECEIPT_VERSION {
+    // Version 1 lacks `final`, `quorum` and `remember`; it still reads, as never final.
+    if !(1..=RECEIPT_VERSION).contains(&receipt.statement.v) {
         return Err(ReceiptError::UnsupportedVersion(receipt.statement.v));
     }
     if receipt.key != key.id() {
@@ -31,6 +32,16 @@ pub fn verify(receipt: &Receipt, key: &PublicKey) -> Result<(), ReceiptError> {
     UnparsedPublicKey::new(&ED25519, key.as_bytes())
         .verify(&receipt.signed_bytes(), &signature)
         .map_err(|_| ReceiptError::BadSignature)
+}
+
+/// The run's own check of a ruled approval's receipts
+/// ([`ToolkitBuilder::verify_receipts`](toolnexus::ToolkitBuilder::verify_receipts)):
+/// a toolkit given the inbox's public key runs such a call only under receipts this key
+/// signed.
+impl toolnexus::receipt::VerifyReceipt for PublicKey {
+    fn verify_signature(&self, receipt: &Receipt) -> Result<(), String> {
+        verify(receipt, self).map_err(|e| e.to_string())
+    }
 }
 
 #[cfg(test)]
@@ -64,10 +75,10 @@ mod tests {
             Err(ReceiptError::OtherKey { .. })
         ));
         let mut later = receipt.clone();
-        later.statement.v = 2;
+        later.statement.v = RECEIPT_VERSION + 1;
         assert!(matches!(
             verify(&later, &key.public_key()),
-            Err(ReceiptError::UnsupportedVersion(2))
+            Err(ReceiptError::UnsupportedVersion(v)) if v == RECEIPT_VERSION + 1
         ));
         let mut garbled = receipt.clone();
         garbled.signature = "not base64!".into();

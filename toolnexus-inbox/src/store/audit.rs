@@ -52,11 +52,12 @@ pub(crate) struct EntryRow {
     pub(crate) detail: Option<String>,
 }
 
-/// The trail of the run request `id` belongs to, oldest first.
+/// The trail of the run request `id` belongs to, oldest first; when no request has that
+/// id, the trail kept under `id` itself (a delegation's, `delegation:ID`).
 pub(crate) async fn of_run(pool: &AnyPool, id: &str) -> Result<Vec<EntryRow>, InboxError> {
     Ok(sqlx::query_as(
         "SELECT at, kind, request_id, actor, attempt, detail FROM toolnexus_inbox_audit \
-         WHERE run_id = (SELECT run_id FROM toolnexus_inbox_requests WHERE id = $1) \
+         WHERE run_id = COALESCE((SELECT run_id FROM toolnexus_inbox_requests WHERE id = $1), $1) \
          ORDER BY seq",
     )
     .bind(id)

@@ -28,7 +28,10 @@ pub(crate) struct NewDelegation<'a> {
     pub(crate) at: i64,
 }
 
-pub(crate) async fn insert(pool: &AnyPool, new: &NewDelegation<'_>) -> Result<(), InboxError> {
+pub(crate) async fn insert(
+    conn: &mut AnyConnection,
+    new: &NewDelegation<'_>,
+) -> Result<(), InboxError> {
     sqlx::query(
         "INSERT INTO toolnexus_inbox_delegations (id, from_id, from_person, to_id, until_at, \
          created_at) VALUES ($1, $2, $3, $4, $5, $6)",
@@ -39,7 +42,7 @@ pub(crate) async fn insert(pool: &AnyPool, new: &NewDelegation<'_>) -> Result<()
     .bind(new.to_id)
     .bind(new.until)
     .bind(new.at)
-    .execute(pool)
+    .execute(conn)
     .await?;
     Ok(())
 }
@@ -88,19 +91,20 @@ where
 /// Ends delegation `id` given by `from_id` at `now`; `false` when there is no such
 /// delegation in force.
 pub(crate) async fn revoke(
-    pool: &AnyPool,
+    conn: &mut AnyConnection,
     id: &str,
-    from_id: &str,
+    from_id: Option<&str>,
     now: i64,
 ) -> Result<bool, InboxError> {
-    let done = sqlx::query(
-        "UPDATE toolnexus_inbox_delegations SET revoked_at = $1 \
-         WHERE id = $2 AND from_id = $3 AND revoked_at IS NULL AND until_at > $1",
-    )
-    .bind(now)
-    .bind(id)
-    .bind(from_id)
-    .execute(pool)
-    .await?;
+    // `from_id` None: an administrator's revocation, whoever gave it.
+    let by_giver = "UPDATE toolnexus_inbox_delegations SET revoked_at = $1 \
+                    WHERE id = $2 AND revoked_at IS NULL AND until_at > $1 AND from_id = $3";
+    let by_anyone = "UPDATE toolnexus_inbox_delegations SET revoked_at = $1 \
+                     WHERE id = $2 AND revoked_at IS NULL AND until_at > $1";
+    let query = match from_id {
+        Some(from_id) => sqlx::query(by_giver).bind(now).bind(id).bind(from_id),
+        None => sqlx::query(by_anyone).bind(now).bind(id),
+    };
+    let done = query.execute(conn).await?;
     Ok(done.rows_affected() > 0)
 }

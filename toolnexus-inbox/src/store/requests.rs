@@ -335,3 +335,17 @@ pub(crate) async fn run_of(
             .await?,
     )
 }
+
+/// The ids of run `run`'s requests still unanswered, in call order.
+pub(crate) async fn open_of_run(
+    conn: &mut AnyConnection,
+    run: &str,
+) -> Result<Vec<String>, InboxError> {
+    Ok(sqlx::query_scalar(
+        "SELECT id FROM toolnexus_inbox_requests WHERE run_id = $1 AND answered_at IS NULL \
+         ORDER BY position",
+    )
+    .bind(run)
+    .fetch_all(conn)
+    .await?)
+}

@@ -412,3 +412,25 @@ pub(crate) async fn give_up(
     .await?;
     Ok(given_up.rows_affected() > 0)
 }
+
+/// Ends waiting run `run` as cancelled (failed, `why` its error) without a resume; `false`
+/// when it was no longer waiting.
+pub(crate) async fn cancel(
+    conn: &mut AnyConnection,
+    run: &str,
+    why: &str,
+    now: i64,
+) -> Result<bool, InboxError> {
+    let cancelled = sqlx::query(
+        "UPDATE toolnexus_inbox_runs SET state = $1, lease_until = NULL, last_error = $2, \
+         updated_at = $3 WHERE id = $4 AND state = $5",
+    )
+    .bind(ParkedState::Failed.as_str())
+    .bind(why)
+    .bind(now)
+    .bind(run)
+    .bind(ParkedState::Waiting.as_str())
+    .execute(conn)
+    .await?;
+    Ok(cancelled.rows_affected() > 0)
+}

@@ -334,7 +334,8 @@ impl InboxPageBuilder {
             (true, Ok(key)) => Arc::new(Secret::new(&key)),
             _ => secret.clone(),
         };
-        let mut keys = vec![(secret, Person::new(self.user))];
+        // The shared token names nobody: its holder is a stand-in, never a voter of a quorum.
+        let mut keys = vec![(secret, Person::stand_in(self.user))];
         keys.extend(
             self.people
                 .into_iter()

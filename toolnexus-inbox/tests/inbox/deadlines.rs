@@ -90,10 +90,12 @@ async fn a_request_nobody_answers_is_escalated_once_to_other_people(db: TestDb) 
         .collect();
     let who = |s: &str| Some(s.to_owned());
     assert_eq!(
-        trail[..5],
+        trail[..6],
         [
             (AuditKind::Parked, who("default")),
             (AuditKind::Notified, who("team")),
+            // Bob's try before the escalation, refused and on the record.
+            (AuditKind::AnswerRefused, who("bob@example.com")),
             (
                 AuditKind::Escalated,
                 who(&format!("worker {}", std::process::id()))

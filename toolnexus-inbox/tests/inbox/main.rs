@@ -15,6 +15,7 @@ mod faults;
 mod forms;
 mod quorum;
 mod several;
+mod side_doors;
 mod tampering;
 mod team;
 mod webhooks;

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use serde_json::json;
+use serde_json::{json, Value};
 use toolnexus::testing::{MockLlm, RecordedRequest, Reply};
 use toolnexus::{Answer, Approval, LlmClient, NativeTool, Request, RunResult, ToolResult, Toolkit};
 use toolnexus_inbox::{Inbox, InboxBuilder};
@@ -92,12 +92,7 @@ pub fn toolkit(effects: &Effects) -> Toolkit {
 pub fn purchase_script(req: &RecordedRequest) -> Reply {
     let messages = req.messages();
     let last = messages.last().cloned().unwrap_or_default();
-    let prompt = messages
-        .iter()
-        .rev()
-        .find(|m| m["role"] == "user")
-        .and_then(|m| m["content"].as_str())
-        .unwrap_or("");
+    let prompt = last_prompt(&messages);
     if last["role"] == "tool" {
         let output = last["content"].as_str().unwrap_or("");
         // "buy twice X": after X is approved, the model asks again for X-again.
@@ -111,6 +106,16 @@ pub fn purchase_script(req: &RecordedRequest) -> Reply {
     }
     let item = prompt.split_whitespace().last().unwrap_or("thing");
     Reply::tool_call("call_1", "approve_purchase", json!({"item": item}))
+}
+
+/// The text of the last user message a scripted model was sent.
+pub fn last_prompt(messages: &[Value]) -> &str {
+    messages
+        .iter()
+        .rev()
+        .find(|m| m["role"] == "user")
+        .and_then(|m| m["content"].as_str())
+        .unwrap_or("")
 }
 
 pub async fn model() -> MockLlm {

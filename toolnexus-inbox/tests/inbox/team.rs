@@ -65,7 +65,8 @@ async fn only_the_named_responders_may_answer(db: TestDb) {
         inbox.answer(Answer::ok(&ids[0])).await,
         Err(InboxError::NotAllowed { who: None, .. })
     ));
-    // Nothing changed: still waiting, nobody recorded, only the parking in the trail.
+    // Nothing changed: still waiting, nobody recorded; the trail has the parking and the
+    // two refused attempts, bob's and the anonymous one.
     let after = inbox.get(&ids[0]).await.unwrap().unwrap();
     assert_eq!(
         (after.state, after.answered_by),
@@ -78,7 +79,14 @@ async fn only_the_named_responders_may_answer(db: TestDb) {
         .iter()
         .map(|e| e.kind)
         .collect();
-    assert_eq!(kinds, [AuditKind::Parked]);
+    assert_eq!(
+        kinds,
+        [
+            AuditKind::Parked,
+            AuditKind::AnswerRefused,
+            AuditKind::AnswerRefused
+        ]
+    );
     assert!(inbox.waiting_for(&bob).await.unwrap().is_empty());
 
     // Named by id (letter case aside), or by group.

@@ -107,7 +107,7 @@ def data_digest(data):
 
 
 def check(receipt, public_key, answer):
-    if receipt.get("v") != 1:
+    if receipt.get("v") not in (1, 2):
         raise ValueError("version %r" % (receipt.get("v"),))
     if receipt.get("key") != key_id(public_key):
         raise ValueError("signed by key %r, not %r" % (receipt.get("key"), key_id(public_key)))

@@ -17,7 +17,10 @@ mod schema;
 pub use check::{check_data, FitError, Problem};
 pub(crate) use schema::form_schema;
 
-use crate::{Answer, Asks, Request};
+use serde_json::Value;
+
+use crate::suspension::gate::changed_fields;
+use crate::{Answer, Asks, Edits, Request};
 
 impl Request {
     /// Checks `answer` against what this request asks ([`Request::asks`]): the data of an
@@ -50,10 +53,25 @@ impl Request {
         if !answer.ok {
             return Ok(());
         }
+        let rule = self.rule().map_err(|e| FitError::whole(e.to_string()))?;
+        if answer.remember && rule.is_restricted() && !rule.rememberable {
+            return Err(FitError::at(
+                "remember",
+                "the people this approval names decide each call: it cannot be remembered for \
+                 the rest of the run",
+            ));
+        }
         let asks = self.asks();
         if let Some(args) = &answer.args {
             match asks {
-                Asks::Gate { schema, .. } => check_data(schema, Some(args))?,
+                Asks::Gate {
+                    schema,
+                    args: proposed,
+                    ..
+                } => {
+                    check_edits(&rule.edits, proposed, args)?;
+                    check_data(schema, Some(args))?
+                }
                 _ => {
                     return Err(FitError::at(
                         "args",
@@ -71,5 +89,32 @@ impl Request {
             },
             _ => Ok(()),
         }
+    }
+}
+
+/// Whether `edited` changes only what `edits` lets a person change of `proposed`.
+fn check_edits(
+    edits: &Edits<'_>,
+    proposed: Option<&Value>,
+    edited: &Value,
+) -> Result<(), FitError> {
+    let changed = changed_fields(proposed.unwrap_or(&Value::Null), edited);
+    match edits {
+        Edits::Any => Ok(()),
+        Edits::None if changed.is_empty() => Ok(()),
+        Edits::None => Err(FitError::at(
+            "args",
+            "this approval takes no edits: approve the call as proposed, or refuse it",
+        )),
+        Edits::Only(fields) => match changed.iter().find(|f| !fields.contains(&f.as_str())) {
+            None => Ok(()),
+            Some(field) => Err(FitError::at(
+                field,
+                format!(
+                    "this approval lets a person change only {}",
+                    fields.join(", ")
+                ),
+            )),
+        },
     }
 }

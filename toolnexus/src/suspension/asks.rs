@@ -186,18 +186,9 @@ impl Request {
     pub fn quorum(&self) -> u32 {
         let n = self.data.as_ref().and_then(|d| d.get("quorum"));
         // `2.0` is 2: JSON that went through a protocol with only doubles (protobuf's
-        // `Struct`) comes back so.
-        let whole = |n: &Value| {
-            n.as_u64().or_else(|| {
-                n.as_f64()
-                    .filter(|f| f.fract() == 0.0 && *f >= 1.0)
-                    .map(|f| f as u64)
-            })
-        };
-        n.and_then(whole)
-            .and_then(|n| u32::try_from(n).ok())
-            .filter(|&n| n > 0)
-            .unwrap_or(1)
+        // `Struct`) comes back so. What is no whole number reads as 1 here; hosts that
+        // judge answers read the rule strictly ([`Request::rule`]) and refuse it.
+        n.and_then(super::whole).unwrap_or(1)
     }
 }
 

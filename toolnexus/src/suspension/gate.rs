@@ -50,7 +50,7 @@ impl Request {
 }
 
 /// The fields a person changed (added, removed or given another value), by name.
-fn changed_fields(proposed: &Value, edited: &Value) -> Vec<String> {
+pub(crate) fn changed_fields(proposed: &Value, edited: &Value) -> Vec<String> {
     let empty = serde_json::Map::new();
     let before = proposed.as_object().unwrap_or(&empty);
     let after = edited.as_object().unwrap_or(&empty);

@@ -13,7 +13,9 @@ pub(crate) mod gate;
 mod present;
 pub(crate) mod receipt;
 mod request;
+mod rule;
 mod settle;
+pub(crate) mod signed;
 
 pub use answer::{Answer, AnswerDecodeError};
 pub use answers::{check_answers, AnswerSetError};
@@ -24,4 +26,6 @@ pub use digest::call_digest;
 pub(crate) use present::present;
 pub use receipt::{data_digest, Receipt};
 pub use request::Request;
+pub(crate) use rule::whole;
+pub use rule::{Edits, Rule, RuleError};
 pub use settle::SettledCall;

@@ -14,8 +14,10 @@ use super::canonical::canonical_json;
 use super::codes::Refusal;
 use super::digest::sha256_text;
 
-/// The version of the receipt format this crate writes and reads.
-pub const RECEIPT_VERSION: u32 = 1;
+/// The version of the receipt format this crate writes. Version 2 adds `final`, `quorum`
+/// and `remember` to what is signed; version 1 receipts (without them) still read, and
+/// count as never final.
+pub const RECEIPT_VERSION: u32 = 2;
 
 /// A signed statement that an answer was given: which request and call it settled, what
 /// it said, who gave it, when, and under which rule.
@@ -102,6 +104,19 @@ pub struct Statement {
     pub at: String,
     /// The rule that allowed `by` to answer (say, the request's responders).
     pub rule: String,
+    /// Whether this answer settled the request (JSON `final`): a refusal, or the approval
+    /// that reached its quorum; `false` for an approval that left the quorum short.
+    /// Absent from version 1 receipts.
+    #[serde(rename = "final", default, skip_serializing_if = "Option::is_none")]
+    pub settles: Option<bool>,
+    /// How many distinct people the request needed (JSON `quorum`). Absent from
+    /// version 1 receipts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quorum: Option<u32>,
+    /// Whether the person asked for the decision to be remembered for the rest of the run
+    /// (JSON `remember`). Absent from version 1 receipts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remember: Option<bool>,
 }
 
 impl Statement {
@@ -128,7 +143,29 @@ impl Statement {
             by,
             at: at.into(),
             rule: rule.into(),
+            settles: Some(true),
+            quorum: Some(1),
+            remember: Some(false),
         }
+    }
+
+    /// Records that the answer left the request waiting for more approvals: one vote
+    /// toward a quorum, which settles nothing alone.
+    pub fn partial(mut self) -> Self {
+        self.settles = Some(false);
+        self
+    }
+
+    /// Records that the request needed `n` distinct people.
+    pub fn quorum(mut self, n: u32) -> Self {
+        self.quorum = Some(n);
+        self
+    }
+
+    /// Records whether the person asked for the decision to be remembered.
+    pub fn remembered(mut self, remember: bool) -> Self {
+        self.remember = Some(remember);
+        self
     }
 
     /// Records that `by` answered for `who`.
@@ -220,8 +257,11 @@ mod tests {
                 "at",
                 "by",
                 "call",
+                "final",
                 "for",
                 "key",
+                "quorum",
+                "remember",
                 "request",
                 "rule",
                 "run",

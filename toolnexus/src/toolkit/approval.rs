@@ -47,6 +47,10 @@ pub struct Approval {
     pub(super) responders: Option<Vec<String>>,
     /// How many distinct people must approve; `None`: one.
     pub(super) quorum: Option<u32>,
+    /// Which arguments a person may change: `None` any, `Some([])` none.
+    pub(super) edits: Option<Vec<String>>,
+    /// Whether a decision may be remembered although the rule names responders or a quorum.
+    pub(super) rememberable: bool,
 }
 
 impl fmt::Debug for Approval {
@@ -57,6 +61,8 @@ impl fmt::Debug for Approval {
             .field("prompt", &self.prompt.as_ref().map(|_| "<fn>"))
             .field("responders", &self.responders)
             .field("quorum", &self.quorum)
+            .field("edits", &self.edits)
+            .field("rememberable", &self.rememberable)
             .finish()
     }
 }
@@ -75,6 +81,8 @@ impl Approval {
             prompt: None,
             responders: None,
             quorum: None,
+            edits: None,
+            rememberable: false,
         }
     }
 
@@ -149,6 +157,74 @@ impl Approval {
     pub fn quorum(mut self, n: u32) -> Self {
         self.quorum = Some(n);
         self
+    }
+
+    /// Lets a person approve or refuse the call as proposed, never change its arguments:
+    /// the request carries `data.edits: false`, and an approval with edited arguments is
+    /// refused by every host that checks answers ([`Request::check_answer`](crate::Request::check_answer)).
+    pub fn no_edits(mut self) -> Self {
+        self.edits = Some(Vec::new());
+        self
+    }
+
+    /// Lets a person change only the named arguments (`data.edits: [...]`); an edit of any
+    /// other is refused. Whatever may change, the edited call is judged again as the call
+    /// it becomes: an edit that would make this rule, or another, ask for more people is
+    /// not run on this approval.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use toolnexus::{Answer, Approval, NativeTool, Toolkit};
+    ///
+    /// let pay = NativeTool::of("pay_invoice", "Pays a vendor's invoice",
+    ///     json!({"type": "object", "properties": {"vendor": {"type": "string"},
+    ///            "memo": {"type": "string"}}}),
+    ///     |_args, _ctx| async { "paid" });
+    /// let tk = Toolkit::builder()
+    ///     .tool(pay)
+    ///     .approval(Approval::tools(["pay_invoice"]).edits_only(["memo"]))
+    ///     .build()
+    ///     .unwrap();
+    /// let args = json!({"vendor": "Acme", "memo": "May"});
+    /// let asked = tk.approval_request("pay_invoice", &args, "run-1/call-1").unwrap();
+    /// let memo = Answer::ok(&asked.id).with_args(json!({"vendor": "Acme", "memo": "June"}));
+    /// assert!(asked.check_answer(&memo).is_ok());
+    /// let vendor = Answer::ok(&asked.id).with_args(json!({"vendor": "Mallory", "memo": "May"}));
+    /// assert_eq!(asked.check_answer(&vendor).unwrap_err().field.as_deref(), Some("vendor"));
+    /// ```
+    pub fn edits_only<I, S>(mut self, fields: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.edits = Some(fields.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Lets a person's approval be remembered for the rest of the run
+    /// ([`Answer::remember`](crate::Answer::remember)) although this rule names responders
+    /// or a quorum (`data.remember: true`). Without it such an approval cannot be
+    /// remembered: each call asks the people the rule names.
+    pub fn rememberable(mut self) -> Self {
+        self.rememberable = true;
+        self
+    }
+
+    /// Writes what this rule says of edits and remembering into a gate's `data`.
+    pub(super) fn write_terms(&self, data: &mut serde_json::Map<String, Value>) {
+        match self.edits.as_deref() {
+            None => {}
+            Some([]) => {
+                data.insert("edits".to_owned(), Value::Bool(false));
+            }
+            Some(fields) => {
+                let list = fields.iter().map(|f| Value::from(f.as_str())).collect();
+                data.insert("edits".to_owned(), Value::Array(list));
+            }
+        }
+        if self.rememberable {
+            data.insert("remember".to_owned(), Value::Bool(true));
+        }
     }
 
     /// Asks only for the calls whose arguments make `when` true. A predicate that panics

@@ -3,6 +3,7 @@
 
 mod approval;
 mod guarded;
+mod judge;
 mod nullable;
 mod schema;
 mod settle;
@@ -88,6 +89,14 @@ pub struct Toolkit {
     inner: Arc<Inner>,
 }
 
+/// Who decides a gated call, as the approval that asked says: its responders, its quorum,
+/// and the toolkit rule itself when it was one (for its terms of edits and remembering).
+struct GateWho<'a> {
+    responders: Option<Vec<&'a str>>,
+    quorum: Option<u32>,
+    rule: Option<&'a Approval>,
+}
+
 /// Up to this many tools, a name is found by comparing it with each: cheaper than hashing
 /// it, and a lookup happens several times per call.
 const LINEAR_LOOKUP: usize = 16;
@@ -103,6 +112,8 @@ struct Inner {
     /// The toolkit's approval rules, and per tool the indexes of those that cover it.
     approvals: Vec<Approval>,
     gated: Vec<Vec<usize>>,
+    /// What checks the signatures of ruled approvals, when the host gave one.
+    verifier: Option<Arc<dyn crate::receipt::VerifyReceipt>>,
     /// Per [`Style::index`].
     declared: [OnceLock<Declared>; Style::COUNT],
     gemini: OnceLock<Vec<Value>>,
@@ -151,6 +162,7 @@ impl Default for Toolkit {
 pub struct ToolkitBuilder {
     tools: Vec<Arc<dyn Tool>>,
     approvals: Vec<Approval>,
+    verifier: Option<Arc<dyn crate::receipt::VerifyReceipt>>,
 }
 
 impl fmt::Debug for ToolkitBuilder {
@@ -159,6 +171,7 @@ impl fmt::Debug for ToolkitBuilder {
         f.debug_struct("ToolkitBuilder")
             .field("tools", &names)
             .field("approvals", &self.approvals)
+            .field("verifies_receipts", &self.verifier.is_some())
             .finish()
     }
 }
@@ -266,6 +279,7 @@ impl ToolkitBuilder {
                 schemas,
                 approvals: self.approvals,
                 gated,
+                verifier: self.verifier,
                 declared: Default::default(),
                 gemini: OnceLock::new(),
             }),
@@ -462,14 +476,17 @@ impl Toolkit {
             &inner.schemas[i],
             prompt,
         );
-        if let Some((responders, quorum)) = self.gate_who(i, args) {
+        if let Some(who) = self.gate_who(i, args) {
             if let Some(Value::Object(data)) = &mut request.data {
-                if let Some(responders) = responders {
+                if let Some(responders) = who.responders {
                     let list = responders.iter().map(|r| Value::from(*r)).collect();
                     data.insert("responders".to_owned(), Value::Array(list));
                 }
-                if let Some(n) = quorum.filter(|&n| n > 1) {
+                if let Some(n) = who.quorum.filter(|&n| n > 1) {
                     data.insert("quorum".to_owned(), Value::from(n));
+                }
+                if let Some(rule) = who.rule {
+                    rule.write_terms(data);
                 }
             }
         }
@@ -482,7 +499,7 @@ impl Toolkit {
     /// the prompt); `None` when it names neither. Read only once a call is gated, so a call
     /// that runs without asking never pays for it; the deciding approval is asked again
     /// only when some approval of the tool names responders or a quorum.
-    fn gate_who(&self, i: usize, args: &Value) -> Option<(Option<Vec<&str>>, Option<u32>)> {
+    fn gate_who(&self, i: usize, args: &Value) -> Option<GateWho<'_>> {
         let inner = &*self.inner;
         let tool = &inner.tools[i];
         let own = tool.approval_responders().filter(|r| !r.is_empty());
@@ -490,13 +507,20 @@ impl Toolkit {
         let rules = &inner.gated[i];
         let named = |&rule: &usize| {
             let rule = &inner.approvals[rule];
-            rule.responders.is_some() || rule.quorum.is_some()
+            rule.responders.is_some()
+                || rule.quorum.is_some()
+                || rule.edits.is_some()
+                || rule.rememberable
         };
         if own.is_none() && own_quorum.is_none() && !rules.iter().any(named) {
             return None;
         }
         if tool.approval(args).is_some() {
-            return Some((own.map(<[&str]>::to_vec), own_quorum));
+            return Some(GateWho {
+                responders: own.map(<[&str]>::to_vec),
+                quorum: own_quorum,
+                rule: None,
+            });
         }
         let name = &inner.names[i];
         let rule = rules
@@ -507,7 +531,11 @@ impl Toolkit {
             .responders
             .as_ref()
             .map(|list| list.iter().map(String::as_str).collect());
-        Some((responders, rule.quorum))
+        Some(GateWho {
+            responders,
+            quorum: rule.quorum,
+            rule: Some(rule),
+        })
     }
 
     /// The tools whose calls may be gated by an approval that names no responders (the

@@ -3,6 +3,7 @@
 
 use std::future::Future;
 
+use futures::future::Either;
 use futures::FutureExt;
 use serde_json::Value;
 
@@ -114,13 +115,23 @@ impl Toolkit {
         answer: Answer,
         ctx: ToolContext,
     ) -> impl Future<Output = ToolResult> + 'a {
+        let refused = self.refused_approval(
+            name,
+            std::slice::from_ref(request),
+            std::slice::from_ref(&answer),
+            &args,
+        );
+        if let Some(refused) = refused {
+            return Either::Left(std::future::ready(refused.into_result()));
+        }
         let run = move |args, answer: Option<Answer>| {
             self.execute(name, args, answered(ctx, answer.into_iter().collect()))
                 .map(ToolOutcome::classify)
         };
-        request
+        let settled = request
             .settle_as::<ROUNDS, _, _>(answer, args, run)
-            .map(|settled| settled.outcome.into_result())
+            .map(|settled| settled.outcome.into_result());
+        Either::Right(settled)
     }
 
     /// [`settle`](Self::settle) for a call that asked several questions at once
@@ -186,12 +197,16 @@ impl Toolkit {
         answers: Vec<Answer>,
         ctx: ToolContext,
     ) -> impl Future<Output = ToolResult> + 'a {
+        if let Some(refused) = self.refused_approval(name, requests, &answers, &args) {
+            return Either::Left(std::future::ready(refused.into_result()));
+        }
         let run = move |args, answers: Vec<Answer>| {
             self.execute(name, args, answered(ctx, answers))
                 .map(ToolOutcome::classify)
         };
-        Request::settle_all_as::<ROUNDS, _, _>(requests, answers, args, run)
-            .map(|settled| settled.outcome.into_result())
+        let settled = Request::settle_all_as::<ROUNDS, _, _>(requests, answers, args, run)
+            .map(|settled| settled.outcome.into_result());
+        Either::Right(settled)
     }
 }
 

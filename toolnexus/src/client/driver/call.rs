@@ -132,6 +132,18 @@ pub(super) fn settle<'a, E: Events>(
     answers: Vec<Answer>,
     approval: Option<Answer>,
 ) -> impl Future<Output = CallEnd> + 'a {
+    // An approval that does not cover the call as it would run never runs it.
+    if let Some(refused) = cx
+        .tk
+        .refused_approval(&call.name, requests, &answers, &args)
+    {
+        let end = CallEnd {
+            outcome: refused,
+            edited: None,
+            approval: None,
+        };
+        return futures::future::Either::Left(std::future::ready(end));
+    }
     // A gate's approval lets the call run for the first time, under its receipts. Most
     // answers carry none, and then the request is not read again.
     let signed = answers.iter().any(|a| !a.receipts.is_empty());
@@ -151,11 +163,12 @@ pub(super) fn settle<'a, E: Events>(
             true => Box::pin(run(cx, call, &args, None, approved)).await,
         }
     };
-    Request::settle_all(requests, answers, args, again).map(|settled| CallEnd {
+    let settled = Request::settle_all(requests, answers, args, again).map(|settled| CallEnd {
         outcome: settled.outcome,
         edited: settled.edited,
         approval: settled.approval.or(approval),
-    })
+    });
+    futures::future::Either::Right(settled)
 }
 
 /// Runs `call` once with `args`, in its own span: `before_tool`, the tool (unless the hook

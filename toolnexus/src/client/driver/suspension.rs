@@ -183,6 +183,13 @@ impl Memory {
 
     fn recall(&self, tool: &str, request: &Request) -> Option<Answer> {
         let decided = self.0.get(&sanitize_name(tool))?;
+        // The people a rule names decide each call, unless the rule lets a decision stand.
+        let stands = request
+            .rule()
+            .is_ok_and(|rule| !rule.is_restricted() || rule.rememberable);
+        if !stands {
+            return None;
+        }
         let mut answer = match decided.refusal() {
             None => Answer::ok(&request.id),
             Some(refusal) => Answer::refuse(&request.id, refusal.clone()),
