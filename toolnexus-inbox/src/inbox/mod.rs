@@ -4,6 +4,7 @@
 
 mod builder;
 mod ruled;
+mod ruled;
 
 use std::collections::HashMap;
 use std::fmt;

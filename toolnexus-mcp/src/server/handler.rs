@@ -3,8 +3,8 @@
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, ClientCapabilities,
-    ContentBlock, CustomRequest, CustomResult, ElicitRequest, ErrorCode, GetTaskParams,
-    GetTaskResult, Implementation, InputRequest, InputRequests, InputRequiredResult,
+    ContentBlock, CustomRequest, CustomResult, ElicitRequest, ElicitRequestParams, ErrorCode,
+    GetTaskParams, GetTaskResult, Implementation, InputRequest, InputRequests, InputRequiredResult,
     InputResponses, ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities,
     ServerConfig, UpdateTaskParams,
 };
@@ -34,12 +34,18 @@ impl ServerHandler for McpServer {
     async fn get_task(
         &self,
         request: GetTaskParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<GetTaskResult, ErrorData> {
         #[cfg(feature = "inbox")]
         if self.kept_route(&request.task_id) {
-            return Ok(GetTaskResult::new(self.get_kept(&request.task_id).await?));
+            let caller = self.identified(&context);
+            let task = self.get_kept(&request.task_id, caller.as_ref()).await?;
+            return Ok(GetTaskResult::new(task));
         }
+        let caller = self.caller_id(&context);
+        self.inner
+            .tasks
+            .visible_to(&request.task_id, caller.as_deref())?;
         self.answer_from_park(&request.task_id).await;
         Ok(GetTaskResult::new(self.inner.tasks.get(&request.task_id)?))
     }
@@ -50,14 +56,31 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         let id = request.task_id;
+        let responses = request.input_responses;
         #[cfg(feature = "inbox")]
         if self.kept_route(&id) {
             let who = self.answerer(&context)?;
-            return self.update_kept(&id, request.input_responses, &who).await;
+            return self.update_kept(&id, responses, &who).await;
         }
-        #[cfg(not(feature = "inbox"))]
-        let _ = context;
-        if let Some(taken) = self.inner.tasks.answer(&id, request.input_responses)? {
+        let tasks = &self.inner.tasks;
+        tasks.visible_to(&id, self.caller_id(&context).as_deref())?;
+        // A request some rule limits waits where its people answer it (the park hook):
+        // the client's word does not settle it.
+        let open = tasks.waiting_on(&id);
+        let ruled = open
+            .iter()
+            .filter(|asked| responses.contains_key(&asked.id))
+            .find_map(|asked| self.ruled(asked).map(|who| (asked, who)));
+        if let Some((asked, who)) = ruled {
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "`{}` may be answered only by {who}, not through this MCP client",
+                    asked.id
+                ),
+                None,
+            ));
+        }
+        if let Some(taken) = tasks.answer(&id, responses)? {
             self.resume_task(id, taken);
         }
         Ok(())
@@ -71,10 +94,12 @@ impl ServerHandler for McpServer {
         #[cfg(feature = "inbox")]
         if self.kept_route(&request.task_id) {
             let who = self.answerer(&context)?;
-            return self.cancel_kept(&request.task_id, &who).await;
+            return self.cancel_kept(&request.task_id, &who, true).await;
         }
-        #[cfg(not(feature = "inbox"))]
-        let _ = context;
+        let caller = self.caller_id(&context);
+        self.inner
+            .tasks
+            .visible_to(&request.task_id, caller.as_deref())?;
         self.inner.tasks.cancel(&request.task_id)?;
         Ok(())
     }
@@ -127,7 +152,7 @@ impl ServerHandler for McpServer {
 pub(super) struct Client {
     /// Protocol 2026-07-28 or later: no server-to-client requests, suspensions go back as
     /// `input_required` results.
-    multi_round_trip: bool,
+    pub(super) multi_round_trip: bool,
     form: bool,
     url: bool,
     /// Declared the tasks extension, for the session or for this request.
@@ -157,7 +182,7 @@ impl Client {
         }
     }
 
-    fn can(&self, mode: Mode) -> bool {
+    pub(super) fn can(&self, mode: Mode) -> bool {
         match mode {
             Mode::Form => self.form,
             Mode::Url => self.url,
@@ -183,6 +208,27 @@ impl McpServer {
             let asked = self.reopen(&name, &args, sealed)?;
             return self.resume(name, args, asked, responses, context).await;
         }
+        if self.inner.task_after.is_some()
+            && Client::of(context).tasks
+            && let Some(full) = self.inner.tasks.full()
+        {
+            return Ok(complete(ToolResult::error(full.to_string())));
+        }
+        // A call the inbox holds already (the same tool with the same arguments, asked
+        // before and waiting for a person) goes on from where the inbox has it: neither
+        // asked again nor run again.
+        #[cfg(feature = "inbox")]
+        let generation = match self.call_note(&name, &args).await? {
+            Some(note) if !note.delivered => {
+                return self
+                    .judge_held(name, args, note.run, responses, context)
+                    .await;
+            }
+            Some(note) => Some(note.generation + 1),
+            None => None,
+        };
+        #[cfg(not(feature = "inbox"))]
+        let generation: Option<u64> = None;
         if let Some(park) = &self.inner.park
             && let Some((request, answer)) = park.answer_for(&name, &args).await
         {
@@ -195,7 +241,12 @@ impl McpServer {
         // A gated tool asks before it runs, like any suspension. The id comes from the call
         // itself, so a client that calls again after a parked request was answered asks
         // with the same one.
-        let call = format!("mcp/{name}/{args}");
+        let call = match generation {
+            // The approval of an earlier call with these arguments was used: this one is
+            // asked anew, under an id of its own.
+            Some(generation) => format!("mcp/{name}/{args}#{generation}"),
+            None => format!("mcp/{name}/{args}"),
+        };
         let requests = match self.inner.toolkit.approval_request(&name, &args, &call) {
             Some(gate) => vec![gate],
             None => {
@@ -232,16 +283,25 @@ impl McpServer {
             // Every request has its answer: nothing is left to ask.
             return Box::pin(self.answered(name, args, asked, context)).await;
         };
+        if self.first_ruled(&open).is_some() {
+            let settled = self.settle_ruled(name, args, asked, None, context).await;
+            return settled.unwrap_or_else(|e| complete(ToolResult::error(e.message.into_owned())));
+        }
         let cannot = open.iter().map(Mode::of).find(|mode| !client.can(*mode));
         // A client that declared tasks waits in a task for what it cannot be asked in the
         // call, and for everything when every call is to be a task (a gate included).
         let always = self.inner.task_after.is_some_and(|after| after.is_zero());
         if client.tasks && (always || cannot.is_some()) {
-            return self.waiting_task(name, args, asked).await;
+            let owner = self.caller_id(context);
+            return self.waiting_task(name, args, asked, owner).await;
         }
         if let Some(mode) = cannot {
             if let [request] = asked.requests.as_slice() {
-                return complete(self.park(name, args, request.clone(), mode).await);
+                let cannot = format!(
+                    "this MCP client does not accept {} elicitation",
+                    mode.label()
+                );
+                return complete(self.park(name, args, request.clone(), &cannot).await);
             }
             return complete(ToolResult::error(format!(
                 "{}, but this MCP client does not accept {} elicitation",
@@ -262,35 +322,13 @@ impl McpServer {
             }
         }
         if client.multi_round_trip {
-            let sealed = Continuation::of(&asked, args)
-                .ok_or_else(|| "it asks nothing".to_owned())
-                .and_then(|continuation| self.inner.sealer.seal(&name, &continuation));
-            let sealed = match sealed {
-                Ok(sealed) => sealed,
-                Err(e) => {
-                    return complete(ToolResult::error(format!(
-                        "could not seal the state of `{name}`: {e}"
-                    )));
-                }
-            };
-            let mut requests = InputRequests::new();
-            for (request, elicitation) in open.iter().zip(elicitations) {
-                requests.insert(
-                    request.id.clone(),
-                    InputRequest::Elicitation(ElicitRequest::new(elicitation)),
-                );
-            }
-            return InputRequiredResult::new(Some(requests), Some(sealed)).into();
+            return self.input_required(&name, args, &asked, &open, elicitations);
         }
         // `elicitation/create` asks one thing at a time: the requests go one after the
         // other, and a refusal of one settles the call without asking the rest.
         for (request, elicitation) in open.iter().zip(elicitations) {
-            let reply = context
-                .peer
-                .create_elicitation_with_timeout(elicitation, Some(self.inner.elicitation_timeout))
-                .await;
-            let answer = match reply {
-                Ok(result) => to_answer(&request.id, result),
+            let answer = match self.elicit(context, request, elicitation).await {
+                Ok(answer) => answer,
                 Err(ServiceError::Timeout { .. }) => Answer::refuse(&request.id, Refusal::Expired),
                 Err(e) => {
                     return complete(ToolResult::error(format!(
@@ -308,15 +346,60 @@ impl McpServer {
         Box::pin(self.answered(name, args, asked, context)).await
     }
 
-    /// A client that cannot be asked: park the request when a hook is set, else say what
-    /// the tool needs.
-    async fn park(&self, name: String, args: Value, request: Request, mode: Mode) -> ToolResult {
+    /// Asks the client `request` by `elicitation/create`, within the elicitation timeout;
+    /// its reply as the request's answer.
+    pub(super) async fn elicit(
+        &self,
+        context: &RequestContext<RoleServer>,
+        request: &Request,
+        elicitation: ElicitRequestParams,
+    ) -> Result<Answer, ServiceError> {
+        let timeout = Some(self.inner.elicitation_timeout);
+        let reply = context
+            .peer
+            .create_elicitation_with_timeout(elicitation, timeout)
+            .await?;
+        Ok(to_answer(&request.id, reply))
+    }
+
+    /// An `input_required` result asking `open` (of `asked`, a call of `name` with `args`)
+    /// as `elicitations`, keyed by the requests' ids, with the round sealed as the state
+    /// the retry must carry.
+    pub(super) fn input_required(
+        &self,
+        name: &str,
+        args: Value,
+        asked: &Asked,
+        open: &[Request],
+        elicitations: Vec<ElicitRequestParams>,
+    ) -> CallToolResponse {
+        let sealed = Continuation::of(asked, args)
+            .ok_or_else(|| "it asks nothing".to_owned())
+            .and_then(|continuation| self.inner.sealer.seal(name, &continuation));
+        let sealed = match sealed {
+            Ok(sealed) => sealed,
+            Err(e) => {
+                return complete(ToolResult::error(format!(
+                    "could not seal the state of `{name}`: {e}"
+                )));
+            }
+        };
+        let mut requests = InputRequests::new();
+        for (request, elicitation) in open.iter().zip(elicitations) {
+            requests.insert(
+                request.id.clone(),
+                InputRequest::Elicitation(ElicitRequest::new(elicitation)),
+            );
+        }
+        InputRequiredResult::new(Some(requests), Some(sealed)).into()
+    }
+
+    /// A request the client cannot answer (`cannot` says why): parked when a hook is set,
+    /// else the call ends saying what the tool needs.
+    async fn park(&self, name: String, args: Value, request: Request, cannot: &str) -> ToolResult {
         let needs = needs(&name, &request);
         let Some(park) = &self.inner.park else {
-            return ToolResult::error(format!(
-                "{needs}, but this MCP client does not accept {} elicitation",
-                mode.label()
-            ));
+            return ToolResult::error(format!("{needs}, but {cannot}"));
         };
         let id = request.id.clone();
         let call = ParkedCall {
@@ -367,6 +450,11 @@ impl McpServer {
         responses: Option<InputResponses>,
         context: &RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        if self.first_ruled(&asked.requests).is_some() || self.held_by_inbox(&asked).await {
+            return self
+                .settle_ruled(name, args, asked, responses, context)
+                .await;
+        }
         if let Some(mut responses) = responses {
             asked.take(&mut responses)?;
         }
@@ -400,6 +488,67 @@ impl McpServer {
     }
 }
 
+impl McpServer {
+    /// A call whose requests some rule limits (or the inbox holds already): never settled
+    /// by the caller's own word. With an inbox, it waits there — a kept task for a client
+    /// that declared tasks, else a call the inbox judges every answer of (the caller's
+    /// `responses` and elicited answers included, as the identified person). Without one,
+    /// it is parked at the [`Park`](crate::Park) hook when one is set, else the call ends
+    /// with an error result naming who must answer; the tool does not run.
+    async fn settle_ruled(
+        &self,
+        name: String,
+        args: Value,
+        asked: Asked,
+        responses: Option<InputResponses>,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        #[cfg(feature = "inbox")]
+        if self.keeps_tasks() {
+            if Client::of(context).tasks && asked.answers.is_empty() && responses.is_none() {
+                let owner = self.caller_id(context);
+                return Ok(self.waiting_task(name, args, asked, owner).await);
+            }
+            let Asked { requests, answers } = asked;
+            return self
+                .judge_new(name, args, requests, answers, responses, context)
+                .await;
+        }
+        let _ = (responses, context);
+        let open: Vec<Request> = asked.unanswered().cloned().collect();
+        let Some((request, who)) = self.first_ruled(&open) else {
+            return Ok(complete(ToolResult::error(format!(
+                "`{name}` waits for a person, and this server keeps no inbox to wait in"
+            ))));
+        };
+        let cannot = format!("only {who} may answer it, not this MCP client");
+        let request = match open.as_slice() {
+            [_] => request.clone(),
+            _ => {
+                return Ok(complete(ToolResult::error(format!(
+                    "{}, but {cannot}",
+                    needs(&name, request)
+                ))));
+            }
+        };
+        Ok(complete(self.park(name, args, request, &cannot).await))
+    }
+
+    /// Whether the inbox holds `asked`'s requests already: a round it asked, whose answers
+    /// it judges.
+    async fn held_by_inbox(&self, asked: &Asked) -> bool {
+        #[cfg(feature = "inbox")]
+        if let Some(kept) = &self.inner.kept
+            && let Some(first) = asked.requests.first()
+        {
+            // Unreadable is held: the inbox then answers the call, or fails it.
+            return !matches!(kept.inbox().get(&first.id).await, Ok(None));
+        }
+        let _ = asked;
+        false
+    }
+}
+
 /// What is wrong with a request's params for the method it names.
 fn misfit<T: serde::de::DeserializeOwned>(request: &CustomRequest) -> String {
     match request.params_as::<T>() {
@@ -412,7 +561,7 @@ fn misfit<T: serde::de::DeserializeOwned>(request: &CustomRequest) -> String {
 
 /// "`tool` needs approval: Approve purchase of gpu?" — the start of every message about a
 /// suspension the client could not take.
-fn needs(name: &str, request: &Request) -> String {
+pub(super) fn needs(name: &str, request: &Request) -> String {
     let mut text = format!("`{name}` needs {}: {}", request.kind, request.prompt);
     if let Some(url) = &request.url {
         text.push_str(" (");

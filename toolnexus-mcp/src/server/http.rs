@@ -20,9 +20,9 @@ use super::McpServer;
 /// [`McpServer::http_service`].
 ///
 /// With an [`identify`](super::McpServerBuilder::identify) hook, each request is
-/// identified before rmcp sees it; with
-/// [`require_identity`](super::McpServerBuilder::require_identity), one that is not gets
-/// `401 Unauthorized` with `WWW-Authenticate: Bearer`.
+/// identified before rmcp sees it, and one that is not gets `401 Unauthorized` with
+/// `WWW-Authenticate: Bearer` unless the server
+/// [`allow_anonymous`](super::McpServerBuilder::allow_anonymous).
 #[derive(Clone)]
 pub struct McpHttpService {
     mcp: StreamableHttpService<McpServer, LocalSessionManager>,
@@ -91,7 +91,7 @@ impl McpHttpService {
             Some(person) => {
                 parts.extensions.insert(Identified(person));
             }
-            None if self.server.inner.require_identity => {
+            None if !self.server.inner.allow_anonymous => {
                 return Err(Unidentified {
                     sent_credentials: parts.headers.contains_key(http::header::AUTHORIZATION),
                 });

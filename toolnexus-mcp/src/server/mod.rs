@@ -6,9 +6,12 @@
 mod asked;
 mod handler;
 mod http;
+#[cfg(feature = "inbox")]
+mod judged;
 mod run;
 mod state;
 mod tasks;
+mod who;
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -91,7 +94,7 @@ struct Inner {
     #[cfg(feature = "inbox")]
     identify: Option<Arc<dyn toolnexus_inbox::Identify>>,
     #[cfg(feature = "inbox")]
-    require_identity: bool,
+    allow_anonymous: bool,
 }
 
 impl std::fmt::Debug for McpServer {
@@ -128,14 +131,15 @@ impl McpServer {
             task_only: HashSet::new(),
             task_ttl: tasks::DEFAULT_TTL,
             task_poll_interval: tasks::DEFAULT_POLL_INTERVAL,
+            max_tasks: tasks::DEFAULT_MAX_TASKS,
             #[cfg(feature = "inbox")]
             inbox: None,
             #[cfg(feature = "inbox")]
-            responder: toolnexus_inbox::Person::new(tasks::DEFAULT_RESPONDER),
+            responder: toolnexus_inbox::Person::stand_in(who::DEFAULT_RESPONDER),
             #[cfg(feature = "inbox")]
             identify: None,
             #[cfg(feature = "inbox")]
-            require_identity: false,
+            allow_anonymous: false,
         }
     }
 
@@ -156,9 +160,9 @@ impl McpServer {
     /// `Router::new().nest_service("/mcp", svc)`).
     ///
     /// With an [`identify`](McpServerBuilder::identify) hook, each request is identified
-    /// first, and the person is who the inbox records as answering a kept task; with
-    /// [`require_identity`](McpServerBuilder::require_identity), a request from no one it
-    /// knows is answered `401 Unauthorized` with `WWW-Authenticate: Bearer`.
+    /// first, and the person is who the inbox records as answering; a request from no one
+    /// it knows is answered `401 Unauthorized` with `WWW-Authenticate: Bearer`, unless the
+    /// server was built with [`allow_anonymous`](McpServerBuilder::allow_anonymous).
     ///
     /// Each MCP session gets its own handler sharing this server. By default only requests
     /// whose `Host` is a loopback name (`localhost`, `127.0.0.1`, `::1`) are accepted, which
@@ -185,9 +189,9 @@ impl McpServer {
     /// `Debug`; the hook itself is the host's and may hold secrets).
     fn identifies(&self) -> &'static str {
         #[cfg(feature = "inbox")]
-        match (&self.inner.identify, self.inner.require_identity) {
-            (Some(_), true) => return "required",
-            (Some(_), false) => return "optional",
+        match (&self.inner.identify, self.inner.allow_anonymous) {
+            (Some(_), false) => return "required",
+            (Some(_), true) => return "optional",
             (None, _) => {}
         }
         "none"
@@ -206,6 +210,7 @@ pub struct McpServerBuilder {
     task_only: HashSet<String>,
     task_ttl: Duration,
     task_poll_interval: Duration,
+    max_tasks: usize,
     #[cfg(feature = "inbox")]
     inbox: Option<toolnexus_inbox::Inbox>,
     #[cfg(feature = "inbox")]
@@ -213,7 +218,7 @@ pub struct McpServerBuilder {
     #[cfg(feature = "inbox")]
     identify: Option<Arc<dyn toolnexus_inbox::Identify>>,
     #[cfg(feature = "inbox")]
-    require_identity: bool,
+    allow_anonymous: bool,
 }
 
 impl std::fmt::Debug for McpServerBuilder {
@@ -300,6 +305,16 @@ impl McpServerBuilder {
         self
     }
 
+    /// The most tasks the server holds in memory at once (default 1,000), counting each
+    /// until its [`task_ttl`](Self::task_ttl) runs out, so that a flood of calls cannot
+    /// grow it without end. A call that would become a task past the limit runs nothing
+    /// and gets an error result saying the server is full; a call already running when the
+    /// limit is met goes on in the call instead of becoming a task.
+    pub fn max_tasks(mut self, max: usize) -> Self {
+        self.max_tasks = max;
+        self
+    }
+
     /// Keeps the tasks that wait for a person in `inbox` (the `inbox` feature): a task
     /// whose call asks a request is parked there as a run of that one call, so that
     ///
@@ -342,11 +357,12 @@ impl McpServerBuilder {
         self
     }
 
-    /// Who the inbox records as answering a kept task through `tasks/update` when no
-    /// [`identify`](Self::identify) hook is set, or over stdio (default `"mcp client"`): a
-    /// [`Person`](toolnexus_inbox::Person), with the groups the inbox's rules name, or a
-    /// plain id. Where the inbox limits who may answer a kind of request, an answer from
-    /// the client is refused unless this is one of them.
+    /// Who the inbox records as answering when no [`identify`](Self::identify) hook is set,
+    /// or over stdio: a [`Person`](toolnexus_inbox::Person), with the groups the inbox's
+    /// rules name, or a plain id. By default a stand-in, `"mcp client"`
+    /// ([`Person::stand_in`](toolnexus_inbox::Person::stand_in)), whom no rule names and no
+    /// quorum counts: where a request names who may answer it, or the inbox's rules do, an
+    /// answer from the client is refused unless this is one of them.
     #[cfg(feature = "inbox")]
     pub fn responder(mut self, who: impl Into<toolnexus_inbox::Person>) -> Self {
         self.responder = who.into();
@@ -357,26 +373,41 @@ impl McpServerBuilder {
     /// ([`McpServer::http_service`]) with the host's sign-in, e.g.
     /// [`BearerTokens`](toolnexus_inbox::BearerTokens) for `Authorization: Bearer`.
     ///
-    /// The person is who the inbox records as answering a kept task through
-    /// `tasks/update` (and cancelling one through `tasks/cancel`), so the inbox's rules of
-    /// who may answer a kind of request apply to them: an answer from someone not allowed
-    /// is invalid params, and the task still waits. Over HTTP, a request the hook knows no
-    /// one for cannot answer a kept task; the [`responder`](Self::responder) answers only
-    /// over stdio, where there is no request to identify. Tasks kept in memory and
-    /// elicitations answered in the call record no one.
+    /// The person is who the inbox records as answering — a kept task's `tasks/update`,
+    /// an elicitation or `inputResponses` answering a request some rule limits — and who
+    /// cancels through `tasks/cancel`, so the inbox's rules of who may answer apply to
+    /// them: an answer from someone not allowed is refused, on record, and the request
+    /// still waits. A task belongs to the person who started it: anyone else is told it
+    /// does not exist, except the people its waiting request names, who may read the
+    /// question and answer it.
+    ///
+    /// Every HTTP request must then come from someone the hook knows: any other is
+    /// answered `401 Unauthorized` with `WWW-Authenticate: Bearer`, as MCP's authorization
+    /// spec has a resource server answer, unless [`allow_anonymous`](Self::allow_anonymous)
+    /// opens the server. The [`responder`](Self::responder) answers only over stdio,
+    /// where there is no request to identify.
     #[cfg(feature = "inbox")]
     pub fn identify(mut self, identify: impl toolnexus_inbox::Identify) -> Self {
         self.identify = Some(Arc::new(identify));
         self
     }
 
+    /// With an [`identify`](Self::identify) hook, serves requests from no one it knows as
+    /// well, instead of answering them `401 Unauthorized`. Such a caller answers as a
+    /// stand-in: it settles no request a rule limits, counts toward no quorum, and owns
+    /// no task it starts. Without a hook this changes nothing.
+    #[cfg(feature = "inbox")]
+    pub fn allow_anonymous(mut self) -> Self {
+        self.allow_anonymous = true;
+        self
+    }
+
     /// With an [`identify`](Self::identify) hook, every HTTP request must come from
-    /// someone it knows: any other is answered `401 Unauthorized` with
-    /// `WWW-Authenticate: Bearer`, as MCP's authorization spec has a resource server
-    /// answer, and never reaches the server. Without a hook this changes nothing.
+    /// someone it knows: this is the default, and undoes
+    /// [`allow_anonymous`](Self::allow_anonymous).
     #[cfg(feature = "inbox")]
     pub fn require_identity(mut self) -> Self {
-        self.require_identity = true;
+        self.allow_anonymous = false;
         self
     }
 
@@ -407,7 +438,7 @@ impl McpServerBuilder {
                 elicitation_timeout: self.elicitation_timeout,
                 park: self.park,
                 sealer,
-                tasks: TaskStore::new(self.task_ttl, self.task_poll_interval),
+                tasks: TaskStore::new(self.task_ttl, self.task_poll_interval, self.max_tasks),
                 task_after: self.task_after,
                 task_only: self.task_only,
                 #[cfg(feature = "inbox")]
@@ -417,7 +448,7 @@ impl McpServerBuilder {
                 #[cfg(feature = "inbox")]
                 identify: self.identify,
                 #[cfg(feature = "inbox")]
-                require_identity: self.require_identity,
+                allow_anonymous: self.allow_anonymous,
             }),
         }
     }

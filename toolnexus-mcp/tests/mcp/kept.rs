@@ -167,13 +167,17 @@ async fn a_declined_task_runs_nothing_and_a_cancelled_one_never_runs() {
     assert!(matches!(get(&client, &id).await, TaskPayload::Cancelled));
     let update = UpdateTaskParams::new(id.clone(), responses(&key, accept()));
     client.update_task(update).await.unwrap();
-    // The update had its chance before its reply: the only answer is the cancel's.
+    // The update had its chance before its reply: the inbox recorded the cancel, first,
+    // and no answer.
     let people = inbox(&db).await;
-    assert_eq!(answers(&people, &key).await, 1);
+    assert_eq!(answers(&people, &key).await, 0);
+    let trail = people.audit(&key).await.unwrap();
+    let cancels = trail.iter().filter(|e| e.kind == AuditKind::Cancelled);
+    assert_eq!(cancels.count(), 1, "{trail:?}");
     assert!(matches!(get(&client, &id).await, TaskPayload::Cancelled));
-    // The inbox no longer offers it to anyone.
+    // The inbox no longer offers it to anyone, and its run will never resume.
     let closed = people.get(&key).await.unwrap().expect("kept");
-    assert_eq!(closed.run_state, ParkedState::Done);
+    assert_eq!(closed.run_state, ParkedState::Failed);
     assert!(people.waiting().await.unwrap().is_empty());
     assert_eq!(deleted.load(Ordering::SeqCst), 0);
 }

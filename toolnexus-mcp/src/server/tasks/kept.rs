@@ -20,10 +20,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio::task::AbortHandle;
 use toolnexus::{
-    Answer, ClientError, Message, Refusal, Request, RunResult, RunStatus, ToolCall, ToolCallRecord,
+    Answer, ClientError, Message, Request, RunResult, RunStatus, ToolCall, ToolCallRecord,
     ToolOutput, ToolResult, Usage,
 };
-use toolnexus_inbox::{Door, InFlight, Inbox, InboxError, Latest, ParkedState, Person};
+use toolnexus_inbox::{Cancelled, Door, InFlight, Inbox, InboxError, Latest, ParkedState, Person};
 
 use rmcp::service::{RequestContext, RoleServer};
 
@@ -31,11 +31,10 @@ use super::McpServer;
 use super::store::{Call, to_object, unknown};
 use crate::elicit::{response_to_answer, to_elicitation};
 use crate::server::handler::tool_result;
-use crate::server::http::Identified;
 use crate::server::run::{Step, after_answer};
 
-/// Who the inbox's audit trail records as answering through `tasks/update`, by default.
-pub(in crate::server) const DEFAULT_RESPONDER: &str = "mcp client";
+/// The prefix of the door records that name calls rather than tasks: never a task's id.
+pub(in crate::server) const CALL_RECORD: &str = "call:";
 
 /// The model a parked task's run names: no model took part in it.
 const MODEL: &str = "mcp";
@@ -63,6 +62,18 @@ struct Note {
     run: String,
     #[serde(default)]
     cancelled: bool,
+    /// Who started the task, when the server that took the call identified them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    owner: Option<String>,
+}
+
+/// How a caller stands to a kept task: the one who started it (or anyone, for a task no
+/// one was identified as starting), or someone its waiting request names, who may read
+/// the question and answer it but not what the call came to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Access {
+    Owner,
+    Approver,
 }
 
 impl Kept {
@@ -74,9 +85,14 @@ impl Kept {
         }
     }
 
-    /// Who answers for the server itself: a task cancelled while it was being parked.
+    /// Who answers for a caller no sign-in told apart.
     pub(in crate::server) fn responder(&self) -> &Person {
         &self.responder
+    }
+
+    /// The inbox the tasks are kept in.
+    pub(in crate::server) fn inbox(&self) -> &Inbox {
+        &self.inbox
     }
 
     async fn note(&self, id: &str) -> Result<Option<Note>, ErrorData> {
@@ -112,6 +128,7 @@ impl Kept {
             created_ms: now_ms(),
             run,
             cancelled: false,
+            owner: call.owner.clone(),
         };
         self.keep(id, &note)
             .await
@@ -135,20 +152,47 @@ impl McpServer {
         &self,
         context: &RequestContext<RoleServer>,
     ) -> Result<Person, ErrorData> {
-        let kept = self.kept()?;
-        let parts = context.extensions.get::<http::request::Parts>();
-        match (&self.inner.identify, parts) {
-            (Some(_), Some(parts)) => parts
-                .extensions
-                .get::<Identified>()
-                .map(|who| who.0.clone())
-                .ok_or_else(|| {
-                    ErrorData::invalid_params(
-                        "answering a task needs a signed-in person: the request identifies no one",
-                        None,
-                    )
-                }),
-            _ => Ok(kept.responder.clone()),
+        let http = context.extensions.get::<http::request::Parts>().is_some();
+        match self.identified(context) {
+            Some(who) => Ok(who),
+            None if self.inner.identify.is_some() && http => Err(ErrorData::invalid_params(
+                "answering a task needs a signed-in person: the request identifies no one",
+                None,
+            )),
+            None => Ok(self.kept()?.responder.clone()),
+        }
+    }
+
+    /// How `caller` stands to task `id`; anyone with no standing is told the task does not
+    /// exist, as for a task that does not.
+    fn access(
+        &self,
+        id: &str,
+        note: &Note,
+        latest: &Latest,
+        caller: Option<&Person>,
+    ) -> Result<Access, ErrorData> {
+        let Some(owner) = &note.owner else {
+            return Ok(Access::Owner);
+        };
+        let Some(caller) = caller.filter(|who| who.is_identified()) else {
+            return Err(unknown(id));
+        };
+        if caller.id == *owner {
+            return Ok(Access::Owner);
+        }
+        let inbox = &self.kept()?.inbox;
+        // Only a rule that names people lets someone other than the starter in: where
+        // anyone may answer, no one but the starter is told of the task.
+        let named = latest.run_state() == ParkedState::Waiting
+            && latest.requests.iter().any(|parked| {
+                parked.state == ParkedState::Waiting
+                    && inbox.responders(parked).is_some()
+                    && inbox.may_answer(parked, Some(caller))
+            });
+        match named {
+            true => Ok(Access::Approver),
+            false => Err(unknown(id)),
         }
     }
 
@@ -162,6 +206,9 @@ impl McpServer {
     /// The task's note and the run it stands at now: its first run, or the one it halted
     /// on again after an answer.
     async fn kept_task(&self, id: &str) -> Result<(Note, Latest), ErrorData> {
+        if id.starts_with(CALL_RECORD) {
+            return Err(unknown(id));
+        }
         let kept = self.kept()?;
         let note = kept.note(id).await?.ok_or_else(|| unknown(id))?;
         let ttl = u64::try_from(self.inner.tasks.ttl().as_millis()).unwrap_or(u64::MAX);
@@ -177,8 +224,23 @@ impl McpServer {
 
     /// `tasks/get` of a task the inbox keeps. A request answered elsewhere (the inbox
     /// page, another server) is resumed here when no server holds it.
-    pub(in crate::server) async fn get_kept(&self, id: &str) -> Result<DetailedTask, ErrorData> {
+    pub(in crate::server) async fn get_kept(
+        &self,
+        id: &str,
+        caller: Option<&Person>,
+    ) -> Result<DetailedTask, ErrorData> {
         let (note, latest) = self.kept_task(id).await?;
+        if self.access(id, &note, &latest, caller)? == Access::Approver {
+            // The question, and nothing of the call's result.
+            let (status, payload) = asking(&note, &latest);
+            let task = self.inner.tasks.describe(
+                id,
+                status,
+                note.created_at,
+                rfc3339(latest.head().updated_at),
+            );
+            return Ok(DetailedTask::new(task, payload));
+        }
         let parked = latest.head();
         let (status, payload) = if note.cancelled {
             (TaskStatus::Cancelled, TaskPayload::Cancelled)
@@ -234,6 +296,7 @@ impl McpServer {
         who: &Person,
     ) -> Result<(), ErrorData> {
         let (note, latest) = self.kept_task(id).await?;
+        self.access(id, &note, &latest, Some(who))?;
         if note.cancelled || latest.run_state() != ParkedState::Waiting {
             return Ok(());
         }
@@ -262,48 +325,57 @@ impl McpServer {
         }
     }
 
-    /// `tasks/cancel` of a task the inbox keeps: a waiting request is answered
-    /// `cancelled`, so nothing runs and the inbox page no longer offers it; a re-run this
-    /// process drives is stopped. A task that already ended is left as it is. `who` is the
-    /// person the inbox records as refusing its requests; one it does not allow to answer
-    /// them is invalid params, and the task goes on waiting.
+    /// `tasks/cancel` of a task the inbox keeps, by its starter or someone its waiting
+    /// request names (anyone else is told it does not exist; `checked` is false only for
+    /// the server's own cancel). The inbox records the cancel first ([`Inbox::cancel`]:
+    /// every waiting request refused as cancelled, as `who`, in its audit trail), and only
+    /// then does the task say `cancelled`; a task whose call is no longer waiting —
+    /// answered, running, ended — is not cancelled, and the error says so. Cancelling a
+    /// cancelled task changes nothing.
     pub(in crate::server) async fn cancel_kept(
         &self,
         id: &str,
         who: &Person,
+        checked: bool,
     ) -> Result<(), ErrorData> {
-        let (mut note, latest) = self.kept_task(id).await?;
-        let kept = self.kept()?;
-        if note.cancelled || matches!(latest.run_state(), ParkedState::Done | ParkedState::Failed) {
+        let (note, latest) = self.kept_task(id).await?;
+        if checked {
+            self.access(id, &note, &latest, Some(who))?;
+        }
+        self.cancel_run(id, note, &latest, who).await
+    }
+
+    async fn cancel_run(
+        &self,
+        id: &str,
+        mut note: Note,
+        latest: &Latest,
+        who: &Person,
+    ) -> Result<(), ErrorData> {
+        if note.cancelled {
             return Ok(());
         }
-        if latest.run_state() == ParkedState::Waiting {
-            let refusals = latest
-                .open()
-                .iter()
-                .map(|request| Answer::refuse(&request.id, Refusal::Cancelled))
-                .collect();
-            match kept.inbox.answer_all(&latest.run, refusals, who).await {
-                Ok(()) => {
-                    // Settled by the one rule: a refusal closes the call without running it.
-                    let toolkit = self.inner.toolkit.clone();
-                    let closed = kept
-                        .inbox
-                        .resume_with_or_await(&latest.run, |messages, answers| {
-                            settle(toolkit, messages, answers)
-                        })
-                        .await;
-                    if let Err(e) = closed {
-                        tracing::warn!(task = %id, error = %e, "closing a cancelled task's run failed");
-                    }
-                }
-                // Answered meanwhile: the re-run, if it is this process's, is stopped below.
-                Err(e) if matches!(e.cause(), InboxError::NotWaiting { .. }) => {}
-                Err(e) if matches!(e.cause(), InboxError::NotAllowed { .. }) => {
-                    return Err(ErrorData::invalid_params(e.to_string(), None));
-                }
-                Err(e) => return Err(failed(e)),
+        let kept = self.kept()?;
+        match kept.inbox.cancel(&latest.run, who.clone()).await {
+            Ok(Cancelled::Now { .. }) => {}
+            Ok(Cancelled::TooLate(state)) => {
+                return Err(ErrorData::invalid_params(
+                    format!(
+                        "task `{id}` cannot be cancelled: its call of `{}` is {} already",
+                        note.tool,
+                        state.as_str()
+                    ),
+                    None,
+                ));
             }
+            Ok(_) => {
+                return Err(ErrorData::internal_error(
+                    format!("the inbox did not say whether task `{id}` is cancelled"),
+                    None,
+                ));
+            }
+            Err(InboxError::UnknownRequest(_)) => return Err(unknown(id)),
+            Err(e) => return Err(failed(e)),
         }
         if let Some(handle) = kept.running.detach(id) {
             handle.abort();
@@ -369,7 +441,7 @@ fn asking(note: &Note, latest: &Latest) -> (TaskStatus, TaskPayload) {
 
 /// A task's run as the inbox parks it: the call, as if a model had asked for it, and the
 /// placeholder of its suspension on `requests`. The call's id is the task's.
-fn halted(id: &str, call: &Call, requests: &[Request]) -> RunResult {
+pub(in crate::server) fn halted(id: &str, call: &Call, requests: &[Request]) -> RunResult {
     let asked = ToolCall {
         id: id.to_owned(),
         name: call.tool.clone(),
@@ -391,7 +463,7 @@ fn halted(id: &str, call: &Call, requests: &[Request]) -> RunResult {
 
 /// The re-run of a claimed task's call with its answer, by the agent loop's rule, and the
 /// run it comes to.
-async fn settle(
+pub(in crate::server) async fn settle(
     toolkit: toolnexus::Toolkit,
     messages: Vec<Message>,
     answers: Vec<Answer>,
@@ -525,7 +597,7 @@ fn done_run(messages: Vec<Message>, call: Option<&ToolCall>, result: ToolResult)
 }
 
 /// The call's result, as the resumed run recorded it.
-fn final_result(run: &RunResult) -> ToolResult {
+pub(in crate::server) fn final_result(run: &RunResult) -> ToolResult {
     match run.tool_calls.last() {
         Some(call) if call.is_error => ToolResult::error(call.output.clone()),
         Some(call) => ToolResult::ok(call.output.clone()),
@@ -542,7 +614,7 @@ fn broken(message: String) -> (TaskStatus, TaskPayload) {
     )
 }
 
-fn failed(e: InboxError) -> ErrorData {
+pub(in crate::server) fn failed(e: InboxError) -> ErrorData {
     ErrorData::internal_error(format!("the task inbox failed: {e}"), None)
 }
 

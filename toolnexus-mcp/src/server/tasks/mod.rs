@@ -15,15 +15,17 @@ use serde_json::Value;
 use toolnexus::{Request, ToolResult};
 
 #[cfg(feature = "inbox")]
-pub(super) use kept::{DEFAULT_RESPONDER, Kept};
-pub(super) use store::{DEFAULT_POLL_INTERVAL, DEFAULT_TTL, Taken, TaskStore};
+pub(super) use kept::{CALL_RECORD, Kept, failed, final_result, halted, settle};
+pub(super) use store::{
+    Call, DEFAULT_MAX_TASKS, DEFAULT_POLL_INTERVAL, DEFAULT_TTL, Taken, TaskStore,
+};
 
 use super::McpServer;
 use super::asked::Asked;
-use super::handler::{Client, complete, tool_result};
+use super::handler::{Client, complete, needs, tool_result};
 use super::run::{Step, after_answer, died};
 use crate::ParkedCall;
-use store::{Call, Settled};
+use store::Settled;
 
 impl McpServer {
     /// Runs a call's work. For a client that declared tasks, work still running after
@@ -58,11 +60,18 @@ impl McpServer {
                 let call = Call {
                     tool: name.to_owned(),
                     args: args.clone(),
+                    owner: self.caller_id(context),
                 };
-                guard.0 = None;
-                let task = self.inner.tasks.create(call);
-                self.run_task(task.task_id.clone(), handle);
-                Err(CreateTaskResult::new(task))
+                match self.inner.tasks.create(call) {
+                    Ok(task) => {
+                        guard.0 = None;
+                        self.run_task(task.task_id.clone(), handle);
+                        Err(CreateTaskResult::new(task))
+                    }
+                    // The server holds as many tasks as it may: the call goes on in the
+                    // call, as for a client without tasks.
+                    Err(_) => Ok(handle.await.unwrap_or_else(|e| Step::Done(died(name, &e)))),
+                }
             }
         }
     }
@@ -96,7 +105,7 @@ impl McpServer {
                 Ok(()) => {
                     if !self.inner.tasks.hand_over(id) {
                         // Cancelled while it was being parked: nothing may run.
-                        if let Err(e) = self.cancel_kept(id, kept.responder()).await {
+                        if let Err(e) = self.cancel_kept(id, kept.responder(), false).await {
                             tracing::warn!(task = %id, error = %e.message, "cancelling a parked task failed");
                         }
                     }
@@ -165,24 +174,74 @@ impl McpServer {
                     None,
                 )),
             };
-            let asked = match &settled {
-                Settled::Ask(asked) => Some(asked.clone()),
-                _ => None,
-            };
-            if let Some(asked) = &asked
-                && server.keep(&id, asked).await
-            {
-                return;
-            }
-            server.inner.tasks.settle(&id, settled);
-            if let Some(Asked { requests, .. }) = asked
-                && let [request] = requests.as_slice()
-                && let Some((call, waiting)) = server.inner.tasks.waiting(&id)
-                && waiting == request.id
-            {
-                server.park_task(&call, request).await;
+            match settled {
+                Settled::Ask(asked) => server.wait_on(&id, asked).await,
+                settled => server.inner.tasks.settle(&id, settled),
             }
         });
+    }
+
+    /// Task `id` waits on `asked`: kept by the inbox when one is set, else in memory (and
+    /// at the park hook). A request some rule limits is never left for the client to
+    /// answer: it waits where the people allowed answer it — the inbox, or the park hook —
+    /// and when it cannot, the task ends with an error result naming who must answer, the
+    /// tool not run.
+    async fn wait_on(&self, id: &str, asked: Asked) {
+        if self.keep(id, &asked).await {
+            return;
+        }
+        let tasks = &self.inner.tasks;
+        let Some(call) = tasks.call_of(id) else {
+            return;
+        };
+        let single = match asked.requests.as_slice() {
+            [request] => Some(request.clone()),
+            _ => None,
+        };
+        let Some((request, who)) = self.first_ruled(&asked.requests) else {
+            tasks.settle(id, Settled::Ask(asked));
+            if let Some(request) = single
+                && let Some((call, waiting)) = tasks.waiting(id)
+                && waiting == request.id
+            {
+                self.park_task(&call, &request).await;
+            }
+            return;
+        };
+        let needs = needs(&call.tool, request);
+        let why = match (self.keeps_tasks(), &self.inner.park, single) {
+            (true, _, _) => format!(
+                "{needs}; only {who} may answer it, and keeping it in the inbox for them failed"
+            ),
+            (false, Some(park), Some(request)) => {
+                let parked = ParkedCall {
+                    tool: call.tool.clone(),
+                    args: call.args.clone(),
+                    request,
+                };
+                match park.park(parked).await {
+                    Ok(()) => {
+                        tasks.settle(id, Settled::Ask(asked));
+                        return;
+                    }
+                    Err(e) => {
+                        format!("{needs}; only {who} may answer it, and parking it failed: {e}")
+                    }
+                }
+            }
+            _ => format!(
+                "{needs}; only {who} may answer it, and this server has nowhere to keep it for them"
+            ),
+        };
+        tasks.settle(id, Settled::Done(tool_result(ToolResult::error(why))));
+    }
+
+    /// Whether an inbox keeps this server's waiting tasks.
+    pub(super) fn keeps_tasks(&self) -> bool {
+        #[cfg(feature = "inbox")]
+        return self.inner.kept.is_some();
+        #[cfg(not(feature = "inbox"))]
+        false
     }
 
     fn tool_of(&self, id: &str) -> String {
@@ -199,22 +258,19 @@ impl McpServer {
         name: String,
         args: Value,
         asked: Asked,
+        owner: Option<String>,
     ) -> CallToolResponse {
         let tasks = &self.inner.tasks;
-        let call = Call { tool: name, args };
-        let task = tasks.create(call.clone());
-        let single = match asked.requests.as_slice() {
-            [request] => Some(request.clone()),
-            _ => None,
+        let call = Call {
+            tool: name,
+            args,
+            owner,
         };
-        if !self.keep(&task.task_id, &asked).await {
-            tasks.settle(&task.task_id, Settled::Ask(asked));
-        }
-        if let Some(request) = single
-            && tasks.waiting(&task.task_id).is_some()
-        {
-            self.park_task(&call, &request).await;
-        }
+        let task = match tasks.create(call) {
+            Ok(task) => task,
+            Err(full) => return complete(ToolResult::error(full.to_string())),
+        };
+        self.wait_on(&task.task_id, asked).await;
         match tasks.get(&task.task_id) {
             Ok(detailed) => CallToolResponse::Task(CreateTaskResult::new(detailed.task)),
             Err(e) => complete(ToolResult::error(e.message.into_owned())),

@@ -26,12 +26,17 @@ use crate::server::asked::Asked;
 pub(in crate::server) const DEFAULT_TTL: Duration = Duration::from_secs(3600);
 /// How often a client is asked to poll by default.
 pub(in crate::server) const DEFAULT_POLL_INTERVAL: Duration = Duration::from_millis(500);
+/// How many tasks a server holds in memory at once by default.
+pub(in crate::server) const DEFAULT_MAX_TASKS: usize = 1_000;
 
 /// The call a task runs: what a re-run after an answer needs.
 #[derive(Debug, Clone)]
 pub(in crate::server) struct Call {
     pub(in crate::server) tool: String,
     pub(in crate::server) args: Value,
+    /// Who started it, when the server identifies its callers: only they (and the people
+    /// its waiting requests name) may read, answer or cancel it.
+    pub(in crate::server) owner: Option<String>,
 }
 
 /// Where a task's call stands.
@@ -98,15 +103,38 @@ pub(in crate::server) struct TaskStore {
     tasks: Mutex<HashMap<String, Entry>>,
     ttl: Duration,
     poll_interval: Duration,
+    /// The most tasks held at once: memory a flood of calls cannot grow past.
+    max: usize,
+}
+
+/// A task refused because the store holds as many as it may.
+#[derive(Debug)]
+pub(in crate::server) struct Full(pub(in crate::server) usize);
+
+impl std::fmt::Display for Full {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "the server already holds its limit of {} tasks; call again once some have ended",
+            self.0
+        )
+    }
 }
 
 impl TaskStore {
-    pub(in crate::server) fn new(ttl: Duration, poll_interval: Duration) -> Self {
+    pub(in crate::server) fn new(ttl: Duration, poll_interval: Duration, max: usize) -> Self {
         Self {
             tasks: Mutex::new(HashMap::new()),
             ttl,
             poll_interval,
+            max,
         }
+    }
+
+    /// Whether the store holds as many tasks as it may: a call that would become a task
+    /// is refused before anything runs.
+    pub(in crate::server) fn full(&self) -> Option<Full> {
+        (self.lock().len() >= self.max).then_some(Full(self.max))
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Entry>> {
@@ -129,8 +157,8 @@ impl TaskStore {
 
     /// A new task for `call`, running until [`settle`](Self::settle) says how it ended.
     /// It is readable before this returns, so a `tasks/get` right after the
-    /// `CreateTaskResult` finds it.
-    pub(in crate::server) fn create(&self, call: Call) -> Task {
+    /// `CreateTaskResult` finds it. Refused when the store holds its limit.
+    pub(in crate::server) fn create(&self, call: Call) -> Result<Task, Full> {
         let id = uuid::Uuid::new_v4().to_string();
         let now = current_timestamp();
         let entry = Entry {
@@ -141,8 +169,36 @@ impl TaskStore {
             updated_at: now,
         };
         let task = self.task(&id, &entry);
-        self.lock().insert(id, entry);
-        task
+        let mut tasks = self.lock();
+        if tasks.len() >= self.max {
+            return Err(Full(self.max));
+        }
+        tasks.insert(id, entry);
+        Ok(task)
+    }
+
+    /// Whether `caller` may see task `id`: its starter, or anyone when no one was
+    /// identified as starting it. Anyone else is told the task does not exist, as is a
+    /// caller asking for a task that does not.
+    pub(in crate::server) fn visible_to(
+        &self,
+        id: &str,
+        caller: Option<&str>,
+    ) -> Result<(), ErrorData> {
+        let tasks = self.lock();
+        let entry = tasks.get(id).ok_or_else(|| unknown(id))?;
+        match &entry.call.owner {
+            Some(owner) if Some(owner.as_str()) != caller => Err(unknown(id)),
+            _ => Ok(()),
+        }
+    }
+
+    /// The requests task `id` waits on, while it waits.
+    pub(in crate::server) fn waiting_on(&self, id: &str) -> Vec<Request> {
+        match self.lock().get(id).map(|e| &e.phase) {
+            Some(Phase::InputRequired { asked, .. }) => asked.unanswered().cloned().collect(),
+            _ => Vec::new(),
+        }
     }
 
     /// Hands the running task the handle that stops it.
@@ -303,6 +359,11 @@ impl TaskStore {
         }
         entry.updated_at = current_timestamp();
         Ok(None)
+    }
+
+    /// The call task `id` runs.
+    pub(in crate::server) fn call_of(&self, id: &str) -> Option<Call> {
+        self.lock().get(id).map(|e| e.call.clone())
     }
 
     /// The tool task `id` calls.
