@@ -4,7 +4,6 @@
 
 mod builder;
 mod ruled;
-mod ruled;
 
 use std::collections::HashMap;
 use std::fmt;
