@@ -1,7 +1,8 @@
 //! Who calls: the host's sign-in ([`Identify`](toolnexus_inbox::Identify)) run on every
 //! request but the card's, before its body is read. An identified caller travels to the
 //! handlers as a [`Caller`]; one the hook does not know gets HTTP 401 with the challenge
-//! A2A's transport authentication names.
+//! A2A's transport authentication names, unless the server allows anonymous callers,
+//! who then come as a stand-in.
 
 use std::sync::Arc;
 
@@ -16,32 +17,30 @@ use toolnexus_inbox::Person;
 use super::shared::Shared;
 
 /// The person a request came from: the one the identify hook named, or, without a hook,
-/// the builder's responder.
+/// the builder's responder; a caller the hook did not know, where anonymous callers are
+/// allowed, is a stand-in that counts as nobody's vote.
 #[derive(Debug, Clone)]
 pub(crate) struct Caller(pub(crate) Person);
 
-/// Identifies the caller of `request`, refusing with 401 whoever the hook does not know.
+/// Identifies the caller of `request`, refusing with 401 whoever the hook does not know
+/// unless anonymous callers are allowed.
 pub(crate) async fn identified(
     State(shared): State<Arc<Shared>>,
     request: Request,
     next: Next,
 ) -> Response {
-    let Some(hook) = &shared.identify else {
-        let mut request = request;
-        request
-            .extensions_mut()
-            .insert(Caller(shared.responder.clone()));
-        return next.run(request).await;
-    };
     let (parts, body) = request.into_parts();
-    match hook.identify(&parts) {
-        Some(person) => {
-            let mut request = Request::from_parts(parts, body);
-            request.extensions_mut().insert(Caller(person));
-            next.run(request).await
-        }
-        None => unauthorized(&shared.card.name),
-    }
+    let caller = match &shared.identify {
+        None => shared.responder.clone(),
+        Some(hook) => match hook.identify(&parts) {
+            Some(person) => person,
+            None if shared.allow_anonymous => Person::stand_in(shared.responder.id.clone()),
+            None => return unauthorized(&shared.card.name),
+        },
+    };
+    let mut request = Request::from_parts(parts, body);
+    request.extensions_mut().insert(Caller(caller));
+    next.run(request).await
 }
 
 /// HTTP 401 with `WWW-Authenticate: Bearer realm="<agent>"`; the body says what to send,

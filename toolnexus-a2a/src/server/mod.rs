@@ -5,8 +5,9 @@
 //! (`jsonrpc`), the HTTP+JSON binding's paths (`rest`), what both bindings share (`wire`),
 //! `SendMessage` (`send`) and its streaming form and `SubscribeToTask` (`stream`),
 //! `GetTask` and `CancelTask` (`tasks`), the task as the inbox keeps it (`record`,
-//! `view`), what the handlers share (`shared`), and the protocol's errors (`errors`). The
-//! bindings read the JSON; the operations take the protocol's typed requests.
+//! `view`), how many streams are open (`streams`), what the handlers share (`shared`),
+//! and the protocol's errors (`errors`). The bindings read the
+//! JSON; the operations take the protocol's typed requests.
 
 mod card;
 mod errors;
@@ -17,6 +18,7 @@ mod rest;
 mod send;
 mod shared;
 mod stream;
+mod streams;
 mod tasks;
 mod view;
 mod wire;
@@ -28,7 +30,7 @@ use axum::routing::{get, post};
 use axum::Router;
 use tokio::sync::Notify;
 use toolnexus::{LlmClient, Toolkit};
-use toolnexus_inbox::{Door, Identify, InFlight, Inbox, Person};
+use toolnexus_inbox::{Door, Identify, InFlight, Inbox, Person, Starter};
 
 use self::shared::Shared;
 
@@ -38,9 +40,18 @@ use crate::error::A2aError;
 /// message, bounded so one request cannot take the server's memory.
 pub const DEFAULT_MAX_BODY: usize = 1024 * 1024;
 
-/// Who the inbox records as answering through A2A unless told otherwise
-/// ([`A2aServerBuilder::responder`]).
+/// The label of the stand-in the inbox records as answering through A2A unless told
+/// otherwise ([`A2aServerBuilder::responder`]): a [`Person::stand_in`], which never counts
+/// toward a quorum of several people and is never delegated to.
 pub const DEFAULT_RESPONDER: &str = "a2a client";
+
+/// How many event streams (`SubscribeToTask`, `SendStreamingMessage`) are open at once in
+/// all, unless told otherwise ([`A2aServerBuilder::max_subscriptions`]).
+pub const DEFAULT_MAX_SUBSCRIPTIONS: usize = 1024;
+
+/// How many event streams one identified caller has open at once, unless told otherwise
+/// ([`A2aServerBuilder::max_subscriptions_per_caller`]).
+pub const DEFAULT_MAX_SUBSCRIPTIONS_PER_CALLER: usize = 16;
 
 /// An agent served over A2A: built by [`A2aServer::builder`], served by
 /// [`router`](Self::router).
@@ -91,9 +102,12 @@ impl A2aServer {
             version: env!("CARGO_PKG_VERSION").to_owned(),
             url: None,
             max_body: DEFAULT_MAX_BODY,
-            responder: Person::new(DEFAULT_RESPONDER),
+            responder: Person::stand_in(DEFAULT_RESPONDER),
             identify: None,
+            allow_anonymous: false,
             show_tool_calls: false,
+            max_subscriptions: DEFAULT_MAX_SUBSCRIPTIONS,
+            max_subscriptions_per_caller: DEFAULT_MAX_SUBSCRIPTIONS_PER_CALLER,
         }
     }
 
@@ -102,7 +116,8 @@ impl A2aServer {
     /// `GET /tasks/{id}`, `POST /tasks/{id}:cancel`, `GET|POST /tasks/{id}:subscribe`).
     /// Mount it at the root of the URL given to [`A2aServerBuilder::url`]. With
     /// [`A2aServerBuilder::identify`], every route but the card's answers a caller it
-    /// cannot identify with HTTP 401 before reading the request's body.
+    /// cannot identify with HTTP 401 before reading the request's body (unless
+    /// [`A2aServerBuilder::allow_anonymous`]).
     pub fn router(&self) -> Router {
         // The card is served from what it says alone.
         let card = Router::new()
@@ -151,7 +166,10 @@ pub struct A2aServerBuilder {
     max_body: usize,
     responder: Person,
     identify: Option<Arc<dyn Identify>>,
+    allow_anonymous: bool,
     show_tool_calls: bool,
+    max_subscriptions: usize,
+    max_subscriptions_per_caller: usize,
 }
 
 impl std::fmt::Debug for A2aServerBuilder {
@@ -165,7 +183,13 @@ impl std::fmt::Debug for A2aServerBuilder {
             .field("max_body", &self.max_body)
             .field("responder", &self.responder)
             .field("identify", &self.identify.is_some())
+            .field("allow_anonymous", &self.allow_anonymous)
             .field("show_tool_calls", &self.show_tool_calls)
+            .field("max_subscriptions", &self.max_subscriptions)
+            .field(
+                "max_subscriptions_per_caller",
+                &self.max_subscriptions_per_caller,
+            )
             .finish_non_exhaustive()
     }
 }
@@ -205,11 +229,12 @@ impl A2aServerBuilder {
     }
 
     /// Who the inbox records as having answered the requests A2A clients answer when no
-    /// [`identify`](Self::identify) hook is set (default [`DEFAULT_RESPONDER`]): everyone
-    /// who reaches this door is this person. The audit trail names them, and where the
-    /// inbox limits who may answer a request (its responders), only an allowed person's
-    /// answers are taken; a continuation from anyone else is refused and the task keeps
-    /// waiting.
+    /// [`identify`](Self::identify) hook is set (default: the stand-in
+    /// [`DEFAULT_RESPONDER`]): everyone who reaches this door is this person, and every
+    /// task is theirs to read and cancel. The audit trail names them, and where the inbox
+    /// limits who may answer a request (its responders), only an allowed person's answers
+    /// are taken; a continuation from anyone else is refused and the task keeps waiting.
+    /// Give a [`Person::stand_in`] unless one person alone reaches this door.
     pub fn responder(mut self, who: impl Into<Person>) -> Self {
         self.responder = who.into();
         self
@@ -218,13 +243,43 @@ impl A2aServerBuilder {
     /// Requires every caller to be identified by `hook` (the host's sign-in, or
     /// [`BearerTokens`](toolnexus_inbox::BearerTokens)): a request it identifies nobody
     /// in gets HTTP 401 with `WWW-Authenticate: Bearer realm="<name>"` before anything is
-    /// read into a task, and the card declares an HTTP bearer security scheme (the card
-    /// itself stays public). Continuations are recorded as the identified person, and
-    /// refused when the inbox does not let them answer; a waiting task shows a gate's tool
-    /// and arguments only to callers who may answer it. It replaces
-    /// [`responder`](Self::responder).
+    /// read into a task, unless [`allow_anonymous`](Self::allow_anonymous), and the card
+    /// declares an HTTP bearer security scheme (the card itself stays public).
+    /// A task is its starter's: reading, watching, continuing and cancelling it are theirs
+    /// and its approvers', and anyone else is told there is no such task. Continuations
+    /// are recorded as the identified person, and refused when the inbox does not let
+    /// them answer; a waiting task shows a gate's tool and arguments only to callers who
+    /// may answer it. It replaces [`responder`](Self::responder).
     pub fn identify(mut self, hook: impl Identify) -> Self {
         self.identify = Some(Arc::new(hook));
+        self
+    }
+
+    /// Lets a caller the [`identify`](Self::identify) hook does not know through instead of
+    /// refusing them with 401, as a [`Person::stand_in`] labelled like the
+    /// [`responder`](Self::responder): all such callers are one stand-in, who shares the
+    /// tasks they start, answers only where anyone may, never counts toward a quorum of
+    /// several people, and has the subscription bound of everyone together. Without a
+    /// hook it changes nothing: every caller is the responder.
+    pub fn allow_anonymous(mut self) -> Self {
+        self.allow_anonymous = true;
+        self
+    }
+
+    /// How many event streams (`SubscribeToTask`, `SendStreamingMessage`) may be open at
+    /// once in all (default [`DEFAULT_MAX_SUBSCRIPTIONS`], at least 1); one over it is
+    /// refused with `UnsupportedOperationError` saying so, before anything is done.
+    pub fn max_subscriptions(mut self, streams: usize) -> Self {
+        self.max_subscriptions = streams.max(1);
+        self
+    }
+
+    /// How many event streams one identified caller may have open at once (default
+    /// [`DEFAULT_MAX_SUBSCRIPTIONS_PER_CALLER`], at least 1); one over it is refused with
+    /// `UnsupportedOperationError` saying so. Callers the door does not identify are one
+    /// stand-in, bounded by [`max_subscriptions`](Self::max_subscriptions) alone.
+    pub fn max_subscriptions_per_caller(mut self, streams: usize) -> Self {
+        self.max_subscriptions_per_caller = streams.max(1);
         self
     }
 
@@ -261,6 +316,11 @@ impl A2aServerBuilder {
             max_body: self.max_body,
             bearer: self.identify.is_some(),
         };
+        // A task kept before starters were: where every caller is the responder, theirs.
+        let unowned = self
+            .identify
+            .is_none()
+            .then(|| Starter::of(&self.responder));
         Ok(A2aServer {
             shared: Arc::new(Shared {
                 client: self.client,
@@ -269,9 +329,15 @@ impl A2aServerBuilder {
                 card: Arc::new(card),
                 responder: self.responder,
                 identify: self.identify,
+                allow_anonymous: self.allow_anonymous,
                 show_tool_calls: self.show_tool_calls,
                 live: InFlight::new(),
                 changed: Notify::new(),
+                streams: streams::Streams::new(
+                    self.max_subscriptions,
+                    self.max_subscriptions_per_caller,
+                ),
+                unowned,
             }),
         })
     }

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use toolnexus::{Message, RunResult};
-use toolnexus_inbox::{Door, DoorRecord, Inbox};
+use toolnexus_inbox::{Door, DoorRecord, Inbox, Starter};
 
 use crate::error::A2aError;
 
@@ -42,6 +42,11 @@ pub(crate) struct TaskRecord {
     /// Records kept before it have none; their histories show the transcript's prompt.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub(crate) said: Vec<Said>,
+    /// Who started it: the task is theirs to read and cancel. Records kept before it have
+    /// none: on a server without an identify hook they are the responder's, as every
+    /// caller is; behind a hook only the people who may answer them see them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) starter: Option<Starter>,
 }
 
 /// One message of the caller's, kept as it came.
@@ -69,7 +74,7 @@ impl Said {
 }
 
 impl TaskRecord {
-    pub(crate) fn started(context_id: String, prompt: String) -> TaskRecord {
+    pub(crate) fn started(context_id: String, prompt: String, starter: Starter) -> TaskRecord {
         TaskRecord {
             context_id,
             prompt,
@@ -79,6 +84,7 @@ impl TaskRecord {
             error: None,
             canceled: false,
             said: Vec::new(),
+            starter: Some(starter),
         }
     }
 }
@@ -104,7 +110,7 @@ pub(crate) async fn touch(inbox: &Inbox, id: &str) -> Result<(), A2aError> {
 
 #[cfg(test)]
 mod tests {
-    use toolnexus_inbox::{Door, Inbox};
+    use toolnexus_inbox::{Door, Inbox, Person, Starter};
 
     use super::{load, save, TaskRecord};
 
@@ -123,6 +129,7 @@ mod tests {
         assert_eq!(kept.data.context_id, "c1");
         assert_eq!(kept.data.run.as_deref(), Some("r1"));
         assert!(kept.data.canceled);
+        assert_eq!(kept.data.starter, None, "kept before starters were");
 
         save(&inbox, "t1", &kept.data).await.unwrap();
         let again: serde_json::Value = inbox
@@ -138,9 +145,13 @@ mod tests {
     #[tokio::test]
     async fn a_new_record_has_only_what_it_says() {
         let inbox = Inbox::open("sqlite::memory:").await.unwrap();
-        let record = TaskRecord::started("c1".into(), "hi".into());
+        let ada = Starter::of(&Person::new("ada@example.com"));
+        let record = TaskRecord::started("c1".into(), "hi".into(), ada);
         save(&inbox, "t2", &record).await.unwrap();
         let kept: serde_json::Value = inbox.record(Door::A2A, "t2").await.unwrap().unwrap().data;
-        assert_eq!(kept, serde_json::json!({"contextId": "c1", "prompt": "hi"}));
+        assert_eq!(
+            kept,
+            serde_json::json!({"contextId": "c1", "prompt": "hi", "starter": {"id": "ada@example.com"}})
+        );
     }
 }

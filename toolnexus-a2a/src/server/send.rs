@@ -5,15 +5,15 @@
 
 use std::sync::Arc;
 
-use a2a::{A2AError, Message, PartContent, SendMessageRequest};
+use a2a::{A2AError, Message, PartContent, SendMessageRequest, Task};
 use serde_json::{json, Value};
 use toolnexus::RunStatus;
-use toolnexus_inbox::{InFlightGuard, InboxError, Person};
+use toolnexus_inbox::{InFlightGuard, InboxError, Person, Sight, Starter};
 
 use super::errors::{busy, terminal, to_protocol};
 use super::record::{self, Said, TaskRecord, HEARTBEAT};
-use super::shared::Shared;
-use super::view::{self, Stage};
+use super::shared::{Seen, Shared};
+use super::view::Stage;
 use crate::mapping;
 
 /// What a `SendMessage` was asked to do, once its message is taken.
@@ -25,14 +25,28 @@ pub(crate) enum Accepted {
         record: Box<TaskRecord>,
         live: InFlightGuard,
     },
-    /// A continuation, recorded in the inbox, whose run `run` is to resume.
-    Answered { id: String, run: String },
+    /// A continuation, recorded in the inbox, whose run `run` is to resume; its sender
+    /// sees the task with `sight`.
+    Answered {
+        id: String,
+        run: String,
+        sight: Sight,
+    },
 }
 
 impl Accepted {
     pub(crate) fn id(&self) -> &str {
         match self {
             Accepted::Started { id, .. } | Accepted::Answered { id, .. } => id,
+        }
+    }
+
+    /// How much of the task its sender sees from now on: all of a task they started,
+    /// what they could see of one they answered.
+    pub(crate) fn sight(&self) -> Sight {
+        match self {
+            Accepted::Started { .. } => Sight::Whole,
+            Accepted::Answered { sight, .. } => *sight,
         }
     }
 }
@@ -48,17 +62,20 @@ pub(crate) async fn send(
     let immediately = config.and_then(|c| c.return_immediately).unwrap_or(false);
     let accepted = accept(shared, &request.message, who).await?;
     let id = accepted.id().to_owned();
+    let sight = accepted.sight();
     // Spawned, so a client that hangs up does not cut the run short: what it asked for is
     // carried out and kept either way.
     let work = tokio::spawn(carry_out(shared.clone(), accepted));
     if !immediately {
         let _ = work.await;
     }
-    Ok(json!({ "task": current(shared, &id, history_length, who).await? }))
+    let task = shared.task_as(&id, history_length, who, sight).await?;
+    Ok(json!({ "task": to_json(&task)? }))
 }
 
-/// Takes `message` from `who`: records a new task, or answers the task it continues as
-/// `who`. Every refusal comes before anything runs, and leaves the task as it was.
+/// Takes `message` from `who`: records a new task as theirs, or answers the task it
+/// continues as `who` (a task they may not see is not found). Every refusal comes before
+/// anything runs, and leaves the task as it was.
 pub(crate) async fn accept(
     shared: &Arc<Shared>,
     message: &Message,
@@ -66,7 +83,7 @@ pub(crate) async fn accept(
 ) -> Result<Accepted, A2AError> {
     match &message.task_id {
         Some(id) => answer(shared, id, message, who).await,
-        None => start(shared, message).await,
+        None => start(shared, message, who).await,
     }
 }
 
@@ -82,18 +99,16 @@ pub(crate) async fn carry_out(shared: Arc<Shared>, accepted: Accepted) {
     shared.changed.notify_waiters();
 }
 
-/// The task as it stands now, as the wire has it for `who`.
-pub(crate) async fn current(
-    shared: &Shared,
-    id: &str,
-    history_length: Option<i32>,
-    who: &Person,
-) -> Result<Value, A2AError> {
-    let task = shared.task(id, history_length, who).await?;
+/// A task as the wire has it.
+pub(crate) fn to_json(task: &Task) -> Result<Value, A2AError> {
     serde_json::to_value(task).map_err(|e| A2AError::internal(e.to_string()))
 }
 
-async fn start(shared: &Arc<Shared>, message: &Message) -> Result<Accepted, A2AError> {
+async fn start(
+    shared: &Arc<Shared>,
+    message: &Message,
+    who: &Person,
+) -> Result<Accepted, A2AError> {
     let prompt = prompt_of(message)?;
     let id = a2a::new_task_id();
     let context = message
@@ -101,7 +116,7 @@ async fn start(shared: &Arc<Shared>, message: &Message) -> Result<Accepted, A2AE
         .clone()
         .filter(|c| !c.is_empty())
         .unwrap_or_else(a2a::new_context_id);
-    let mut record = TaskRecord::started(context, prompt);
+    let mut record = TaskRecord::started(context, prompt, Starter::of(who));
     record.said.push(Said::of(message, 0));
     // Held before the record is kept, so no reader sees the task started and not live.
     let live = shared
@@ -190,10 +205,7 @@ async fn answer(
     message: &Message,
     who: &Person,
 ) -> Result<Accepted, A2AError> {
-    let kept = record::load(&shared.inbox, id)
-        .await
-        .map_err(to_protocol)?
-        .ok_or_else(|| A2AError::task_not_found(id))?;
+    let Seen { kept, view, sight } = shared.seen(id, who).await?;
     if let Some(context) = message.context_id.as_deref().filter(|c| !c.is_empty()) {
         if context != kept.data.context_id {
             return Err(A2AError::invalid_params(format!(
@@ -201,9 +213,6 @@ async fn answer(
             )));
         }
     }
-    let view = view::read(&shared.inbox, shared.is_live(id), &kept)
-        .await
-        .map_err(to_protocol)?;
     if view.is_terminal() {
         return Err(terminal(id));
     }
@@ -225,6 +234,7 @@ async fn answer(
     Ok(Accepted::Answered {
         id: id.to_owned(),
         run,
+        sight,
     })
 }
 

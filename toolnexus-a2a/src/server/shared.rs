@@ -8,9 +8,13 @@ use toolnexus::{LlmClient, Toolkit};
 use toolnexus_inbox::{Identify, InFlight, Inbox, Person};
 
 use a2a::{A2AError, Task};
+use toolnexus_inbox::{DoorRecord, Sight, Starter};
 
 use super::card::CardInfo;
 use super::errors::to_protocol;
+use super::record::TaskRecord;
+use super::streams::Streams;
+use super::view::{Stage, View};
 use super::{record, view};
 
 /// What every handler shares.
@@ -22,8 +26,11 @@ pub(crate) struct Shared {
     /// Who the inbox records as answering what A2A clients answer when there is no
     /// identify hook.
     pub(crate) responder: Person,
-    /// The host's sign-in: with it, every caller must be identified.
+    /// The host's sign-in: with it, every caller must be identified unless
+    /// `allow_anonymous`.
     pub(crate) identify: Option<Arc<dyn Identify>>,
+    /// Whether a caller the hook does not know is let through, as a stand-in.
+    pub(crate) allow_anonymous: bool,
     /// Whether histories show tool calls and results.
     pub(crate) show_tool_calls: bool,
     /// The tasks whose first run goes on in this process, each held by its run. A task
@@ -32,12 +39,41 @@ pub(crate) struct Shared {
     pub(crate) live: InFlight,
     /// Wakes the streams watching tasks when one changes in this process.
     pub(crate) changed: Notify,
+    /// The event streams open now, bounded per caller and in all.
+    pub(crate) streams: Arc<Streams>,
+    /// Whose a task kept before starters were is: on a server without an identify hook
+    /// every caller is the responder, so theirs; behind a hook nobody can say.
+    pub(crate) unowned: Option<Starter>,
+}
+
+/// A task as a caller may see it: its record, where it stands, and how much of it is
+/// theirs to see.
+pub(crate) struct Seen {
+    pub(crate) kept: DoorRecord<TaskRecord>,
+    pub(crate) view: View,
+    pub(crate) sight: Sight,
 }
 
 impl Shared {
     /// Whether task `id`'s first run goes on in this process.
     pub(crate) fn is_live(&self, id: &str) -> bool {
         self.live.contains(id)
+    }
+
+    /// Task `id` as it stands, if `who` may see it: [`A2AError::task_not_found`] as for a
+    /// task that does not exist when they may not, so its id tells them nothing.
+    pub(crate) async fn seen(&self, id: &str, who: &Person) -> Result<Seen, A2AError> {
+        let (kept, view) = self.read(id).await?;
+        let waiting = match &view.stage {
+            Stage::Waiting { parked, .. } => parked.as_slice(),
+            _ => &[],
+        };
+        let starter = kept.data.starter.as_ref().or(self.unowned.as_ref());
+        let sight = self
+            .inbox
+            .sight(starter, waiting, who)
+            .ok_or_else(|| A2AError::task_not_found(id))?;
+        Ok(Seen { kept, view, sight })
     }
 
     /// Task `id` as it stands now, as `who` may see it, with the last `history_length`
@@ -48,6 +84,27 @@ impl Shared {
         history_length: Option<i32>,
         who: &Person,
     ) -> Result<Task, A2AError> {
+        let seen = self.seen(id, who).await?;
+        Ok(self.shown(id, &seen, history_length, who))
+    }
+
+    /// Task `id` as it stands now, shown to `who` with the `sight` they were granted when
+    /// their request was taken: an approver who answered the task, or who watches it,
+    /// still sees its state once it has left the wait that let them see it.
+    pub(crate) async fn task_as(
+        &self,
+        id: &str,
+        history_length: Option<i32>,
+        who: &Person,
+        sight: Sight,
+    ) -> Result<Task, A2AError> {
+        let (kept, view) = self.read(id).await?;
+        let seen = Seen { kept, view, sight };
+        Ok(self.shown(id, &seen, history_length, who))
+    }
+
+    /// Task `id`'s record and where it stands, whoever asks.
+    async fn read(&self, id: &str) -> Result<(DoorRecord<TaskRecord>, View), A2AError> {
         let kept = record::load(&self.inbox, id)
             .await
             .map_err(to_protocol)?
@@ -55,11 +112,23 @@ impl Shared {
         let view = view::read(&self.inbox, self.is_live(id), &kept)
             .await
             .map_err(to_protocol)?;
+        Ok((kept, view))
+    }
+
+    /// `seen` as the wire shows it to `who`.
+    pub(crate) fn shown(
+        &self,
+        id: &str,
+        seen: &Seen,
+        history_length: Option<i32>,
+        who: &Person,
+    ) -> Task {
         let shown = view::Shown {
             who,
             inbox: &self.inbox,
             tool_calls: self.show_tool_calls,
+            sight: seen.sight,
         };
-        Ok(view::task(id, &kept.data, &view, history_length, &shown))
+        view::task(id, &seen.kept.data, &seen.view, history_length, &shown)
     }
 }

@@ -1,6 +1,7 @@
 //! `SendStreamingMessage` and `SubscribeToTask`: server-sent events, each a
 //! `StreamResponse` — the `Task` first, then its status updates — closing once the task is
-//! over or waits for a person. Over JSON-RPC each event is a JSON-RPC response; over
+//! over or waits for a person. A caller watches a task only as far as they may see it,
+//! and only so many streams are open at once (`streams`). Over JSON-RPC each event is a JSON-RPC response; over
 //! HTTP+JSON it is the `StreamResponse` itself (an error, the binding's error payload).
 
 use std::convert::Infallible;
@@ -13,7 +14,7 @@ use axum::response::{IntoResponse, Response};
 use futures::Stream;
 use serde_json::{json, Value};
 use tokio::sync::mpsc;
-use toolnexus_inbox::Person;
+use toolnexus_inbox::{Person, Sight};
 
 use super::send::{accept, carry_out};
 use super::shared::Shared;
@@ -31,10 +32,13 @@ pub(crate) async fn send(
     request: SendMessageRequest,
     who: Person,
 ) -> Result<Response, A2AError> {
+    // Counted before the message is taken: a stream refused changes nothing.
+    let slot = shared.streams.open(&who)?;
     let accepted = accept(&shared, &request.message, &who).await?;
     let id = accepted.id().to_owned();
+    let sight = accepted.sight();
     let (tx, rx) = mpsc::channel(16);
-    let first = match shared.task(&id, None, &who).await {
+    let first = match shared.task_as(&id, None, &who, sight).await {
         Ok(task) => task,
         Err(e) => {
             // What was accepted is carried out all the same; only the stream is lost.
@@ -42,13 +46,22 @@ pub(crate) async fn send(
             return Err(e);
         }
     };
+    let watch = Watch {
+        shared: shared.clone(),
+        id,
+        who,
+        sight,
+        rpc,
+        tx,
+    };
     tokio::spawn(async move {
+        let _slot = slot;
         let mut last = Status::of(&first);
         // A client gone before the first event changes nothing: the run still goes.
-        let _ = send_event(&tx, &rpc, json!({ "task": first })).await;
+        let _ = watch.send(json!({ "task": first })).await;
         // The run goes on whether or not anyone still listens: what it asks is kept.
-        carry_out(shared.clone(), accepted).await;
-        let _ = watch_step(&shared, &id, &who, &mut last, &tx, &rpc).await;
+        carry_out(shared, accepted).await;
+        let _ = watch.step(&mut last).await;
     });
     Ok(sse(rx))
 }
@@ -62,34 +75,43 @@ pub(crate) async fn subscribe(
     who: Person,
 ) -> Result<Response, A2AError> {
     let id = request.id;
-    let first = shared.task(&id, None, &who).await?;
-    if first.status.state.is_terminal() {
+    let seen = shared.seen(&id, &who).await?;
+    if seen.view.is_terminal() {
         return Err(A2AError::unsupported_operation(format!(
             "task `{id}` is over: there is nothing to subscribe to"
         )));
     }
+    let slot = shared.streams.open(&who)?;
+    let sight = seen.sight;
+    let first = shared.shown(&id, &seen, None, &who);
     let (tx, rx) = mpsc::channel(16);
+    let watch = Watch {
+        shared,
+        id,
+        who,
+        sight,
+        rpc,
+        tx,
+    };
     tokio::spawn(async move {
+        let _slot = slot;
         let mut last = Status::of(&first);
-        if send_event(&tx, &rpc, json!({ "task": first })).await {
+        if watch.send(json!({ "task": first })).await {
             return;
         }
         loop {
-            let woken = shared.changed.notified();
+            let woken = watch.shared.changed.notified();
             tokio::pin!(woken);
             woken.as_mut().enable();
             // A subscriber came to see what the task does next: a wait it already showed
             // does not end the stream, a change to a new one does.
-            if !matches!(
-                watch_step(&shared, &id, &who, &mut last, &tx, &rpc).await,
-                Step::Open
-            ) {
+            if !matches!(watch.step(&mut last).await, Step::Open) {
                 return;
             }
             tokio::select! {
                 _ = woken => {}
                 _ = tokio::time::sleep(POLL) => {}
-                _ = tx.closed() => return,
+                _ = watch.tx.closed() => return,
             }
         }
     });
@@ -121,52 +143,60 @@ enum Step {
     Closed,
 }
 
-/// Reads the task as `who` sees it; sends a status update when it changed since `last`.
-async fn watch_step(
-    shared: &Shared,
-    id: &str,
-    who: &Person,
-    last: &mut Status,
-    tx: &mpsc::Sender<Event>,
-    rpc: &Frame,
-) -> Step {
-    let task = match shared.task(id, None, who).await {
-        Ok(task) => task,
-        Err(e) => {
-            let _ = tx.send(event(rpc, Err(e))).await;
-            return Step::Closed;
-        }
-    };
-    let now = Status::of(&task);
-    if now == *last {
-        return Step::Open;
-    }
-    *last = now;
-    let update = TaskStatusUpdateEvent {
-        task_id: task.id.clone(),
-        context_id: task.context_id.clone(),
-        status: task.status.clone(),
-        metadata: None,
-    };
-    if send_event(tx, rpc, json!({ "statusUpdate": update })).await {
-        return Step::Closed;
-    }
-    let state = &task.status.state;
-    let is_final = state.is_terminal()
-        || matches!(
-            state,
-            a2a::TaskState::InputRequired | a2a::TaskState::AuthRequired
-        );
-    if is_final {
-        Step::Final
-    } else {
-        Step::Open
-    }
+/// One stream's task, its caller and where its events go.
+struct Watch {
+    shared: Arc<Shared>,
+    id: String,
+    who: Person,
+    /// How much of the task the caller was granted when the stream opened.
+    sight: Sight,
+    rpc: Frame,
+    tx: mpsc::Sender<Event>,
 }
 
-/// Sends one event; `true` when the client is gone.
-async fn send_event(tx: &mpsc::Sender<Event>, rpc: &Frame, result: Value) -> bool {
-    tx.send(event(rpc, Ok(result))).await.is_err()
+impl Watch {
+    /// Reads the task as the caller sees it; sends a status update when it changed since
+    /// `last`.
+    async fn step(&self, last: &mut Status) -> Step {
+        let read = self.shared.task_as(&self.id, None, &self.who, self.sight);
+        let task = match read.await {
+            Ok(task) => task,
+            Err(e) => {
+                let _ = self.tx.send(event(&self.rpc, Err(e))).await;
+                return Step::Closed;
+            }
+        };
+        let now = Status::of(&task);
+        if now == *last {
+            return Step::Open;
+        }
+        *last = now;
+        let update = TaskStatusUpdateEvent {
+            task_id: task.id.clone(),
+            context_id: task.context_id.clone(),
+            status: task.status.clone(),
+            metadata: None,
+        };
+        if self.send(json!({ "statusUpdate": update })).await {
+            return Step::Closed;
+        }
+        let state = &task.status.state;
+        let is_final = state.is_terminal()
+            || matches!(
+                state,
+                a2a::TaskState::InputRequired | a2a::TaskState::AuthRequired
+            );
+        if is_final {
+            Step::Final
+        } else {
+            Step::Open
+        }
+    }
+
+    /// Sends one event; `true` when the client is gone.
+    async fn send(&self, result: Value) -> bool {
+        self.tx.send(event(&self.rpc, Ok(result))).await.is_err()
+    }
 }
 
 fn event(frame: &Frame, result: Result<Value, A2AError>) -> Event {

@@ -6,7 +6,7 @@ use std::time::Duration;
 use a2a::{Artifact, Message as A2aMessage, Part, PartContent, Role, Task, TaskState, TaskStatus};
 use chrono::{DateTime, Utc};
 use toolnexus::{Message, Request, RunResult, RunStatus};
-use toolnexus_inbox::{DoorRecord, Inbox, InboxError, Parked, ParkedState, Person};
+use toolnexus_inbox::{DoorRecord, Inbox, InboxError, Parked, ParkedState, Person, Sight};
 
 use super::record::{Said, TaskRecord, HEARTBEAT};
 use crate::error::A2aError;
@@ -22,7 +22,7 @@ pub(crate) enum Stage {
     /// A run goes on (the first, or a resume).
     Working,
     /// Its run waits on these requests (in call order) of the inbox run `run`; `parked`
-    /// are the inbox's rows of them, which say who may answer.
+    /// are the inbox's rows of the run's requests, which say who may answer.
     Waiting {
         run: String,
         requests: Vec<Request>,
@@ -72,18 +72,18 @@ pub(crate) async fn read(
     let record = &kept.data;
     let first_words = || vec![Message::user(record.prompt.clone())];
     let at = DateTime::<Utc>::from(kept.updated_at);
-    if record.canceled {
+    let canceled = || {
         let transcript = if record.transcript.is_empty() {
             first_words()
         } else {
             record.transcript.clone()
         };
-        return Ok(View {
+        View {
             stage: Stage::Canceled,
             transcript,
             at,
-        });
-    }
+        }
+    };
     if let Some(error) = &record.error {
         return Ok(View {
             stage: Stage::Failed(error.clone()),
@@ -99,6 +99,9 @@ pub(crate) async fn read(
         });
     }
     let Some(first) = &record.run else {
+        if record.canceled {
+            return Ok(canceled());
+        }
         // Another server sharing the database may be running it: it touches the record
         // every heartbeat while it does. A record touched "after now" (clocks apart) is
         // fresh.
@@ -125,6 +128,12 @@ pub(crate) async fn read(
         }
         Err(e) => return Err(e.into()),
     };
+    // A task is canceled once the inbox cancelled its run. A record that says so while
+    // its run still waits was cancelled by a server that did not tell the inbox: it is
+    // shown waiting, as it is, so nobody takes it for over while it can be approved.
+    if record.canceled && latest.run_state() != ParkedState::Waiting {
+        return Ok(canceled());
+    }
     let head = latest.head();
     let mut transcript = latest
         .halted
@@ -134,12 +143,7 @@ pub(crate) async fn read(
         ParkedState::Waiting => Stage::Waiting {
             run: latest.run.clone(),
             requests: latest.open(),
-            parked: latest
-                .requests
-                .iter()
-                .filter(|p| p.state == ParkedState::Waiting)
-                .cloned()
-                .collect(),
+            parked: latest.requests.clone(),
         },
         // Done with a next run is followed past; here the run ended.
         ParkedState::Done => match &head.result {
@@ -171,10 +175,14 @@ pub(crate) struct Shown<'a> {
     pub(crate) inbox: &'a Inbox,
     /// Whether the history shows tool calls and results.
     pub(crate) tool_calls: bool,
+    /// How much of the task they may see.
+    pub(crate) sight: Sight,
 }
 
 /// The A2A task `id` of `record` as `view` shows it to `shown.who`, with the last
-/// `history_length` messages of its history (all when `None`; none when 0).
+/// `history_length` messages of its history (all when `None`; none when 0). Someone who
+/// sees only its question gets its state and what it waits on: no history, no artifacts,
+/// no final text.
 pub(crate) fn task(
     id: &str,
     record: &TaskRecord,
@@ -183,24 +191,24 @@ pub(crate) fn task(
     shown: &Shown<'_>,
 ) -> Task {
     let context = record.context_id.as_str();
-    let message = status_message(id, context, view, shown);
-    let mut history = conversation(id, record, view, shown.tool_calls);
+    let mut message = status_message(id, context, view, shown);
+    let (mut history, artifacts) = match shown.sight {
+        Sight::Whole => (
+            conversation(id, record, view, shown.tool_calls),
+            artifacts(id, view),
+        ),
+        Sight::Question => {
+            if !matches!(view.stage, Stage::Waiting { .. }) {
+                message = None;
+            }
+            (Vec::new(), None)
+        }
+    };
     if let Some(n) = history_length {
         let keep = usize::try_from(n.max(0)).unwrap_or(0);
         let skip = history.len().saturating_sub(keep);
         history.drain(..skip);
     }
-    let artifacts = match &view.stage {
-        Stage::Ended(result) if !result.text.is_empty() => Some(vec![Artifact {
-            artifact_id: format!("{id}-result"),
-            name: Some("result".to_owned()),
-            description: None,
-            parts: vec![Part::text(result.text.clone())],
-            metadata: None,
-            extensions: None,
-        }]),
-        _ => None,
-    };
     Task {
         id: id.to_owned(),
         context_id: context.to_owned(),
@@ -212,6 +220,21 @@ pub(crate) fn task(
         artifacts,
         history: Some(history),
         metadata: None,
+    }
+}
+
+/// What an ended task produced: its final text, as one artifact.
+fn artifacts(id: &str, view: &View) -> Option<Vec<Artifact>> {
+    match &view.stage {
+        Stage::Ended(result) if !result.text.is_empty() => Some(vec![Artifact {
+            artifact_id: format!("{id}-result"),
+            name: Some("result".to_owned()),
+            description: None,
+            parts: vec![Part::text(result.text.clone())],
+            metadata: None,
+            extensions: None,
+        }]),
+        _ => None,
     }
 }
 
@@ -312,6 +335,11 @@ mod tests {
 
     use super::{conversation, read, Stage, View, STALE};
     use crate::server::record::{self, Said, TaskRecord};
+    use toolnexus_inbox::Starter;
+
+    fn ada() -> Starter {
+        Starter::of(&toolnexus_inbox::Person::new("ada@example.com"))
+    }
 
     /// A started task's view `later` after its record was last touched, by the inbox's clock.
     async fn started(later: std::time::Duration, live: bool) -> Stage {
@@ -323,7 +351,7 @@ mod tests {
             .open()
             .await
             .unwrap();
-        let record = TaskRecord::started("c1".into(), "buy a gpu".into());
+        let record = TaskRecord::started("c1".into(), "buy a gpu".into(), ada());
         record::save(&inbox, "t1", &record).await.unwrap();
         let later = u64::try_from(later.as_millis()).unwrap();
         moved.store(later, Ordering::SeqCst);
@@ -351,7 +379,7 @@ mod tests {
     #[tokio::test]
     async fn a_task_whose_run_the_inbox_lacks_has_failed() {
         let inbox = Inbox::open("sqlite::memory:").await.unwrap();
-        let mut record = TaskRecord::started("c1".into(), "buy a gpu".into());
+        let mut record = TaskRecord::started("c1".into(), "buy a gpu".into(), ada());
         record.run = Some("gone".into());
         record::save(&inbox, "t1", &record).await.unwrap();
         let kept = record::load(&inbox, "t1").await.unwrap().unwrap();
@@ -369,7 +397,7 @@ mod tests {
             message.message_id = id.to_owned();
             Said::of(&message, at)
         };
-        let mut record = TaskRecord::started("c1".into(), "buy a gpu".into());
+        let mut record = TaskRecord::started("c1".into(), "buy a gpu".into(), ada());
         record.said = vec![said("m1", "buy a gpu", 0), said("m2", "approve", 3)];
         let view = View {
             stage: Stage::Working,

@@ -10,7 +10,7 @@ use toolnexus::testing::MockLlm;
 use toolnexus::LlmClient;
 
 pub use crate::shop_agent::{model, script, toolkit, LOGIN_URL};
-use toolnexus_a2a::A2aServer;
+use toolnexus_a2a::{A2aServer, A2aServerBuilder};
 use toolnexus_inbox::Inbox;
 pub use toolnexus_test_support::databases::TestDb;
 pub use toolnexus_test_support::wait::within;
@@ -26,6 +26,8 @@ pub struct Options {
     pub responder: Option<&'static str>,
     /// The tools served instead of the shop's.
     pub toolkit: Option<toolnexus::Toolkit>,
+    /// The server set up further (who calls, how many streams).
+    pub server: Option<Box<dyn FnOnce(A2aServerBuilder) -> A2aServerBuilder>>,
 }
 
 /// An agent served on a loopback port, until dropped.
@@ -33,6 +35,9 @@ pub struct Agent {
     pub url: String,
     pub inbox: Inbox,
     pub purchases: Arc<AtomicUsize>,
+    /// The agent's client and tools, for a worker a test starts itself.
+    pub client: LlmClient,
+    pub tk: toolnexus::Toolkit,
     /// How many POSTs (protocol calls) the server has received.
     posts: Arc<AtomicUsize>,
     /// How many of them its handlers have answered (a stream's once its events begin).
@@ -86,6 +91,9 @@ impl Agent {
         if let Some(who) = options.responder {
             server = server.responder(who);
         }
+        if let Some(more) = options.server {
+            server = more(server);
+        }
         let server = server.build().expect("the server builds");
         let posts = Arc::new(AtomicUsize::new(0));
         let replies = Arc::new(tokio::sync::watch::Sender::new(0));
@@ -113,7 +121,7 @@ impl Agent {
         });
         let worker = options.worker.then(|| {
             let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-            let running = inbox.worker(client, tk);
+            let running = inbox.worker(client.clone(), tk.clone());
             let handle = tokio::spawn(async move {
                 running
                     .run(async {
@@ -127,6 +135,8 @@ impl Agent {
             url,
             inbox,
             purchases,
+            client,
+            tk,
             posts,
             replies,
             serving,
