@@ -214,6 +214,14 @@ pub(crate) fn unknown_interrupt(id: &str, open: &[Request]) -> Refused {
     )
 }
 
+/// The refusal of a run on `thread` when it is not there, or not the caller's to see.
+pub(crate) fn unknown_thread(thread: &str) -> Refused {
+    Refused::new(
+        ErrorCode::UnknownThread,
+        format!("there is no thread `{thread}` of yours: start a new one with a new threadId"),
+    )
+}
+
 /// The refusal of a run on a thread whose run goes on.
 pub(crate) fn busy(thread: &str) -> Refused {
     Refused::new(

@@ -305,6 +305,10 @@ pub enum ErrorCode {
     ThreadBusy,
     /// `run_failed`: the model or the store failed while the run went on.
     RunFailed,
+    /// `unknown_thread`: a resume on a thread never started, or any run on a thread that
+    /// is someone else's (started by another caller, and waiting on nothing this caller
+    /// may answer): the two read the same, so a thread id tells a stranger nothing.
+    UnknownThread,
 }
 
 impl ErrorCode {
@@ -325,6 +329,7 @@ impl ErrorCode {
             ErrorCode::InterruptExpired => "interrupt_expired",
             ErrorCode::ThreadBusy => "thread_busy",
             ErrorCode::RunFailed => "run_failed",
+            ErrorCode::UnknownThread => "unknown_thread",
         }
     }
 }
@@ -355,6 +360,7 @@ mod tests {
             ErrorCode::InterruptExpired,
             ErrorCode::ThreadBusy,
             ErrorCode::RunFailed,
+            ErrorCode::UnknownThread,
         ] {
             let wire = serde_json::to_value(code).expect("a code is JSON");
             assert_eq!(wire, code.as_str());

@@ -1,6 +1,6 @@
-//! The POST: a caller the identify hook does not know (where one must be known) is
-//! refused with 401 before the body is read, and a body that is no `RunAgentInput` with
-//! a 4xx; each with a JSON body, before any stream opens. Anything else is answered with the run's events, a refusal
+//! The POST: a caller the identify hook does not know (unless anonymous callers are
+//! allowed) is refused with 401 before the body is read, and a body that is no
+//! `RunAgentInput` with a 4xx; each with a JSON body, before any stream opens. Anything else is answered with the run's events, a refusal
 //! of what the thread cannot take being its `RUN_ERROR`.
 
 use std::convert::Infallible;
@@ -16,7 +16,6 @@ use serde_json::{json, Value};
 use tokio::sync::mpsc;
 
 use super::{run, Shared};
-use crate::mapping;
 use crate::wire::{Event, RunAgentInput};
 
 /// The longest thread or run id taken: ids are keys in the inbox, not documents.
@@ -26,10 +25,9 @@ pub(crate) async fn run(State(shared): State<Arc<Shared>>, request: Request) -> 
     // Who calls is settled from the headers alone, so an unknown caller's body is never
     // read when one must be known.
     let (parts, body) = request.into_parts();
-    let caller = shared.caller(&parts);
-    if caller.is_none() && shared.require_identity {
+    let Some(caller) = shared.caller(&parts) else {
         return unauthorized();
-    }
+    };
     let body = Bytes::from_request(Request::from_parts(parts, body), &()).await;
     let body = match body {
         Ok(body) => body,
@@ -61,12 +59,6 @@ pub(crate) async fn run(State(shared): State<Arc<Shared>>, request: Request) -> 
             );
         }
     }
-    // Answering is done as someone: a resume from nobody in particular is not taken.
-    let caller = match caller {
-        Some(caller) => Some(caller),
-        None if !input.resume.is_empty() => return unauthorized(),
-        None => None,
-    };
     let prompt = if input.resume.is_empty() {
         match prompt_of(&input) {
             Some(prompt) => Some(prompt),
@@ -82,23 +74,17 @@ pub(crate) async fn run(State(shared): State<Arc<Shared>>, request: Request) -> 
         None
     };
     let (tx, rx) = mpsc::channel(64);
-    match shared.claim(&input.thread_id) {
-        Some(busy) => {
-            // Spawned, so a client that hangs up does not cut the run short: what it asked
-            // for is carried out and kept either way.
-            tokio::spawn(async move {
+    // Spawned, so a client that hangs up does not cut the run short: what it asked for is
+    // carried out and kept either way.
+    tokio::spawn(async move {
+        match shared.claim(&input.thread_id) {
+            Some(busy) => {
                 let _busy = busy;
                 run::drive(&shared, input, prompt, caller, &tx).await;
-            });
+            }
+            None => run::busy(&shared, &input, &caller, &tx).await,
         }
-        None => {
-            let refused = mapping::busy(&input.thread_id);
-            let _ = tx.try_send(Event::RunError {
-                message: refused.message,
-                code: refused.code,
-            });
-        }
-    }
+    });
     Sse::new(events(rx))
         .keep_alive(KeepAlive::default())
         .into_response()

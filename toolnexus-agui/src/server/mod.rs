@@ -16,7 +16,7 @@ use axum::extract::DefaultBodyLimit;
 use axum::routing::post;
 use axum::Router;
 use toolnexus::{LlmClient, Toolkit};
-use toolnexus_inbox::{Door, Identify, InFlight, InFlightGuard, Inbox, Person};
+use toolnexus_inbox::{Door, Identify, InFlight, InFlightGuard, Inbox, Person, Starter};
 
 /// An agent served over AG-UI: built by [`AguiServer::builder`], served by
 /// [`router`](Self::router), which a host mounts under a path of its own app.
@@ -49,12 +49,13 @@ impl std::fmt::Debug for AguiServer {
             responder,
             identify,
             require_identity,
+            allow_anonymous,
             ..
         } = &*self.shared;
         write!(
             f,
             "AguiServer {{ max_body: {max_body}, responder: {:?}, identify: {}, \
-             require_identity: {require_identity}, .. }}",
+             require_identity: {require_identity}, allow_anonymous: {allow_anonymous}, .. }}",
             responder.id,
             identify.is_some()
         )
@@ -65,8 +66,10 @@ impl std::fmt::Debug for AguiServer {
 /// conversation, bounded so one request cannot take the server's memory.
 pub const DEFAULT_MAX_BODY: usize = 1024 * 1024;
 
-/// Who the inbox records as answering what AG-UI clients resume with, unless told
-/// otherwise ([`AguiServerBuilder::responder`]).
+/// The label of the stand-in the inbox records as answering what AG-UI clients resume
+/// with, unless told otherwise ([`AguiServerBuilder::responder`]): a
+/// [`Person::stand_in`], which never counts toward a quorum of several people and is
+/// never delegated to.
 pub const DEFAULT_RESPONDER: &str = "ag-ui client";
 
 /// What every request shares.
@@ -78,8 +81,13 @@ pub(crate) struct Shared {
     /// The host's sign-in: who a request comes from. Without it every caller is
     /// `responder`.
     pub(crate) identify: Option<Arc<dyn Identify>>,
-    /// Whether a request from nobody the hook knows is refused with 401.
+    /// Whether every request is refused without a hook to identify its caller.
     pub(crate) require_identity: bool,
+    /// Whether a caller the hook does not know is let through, as a stand-in.
+    pub(crate) allow_anonymous: bool,
+    /// Whose a thread kept before starters were is: on an endpoint without an identify
+    /// hook every caller is the responder, so theirs; behind a hook nobody can say.
+    pub(crate) unowned: Option<Starter>,
     pub(crate) max_body: usize,
     /// The threads a run goes on for in this process: a second run on one waits its turn
     /// as a refusal, not as a race.
@@ -88,13 +96,16 @@ pub(crate) struct Shared {
 
 impl Shared {
     /// Who sent a request with `parts`: the person the identify hook names, or, without a
-    /// hook, the builder's responder; `None` when the hook knows nobody in it, or when
-    /// identity is required and there is no hook to tell it.
+    /// hook, the builder's responder; a stand-in when the hook knows nobody in it and
+    /// anonymous callers are allowed. `None`, to be refused, when the hook knows nobody
+    /// in it otherwise, or when identity is required and there is no hook to tell it.
     pub(crate) fn caller(&self, parts: &axum::http::request::Parts) -> Option<Person> {
-        match (&self.identify, self.require_identity) {
-            (Some(hook), _) => hook.identify(parts),
-            (None, true) => None,
-            (None, false) => Some(self.responder.clone()),
+        match &self.identify {
+            Some(hook) => hook.identify(parts).or_else(|| {
+                self.allow_anonymous
+                    .then(|| Person::stand_in(self.responder.id.clone()))
+            }),
+            None => (!self.require_identity).then(|| self.responder.clone()),
         }
     }
 
@@ -116,9 +127,10 @@ impl AguiServer {
             tk,
             inbox,
             max_body: DEFAULT_MAX_BODY,
-            responder: Person::new(DEFAULT_RESPONDER),
+            responder: Person::stand_in(DEFAULT_RESPONDER),
             identify: None,
             require_identity: false,
+            allow_anonymous: false,
         }
     }
 
@@ -146,6 +158,7 @@ pub struct AguiServerBuilder {
     responder: Person,
     identify: Option<Arc<dyn Identify>>,
     require_identity: bool,
+    allow_anonymous: bool,
 }
 
 impl std::fmt::Debug for AguiServerBuilder {
@@ -156,6 +169,7 @@ impl std::fmt::Debug for AguiServerBuilder {
             .field("responder", &self.responder)
             .field("identify", &self.identify.is_some())
             .field("require_identity", &self.require_identity)
+            .field("allow_anonymous", &self.allow_anonymous)
             .finish_non_exhaustive()
     }
 }
@@ -163,31 +177,47 @@ impl std::fmt::Debug for AguiServerBuilder {
 impl AguiServerBuilder {
     /// Who a request comes from, told by `hook` (the host's sign-in, or
     /// [`BearerTokens`](toolnexus_inbox::BearerTokens)); it replaces
-    /// [`responder`](Self::responder). A resume's answers are recorded as the identified
-    /// person, and refused (`not_allowed`, the interrupt left open) when the inbox does
-    /// not let them answer; an interrupt shows a gate's tool, arguments and their schema
-    /// only to a caller who may answer it. A resume from nobody the hook knows gets HTTP
-    /// 401 before any stream starts; with [`require_identity`](Self::require_identity),
-    /// so does every request from nobody it knows.
+    /// [`responder`](Self::responder). A request from nobody the hook knows gets HTTP 401
+    /// (a JSON error body and `WWW-Authenticate: Bearer`) before its body is read or any
+    /// stream starts, unless [`allow_anonymous`](Self::allow_anonymous). A thread is its
+    /// starter's: a run on it from anyone else is refused as `unknown_thread`, as for a
+    /// thread that does not exist, unless they may answer what it waits on, and then they
+    /// may resume it and see the question, not the transcript. A resume's answers are
+    /// recorded as the identified person, and refused (`not_allowed`, the interrupt left
+    /// open) when the inbox does not let them answer; an interrupt shows a gate's tool,
+    /// arguments and their schema only to a caller who may answer it.
     pub fn identify(mut self, hook: impl Identify) -> Self {
         self.identify = Some(Arc::new(hook));
         self
     }
 
-    /// Refuses every request from someone the [`identify`](Self::identify) hook does not
-    /// know with HTTP 401 (a JSON error body and `WWW-Authenticate: Bearer`) before its
-    /// body is read or any stream starts. Without a hook nobody is known, so every
-    /// request is refused: the endpoint stays closed rather than open by mistake.
+    /// Lets a caller the [`identify`](Self::identify) hook does not know through instead
+    /// of refusing them with 401, as a [`Person::stand_in`] labelled like the
+    /// [`responder`](Self::responder): all such callers are one stand-in, who shares the
+    /// threads they start, answers only where anyone may, and never counts toward a
+    /// quorum of several people. Without a hook it changes nothing: every caller is the
+    /// responder.
+    pub fn allow_anonymous(mut self) -> Self {
+        self.allow_anonymous = true;
+        self
+    }
+
+    /// Refuses every request when there is no [`identify`](Self::identify) hook: nobody is
+    /// known, so the endpoint stays closed rather than open by mistake. With a hook,
+    /// callers it does not know are refused already (unless
+    /// [`allow_anonymous`](Self::allow_anonymous)); this changes nothing there.
     pub fn require_identity(mut self) -> Self {
         self.require_identity = true;
         self
     }
 
     /// Who the inbox records as having answered the interrupts AG-UI clients resume when
-    /// no [`identify`](Self::identify) hook is set (default [`DEFAULT_RESPONDER`]):
-    /// everyone who reaches this endpoint is this person. The audit trail names them, and
-    /// where the inbox limits who may answer a request, a resume from anyone else is
-    /// refused (`not_allowed`) and the interrupt stays open.
+    /// no [`identify`](Self::identify) hook is set (default: the stand-in
+    /// [`DEFAULT_RESPONDER`]): everyone who reaches this endpoint is this person, and
+    /// every thread is theirs. The audit trail names them, and where the inbox limits who
+    /// may answer a request, a resume from anyone else is refused (`not_allowed`) and the
+    /// interrupt stays open. Give a [`Person::stand_in`] unless one person alone reaches
+    /// this endpoint.
     pub fn responder(mut self, who: impl Into<Person>) -> Self {
         self.responder = who.into();
         self
@@ -204,6 +234,11 @@ impl AguiServerBuilder {
     /// ([`Inbox::unrestricted_gates`]).
     pub fn build(self) -> AguiServer {
         self.inbox.unrestricted_gates(Door::AGUI, &self.tk);
+        // A thread kept before starters were: where every caller is the responder, theirs.
+        let unowned = self
+            .identify
+            .is_none()
+            .then(|| Starter::of(&self.responder));
         AguiServer {
             shared: Arc::new(Shared {
                 client: self.client,
@@ -212,6 +247,8 @@ impl AguiServerBuilder {
                 responder: self.responder,
                 identify: self.identify,
                 require_identity: self.require_identity,
+                allow_anonymous: self.allow_anonymous,
+                unowned,
                 max_body: self.max_body,
                 busy: InFlight::new(),
             }),

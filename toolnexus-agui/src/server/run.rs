@@ -7,41 +7,55 @@
 use futures::StreamExt;
 use tokio::sync::mpsc;
 use toolnexus::{Answer, Message, Request, RunResult, RunStatus};
-use toolnexus_inbox::{InboxError, Person};
+use toolnexus_inbox::{InboxError, Person, Sight, Starter};
 
 use super::events::{self, Live};
-use super::thread::{self, Stage};
+use super::thread::{self, Stage, ThreadRecord};
 use super::Shared;
 use crate::mapping::{self, Refused};
 use crate::wire::{ErrorCode, Event, Outcome, ResumeEntry, RunAgentInput, PROTOCOL_VERSION};
 
 /// Carries out `input` on its thread for `caller`, sending its events to `tx`. `prompt`
-/// is what a run without `resume` is asked; `caller` is who sent it, `None` for someone
-/// the identify hook did not know, who may start runs but answers nothing.
+/// is what a run without `resume` is asked. A thread that is not the caller's to see is
+/// refused as one that does not exist.
 pub(crate) async fn drive(
     shared: &Shared,
     input: RunAgentInput,
     prompt: Option<String>,
-    caller: Option<Person>,
+    caller: Person,
     tx: &mpsc::Sender<Event>,
 ) {
-    let out = Out {
+    let mut out = Out {
         tx,
         input: &input,
-        caller: caller.as_ref(),
+        caller: &caller,
+        sight: Sight::Whole,
+        starter: None,
     };
     let thread = input.thread_id.as_str();
-    let stage = match thread::load(&shared.inbox, thread).await {
-        Ok(record) => thread::stage(&shared.inbox, &record).await,
-        Err(e) => Err(e),
-    };
-    let stage = match stage {
-        Ok(stage) => stage,
-        Err(e) => {
-            tracing::error!(thread, error = %e, "an AG-UI thread could not be read");
-            return out.fail("the thread could not be read; it is logged").await;
+    let (stage, sight, starter) = match seen(shared, thread, &caller).await {
+        Ok(Some(seen)) => seen,
+        // A thread never seen: a new run starts it, as the caller's.
+        Ok(None) if prompt.is_some() => {
+            let starter = Starter::of(&caller);
+            let record = ThreadRecord {
+                starter: Some(starter.clone()),
+                ..ThreadRecord::default()
+            };
+            if let Err(e) = thread::save(&shared.inbox, thread, &record).await {
+                tracing::error!(thread, error = %e, "an AG-UI thread could not be kept");
+                return out.fail("the thread could not be kept; it is logged").await;
+            }
+            let stage = Stage::Idle {
+                history: Vec::new(),
+            };
+            (stage, Sight::Whole, Some(starter))
         }
+        Ok(None) => return out.refuse(mapping::unknown_thread(thread)).await,
+        Err(refused) => return out.refuse(refused).await,
     };
+    out.sight = sight;
+    out.starter = starter;
     let refused = match (prompt, stage) {
         // Answered elsewhere: a resume takes the run up (or waits for whoever did) and
         // reports it; the entries' answers come too late to count.
@@ -63,7 +77,12 @@ pub(crate) async fn drive(
             ErrorCode::NothingToResume,
             format!("thread `{thread}` waits on no interrupt: send a message instead"),
         ),
-        (None, Stage::Waiting { run, open, halted }) => match answers(&open, &input.resume) {
+        (
+            None,
+            Stage::Waiting {
+                run, open, halted, ..
+            },
+        ) => match answers(&open, &input.resume) {
             Ok(answers) => return resume(shared, &out, &run, answers, &halted).await,
             Err(refused) => refused,
         },
@@ -71,12 +90,76 @@ pub(crate) async fn drive(
     out.refuse(refused).await;
 }
 
+/// Refuses `input` for `caller` while another run of its thread goes on: as busy, or, on a
+/// thread not theirs to see, as one that does not exist.
+pub(crate) async fn busy(
+    shared: &Shared,
+    input: &RunAgentInput,
+    caller: &Person,
+    tx: &mpsc::Sender<Event>,
+) {
+    let thread = input.thread_id.as_str();
+    let refused = match seen(shared, thread, caller).await {
+        Ok(Some(_)) => mapping::busy(thread),
+        // A thread busy and never seen is one whose first run is only starting: it is
+        // nobody's yet that this caller could be shown.
+        Ok(None) => mapping::unknown_thread(thread),
+        Err(refused) => refused,
+    };
+    let _ = tx
+        .send(Event::RunError {
+            message: refused.message,
+            code: refused.code,
+        })
+        .await;
+}
+
+/// Where `thread` stands, what `caller` may do on it and who started it; `None` when it
+/// was never seen. A thread they may not see is refused as one that does not exist.
+async fn seen(
+    shared: &Shared,
+    thread: &str,
+    caller: &Person,
+) -> Result<Option<(Stage, Sight, Option<Starter>)>, Refused> {
+    let unreadable = |e: InboxError| {
+        tracing::error!(thread, error = %e, "an AG-UI thread could not be read");
+        Refused::new(
+            ErrorCode::RunFailed,
+            "the thread could not be read; it is logged",
+        )
+    };
+    let Some(record) = thread::load(&shared.inbox, thread)
+        .await
+        .map_err(unreadable)?
+    else {
+        return Ok(None);
+    };
+    let stage = thread::stage(&shared.inbox, &record)
+        .await
+        .map_err(unreadable)?;
+    let waiting = match &stage {
+        Stage::Waiting { parked, .. } => parked.as_slice(),
+        _ => &[],
+    };
+    let starter = record.starter;
+    let owner = starter.as_ref().or(shared.unowned.as_ref());
+    let sight = shared
+        .inbox
+        .sight(owner, waiting, caller)
+        .ok_or_else(|| mapping::unknown_thread(thread))?;
+    Ok(Some((stage, sight, starter)))
+}
+
 /// Where a run's events go.
 struct Out<'a> {
     tx: &'a mpsc::Sender<Event>,
     input: &'a RunAgentInput,
     /// Who the events are for: what an interrupt shows depends on whether they may answer.
-    caller: Option<&'a Person>,
+    caller: &'a Person,
+    /// Whether they see the thread's transcript, or only what it waits on.
+    sight: Sight,
+    /// Who started the thread, kept in its record from run to run.
+    starter: Option<Starter>,
 }
 
 impl Out<'_> {
@@ -110,7 +193,7 @@ impl Out<'_> {
     /// inbox run it waits on when it halted.
     async fn finish(&self, shared: &Shared, result: &RunResult, parked: Option<String>) {
         let thread = self.input.thread_id.as_str();
-        let record = thread::after(result, parked);
+        let record = thread::after(result, parked, self.starter.clone());
         if let Err(e) = thread::save(&shared.inbox, thread, &record).await {
             tracing::error!(thread, error = %e, "an AG-UI thread could not be kept");
             return self
@@ -161,7 +244,7 @@ impl Out<'_> {
         for request in waiting {
             let (may, request) = match shared.inbox.get(&request.id).await {
                 Ok(Some(parked)) => (
-                    shared.inbox.may_answer(&parked, self.caller),
+                    shared.inbox.may_answer(&parked, Some(self.caller)),
                     parked.shown(),
                 ),
                 Ok(None) => (false, request.clone()),
@@ -264,17 +347,11 @@ async fn resume(
     halted: &[Message],
 ) {
     let thread = out.input.thread_id.as_str();
-    // The door refuses an anonymous resume with 401 before it gets here; this keeps an
-    // answer from ever being recorded as nobody's.
-    let Some(who) = out.caller else {
-        return out
-            .refuse(Refused::new(
-                ErrorCode::NotAllowed,
-                "a resume must come from someone the endpoint identifies",
-            ))
-            .await;
-    };
-    if let Err(e) = shared.inbox.answer_all(run, answers, who.clone()).await {
+    if let Err(e) = shared
+        .inbox
+        .answer_all(run, answers, out.caller.clone())
+        .await
+    {
         return out.refuse(mapping::refusal(thread, &e)).await;
     }
     out.started().await;
@@ -294,8 +371,11 @@ async fn resume(
             .unwrap_or_else(|| "the resumed run kept no result".to_owned());
         return out.fail(format!("the resumed run failed: {why}")).await;
     };
-    for event in events::resumed(halted, &result.messages, &out.input.run_id) {
-        out.send(event).await;
+    // Someone who answered a thread not theirs learns how the run ended, not what it said.
+    if out.sight == Sight::Whole {
+        for event in events::resumed(halted, &result.messages, &out.input.run_id) {
+            out.send(event).await;
+        }
     }
     let next = match (&result.status, &result.pending) {
         (RunStatus::Pending, Some(request)) => Some(request.id.clone()),

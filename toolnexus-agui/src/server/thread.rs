@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 use toolnexus::{Message, Request, RunResult};
-use toolnexus_inbox::{Door, Inbox, InboxError, ParkedState};
+use toolnexus_inbox::{Door, Inbox, InboxError, ParkedState, Starter};
 
 /// The record of one thread. Its JSON is what earlier versions kept as the thread's note,
 /// so a database they wrote reads back unchanged.
@@ -17,6 +17,11 @@ pub(crate) struct ThreadRecord {
     /// it halted with.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) parked: Option<Parked>,
+    /// Who started the thread: it is theirs. Records kept before it have none: on an
+    /// endpoint without an identify hook they are the responder's, as every caller is;
+    /// behind a hook only the people who may answer what they wait on may resume them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) starter: Option<Starter>,
 }
 
 /// A run the thread parked in the inbox.
@@ -31,10 +36,12 @@ pub(crate) struct Parked {
 pub(crate) enum Stage {
     /// No run waits: a new one continues `history`.
     Idle { history: Vec<Message> },
-    /// Its run `run` waits on `open` (in call order), having halted with `halted`.
+    /// Its run `run` waits on `open` (in call order), having halted with `halted`;
+    /// `parked` are the inbox's rows of the run's requests, which say who may answer.
     Waiting {
         run: String,
         open: Vec<Request>,
+        parked: Vec<toolnexus_inbox::Parked>,
         halted: Vec<Message>,
     },
     /// Its run `run`, which halted with `halted`, was answered elsewhere (the inbox
@@ -42,13 +49,12 @@ pub(crate) enum Stage {
     Resuming { run: String, halted: Vec<Message> },
 }
 
-/// The record of `thread`; a thread never seen has an empty one.
-pub(crate) async fn load(inbox: &Inbox, thread: &str) -> Result<ThreadRecord, InboxError> {
+/// The record of `thread`; `None` for a thread never seen.
+pub(crate) async fn load(inbox: &Inbox, thread: &str) -> Result<Option<ThreadRecord>, InboxError> {
     Ok(inbox
         .record::<ThreadRecord>(Door::AGUI, thread)
         .await?
-        .map(|kept| kept.data)
-        .unwrap_or_default())
+        .map(|kept| kept.data))
 }
 
 pub(crate) async fn save(
@@ -59,9 +65,13 @@ pub(crate) async fn save(
     inbox.keep_record(Door::AGUI, thread, record).await
 }
 
-/// The record after `result`: a run that halted waits on its parked run `parked`, one
-/// that ended is the history the next run continues.
-pub(crate) fn after(result: &RunResult, parked: Option<String>) -> ThreadRecord {
+/// The record after `result` of the thread `starter` started: a run that halted waits on
+/// its parked run `parked`, one that ended is the history the next run continues.
+pub(crate) fn after(
+    result: &RunResult,
+    parked: Option<String>,
+    starter: Option<Starter>,
+) -> ThreadRecord {
     match parked {
         Some(run) => ThreadRecord {
             history: Vec::new(),
@@ -69,10 +79,12 @@ pub(crate) fn after(result: &RunResult, parked: Option<String>) -> ThreadRecord 
                 run,
                 halted: result.messages.clone(),
             }),
+            starter,
         },
         None => ThreadRecord {
             history: result.messages.clone(),
             parked: None,
+            starter,
         },
     }
 }
@@ -88,6 +100,7 @@ pub(crate) async fn stage(inbox: &Inbox, record: &ThreadRecord) -> Result<Stage,
     Ok(match latest.run_state() {
         ParkedState::Waiting => Stage::Waiting {
             open: latest.open(),
+            parked: latest.requests.clone(),
             halted: latest.halted.unwrap_or_else(|| parked.halted.clone()),
             run: latest.run,
         },

@@ -160,7 +160,7 @@ async fn resumes_that_do_not_answer_the_open_interrupts_run_nothing() {
     .await;
     refused(&events, "interrupts_open");
     let (_, events) = post(&agent.url, input("t3", "r1", None, json!([yes(&open[0])]))).await;
-    refused(&events, "nothing_to_resume");
+    refused(&events, "unknown_thread");
     assert_eq!(agent.purchases.load(Ordering::SeqCst), 0, "nothing ran");
 
     // Both interrupts are still open and answerable.

@@ -1,7 +1,9 @@
 //! Who calls and who answers: callers known by their bearer tokens, a purchase only the
-//! finance group may approve. An unknown caller is refused with 401 before any stream; a
-//! partner sees the question but not the call behind it, and their approval is refused
-//! with the interrupt left open for an approver, whose answer the audit trail records.
+//! finance group may approve. An unknown caller is refused with 401 before any stream,
+//! unless anonymous callers are allowed, and then they are a stand-in who answers
+//! nothing finance must; a partner sees the question but not the call behind it, and
+//! their approval is refused with the interrupt left open for an approver, whose answer
+//! the audit trail records.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -15,8 +17,8 @@ use crate::support::*;
 const TOKENS: &str = "tok-alice alice@shop.example finance\ntok-mallory mallory@partner.example\n";
 
 /// The shop agent whose purchases only finance approves, its callers known by `TOKENS`;
-/// `required` refuses everyone else outright.
-async fn agent(required: bool) -> (Agent, TestDb, MockLlm) {
+/// `anonymous` lets everyone else through.
+async fn agent(anonymous: bool) -> (Agent, TestDb, MockLlm) {
     let db = TestDb::sqlite();
     let model = model().await;
     let tokens = BearerTokens::parse(TOKENS).expect("the tokens parse");
@@ -27,8 +29,8 @@ async fn agent(required: bool) -> (Agent, TestDb, MockLlm) {
         |inbox| inbox.responders("approval", ["group:finance"]),
         |server| {
             let server = server.identify(tokens);
-            if required {
-                server.require_identity()
+            if anonymous {
+                server.allow_anonymous()
             } else {
                 server
             }
@@ -65,7 +67,7 @@ fn say(thread: &str, text: &str) -> Value {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_caller_without_a_known_token_gets_401_before_any_stream() {
-    let (agent, _db, _model) = agent(true).await;
+    let (agent, _db, _model) = agent(false).await;
     for token in [None, Some("tok-nobody")] {
         let (status, challenge, body) = post(&agent.url, token, say("t", "buy a gpu")).await;
         assert_eq!(status, 401, "{body}");
@@ -82,8 +84,8 @@ async fn a_caller_without_a_known_token_gets_401_before_any_stream() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn an_unknown_caller_may_talk_but_not_answer_when_identity_is_not_required() {
-    let (agent, _db, _model) = agent(false).await;
+async fn allowed_anonymous_callers_are_a_stand_in_who_answers_nothing_finance_must() {
+    let (agent, _db, _model) = agent(true).await;
     let (status, _, body) = post(&agent.url, None, say("t", "buy a gpu")).await;
     assert_eq!(status, 200, "{body}");
     assert!(body.contains("Approve purchase of gpu?"), "{body}");
@@ -95,19 +97,23 @@ async fn an_unknown_caller_may_talk_but_not_answer_when_identity_is_not_required
     let id = interrupt[0].request.id.clone();
     let resume = json!({"threadId": "t", "runId": "r2", "messages": [],
         "resume": [{"interruptId": id, "status": "resolved", "payload": {"approved": true}}]});
-    let (status, challenge, body) = post(&agent.url, None, resume).await;
-    assert_eq!(
-        (status, challenge.as_deref()),
-        (401, Some("Bearer")),
-        "{body}"
-    );
+    let (status, _, body) = post(&agent.url, None, resume.clone()).await;
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("not_allowed"), "{body}");
     assert_eq!(agent.purchases.load(Ordering::SeqCst), 0);
+    let open = agent.inbox.get(&id).await.expect("reads").expect("kept");
+    assert_eq!(open.answer, None, "still open");
+
+    // Someone with a token is not the stand-in: the anonymous thread is not theirs.
+    let (status, _, body) = post(&agent.url, Some("tok-mallory"), say("t", "hello")).await;
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("unknown_thread"), "{body}");
     agent.stop().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn only_an_approver_buys_and_only_an_approver_sees_the_call() {
-    let (agent, _db, _model) = agent(true).await;
+    let (agent, _db, _model) = agent(false).await;
     let mut client = Client::start();
     let bearer = |token: &str| json!({"Authorization": format!("Bearer {token}")});
 
@@ -155,7 +161,8 @@ async fn only_an_approver_buys_and_only_an_approver_sees_the_call() {
     let open = agent.inbox.get(&id).await.expect("reads").expect("kept");
     assert_eq!(open.answer, None, "still open");
 
-    // Alice answers it on the same thread: bought, and the audit trail names her.
+    // Alice answers it on the same thread: bought, and the audit trail names her. The
+    // thread is Mallory's: Alice learns how the run ended, not what it said.
     let bought = client
         .step(
             json!({"agent": "alice", "url": agent.url, "threadId": "shared",
@@ -163,7 +170,7 @@ async fn only_an_approver_buys_and_only_an_approver_sees_the_call() {
         )
         .await;
     assert_eq!(last(&bought)["outcome"]["type"], "success", "{bought}");
-    assert!(text(&bought).contains("ORDER-1"), "{bought}");
+    assert!(!text(&bought).contains("ORDER-1"), "{bought}");
     assert_eq!(agent.purchases.load(Ordering::SeqCst), 1);
     let answered = agent.inbox.get(&id).await.expect("reads").expect("kept");
     assert_eq!(answered.answered_by.as_deref(), Some("alice@shop.example"));
@@ -195,7 +202,7 @@ async fn a_quorum_waits_for_a_second_approver_and_counts_each_once() {
         purchases,
         tk,
         |inbox| inbox,
-        |server| server.identify(tokens).require_identity(),
+        |server| server.identify(tokens),
     )
     .await;
     let mut client = Client::start();

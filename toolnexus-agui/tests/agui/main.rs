@@ -12,4 +12,5 @@ mod support;
 mod flows;
 mod hostile;
 mod identity;
+mod owners;
 mod restart;
