@@ -205,7 +205,8 @@ fn raw_http(url: &str, raw: &str) -> String {
 }
 
 /// With `--tokens` and `--approvers finance`: a caller without a token is refused with
-/// 401, a partner may ask for a purchase but not approve it, a member of finance approves
+/// 401, a stranger finds no task, a partner may ask for a purchase but not approve it, a
+/// member of finance approves
 /// the same task, the inbox's audit trail names her, and the partner's history is the
 /// conversation (her messages with their ids, the agent's replies), not the tool calls.
 #[test]
@@ -215,7 +216,8 @@ fn with_tokens_only_an_approver_approves_and_a_partner_sees_the_conversation() {
     let tokens = dir.join("tokens.txt");
     std::fs::write(
         &tokens,
-        "tok-alice alice@shop.example finance\ntok-mallory mallory@partner.example\n",
+        "tok-alice alice@shop.example finance\ntok-mallory mallory@partner.example\n\
+         tok-eve eve@elsewhere.example\n",
     )
     .expect("the tokens are written");
     let file = dir.join("inbox.db");
@@ -269,6 +271,7 @@ fn with_tokens_only_an_approver_approves_and_a_partner_sees_the_conversation() {
             {"get": {"task": "$task", "token": "tok-mallory"}},
             {"send": {"text": "approve", "task": "$task", "token": "tok-alice"}},
             {"get": {"task": "$task", "token": "tok-mallory"}},
+            {"get": {"task": "$task", "token": "tok-eve"}},
         ]),
     );
     let card = &out[0]["card"];
@@ -306,8 +309,18 @@ fn with_tokens_only_an_approver_approves_and_a_partner_sees_the_conversation() {
     assert_eq!(state(&out[3]), "TASK_STATE_INPUT_REQUIRED", "{}", out[3]);
 
     assert_eq!(state(&out[4]), "TASK_STATE_COMPLETED", "{}", out[4]);
-    let said = text(&out[4]);
+    assert!(
+        !out[4].to_string().contains("ORDER-"),
+        "alice approved the task, which is mallory's: she sees its state, not what it said: {}",
+        out[4]
+    );
+    let said = text(&out[5]);
     assert!(said.contains("ORDER-1"), "one order, alice's: {said}");
+    assert_eq!(
+        out[6]["error"], "TaskNotFoundError",
+        "a stranger is told there is no such task: {}",
+        out[6]
+    );
 
     let history = out[5]["task"]["history"].as_array().expect("a history");
     let rendered = serde_json::Value::Array(history.clone()).to_string();

@@ -207,33 +207,38 @@ fn only_an_approver_known_by_a_token_buys_through_the_agui_agent() {
     assert_eq!(last(&refused)["code"], "not_allowed", "{refused}");
     assert!(!refused.to_string().contains("ORDER-"), "{refused}");
 
-    // Alice, an approver, answers the same interrupt on the same thread: it is bought.
+    // Alice, an approver, answers the same interrupt on the same thread: it is bought. The
+    // thread is Mallory's: Alice learns how the run ended, not what it said.
     let bought = client.step(json!({
         "agent": "alice", "url": agent.url, "threadId": thread,
         "headers": bearer("tok-alice"), "resume": approve,
     }));
     assert_eq!(last(&bought)["outcome"]["type"], "success", "{bought}");
-    let result = tool_result(&bought);
-    assert!(result.starts_with("ORDER-1"), "{result}");
-    assert!(text(&bought).contains("ORDER-1"), "{bought}");
+    assert!(!bought.to_string().contains("ORDER-"), "{bought}");
     assert!(!bought.to_string().contains("idempotency"), "{bought}");
     drop(agent);
 
-    // The audit trail names alice as the one who answered.
+    // The audit trail names alice as the one who answered; the run bought once.
     let id = interrupt["id"]
         .as_str()
         .expect("the interrupt's id")
         .to_owned();
-    let answered_by = tokio::runtime::Runtime::new()
+    let (answered_by, said) = tokio::runtime::Runtime::new()
         .expect("a runtime")
         .block_on(async {
             let inbox = toolnexus_inbox::Inbox::open(&db)
                 .await
                 .expect("the inbox opens");
             let parked = inbox.get(&id).await.expect("the request reads");
-            parked.expect("the request is kept").answered_by
+            let parked = parked.expect("the request is kept");
+            (parked.answered_by, parked.result.map(|r| r.text))
         });
     assert_eq!(answered_by.as_deref(), Some("alice@shop.example"));
+    let said = said.unwrap_or_default();
+    assert!(
+        said.contains("ORDER-1"),
+        "one order, on Mallory's thread: {said}"
+    );
     for suffix in ["", "-wal", "-shm"] {
         let _ = std::fs::remove_file(format!("{}{suffix}", file.display()));
     }
