@@ -12,8 +12,9 @@ use std::time::Duration;
 use serde_json::{json, Value};
 use toolnexus::testing::MockLlm;
 use toolnexus::Answer;
+use toolnexus_a2a::server::DEFAULT_RESPONDER;
 use toolnexus_a2a::A2aServerBuilder;
-use toolnexus_inbox::{AuditKind, BearerTokens, Door, Inbox, ParkedState, Person};
+use toolnexus_inbox::{AuditKind, BearerTokens, Door, Inbox, ParkedState, Person, Starter};
 
 use crate::support::*;
 
@@ -380,4 +381,59 @@ async fn streams_are_bounded_per_caller_and_in_all() {
         "a place is free again: {out:?}"
     );
     agent.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_identify_hook_refuses_anonymous_callers_unless_allow_anonymous() {
+    let db = TestDb::sqlite();
+    let (closed, _model) = shop(&db, false, |server| server).await;
+    let call = json!({"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": "t"}});
+    let refused = reqwest::Client::new()
+        .post(&closed.url)
+        .json(&call)
+        .send()
+        .await
+        .expect("the server answers");
+    assert_eq!(refused.status(), 401);
+    closed.stop().await;
+
+    let (open, _model) = shop(&db, false, |server| server.allow_anonymous()).await;
+    let out = drive(
+        &open.url,
+        json!([
+            {"send": {"text": "buy a gpu"}},
+            {"send": {"text": "approve", "task": "$task"}},
+            {"get": {"task": "$task"}},
+            {"get": {"task": "$task", "token": "eve-token"}},
+        ]),
+    )
+    .await;
+    assert_eq!(
+        state(task_of(&out[0])),
+        "TASK_STATE_INPUT_REQUIRED",
+        "{}",
+        out[0]
+    );
+    // A stand-in answers nothing finance must, and counts as nobody's vote.
+    assert_eq!(out[1]["error"], "UnsupportedOperationError", "{}", out[1]);
+    assert_eq!(
+        state(task_of(&out[2])),
+        "TASK_STATE_INPUT_REQUIRED",
+        "{}",
+        out[2]
+    );
+    assert_eq!(out[3]["error"], "TaskNotFoundError", "{}", out[3]);
+    assert_eq!(open.purchases.load(Ordering::SeqCst), 0);
+    let kept = open
+        .inbox
+        .record::<Value>(Door::A2A, task_of(&out[0])["id"].as_str().expect("an id"))
+        .await
+        .expect("reads")
+        .expect("kept")
+        .data;
+    let starter: Starter = serde_json::from_value(kept["starter"].clone()).expect("a starter");
+    let anonymous = Person::stand_in(DEFAULT_RESPONDER);
+    assert!(starter.is(&anonymous), "{kept}");
+    assert!(!starter.is(&Person::new(DEFAULT_RESPONDER)), "{kept}");
+    open.stop().await;
 }
