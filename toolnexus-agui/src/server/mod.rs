@@ -27,7 +27,8 @@ use toolnexus_inbox::{Door, Identify, InFlight, InFlightGuard, Inbox, Person, St
 /// let agent = toolnexus::LlmClient::builder().model("m").api_key("k").build()?;
 /// let threads = toolnexus_inbox::Inbox::builder("sqlite::memory:").agent("web").open().await?;
 /// let endpoint = toolnexus_agui::AguiServer::builder(agent, toolnexus::Toolkit::empty(), threads)
-///     .responder("web front end")
+///     // Everyone who reaches it is one caller nobody signed in as.
+///     .responder(toolnexus_inbox::Person::stand_in("web front end"))
 ///     .build();
 /// let app = axum::Router::<()>::new().nest("/agent", endpoint.router());
 /// # drop(app);
