@@ -38,14 +38,13 @@ impl ServerHandler for McpServer {
     ) -> Result<GetTaskResult, ErrorData> {
         #[cfg(feature = "inbox")]
         if self.kept_route(&request.task_id) {
-            let caller = self.identified(&context);
-            let task = self.get_kept(&request.task_id, caller.as_ref()).await?;
+            let caller = self.answering_as(&context);
+            let task = self.get_kept(&request.task_id, &caller).await?;
             return Ok(GetTaskResult::new(task));
         }
-        let caller = self.caller_id(&context);
         self.inner
             .tasks
-            .visible_to(&request.task_id, caller.as_deref())?;
+            .visible_to(&request.task_id, |s| self.started(s, &context))?;
         self.answer_from_park(&request.task_id).await;
         Ok(GetTaskResult::new(self.inner.tasks.get(&request.task_id)?))
     }
@@ -63,7 +62,7 @@ impl ServerHandler for McpServer {
             return self.update_kept(&id, responses, &who).await;
         }
         let tasks = &self.inner.tasks;
-        tasks.visible_to(&id, self.caller_id(&context).as_deref())?;
+        tasks.visible_to(&id, |s| self.started(s, &context))?;
         // A request some rule limits waits where its people answer it (the park hook):
         // the client's word does not settle it.
         let open = tasks.waiting_on(&id);
@@ -96,10 +95,9 @@ impl ServerHandler for McpServer {
             let who = self.answerer(&context)?;
             return self.cancel_kept(&request.task_id, &who, true).await;
         }
-        let caller = self.caller_id(&context);
         self.inner
             .tasks
-            .visible_to(&request.task_id, caller.as_deref())?;
+            .visible_to(&request.task_id, |s| self.started(s, &context))?;
         self.inner.tasks.cancel(&request.task_id)?;
         Ok(())
     }
@@ -292,8 +290,9 @@ impl McpServer {
         // call, and for everything when every call is to be a task (a gate included).
         let always = self.inner.task_after.is_some_and(|after| after.is_zero());
         if client.tasks && (always || cannot.is_some()) {
-            let owner = self.caller_id(context);
-            return self.waiting_task(name, args, asked, owner).await;
+            return self
+                .waiting_task(name, args, asked, self.starter(context))
+                .await;
         }
         if let Some(mode) = cannot {
             if let [request] = asked.requests.as_slice() {
@@ -506,8 +505,8 @@ impl McpServer {
         #[cfg(feature = "inbox")]
         if self.keeps_tasks() {
             if Client::of(context).tasks && asked.answers.is_empty() && responses.is_none() {
-                let owner = self.caller_id(context);
-                return Ok(self.waiting_task(name, args, asked, owner).await);
+                let started = self.waiting_task(name, args, asked, self.starter(context));
+                return Ok(started.await);
             }
             let Asked { requests, answers } = asked;
             return self

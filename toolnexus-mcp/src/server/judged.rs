@@ -128,7 +128,7 @@ impl McpServer {
         let call = Call {
             tool: name.to_owned(),
             args: args.clone(),
-            owner: None,
+            starter: None,
         };
         let run = match kept.park(&halted(&key, &call, requests)).await {
             Ok(run) => run,

@@ -3,10 +3,10 @@
 //! to judge, and a question some rule limits never takes the caller's answer otherwise.
 
 use rmcp::service::{RequestContext, RoleServer};
-use serde_json::Value;
 use toolnexus::Request;
 
 use super::McpServer;
+use super::tasks::Starter;
 
 /// Who the inbox records as answering for a caller no sign-in told apart: a stand-in,
 /// never counted as a person toward a quorum.
@@ -14,16 +14,30 @@ use super::McpServer;
 pub(super) const DEFAULT_RESPONDER: &str = "mcp client";
 
 impl McpServer {
-    /// The id of the person the identify hook found behind this request, when the server
-    /// identifies its callers and found one: whom a task started by this request belongs
-    /// to.
-    pub(super) fn caller_id(&self, context: &RequestContext<RoleServer>) -> Option<String> {
+    /// Who starts a task through this request: the person the server identifies
+    /// ([`answering_as`](Self::answering_as)), whom the task then belongs to.
+    pub(super) fn starter(&self, context: &RequestContext<RoleServer>) -> Starter {
         #[cfg(feature = "inbox")]
-        return self.identified(context).map(|who| who.id);
+        return Some(toolnexus_inbox::Starter::of(&self.answering_as(context)));
         #[cfg(not(feature = "inbox"))]
         {
             let _ = context;
             None
+        }
+    }
+
+    /// Whether the caller behind this request started the task `starter` started (a task
+    /// that names no one is anyone's).
+    pub(super) fn started(&self, starter: &Starter, context: &RequestContext<RoleServer>) -> bool {
+        let Some(starter) = starter else {
+            return true;
+        };
+        #[cfg(feature = "inbox")]
+        return starter.is(&self.answering_as(context));
+        #[cfg(not(feature = "inbox"))]
+        {
+            let _ = context;
+            match *starter {}
         }
     }
 
@@ -91,34 +105,26 @@ impl McpServer {
     }
 }
 
-/// The rule a request writes itself, in words: its responders, its quorum above one. A
-/// `responders` or `quorum` that does not read as one counts as a rule (whose people no
-/// one can be), never as "anyone".
+/// The rule a request writes itself, in words, when it limits who decides
+/// ([`Rule::is_restricted`](toolnexus::Rule::is_restricted)): its responders, its quorum
+/// above one. A rule written so that it cannot be read is a rule no one can meet, never
+/// "anyone".
 fn own_rule(request: &Request) -> Option<String> {
-    let data = request.data.as_ref()?;
-    let (named, quorum) = (data.get("responders"), data.get("quorum"));
-    let odd_quorum = quorum.is_some_and(|q| q.as_f64() != Some(1.0));
-    if named.is_none() && !odd_quorum {
+    let rule = match request.rule() {
+        Ok(rule) => rule,
+        Err(e) => return Some(format!("the people its rule names ({e})")),
+    };
+    if !rule.is_restricted() {
         return None;
     }
-    let who = match request.responders() {
-        Some(list) if !list.is_empty() => list.join(", "),
-        _ if named.is_some() => "the people its rule names".to_owned(),
-        _ => "people".to_owned(),
+    let who = match &rule.responders {
+        Some(list) => list.join(", "),
+        None => "people".to_owned(),
     };
-    let n = request.quorum();
-    Some(match (n > 1, quorum.is_some_and(|q| !is_count(q))) {
-        (_, true) => format!("{who} (its quorum cannot be read)"),
-        (true, _) => format!("{n} different people among {who}"),
-        (false, _) => who,
+    Some(match rule.quorum {
+        1 => who,
+        n => format!("{n} different people among {who}"),
     })
-}
-
-/// Whether a `quorum` reads as a positive whole number.
-fn is_count(quorum: &Value) -> bool {
-    quorum
-        .as_f64()
-        .is_some_and(|n| n >= 1.0 && n.fract() == 0.0 && n <= f64::from(u32::MAX))
 }
 
 #[cfg(test)]

@@ -2,7 +2,6 @@
 //! token, refuses one without, and the inbox records the person as answering a kept task,
 //! its rules of who may answer applied — driven by the official Python SDK's client.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
@@ -10,8 +9,12 @@ use std::time::Duration;
 use toolnexus_inbox::{AuditKind, BearerTokens, Inbox};
 use toolnexus_test_support::databases::TestDb;
 
-use crate::support::python;
-use crate::tasks::{builder, raw, serve, waiting};
+use rmcp::model::{CallToolResult, TaskPayload};
+use serde_json::Value;
+
+use crate::hostile::actors;
+use crate::support::{run_script, text};
+use crate::tasks::{builder, raw, serve, until_ended, waiting};
 
 const TOKENS: &str = "tok-alice alice@shop.example finance\ntok-mallory mallory@partner.example\n";
 
@@ -42,20 +45,7 @@ async fn only_finance_answers_a_kept_approval_over_http(db: TestDb) {
     let asker = raw(&serve(open).await).await;
     let (task, key) = waiting(&asker, "/srv/ledger").await;
 
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/python/identity.py");
-    let out = tokio::process::Command::new(python())
-        .arg(script)
-        .arg(&url)
-        .arg(&task)
-        .output()
-        .await
-        .expect("python starts");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let stdout = run_script("identity.py", &[&url, &task]).await;
     let lines: Vec<&str> = stdout.lines().collect();
     assert_eq!(
         lines,
@@ -64,22 +54,26 @@ async fn only_finance_answers_a_kept_approval_over_http(db: TestDb) {
             "unknown token: refused",
             "asked: Delete /srv/ledger?",
             "mallory: refused -32602",
+            "mallory reads: refused -32602",
             "after mallory: input_required",
-            "alice: completed | deleted /srv/ledger",
-            "again: completed",
+            "alice after: refused -32602",
+            "again: refused -32602",
         ],
         "{stdout}"
     );
+    // The one who started the task reads how it ended.
+    let TaskPayload::Completed { result } = until_ended(&asker, &task).await else {
+        panic!("the task completes")
+    };
+    let result: CallToolResult = serde_json::from_value(Value::Object(result)).unwrap();
+    assert_eq!(text(&result), (false, "deleted /srv/ledger".to_owned()));
     assert_eq!(deleted.load(Ordering::SeqCst), 1, "the call ran once");
 
     // The audit trail names alice as the one who answered, and no one else.
-    let trail = inbox.audit(&key).await.unwrap();
-    let answered: Vec<_> = trail
-        .iter()
-        .filter(|e| e.kind == AuditKind::Answered)
-        .map(|e| e.actor.as_deref())
-        .collect();
-    assert_eq!(answered, [Some("alice@shop.example")], "{trail:?}");
+    assert_eq!(
+        actors(&inbox, &key, AuditKind::Answered).await,
+        [Some("alice@shop.example".to_owned())]
+    );
     assert!(
         inbox.waiting().await.unwrap().is_empty(),
         "nothing still waits"

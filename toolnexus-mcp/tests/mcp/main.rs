@@ -9,6 +9,8 @@ mod shop;
 
 mod consume;
 #[cfg(feature = "inbox")]
+mod hostile;
+#[cfg(feature = "inbox")]
 mod identity;
 #[cfg(feature = "inbox")]
 mod kept;

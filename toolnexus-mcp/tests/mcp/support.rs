@@ -176,3 +176,25 @@ pub fn python() -> String {
         )
     })
 }
+
+/// Runs the SDK script `tests/mcp/python/NAME` with `args` and returns what it printed,
+/// failing the test with its output when it fails.
+#[cfg(feature = "inbox")]
+pub async fn run_script(name: &str, args: &[&str]) -> String {
+    let script = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/mcp/python")
+        .join(name);
+    let out = tokio::process::Command::new(python())
+        .arg(script)
+        .args(args)
+        .output()
+        .await
+        .expect("python starts");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}

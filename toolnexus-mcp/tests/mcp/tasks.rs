@@ -116,7 +116,27 @@ pub(crate) fn crypto() {
 /// rmcp's client over HTTP, declaring elicitation and tasks.
 pub(crate) async fn raw(url: &str) -> RunningService<RoleClient, Human> {
     crypto();
-    let transport = StreamableHttpClientTransport::from_uri(url.to_owned());
+    tasks_client(StreamableHttpClientTransport::from_uri(url.to_owned())).await
+}
+
+/// [`raw`], sending `Authorization: Bearer TOKEN`.
+#[cfg(feature = "inbox")]
+pub(crate) async fn signed(url: &str, token: &str) -> RunningService<RoleClient, Human> {
+    crypto();
+    let config =
+        rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(
+            url.to_owned(),
+        )
+        .auth_header(token);
+    tasks_client(StreamableHttpClientTransport::from_config(config)).await
+}
+
+async fn tasks_client<C>(
+    transport: StreamableHttpClientTransport<C>,
+) -> RunningService<RoleClient, Human>
+where
+    C: rmcp::transport::streamable_http_client::StreamableHttpClient + Send + Sync + 'static,
+{
     let mut caps = form_and_url();
     caps.extensions = ClientCapabilities::builder()
         .enable_tasks()

@@ -23,7 +23,9 @@ use toolnexus::{
     Answer, ClientError, Message, Request, RunResult, RunStatus, ToolCall, ToolCallRecord,
     ToolOutput, ToolResult, Usage,
 };
-use toolnexus_inbox::{Cancelled, Door, InFlight, Inbox, InboxError, Latest, ParkedState, Person};
+use toolnexus_inbox::{
+    Cancelled, Door, InFlight, Inbox, InboxError, Latest, ParkedState, Person, Sight, Starter,
+};
 
 use rmcp::service::{RequestContext, RoleServer};
 
@@ -62,18 +64,11 @@ struct Note {
     run: String,
     #[serde(default)]
     cancelled: bool,
-    /// Who started the task, when the server that took the call identified them.
+    /// Who started the task: they see all of it; the people its waiting requests let
+    /// answer see its question; anyone else is told it does not exist. A note of an
+    /// earlier version names no one, and only those who may answer it see it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    owner: Option<String>,
-}
-
-/// How a caller stands to a kept task: the one who started it (or anyone, for a task no
-/// one was identified as starting), or someone its waiting request names, who may read
-/// the question and answer it but not what the call came to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Access {
-    Owner,
-    Approver,
+    starter: Option<Starter>,
 }
 
 impl Kept {
@@ -128,7 +123,7 @@ impl Kept {
             created_ms: now_ms(),
             run,
             cancelled: false,
-            owner: call.owner.clone(),
+            starter: call.starter.clone(),
         };
         self.keep(id, &note)
             .await
@@ -163,37 +158,20 @@ impl McpServer {
         }
     }
 
-    /// How `caller` stands to task `id`; anyone with no standing is told the task does not
-    /// exist, as for a task that does not.
-    fn access(
+    /// How much of task `id` `caller` may see ([`Inbox::sight`], the one rule of every
+    /// door); anyone who may see none of it is told it does not exist, as for a task that
+    /// does not.
+    fn sight(
         &self,
         id: &str,
         note: &Note,
         latest: &Latest,
-        caller: Option<&Person>,
-    ) -> Result<Access, ErrorData> {
-        let Some(owner) = &note.owner else {
-            return Ok(Access::Owner);
-        };
-        let Some(caller) = caller.filter(|who| who.is_identified()) else {
-            return Err(unknown(id));
-        };
-        if caller.id == *owner {
-            return Ok(Access::Owner);
-        }
+        caller: &Person,
+    ) -> Result<Sight, ErrorData> {
         let inbox = &self.kept()?.inbox;
-        // Only a rule that names people lets someone other than the starter in: where
-        // anyone may answer, no one but the starter is told of the task.
-        let named = latest.run_state() == ParkedState::Waiting
-            && latest.requests.iter().any(|parked| {
-                parked.state == ParkedState::Waiting
-                    && inbox.responders(parked).is_some()
-                    && inbox.may_answer(parked, Some(caller))
-            });
-        match named {
-            true => Ok(Access::Approver),
-            false => Err(unknown(id)),
-        }
+        inbox
+            .sight(note.starter.as_ref(), &latest.requests, caller)
+            .ok_or_else(|| unknown(id))
     }
 
     fn kept(&self) -> Result<&Kept, ErrorData> {
@@ -227,10 +205,10 @@ impl McpServer {
     pub(in crate::server) async fn get_kept(
         &self,
         id: &str,
-        caller: Option<&Person>,
+        caller: &Person,
     ) -> Result<DetailedTask, ErrorData> {
         let (note, latest) = self.kept_task(id).await?;
-        if self.access(id, &note, &latest, caller)? == Access::Approver {
+        if self.sight(id, &note, &latest, caller)? == Sight::Question {
             // The question, and nothing of the call's result.
             let (status, payload) = asking(&note, &latest);
             let task = self.inner.tasks.describe(
@@ -296,7 +274,7 @@ impl McpServer {
         who: &Person,
     ) -> Result<(), ErrorData> {
         let (note, latest) = self.kept_task(id).await?;
-        self.access(id, &note, &latest, Some(who))?;
+        self.sight(id, &note, &latest, who)?;
         if note.cancelled || latest.run_state() != ParkedState::Waiting {
             return Ok(());
         }
@@ -340,7 +318,7 @@ impl McpServer {
     ) -> Result<(), ErrorData> {
         let (note, latest) = self.kept_task(id).await?;
         if checked {
-            self.access(id, &note, &latest, Some(who))?;
+            self.sight(id, &note, &latest, who)?;
         }
         self.cancel_run(id, note, &latest, who).await
     }

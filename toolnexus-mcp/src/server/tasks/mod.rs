@@ -17,7 +17,7 @@ use toolnexus::{Request, ToolResult};
 #[cfg(feature = "inbox")]
 pub(super) use kept::{CALL_RECORD, Kept, failed, final_result, halted, settle};
 pub(super) use store::{
-    Call, DEFAULT_MAX_TASKS, DEFAULT_POLL_INTERVAL, DEFAULT_TTL, Taken, TaskStore,
+    Call, DEFAULT_MAX_TASKS, DEFAULT_POLL_INTERVAL, DEFAULT_TTL, Starter, Taken, TaskStore,
 };
 
 use super::McpServer;
@@ -60,7 +60,7 @@ impl McpServer {
                 let call = Call {
                     tool: name.to_owned(),
                     args: args.clone(),
-                    owner: self.caller_id(context),
+                    starter: self.starter(context),
                 };
                 match self.inner.tasks.create(call) {
                     Ok(task) => {
@@ -258,13 +258,13 @@ impl McpServer {
         name: String,
         args: Value,
         asked: Asked,
-        owner: Option<String>,
+        starter: store::Starter,
     ) -> CallToolResponse {
         let tasks = &self.inner.tasks;
         let call = Call {
             tool: name,
             args,
-            owner,
+            starter,
         };
         let task = match tasks.create(call) {
             Ok(task) => task,

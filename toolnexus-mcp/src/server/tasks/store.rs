@@ -34,10 +34,19 @@ pub(in crate::server) const DEFAULT_MAX_TASKS: usize = 1_000;
 pub(in crate::server) struct Call {
     pub(in crate::server) tool: String,
     pub(in crate::server) args: Value,
-    /// Who started it, when the server identifies its callers: only they (and the people
-    /// its waiting requests name) may read, answer or cancel it.
-    pub(in crate::server) owner: Option<String>,
+    /// Who started it: only they (and, for a task the inbox keeps, the people its waiting
+    /// requests let answer) may read, answer or cancel it.
+    pub(in crate::server) starter: Starter,
 }
+
+/// Who started a task, as the server identified them (the `inbox` feature: a server without
+/// it identifies no one).
+#[cfg(feature = "inbox")]
+pub(in crate::server) type Starter = Option<toolnexus_inbox::Starter>;
+/// Who started a task: without the `inbox` feature the server identifies no one, so no
+/// task names anyone.
+#[cfg(not(feature = "inbox"))]
+pub(in crate::server) type Starter = Option<std::convert::Infallible>;
 
 /// Where a task's call stands.
 enum Phase {
@@ -177,19 +186,19 @@ impl TaskStore {
         Ok(task)
     }
 
-    /// Whether `caller` may see task `id`: its starter, or anyone when no one was
-    /// identified as starting it. Anyone else is told the task does not exist, as is a
-    /// caller asking for a task that does not.
+    /// Whether the caller may see task `id`: `started` says whether they started it.
+    /// Anyone else is told the task does not exist, as is a caller asking for a task that
+    /// does not.
     pub(in crate::server) fn visible_to(
         &self,
         id: &str,
-        caller: Option<&str>,
+        started: impl FnOnce(&Starter) -> bool,
     ) -> Result<(), ErrorData> {
         let tasks = self.lock();
         let entry = tasks.get(id).ok_or_else(|| unknown(id))?;
-        match &entry.call.owner {
-            Some(owner) if Some(owner.as_str()) != caller => Err(unknown(id)),
-            _ => Ok(()),
+        match started(&entry.call.starter) {
+            true => Ok(()),
+            false => Err(unknown(id)),
         }
     }
 
