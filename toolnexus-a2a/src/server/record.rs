@@ -149,9 +149,8 @@ mod tests {
         let record = TaskRecord::started("c1".into(), "hi".into(), ada);
         save(&inbox, "t2", &record).await.unwrap();
         let kept: serde_json::Value = inbox.record(Door::A2A, "t2").await.unwrap().unwrap().data;
-        assert_eq!(
-            kept,
-            serde_json::json!({"contextId": "c1", "prompt": "hi", "starter": {"id": "ada@example.com"}})
-        );
+        let starter = serde_json::json!({"id": "ada@example.com"});
+        let expected = serde_json::json!({"contextId": "c1", "prompt": "hi", "starter": starter});
+        assert_eq!(kept, expected);
     }
 }

@@ -1,8 +1,9 @@
 //! `SendStreamingMessage` and `SubscribeToTask`: server-sent events, each a
 //! `StreamResponse` — the `Task` first, then its status updates — closing once the task is
 //! over or waits for a person. A caller watches a task only as far as they may see it,
-//! and only so many streams are open at once (`streams`). Over JSON-RPC each event is a JSON-RPC response; over
-//! HTTP+JSON it is the `StreamResponse` itself (an error, the binding's error payload).
+//! and only so many streams are open at once (`streams`). Over JSON-RPC each event is a
+//! JSON-RPC response; over HTTP+JSON it is the `StreamResponse` itself (an error, the
+//! binding's error payload).
 
 use std::convert::Infallible;
 use std::sync::Arc;

@@ -1,7 +1,8 @@
 //! The POST: a caller the identify hook does not know (unless anonymous callers are
 //! allowed) is refused with 401 before the body is read, and a body that is no
-//! `RunAgentInput` with a 4xx; each with a JSON body, before any stream opens. Anything else is answered with the run's events, a refusal
-//! of what the thread cannot take being its `RUN_ERROR`.
+//! `RunAgentInput` with a 4xx; each with a JSON body, before any stream opens. Anything
+//! else is answered with the run's events, a refusal of what the thread cannot take (or
+//! of a thread that is not the caller's) being its `RUN_ERROR`.
 
 use std::convert::Infallible;
 use std::sync::Arc;
