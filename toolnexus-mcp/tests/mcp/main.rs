@@ -7,6 +7,8 @@ mod example_bin;
 #[rustfmt::skip]
 mod shop;
 
+#[cfg(feature = "inbox")]
+mod closed;
 mod consume;
 #[cfg(feature = "inbox")]
 mod hostile;

@@ -253,7 +253,7 @@ async fn again(
     client.call_tool_once(params).await
 }
 
-fn complete(response: Result<CallToolResponse, ServiceError>) -> (bool, String) {
+pub(crate) fn complete(response: Result<CallToolResponse, ServiceError>) -> (bool, String) {
     match response {
         Ok(CallToolResponse::Complete(result)) => text(&result),
         other => panic!("expected a complete result, got {other:?}"),
@@ -655,6 +655,11 @@ async fn streamable_http_serves_and_consumes_with_suspensions() {
 
 /// `remove`, deleting nothing but counting its runs, gated by the toolkit.
 pub(crate) fn gated_remover(runs: Arc<Mutex<Vec<Value>>>) -> Toolkit {
+    gated_remover_by(runs, toolnexus::Approval::tools(["remove"]))
+}
+
+/// `remove`, recording each call it runs, behind `gate`.
+pub(crate) fn gated_remover_by(runs: Arc<Mutex<Vec<Value>>>, gate: toolnexus::Approval) -> Toolkit {
     let remove = NativeTool::of(
         "remove",
         "Removes a file",
@@ -666,7 +671,7 @@ pub(crate) fn gated_remover(runs: Arc<Mutex<Vec<Value>>>) -> Toolkit {
     );
     Toolkit::builder()
         .tool(remove)
-        .approval(toolnexus::Approval::tools(["remove"]))
+        .approval(gate)
         .build()
         .unwrap()
 }
