@@ -20,9 +20,9 @@ const TOOL_SPEC: Spec = Spec {
 
 const APPROVAL_SPEC: Spec = Spec {
     context: "approval(...)",
-    exprs: &["prompt", "when", "responders", "quorum"],
+    exprs: &["prompt", "when", "responders", "quorum", "edits"],
     types: &[],
-    flags: &[],
+    flags: &["rememberable"],
     lists: &[],
     example: "approval(prompt = \"Refund {amount}?\", when = amount > 100.0)",
 };
@@ -72,6 +72,88 @@ pub(crate) struct ApprovalOption {
     pub(crate) responders: Option<Vec<LitStr>>,
     /// How many distinct people must approve, when more than one (`quorum = 2`).
     pub(crate) quorum: Option<syn::LitInt>,
+    /// Which arguments a person may change; `None`: any.
+    pub(crate) edits: Option<EditsOption>,
+    /// `rememberable`: an approval may be remembered although the rule names responders or
+    /// a quorum.
+    pub(crate) rememberable: bool,
+}
+
+/// `edits = false` or `edits = ["memo", …]`.
+#[derive(Clone)]
+pub(crate) enum EditsOption {
+    /// `edits = false`: approve as proposed, or refuse.
+    None,
+    /// The arguments a person may change, by their names on the wire, as written.
+    Only(Vec<LitStr>),
+}
+
+/// How `edits` is written, for messages.
+const EDITS_EXAMPLE: &str = "edits = [\"memo\"]` or `edits = false";
+
+/// `edits = false`, or a non-empty list of string literals naming arguments, none twice.
+fn parse_edits(expr: &Expr, errors: &mut Errors) -> Option<EditsOption> {
+    match expr {
+        Expr::Lit(syn::ExprLit {
+            lit: Lit::Bool(b), ..
+        }) if !b.value => Some(EditsOption::None),
+        Expr::Lit(syn::ExprLit {
+            lit: Lit::Bool(b), ..
+        }) => {
+            errors.at(
+                b,
+                "any argument may be edited by default, so leave `edits` out; write \
+                 `edits = false` to forbid edits, or name the arguments that may change",
+            );
+            None
+        }
+        Expr::Array(array) if array.elems.is_empty() => {
+            errors.at(
+                array,
+                "`edits` names no argument; write `edits = false` to forbid edits, or name \
+                 the arguments a person may change, `edits = [\"memo\"]`",
+            );
+            None
+        }
+        Expr::Array(array) => {
+            let mut found: Vec<LitStr> = Vec::with_capacity(array.elems.len());
+            let mut ok = true;
+            for elem in &array.elems {
+                let Expr::Lit(syn::ExprLit {
+                    lit: Lit::Str(lit), ..
+                }) = elem
+                else {
+                    errors.at(
+                        elem,
+                        "expected a string literal naming an argument a person may change, \
+                         `edits = [\"memo\"]`",
+                    );
+                    ok = false;
+                    continue;
+                };
+                if found.iter().any(|f| f.value() == lit.value()) {
+                    errors.at(
+                        lit,
+                        format_args!(
+                            "`{:?}` is named twice in `edits`; name each once",
+                            lit.value()
+                        ),
+                    );
+                    ok = false;
+                } else {
+                    found.push(lit.clone());
+                }
+            }
+            ok.then_some(EditsOption::Only(found))
+        }
+        other => {
+            errors.at(
+                other,
+                format_args!("expected which arguments a person may change, `{EDITS_EXAMPLE}`"),
+            );
+            None
+        }
+    }
 }
 
 /// How `quorum` is written, for messages.
@@ -198,6 +280,8 @@ fn parse_responders(expr: &Expr, errors: &mut Errors) -> Option<Vec<LitStr>> {
 
 impl ApprovalOption {
     fn parse(named: &Named, errors: &mut Errors) -> Option<ApprovalOption> {
+        let mut edits = None;
+        let mut rememberable = false;
         let (prompt, when, responders, quorum) = match &named.value {
             Value::Flag | Value::Type(_) => (None, None, None, None),
             Value::Expr(Expr::Lit(syn::ExprLit {
@@ -228,6 +312,11 @@ impl ApprovalOption {
                     }
                     _ => None,
                 };
+                edits = match args.get("edits").map(|n| &n.value) {
+                    Some(Value::Expr(expr)) => Some(parse_edits(expr, errors)?),
+                    _ => None,
+                };
+                rememberable = args.get("rememberable").is_some();
                 (prompt, when, responders, quorum)
             }
         };
@@ -244,6 +333,8 @@ impl ApprovalOption {
             when,
             responders,
             quorum,
+            edits,
+            rememberable,
         })
     }
 }

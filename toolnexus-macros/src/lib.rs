@@ -372,6 +372,8 @@ use proc_macro::TokenStream;
 /// | `approval(prompt = "Refund {amount}?", when = amount > 100.0)` | when the condition is true; `prompt` may be left out for the runtime's words |
 /// | `approval(responders = ["group:finance", "ada@example.com"], ..)` | as above, and only these people and groups may answer |
 /// | `approval(responders = ["group:finance"], quorum = 2, ..)` | as above, and the call runs only once 2 distinct people approved (one refusal declines it) |
+/// | `approval(edits = ["memo"], ..)` / `approval(edits = false, ..)` | a person may change only these arguments / none when they approve |
+/// | `approval(responders = [..], rememberable, ..)` | an approval may be remembered for the rest of the run, although people are named |
 ///
 /// ```
 /// use serde_json::json;
@@ -427,6 +429,14 @@ use proc_macro::TokenStream;
 ///   where `toolnexus-inbox` counts the approvals, one per person, a delegate's included).
 ///   Anything else, or more people than `responders` name when they name no group, is a
 ///   compile error at the number.
+/// - **Edits** are any by default, and an edited call is judged again as the call it
+///   becomes. `edits = false` forbids them, `edits = ["memo"]` lets a person change only
+///   the arguments named, by their names on the wire (`Tool::approval_edits`; the gate's
+///   request carries it at `data.edits`). `true`, an empty list, a repeated name or one
+///   that is no argument of the tool is a compile error at it.
+/// - **`rememberable`** lets an approval be remembered for the rest of the run
+///   (`Answer::remember`) although the rule names responders or a quorum; without it, the
+///   people named decide every call.
 ///
 /// `approval` is given once per tool; a toolkit's own rules (`ToolkitBuilder::approval`)
 /// ask for calls that the tool's approval lets through.

@@ -198,6 +198,20 @@ pub trait Tool: Send + Sync + 'static {
     fn approval_quorum(&self) -> Option<u32> {
         None
     }
+    /// Which arguments a person may change when they approve the tool's declared approval
+    /// (`#[tool(approval(edits = ["memo"]))]`); `None`, the default, for any, `Some(&[])`
+    /// for none (`edits = false`). A gate's request carries it at `data.edits`, and every
+    /// host that checks answers refuses any other edit.
+    fn approval_edits(&self) -> Option<&[&str]> {
+        None
+    }
+    /// Whether an approval of the tool's declared approval may be remembered for the rest
+    /// of the run although it names responders or a quorum
+    /// (`#[tool(approval(rememberable))]`); `false` by default. A gate's request carries
+    /// it at `data.remember`.
+    fn approval_rememberable(&self) -> bool {
+        false
+    }
 }
 
 impl<T: Tool + ?Sized> Tool for Arc<T> {
@@ -231,6 +245,12 @@ impl<T: Tool + ?Sized> Tool for Arc<T> {
     fn approval_quorum(&self) -> Option<u32> {
         (**self).approval_quorum()
     }
+    fn approval_edits(&self) -> Option<&[&str]> {
+        (**self).approval_edits()
+    }
+    fn approval_rememberable(&self) -> bool {
+        (**self).approval_rememberable()
+    }
 }
 
 impl<T: Tool + ?Sized> Tool for Box<T> {
@@ -263,6 +283,12 @@ impl<T: Tool + ?Sized> Tool for Box<T> {
     }
     fn approval_quorum(&self) -> Option<u32> {
         (**self).approval_quorum()
+    }
+    fn approval_edits(&self) -> Option<&[&str]> {
+        (**self).approval_edits()
+    }
+    fn approval_rememberable(&self) -> bool {
+        (**self).approval_rememberable()
     }
 }
 

@@ -41,4 +41,8 @@ pub enum ReceiptError {
     /// signed, or signed by another key.
     #[error("the receipt's signature does not match its contents")]
     BadSignature,
+    /// The receipt is genuine but does not say what [`verify_for`](super::verify_for) was
+    /// asked to rely on: another request or call, a refusal, or a vote that settled nothing.
+    #[error("the receipt does not approve this: {0}")]
+    NotThis(String),
 }

@@ -36,7 +36,7 @@ mod verify;
 pub use error::ReceiptError;
 pub use key::ReceiptKey;
 pub use public::PublicKey;
-pub use verify::verify;
+pub use verify::{verify, verify_for};
 
 /// The RFC 8785 bytes of a JSON value, which receipts are signed over: the core's
 /// [`canonical_json`](toolnexus::canonical_json), the one implementation both crates use.

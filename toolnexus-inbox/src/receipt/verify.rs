@@ -34,6 +34,56 @@ pub fn verify(receipt: &Receipt, key: &PublicKey) -> Result<(), ReceiptError> {
         .map_err(|_| ReceiptError::BadSignature)
 }
 
+/// Checks that `receipt` is one a third party can act on for the call with digest `call`
+/// (`toolnexus::call_digest` of the tool and the arguments it is asked to run with) that
+/// answered request `request`: it [`verify`]s under `key`, names that request and that
+/// call, approves, and is final — the answer that settled the request, not a refusal, an
+/// expiry's decline or one vote of a quorum still short. A version 1 receipt states no
+/// finality and is never final.
+///
+/// ```
+/// use toolnexus::receipt::{ReceiptAnswer, Statement};
+/// use toolnexus::{call_digest, serde_json::json, Answer};
+/// use toolnexus_inbox::receipt::{verify_for, ReceiptKey};
+///
+/// let key = ReceiptKey::ephemeral_for_tests().unwrap();
+/// let call = call_digest("refund", &json!({"order": "A-1"}));
+/// let stated = |answer: &Answer| {
+///     Statement::new("req-1", "run-1", call.clone(), ReceiptAnswer::of(answer), "bob",
+///                    "2026-01-02T03:04:05.678Z", "group:finance")
+/// };
+/// let yes = key.sign(stated(&Answer::ok("req-1")));
+/// assert!(verify_for(&yes, &key.public_key(), "req-1", &call).is_ok());
+/// assert!(verify_for(&yes, &key.public_key(), "req-2", &call).is_err());
+/// let no = key.sign(stated(&Answer::decline("req-1", "declined")));
+/// assert!(verify_for(&no, &key.public_key(), "req-1", &call).is_err());
+/// let partial = key.sign(stated(&Answer::ok("req-1")).quorum(2).partial());
+/// assert!(verify_for(&partial, &key.public_key(), "req-1", &call).is_err());
+/// ```
+pub fn verify_for(
+    receipt: &Receipt,
+    key: &PublicKey,
+    request: &str,
+    call: &str,
+) -> Result<(), ReceiptError> {
+    verify(receipt, key)?;
+    let stated = &receipt.statement;
+    let not = |why: String| Err(ReceiptError::NotThis(why));
+    if stated.request != request {
+        return not(format!("it answers request `{}`", stated.request));
+    }
+    if stated.call != call {
+        return not("it was given for another call".to_owned());
+    }
+    if !stated.answer.ok {
+        return not("it is a refusal".to_owned());
+    }
+    if stated.settles != Some(true) {
+        return not("it is not the answer that settled the request".to_owned());
+    }
+    Ok(())
+}
+
 /// The run's own check of a ruled approval's receipts
 /// ([`ToolkitBuilder::verify_receipts`](toolnexus::ToolkitBuilder::verify_receipts)):
 /// a toolkit given the inbox's public key runs such a call only under receipts this key

@@ -90,7 +90,7 @@ fn pay_script(req: &RecordedRequest) -> Reply {
             last["content"].as_str().unwrap_or("")
         ));
     }
-    let prompt = last_prompt(&messages);
+    let prompt = last_prompt(messages);
     let words: Vec<&str> = prompt.split_whitespace().collect();
     let (vendor, cents) = match words.as_slice() {
         [_, vendor, cents, ..] => (*vendor, cents.parse::<i64>().unwrap_or(0)),

@@ -92,7 +92,7 @@ pub fn toolkit(effects: &Effects) -> Toolkit {
 pub fn purchase_script(req: &RecordedRequest) -> Reply {
     let messages = req.messages();
     let last = messages.last().cloned().unwrap_or_default();
-    let prompt = last_prompt(&messages);
+    let prompt = last_prompt(messages);
     if last["role"] == "tool" {
         let output = last["content"].as_str().unwrap_or("");
         // "buy twice X": after X is approved, the model asks again for X-again.

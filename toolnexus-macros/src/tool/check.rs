@@ -10,6 +10,7 @@ use syn::ext::IdentExt;
 use super::parse::{
     find_impl_trait, owned_answer, rename_self, strip_group, Owner, Param, Role, ToolFn,
 };
+use crate::attr::EditsOption;
 use crate::diag::Errors;
 
 /// The longest tool name providers accept.
@@ -253,6 +254,36 @@ fn approval(model: &ToolFn, errors: &mut Errors) {
             .collect();
         for name in template.names.iter().filter(|n| !shown.contains(n)) {
             errors.at(&template.lit, unknown_placeholder(model, name, &shown));
+        }
+    }
+    if let Some(EditsOption::Only(fields)) = &approval.edits {
+        let wire: Vec<&str> = model
+            .params
+            .iter()
+            .filter_map(|p| match &p.role {
+                Role::Arg { name, .. } => Some(name.as_str()),
+                _ => None,
+            })
+            .collect();
+        for field in fields {
+            let name = field.value();
+            if !wire.contains(&name.as_str()) {
+                errors.at(
+                    field,
+                    format_args!(
+                        "`{name}` is not an argument of this tool, so no edit could change it; \
+                         `edits` names arguments as the model sends them: {}",
+                        if wire.is_empty() {
+                            "this tool takes none".to_owned()
+                        } else {
+                            wire.iter()
+                                .map(|w| format!("`{w}`"))
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        }
+                    ),
+                );
+            }
         }
     }
     let Some(when) = &approval.when else {

@@ -15,7 +15,7 @@ use syn::spanned::Spanned;
 use syn::{Expr, ItemFn, Lit, LitStr, ReturnType};
 
 use super::parse::{output_value, rename_self, Owner, Param, Role, ToolFn};
-use crate::attr::ApprovalOption;
+use crate::attr::{ApprovalOption, EditsOption};
 use crate::runtime;
 use crate::template::Template;
 
@@ -360,11 +360,31 @@ fn responders(approval: &ApprovalOption) -> TokenStream {
             }
         }
     });
+    let edits = approval.edits.as_ref().map(|edits| {
+        let fields = match edits {
+            EditsOption::None => Vec::new(),
+            EditsOption::Only(fields) => fields.clone(),
+        };
+        quote! {
+            fn approval_edits(&self) -> ::core::option::Option<&[&str]> {
+                ::core::option::Option::Some(&[#(#fields),*])
+            }
+        }
+    });
+    let rememberable = approval.rememberable.then(|| {
+        quote! {
+            fn approval_rememberable(&self) -> bool {
+                true
+            }
+        }
+    });
     quote! {
         fn approval_responders(&self) -> ::core::option::Option<&[&str]> {
             ::core::option::Option::Some(&[#(#names),*])
         }
         #quorum
+        #edits
+        #rememberable
     }
 }
 

@@ -210,23 +210,6 @@ impl Approval {
         self
     }
 
-    /// Writes what this rule says of edits and remembering into a gate's `data`.
-    pub(super) fn write_terms(&self, data: &mut serde_json::Map<String, Value>) {
-        match self.edits.as_deref() {
-            None => {}
-            Some([]) => {
-                data.insert("edits".to_owned(), Value::Bool(false));
-            }
-            Some(fields) => {
-                let list = fields.iter().map(|f| Value::from(f.as_str())).collect();
-                data.insert("edits".to_owned(), Value::Array(list));
-            }
-        }
-        if self.rememberable {
-            data.insert("remember".to_owned(), Value::Bool(true));
-        }
-    }
-
     /// Asks only for the calls whose arguments make `when` true. A predicate that panics
     /// asks: a gate fails closed.
     pub fn when(mut self, when: impl Fn(&Value) -> bool + Send + Sync + 'static) -> Self {

@@ -78,4 +78,10 @@ impl Tool for Guarded {
     fn approval_quorum(&self) -> Option<u32> {
         self.tool.approval_quorum()
     }
+    fn approval_edits(&self) -> Option<&[&str]> {
+        self.tool.approval_edits()
+    }
+    fn approval_rememberable(&self) -> bool {
+        self.tool.approval_rememberable()
+    }
 }

@@ -89,12 +89,14 @@ pub struct Toolkit {
     inner: Arc<Inner>,
 }
 
-/// Who decides a gated call, as the approval that asked says: its responders, its quorum,
-/// and the toolkit rule itself when it was one (for its terms of edits and remembering).
+/// Who decides a gated call, and on what terms, as the approval that asked says: its
+/// responders, its quorum, which arguments may be edited (`Some([])`: none) and whether a
+/// decision may be remembered.
 struct GateWho<'a> {
     responders: Option<Vec<&'a str>>,
     quorum: Option<u32>,
-    rule: Option<&'a Approval>,
+    edits: Option<Vec<&'a str>>,
+    rememberable: bool,
 }
 
 /// Up to this many tools, a name is found by comparing it with each: cheaper than hashing
@@ -485,8 +487,18 @@ impl Toolkit {
                 if let Some(n) = who.quorum.filter(|&n| n > 1) {
                     data.insert("quorum".to_owned(), Value::from(n));
                 }
-                if let Some(rule) = who.rule {
-                    rule.write_terms(data);
+                match who.edits.as_deref() {
+                    None => {}
+                    Some([]) => {
+                        data.insert("edits".to_owned(), Value::Bool(false));
+                    }
+                    Some(fields) => {
+                        let list = fields.iter().map(|f| Value::from(*f)).collect();
+                        data.insert("edits".to_owned(), Value::Array(list));
+                    }
+                }
+                if who.rememberable {
+                    data.insert("remember".to_owned(), Value::Bool(true));
                 }
             }
         }
@@ -504,6 +516,8 @@ impl Toolkit {
         let tool = &inner.tools[i];
         let own = tool.approval_responders().filter(|r| !r.is_empty());
         let own_quorum = tool.approval_quorum();
+        let own_edits = tool.approval_edits();
+        let own_remember = tool.approval_rememberable();
         let rules = &inner.gated[i];
         let named = |&rule: &usize| {
             let rule = &inner.approvals[rule];
@@ -512,14 +526,17 @@ impl Toolkit {
                 || rule.edits.is_some()
                 || rule.rememberable
         };
-        if own.is_none() && own_quorum.is_none() && !rules.iter().any(named) {
+        let own_terms =
+            own.is_some() || own_quorum.is_some() || own_edits.is_some() || own_remember;
+        if !own_terms && !rules.iter().any(named) {
             return None;
         }
         if tool.approval(args).is_some() {
             return Some(GateWho {
                 responders: own.map(<[&str]>::to_vec),
                 quorum: own_quorum,
-                rule: None,
+                edits: own_edits.map(<[&str]>::to_vec),
+                rememberable: own_remember,
             });
         }
         let name = &inner.names[i];
@@ -534,7 +551,11 @@ impl Toolkit {
         Some(GateWho {
             responders,
             quorum: rule.quorum,
-            rule: Some(rule),
+            edits: rule
+                .edits
+                .as_ref()
+                .map(|list| list.iter().map(String::as_str).collect()),
+            rememberable: rule.rememberable,
         })
     }
 
