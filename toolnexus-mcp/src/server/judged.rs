@@ -364,13 +364,13 @@ fn waits(inbox: &Inbox, name: &str, latest: &Latest, refused: Option<&str>) -> T
     let who = match inbox.responders(parked) {
         Some(list) if !list.is_empty() => {
             let names: Vec<String> = list.iter().map(ToString::to_string).collect();
-            names.join(", ")
+            format!("only {} may answer it", names.join(", "))
         }
-        Some(_) => "the people the inbox's rules name".to_owned(),
-        None => "anyone who may open the inbox".to_owned(),
+        Some(_) => "only the people the inbox's rules name may answer it".to_owned(),
+        None => "the people of the inbox answer it".to_owned(),
     };
     let mut text = format!(
-        "{}; it is waiting as `{}` for a person: only {who} may answer it",
+        "{}; it is waiting as `{}` for a person: {who}",
         needs(name, &parked.request),
         parked.id()
     );

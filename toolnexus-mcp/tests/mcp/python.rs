@@ -147,3 +147,62 @@ async fn a_python_server_that_hangs_or_dies_gives_error_results() {
         after.output
     );
 }
+
+/// `ask.py`'s verdict on a call of `tool` with `args` by whoever holds `token` ("" for
+/// none) at `url`.
+#[cfg(feature = "inbox")]
+async fn asked_by(
+    url: &str,
+    token: &str,
+    tool: &str,
+    args: serde_json::Value,
+) -> serde_json::Value {
+    let args = args.to_string();
+    let out = crate::support::run_script("ask.py", &[url, token, tool, &args]).await;
+    serde_json::from_str(out.trim()).expect("one JSON line")
+}
+
+#[cfg(feature = "inbox")]
+#[tokio::test]
+async fn the_example_server_lets_only_its_approvers_approve() {
+    let dir = std::env::temp_dir().join(format!("mcp-tokens-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let tokens = dir.join("tokens.txt");
+    std::fs::write(
+        &tokens,
+        "tok-alice alice@shop.example finance\ntok-mallory mallory@partner.example\n",
+    )
+    .unwrap();
+    let tokens = tokens.to_string_lossy().into_owned();
+    let args = [
+        "--http",
+        "127.0.0.1:0",
+        "--tokens",
+        &tokens,
+        "--approvers",
+        "finance",
+    ];
+    let server = crate::example_bin::Serving::start("mcp_server", &args, "listening on ");
+    let url = server.url.as_str();
+    let gpu = || json!({"item": "gpu"});
+
+    let nobody = asked_by(url, "", "approve_purchase", gpu()).await;
+    assert!(
+        nobody["refused"].is_string(),
+        "no token, no session: {nobody}"
+    );
+    // A partner accepts the approval it is asked; the purchase waits for finance.
+    let mallory = asked_by(url, "tok-mallory", "approve_purchase", gpu()).await;
+    assert_eq!(mallory["error"], true, "{mallory}");
+    let text = mallory["text"].as_str().unwrap_or_default();
+    assert!(
+        text.contains("group:finance") && text.contains("not taken"),
+        "{text}"
+    );
+    // Finance's acceptance approves it.
+    let alice = asked_by(url, "tok-alice", "approve_purchase", gpu()).await;
+    assert_eq!(alice["error"], false, "{alice}");
+    assert_eq!(alice["text"], "approved: gpu", "{alice}");
+    assert_eq!(alice["elicited"], 1, "{alice}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
