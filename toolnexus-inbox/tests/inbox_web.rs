@@ -26,14 +26,7 @@ fn http() -> reqwest::Client {
 
 /// Signs in with the link token and returns the session cookie (`name=value`).
 async fn session(site: &Site) -> String {
-    let response = http()
-        .get(format!("{}?token={}", site.base, site.token))
-        .send()
-        .await
-        .expect("the page answers");
-    assert_eq!(response.status(), StatusCode::SEE_OTHER);
-    let set = set_cookie(response.headers());
-    set.split(';').next().expect("a cookie pair").to_owned()
+    session_of(site, &site.token).await
 }
 
 fn set_cookie(headers: &HeaderMap) -> String {
@@ -173,7 +166,7 @@ async fn every_page_needs_the_token() {
 }
 
 #[tokio::test]
-async fn the_link_token_moves_into_a_strict_http_only_cookie() {
+async fn the_link_token_moves_into_an_expiring_http_only_lax_cookie() {
     let site = Site::start().await;
     site.approval("gpu").await;
     let response = http()
@@ -185,9 +178,18 @@ async fn the_link_token_moves_into_a_strict_http_only_cookie() {
     assert_eq!(response.headers()[header::LOCATION], "./");
     assert_secure_headers(response.headers());
     let set = set_cookie(response.headers());
-    for attribute in ["HttpOnly", "SameSite=Strict", "Path=/"] {
-        assert!(set.contains(attribute), "{set}");
+    let lifetime = web::DEFAULT_SESSION_LIFETIME.as_secs();
+    let attributes = attributes(&set);
+    for attribute in [
+        "HttpOnly".to_owned(),
+        "SameSite=Lax".to_owned(),
+        "Path=/".to_owned(),
+        format!("Max-Age={lifetime}"),
+    ] {
+        assert!(attributes.contains(&attribute), "{set}");
     }
+    // Served over plain http on loopback: a Secure cookie would never come back.
+    assert!(!attributes.iter().any(|a| a == "Secure"), "{set}");
     assert!(
         !set.contains(&site.token),
         "the cookie must not hold the token itself: {set}"
@@ -206,7 +208,238 @@ async fn the_link_token_moves_into_a_strict_http_only_cookie() {
         .await
         .unwrap();
     assert_eq!(bearer.status(), StatusCode::OK);
-    assert!(set_cookie(bearer.headers()).starts_with(cookie));
+    // A bearer comes with every request: it opens no session.
+    assert!(!bearer.headers().contains_key(header::SET_COOKIE));
+}
+
+/// The attributes of a `Set-Cookie` value, after its `name=value`.
+fn attributes(set: &str) -> Vec<String> {
+    set.split(';')
+        .skip(1)
+        .map(|a| a.trim().to_owned())
+        .collect()
+}
+
+/// The `Set-Cookie` a sign-in with the link token `token` of `site` answers with.
+async fn link_sign_in(site: &Site, token: &str) -> String {
+    let response = http()
+        .get(format!("{}?token={token}", site.base))
+        .send()
+        .await
+        .expect("the page answers");
+    assert_eq!(response.status(), StatusCode::SEE_OTHER);
+    set_cookie(response.headers())
+}
+
+/// Signs in with the link token `token` of `site`, and returns the session cookie.
+async fn session_of(site: &Site, token: &str) -> String {
+    let set = link_sign_in(site, token).await;
+    set.split(';').next().expect("a cookie pair").to_owned()
+}
+
+#[tokio::test]
+async fn a_session_ends_with_its_lifetime_by_the_inbox_clock() {
+    let hour = Duration::from_secs(3600);
+    let site = Site::on_clock(|page| page.session_lifetime(hour)).await;
+    let set = link_sign_in(&site, &site.token).await;
+    assert!(
+        attributes(&set).contains(&"Max-Age=3600".to_owned()),
+        "{set}"
+    );
+    let cookie = set.split(';').next().unwrap().to_owned();
+
+    site.clock.advance(hour - Duration::from_secs(1));
+    assert_eq!(get(&cookie, &site.base).await.0, StatusCode::OK);
+    site.clock.advance(Duration::from_secs(1));
+    let ended = fetch(&cookie, &site.base).await;
+    assert_eq!(ended.status(), StatusCode::UNAUTHORIZED);
+    let gone = set_cookie(ended.headers());
+    assert!(
+        gone.starts_with(&format!("{}=;", cookie.split('=').next().unwrap())),
+        "{gone}"
+    );
+    assert!(
+        attributes(&gone).contains(&"Max-Age=0".to_owned()),
+        "{gone}"
+    );
+    let page = ended.text().await.unwrap();
+    assert!(page.contains("Your session has ended"), "{page}");
+
+    // A session is good for the lifetime from when it was opened, however it is altered.
+    let fresh = session(&site).await;
+    assert_eq!(get(&fresh, &site.base).await.0, StatusCode::OK);
+    let (name, value) = fresh.split_once('=').unwrap();
+    let fields: Vec<&str> = value.split('.').collect();
+    assert_eq!(fields.len(), 3, "who, until, signature: {value}");
+    let until: i64 = fields[1].parse().unwrap();
+    let stretched = format!("{name}={}.{}.{}", fields[0], until + 86_400_000, fields[2]);
+    let mut signature = fields[2].to_owned();
+    let last = if signature.ends_with('0') { "1" } else { "0" };
+    signature.replace_range(signature.len() - 1.., last);
+    let tampered = format!("{name}={}.{}.{signature}", fields[0], fields[1]);
+    for cookie in [stretched, tampered] {
+        let (status, page) = get(&cookie, &site.base).await;
+        assert_eq!(status, StatusCode::UNAUTHORIZED, "{cookie}");
+        assert!(page.contains("not valid for this inbox"), "{page}");
+    }
+}
+
+#[tokio::test]
+async fn the_token_leaves_the_address_bar_and_the_rest_of_the_query_stays() {
+    let site = Site::start().await;
+    let id = site.approval("gpu").await;
+    let cases = [
+        (
+            format!(
+                "{}?agent=shop&token={}&kind=approval",
+                site.base, site.token
+            ),
+            "./?agent=shop&kind=approval".to_owned(),
+        ),
+        (
+            format!("{}?token={}&from=0", site.request_url(&id), site.token),
+            format!("{id}?from=0"),
+        ),
+    ];
+    for (link, expected) in cases {
+        let response = http().get(&link).send().await.unwrap();
+        assert_eq!(response.status(), StatusCode::SEE_OTHER, "{link}");
+        assert_eq!(response.headers()[header::LOCATION], expected.as_str());
+        assert!(response.headers().contains_key(header::SET_COOKIE));
+    }
+    // Nothing but the switch's own form posts to a link: an answer with a token in its
+    // address is refused, and signs nobody in.
+    let response = http()
+        .post(format!("{}?token={}", site.request_url(&id), site.token))
+        .header(header::ORIGIN, site.base.trim_end_matches('/'))
+        .form(&[("_action", "approve")])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::FORBIDDEN);
+    assert!(!response.headers().contains_key(header::SET_COOKIE));
+    assert_eq!(state_of(&site, &id).await, ParkedState::Waiting);
+}
+
+#[tokio::test]
+async fn another_persons_link_asks_before_the_session_switches() {
+    let (ada_token, bob_token) = (web::new_token().unwrap(), web::new_token().unwrap());
+    let (a, b) = (ada_token.clone(), bob_token.clone());
+    let site = Site::on_clock(move |page| {
+        page.token_for(
+            toolnexus_inbox::Person::new("ada@example.com").name("Ada"),
+            a,
+        )
+        .token_for(
+            toolnexus_inbox::Person::new("bob@example.com").name("Bob"),
+            b,
+        )
+    })
+    .await;
+    let ada = session_of(&site, &ada_token).await;
+    let signed_in_as = |page: &str, who: &str| {
+        page.contains(&format!(
+            "Signed in as <strong class=\"who\">{who}</strong>"
+        ))
+    };
+
+    // Ada's own link again: straight on, no question.
+    let again = fetch(&ada, &format!("{}?token={ada_token}", site.base)).await;
+    assert_eq!(again.status(), StatusCode::SEE_OTHER);
+
+    // Bob's link in Ada's browser: a question, and nothing changed yet.
+    let bobs_link = format!("{}?agent=shop&token={bob_token}", site.base);
+    let asked = fetch(&ada, &bobs_link).await;
+    assert_eq!(asked.status(), StatusCode::OK);
+    assert!(!asked.headers().contains_key(header::SET_COOKIE));
+    let prompt = asked.text().await.unwrap();
+    assert!(signed_in_as(&prompt, "Ada"), "{prompt}");
+    assert!(prompt.contains("Sign in as Bob"), "{prompt}");
+    assert!(
+        prompt.contains(r#"href="./?agent=shop""#),
+        "a way on as Ada: {prompt}"
+    );
+    let (_, list) = get(&ada, &site.base).await;
+    assert!(signed_in_as(&list, "Ada"), "{list}");
+
+    let host = site
+        .base
+        .trim_start_matches("http://")
+        .trim_end_matches('/')
+        .to_owned();
+    let confirm = |cookie: &str, origin: &str, fields: Vec<(&'static str, String)>| {
+        http()
+            .post(&bobs_link)
+            .header(header::COOKIE, cookie)
+            .header(header::ORIGIN, origin)
+            .form(&fields)
+            .send()
+    };
+    let token = forgery_token(&prompt);
+    let own = format!("http://{host}");
+    // Without the form's token, from another site, or from a browser the form was not made
+    // for: refused, and no session changes hands.
+    for (cookie, origin, fields) in [
+        (ada.as_str(), own.as_str(), vec![]),
+        (
+            ada.as_str(),
+            "http://evil.example",
+            vec![("_forgery", token.clone())],
+        ),
+        ("", own.as_str(), vec![("_forgery", token.clone())]),
+    ] {
+        let refused = confirm(cookie, origin, fields).await.unwrap();
+        assert_eq!(refused.status(), StatusCode::FORBIDDEN, "{cookie} {origin}");
+        assert!(!refused.headers().contains_key(header::SET_COOKIE));
+    }
+
+    // Confirmed from the question's own form: Bob now, on the page the link named.
+    let switched = confirm(&ada, &own, vec![("_forgery", token)])
+        .await
+        .unwrap();
+    assert_eq!(switched.status(), StatusCode::SEE_OTHER);
+    assert_eq!(switched.headers()[header::LOCATION], "./?agent=shop");
+    let set = set_cookie(switched.headers());
+    let bob = set.split(';').next().unwrap();
+    assert_eq!(
+        bob.split('=').next(),
+        ada.split('=').next(),
+        "one session per browser"
+    );
+    let (_, list) = get(bob, &site.base).await;
+    assert!(signed_in_as(&list, "Bob"), "{list}");
+}
+
+#[tokio::test]
+async fn the_cookie_is_secure_and_scoped_where_the_page_is_served_over_https() {
+    let inbox = Inbox::builder("sqlite::memory:")
+        .page_url("https://inbox.example.com/team/inbox/")
+        .open()
+        .await
+        .unwrap();
+    let site = Site::serve(inbox, |page| page).await;
+    let set = link_sign_in(&site, &site.token).await;
+    let attributes = attributes(&set);
+    assert!(attributes.contains(&"Secure".to_owned()), "{set}");
+    assert!(attributes.contains(&"Path=/team/inbox".to_owned()), "{set}");
+
+    // Behind a proxy that terminates TLS, its word counts only when trusted by name.
+    let loopback = std::net::IpAddr::from([127, 0, 0, 1]);
+    for (trusted, secure) in [(vec![], false), (vec![web::ProxyHeader::Proto], true)] {
+        let inbox = Inbox::open("sqlite::memory:").await.unwrap();
+        let site = Site::serve(inbox, |page| {
+            page.trusted_proxy([loopback]).trust_proxy_headers(trusted)
+        })
+        .await;
+        let response = http()
+            .get(format!("{}?token={}", site.base, site.token))
+            .header("x-forwarded-proto", "https")
+            .send()
+            .await
+            .unwrap();
+        let set = set_cookie(response.headers());
+        assert_eq!(set.contains("; Secure"), secure, "{set}");
+    }
 }
 
 #[tokio::test]
@@ -1165,7 +1398,11 @@ async fn a_forwarded_identity_counts_only_from_the_trusted_proxy() {
     let elsewhere = std::net::IpAddr::from([10, 9, 9, 9]);
     for (proxy, trusted) in [(loopback, true), (elsewhere, false)] {
         let inbox = Inbox::open("sqlite::memory:").await.unwrap();
-        let site = Site::serve(inbox, |page| page.trusted_proxy([proxy])).await;
+        let site = Site::serve(inbox, |page| {
+            page.trusted_proxy([proxy])
+                .trust_proxy_headers([web::ProxyHeader::Email, web::ProxyHeader::User])
+        })
+        .await;
         let id = site.approval("lamp").await;
         let forwarded = || {
             http()
@@ -1207,6 +1444,127 @@ async fn a_forwarded_identity_counts_only_from_the_trusted_proxy() {
             assert_eq!(state_of(&site, &id).await, ParkedState::Waiting);
         }
     }
+}
+
+#[tokio::test]
+async fn forwarded_headers_are_read_only_when_trusted_by_name() {
+    let loopback = std::net::IpAddr::from([127, 0, 0, 1]);
+    use web::ProxyHeader::{Email, Groups};
+    // Bob is in sales; his groups header says finance, which may answer the refund.
+    let as_finance = |url: &str| {
+        http()
+            .get(url)
+            .header("x-forwarded-email", "bob@example.com")
+            .header("x-forwarded-groups", "finance")
+            .send()
+    };
+    for (headers, may_answer) in [
+        (vec![], None),
+        (vec![Email], Some(false)),
+        (vec![Email, Groups], Some(true)),
+    ] {
+        let inbox = Inbox::open("sqlite::memory:").await.unwrap();
+        let trusted = headers.clone();
+        let site = Site::serve(inbox, move |page| {
+            page.trusted_proxy([loopback]).trust_proxy_headers(trusted)
+        })
+        .await;
+        let id = site.refund(40).await;
+        let (status, page) = body(as_finance(&site.request_url(&id)).await.unwrap()).await;
+        match may_answer {
+            // The proxy's address alone trusts nothing it forwards.
+            None => {
+                assert_eq!(status, StatusCode::UNAUTHORIZED, "{headers:?}: {page}");
+                assert!(!page.contains("bob"), "{page}");
+            }
+            Some(may) => {
+                assert_eq!(status, StatusCode::OK, "{headers:?}: {page}");
+                assert!(page.contains("bob@example.com"), "{page}");
+                assert_eq!(page.contains("_forgery"), may, "{headers:?}: {page}");
+                assert_eq!(!page.contains("you see it read-only"), may, "{page}");
+            }
+        }
+    }
+}
+
+#[tokio::test]
+async fn receipts_are_shown_only_to_who_may_answer_or_answered() {
+    let key = toolnexus_inbox::receipt::ReceiptKey::ephemeral_for_tests().unwrap();
+    let inbox = Inbox::builder("sqlite::memory:")
+        .receipt_key(key)
+        .open()
+        .await
+        .unwrap();
+    let site = Site::serve(inbox, |page| page.identity(page::people)).await;
+    let id = site.refund(40).await;
+    let (ada, bob, carol) = (as_person("ada"), as_person("bob"), as_person("carol"));
+    let response = answer(&site, &ada, &id, &[("_action", "approve")]).await;
+    assert_eq!(response.status(), StatusCode::SEE_OTHER);
+    let parked = site.inbox.get(&id).await.unwrap().unwrap();
+    let receipt = parked.votes[0]
+        .receipt
+        .clone()
+        .expect("the inbox signed the vote");
+
+    // Ada answered it and Carol, in finance, may: both see the receipt.
+    for who in [&ada, &carol] {
+        let (_, page) = get(who, &site.request_url(&id)).await;
+        assert!(page.contains(&receipt.signature), "{who}: {page}");
+    }
+    // Bob may not answer it: he sees that it was approved, and by whom, not the receipt
+    // nor what the vote said.
+    let (status, page) = get(&bob, &site.request_url(&id)).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(page.contains("Approved."), "{page}");
+    assert!(page.contains("answered</strong>"), "{page}");
+    assert!(page.contains("by ada@example.com"), "{page}");
+    assert!(!page.contains(&receipt.signature), "{page}");
+    assert!(!page.contains(&receipt.key), "{page}");
+    assert!(!page.contains("receipts"), "{page}");
+}
+
+#[tokio::test]
+async fn a_webhook_tells_of_an_answer_without_the_receipts_its_caller_attached() {
+    let key = toolnexus_inbox::receipt::ReceiptKey::ephemeral_for_tests().unwrap();
+    let hook = toolnexus_inbox::Webhook::new("http://127.0.0.1:9/never")
+        .name("ops")
+        .events([toolnexus_inbox::Event::Answered]);
+    let inbox = Inbox::builder("sqlite::memory:")
+        .receipt_key(key)
+        .webhook(hook)
+        .open()
+        .await
+        .unwrap();
+    let site = Site::serve(inbox, |page| page.identity(page::people)).await;
+    let (first, second) = (site.refund(40).await, site.refund(50).await);
+    let ada = toolnexus_inbox::Person::new("ada@example.com");
+    site.inbox
+        .answer_as(Answer::ok(&first), ada.clone())
+        .await
+        .unwrap();
+    let signed = site.inbox.get(&first).await.unwrap().unwrap().votes[0]
+        .receipt
+        .clone()
+        .expect("the inbox signed the vote");
+
+    // A caller hands in a receipt of its own (another request's, its signature altered):
+    // the answer is taken, and the webhook never repeats the receipt.
+    let mut attached = signed.clone();
+    attached.signature = format!("{}-attached-by-the-caller", signed.signature);
+    let mut answer = Answer::ok(&second);
+    answer.receipts = vec![attached.clone(), signed.clone()];
+    site.inbox.answer_as(answer, ada).await.unwrap();
+    let told = site.inbox.deliveries(&second).await.unwrap();
+    let body = &told
+        .iter()
+        .find(|d| d.request.as_deref() == Some(second.as_str()))
+        .expect("the answer is told")
+        .body;
+    let json: serde_json::Value = serde_json::from_str(body).unwrap();
+    assert_eq!(json["data"]["answer"]["ok"], true, "{body}");
+    assert!(!body.contains(&attached.signature), "{body}");
+    assert!(!body.contains(&signed.signature), "{body}");
+    assert!(json["data"]["answer"].get("receipts").is_none(), "{body}");
 }
 
 #[tokio::test]
@@ -1383,8 +1741,13 @@ async fn list_open_and_answer_under_the_mount(site: &Site) {
     let response = http().get(&link).send().await.expect("the page answers");
     assert_eq!(response.status(), StatusCode::SEE_OTHER, "{link}");
     assert_eq!(location(&link, &response), site.base);
-    let cookie = set_cookie(response.headers());
-    let cookie = cookie.split(';').next().expect("a cookie pair").to_owned();
+    let set = set_cookie(response.headers());
+    // The session is scoped to the page's mount: the host's other pages never get it.
+    let mount = resolve(&site.root, "./");
+    let mount = mount.trim_start_matches(&host).trim_end_matches('/');
+    let path = format!("Path=/{mount}");
+    assert!(attributes(&set).contains(&path), "{set}: not {path}");
+    let cookie = set.split(';').next().expect("a cookie pair").to_owned();
 
     // The list: its cards open the request's page, its stylesheet is the page's own.
     let (status, list) = get(&cookie, &site.base).await;

@@ -1,27 +1,38 @@
 //! Who may see the inbox: a person the host or a trusted proxy signs in, or else the holder
 //! of an access token (the inbox's own, or a person's own), given once in the link
-//! (`?token=`) or as `Authorization: Bearer`, then kept in an HttpOnly, SameSite=Strict
-//! session cookie.
+//! (`?token=`) or on every request as `Authorization: Bearer`. A link's token is traded for
+//! a session cookie (see [`session`](super::session)).
 //!
-//! A link's token is moved into the cookie by a redirect to the same page without it, so
-//! it does not stay in the address bar, the history or a bookmark. The redirect is relative
-//! to the page, so it stays under whatever prefix the router is mounted at.
+//! The trade is a redirect to the same page without `token`, the rest of the query kept,
+//! so the token does not stay in the address bar, the history or a bookmark. The redirect
+//! is relative to the page, so it stays under whatever prefix the router is mounted at.
+//!
+//! A browser signed in as one person that opens another person's link is asked before its
+//! session changes hands: a page with a button that posts back to the link, bound to the
+//! session it replaces by an anti-forgery token. Someone else's link, sent to a person
+//! signed in already, never silently makes them answer as someone else.
 
-use std::net::IpAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
-use axum::extract::{Query, Request, State};
+use axum::extract::{FromRequest, Request, State};
 use axum::http::header::{self, HeaderMap, HeaderValue};
-use axum::http::{Method, StatusCode};
+use axum::http::request::Parts;
+use axum::http::{Method, StatusCode, Uri};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Redirect, Response};
+use axum::Form;
 
-use super::identity;
+use super::forgery::{self, TOKEN_FIELD};
+use super::identity::Proxy;
 use super::mount::Mount;
 use super::page;
 use super::secret::Secret;
-use crate::Identify;
-use crate::Person;
+use super::session::{self, Jar, Session};
+use crate::{Identify, Inbox, Person};
+
+/// The largest sign-in form read: it holds one anti-forgery token.
+const FORM_LIMIT: usize = 4 * 1024;
 
 /// How the page tells who is signed in.
 pub(crate) struct Gate {
@@ -29,115 +40,231 @@ pub(crate) struct Gate {
     /// person's own.
     pub(crate) keys: Vec<(Arc<Secret>, Person)>,
     pub(crate) identify: Option<Arc<dyn Identify>>,
-    pub(crate) proxies: Vec<IpAddr>,
+    pub(crate) proxy: Proxy,
+    /// The inbox whose clock ends sessions, and whose page URL says where the page is.
+    pub(crate) inbox: Inbox,
+    pub(crate) lifetime: Duration,
+    /// The session cookie's name.
+    pub(crate) cookie: String,
+    /// Keys the anti-forgery token of a switch between people.
+    pub(crate) forms: Arc<Secret>,
+}
+
+impl Gate {
+    /// Which key `token` is.
+    fn find(&self, token: &str) -> Option<usize> {
+        self.keys.iter().position(|(s, _)| s.is_token(token))
+    }
+
+    /// How the session cookie is set on a response to `parts`, at `mount`.
+    fn jar(&self, parts: &Parts, mount: &Mount) -> Jar<'_> {
+        let page_url = self.inbox.inner.page_url.as_ref();
+        let secure = page_url.is_some_and(|url| url.scheme() == "https")
+            || parts.uri.scheme_str() == Some("https")
+            || self.proxy.https(parts);
+        Jar {
+            name: &self.cookie,
+            path: session::path(page_url, mount),
+            secure,
+            lifetime: self.lifetime,
+        }
+    }
+
+    fn lifetime_ms(&self) -> i64 {
+        i64::try_from(self.lifetime.as_millis()).unwrap_or(i64::MAX)
+    }
+
+    /// A new session cookie for the holder of key `key`.
+    fn open_session(&self, key: usize, jar: &Jar<'_>) -> Option<HeaderValue> {
+        let (secret, person) = self.keys.get(key)?;
+        let until = self.inbox.now().saturating_add(self.lifetime_ms());
+        jar.set(&session::value(secret, &person.id, until)?)
+    }
 }
 
 /// The person signed in on a request, put in its extensions for the handlers.
 #[derive(Debug, Clone)]
 pub(crate) struct Viewer(pub(crate) Person);
 
-/// How a request proved it may enter.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Credential {
-    /// `?token=` in the URL.
-    Link,
-    /// `Authorization: Bearer`.
-    Bearer,
-    /// The session cookie set after one of the two above.
-    Cookie,
-}
-
 /// Lets a request through as the person the host or a trusted proxy names, else when it
-/// carries the token or the session (as the token's user); answers 401 otherwise.
+/// carries a token or a running session (as that token's holder); a link's token is traded
+/// for a session first. Answers 401 otherwise.
 pub(crate) async fn admit(State(gate): State<Arc<Gate>>, request: Request, next: Next) -> Response {
     let (mut parts, body) = request.into_parts();
     let signed_in = gate
         .identify
         .as_ref()
         .and_then(|host| host.identify(&parts))
-        .or_else(|| identity::from_proxy(&parts, &gate.proxies));
+        .or_else(|| gate.proxy.person(&parts));
     if let Some(person) = signed_in {
         parts.extensions.insert(Viewer(person));
         return next.run(Request::from_parts(parts, body)).await;
     }
-    let request = Request::from_parts(parts, body);
     // `mount::locate` runs first and always says; the router's own view is the fallback.
-    let mount = request
-        .extensions()
+    let mount = parts
+        .extensions
         .get::<Mount>()
         .cloned()
-        .unwrap_or_else(|| Mount::at(request.uri().path()));
-    let (key, credential) = match credential(&gate.keys, &request) {
-        Ok(found) => found,
-        Err(why) => return refused(why, &mount),
-    };
-    let (secret, person) = &gate.keys[key];
-    let (mut parts, body) = request.into_parts();
-    parts.extensions.insert(Viewer(person.clone()));
-    let request = Request::from_parts(parts, body);
-    let mut response = if credential == Credential::Link && request.method() == Method::GET {
-        Redirect::to(&mount.here()).into_response()
-    } else {
-        next.run(request).await
-    };
-    if credential != Credential::Cookie {
-        let headers = response.headers_mut();
-        if let Some(cookie) = session_cookie(secret) {
-            headers.append(header::SET_COOKIE, cookie);
+        .unwrap_or_else(|| Mount::at(parts.uri.path()));
+    let jar = gate.jar(&parts, &mount);
+    let held = cookie(&parts.headers, &gate.cookie).map(str::to_owned);
+    let session = session::check(
+        &gate.keys,
+        held.as_deref(),
+        gate.inbox.now(),
+        gate.lifetime_ms(),
+    );
+    if let Some(token) = link_token(&parts.uri) {
+        let Some(key) = gate.find(&token) else {
+            return refused("The token in this link is not this inbox's token.", &mount);
+        };
+        let link = Link {
+            key,
+            session,
+            held: held.as_deref().unwrap_or_default(),
+            target: without_token(&mount, parts.uri.query()),
+        };
+        return sign_in(&gate, Request::from_parts(parts, body), link, &jar, &mount).await;
+    }
+    let person = match (bearer(&parts.headers), session) {
+        (Some(token), _) => match gate.find(token) {
+            Some(key) => gate.keys[key].1.clone(),
+            None => return refused("The bearer token is not this inbox's token.", &mount),
+        },
+        (None, Session::Valid(key)) => gate.keys[key].1.clone(),
+        (None, Session::None) => return refused("This inbox needs its access token.", &mount),
+        (None, Session::Ended) => {
+            return dropped("Your session has ended.", &mount, &jar);
         }
-        // Signing in with one person's link signs the others out of this browser, so
-        // who is signed in is never in doubt.
-        for (other, _) in gate.keys.iter().filter(|(s, _)| !Arc::ptr_eq(s, secret)) {
-            if let Ok(gone) = HeaderValue::from_str(&format!(
-                "{}=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0",
-                other.cookie_name()
-            )) {
-                headers.append(header::SET_COOKIE, gone);
+        (None, Session::Invalid) => {
+            return dropped(
+                "Your session is not valid for this inbox any more.",
+                &mount,
+                &jar,
+            );
+        }
+    };
+    parts.extensions.insert(Viewer(person));
+    next.run(Request::from_parts(parts, body)).await
+}
+
+/// A link's token, checked: whose it is, the session the browser holds (and its cookie as
+/// sent), and the page to land on without the token.
+struct Link<'a> {
+    key: usize,
+    session: Session,
+    held: &'a str,
+    target: String,
+}
+
+/// Trades a link's token for a session: at once when nobody is signed in in this browser
+/// (or the link's holder is), else after the person confirms the switch.
+async fn sign_in(
+    gate: &Gate,
+    request: Request,
+    link: Link<'_>,
+    jar: &Jar<'_>,
+    mount: &Mount,
+) -> Response {
+    let next = &gate.keys[link.key].1;
+    let current = match link.session {
+        Session::Valid(key) => gate.keys.get(key).map(|(_, p)| p),
+        _ => None,
+    };
+    let switching = current.filter(|p| p.id != next.id);
+    let subject = session::switch_subject(link.held, &next.id);
+    match *request.method() {
+        Method::GET | Method::HEAD => match switching {
+            Some(current) => {
+                let forgery = gate.forms.answer_token(&subject);
+                session::prompt(mount, current, next, &forgery, &link.target)
+            }
+            None => signed_in(gate, link.key, &link.target, jar),
+        },
+        // Only the switch's own form posts to a link; nothing else is done with a token in
+        // the URL, so a cross-site form cannot sign a browser in as someone else.
+        Method::POST => {
+            if !forgery::same_origin(request.headers()) {
+                return not_switched(mount);
+            }
+            let (parts, body) = request.into_parts();
+            let Ok(bytes) = axum::body::to_bytes(body, FORM_LIMIT).await else {
+                return not_switched(mount);
+            };
+            let request = Request::from_parts(parts, axum::body::Body::from(bytes));
+            let fields = Form::<Vec<(String, String)>>::from_request(request, &())
+                .await
+                .map(|Form(fields)| fields)
+                .unwrap_or_default();
+            let confirmed = fields
+                .iter()
+                .find(|(k, _)| k == TOKEN_FIELD)
+                .is_some_and(|(_, token)| gate.forms.is_answer_token(&subject, token));
+            if confirmed {
+                signed_in(gate, link.key, &link.target, jar)
+            } else {
+                not_switched(mount)
             }
         }
+        _ => page::message(
+            StatusCode::METHOD_NOT_ALLOWED,
+            mount,
+            "Not a sign-in",
+            "A link's token signs in when the link is opened; nothing else is done with it.",
+        ),
+    }
+}
+
+/// The redirect to `target` with a new session for the holder of key `key`.
+fn signed_in(gate: &Gate, key: usize, target: &str, jar: &Jar<'_>) -> Response {
+    let mut response = Redirect::to(target).into_response();
+    if let Some(cookie) = gate.open_session(key, jar) {
+        response.headers_mut().append(header::SET_COOKIE, cookie);
     }
     response
 }
 
-/// Which key the request's credential is, and how it came; an explicit but wrong token is
-/// refused even when a valid cookie comes with it, so a mistyped link never looks like it
-/// worked.
-fn credential(
-    keys: &[(Arc<Secret>, Person)],
-    request: &Request,
-) -> Result<(usize, Credential), &'static str> {
-    let find = |token: &str| keys.iter().position(|(s, _)| s.is_token(token));
-    if let Some(token) = link_token(request) {
-        return find(&token)
-            .map(|key| (key, Credential::Link))
-            .ok_or("The token in this link is not this inbox's token.");
-    }
-    if let Some(token) = bearer(request.headers()) {
-        return find(token)
-            .map(|key| (key, Credential::Bearer))
-            .ok_or("The bearer token is not this inbox's token.");
-    }
-    let mut stale = false;
-    for (key, (secret, _)) in keys.iter().enumerate() {
-        match cookie(request.headers(), secret.cookie_name()) {
-            Some(value) if secret.is_session(value) => return Ok((key, Credential::Cookie)),
-            Some(_) => stale = true,
-            None => {}
-        }
-    }
-    Err(if stale {
-        "Your session is not valid for this inbox any more."
-    } else {
-        "This inbox needs its access token."
+fn not_switched(mount: &Mount) -> Response {
+    page::message(
+        StatusCode::FORBIDDEN,
+        mount,
+        "Not signed in",
+        "This sign-in did not come from the inbox's own page (its anti-forgery token is \
+         missing or wrong, or the browser's session changed since), so nothing changed. \
+         Open the link again.",
+    )
+}
+
+/// The `token` of a URL's query, decoded.
+fn link_token(uri: &Uri) -> Option<String> {
+    let query = uri.query()?;
+    query.split('&').find_map(|pair| match decoded(pair) {
+        Some((key, value)) if key == "token" => Some(value),
+        _ => None,
     })
 }
 
-fn link_token(request: &Request) -> Option<String> {
-    let Query(pairs) = Query::<Vec<(String, String)>>::try_from_uri(request.uri()).ok()?;
-    pairs
-        .into_iter()
-        .find(|(k, _)| k == "token")
-        .map(|(_, v)| v)
+/// One `key=value` pair of a query, decoded as a form decodes it.
+fn decoded(pair: &str) -> Option<(String, String)> {
+    let url = reqwest::Url::parse(&format!("http://page.invalid/?{pair}")).ok()?;
+    let (key, value) = url.query_pairs().next()?;
+    Some((key.into_owned(), value.into_owned()))
+}
+
+/// The reference to the page being served with its query but for `token` (every copy of
+/// it), the other pairs as they were written.
+fn without_token(mount: &Mount, query: Option<&str>) -> String {
+    let kept: Vec<&str> = query
+        .unwrap_or_default()
+        .split('&')
+        .filter(|pair| !pair.is_empty())
+        .filter(|pair| decoded(pair).is_none_or(|(key, _)| key != "token"))
+        .collect();
+    if kept.is_empty() {
+        mount.here()
+    } else {
+        format!("{}?{}", mount.here(), kept.join("&"))
+    }
 }
 
 fn bearer(headers: &HeaderMap) -> Option<&str> {
@@ -160,18 +287,6 @@ fn cookie<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
         .map(|(_, v)| v)
 }
 
-fn session_cookie(secret: &Secret) -> Option<HeaderValue> {
-    let value = secret.session()?;
-    // No `Secure`: the inbox is served over plain HTTP on loopback by default, where a
-    // Secure cookie would never come back. `Path=/` so every page under any mount point
-    // gets it.
-    HeaderValue::from_str(&format!(
-        "{}={value}; HttpOnly; SameSite=Strict; Path=/",
-        secret.cookie_name()
-    ))
-    .ok()
-}
-
 fn refused(why: &str, mount: &Mount) -> Response {
     let mut response = page::message(
         StatusCode::UNAUTHORIZED,
@@ -188,6 +303,16 @@ fn refused(why: &str, mount: &Mount) -> Response {
     response
 }
 
+/// The refusal of a session that ended or was never this page's, which the browser then
+/// drops.
+fn dropped(why: &str, mount: &Mount, jar: &Jar<'_>) -> Response {
+    let mut response = refused(why, mount);
+    if let Some(gone) = jar.clear() {
+        response.headers_mut().append(header::SET_COOKIE, gone);
+    }
+    response
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -201,6 +326,24 @@ mod tests {
         assert_eq!(Mount::of("/inbox/r/abc", "/r/abc").here(), "abc");
         assert_eq!(Mount::at("/").list(), "./");
         assert_eq!(Mount::at("/r/abc").list(), "../");
+    }
+
+    #[test]
+    fn the_token_leaves_the_query_and_the_rest_stays() {
+        let list = Mount::at("/");
+        let uri: Uri = "/?agent=shop&token=abc&kind=approval".parse().unwrap();
+        assert_eq!(link_token(&uri).as_deref(), Some("abc"));
+        assert_eq!(
+            without_token(&list, uri.query()),
+            "./?agent=shop&kind=approval"
+        );
+        assert_eq!(without_token(&list, Some("token=a&%74oken=b")), "./");
+        assert_eq!(
+            link_token(&"/?%74oken=a%2Bb".parse().unwrap()).as_deref(),
+            Some("a+b")
+        );
+        assert_eq!(without_token(&Mount::at("/r/x"), Some("token=a")), "x");
+        assert_eq!(link_token(&"/?tokens=a".parse().unwrap()), None);
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! Who is signed in on the page: the host's own authentication
-//! ([`Identify`](crate::Identify)), a trusted reverse proxy's headers, or, failing both, the
-//! holder of the access token.
+//! ([`Identify`](crate::Identify)), the headers of a reverse proxy the host trusts by name
+//! and address, or, failing both, the holder of the access token.
 
 use std::net::{IpAddr, SocketAddr};
 
@@ -10,27 +10,82 @@ use axum::http::HeaderMap;
 
 use crate::Person;
 
-/// The person a trusted proxy (oauth2-proxy and its like) names, when the connection comes
-/// from one of `proxies`: `X-Forwarded-Email`, else `X-Forwarded-User`, with the groups of
-/// `X-Forwarded-Groups` (comma-separated). From anywhere else the headers are anyone's to
-/// send, so they are ignored; so are they when the server was not given the peer's address
-/// (`into_make_service_with_connect_info::<SocketAddr>()`).
-pub(crate) fn from_proxy(parts: &Parts, proxies: &[IpAddr]) -> Option<Person> {
-    let ConnectInfo(peer) = parts.extensions.get::<ConnectInfo<SocketAddr>>()?;
-    if !proxies.contains(&canonical(peer.ip())) {
-        return None;
+/// A forwarded header the page may read from a trusted proxy
+/// ([`InboxPageBuilder::trust_proxy_headers`](super::InboxPageBuilder::trust_proxy_headers)).
+///
+/// Name only the headers the proxy itself sets on every request, overwriting whatever the
+/// client sent: a proxy passes on headers it does not set, so a header it does not own is
+/// the client's to write (a `X-Forwarded-Groups: finance` typed by anyone).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ProxyHeader {
+    /// `X-Forwarded-Email`: the person's id.
+    Email,
+    /// `X-Forwarded-User`: the person's id when no email is forwarded, else their name.
+    User,
+    /// `X-Forwarded-Groups`: the person's groups, comma-separated.
+    Groups,
+    /// `X-Forwarded-Proto`: `https` when the browser reached the proxy over TLS, which
+    /// makes the session cookie `Secure`.
+    Proto,
+}
+
+impl ProxyHeader {
+    fn name(self) -> &'static str {
+        match self {
+            ProxyHeader::Email => "x-forwarded-email",
+            ProxyHeader::User => "x-forwarded-user",
+            ProxyHeader::Groups => "x-forwarded-groups",
+            ProxyHeader::Proto => "x-forwarded-proto",
+        }
     }
-    let headers = &parts.headers;
-    let user = single(headers, "x-forwarded-user");
-    let id = single(headers, "x-forwarded-email").or(user)?;
-    let mut person = Person::new(id);
-    if let Some(user) = user.filter(|u| *u != id) {
-        person = person.name(user);
+}
+
+/// The proxies in front of the page and what of theirs is believed: nothing unless the host
+/// names both the proxies' addresses and the headers they set.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Proxy {
+    pub(crate) addresses: Vec<IpAddr>,
+    pub(crate) headers: Vec<ProxyHeader>,
+}
+
+impl Proxy {
+    /// The value of forwarded header `which`, when the host trusts it and the connection
+    /// comes from one of the proxies. From anywhere else the headers are anyone's to send,
+    /// so they are ignored; so are they when the server was not given the peer's address
+    /// (`into_make_service_with_connect_info::<SocketAddr>()`).
+    fn header<'a>(&self, parts: &'a Parts, which: ProxyHeader) -> Option<&'a str> {
+        if !self.headers.contains(&which) {
+            return None;
+        }
+        let ConnectInfo(peer) = parts.extensions.get::<ConnectInfo<SocketAddr>>()?;
+        if !self.addresses.contains(&canonical(peer.ip())) {
+            return None;
+        }
+        single(&parts.headers, which.name())
     }
-    if let Some(groups) = single(headers, "x-forwarded-groups") {
-        person = person.groups(groups.split(',').map(str::trim).filter(|g| !g.is_empty()));
+
+    /// The person the proxy names (oauth2-proxy and its like): the trusted
+    /// `X-Forwarded-Email`, else `X-Forwarded-User`, with the groups of a trusted
+    /// `X-Forwarded-Groups`.
+    pub(crate) fn person(&self, parts: &Parts) -> Option<Person> {
+        let user = self.header(parts, ProxyHeader::User);
+        let id = self.header(parts, ProxyHeader::Email).or(user)?;
+        let mut person = Person::new(id);
+        if let Some(user) = user.filter(|u| *u != id) {
+            person = person.name(user);
+        }
+        if let Some(groups) = self.header(parts, ProxyHeader::Groups) {
+            person = person.groups(groups.split(',').map(str::trim).filter(|g| !g.is_empty()));
+        }
+        Some(person)
     }
-    Some(person)
+
+    /// Whether the proxy says the browser reached it over https.
+    pub(crate) fn https(&self, parts: &Parts) -> bool {
+        self.header(parts, ProxyHeader::Proto)
+            .is_some_and(|proto| proto.eq_ignore_ascii_case("https"))
+    }
 }
 
 /// A header the proxy sets once; several copies mean someone else added one, so none is
@@ -68,25 +123,54 @@ mod tests {
         parts
     }
 
+    fn proxy(at: &str, headers: &[ProxyHeader]) -> Proxy {
+        Proxy {
+            addresses: vec![at.parse().unwrap()],
+            headers: headers.to_vec(),
+        }
+    }
+
+    const ALL: [ProxyHeader; 4] = [
+        ProxyHeader::Email,
+        ProxyHeader::User,
+        ProxyHeader::Groups,
+        ProxyHeader::Proto,
+    ];
+
     #[test]
     fn only_the_configured_proxy_names_a_person() {
-        let proxy: IpAddr = "10.0.0.2".parse().unwrap();
+        let trusted = proxy("10.0.0.2", &ALL);
         let headers = [
             ("x-forwarded-email", "ada@example.com"),
             ("x-forwarded-user", "ada"),
             ("x-forwarded-groups", "finance, ops"),
         ];
-        let ada = from_proxy(&parts("10.0.0.2:5000", &headers), &[proxy]).unwrap();
+        let ada = trusted.person(&parts("10.0.0.2:5000", &headers)).unwrap();
         assert_eq!(ada.id, "ada@example.com");
         assert_eq!(ada.display_name(), "ada");
         assert_eq!(ada.groups, ["finance", "ops"]);
-        assert_eq!(
-            from_proxy(&parts("10.0.0.3:5000", &headers), &[proxy]),
-            None
-        );
+        assert_eq!(trusted.person(&parts("10.0.0.3:5000", &headers)), None);
         let doubled = [("x-forwarded-user", "ada"), ("x-forwarded-user", "bob")];
-        assert_eq!(from_proxy(&parts("10.0.0.2:1", &doubled), &[proxy]), None);
-        let mapped = from_proxy(&parts("[::ffff:10.0.0.2]:1", &headers), &[proxy]);
+        assert_eq!(trusted.person(&parts("10.0.0.2:1", &doubled)), None);
+        let mapped = trusted.person(&parts("[::ffff:10.0.0.2]:1", &headers));
         assert_eq!(mapped.map(|p| p.id), Some("ada@example.com".to_owned()));
+    }
+
+    #[test]
+    fn only_the_headers_named_are_read() {
+        let headers = [
+            ("x-forwarded-email", "ada@example.com"),
+            ("x-forwarded-groups", "finance"),
+            ("x-forwarded-proto", "https"),
+        ];
+        let from_proxy = parts("10.0.0.2:1", &headers);
+        assert_eq!(proxy("10.0.0.2", &[]).person(&from_proxy), None);
+        assert!(!proxy("10.0.0.2", &[]).https(&from_proxy));
+        let email_only = proxy("10.0.0.2", &[ProxyHeader::Email]).person(&from_proxy);
+        let email_only = email_only.unwrap();
+        assert_eq!(email_only.id, "ada@example.com");
+        assert!(email_only.groups.is_empty(), "{email_only:?}");
+        assert!(proxy("10.0.0.2", &[ProxyHeader::Proto]).https(&from_proxy));
+        assert!(!proxy("10.0.0.9", &ALL).https(&from_proxy));
     }
 }

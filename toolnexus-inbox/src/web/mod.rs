@@ -16,20 +16,32 @@
 //! | `GET /style.css` | the stylesheet (public: it holds nothing of the inbox)       |
 //!
 //! Who is signed in comes from the host when it says ([`InboxPageBuilder::identity`]: its
-//! own session or OIDC middleware), else from a trusted reverse proxy's `X-Forwarded-Email`
-//! / `X-Forwarded-User` ([`InboxPageBuilder::trusted_proxy`], only on connections from
-//! those addresses), else the holder of the access token is signed in as
-//! [`InboxPageBuilder::user`], and the holder of a person's own token
-//! ([`InboxPageBuilder::token_for`]) as that person.
+//! own session or OIDC middleware), else from a reverse proxy's forwarded headers when the
+//! host trusts them by name ([`InboxPageBuilder::trust_proxy_headers`]) on connections
+//! from the proxy's addresses ([`InboxPageBuilder::trusted_proxy`]), else the holder of the
+//! access token is signed in as [`InboxPageBuilder::user`], and the holder of a person's own
+//! token ([`InboxPageBuilder::token_for`]) as that person.
 //! That person is who answers (`answered_by`), and the page shows who they are. A request
 //! that names its responders is read-only to everyone else, and their answer is refused
 //! with 403.
 //!
-//! Without a signed-in person, every other route needs the access token: once as `?token=` (the link a host prints) or
-//! `Authorization: Bearer`, then a session cookie (HttpOnly, SameSite=Strict) carries it. An
-//! answer must also come from the request's own page: same origin, and an anti-forgery
-//! token bound to the request id. Serve it on `127.0.0.1` unless a proxy in front of it
-//! adds TLS.
+//! Without a signed-in person, every other route needs an access token: as
+//! `Authorization: Bearer` on every request, or once as `?token=` (the link a host prints),
+//! which the page trades for a session cookie and takes out of the address bar with a
+//! redirect to the same page (the rest of the query kept). The session names who signed in
+//! and ends after [`InboxPageBuilder::session_lifetime`] (default
+//! [`DEFAULT_SESSION_LIFETIME`], by the inbox's clock); an ended or altered one is refused.
+//! The cookie is `HttpOnly`, `SameSite=Lax` (a link from a notification is a cross-site
+//! navigation, which must still find the session; a cross-site POST never carries it),
+//! `Path` the page's mount (or the path of the inbox's
+//! [`page_url`](crate::InboxBuilder::page_url)), and `Secure` when the page is served over
+//! https: a `page_url` that says so, a request that came over TLS, or a trusted proxy's
+//! `X-Forwarded-Proto` ([`ProxyHeader::Proto`]). A browser signed in as one person that
+//! opens another person's link is asked, on a page with a button, before it switches.
+//!
+//! An answer must also come from the request's own page: same origin, and an anti-forgery
+//! token bound to the request id and the person. Serve it on `127.0.0.1` unless a proxy in
+//! front of it adds TLS.
 //!
 //! ```
 //! # tokio::runtime::Runtime::new().unwrap().block_on(async {
@@ -86,15 +98,19 @@ mod mount;
 mod page;
 mod request;
 mod secret;
+mod session;
 mod summary;
 
 use std::net::IpAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::routing::get;
 use axum::{middleware, Router};
 
 pub use crate::Identify;
+pub use identity::ProxyHeader;
+pub use session::DEFAULT_SESSION_LIFETIME;
 
 use crate::{Inbox, Person};
 use secret::Secret;
@@ -156,7 +172,9 @@ impl std::fmt::Debug for InboxPage {
             .field("recent", &self.shared.recent)
             .field("page_size", &self.shared.page_size)
             .field("identity", &self.gate.identify.is_some())
-            .field("trusted_proxies", &self.gate.proxies)
+            .field("trusted_proxies", &self.gate.proxy.addresses)
+            .field("trusted_proxy_headers", &self.gate.proxy.headers)
+            .field("session_lifetime", &self.gate.lifetime)
             .field(
                 "token_holders",
                 &self
@@ -173,12 +191,12 @@ impl std::fmt::Debug for InboxPage {
 impl InboxPage {
     /// Starts the page for `inbox`, with no access token: unless [`token`] or
     /// [`token_for`] gives one, only people the host signs in ([`identity`],
-    /// [`trusted_proxy`]) get in.
+    /// [`trust_proxy_headers`]) get in.
     ///
     /// [`token`]: InboxPageBuilder::token
     /// [`token_for`]: InboxPageBuilder::token_for
     /// [`identity`]: InboxPageBuilder::identity
-    /// [`trusted_proxy`]: InboxPageBuilder::trusted_proxy
+    /// [`trust_proxy_headers`]: InboxPageBuilder::trust_proxy_headers
     pub fn builder(inbox: Inbox) -> InboxPageBuilder {
         InboxPageBuilder {
             inbox,
@@ -188,7 +206,9 @@ impl InboxPage {
             page_size: DEFAULT_PAGE_SIZE,
             identify: None,
             proxies: Vec::new(),
+            proxy_headers: Vec::new(),
             people: Vec::new(),
+            lifetime: DEFAULT_SESSION_LIFETIME,
         }
     }
 
@@ -219,7 +239,9 @@ pub struct InboxPageBuilder {
     page_size: usize,
     identify: Option<Arc<dyn Identify>>,
     proxies: Vec<IpAddr>,
+    proxy_headers: Vec<ProxyHeader>,
     people: Vec<(String, Person)>,
+    lifetime: Duration,
 }
 
 impl std::fmt::Debug for InboxPageBuilder {
@@ -231,6 +253,8 @@ impl std::fmt::Debug for InboxPageBuilder {
             .field("page_size", &self.page_size)
             .field("identity", &self.identify.is_some())
             .field("trusted_proxies", &self.proxies)
+            .field("trusted_proxy_headers", &self.proxy_headers)
+            .field("session_lifetime", &self.lifetime)
             .field(
                 "people_with_tokens",
                 &self.people.iter().map(|(_, p)| &p.id).collect::<Vec<_>>(),
@@ -254,20 +278,22 @@ impl InboxPageBuilder {
         self
     }
 
-    /// The reverse proxies (oauth2-proxy and its like) whose `X-Forwarded-Email` /
-    /// `X-Forwarded-User` (and `X-Forwarded-Groups`) name the person signed in. Only
-    /// connections from these addresses are believed; the router must then be served
-    /// with `into_make_service_with_connect_info::<SocketAddr>()` so it knows the peer,
-    /// else the headers are ignored.
+    /// The addresses of the reverse proxies (oauth2-proxy and its like) in front of the
+    /// page, whose forwarded headers [`trust_proxy_headers`](Self::trust_proxy_headers)
+    /// names. Alone it trusts nothing: a header is read only when both say so, and only on
+    /// connections from these addresses; the router must then be served with
+    /// `into_make_service_with_connect_info::<SocketAddr>()` so it knows the peer, else the
+    /// headers are ignored.
     ///
     /// ```
     /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
     /// use std::net::{Ipv4Addr, SocketAddr};
-    /// use toolnexus_inbox::{web::InboxPage, Inbox};
+    /// use toolnexus_inbox::{web::{InboxPage, ProxyHeader}, Inbox};
     ///
     /// let inbox = Inbox::open("sqlite::memory:").await?;
     /// let app = InboxPage::builder(inbox)
     ///     .trusted_proxy([Ipv4Addr::LOCALHOST.into()])
+    ///     .trust_proxy_headers([ProxyHeader::Email, ProxyHeader::Groups, ProxyHeader::Proto])
     ///     .router()
     ///     .into_make_service_with_connect_info::<SocketAddr>();
     /// // axum::serve(listener, app).await?;
@@ -281,10 +307,30 @@ impl InboxPageBuilder {
         self
     }
 
+    /// The forwarded headers the proxies of [`trusted_proxy`](Self::trusted_proxy) set
+    /// themselves, and so may be believed: without this nothing forwarded is read, from any
+    /// address. Name only what the proxy overwrites on every request (a header it passes on
+    /// is the client's to write): `X-Forwarded-Email` or `X-Forwarded-User` name the
+    /// person, `X-Forwarded-Groups` their groups (which decide what they may answer),
+    /// `X-Forwarded-Proto` whether the browser came over https (see [`ProxyHeader`]).
+    pub fn trust_proxy_headers(mut self, headers: impl IntoIterator<Item = ProxyHeader>) -> Self {
+        self.proxy_headers.extend(headers);
+        self
+    }
+
+    /// How long a session lasts once a link's token is traded for it (default
+    /// [`DEFAULT_SESSION_LIFETIME`]), by the inbox's clock
+    /// ([`InboxBuilder::clock`](crate::InboxBuilder::clock)); then the person opens their
+    /// link again. At least a second.
+    pub fn session_lifetime(mut self, lifetime: Duration) -> Self {
+        self.lifetime = lifetime.max(Duration::from_secs(1));
+        self
+    }
+
     /// Gives `person` an access token of their own: a team without single sign-on hands
     /// each person their own link (`?token=`), and whoever follows it is signed in as that
-    /// person, by a session cookie of its own (signing in with one person's link signs the
-    /// browser out of the others). Call it once per person.
+    /// person. A browser signed in as someone else is asked before it switches. Call it
+    /// once per person.
     ///
     /// ```
     /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
@@ -342,11 +388,31 @@ impl InboxPageBuilder {
                 .filter(|(token, _)| !token.is_empty())
                 .map(|(token, person)| (Arc::new(Secret::new(&token)), person)),
         );
+        if !self.proxies.is_empty() && self.proxy_headers.is_empty() {
+            tracing::warn!(
+                "the inbox page names trusted proxies but no forwarded header to read from \
+                 them (trust_proxy_headers), so it reads none"
+            );
+        }
+        // One session per browser: the cookie is named after the first token, so two
+        // inboxes on one host (cookies are not kept apart by port) keep theirs apart.
+        let cookie = keys
+            .iter()
+            .find(|(secret, _)| secret.is_set())
+            .map_or_else(|| forms.cookie_name(), |(secret, _)| secret.cookie_name())
+            .to_owned();
         InboxPage {
             gate: Arc::new(auth::Gate {
                 keys,
                 identify: self.identify,
-                proxies: self.proxies,
+                proxy: identity::Proxy {
+                    addresses: self.proxies,
+                    headers: self.proxy_headers,
+                },
+                inbox: self.inbox.clone(),
+                lifetime: self.lifetime,
+                cookie,
+                forms: forms.clone(),
             }),
             shared: Arc::new(Shared {
                 inbox: self.inbox,

@@ -77,6 +77,12 @@ impl Mount {
         }
     }
 
+    /// The prefix the router is mounted under, from the host's root, without a trailing
+    /// slash; empty at the root.
+    pub(crate) fn prefix(&self) -> &str {
+        &self.prefix
+    }
+
     /// The reference to the page being served, without its query.
     pub(crate) fn here(&self) -> String {
         relative(&self.page, &self.page)

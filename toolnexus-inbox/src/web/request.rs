@@ -27,7 +27,8 @@ use super::summary::{self, segment};
 use super::Shared;
 use crate::delegation::key_of;
 use crate::{
-    AuditEntry, Delegation, Delivery, DeliveryState, InboxError, Parked, ParkedState, Person,
+    AuditEntry, AuditKind, Delegation, Delivery, DeliveryState, InboxError, Parked, ParkedState,
+    Person,
 };
 
 /// Seconds between reloads of a page whose outcome is still to come.
@@ -94,6 +95,19 @@ impl View<'_> {
                 .flatten()
                 .any(|id| key_of(id) == me)
         })
+    }
+
+    /// Whether the viewer may see how `parked` was voted on — each vote's answer, note and
+    /// signed receipt: those who may answer it, and those who did. Everyone else sees that
+    /// it was answered, and by whom, not the receipts.
+    fn sees_votes(&self, parked: &Parked) -> bool {
+        let me = key_of(&self.viewer.id);
+        self.may_answer(parked)
+            || self.counted(parked)
+            || parked
+                .answered_by
+                .as_deref()
+                .is_some_and(|by| key_of(by) == me)
     }
 
     /// The anti-forgery token of the viewer's answer to `id`: bound to both, so one
@@ -393,7 +407,7 @@ fn render(view: &View, run: &[Parked], status: StatusCode, retry: &Retry) -> Res
             only.request.prompt.clone(),
             html! {
                 section.request { (request(view, only, open(only), "", retry, now)) }
-                (trail(&view.audit, now))
+                (trail(view, run, now))
                 (notifications(&view.deliveries, now))
             },
         ),
@@ -413,7 +427,7 @@ fn render(view: &View, run: &[Parked], status: StatusCode, retry: &Retry) -> Res
                 @if first.run_state != ParkedState::Waiting {
                     section.request { (summary::outcome(first, view.mount)) }
                 }
-                (trail(&view.audit, now))
+                (trail(view, run, now))
                 (notifications(&view.deliveries, now))
             };
             (title, body)
@@ -426,8 +440,28 @@ fn render(view: &View, run: &[Parked], status: StatusCode, retry: &Retry) -> Res
         .into_response()
 }
 
-/// The run's audit trail, oldest first: what happened, when, by whom.
-fn trail(audit: &[AuditEntry], now: SystemTime) -> Markup {
+/// The run's audit trail, oldest first: what happened, when, by whom. What a vote said
+/// (its answer and the receipts signed for it) is shown only to a viewer who may see the
+/// votes of its request.
+fn trail(view: &View, run: &[Parked], now: SystemTime) -> Markup {
+    let audit = &view.audit;
+    let shown = |entry: &'_ AuditEntry| -> Option<String> {
+        let vote = matches!(
+            entry.kind,
+            AuditKind::Answered | AuditKind::Approved | AuditKind::Expired
+        );
+        let hidden = vote
+            && entry.request.as_deref().is_none_or(|id| {
+                run.iter()
+                    .find(|p| p.id() == id)
+                    .is_none_or(|p| !view.sees_votes(p))
+            });
+        if hidden {
+            None
+        } else {
+            entry.detail.clone()
+        }
+    };
     html! {
         @if !audit.is_empty() {
             section.audit {
@@ -440,7 +474,7 @@ fn trail(audit: &[AuditEntry], now: SystemTime) -> Markup {
                             @if let Some(request) = &entry.request { " " code { (request) } }
                             @if let Some(actor) = &entry.actor { " by " (actor) }
                             @if let Some(attempt) = entry.attempt { " (attempt " (attempt) ")" }
-                            @if let Some(detail) = &entry.detail { " " code.detail { (detail) } }
+                            @if let Some(detail) = shown(entry) { " " code.detail { (detail) } }
                         }
                     }
                 }

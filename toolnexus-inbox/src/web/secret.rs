@@ -1,7 +1,8 @@
-//! The page's secrets, all derived from its access token: the session cookie's name and
-//! value, and the anti-forgery token of each request. Deriving them (HMAC-SHA256 keyed by
-//! the access token) means no second secret to store or rotate, and none of them reveals
-//! the token. Every check is constant-time.
+//! The page's secrets, all derived from its access tokens: the session cookie's name, the
+//! signature of each session (keyed by the token its holder signed in with), and the
+//! anti-forgery token of each form. Deriving them (HMAC-SHA256 keyed by the access token)
+//! means no second secret to store or rotate, none of them reveals a token, and a token
+//! taken away ends the sessions it opened. Every check is constant-time.
 
 use std::fmt;
 
@@ -66,14 +67,22 @@ impl Secret {
         &self.cookie_name
     }
 
-    /// The session cookie's value; `None` for an inbox nobody may enter.
-    pub(crate) fn session(&self) -> Option<String> {
-        self.mac.as_ref().map(|mac| hex(&derive(mac, SESSION, b"")))
+    /// Whether this secret comes from a token at all (an empty one signs nothing).
+    pub(crate) fn is_set(&self) -> bool {
+        self.mac.is_some()
     }
 
-    /// Whether a cookie value is this inbox's session.
-    pub(crate) fn is_session(&self, given: &str) -> bool {
-        self.verify(SESSION, b"", given)
+    /// The signature of a session of `who` that ends at `until_ms`; `None` for a token
+    /// nobody may enter with.
+    pub(crate) fn sign_session(&self, who: &str, until_ms: i64) -> Option<String> {
+        let mac = self.mac.as_ref()?;
+        Some(hex(&derive(mac, SESSION, &session_subject(who, until_ms))))
+    }
+
+    /// Whether `signature` is this token's signature of a session of `who` until
+    /// `until_ms`.
+    pub(crate) fn is_session(&self, who: &str, until_ms: i64, signature: &str) -> bool {
+        self.verify(SESSION, &session_subject(who, until_ms), signature)
     }
 
     /// The anti-forgery token a form answering request `id` carries.
@@ -101,6 +110,12 @@ impl Secret {
     }
 }
 
+/// What a session's signature covers: who and until when, the length first so no two
+/// pairs read the same.
+fn session_subject(who: &str, until_ms: i64) -> Vec<u8> {
+    format!("{}:{who}{until_ms}", who.len()).into_bytes()
+}
+
 fn derive(mac: &HmacSha256, purpose: &[u8], subject: &[u8]) -> Vec<u8> {
     mac.clone()
         .chain_update(purpose)
@@ -110,11 +125,11 @@ fn derive(mac: &HmacSha256, purpose: &[u8], subject: &[u8]) -> Vec<u8> {
         .to_vec()
 }
 
-fn hex(bytes: &[u8]) -> String {
+pub(crate) fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-fn unhex(text: &str) -> Option<Vec<u8>> {
+pub(crate) fn unhex(text: &str) -> Option<Vec<u8>> {
     if !text.len().is_multiple_of(2) || !text.is_ascii() {
         return None;
     }
@@ -149,21 +164,24 @@ mod tests {
     fn an_empty_token_lets_nobody_in() {
         let secret = Secret::new("");
         assert!(!secret.is_token(""));
-        assert_eq!(secret.session(), None);
-        assert!(!secret.is_session(""));
+        assert_eq!(secret.sign_session("ada", 1), None);
+        assert!(!secret.is_session("ada", 1, ""));
         assert!(!secret.is_answer_token("id", ""));
     }
 
     #[test]
     fn derived_values_are_bound_to_their_purpose_and_request() {
         let secret = Secret::new("s3cret");
-        let session = secret.session().unwrap();
-        assert!(secret.is_session(&session));
+        let session = secret.sign_session("ada", 1_000).unwrap();
+        assert!(secret.is_session("ada", 1_000, &session));
+        assert!(!secret.is_session("ada", 1_001, &session));
+        assert!(!secret.is_session("bob", 1_000, &session));
+        assert!(!Secret::new("other").is_session("ada", 1_000, &session));
         assert!(!secret.is_answer_token("a", &session));
         let a = secret.answer_token("a");
         assert!(secret.is_answer_token("a", &a));
         assert!(!secret.is_answer_token("b", &a));
-        assert!(!secret.is_session(&a));
+        assert!(!secret.is_session("a", 0, &a));
         assert!(!Secret::new("other").is_answer_token("a", &a));
         assert!(!secret.is_answer_token("a", "zz"));
     }

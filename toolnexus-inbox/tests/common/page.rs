@@ -303,8 +303,9 @@ impl Site {
         Site::on_clock(|page| page.user(user)).await
     }
 
-    /// The page on an in-memory SQLite inbox reading the site's clock.
-    async fn on_clock(configure: impl FnOnce(InboxPageBuilder) -> InboxPageBuilder) -> Site {
+    /// The page on an in-memory SQLite inbox reading the site's clock, with options
+    /// `configure` adds.
+    pub async fn on_clock(configure: impl FnOnce(InboxPageBuilder) -> InboxPageBuilder) -> Site {
         let clock = TestClock::default();
         let inbox = Inbox::builder("sqlite::memory:")
             .clock(clock.reader())
