@@ -2,7 +2,8 @@
 //! runs answered by clicking, hostile request content rendered inert, and forged answers
 //! from other origins refused, what a person reads at a glance (what to click, which
 //! fields must be filled in, an approval apart from a refusal), and a run waiting on three
-//! gated calls answered on one page: approved, edited, declined; and the page mounted
+//! gated calls answered on one page: approved, edited, declined; a browser signed in as one
+//! person asked before another person's link switches it; and the page mounted
 //! under a prefix of a host's app, with `nest` and with `nest_service`. The first test also takes
 //! the README's screenshots, 1280 and 390 pixels wide (`docs/inbox.png` and
 //! `docs/inbox-narrow.png`, replaced when `TOOLNEXUS_UPDATE_SCREENSHOT=1` is set).
@@ -21,7 +22,8 @@ use fantoccini::elements::Element;
 use fantoccini::{Client, ClientBuilder, Locator};
 use hyper_util::client::legacy::connect::HttpConnector;
 use serde_json::json;
-use toolnexus_inbox::ParkedState;
+use toolnexus_inbox::web;
+use toolnexus_inbox::{ParkedState, Person};
 use toolnexus_test_support::wait;
 
 /// The URL the browser is at once it ends with `end`, or where it still is after
@@ -664,7 +666,8 @@ async fn forged_answers_from_other_origins_are_refused() {
     click(&browser, "#go").await;
     wait_for_text(&browser, "came from another site", false).await;
 
-    // Another site: the SameSite=Strict cookie stays home, so the page sees no session.
+    // Another site: the SameSite=Lax cookie stays home on a cross-site POST, so the page
+    // sees no session.
     browser
         .goto(&format!("http://localhost:{port}/"))
         .await
@@ -740,6 +743,49 @@ async fn only_a_named_responder_answers_in_the_browser() {
     wait_for_text(&browser, "by ada@example.com", false).await;
     let parked = site.inbox.get(&id).await.unwrap().unwrap();
     assert_eq!(parked.answered_by.as_deref(), Some("ada@example.com"));
+    browser.close().await.expect("the session closes");
+}
+
+#[tokio::test]
+async fn another_persons_link_asks_before_the_browser_switches() {
+    let (ada, bob) = (
+        web::new_token().expect("a token"),
+        web::new_token().expect("a token"),
+    );
+    let (a, b) = (ada.clone(), bob.clone());
+    let inbox = toolnexus_inbox::Inbox::open("sqlite::memory:")
+        .await
+        .unwrap();
+    let people = move |page: web::InboxPageBuilder| {
+        page.token_for(Person::new("ada@example.com").name("Ada"), a)
+            .token_for(Person::new("bob@example.com").name("Bob"), b)
+    };
+    // Under a prefix, so the cookie's path is the mount's, not the host's root.
+    let site = Site::serve_at(inbox, people, Mounting::Nest).await;
+    site.approval("lamp").await;
+    let browser = browser().await;
+    let signed_in_as = |who: &str| format!("Signed in as <strong class=\"who\">{who}</strong>");
+    browser
+        .goto(&format!("{}?token={ada}", site.base))
+        .await
+        .expect("the inbox opens");
+    assert_eq!(arrival(&browser, "inbox").await, site.base);
+    wait_for_text(&browser, &signed_in_as("Ada"), false).await;
+
+    // Bob's link in Ada's browser: a question, and Ada stays Ada if she says so.
+    let bobs = format!("{}?kind=approval&token={bob}", site.base);
+    browser.goto(&bobs).await.expect("Bob's link opens");
+    wait_for_text(&browser, "Sign in as Bob?", false).await;
+    click_link(&browser, "Stay signed in as Ada").await;
+    let listed = format!("{}?kind=approval", site.base);
+    assert_eq!(arrival(&browser, "kind=approval").await, listed);
+    wait_for_text(&browser, &signed_in_as("Ada"), false).await;
+
+    // Asked again, and the button switches: Bob now, the token out of the address bar.
+    browser.goto(&bobs).await.expect("Bob's link opens");
+    click(&browser, "section.switch button[type=submit]").await;
+    assert_eq!(arrival(&browser, "kind=approval").await, listed);
+    wait_for_text(&browser, &signed_in_as("Bob"), false).await;
     browser.close().await.expect("the session closes");
 }
 
