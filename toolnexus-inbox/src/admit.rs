@@ -2,7 +2,7 @@
 //! person whose rights they hold by a delegation in force; and never someone who already
 //! counts toward the request.
 
-use crate::delegation::Delegation;
+use crate::delegation::{key_of, Delegation};
 use crate::people::{Person, Responder};
 use crate::vote::{counted_already, StoredVote};
 use crate::InboxError;
@@ -26,6 +26,8 @@ pub(crate) struct Ballot<'a> {
     pub(crate) votes: &'a [StoredVote],
     /// How many distinct people must approve.
     pub(crate) quorum: u32,
+    /// Who asked for the run, when the rule keeps them from answering.
+    pub(crate) requester: Option<&'a str>,
 }
 
 impl Ballot<'_> {
@@ -33,6 +35,24 @@ impl Ballot<'_> {
     /// they nor anyone whose rights they hold may answer, [`InboxError::AlreadyCounted`]
     /// when the one they would count as already counts.
     pub(crate) fn admit(&self, who: Option<&Person>) -> Result<Admitted, InboxError> {
+        let admitted = self.admit_anyone(who)?;
+        // Duties kept apart: neither the requester nor someone holding their rights.
+        if let Some(requester) = self.requester {
+            let voter = admitted.for_whom.as_deref().or(who.map(|p| p.id.as_str()));
+            let same = |id: &str| key_of(id) == key_of(requester);
+            let them = who.map(|p| p.id.as_str()).filter(|id| same(id));
+            if let Some(id) = them.or(voter.filter(|id| same(id))) {
+                return Err(InboxError::Requester {
+                    request: self.request.to_owned(),
+                    who: id.to_owned(),
+                });
+            }
+        }
+        Ok(admitted)
+    }
+
+    /// [`admit`](Self::admit) before the requester's exclusion.
+    fn admit_anyone(&self, who: Option<&Person>) -> Result<Admitted, InboxError> {
         let not_allowed = || InboxError::NotAllowed {
             request: self.request.to_owned(),
             who: who.map(|p| p.id.clone()),

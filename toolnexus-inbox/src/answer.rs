@@ -257,12 +257,19 @@ impl Inbox {
             _ => Vec::new(),
         };
         let votes = vote::stored(row.votes.as_deref());
+        let requester = match source {
+            Source::Person(_) if rule.not_requester || self.inner.not_requester => {
+                runs::requester_of(tx, &run.id).await?
+            }
+            _ => None,
+        };
         let ballot = Ballot {
             request: &answer.id,
             responders: responders.as_deref(),
             delegated: &delegated,
             votes: &votes,
             quorum: rule.quorum,
+            requester: requester.as_deref(),
         };
         let quorum = ballot.quorum;
         let mut taken = self.decide(&run, &row, request, &ballot, answer, source, now)?;
@@ -421,6 +428,7 @@ impl Inbox {
             refused,
             InboxError::NotAllowed { .. }
                 | InboxError::AlreadyCounted { .. }
+                | InboxError::Requester { .. }
                 | InboxError::InvalidAnswer { .. }
                 | InboxError::InvalidRule { .. }
                 | InboxError::Expired(_)

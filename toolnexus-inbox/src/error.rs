@@ -184,6 +184,16 @@ pub enum InboxError {
     /// lease, up to the attempt limit.
     #[error("the resumed run failed: {0}")]
     Resume(#[source] ClientError),
+    /// `who` asked for the run request `request` belongs to, and its rule keeps the
+    /// requester from approving it (`not_requester`), themselves or through someone holding
+    /// their rights. Nothing changed.
+    #[error("{who} asked for this run, and request `{request}` is approved by someone else")]
+    Requester {
+        /// The request.
+        request: String,
+        /// Who tried to answer (or on whose behalf).
+        who: String,
+    },
     /// The person already counts toward request `request`'s quorum — they approved it
     /// themselves, or someone approved it for them, or they approved it for someone else —
     /// so this answer would count one person twice. Nothing changed.

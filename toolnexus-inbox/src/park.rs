@@ -10,7 +10,7 @@ use tracing::Instrument;
 
 use crate::audit::{AuditKind, Record};
 use crate::clock::{ms, parse_rfc3339, rfc3339};
-use crate::people::Responder;
+use crate::people::{Person, Responder};
 use crate::store::json;
 use crate::store::requests::{self, NewRequest};
 use crate::store::runs::{self, NewRun};
@@ -27,17 +27,46 @@ impl Inbox {
     /// A run that did not halt is [`InboxError::NotPending`]; a request id already parked is
     /// [`InboxError::AlreadyParked`]. One transaction: nothing is ever half-written.
     pub async fn park(&self, run: &RunResult) -> Result<String, InboxError> {
+        self.park_for(run, None).await
+    }
+
+    /// [`park`](Self::park), recording who asked for the run: the person a door identified
+    /// (a [stand-in](Person::stand_in) is recorded too). A request whose rule keeps duties
+    /// apart ([`Approval::not_requester`](toolnexus::Approval::not_requester), or
+    /// [`InboxBuilder::not_requester`](crate::InboxBuilder::not_requester) for every
+    /// request) refuses that person's answer, in this run and in the runs it becomes.
+    pub async fn park_as(
+        &self,
+        run: &RunResult,
+        requester: impl Into<Person>,
+    ) -> Result<String, InboxError> {
+        self.park_for(run, Some(&requester.into().id)).await
+    }
+
+    async fn park_for(
+        &self,
+        run: &RunResult,
+        requester: Option<&str>,
+    ) -> Result<String, InboxError> {
         let first = run.pending.as_ref().map_or("", |r| r.id.as_str());
         let span = spans::park(&self.inner.agent, first, run.waiting.len());
-        let parked = self.park_in_span(run).instrument(span.clone()).await;
+        let parked = self
+            .park_in_span(run, requester)
+            .instrument(span.clone())
+            .await;
         if let Err(e) = &parked {
             spans::failed(&span, e);
         }
         parked
     }
 
-    async fn park_in_span(&self, run: &RunResult) -> Result<String, InboxError> {
-        let parked = ToPark::of(self, run, 0)?;
+    async fn park_in_span(
+        &self,
+        run: &RunResult,
+        requester: Option<&str>,
+    ) -> Result<String, InboxError> {
+        let mut parked = ToPark::of(self, run, 0)?;
+        parked.requested_by = requester.map(str::to_owned);
         let mut tx = self.inner.store.write().await?;
         if let Some(taken) = parked.insert(&mut tx, self).await? {
             tx.rollback().await?;
@@ -60,6 +89,8 @@ pub(crate) struct ToPark<'a> {
     requests: Vec<RequestRow<'a>>,
     /// When it is parked: the time its deadlines count from.
     at: i64,
+    /// Who asked for the run, when known.
+    pub(crate) requested_by: Option<String>,
 }
 
 /// One request of a halted run, ready to be inserted.
@@ -106,6 +137,7 @@ impl<'a> ToPark<'a> {
             request_ids: json(&first.id, &ids)?,
             requests,
             at,
+            requested_by: None,
         })
     }
 }
@@ -221,6 +253,7 @@ impl ToPark<'_> {
             turns: self.turns,
             at: self.at,
             request_ids: &self.request_ids,
+            requested_by: self.requested_by.as_deref(),
         };
         if !runs::insert(conn, &run).await? {
             return Ok(Some(self.run_id.to_owned()));

@@ -444,7 +444,7 @@ impl Inbox {
             (RunStatus::Pending, Some(request)) => Some(request.id.clone()),
             _ => None,
         };
-        let parked = match next
+        let mut parked = match next
             .as_ref()
             .map(|_| ToPark::of(self, &result, claim.turns))
         {
@@ -486,7 +486,9 @@ impl Inbox {
             None => Outcome::Done(&result.text),
         };
         self.notify_resumed(&mut tx, &claim.id, told).await?;
-        if let Some(parked) = &parked {
+        if let Some(parked) = &mut parked {
+            // The run it became was asked for by the same person.
+            parked.requested_by = runs::requester_of(&mut tx, &claim.id).await?;
             if let Some(taken) = parked.insert(&mut tx, self).await? {
                 tx.rollback().await?;
                 let why =

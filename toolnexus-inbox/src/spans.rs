@@ -107,6 +107,7 @@ fn error_type(error: &crate::InboxError) -> &'static str {
         E::ChainTooLong(_) => "chain_too_long",
         E::InvalidTokens(_) => "invalid_tokens",
         E::AlreadyCounted { .. } => "already_counted",
+        E::Requester { .. } => "requester",
         E::InvalidDelegation(_) => "invalid_delegation",
         E::UnknownDelegation(_) => "unknown_delegation",
         E::Receipt(_) => "receipt",

@@ -22,7 +22,7 @@ const APPROVAL_SPEC: Spec = Spec {
     context: "approval(...)",
     exprs: &["prompt", "when", "responders", "quorum", "edits"],
     types: &[],
-    flags: &["rememberable"],
+    flags: &["rememberable", "not_requester"],
     lists: &[],
     example: "approval(prompt = \"Refund {amount}?\", when = amount > 100.0)",
 };
@@ -77,6 +77,8 @@ pub(crate) struct ApprovalOption {
     /// `rememberable`: an approval may be remembered although the rule names responders or
     /// a quorum.
     pub(crate) rememberable: bool,
+    /// `not_requester`: the person who asked for the run may not approve it.
+    pub(crate) not_requester: bool,
 }
 
 /// `edits = false` or `edits = ["memo", …]`.
@@ -282,6 +284,7 @@ impl ApprovalOption {
     fn parse(named: &Named, errors: &mut Errors) -> Option<ApprovalOption> {
         let mut edits = None;
         let mut rememberable = false;
+        let mut not_requester = false;
         let (prompt, when, responders, quorum) = match &named.value {
             Value::Flag | Value::Type(_) => (None, None, None, None),
             Value::Expr(Expr::Lit(syn::ExprLit {
@@ -317,6 +320,7 @@ impl ApprovalOption {
                     _ => None,
                 };
                 rememberable = args.get("rememberable").is_some();
+                not_requester = args.get("not_requester").is_some();
                 (prompt, when, responders, quorum)
             }
         };
@@ -335,6 +339,7 @@ impl ApprovalOption {
             quorum,
             edits,
             rememberable,
+            not_requester,
         })
     }
 }

@@ -374,6 +374,7 @@ use proc_macro::TokenStream;
 /// | `approval(responders = ["group:finance"], quorum = 2, ..)` | as above, and the call runs only once 2 distinct people approved (one refusal declines it) |
 /// | `approval(edits = ["memo"], ..)` / `approval(edits = false, ..)` | a person may change only these arguments / none when they approve |
 /// | `approval(responders = [..], rememberable, ..)` | an approval may be remembered for the rest of the run, although people are named |
+/// | `approval(responders = [..], not_requester, ..)` | the person who asked for the run may not approve it |
 ///
 /// ```
 /// use serde_json::json;

@@ -212,6 +212,12 @@ pub trait Tool: Send + Sync + 'static {
     fn approval_rememberable(&self) -> bool {
         false
     }
+    /// Whether the person who asked for the run may not approve the tool's declared
+    /// approval (`#[tool(approval(not_requester))]`); `false` by default. A gate's request
+    /// carries it at `data.notRequester`.
+    fn approval_not_requester(&self) -> bool {
+        false
+    }
 }
 
 impl<T: Tool + ?Sized> Tool for Arc<T> {
@@ -251,6 +257,9 @@ impl<T: Tool + ?Sized> Tool for Arc<T> {
     fn approval_rememberable(&self) -> bool {
         (**self).approval_rememberable()
     }
+    fn approval_not_requester(&self) -> bool {
+        (**self).approval_not_requester()
+    }
 }
 
 impl<T: Tool + ?Sized> Tool for Box<T> {
@@ -289,6 +298,9 @@ impl<T: Tool + ?Sized> Tool for Box<T> {
     }
     fn approval_rememberable(&self) -> bool {
         (**self).approval_rememberable()
+    }
+    fn approval_not_requester(&self) -> bool {
+        (**self).approval_not_requester()
     }
 }
 

@@ -154,13 +154,26 @@ fn prompt_of(message: &Message) -> Result<String, A2AError> {
     Ok(prompt)
 }
 
+/// Parks a halted run of the task `record` keeps, as asked for by its starter: a rule that
+/// keeps duties apart refuses them as its approver.
+async fn park(
+    shared: &Shared,
+    run: &toolnexus::RunResult,
+    record: &TaskRecord,
+) -> Result<String, toolnexus_inbox::InboxError> {
+    match &record.starter {
+        Some(starter) => shared.inbox.park_as(run, starter.id.as_str()).await,
+        None => shared.inbox.park(run).await,
+    }
+}
+
 /// Runs a new task's first run and records how it ended: parked in the inbox when it
 /// waits for a person, or its result.
 async fn first_run(shared: &Shared, id: &str, mut record: TaskRecord) {
     let run = shared.client.run(record.prompt.clone(), &shared.tk);
     let outcome = beating(shared, id, std::future::IntoFuture::into_future(run)).await;
     match outcome {
-        Ok(run) if run.status == RunStatus::Pending => match shared.inbox.park(&run).await {
+        Ok(run) if run.status == RunStatus::Pending => match park(shared, &run, &record).await {
             Ok(parked) => {
                 record.run = Some(parked);
                 record.transcript = run.messages;

@@ -60,7 +60,7 @@ pub(crate) async fn drive(
         // Answered elsewhere: a resume takes the run up (or waits for whoever did) and
         // reports it; the entries' answers come too late to count.
         (None, Stage::Resuming { run, halted }) => {
-            return resume(shared, &out, &run, Vec::new(), &halted).await
+            return resume(shared, &out, &run, Vec::new(), &halted).await;
         }
         (Some(_), Stage::Resuming { .. }) => mapping::busy(thread),
         (Some(_), Stage::Waiting { open, .. }) => Refused::new(
@@ -71,7 +71,7 @@ pub(crate) async fn drive(
             ),
         ),
         (Some(prompt), Stage::Idle { history }) => {
-            return fresh(shared, &out, prompt, history).await
+            return fresh(shared, &out, prompt, history).await;
         }
         (None, Stage::Idle { .. }) => Refused::new(
             ErrorCode::NothingToResume,
@@ -292,7 +292,13 @@ async fn fresh(shared: &Shared, out: &Out<'_>, prompt: String, history: Vec<Mess
     }
     match end {
         Some(Ok(result)) if result.status == RunStatus::Pending => {
-            match shared.inbox.park(&result).await {
+            // Asked for by whoever started the thread: a rule that keeps duties apart
+            // refuses them as its approver.
+            let parked = match &out.starter {
+                Some(starter) => shared.inbox.park_as(&result, starter.id.as_str()).await,
+                None => shared.inbox.park(&result).await,
+            };
+            match parked {
                 Ok(run) => out.finish(shared, &result, Some(run)).await,
                 Err(e) => {
                     tracing::error!(error = %e, "a halted AG-UI run could not be parked");

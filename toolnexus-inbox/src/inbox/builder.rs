@@ -35,6 +35,7 @@ pub struct InboxBuilder {
     expiry: HashMap<RequestKind, ExpiryRule>,
     receipts: Option<Arc<ReceiptKey>>,
     max_delegation: Duration,
+    not_requester: bool,
 }
 
 impl fmt::Debug for InboxBuilder {
@@ -72,7 +73,17 @@ impl InboxBuilder {
             expiry: HashMap::new(),
             receipts: None,
             max_delegation: Duration::from_secs(30 * 86_400),
+            not_requester: false,
         }
+    }
+
+    /// Keeps duties apart for every request: the person who asked for a run
+    /// ([`Inbox::park_as`](crate::Inbox::park_as)) may never answer it, themselves or
+    /// through someone holding their rights ([`InboxError::Requester`]). A request's own
+    /// rule can ask the same (`Approval::not_requester`).
+    pub fn not_requester(mut self) -> Self {
+        self.not_requester = true;
+        self
     }
 
     /// How long a delegation may last at most ([`Inbox::delegate`](crate::Inbox::delegate));
@@ -301,6 +312,7 @@ impl InboxBuilder {
                 expiry: self.expiry,
                 receipts: self.receipts,
                 max_delegation: self.max_delegation,
+                not_requester: self.not_requester,
                 outbox: Notify::new(),
             }),
         })

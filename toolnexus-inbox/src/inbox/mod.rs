@@ -64,6 +64,8 @@ pub(crate) struct Inner {
     pub(crate) receipts: Option<Arc<ReceiptKey>>,
     /// The longest a delegation may last.
     pub(crate) max_delegation: Duration,
+    /// Whether every request refuses the person who asked for its run.
+    pub(crate) not_requester: bool,
     /// Wakes a deliverer when this process wrote to the outbox.
     pub(crate) outbox: Notify,
     /// Wakes one idle worker slot per answer (this process's answers, and other processes'

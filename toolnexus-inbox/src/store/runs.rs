@@ -20,14 +20,16 @@ pub(crate) struct NewRun<'a> {
     pub(crate) at: i64,
     /// Its requests' ids in call order, as a JSON list.
     pub(crate) request_ids: &'a str,
+    /// Who asked for it, when known.
+    pub(crate) requested_by: Option<&'a str>,
 }
 
 /// Inserts a waiting run; `false` when a run with its id exists already.
 pub(crate) async fn insert(conn: &mut AnyConnection, run: &NewRun<'_>) -> Result<bool, InboxError> {
     let inserted = sqlx::query(
         "INSERT INTO toolnexus_inbox_runs (id, agent, state, messages, model, turns, \
-         parked_at, attempts, updated_at, request_ids) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, 0, $7, $8) ON CONFLICT (id) DO NOTHING",
+         parked_at, attempts, updated_at, request_ids, requested_by) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, 0, $7, $8, $9) ON CONFLICT (id) DO NOTHING",
     )
     .bind(run.id)
     .bind(run.agent)
@@ -37,6 +39,7 @@ pub(crate) async fn insert(conn: &mut AnyConnection, run: &NewRun<'_>) -> Result
     .bind(run.turns)
     .bind(run.at)
     .bind(run.request_ids)
+    .bind(run.requested_by)
     .execute(&mut *conn)
     .await?;
     Ok(inserted.rows_affected() > 0)
@@ -433,4 +436,17 @@ pub(crate) async fn cancel(
     .execute(conn)
     .await?;
     Ok(cancelled.rows_affected() > 0)
+}
+
+/// Who asked for run `run`, when a door said.
+pub(crate) async fn requester_of(
+    conn: &mut AnyConnection,
+    run: &str,
+) -> Result<Option<String>, InboxError> {
+    let found: Option<Option<String>> =
+        sqlx::query_scalar("SELECT requested_by FROM toolnexus_inbox_runs WHERE id = $1")
+            .bind(run)
+            .fetch_optional(conn)
+            .await?;
+    Ok(found.flatten())
 }

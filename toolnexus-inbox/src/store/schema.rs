@@ -198,6 +198,11 @@ const LATER: &[&[&str]] = &[
         "CREATE INDEX toolnexus_inbox_delegations_from \
          ON toolnexus_inbox_delegations (from_id, until_at)",
     ],
+    &[
+        // Who asked for the run, when a door identified them: the person a request whose
+        // rule keeps duties apart refuses as its approver. Inherited by the runs it became.
+        "ALTER TABLE toolnexus_inbox_runs ADD COLUMN requested_by TEXT",
+    ],
 ];
 
 /// The schema version this crate reads and writes: the shared migrations, the state

@@ -27,6 +27,7 @@ both_engines!(
     a_cancel_is_recorded_before_anything_says_so,
     an_expiry_never_completes_a_quorum,
     a_delegation_is_bounded_and_audited,
+    the_requester_never_approves_their_own_run,
 );
 
 /// Every payment made: (vendor, cents, receipts it ran under). Vendors are unique to a
@@ -548,4 +549,70 @@ async fn a_delegation_is_bounded_and_audited(db: TestDb) {
             ),
         ]
     );
+}
+
+async fn the_requester_never_approves_their_own_run(db: TestDb) {
+    let p = Payments::open(&db, false, Approval::not_requester).await;
+    let vendor = unique("acme");
+    let run = p.halted(&vendor, 90_000).await;
+    let id = p.inbox.park_as(&run, "alice@corp.example").await.unwrap();
+    // Alice is in finance, but she asked for this payment.
+    let own = p
+        .inbox
+        .answer_as(Answer::ok(&id), finance("ALICE@corp.example"))
+        .await;
+    assert!(
+        matches!(&own, Err(InboxError::Requester { who, .. }) if who == "ALICE@corp.example"),
+        "{own:?}"
+    );
+    // Nor through someone holding her rights.
+    let soon = SystemTime::now() + Duration::from_secs(3600);
+    p.inbox
+        .delegate(finance("alice@corp.example"), "dave@corp.example", soon)
+        .await
+        .unwrap();
+    let through = p
+        .inbox
+        .answer_as(Answer::ok(&id), Person::new("dave@corp.example"))
+        .await;
+    assert!(
+        matches!(&through, Err(InboxError::Requester { who, .. }) if who == "alice@corp.example"),
+        "{through:?}"
+    );
+    let trail = p.trail(&id).await;
+    let refused = trail.iter().filter(|(k, _)| *k == AuditKind::AnswerRefused);
+    assert_eq!(
+        refused.count(),
+        2,
+        "both attempts are on the record: {trail:?}"
+    );
+    p.inbox
+        .answer_as(Answer::ok(&id), finance("bob@corp.example"))
+        .await
+        .unwrap();
+    p.resume().await;
+    assert_eq!(paid(&vendor).len(), 1);
+
+    // The inbox's own rule keeps duties apart for every request, flagged or not.
+    let key = ReceiptKey::ephemeral_for_tests().unwrap();
+    let strict = db
+        .builder()
+        .receipt_key(key)
+        .not_requester()
+        .open()
+        .await
+        .unwrap();
+    let vendor = unique("acme");
+    let run = p.halted(&vendor, 90_000).await;
+    let plain = Payments {
+        inbox: strict,
+        llm: MockLlm::with_fn(pay_script).await.unwrap(),
+        tk: payments(None, |a| a),
+    };
+    let id = plain.inbox.park_as(&run, "bob@corp.example").await.unwrap();
+    let own = plain
+        .inbox
+        .answer_as(Answer::ok(&id), finance("bob@corp.example"))
+        .await;
+    assert!(matches!(own, Err(InboxError::Requester { .. })), "{own:?}");
 }

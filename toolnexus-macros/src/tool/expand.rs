@@ -378,6 +378,13 @@ fn responders(approval: &ApprovalOption) -> TokenStream {
             }
         }
     });
+    let not_requester = approval.not_requester.then(|| {
+        quote! {
+            fn approval_not_requester(&self) -> bool {
+                true
+            }
+        }
+    });
     quote! {
         fn approval_responders(&self) -> ::core::option::Option<&[&str]> {
             ::core::option::Option::Some(&[#(#names),*])
@@ -385,6 +392,7 @@ fn responders(approval: &ApprovalOption) -> TokenStream {
         #quorum
         #edits
         #rememberable
+        #not_requester
     }
 }
 

@@ -22,6 +22,9 @@ pub struct Rule<'a> {
     /// Whether an approval may ask to be remembered for the rest of the run although the
     /// rule names responders or a quorum (`data.remember: true`).
     pub rememberable: bool,
+    /// Whether the person who asked for the run may not answer it (`data.notRequester:
+    /// true`): duties kept apart, as a payment's requester is not its approver.
+    pub not_requester: bool,
 }
 
 impl Rule<'_> {
@@ -69,7 +72,7 @@ impl Request {
     /// This request's rule, read strictly: `data.responders` must be a non-empty list of
     /// non-empty strings, `data.quorum` a positive whole number (`2.0` counts as 2, as
     /// protocols with only doubles write it), `data.edits` `false` or a list of field
-    /// names, `data.remember` a boolean. Absent members are the defaults: anyone, one
+    /// names, `data.remember` and `data.notRequester` booleans. Absent members are the defaults: anyone, one
     /// person, any edit, not rememberable when restricted.
     ///
     /// ```
@@ -119,21 +122,20 @@ impl Request {
                 reason: "must be `false` or a non-empty list of field names".to_owned(),
             })?),
         };
-        let rememberable = match member("remember") {
-            None => false,
-            Some(Value::Bool(b)) => *b,
-            Some(other) => {
-                return Err(RuleError {
-                    field: "remember",
-                    reason: format!("must be a boolean, not {other}"),
-                })
-            }
+        let flag = |field: &'static str| match member(field) {
+            None => Ok(false),
+            Some(Value::Bool(b)) => Ok(*b),
+            Some(other) => Err(RuleError {
+                field,
+                reason: format!("must be a boolean, not {other}"),
+            }),
         };
         Ok(Rule {
             responders,
             quorum,
             edits,
-            rememberable,
+            rememberable: flag("remember")?,
+            not_requester: flag("notRequester")?,
         })
     }
 }
@@ -181,6 +183,7 @@ mod tests {
             (json!({"edits": "vendor"}), "edits"),
             (json!({"edits": []}), "edits"),
             (json!({"remember": "yes"}), "remember"),
+            (json!({"notRequester": 1}), "notRequester"),
         ] {
             assert_eq!(rule_of(data.clone()).unwrap_err().field, field, "{data}");
         }

@@ -51,6 +51,8 @@ pub struct Approval {
     pub(super) edits: Option<Vec<String>>,
     /// Whether a decision may be remembered although the rule names responders or a quorum.
     pub(super) rememberable: bool,
+    /// Whether the person who asked for the run is refused as its approver.
+    pub(super) not_requester: bool,
 }
 
 impl fmt::Debug for Approval {
@@ -63,6 +65,7 @@ impl fmt::Debug for Approval {
             .field("quorum", &self.quorum)
             .field("edits", &self.edits)
             .field("rememberable", &self.rememberable)
+            .field("not_requester", &self.not_requester)
             .finish()
     }
 }
@@ -83,6 +86,7 @@ impl Approval {
             quorum: None,
             edits: None,
             rememberable: false,
+            not_requester: false,
         }
     }
 
@@ -207,6 +211,14 @@ impl Approval {
     /// remembered: each call asks the people the rule names.
     pub fn rememberable(mut self) -> Self {
         self.rememberable = true;
+        self
+    }
+
+    /// Keeps duties apart: the person who asked for the run (as the door that started it
+    /// identified them) may not approve it, even when the rule names them
+    /// (`data.notRequester: true`, judged by the inbox).
+    pub fn not_requester(mut self) -> Self {
+        self.not_requester = true;
         self
     }
 

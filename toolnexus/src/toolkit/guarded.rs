@@ -84,4 +84,7 @@ impl Tool for Guarded {
     fn approval_rememberable(&self) -> bool {
         self.tool.approval_rememberable()
     }
+    fn approval_not_requester(&self) -> bool {
+        self.tool.approval_not_requester()
+    }
 }

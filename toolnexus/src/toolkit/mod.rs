@@ -90,13 +90,14 @@ pub struct Toolkit {
 }
 
 /// Who decides a gated call, and on what terms, as the approval that asked says: its
-/// responders, its quorum, which arguments may be edited (`Some([])`: none) and whether a
-/// decision may be remembered.
+/// responders, its quorum, which arguments may be edited (`Some([])`: none), whether a
+/// decision may be remembered and whether the requester is kept from approving.
 struct GateWho<'a> {
     responders: Option<Vec<&'a str>>,
     quorum: Option<u32>,
     edits: Option<Vec<&'a str>>,
     rememberable: bool,
+    not_requester: bool,
 }
 
 /// Up to this many tools, a name is found by comparing it with each: cheaper than hashing
@@ -500,6 +501,9 @@ impl Toolkit {
                 if who.rememberable {
                     data.insert("remember".to_owned(), Value::Bool(true));
                 }
+                if who.not_requester {
+                    data.insert("notRequester".to_owned(), Value::Bool(true));
+                }
             }
         }
         Some(request)
@@ -518,6 +522,7 @@ impl Toolkit {
         let own_quorum = tool.approval_quorum();
         let own_edits = tool.approval_edits();
         let own_remember = tool.approval_rememberable();
+        let own_apart = tool.approval_not_requester();
         let rules = &inner.gated[i];
         let named = |&rule: &usize| {
             let rule = &inner.approvals[rule];
@@ -525,6 +530,7 @@ impl Toolkit {
                 || rule.quorum.is_some()
                 || rule.edits.is_some()
                 || rule.rememberable
+                || rule.not_requester
         };
         let own_terms =
             own.is_some() || own_quorum.is_some() || own_edits.is_some() || own_remember;
@@ -537,6 +543,7 @@ impl Toolkit {
                 quorum: own_quorum,
                 edits: own_edits.map(<[&str]>::to_vec),
                 rememberable: own_remember,
+                not_requester: own_apart,
             });
         }
         let name = &inner.names[i];
@@ -556,6 +563,7 @@ impl Toolkit {
                 .as_ref()
                 .map(|list| list.iter().map(String::as_str).collect()),
             rememberable: rule.rememberable,
+            not_requester: rule.not_requester,
         })
     }
 

@@ -8,7 +8,7 @@ fn pay(vendor: String, amount_cents: u64, #[arg(rename = "memo")] note: String) 
 }
 
 /// Deletes a file
-#[tool(approval(edits = false))]
+#[tool(approval(edits = false, not_requester))]
 fn delete(path: String) -> String {
     path
 }
@@ -18,6 +18,8 @@ fn main() {
     assert!(Pay.approval_rememberable());
     assert_eq!(Delete.approval_edits(), Some(&[][..]));
     assert!(!Delete.approval_rememberable());
+    assert!(Delete.approval_not_requester());
+    assert!(!Pay.approval_not_requester());
 
     let tk = Toolkit::builder().tool(Pay).tool(Delete).build().unwrap();
     let args = json!({"vendor": "Acme", "amount_cents": 100, "memo": "May"});
@@ -30,6 +32,7 @@ fn main() {
 
     let gone = tk.approval_request("delete", &json!({"path": "/a"}), "run/c2").unwrap();
     assert_eq!(gone.rule().unwrap().edits, Edits::None);
+    assert!(gone.rule().unwrap().not_requester);
     let edit = Answer::ok(&gone.id).with_args(json!({"path": "/b"}));
     assert!(gone.check_answer(&edit).is_err());
 }
