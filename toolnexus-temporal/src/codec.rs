@@ -7,6 +7,10 @@
 //! (its metadata and data, as the `temporal.api.common.v1.Payload` message) is encrypted
 //! whole into a payload whose metadata says `encoding: binary/encrypted` and names the key
 //! (`encryption-key-id`), and whose data is the 12-byte nonce followed by the ciphertext.
+//!
+//! A payload that reaches the codec unencrypted is handed on marked as such
+//! ([`UNENCRYPTED`]), never as if a key holder had written it: the workflow refuses an
+//! `answer` update so marked, since anyone who reaches the namespace could have sent it.
 
 use std::fmt;
 use std::sync::Arc;
@@ -27,10 +31,14 @@ use crate::error::TemporalError;
 pub const ENCRYPTED: &str = "binary/encrypted";
 /// The metadata key that names the key a payload was encrypted with.
 pub const KEY_ID: &str = "encryption-key-id";
+/// The metadata key the codec sets on a payload it was given to open that was not
+/// encrypted: whatever reads it knows no key holder vouched for it.
+pub const UNENCRYPTED: &str = "toolnexus-unencrypted";
 
-/// An AES-256-GCM payload codec. Payloads it did not encrypt pass through, so a client
-/// without the key can still start a run and read what is not secret, but the run's
-/// history holds nothing it encrypted in clear.
+/// An AES-256-GCM payload codec. Payloads it did not encrypt pass through marked
+/// [`UNENCRYPTED`], so a client without the key can still start a run and read what is not
+/// secret, but cannot answer one: the workflow refuses an `answer` update in clear. The
+/// run's history holds nothing it encrypted in clear.
 #[derive(Clone)]
 pub struct Codec {
     key: Arc<LessSafeKey>,
@@ -93,12 +101,15 @@ impl Codec {
         })
     }
 
-    fn open(&self, payload: Payload) -> Result<Payload, PayloadConversionError> {
+    fn open(&self, mut payload: Payload) -> Result<Payload, PayloadConversionError> {
         let encrypted = payload
             .metadata
             .get("encoding")
             .is_some_and(|e| e.as_slice() == ENCRYPTED.as_bytes());
         if !encrypted {
+            payload
+                .metadata
+                .insert(UNENCRYPTED.to_owned(), b"true".to_vec());
             return Ok(payload);
         }
         if let Some(id) = payload.metadata.get(KEY_ID) {
@@ -121,8 +132,11 @@ impl Codec {
             .key
             .open_in_place(nonce, Aad::empty(), &mut sealed)
             .map_err(|_| encoding_error("an encrypted payload does not open with this key"))?;
-        Payload::decode(&*plain)
-            .map_err(|e| encoding_error(&format!("a decrypted payload is malformed: {e}")))
+        let mut opened = Payload::decode(&*plain)
+            .map_err(|e| encoding_error(&format!("a decrypted payload is malformed: {e}")))?;
+        // Sealed by a key holder, it is theirs: no mark they wrote inside says otherwise.
+        opened.metadata.remove(UNENCRYPTED);
+        Ok(opened)
     }
 }
 
@@ -183,10 +197,19 @@ mod tests {
     }
 
     #[test]
-    fn a_plain_payload_passes_through_and_a_tampered_one_is_refused() {
+    fn a_plain_payload_passes_through_marked_and_a_tampered_one_is_refused() {
         let codec = Codec::new(&[7; 32]).unwrap();
         let plain = payload("1");
-        assert_eq!(codec.open(plain.clone()).unwrap(), plain);
+        let opened = codec.open(plain.clone()).unwrap();
+        assert_eq!(opened.data, plain.data);
+        assert_eq!(opened.metadata["encoding"], plain.metadata["encoding"]);
+        assert!(opened.metadata.contains_key(UNENCRYPTED));
+        // A mark sealed inside by a key holder does not survive opening.
+        let mut marked = plain.clone();
+        marked
+            .metadata
+            .insert(UNENCRYPTED.to_owned(), b"true".to_vec());
+        assert_eq!(codec.open(codec.seal(&marked).unwrap()).unwrap(), plain);
         let mut sealed = codec.seal(&plain).unwrap();
         let last = sealed.data.len() - 1;
         sealed.data[last] ^= 1;

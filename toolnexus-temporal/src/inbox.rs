@@ -31,6 +31,7 @@ use temporalio_sdk::{ActivityOptions, ApplicationFailure, WorkflowContext};
 use toolnexus::{Answer, ClientError, ErrorDetail, RunResult};
 use toolnexus_inbox::{Door, Inbox, InboxError, ParkedState};
 
+use crate::wire::AnswerInput;
 use crate::workflow::AgentRun;
 
 /// The door the inbox keeps each parked halt's workflow under, by the halt's run id.
@@ -272,7 +273,7 @@ async fn hand_on(
             .update_id(answer.id.clone())
             .build();
         match handle
-            .execute_update(AgentRun::answer, value, options)
+            .execute_update(AgentRun::answer, AnswerInput::new(value), options)
             .await
         {
             Ok(_) => {}

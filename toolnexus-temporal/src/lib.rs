@@ -9,6 +9,7 @@ mod agent;
 mod bridge;
 pub mod codec;
 mod connect;
+mod door;
 mod error;
 #[cfg(feature = "inbox")]
 #[allow(missing_docs)]
@@ -28,6 +29,6 @@ pub use connect::Connection;
 pub use error::TemporalError;
 pub use progress::Progress;
 pub use runs::Runs;
-pub use wire::{Carry, Halted, RunInput, Start, StepInput};
+pub use wire::{AnswerInput, Carry, Halted, RunInput, Start, StepInput};
 pub use worker::{AgentWorker, TASK_QUEUE};
 pub use workflow::AgentRun;

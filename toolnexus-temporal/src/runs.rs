@@ -9,7 +9,7 @@ use toolnexus::{Answer, Request, RunResult};
 
 use crate::connect::Connection;
 use crate::error::TemporalError;
-use crate::wire::RunInput;
+use crate::wire::{AnswerInput, RunInput};
 use crate::worker::TASK_QUEUE;
 use crate::workflow::AgentRun;
 
@@ -62,7 +62,7 @@ impl Runs {
             .get_workflow_handle::<AgentRun>(id)
             .execute_update(
                 AgentRun::answer,
-                value,
+                AnswerInput::new(value),
                 WorkflowExecuteUpdateOptions::default(),
             )
             .await

@@ -3,9 +3,86 @@
 //! starts a run and reads its result without this crate.
 
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use temporalio_common::data_converters::{
+    ErasedSerdePayloadConverter, GenericPayloadConverter, PayloadConversionError,
+    SerializationContext, TemporalDeserializable,
+};
+use temporalio_common::protos::temporal::api::common::v1::Payload;
 use toolnexus::{Answer, Message, Request, Step, StepKey};
 
+use crate::codec::UNENCRYPTED;
 use crate::progress::Progress;
+
+/// The `answer` update's input: an [`Answer`]'s JSON, as any client sends it.
+///
+/// On a worker with a payload codec ([`Codec`](crate::Codec)), an input that arrived
+/// unencrypted is marked so when it is decoded, and the workflow refuses it before reading
+/// it: only a client holding the key (the inbox's forwarder beside every worker is one)
+/// answers a run whose history is encrypted.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AnswerInput {
+    answer: Value,
+    unencrypted: bool,
+}
+
+impl AnswerInput {
+    /// The input of `answer`'s JSON.
+    pub fn new(answer: Value) -> Self {
+        AnswerInput {
+            answer,
+            unencrypted: false,
+        }
+    }
+
+    /// The answer's JSON, unless it arrived unencrypted on a worker with a codec: then why
+    /// it is refused.
+    pub(crate) fn trusted(&self) -> Result<&Value, &'static str> {
+        if self.unencrypted {
+            return Err(
+                "the answer arrived unencrypted, and this worker encrypts its runs with a \
+                 payload codec key: an answer in clear could come from anyone who reaches the \
+                 namespace, so it is refused; send it with a client that has the key, or \
+                 answer on the inbox",
+            );
+        }
+        Ok(&self.answer)
+    }
+}
+
+impl From<Value> for AnswerInput {
+    fn from(answer: Value) -> Self {
+        AnswerInput::new(answer)
+    }
+}
+
+impl Serialize for AnswerInput {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.answer.serialize(serializer)
+    }
+}
+
+impl TemporalDeserializable for AnswerInput {
+    fn from_serde(
+        _: &dyn ErasedSerdePayloadConverter,
+        ctx: &SerializationContext<'_>,
+        payload: Payload,
+    ) -> Result<Self, PayloadConversionError> {
+        Self::from_payload(ctx, payload)
+    }
+
+    fn from_payload(
+        ctx: &SerializationContext<'_>,
+        payload: Payload,
+    ) -> Result<Self, PayloadConversionError> {
+        let unencrypted = payload.metadata.contains_key(UNENCRYPTED);
+        let answer = ctx.converter.from_payload::<Value>(ctx, payload)?;
+        Ok(AnswerInput {
+            answer,
+            unencrypted,
+        })
+    }
+}
 
 /// The `AgentRun` workflow's input: `{"prompt": "…"}`. A run that continued as new carries
 /// what it had done in `carry`, which a client never sets.
@@ -84,4 +161,39 @@ pub struct StepInput {
     pub made: Vec<(StepKey, Step)>,
     /// The step to make.
     pub target: StepKey,
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+    use temporalio_common::data_converters::{
+        PayloadCodec, PayloadConverter, SerializationContextData, WorkflowSerializationContext,
+    };
+
+    use super::*;
+    use crate::Codec;
+
+    #[tokio::test]
+    async fn an_answer_that_arrived_unencrypted_is_refused_before_it_is_read() {
+        let codec = Codec::new(&[7; 32]).unwrap();
+        let converter = PayloadConverter::default();
+        let data = SerializationContextData::Workflow(WorkflowSerializationContext::new());
+        let ctx = SerializationContext::new(&data, &converter);
+        let answer = json!({"id": "r1", "ok": true});
+        let clear = converter.to_payload(&ctx, &answer).unwrap();
+        let read = |payloads: Vec<Payload>| -> AnswerInput {
+            converter.from_payloads(&ctx, payloads).unwrap()
+        };
+
+        let opened = codec.decode(&data, vec![clear.clone()]).await.unwrap();
+        let why = read(opened).trusted().unwrap_err();
+        assert!(why.contains("unencrypted"), "{why}");
+
+        let sealed = codec.encode(&data, vec![clear.clone()]).await.unwrap();
+        let opened = codec.decode(&data, sealed).await.unwrap();
+        assert_eq!(read(opened).trusted(), Ok(&answer));
+
+        // Without a codec nothing is marked: the worker reads answers as they come.
+        assert_eq!(read(vec![clear]).trusted(), Ok(&answer));
+    }
 }

@@ -5,7 +5,6 @@ use std::collections::BTreeSet;
 use std::error::Error as StdError;
 use std::time::{Duration, SystemTime};
 
-use serde_json::Value;
 use temporalio_common::RetryPolicy;
 use temporalio_macros::{workflow, workflow_methods};
 use temporalio_sdk::{
@@ -16,8 +15,9 @@ use toolnexus::{check_answers, Answer, AnswerSetError, Refusal, Request, RunResu
 
 use crate::agent::Agent;
 use crate::bridge::stretch;
+use crate::door;
 use crate::progress::Progress;
-use crate::wire::{Carry, Halted, RunInput, Start};
+use crate::wire::{AnswerInput, Carry, Halted, RunInput, Start};
 
 /// The longest Temporal waits between two attempts at a step.
 const MAX_RETRY_INTERVAL: Duration = Duration::from_secs(60);
@@ -36,10 +36,14 @@ enum Next {
 ///   the whole run (every call, all tokens), its `messages` the final transcript.
 /// - Query `pending`: the requests the run waits on now, each in [`Request`]'s JSON; empty
 ///   when nothing waits.
-/// - Update `answer`: one [`Answer`]'s JSON. It fails, changing nothing, for an answer that
-///   is malformed, names no request that waits, names one already answered, or whose data
-///   does not fit the request. It returns the requests still waiting. The run resumes with
-///   every answer given while it waited.
+/// - Update `answer`: one [`Answer`]'s JSON ([`AnswerInput`]). It fails, changing nothing,
+///   for an answer that is malformed, names no request that waits, names one already
+///   answered, or whose data does not fit the request; for an approval the run would not
+///   trust ([`Toolkit::judge_approval`](toolnexus::Toolkit::judge_approval): with a receipt
+///   verifier on the toolkit, an approval of a request that names responders or a quorum
+///   needs the inbox's receipts for that request and call); and, on a worker with a
+///   payload codec, for an answer sent unencrypted. It returns the requests still waiting.
+///   The run resumes with every answer given while it waited.
 /// - A request with an `expiresAt` gets a durable timer: when it fires first, the request
 ///   is declined as expired.
 #[workflow]
@@ -102,10 +106,34 @@ impl AgentRun {
             }
             other => HandlerError::from(other.to_string()),
         })?;
+        self.judge(&open, &answer)?;
         self.answered.insert(answer.id.clone());
         let id = answer.id.clone();
         self.answers.push(answer);
         Ok(open.into_iter().filter(|r| r.id != id).collect())
+    }
+
+    /// What the `answer` update's validator checks: what needs no wait, and at the wait
+    /// whether the run would trust the answer.
+    fn admit(&self, input: &AnswerInput) -> Result<(), HandlerError> {
+        let answer = parse_answer(input)?;
+        if self.answered.contains(&answer.id) {
+            return Err(format!("request `{}` is already answered", answer.id).into());
+        }
+        if self.at_wait {
+            self.judge(&self.open(), &answer)?;
+        }
+        Ok(())
+    }
+
+    /// Whether the run would trust `answer` to the request of `open` it names ([`door`]);
+    /// an answer to none of them is not this judgement's to refuse.
+    fn judge(&self, open: &[Request], answer: &Answer) -> Result<(), HandlerError> {
+        let Some(request) = open.iter().find(|r| r.id == answer.id) else {
+            return Ok(());
+        };
+        let messages = self.halted.as_ref().map_or(&[][..], |h| &h.messages[..]);
+        door::judge(self.agent.toolkit(), messages, request, answer).map_err(HandlerError::from)
     }
 
     fn halt_result(&self) -> Option<RunResult> {
@@ -278,25 +306,22 @@ impl AgentRun {
     /// Only what needs no wait is checked before the update is accepted: on a cold replay
     /// the state may not yet have reached the wait the answer is for. A request already
     /// answered is refused here, so an answer handed on twice (from the inbox and straight
-    /// to Temporal) leaves no update in the history.
+    /// to Temporal) leaves no update in the history; so is, at the wait, an approval the
+    /// run would not trust (the handler judges it again whenever it comes).
     #[update_validator(answer)]
     fn validate_answer(
         &self,
         _ctx: &WorkflowContextView,
-        input: &Value,
+        input: &AnswerInput,
     ) -> Result<(), HandlerError> {
-        let answer = parse_answer(input)?;
-        if self.answered.contains(&answer.id) {
-            return Err(format!("request `{}` is already answered", answer.id).into());
-        }
-        Ok(())
+        self.admit(input)
     }
 
     /// Answers one request the run waits on; returns the requests still waiting.
     #[update]
     pub async fn answer(
         ctx: &mut WorkflowContext<Self>,
-        input: Value,
+        input: AnswerInput,
     ) -> Result<Vec<Request>, HandlerError> {
         let answer = parse_answer(&input)?;
         if ctx.state(|s| s.answered.contains(&answer.id)) {
@@ -332,8 +357,8 @@ async fn wait_for_answers(ctx: &WorkflowContext<AgentRun>) -> WorkflowResult<Vec
     }
 }
 
-fn parse_answer(input: &Value) -> Result<Answer, HandlerError> {
-    let answer: Answer = serde_json::from_value(input.clone()).map_err(|e| {
+fn parse_answer(input: &AnswerInput) -> Result<Answer, HandlerError> {
+    let answer: Answer = serde_json::from_value(input.trusted()?.clone()).map_err(|e| {
         HandlerError::from(format!(
             "not an answer ({e}): send {{\"id\": REQUEST, \"ok\": true|false, \"reason\"?, \"data\"?}}"
         ))
@@ -355,21 +380,91 @@ fn deadline(text: &str) -> Option<SystemTime> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
-    use toolnexus::{LlmClient, Toolkit};
+    use serde_json::{json, Value};
+    use toolnexus::receipt::{Receipt, ReceiptAnswer, Statement, VerifyReceipt};
+    use toolnexus::{call_digest, Approval, LlmClient, Message, NativeTool, Toolkit};
 
     fn waiting_on(requests: Vec<Request>) -> AgentRun {
+        waiting_in(Toolkit::builder().build().unwrap(), requests, Vec::new())
+    }
+
+    fn waiting_in(tk: Toolkit, requests: Vec<Request>, messages: Vec<Message>) -> AgentRun {
         let client = LlmClient::builder()
             .base_url("http://127.0.0.1:9/v1")
             .model("m")
             .api_key("k")
             .build()
             .unwrap();
-        let tk = Toolkit::builder().build().unwrap();
         let mut run = AgentRun::new(Agent::new(client, tk));
+        run.halted = Some(Halted {
+            messages,
+            waiting: requests.clone(),
+        });
         run.waiting = requests;
         run.at_wait = true;
         run
+    }
+
+    /// Trusts the receipts whose signature is its text: the key of these tests.
+    struct Trusts(&'static str);
+    impl VerifyReceipt for Trusts {
+        fn verify_signature(&self, receipt: &Receipt) -> Result<(), String> {
+            (receipt.signature == self.0)
+                .then_some(())
+                .ok_or_else(|| format!("not signed `{}`", self.0))
+        }
+    }
+
+    /// A payment gated for two of finance, halted on its gate; the gate's request.
+    fn halted_payment(verifies: bool) -> (AgentRun, Request) {
+        let pay = NativeTool::of(
+            "pay",
+            "Pays",
+            json!({"type": "object", "properties": {"cents": {"type": "integer"}}}),
+            |_args, _ctx| async { "paid" },
+        );
+        let mut tk = Toolkit::builder().tool(pay).approval(
+            Approval::tools(["pay"])
+                .responders(["group:finance"])
+                .quorum(2),
+        );
+        if verifies {
+            tk = tk.verify_receipts(Trusts(SIGNED));
+        }
+        let tk = tk.build().unwrap();
+        let args = json!({"cents": 900_000});
+        let gate = tk.approval_request("pay", &args, "run/c1").unwrap();
+        let messages: Vec<Message> = serde_json::from_value(json!([
+            {"role": "user", "content": "pay"},
+            {"role": "assistant", "tool_calls": [{"id": "c1", "name": "pay", "args": args}]},
+            {"role": "tool_results", "results": [
+                {"call_id": "c1", "name": "pay", "output": gate.prompt, "pending": gate}
+            ]}
+        ]))
+        .unwrap();
+        (waiting_in(tk, vec![gate.clone()], messages), gate)
+    }
+
+    /// What `Trusts(SIGNED)` accepts.
+    const SIGNED: &str = "signed";
+
+    /// `by`'s approval of `gate` to pay with `args`, signed; the last of a quorum's votes
+    /// settles it.
+    fn vote(gate: &Request, by: &str, args: &Value, last: bool) -> Receipt {
+        let approved = ReceiptAnswer::of(&Answer::ok(&gate.id));
+        let at = "2026-01-01T00:00:00.000Z";
+        let statement = Statement::new(
+            &*gate.id,
+            "run",
+            call_digest("pay", args),
+            approved,
+            by,
+            at,
+            "group:finance",
+        );
+        let statement = statement.quorum(2);
+        let statement = if last { statement } else { statement.partial() };
+        Receipt::new(statement, "ed25519:test", SIGNED)
     }
 
     fn form() -> Request {
@@ -450,13 +545,70 @@ mod tests {
     }
 
     #[test]
+    fn a_bare_approval_of_a_ruled_gate_is_refused_and_changes_nothing() {
+        let (mut run, gate) = halted_payment(true);
+        let bare = run.take(Answer::ok(&gate.id)).unwrap_err().to_string();
+        assert!(bare.contains("no receipt"), "{bare}");
+        assert!(run.answers.is_empty() && run.answered.is_empty());
+        assert_eq!(run.open().len(), 1);
+        let input = AnswerInput::new(serde_json::to_value(Answer::ok(&gate.id)).unwrap());
+        let validated = run.admit(&input).unwrap_err().to_string();
+        assert!(validated.contains("no receipt"), "{validated}");
+    }
+
+    #[test]
+    fn receipts_for_another_call_or_too_few_people_are_refused() {
+        let (mut run, gate) = halted_payment(true);
+        let asked = json!({"cents": 900_000});
+        let mut one = Answer::ok(&gate.id);
+        one.receipts = vec![vote(&gate, "alice", &asked, true)];
+        let short = run.take(one).unwrap_err().to_string();
+        assert!(short.contains("1 of 2"), "{short}");
+        let other = json!({"cents": 1});
+        let mut elsewhere = Answer::ok(&gate.id);
+        elsewhere.receipts = vec![
+            vote(&gate, "alice", &other, false),
+            vote(&gate, "bob", &other, true),
+        ];
+        let moved = run.take(elsewhere).unwrap_err().to_string();
+        assert!(moved.contains("another call"), "{moved}");
+        assert!(run.answers.is_empty() && run.answered.is_empty());
+    }
+
+    #[test]
+    fn the_inbox_receipts_of_a_quorum_are_taken_and_a_refusal_needs_none() {
+        let (mut run, gate) = halted_payment(true);
+        let asked = json!({"cents": 900_000});
+        let mut signed = Answer::ok(&gate.id);
+        signed.receipts = vec![
+            vote(&gate, "alice", &asked, false),
+            vote(&gate, "bob", &asked, true),
+        ];
+        assert!(run.take(signed).is_ok());
+        assert_eq!(run.answers.len(), 1);
+
+        let (mut run, gate) = halted_payment(true);
+        assert!(run.take(Answer::decline(&gate.id, "no")).is_ok());
+    }
+
+    #[test]
+    fn without_a_verifier_a_bare_approval_is_taken_as_before() {
+        let (mut run, gate) = halted_payment(false);
+        assert!(run.take(Answer::ok(&gate.id)).is_ok());
+    }
+
+    #[test]
     fn a_malformed_answer_says_what_an_answer_is() {
-        let why = parse_answer(&json!({"ok": true})).unwrap_err().to_string();
+        let why = parse_answer(&json!({"ok": true}).into())
+            .unwrap_err()
+            .to_string();
         assert!(why.contains("\"id\""), "{why}");
-        assert!(parse_answer(&json!({"id": "", "ok": true})).is_err());
-        assert!(parse_answer(&json!("approve")).is_err());
+        assert!(parse_answer(&json!({"id": "", "ok": true}).into()).is_err());
+        assert!(parse_answer(&json!("approve").into()).is_err());
         assert_eq!(
-            parse_answer(&json!({"id": "r1", "ok": true})).unwrap().id,
+            parse_answer(&json!({"id": "r1", "ok": true}).into())
+                .unwrap()
+                .id,
             "r1"
         );
     }

@@ -57,8 +57,12 @@ pub struct Serving {
 
 impl Serving {
     pub fn start(agent: Agent, queue: &str) -> Serving {
+        Serving::worker(AgentWorker::new(agent, connection()).task_queue(queue))
+    }
+
+    /// Serves `worker` as it was set up (an inbox, a codec key).
+    pub fn worker(worker: AgentWorker) -> Serving {
         let (stop, stopped) = oneshot::channel::<()>();
-        let worker = AgentWorker::new(agent, connection()).task_queue(queue);
         let thread = std::thread::spawn(move || {
             let runtime = tokio::runtime::Builder::new_multi_thread()
                 .worker_threads(2)
