@@ -7,11 +7,14 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use rmcp::model::{CallToolResponse, CancelTaskParams, GetTaskParams, UpdateTaskParams};
+use rmcp::model::{
+    CallToolResponse, CallToolResult, CancelTaskParams, GetTaskParams, TaskPayload,
+    UpdateTaskParams,
+};
 use rmcp::service::ClientServiceExt;
 use rmcp::transport::StreamableHttpClientTransport;
 use serde_json::{Value, json};
-use toolnexus::{Approval, Toolkit};
+use toolnexus::{Approval, NativeTool, Request, ToolContext, ToolResult, Toolkit};
 use toolnexus_inbox::{AuditKind, BearerTokens, Inbox};
 use toolnexus_mcp::McpServer;
 use toolnexus_test_support::databases::TestDb;
@@ -20,7 +23,7 @@ use crate::hostile::actors;
 use crate::serve::{Shelf, complete, gated_remover_by};
 use crate::support::{Human, Says, ask, call, client, form_and_url, legacy, modern};
 use crate::tasks::{
-    accept, asking, builder, crypto, invalid_params, raw, responses, serve, signed,
+    accept, asking, builder, crypto, invalid_params, raw, responses, serve, signed, until_ended,
 };
 
 type Runs = Arc<Mutex<Vec<Value>>>;
@@ -217,4 +220,65 @@ async fn the_tasks_kept_in_memory_are_bounded() {
     assert!(is_error, "{text}");
     assert!(text.contains("limit of 1 tasks"), "{text}");
     assert_eq!(deleted.load(Ordering::SeqCst), 0);
+}
+
+/// `pay`, which asks finance itself before it pays, and counts what it paid.
+fn self_asking_payer(paid: Arc<AtomicUsize>) -> Toolkit {
+    let pay = NativeTool::of(
+        "pay",
+        "Pays once finance approves",
+        json!({"type": "object", "properties": {}}),
+        move |_args: Value, ctx: ToolContext| {
+            let paid = paid.clone();
+            async move {
+                match ctx.answer {
+                    Some(a) if a.ok => {
+                        paid.fetch_add(1, Ordering::SeqCst);
+                        ToolResult::ok("paid")
+                    }
+                    Some(_) => ToolResult::error("not paid"),
+                    None => ToolResult::pending(
+                        Request::new("approval", "Pay?")
+                            .with_data(json!({"responders": ["group:finance"]})),
+                    ),
+                }
+            }
+        },
+    );
+    Toolkit::builder().tool(pay).build().unwrap()
+}
+
+#[tokio::test]
+async fn without_an_inbox_a_task_asking_a_ruled_approval_ends_naming_who_must_answer() {
+    let runs = Runs::default();
+    let paid = Arc::new(AtomicUsize::new(0));
+    for tk in [finance_only(runs.clone()), self_asking_payer(paid.clone())] {
+        let server = McpServer::builder(tk)
+            .task_after(Duration::ZERO)
+            .task_poll_interval(Duration::from_millis(20))
+            .build()
+            .unwrap();
+        let client = raw(&serve(server).await).await;
+        let name = client.list_all_tools().await.unwrap()[0].name.to_string();
+        let args = json!({"path": "/a"});
+        let response = client.call_tool_once(call(&name, args)).await.unwrap();
+        // A gate asks before the call runs, so it is refused in the call; a tool that asks
+        // as it runs is a task, which ends the same way.
+        let result = match response {
+            CallToolResponse::Complete(result) => result,
+            CallToolResponse::Task(created) => {
+                let ended = until_ended(&client, &created.task.task_id).await;
+                let TaskPayload::Completed { result } = ended else {
+                    panic!("the task ends with a result, not {ended:?}")
+                };
+                serde_json::from_value::<CallToolResult>(Value::Object(result)).unwrap()
+            }
+            other => panic!("a result or a task, not {other:?}"),
+        };
+        let (is_error, text) = crate::support::text(&result);
+        assert!(is_error, "{text}");
+        assert!(text.contains("only group:finance may answer it"), "{text}");
+    }
+    assert!(runs.lock().unwrap().is_empty(), "nothing ran");
+    assert_eq!(paid.load(Ordering::SeqCst), 0, "nothing paid");
 }

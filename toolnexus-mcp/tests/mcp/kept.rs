@@ -363,3 +363,25 @@ async fn a_kept_task_asking_two_questions_takes_them_one_at_a_time_and_runs_once
     assert_eq!(runs.load(Ordering::SeqCst), 1);
     assert_eq!(answers(&people, "print").await, 2);
 }
+
+#[tokio::test]
+async fn a_task_an_answer_reached_first_is_not_cancelled() {
+    let db = TestDb::sqlite();
+    let deleted = Arc::new(AtomicUsize::new(0));
+    let people = inbox(&db).await;
+    let url = serve(kept(people.clone(), &deleted)).await;
+    let client = raw(&url).await;
+    let (id, key) = waiting(&client, "/srv/f").await;
+    // A person approves on the inbox's side before the client cancels.
+    people
+        .answer_as(Answer::ok(&key), "ada@example.com")
+        .await
+        .unwrap();
+    let refused = invalid_params(client.cancel_task(CancelTaskParams::new(id.clone())).await);
+    assert!(refused.contains("cannot be cancelled"), "{refused}");
+    assert_eq!(
+        completed(until_ended(&client, &id).await),
+        (false, "deleted /srv/f".to_owned())
+    );
+    assert_eq!(deleted.load(Ordering::SeqCst), 1);
+}
