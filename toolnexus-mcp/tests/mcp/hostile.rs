@@ -10,14 +10,15 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use rmcp::model::CallToolResponse;
 use serde_json::{Value, json};
-use toolnexus::{Approval, NativeTool, ToolContext, ToolResult, Toolkit};
+use toolnexus::{Answer, Approval, NativeTool, ToolContext, ToolResult, Toolkit};
 use toolnexus_inbox::receipt::ReceiptKey;
-use toolnexus_inbox::{AuditKind, BearerTokens, Inbox, ParkedState};
+use toolnexus_inbox::{AuditKind, BearerTokens, Inbox, ParkedState, Person};
 use toolnexus_mcp::McpServer;
 use toolnexus_test_support::databases::TestDb;
 
-use crate::support::run_script;
+use crate::support::{call, run_script, text};
 use crate::tasks::{asking, serve, signed};
 
 const TOKENS: &str = "tok-alice alice@shop.example finance\n\
@@ -201,4 +202,24 @@ async fn a_partner_never_approves_its_own_payment_at_the_mcp_door(db: TestDb) {
     assert_eq!(voters, [Some("alice@shop.example")]);
     let answer = parked.answer.expect("answered");
     assert_eq!(answer.receipts.len(), 1, "{answer:?}");
+
+    // Finance approves invoice 1 on the inbox's side: the partner's identical call picks the
+    // approval up and the payment runs once; the next identical call asks anew.
+    let first = gate_id(&tk, &json!({"invoice": 1}));
+    let alice = Person::new("alice@shop.example").groups(["finance"]);
+    inbox.answer_as(Answer::ok(&first), alice).await.unwrap();
+    let again = || call("pay_invoice", json!({"invoice": 1}));
+    let picked = mallory.call_tool_once(again()).await.unwrap();
+    let CallToolResponse::Complete(picked) = picked else {
+        panic!("the call's result, not {picked:?}")
+    };
+    assert_eq!(text(&picked), (false, "paid invoice 1".to_owned()));
+    let anew = mallory.call_tool_once(again()).await.unwrap();
+    assert!(
+        matches!(anew, CallToolResponse::Task(_)),
+        "a new approval, waiting in a task: {anew:?}"
+    );
+    let mut runs = paid.lock().unwrap().clone();
+    runs.sort_unstable();
+    assert_eq!(runs, [1, 5, 6], "invoice 1 paid once");
 }
