@@ -439,9 +439,12 @@ impl Inbox {
         }
         let recorded = async {
             let mut tx = self.inner.store.write().await?;
-            let Some(run) = requests::run_of(&mut tx, id).await? else {
+            // Locked like every change of the run, so this entry never races another
+            // for its number in the trail.
+            let Some(run) = runs::lock_of_request(&mut tx, id).await? else {
                 return tx.rollback().await.map_err(InboxError::from);
             };
+            let run = run.id;
             let why = refused.to_string();
             Record {
                 request: Some(id),
