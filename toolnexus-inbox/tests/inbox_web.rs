@@ -1512,7 +1512,15 @@ async fn receipts_are_shown_only_to_who_may_answer_or_answered() {
         assert!(page.contains(&receipt.signature), "{who}: {page}");
     }
     // Bob may not answer it: he sees that it was approved, and by whom, not the receipt
-    // nor what the vote said.
+    // nor what the vote said, nor the call.
+    let call = r#"refund({&quot;amount&quot;:40})"#;
+    let (_, page) = get(&carol, &site.request_url(&id)).await;
+    assert!(page.contains(call), "{page}");
+    let (_, list) = get(&carol, &site.base).await;
+    assert!(list.contains(call), "{list}");
+    let (_, list) = get(&bob, &site.base).await;
+    assert!(list.contains("Refund 40 euros?"), "{list}");
+    assert!(!list.contains(call), "{list}");
     let (status, page) = get(&bob, &site.request_url(&id)).await;
     assert_eq!(status, StatusCode::OK);
     assert!(page.contains("Approved."), "{page}");
@@ -1521,6 +1529,20 @@ async fn receipts_are_shown_only_to_who_may_answer_or_answered() {
     assert!(!page.contains(&receipt.signature), "{page}");
     assert!(!page.contains(&receipt.key), "{page}");
     assert!(!page.contains("receipts"), "{page}");
+    assert!(!page.contains("refund("), "{page}");
+
+    // A quorum's first approval: its receipt is Ada's and finance's to see, not Bob's.
+    let payment = site.payment(900).await;
+    let response = answer(&site, &ada, &payment, &[("_action", "approve")]).await;
+    assert_eq!(response.status(), StatusCode::SEE_OTHER);
+    let parked = site.inbox.get(&payment).await.unwrap().unwrap();
+    assert_eq!(parked.state, ParkedState::Waiting);
+    let first = parked.votes[0].receipt.clone().expect("the vote's receipt");
+    for (who, sees) in [(&ada, true), (&carol, true), (&bob, false)] {
+        let (_, page) = get(who, &site.request_url(&payment)).await;
+        assert!(page.contains("1 of 2 approvals"), "{who}: {page}");
+        assert_eq!(page.contains(&first.signature), sees, "{who}: {page}");
+    }
 }
 
 #[tokio::test]

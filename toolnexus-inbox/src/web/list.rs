@@ -151,6 +151,8 @@ pub(crate) async fn show(
             Err(e) => return store_failed(&e, &mount),
         };
     let now = shared.inbox.now_time();
+    // A request's call (its tool and arguments) is shown only to who may answer it.
+    let may = |parked: &Parked| shared.inbox.may_answer(parked, Some(&viewer));
     let refresh = recent
         .iter()
         .any(summary::in_flight)
@@ -174,11 +176,11 @@ pub(crate) async fn show(
                 ", oldest first."
             }
         }
-        @for parked in &waiting.runs { (summary::card(parked, now, &mount)) }
+        @for parked in &waiting.runs { (summary::card(parked, may(parked), now, &mount)) }
         (pages(&waiting, shared.page_size, &filter.query(), &mount))
         @if !recent.is_empty() {
             h2 { "Recently answered" }
-            @for parked in &recent { (summary::card(parked, now, &mount)) }
+            @for parked in &recent { (summary::card(parked, may(parked), now, &mount)) }
         }
     };
     let title = format!("{} waiting", waiting.total);

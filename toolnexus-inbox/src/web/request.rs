@@ -97,9 +97,10 @@ impl View<'_> {
         })
     }
 
-    /// Whether the viewer may see how `parked` was voted on — each vote's answer, note and
-    /// signed receipt: those who may answer it, and those who did. Everyone else sees that
-    /// it was answered, and by whom, not the receipts.
+    /// Whether the viewer may see `parked`'s call (its tool and arguments) and how it was
+    /// voted on — each vote's answer, note and signed receipt: those who may answer it,
+    /// and those who did. Everyone else sees what it asks and that it was answered, and by
+    /// whom, not the call or the receipts.
     fn sees_votes(&self, parked: &Parked) -> bool {
         let me = key_of(&self.viewer.id);
         self.may_answer(parked)
@@ -536,11 +537,12 @@ fn request(
             @if parked.state != ParkedState::Waiting { (summary::state_badge(parked.state)) }
         }
         @if alone { h1 { (parked.request.prompt) } } @else { h2.prompt { (parked.request.prompt) } }
-        @if let Some(call) = summary::call(parked, None) { (call) }
+        @if let Some(call) = summary::call(parked, None).filter(|_| view.sees_votes(parked)) { (call) }
         p.meta { (summary::times(parked, now)) }
         @if let Some(approvals) = parked.approvals() {
             p.approvals { (approvals.to_string()) }
         }
+        @if view.sees_votes(parked) { (receipts(parked)) }
         @if open && view.counted(parked) {
             p.banner.readonly {
                 "You count toward this request already; it waits for someone else's approval."
@@ -558,6 +560,31 @@ fn request(
             (summary::decided_banner(parked))
             (summary::decision(parked, now))
             @if alone { (summary::outcome(parked, view.mount)) }
+        }
+    }
+}
+
+/// The receipts the inbox signed for `parked`'s votes, each as the JSON a verifier checks,
+/// folded away: they are for whoever hands them on, not for reading.
+fn receipts(parked: &Parked) -> Markup {
+    let signed: Vec<(String, String)> = parked
+        .votes
+        .iter()
+        .filter_map(|vote| {
+            let receipt = serde_json::to_string(vote.receipt.as_ref()?).ok()?;
+            Some((vote.label(), receipt))
+        })
+        .collect();
+    html! {
+        @if !signed.is_empty() {
+            details.receipts {
+                summary { "Signed receipts (" (signed.len()) ")" }
+                ul.receipts {
+                    @for (by, receipt) in &signed {
+                        li { (by) ": " code.detail { (receipt) } }
+                    }
+                }
+            }
         }
     }
 }

@@ -63,10 +63,11 @@ pub(crate) fn call(parked: &Parked, limit: Option<usize>) -> Option<Markup> {
     Some(html! { code.call { (tool) "(" (args) ")" } })
 }
 
-/// The list's card for a run: kind, prompt (linking to its page), call, times, and for a
-/// decided run its answer and outcome. The prompt's link covers the whole card (see the
-/// stylesheet), and a waiting run also shows an "Answer" action, so what to click is plain.
-pub(crate) fn card(parked: &Parked, now: SystemTime, mount: &Mount) -> Markup {
+/// The list's card for a run: kind, prompt (linking to its page), call (when `call_shown`:
+/// only to who may answer it), times, and for a decided run its answer and outcome. The
+/// prompt's link covers the whole card (see the stylesheet), and a waiting run also shows
+/// an "Answer" action, so what to click is plain.
+pub(crate) fn card(parked: &Parked, call_shown: bool, now: SystemTime, mount: &Mount) -> Markup {
     let path = mount.to(&request_path(parked.id()));
     let waiting = parked.state == ParkedState::Waiting;
     html! {
@@ -80,7 +81,7 @@ pub(crate) fn card(parked: &Parked, now: SystemTime, mount: &Mount) -> Markup {
                     (state_badge(parked.state))
                 }
             }
-            @if let Some(call) = call(parked, Some(ARGS_ON_LIST)) { (call) }
+            @if let Some(call) = call(parked, Some(ARGS_ON_LIST)).filter(|_| call_shown) { (call) }
             p.meta {
                 (times(parked, now))
                 @if parked.requests.len() > 1 {
