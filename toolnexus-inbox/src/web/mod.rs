@@ -14,6 +14,8 @@
 //! | `GET /delegate` | the signed-in person's delegations: given, held, a form to give one |
 //! | `POST /delegate` | hands their own answering rights over until a date, or takes them back |
 //! | `GET /style.css` | the stylesheet (public: it holds nothing of the inbox)       |
+//! | `GET …?token=T` | signs in with token `T` and redirects to the page without it, or asks first when another person is signed in |
+//! | `POST …?token=T` | the switch that question's button confirms (nothing else posts to a link) |
 //!
 //! Who is signed in comes from the host when it says ([`InboxPageBuilder::identity`]: its
 //! own session or OIDC middleware), else from a reverse proxy's forwarded headers when the
@@ -23,7 +25,8 @@
 //! token ([`InboxPageBuilder::token_for`]) as that person.
 //! That person is who answers (`answered_by`), and the page shows who they are. A request
 //! that names its responders is read-only to everyone else, and their answer is refused
-//! with 403.
+//! with 403; they see what it asks and that it was answered, by whom, but not its call
+//! (tool and arguments), what its votes said or the receipts signed for them.
 //!
 //! Without a signed-in person, every other route needs an access token: as
 //! `Authorization: Bearer` on every request, or once as `?token=` (the link a host prints),
@@ -35,7 +38,8 @@
 //! navigation, which must still find the session; a cross-site POST never carries it),
 //! `Path` the page's mount (or the path of the inbox's
 //! [`page_url`](crate::InboxBuilder::page_url)), and `Secure` when the page is served over
-//! https: a `page_url` that says so, a request that came over TLS, or a trusted proxy's
+//! https: a `page_url` that says so, a request whose address says `https` (HTTP/2 over
+//! TLS sends it; HTTP/1.1 does not, so give such a page its `page_url`), or a trusted proxy's
 //! `X-Forwarded-Proto` ([`ProxyHeader::Proto`]). A browser signed in as one person that
 //! opens another person's link is asked, on a page with a button, before it switches.
 //!

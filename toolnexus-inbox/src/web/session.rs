@@ -89,7 +89,7 @@ pub(crate) fn check(
 /// Where and how the session cookie is set: its name, the path of the page's mount, and
 /// whether it is `Secure`: when the inbox's page URL
 /// ([`InboxBuilder::page_url`](crate::InboxBuilder::page_url)) is `https`, when the request
-/// itself says it came over https, or when a trusted proxy says so in `X-Forwarded-Proto`
+/// address says `https` (HTTP/2 sends its scheme; HTTP/1.1 does not), or when a trusted proxy says so in `X-Forwarded-Proto`
 /// ([`ProxyHeader::Proto`](super::ProxyHeader::Proto)). Over plain http a `Secure`
 /// cookie would never come back, so the page served on loopback keeps working.
 pub(crate) struct Jar<'a> {
