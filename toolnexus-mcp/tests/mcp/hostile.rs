@@ -165,15 +165,21 @@ async fn a_partner_never_approves_its_own_payment_at_the_mcp_door(db: TestDb) {
     assert_eq!(done["approver_after"]["code"], unknown["code"], "{done}");
 
     // The allowed path: finance's elicitation answer ran the payment.
-    let allowed = step(&lines, "allowed");
-    assert_eq!(allowed["error"], false, "{allowed}");
-    assert_eq!(allowed["text"], "paid invoice 6", "{allowed}");
-    assert_eq!(allowed["elicited"], 1, "{allowed}");
+    for (name, invoice) in [("allowed", 6), ("allowed_round", 7)] {
+        let allowed = step(&lines, name);
+        assert_eq!(allowed["error"], false, "{allowed}");
+        assert_eq!(
+            allowed["text"],
+            format!("paid invoice {invoice}"),
+            "{allowed}"
+        );
+        assert_eq!(allowed["elicited"], 1, "{allowed}");
+    }
 
     // Only what finance approved ran, each once.
     let mut runs = paid.lock().unwrap().clone();
     runs.sort_unstable();
-    assert_eq!(runs, [5, 6]);
+    assert_eq!(runs, [5, 6, 7]);
 
     // Each of the partner's answers is on record as refused, and its request still waits.
     for invoice in 1..=4 {
@@ -191,17 +197,19 @@ async fn a_partner_never_approves_its_own_payment_at_the_mcp_door(db: TestDb) {
             parked.votes
         );
     }
-    // Finance's answer is recorded like any other: the audit entry, the vote, the receipt.
-    let id = gate_id(&tk, &json!({"invoice": 6}));
-    assert_eq!(
-        actors(&inbox, &id, AuditKind::Answered).await,
-        [Some("alice@shop.example".to_owned())]
-    );
-    let parked = inbox.get(&id).await.unwrap().expect("parked");
-    let voters: Vec<_> = parked.votes.iter().map(|v| v.by.as_deref()).collect();
-    assert_eq!(voters, [Some("alice@shop.example")]);
-    let answer = parked.answer.expect("answered");
-    assert_eq!(answer.receipts.len(), 1, "{answer:?}");
+    // Finance's answers are recorded like any other: the audit entry, the vote, the receipt.
+    for invoice in [6, 7] {
+        let id = gate_id(&tk, &json!({"invoice": invoice}));
+        assert_eq!(
+            actors(&inbox, &id, AuditKind::Answered).await,
+            [Some("alice@shop.example".to_owned())]
+        );
+        let parked = inbox.get(&id).await.unwrap().expect("parked");
+        let voters: Vec<_> = parked.votes.iter().map(|v| v.by.as_deref()).collect();
+        assert_eq!(voters, [Some("alice@shop.example")]);
+        let answer = parked.answer.expect("answered");
+        assert_eq!(answer.receipts.len(), 1, "{answer:?}");
+    }
 
     // Finance approves invoice 1 on the inbox's side: the partner's identical call picks the
     // approval up and the payment runs once; the next identical call asks anew.
@@ -221,5 +229,5 @@ async fn a_partner_never_approves_its_own_payment_at_the_mcp_door(db: TestDb) {
     );
     let mut runs = paid.lock().unwrap().clone();
     runs.sort_unstable();
-    assert_eq!(runs, [1, 5, 6], "invoice 1 paid once");
+    assert_eq!(runs, [1, 5, 6, 7], "invoice 1 paid once");
 }

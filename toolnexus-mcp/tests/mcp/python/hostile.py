@@ -144,6 +144,11 @@ async def main(url, gate, own, adas):
     async with caller(url, "tok-alice", "legacy", asked) as alice:
         result = await alice.call_tool("pay_invoice", {"invoice": 6})
         say("allowed", error=result.is_error, text=text(result), elicited=len(asked))
+    # And on 2026-07-28, through an `input_required` round.
+    asked = []
+    async with caller(url, "tok-alice", "2026-07-28", asked) as alice:
+        result = await alice.call_tool("pay_invoice", {"invoice": 7})
+        say("allowed_round", error=result.is_error, text=text(result), elicited=len(asked))
 
 
 anyio.run(main, *sys.argv[1:5])
