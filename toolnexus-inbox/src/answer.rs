@@ -276,10 +276,11 @@ impl Inbox {
         taken.vote.receipt = self.receipt_of(&run.id, &row, &taken.vote, taken.resolves, quorum)?;
         let mut all = votes;
         all.push(taken.vote);
+        // The answer the run resumes with, and the webhook tells of, carries the receipts
+        // of every vote that made it, and only those: receipts an answer came with are
+        // never trusted.
+        let mut resolved = answer.clone();
         if taken.resolves {
-            // The answer the run resumes with carries the receipts of every vote that
-            // made it, and only those: receipts an answer came with are never trusted.
-            let mut resolved = answer.clone();
             resolved.receipts = all.iter().filter_map(|v| v.receipt.clone()).collect();
             taken.stored = json(&answer.id, &resolved)?;
         }
@@ -329,7 +330,7 @@ impl Inbox {
                 &run.id,
                 &run.agent,
                 &taken.request,
-                answer,
+                &resolved,
                 source,
                 actor,
                 &approvals,

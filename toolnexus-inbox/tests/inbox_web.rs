@@ -1546,7 +1546,7 @@ async fn receipts_are_shown_only_to_who_may_answer_or_answered() {
 }
 
 #[tokio::test]
-async fn a_webhook_tells_of_an_answer_without_the_receipts_its_caller_attached() {
+async fn a_webhook_tells_of_an_answer_with_the_inboxs_receipts_never_its_callers() {
     let key = toolnexus_inbox::receipt::ReceiptKey::ephemeral_for_tests().unwrap();
     let hook = toolnexus_inbox::Webhook::new("http://127.0.0.1:9/never")
         .name("ops")
@@ -1586,7 +1586,13 @@ async fn a_webhook_tells_of_an_answer_without_the_receipts_its_caller_attached()
     assert_eq!(json["data"]["answer"]["ok"], true, "{body}");
     assert!(!body.contains(&attached.signature), "{body}");
     assert!(!body.contains(&signed.signature), "{body}");
-    assert!(json["data"]["answer"].get("receipts").is_none(), "{body}");
+    // The one receipt it carries is the inbox's, for this answer.
+    let receipts: Vec<toolnexus::Receipt> =
+        serde_json::from_value(json["data"]["answer"]["receipts"].clone()).unwrap();
+    assert_eq!(receipts.len(), 1, "{body}");
+    assert_eq!(receipts[0].statement.request, second);
+    let public = site.inbox.receipt_public_key().unwrap();
+    toolnexus_inbox::receipt::verify(&receipts[0], &public).unwrap();
 }
 
 #[tokio::test]

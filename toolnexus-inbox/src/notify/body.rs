@@ -1,9 +1,9 @@
 //! What a notification says: its JSON body, and the Slack-compatible `text` in it.
 //!
 //! A prompt is the model's words, so the text escapes what Slack reads as markup (`&`, `<`,
-//! `>`): a hostile prompt cannot make a link or mention anyone. An answer is told without
-//! the receipts it was given with: only the inbox signs receipts, and a receiver must never
-//! take a caller's for one.
+//! `>`): a hostile prompt cannot make a link or mention anyone. An answer is told with the
+//! receipts the inbox signed for it, never those it was given with: a receiver must never
+//! take a caller's for the inbox's.
 
 use serde_json::{json, Value};
 use toolnexus::{Answer, Request, RequestKind};
@@ -176,11 +176,9 @@ impl Inbox {
                 ),
             ),
         };
-        // Receipts an answer arrived with are its caller's word, never the inbox's: the
-        // notification tells of the answer without them.
-        let mut told = answer.clone();
-        told.receipts.clear();
-        let mut more = json!({"answer": told, "answeredBy": by});
+        // `answer` is as the inbox resolved it: the receipts it carries are those the
+        // inbox signed for its votes, never a caller's.
+        let mut more = json!({"answer": answer, "answeredBy": by});
         if approvals.quorum > 1 {
             more["approvals"] = json!(approvals);
         }

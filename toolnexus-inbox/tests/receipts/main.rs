@@ -337,6 +337,9 @@ fn data_digests_agree_with_python_on_any_number() {
             // Short decimals and whole numbers, where the text is what people write.
             numbers.extend((0..200).map(|i| json!(f64::from(i) / 8.0 - 12.5)));
             numbers.extend((0..50).map(|i| json!(10_f64.powi(i - 25))));
+            // Integers beyond 2^53, which a double would round together.
+            numbers.extend((0..20).map(|i| json!((1_u64 << 53) + seed * 1000 + i)));
+            numbers.extend((0..20).map(|i| json!(-(1_i64 << 60) - i as i64)));
             Some(json!({"numbers": numbers, "seed": seed}))
         })
         .collect();

@@ -73,7 +73,11 @@ def jcs(value):
         return "true"
     if value is False:
         return "false"
-    if isinstance(value, (int, float)):
+    if isinstance(value, int):
+        # Every integer with all its digits: up to 2**53 that is what a double prints, and
+        # beyond it rounding would give two integers one text.
+        return str(value)
+    if isinstance(value, float):
         return number(value)
     if isinstance(value, str):
         return string(value)

@@ -20,16 +20,34 @@ use serde_json::{Number, Value};
 /// ```
 pub fn canonical_json(value: &Value) -> Vec<u8> {
     let mut out = Vec::with_capacity(64);
-    write_value(value, &mut out);
+    write_value(value, Integers::AsDoubles, &mut out);
     out
 }
 
-fn write_value(value: &Value, out: &mut Vec<u8>) {
+/// How integers are written: as JCS writes the double nearest to them, or with all their
+/// digits.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Integers {
+    AsDoubles,
+    /// Every integer serde_json holds (an `i64` or a `u64`) with all its digits. Up to 2^53
+    /// that is the JCS text; beyond it a double would round two integers to one text, so a
+    /// digest that must tell every value apart writes them so.
+    Exact,
+}
+
+/// [`canonical_json`], with integers written as `integers` says.
+pub(crate) fn canonical_with(value: &Value, integers: Integers) -> Vec<u8> {
+    let mut out = Vec::with_capacity(64);
+    write_value(value, integers, &mut out);
+    out
+}
+
+fn write_value(value: &Value, integers: Integers, out: &mut Vec<u8>) {
     match value {
         Value::Null => out.extend_from_slice(b"null"),
         Value::Bool(true) => out.extend_from_slice(b"true"),
         Value::Bool(false) => out.extend_from_slice(b"false"),
-        Value::Number(n) => write_number(n, out),
+        Value::Number(n) => write_number(n, integers, out),
         Value::String(s) => write_string(s, out),
         Value::Array(items) => {
             out.push(b'[');
@@ -37,7 +55,7 @@ fn write_value(value: &Value, out: &mut Vec<u8>) {
                 if i > 0 {
                     out.push(b',');
                 }
-                write_value(item, out);
+                write_value(item, integers, out);
             }
             out.push(b']');
         }
@@ -51,7 +69,7 @@ fn write_value(value: &Value, out: &mut Vec<u8>) {
                 }
                 write_string(key, out);
                 out.push(b':');
-                write_value(value, out);
+                write_value(value, integers, out);
             }
             out.push(b'}');
         }
@@ -89,7 +107,17 @@ fn write_string(text: &str, out: &mut Vec<u8>) {
     out.push(b'"');
 }
 
-fn write_number(number: &Number, out: &mut Vec<u8>) {
+fn write_number(number: &Number, integers: Integers, out: &mut Vec<u8>) {
+    if integers == Integers::Exact {
+        if let Some(n) = number.as_i64() {
+            out.extend_from_slice(n.to_string().as_bytes());
+            return;
+        }
+        if let Some(n) = number.as_u64() {
+            out.extend_from_slice(n.to_string().as_bytes());
+            return;
+        }
+    }
     // serde_json's numbers are i64, u64 or finite f64; JCS reads them all as doubles.
     let value = number.as_f64().unwrap_or(0.0);
     write_double(value, out);
@@ -261,6 +289,21 @@ mod tests {
         );
         assert_eq!(text(&serde_json::json!(-0.0)), "0");
         assert_eq!(text(&serde_json::json!(1.5e-7)), "1.5e-7");
+    }
+
+    #[test]
+    fn exact_integers_keep_every_digit_and_agree_with_jcs_up_to_two_to_the_53() {
+        let exact = |v: Value| String::from_utf8(canonical_with(&v, Integers::Exact)).unwrap();
+        let big = 1_u64 << 53;
+        assert_eq!(
+            exact(serde_json::json!([big + 1, u64::MAX])),
+            format!("[{},{}]", big + 1, u64::MAX)
+        );
+        assert_eq!(exact(serde_json::json!(i64::MIN)), i64::MIN.to_string());
+        for n in [0_i64, -7, 40, 1 << 53, -(1 << 53)] {
+            assert_eq!(exact(serde_json::json!(n)), text(&serde_json::json!(n)));
+        }
+        assert_eq!(exact(serde_json::json!(1.5)), "1.5");
     }
 
     #[test]

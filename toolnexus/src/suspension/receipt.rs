@@ -10,7 +10,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::canonical::canonical_json;
+use super::canonical::{canonical_json, canonical_with, Integers};
 use super::codes::Refusal;
 use super::digest::sha256_text;
 
@@ -207,7 +207,9 @@ pub struct ReceiptAnswer {
 
 /// The digest of an answer's data as a receipt states it: `sha256:` and the hex SHA-256 of
 /// the data's RFC 8785 bytes, so the system handed a receipt can check the data it was
-/// given is the data that was approved.
+/// given is the data that was approved. One departure from RFC 8785 keeps two data apart
+/// that a double would not: an integer beyond 2^53 is written with all its digits, not as
+/// the nearest double (up to 2^53 the two texts are the same).
 ///
 /// ```
 /// use toolnexus::{data_digest, serde_json::json};
@@ -215,9 +217,12 @@ pub struct ReceiptAnswer {
 /// let d = data_digest(&json!({"amount": 40.0, "zip": "75001"}));
 /// assert_eq!(d, data_digest(&json!({"zip": "75001", "amount": 40})));
 /// assert_eq!(d.len(), "sha256:".len() + 64);
+/// // Integers a double cannot hold keep every digit: no two share a digest.
+/// let big = 1_u64 << 53;
+/// assert_ne!(data_digest(&json!(big + 1)), data_digest(&json!(big + 2)));
 /// ```
 pub fn data_digest(data: &Value) -> String {
-    sha256_text(&canonical_json(data))
+    sha256_text(&canonical_with(data, Integers::Exact))
 }
 
 #[cfg(test)]

@@ -124,6 +124,11 @@ impl Toolkit {
         if let Some(refused) = refused {
             return Either::Left(std::future::ready(refused.into_result()));
         }
+        let ctx = approved(
+            ctx,
+            std::slice::from_ref(request),
+            std::slice::from_ref(&answer),
+        );
         let run = move |args, answer: Option<Answer>| {
             self.execute(name, args, answered(ctx, answer.into_iter().collect()))
                 .map(ToolOutcome::classify)
@@ -200,6 +205,7 @@ impl Toolkit {
         if let Some(refused) = self.refused_approval(name, requests, &answers, &args) {
             return Either::Left(std::future::ready(refused.into_result()));
         }
+        let ctx = approved(ctx, requests, &answers);
         let run = move |args, answers: Vec<Answer>| {
             self.execute(name, args, answered(ctx, answers))
                 .map(ToolOutcome::classify)
@@ -208,6 +214,22 @@ impl Toolkit {
             .map(|settled| settled.outcome.into_result());
         Either::Right(settled)
     }
+}
+
+/// `ctx` with the receipts of a gate's approval, when `requests` is a gate and its answer
+/// carries some: the approved call runs without the answer, but under its receipts
+/// ([`ToolContext::receipts`]), as it does in the agent loop. A re-run with answers reads
+/// theirs instead.
+fn approved(mut ctx: ToolContext, requests: &[Request], answers: &[Answer]) -> ToolContext {
+    let gate = requests.first().and_then(Request::gated_tool).is_some();
+    if gate && ctx.receipts.is_empty() {
+        ctx.receipts = answers
+            .iter()
+            .filter(|a| a.ok)
+            .flat_map(|a| a.receipts.iter().cloned())
+            .collect();
+    }
+    ctx
 }
 
 /// `ctx` with the answers a re-run sees: all of them, and the first as `answer`. None

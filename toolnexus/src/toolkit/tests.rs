@@ -226,3 +226,38 @@ async fn a_tool_that_asks_the_same_question_again_ends_unresolved_with_rounds_or
         assert_eq!(ToolResult::pending_of(&settled), None);
     }
 }
+
+#[tokio::test]
+async fn a_gate_settled_by_the_toolkit_runs_under_its_approvals_receipts() {
+    use crate::receipt::{ReceiptAnswer, Statement};
+    use crate::{Answer, Approval, Receipt};
+
+    let seen = NativeTool::of(
+        "pay",
+        "Pays",
+        json!({"type": "object"}),
+        |_args, ctx| async move { format!("{} receipts", ctx.receipts().len()) },
+    );
+    let tk = Toolkit::builder()
+        .tool(seen)
+        .approval(Approval::tools(["pay"]))
+        .build()
+        .unwrap();
+    let args = json!({});
+    let asked = tk.approval_request("pay", &args, "run/call").unwrap();
+    let mut yes = Answer::ok(&asked.id);
+    let statement = Statement::new(
+        &asked.id,
+        "run",
+        crate::call_digest("pay", &args),
+        ReceiptAnswer::of(&yes),
+        "ada",
+        "2026-01-01T00:00:00.000Z",
+        "anyone",
+    );
+    yes.receipts = vec![Receipt::new(statement, "ed25519:test", "sig")];
+    let done = tk
+        .settle("pay", args, &asked, yes, ToolContext::default())
+        .await;
+    assert_eq!(done.output, "1 receipts");
+}
