@@ -11,7 +11,7 @@ use tracing::Instrument;
 use crate::admit::{Admitted, Ballot};
 use crate::audit::{AuditKind, Record};
 use crate::clock::rfc3339_millis;
-use crate::delegation::{self, key_of};
+use crate::delegation::{self, key_of, Delegation};
 use crate::people::{stored_responders, Person, Source};
 use crate::store::delegations;
 use crate::store::requests::{self, ToAnswer};
@@ -252,7 +252,7 @@ impl Inbox {
         let delegated = match (source.person(), &responders) {
             (Some(who), Some(list)) if !who.is_one_of(list) => {
                 let rows = delegations::in_force_to(tx, &key_of(&who.id), now).await?;
-                delegation::readable(rows)
+                self.current(delegation::readable(rows))
             }
             _ => Vec::new(),
         };
@@ -418,6 +418,22 @@ impl Inbox {
             for_whom: admitted.for_whom,
             resolves,
         })
+    }
+
+    /// `delegations` with each giver as the host's directory knows them now, when the
+    /// inbox has one: a giver it no longer knows lends nothing. Without a directory the
+    /// giver is as they were when they delegated.
+    fn current(&self, delegations: Vec<Delegation>) -> Vec<Delegation> {
+        let Some(directory) = &self.inner.directory else {
+            return delegations;
+        };
+        delegations
+            .into_iter()
+            .filter_map(|mut d| {
+                d.from = directory.person(&d.from.id)?;
+                Some(d)
+            })
+            .collect()
     }
 
     /// Puts a refused answer on the record — who tried to answer request `id`, and why it

@@ -40,6 +40,35 @@ where
     }
 }
 
+/// Who a person is now, by their id: the host's directory (its identity provider, its
+/// staff list). The inbox asks it when someone answers under a delegation, so the rights
+/// handed over are the giver's as they are today — a giver who left the group, or left,
+/// no longer lends what they lost ([`InboxBuilder::directory`](crate::InboxBuilder::directory)).
+/// `None`: nobody the host knows now.
+///
+/// Any `Fn(&str) -> Option<Person>` is one, and so is [`BearerTokens`].
+///
+/// ```
+/// use toolnexus_inbox::{Directory, Person};
+///
+/// let staff = |id: &str| (id == "ada@example.com").then(|| Person::new(id).groups(["finance"]));
+/// assert_eq!(staff.person("ada@example.com").unwrap().groups, ["finance"]);
+/// assert!(staff.person("mallory@example.com").is_none());
+/// ```
+pub trait Directory: Send + Sync + 'static {
+    /// The person with id `id` as the host knows them now, if it does.
+    fn person(&self, id: &str) -> Option<Person>;
+}
+
+impl<F> Directory for F
+where
+    F: Fn(&str) -> Option<Person> + Send + Sync + 'static,
+{
+    fn person(&self, id: &str) -> Option<Person> {
+        self(id)
+    }
+}
+
 /// People known by the bearer token they send (`Authorization: Bearer <token>`): the
 /// simplest sign-in a door can require, for partners and services.
 ///
@@ -138,6 +167,15 @@ impl Identify for BearerTokens {
             return None;
         }
         self.people.get(&digest(token.trim())).cloned()
+    }
+}
+
+/// The people the tokens name, by id (letter case aside): a directory as current as the
+/// token file.
+impl Directory for BearerTokens {
+    fn person(&self, id: &str) -> Option<Person> {
+        let found = self.people.values().find(|p| p.id.eq_ignore_ascii_case(id));
+        found.cloned()
     }
 }
 

@@ -44,7 +44,7 @@ pub use deadline::{Escalation, Expiry};
 pub use delegation::Delegation;
 pub use door::{Door, DoorRecord};
 pub use error::InboxError;
-pub use identify::{BearerTokens, Identify};
+pub use identify::{BearerTokens, Directory, Identify};
 pub use in_flight::{InFlight, InFlightGuard};
 pub use inbox::{Inbox, InboxBuilder};
 pub use notify::Delivery;

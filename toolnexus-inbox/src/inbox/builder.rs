@@ -36,6 +36,7 @@ pub struct InboxBuilder {
     receipts: Option<Arc<ReceiptKey>>,
     max_delegation: Duration,
     not_requester: bool,
+    directory: Option<Arc<dyn crate::Directory>>,
 }
 
 impl fmt::Debug for InboxBuilder {
@@ -74,7 +75,18 @@ impl InboxBuilder {
             receipts: None,
             max_delegation: Duration::from_secs(30 * 86_400),
             not_requester: false,
+            directory: None,
         }
+    }
+
+    /// Who people are now, by id ([`Directory`](crate::Directory): the host's identity
+    /// provider, its staff list, or its [`BearerTokens`](crate::BearerTokens)). An answer
+    /// given under a delegation is judged by the giver's rights as the directory says
+    /// they are at that moment, not as they were when they delegated; a giver it no longer
+    /// knows lends nothing. Without one, a delegation lends the giver's rights as given.
+    pub fn directory(mut self, directory: impl crate::Directory) -> Self {
+        self.directory = Some(Arc::new(directory));
+        self
     }
 
     /// Keeps duties apart for every request: the person who asked for a run
@@ -313,6 +325,7 @@ impl InboxBuilder {
                 receipts: self.receipts,
                 max_delegation: self.max_delegation,
                 not_requester: self.not_requester,
+                directory: self.directory,
                 outbox: Notify::new(),
             }),
         })

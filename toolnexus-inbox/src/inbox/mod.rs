@@ -66,6 +66,8 @@ pub(crate) struct Inner {
     pub(crate) max_delegation: Duration,
     /// Whether every request refuses the person who asked for its run.
     pub(crate) not_requester: bool,
+    /// Who people are now, for a delegation's giver, when the host said.
+    pub(crate) directory: Option<Arc<dyn crate::Directory>>,
     /// Wakes a deliverer when this process wrote to the outbox.
     pub(crate) outbox: Notify,
     /// Wakes one idle worker slot per answer (this process's answers, and other processes'

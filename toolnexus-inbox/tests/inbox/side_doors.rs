@@ -28,6 +28,7 @@ both_engines!(
     an_expiry_never_completes_a_quorum,
     a_delegation_is_bounded_and_audited,
     the_requester_never_approves_their_own_run,
+    a_delegate_lends_only_what_the_giver_holds_today,
 );
 
 /// Every payment made: (vendor, cents, receipts it ran under). Vendors are unique to a
@@ -615,4 +616,48 @@ async fn the_requester_never_approves_their_own_run(db: TestDb) {
         .answer_as(Answer::ok(&id), finance("bob@corp.example"))
         .await;
     assert!(matches!(own, Err(InboxError::Requester { .. })), "{own:?}");
+}
+
+async fn a_delegate_lends_only_what_the_giver_holds_today(db: TestDb) {
+    // The host's staff list: Ada is in finance until she moves to sales.
+    let groups = std::sync::Arc::new(Mutex::new(vec!["finance".to_owned()]));
+    let now = groups.clone();
+    let staff = move |id: &str| {
+        let groups = now.lock().unwrap().clone();
+        (id == "ada@corp.example").then(|| Person::new(id).groups(groups))
+    };
+    let key = ReceiptKey::ephemeral_for_tests().unwrap();
+    let inbox = db
+        .builder()
+        .receipt_key(key)
+        .directory(staff)
+        .open()
+        .await
+        .unwrap();
+    let p = Payments {
+        inbox,
+        llm: MockLlm::with_fn(pay_script).await.unwrap(),
+        tk: payments(None, |a| a),
+    };
+    let soon = SystemTime::now() + Duration::from_secs(3600);
+    p.inbox
+        .delegate(finance("ada@corp.example"), "bob@corp.example", soon)
+        .await
+        .unwrap();
+    let bob = Person::new("bob@corp.example");
+
+    let first = p.park(&unique("acme"), 90_000).await;
+    p.inbox
+        .answer_as(Answer::ok(&first), bob.clone())
+        .await
+        .unwrap();
+
+    // Ada leaves finance: what she handed Bob goes with her.
+    *groups.lock().unwrap() = vec!["sales".to_owned()];
+    let second = p.park(&unique("acme"), 90_000).await;
+    let refused = p.inbox.answer_as(Answer::ok(&second), bob).await;
+    assert!(
+        matches!(refused, Err(InboxError::NotAllowed { .. })),
+        "{refused:?}"
+    );
 }
