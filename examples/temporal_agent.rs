@@ -9,7 +9,8 @@
 //! ```
 //!
 //! `worker --address HOST:PORT [--namespace NS] [--task-queue Q] [--orders FILE]
-//! [--codec-key FILE] [--continue-after EVENTS] [--step-timeout SECONDS]` serves the
+//! [--codec-key FILE] [--continue-after EVENTS] [--step-timeout SECONDS] [--approvers GROUP]
+//! [--inbox URL [--receipt-key FILE] [--page PORT [--tokens FILE]]]` serves the
 //! `AgentRun` workflow (input `{"prompt": "…"}`, result the run's JSON, query `pending`,
 //! update `answer`) and its step activities on the embedded scripted model (or the endpoint
 //! `TOOLNEXUS_BASE_URL` and the style's key name). "buy a <item>" asks "Approve purchase
@@ -29,6 +30,18 @@
 //! every wait in that inbox too: it shows on the inbox page, and an answer given there
 //! reaches the run once, through whichever worker is up.
 //!
+//! Who answers a purchase: `--approvers GROUP` lets only that group's members approve it
+//! (the gate names `group:GROUP` as its responders). `--receipt-key FILE` (an Ed25519
+//! PKCS#8 PEM, `openssl genpkey -algorithm ed25519`) makes the inbox sign each vote, and
+//! the worker's toolkit then trusts an approval of a ruled gate only under those receipts:
+//! an `answer` update sent straight to Temporal without them is refused, and only approvals
+//! given on the inbox buy anything. Without a receipt key, anyone who can send updates to
+//! the namespace can approve through Temporal. `--page PORT` serves the inbox's page on
+//! 127.0.0.1:PORT beside the worker; `--tokens FILE` (lines of `TOKEN EMAIL
+//! [GROUP,GROUP…]`) signs people in there by their bearer token, each answer recorded as
+//! theirs (without it the page prints a link with one fresh token, whose holder answers as
+//! nobody in particular). Give every worker of a task queue the same options.
+//!
 //! `start PROMPT [--id ID]` prints the new run's workflow id; `pending ID` prints what it
 //! waits on as JSON; `answer ID REQUEST approve|decline [REASON]` answers, printing what
 //! still waits; `result ID` waits for the run's end and prints its result. Each takes
@@ -46,7 +59,9 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use serde_json::{json, Value};
-use toolnexus::{Answer, NativeTool, Tool, ToolContext, ToolResult};
+use toolnexus::{Answer, Approval, NativeTool, Tool, ToolContext, ToolResult, Toolkit};
+use toolnexus_inbox::receipt::{PublicKey, ReceiptKey};
+use toolnexus_inbox::{web, BearerTokens, Inbox};
 use toolnexus_temporal::{Agent, AgentWorker, Codec, Connection, Runs};
 
 type Failure = Box<dyn std::error::Error>;
@@ -54,6 +69,16 @@ type Failure = Box<dyn std::error::Error>;
 const USAGE: &str =
     "usage: temporal_agent worker|start|pending|answer|result … --address HOST:PORT \
      [--namespace NS] [--task-queue Q] [--codec-key FILE] (see the example's docs)";
+
+/// Who answers the worker's purchases, and where (`--approvers`, `--receipt-key`,
+/// `--page`, `--tokens`).
+#[derive(Default)]
+struct Answering {
+    approvers: Option<String>,
+    receipt_key: Option<ReceiptKey>,
+    page: Option<u16>,
+    tokens: Option<BearerTokens>,
+}
 
 /// What every command takes: where the server is and how payloads travel.
 struct Common {
@@ -100,6 +125,7 @@ async fn main() -> Result<(), Failure> {
     let mut continue_after: Option<u32> = None;
     let mut step_timeout: Option<u64> = None;
     let mut id: Option<String> = None;
+    let mut answering = Answering::default();
     let mut positional = Vec::new();
     while let Some(arg) = args.next() {
         let mut value = |name: &str| args.next().ok_or_else(|| format!("{name} needs a value"));
@@ -110,6 +136,18 @@ async fn main() -> Result<(), Failure> {
             "--orders" => orders = Some(value("--orders")?.into()),
             "--id" => id = Some(value("--id")?),
             "--inbox" => common.inbox = Some(value("--inbox")?),
+            "--approvers" => answering.approvers = Some(value("--approvers")?),
+            "--receipt-key" => {
+                let file = value("--receipt-key")?;
+                let key = ReceiptKey::from_file(&file)
+                    .map_err(|e| format!("--receipt-key {file}: {e}"))?;
+                answering.receipt_key = Some(key);
+            }
+            "--tokens" => answering.tokens = Some(BearerTokens::from_file(value("--tokens")?)?),
+            "--page" => {
+                let n = value("--page")?;
+                answering.page = Some(n.parse().map_err(|_| format!("--page {n:?}"))?);
+            }
             "--codec-key" => {
                 let file = value("--codec-key")?;
                 let text = std::fs::read_to_string(&file)
@@ -131,7 +169,7 @@ async fn main() -> Result<(), Failure> {
         }
     }
     match (command.as_str(), positional.as_slice()) {
-        ("worker", []) => worker(&common, orders, continue_after, step_timeout).await,
+        ("worker", []) => worker(&common, answering, orders, continue_after, step_timeout).await,
         ("start", [prompt]) => {
             let id = id.unwrap_or_else(|| format!("shop-{}", std::process::id()) + &nonce());
             common.runs().await?.start(&id, prompt).await?;
@@ -168,13 +206,51 @@ async fn main() -> Result<(), Failure> {
 /// Serves the shop agent's runs until Ctrl-C.
 async fn worker(
     common: &Common,
+    answering: Answering,
     orders: Option<PathBuf>,
     continue_after: Option<u32>,
     step_timeout: Option<u64>,
 ) -> Result<(), Failure> {
+    let Answering {
+        approvers,
+        receipt_key,
+        page,
+        tokens,
+    } = answering;
+    if common.inbox.is_none() && (receipt_key.is_some() || page.is_some()) {
+        return Err("--receipt-key and --page need --inbox URL".into());
+    }
+    if tokens.is_some() && page.is_none() {
+        return Err("--tokens needs --page: the worker signs people in on the inbox page".into());
+    }
+    let inbox = match &common.inbox {
+        // An agent name of the task queue's own, so no model worker resumes these runs; a
+        // short lease, so a worker that dies holding one hands it on soon.
+        Some(url) => {
+            let mut inbox = Inbox::builder(url.clone())
+                .agent(format!("temporal:{}", common.task_queue))
+                .lease(std::time::Duration::from_secs(10));
+            if let Some(key) = receipt_key {
+                inbox = inbox.receipt_key(key);
+            }
+            Some(inbox.open().await?)
+        }
+        None => None,
+    };
+    // First, so whoever started it (with `--page 0`) learns where the page is.
+    if let (Some(inbox), Some(port)) = (&inbox, page) {
+        serve_page(inbox.clone(), port, tokens).await?;
+    }
+    let verifier = inbox.as_ref().and_then(Inbox::receipt_public_key);
+    if approvers.is_some() && verifier.is_none() {
+        println!(
+            "worker: warning: without --receipt-key, anyone who can send updates to the \
+             namespace approves a purchase through Temporal, whatever --approvers says"
+        );
+    }
     let support::Endpoint { builder, stub } = support::endpoint(shop_agent::script).await?;
     let book = Arc::new(OrderBook::open(orders)?);
-    let tk = shop_agent::toolkit_with(purchase(book));
+    let tk = toolkit(book, approvers.as_deref(), verifier)?;
     let mut agent = Agent::new(builder.build()?, tk);
     if let Some(events) = continue_after {
         agent = agent.continue_after(events);
@@ -185,14 +261,7 @@ async fn worker(
     println!("worker: task queue {}", common.task_queue);
     let mut worker =
         AgentWorker::new(agent, common.connection()?).task_queue(common.task_queue.clone());
-    if let Some(url) = &common.inbox {
-        // An agent name of the task queue's own, so no model worker resumes these runs; a
-        // short lease, so a worker that dies holding one hands it on soon.
-        let inbox = toolnexus_inbox::Inbox::builder(url.clone())
-            .agent(format!("temporal:{}", common.task_queue))
-            .lease(std::time::Duration::from_secs(10))
-            .open()
-            .await?;
+    if let Some(inbox) = inbox {
         println!("worker: waits kept in the inbox");
         worker = worker.inbox(inbox);
     }
@@ -202,6 +271,62 @@ async fn worker(
         })
         .await?;
     drop(stub);
+    Ok(())
+}
+
+/// The shop's tools, buying into `book`. With `approvers`, only that group's members may
+/// approve a purchase; with `verifier` (the inbox's public key), an approval of a gate that
+/// names who answers runs only under the inbox's receipts.
+fn toolkit(
+    book: Arc<OrderBook>,
+    approvers: Option<&str>,
+    verifier: Option<PublicKey>,
+) -> Result<Toolkit, Failure> {
+    let shop = shop_agent::toolkit_with(purchase(book));
+    if approvers.is_none() && verifier.is_none() {
+        return Ok(shop);
+    }
+    let mut gate = Approval::tools(["purchase"]).prompt(|_, args| {
+        format!(
+            "Approve purchase of {}?",
+            args["item"].as_str().unwrap_or("?")
+        )
+    });
+    if let Some(group) = approvers {
+        gate = gate.responders([format!("group:{group}")]);
+    }
+    let mut tk = Toolkit::builder()
+        .tools(shop.tools().iter().cloned())
+        .approval(gate);
+    if let Some(key) = verifier {
+        tk = tk.verify_receipts(key);
+    }
+    Ok(tk.build()?)
+}
+
+/// Serves `inbox`'s page on 127.0.0.1:`port` in the background, signing people in by
+/// `tokens`, or else by one fresh token in the link it prints.
+async fn serve_page(inbox: Inbox, port: u16, tokens: Option<BearerTokens>) -> Result<(), Failure> {
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await?;
+    let url = format!("http://{}/", listener.local_addr()?);
+    let page = web::InboxPage::builder(inbox);
+    let page = match tokens {
+        Some(tokens) => {
+            println!("worker: inbox page at {url}");
+            page.identity(tokens)
+        }
+        None => {
+            let token = web::new_token()?;
+            println!("worker: inbox page at {url}?token={token}");
+            page.token(token)
+        }
+    };
+    let router = page.router();
+    tokio::spawn(async move {
+        if let Err(e) = axum::serve(listener, router).await {
+            eprintln!("worker: the inbox page stopped: {e}");
+        }
+    });
     Ok(())
 }
 

@@ -5,7 +5,8 @@
 //! paid and the inbox still shows the request waiting, with no approvals. With a codec key,
 //! an answer in clear is refused before anything reads it, and a bare one sent encrypted is
 //! refused like the first. Two finance approvals on the inbox then pay once, under their
-//! receipts.
+//! receipts. The `temporal_agent` example's worker, given `--approvers`, `--receipt-key`,
+//! `--page` and `--tokens`, does the same as a user runs it.
 //!
 //! Needs the dev server and its CLI (`TOOLNEXUS_TEST_TEMPORAL`,
 //! `TOOLNEXUS_TEST_TEMPORAL_CLI`) and the `inbox` feature:
@@ -25,7 +26,7 @@ use toolnexus::{Answer, Approval, NativeTool, Request, RunStatus, ToolContext, T
 use toolnexus_inbox::receipt::{PublicKey, ReceiptKey};
 use toolnexus_inbox::{Inbox, ParkedState, Person};
 use toolnexus_temporal::{Agent, AgentWorker, Codec, Connection, Runs};
-use toolnexus_test_support::{temporal, wait};
+use toolnexus_test_support::{example_bin, temporal, wait};
 
 use common::{client, patiently, unique, waiting, Serving, PATIENCE};
 
@@ -257,4 +258,144 @@ async fn with_a_codec_key_an_answer_in_clear_is_refused_before_it_is_read() {
 
     shop.approved_on_the_inbox(&runs, &id, &gate).await;
     worker.stop().await;
+}
+
+/// `GET` of the inbox page at `url`, with `token` as a bearer token if any: the status and
+/// the body.
+async fn page(url: &str, token: Option<&str>) -> (u16, String) {
+    let mut request = reqwest::Client::new().get(url);
+    if let Some(token) = token {
+        request = request.bearer_auth(token);
+    }
+    let response = request.send().await.expect("the page answers");
+    let status = response.status().as_u16();
+    (status, response.text().await.expect("the page's body"))
+}
+
+/// The example's `command` on `queue`: whether it succeeded, and what it printed.
+fn example(queue: &str, command: &[&str]) -> (bool, String, String) {
+    let out = example_bin::command("temporal_agent")
+        .args(command)
+        .args(["--address", &temporal::address(), "--task-queue", queue])
+        .output()
+        .expect("the example runs");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_example_worker_with_approvers_and_a_receipt_key_pays_only_what_finance_approved() {
+    let queue = unique("example-hostile");
+    let dir = std::env::temp_dir().join(&queue);
+    std::fs::create_dir_all(&dir).expect("a scratch directory");
+    let random = SystemRandom::new();
+    let pkcs8 = ring::signature::Ed25519KeyPair::generate_pkcs8(&random).expect("a key");
+    let key_file = dir.join("receipts.der");
+    std::fs::write(&key_file, pkcs8.as_ref()).expect("the key is written");
+    let token = || {
+        let mut bytes = [0u8; 16];
+        random.fill(&mut bytes).expect("randomness");
+        bytes.iter().map(|b| format!("{b:02x}")).collect::<String>()
+    };
+    let (alice, mallory) = (token(), token());
+    let tokens_file = dir.join("tokens.txt");
+    std::fs::write(
+        &tokens_file,
+        format!("{alice} alice@example.com finance\n{mallory} mallory@example.com\n"),
+    )
+    .expect("the tokens are written");
+    let orders = dir.join("orders.txt");
+    let db = format!("sqlite://{}", dir.join("inbox.db").display());
+    let path = |p: &std::path::Path| p.display().to_string();
+    let worker = example_bin::Serving::start(
+        "temporal_agent",
+        &[
+            "worker",
+            "--address",
+            &temporal::address(),
+            "--task-queue",
+            &queue,
+            "--orders",
+            &path(&orders),
+            "--inbox",
+            &db,
+            "--receipt-key",
+            &path(&key_file),
+            "--approvers",
+            "finance",
+            "--page",
+            "0",
+            "--tokens",
+            &path(&tokens_file),
+        ],
+        "worker: inbox page at ",
+    );
+
+    let (started, id, said) = example(&queue, &["start", "buy a gpu"]);
+    assert!(started, "{said}");
+    let id = id.trim().to_owned();
+    let pending = wait::within(PATIENCE, || async {
+        let (ok, out, _) = example(&queue, &["pending", &id]);
+        let waiting: Vec<Request> = serde_json::from_str(&out).ok().filter(|_| ok)?;
+        waiting.into_iter().next()
+    })
+    .await;
+    let gate = pending.expect("the run waits on its purchase");
+    assert_eq!(
+        gate.rule().expect("a readable rule").responders,
+        Some(vec!["group:finance"])
+    );
+
+    // Straight to Temporal, without the inbox's receipts: refused, nothing bought.
+    let (taken, _, why) = example(&queue, &["answer", &id, &gate.id, "approve"]);
+    assert!(!taken, "a bare approval was taken");
+    assert!(why.contains("not signed"), "{why}");
+    let (taken, said) = update_with_the_cli(&id, &Answer::ok(&gate.id));
+    assert!(!taken && said.contains("not signed"), "{said}");
+    let book = std::fs::read_to_string(&orders).expect("the order book");
+    assert_eq!(book.lines().count(), 0, "{book}");
+
+    // The page signs people in by their tokens and shows finance the purchase.
+    let (status, shown) = page(&worker.url, Some(&alice)).await;
+    assert_eq!(status, 200, "{shown}");
+    assert!(shown.contains("Approve purchase of gpu"), "{shown}");
+    assert_eq!(page(&worker.url, None).await.0, 401);
+    let (status, shown) = page(&worker.url, Some(&mallory)).await;
+    assert_eq!(status, 200, "{shown}");
+    assert!(shown.contains("mallory@example.com"), "{shown}");
+
+    // On the inbox the worker keeps, opened as the page's process opens it (with the key
+    // it signs votes with): mallory is not finance, alice is.
+    let inbox = Inbox::builder(&db)
+        .receipt_key(ReceiptKey::from_file(&key_file).expect("the receipt key reads"))
+        .open()
+        .await
+        .expect("the worker's inbox opens");
+    let outsider = Person::new("mallory@example.com");
+    assert!(inbox
+        .answer_as(Answer::ok(&gate.id), outsider)
+        .await
+        .is_err());
+    let finance = Person::new("alice@example.com").groups(["finance"]);
+    inbox
+        .answer_as(Answer::ok(&gate.id), finance)
+        .await
+        .expect("finance may approve");
+    let awaited = {
+        let (queue, id) = (queue.clone(), id.clone());
+        tokio::task::spawn_blocking(move || example(&queue, &["result", &id]))
+    };
+    let (ended, ended_with, why) = patiently("the approved run's end", awaited)
+        .await
+        .expect("the example ran");
+    assert!(ended, "{why}");
+    let result: Value = serde_json::from_str(&ended_with).expect("the result's JSON");
+    assert_eq!(result["status"], "done", "{result}");
+    let book = std::fs::read_to_string(&orders).expect("the order book");
+    assert_eq!(book.lines().count(), 1, "{book}");
+    drop(worker);
+    let _ = std::fs::remove_dir_all(&dir);
 }
