@@ -280,10 +280,11 @@ async fn notes_of_older_releases_become_door_records() {
     // with the notes the doors wrote then.
     let pool = &inbox.inner.store.pool;
     for statement in [
+        "ALTER TABLE toolnexus_inbox_runs DROP COLUMN requested_by",
         "DROP TABLE toolnexus_inbox_delegations",
         "ALTER TABLE toolnexus_inbox_requests DROP COLUMN votes",
         "DROP TABLE toolnexus_inbox_doors",
-        "UPDATE toolnexus_inbox_schema SET version = version - 2",
+        "UPDATE toolnexus_inbox_schema SET version = version - 3",
         "INSERT INTO toolnexus_inbox_notes VALUES ('a2a-task:t1', '{\"n\":1}', 5)",
         "INSERT INTO toolnexus_inbox_notes VALUES ('agui-thread:th1', '{\"n\":2}', 6)",
         "INSERT INTO toolnexus_inbox_notes VALUES ('mcp-task/m1', '{\"n\":3}', 7)",
