@@ -118,35 +118,10 @@ fn parse_edits(expr: &Expr, errors: &mut Errors) -> Option<EditsOption> {
             None
         }
         Expr::Array(array) => {
-            let mut found: Vec<LitStr> = Vec::with_capacity(array.elems.len());
-            let mut ok = true;
-            for elem in &array.elems {
-                let Expr::Lit(syn::ExprLit {
-                    lit: Lit::Str(lit), ..
-                }) = elem
-                else {
-                    errors.at(
-                        elem,
-                        "expected a string literal naming an argument a person may change, \
-                         `edits = [\"memo\"]`",
-                    );
-                    ok = false;
-                    continue;
-                };
-                if found.iter().any(|f| f.value() == lit.value()) {
-                    errors.at(
-                        lit,
-                        format_args!(
-                            "`{:?}` is named twice in `edits`; name each once",
-                            lit.value()
-                        ),
-                    );
-                    ok = false;
-                } else {
-                    found.push(lit.clone());
-                }
-            }
-            ok.then_some(EditsOption::Only(found))
+            let not_a_string = "expected a string literal naming an argument a person may \
+                                change, `edits = [\"memo\"]`";
+            let found = distinct_strings(array, "edits", not_a_string, |_| None, errors)?;
+            Some(EditsOption::Only(found))
         }
         other => {
             errors.at(
@@ -242,6 +217,31 @@ fn parse_responders(expr: &Expr, errors: &mut Errors) -> Option<Vec<LitStr>> {
         );
         return None;
     }
+    let not_a_string = format!(
+        "expected a string literal naming a person by id or a group as `group:NAME`, \
+         `{RESPONDERS_EXAMPLE}`"
+    );
+    let nobody = |lit: &LitStr| {
+        let text = lit.value();
+        (text.trim().is_empty() || text == "group:").then(|| {
+            "this names nobody: write a person's id (`\"ada@example.com\"`) or a group with \
+             its name (`\"group:finance\"`)"
+                .to_owned()
+        })
+    };
+    distinct_strings(array, "responders", &not_a_string, nobody, errors)
+}
+
+/// The string literals of a `key = [...]` list, each once. Every element that is not a
+/// string literal (`not_a_string` says what to write), that `refuse` turns down (with its
+/// words), or that repeats an earlier one is reported at the element.
+fn distinct_strings(
+    array: &syn::ExprArray,
+    key: &str,
+    not_a_string: &str,
+    refuse: impl Fn(&LitStr) -> Option<String>,
+    errors: &mut Errors,
+) -> Option<Vec<LitStr>> {
     let mut found: Vec<LitStr> = Vec::with_capacity(array.elems.len());
     let mut ok = true;
     for elem in &array.elems {
@@ -249,28 +249,18 @@ fn parse_responders(expr: &Expr, errors: &mut Errors) -> Option<Vec<LitStr>> {
             lit: Lit::Str(lit), ..
         }) = elem
         else {
-            errors.at(
-                elem,
-                format_args!(
-                    "expected a string literal naming a person by id or a group as \
-                     `group:NAME`, `{RESPONDERS_EXAMPLE}`"
-                ),
-            );
+            errors.at(elem, not_a_string);
             ok = false;
             continue;
         };
         let text = lit.value();
-        if text.trim().is_empty() || text == "group:" {
-            errors.at(
-                lit,
-                "this names nobody: write a person's id (`\"ada@example.com\"`) or a group \
-                 with its name (`\"group:finance\"`)",
-            );
+        if let Some(why) = refuse(lit) {
+            errors.at(lit, why);
             ok = false;
         } else if found.iter().any(|f| f.value() == text) {
             errors.at(
                 lit,
-                format_args!("`{text:?}` is named twice in `responders`; name each once"),
+                format_args!("`{text:?}` is named twice in `{key}`; name each once"),
             );
             ok = false;
         } else {

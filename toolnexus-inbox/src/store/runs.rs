@@ -401,19 +401,8 @@ pub(crate) async fn give_up(
     why: &str,
     now: i64,
 ) -> Result<bool, InboxError> {
-    let given_up = sqlx::query(
-        "UPDATE toolnexus_inbox_runs SET state = $1, lease_until = NULL, last_error = $2, \
-         updated_at = $3 WHERE id = $4 AND state IN ($5, $6)",
-    )
-    .bind(ParkedState::Failed.as_str())
-    .bind(why)
-    .bind(now)
-    .bind(run)
-    .bind(ParkedState::Running.as_str())
-    .bind(ParkedState::Answered.as_str())
-    .execute(conn)
-    .await?;
-    Ok(given_up.rows_affected() > 0)
+    let from = [ParkedState::Running, ParkedState::Answered];
+    fail_from(conn, run, why, now, from).await
 }
 
 /// Ends waiting run `run` as cancelled (failed, `why` its error) without a resume; `false`
@@ -424,18 +413,32 @@ pub(crate) async fn cancel(
     why: &str,
     now: i64,
 ) -> Result<bool, InboxError> {
-    let cancelled = sqlx::query(
+    fail_from(conn, run, why, now, [ParkedState::Waiting; 2]).await
+}
+
+/// Marks run `run` failed for `why` when it stands in one of the states `from` names (one
+/// given twice when only one will do); `false` when it stood in neither.
+async fn fail_from(
+    conn: &mut AnyConnection,
+    run: &str,
+    why: &str,
+    now: i64,
+    from: [ParkedState; 2],
+) -> Result<bool, InboxError> {
+    let [first, second] = from;
+    let failed = sqlx::query(
         "UPDATE toolnexus_inbox_runs SET state = $1, lease_until = NULL, last_error = $2, \
-         updated_at = $3 WHERE id = $4 AND state = $5",
+         updated_at = $3 WHERE id = $4 AND state IN ($5, $6)",
     )
     .bind(ParkedState::Failed.as_str())
     .bind(why)
     .bind(now)
     .bind(run)
-    .bind(ParkedState::Waiting.as_str())
+    .bind(first.as_str())
+    .bind(second.as_str())
     .execute(conn)
     .await?;
-    Ok(cancelled.rows_affected() > 0)
+    Ok(failed.rows_affected() > 0)
 }
 
 /// Who asked for run `run`, when a door said.
