@@ -15,13 +15,7 @@ fn start(db: &str) -> Serving {
 }
 
 fn python() -> String {
-    std::env::var("TOOLNEXUS_TEST_PYTHON").unwrap_or_else(|_| {
-        panic!(
-            "TOOLNEXUS_TEST_PYTHON is not set: run the tests with scripts/test.sh (it creates a \
-             venv with the official SDKs), or point it at a python with \
-             `pip install 'a2a-sdk[http-server]==1.3.0'` done"
-        )
-    })
+    toolnexus_test_support::sdk::python("'a2a-sdk[http-server]==1.3.0'")
 }
 
 /// The A2A crate's driver of the official client, run on `steps`.

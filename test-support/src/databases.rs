@@ -5,7 +5,7 @@
 
 use std::future::Future;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
+pub use crate::names::unique;
 
 use sqlx::Connection;
 
@@ -194,15 +194,3 @@ pub fn with_database(base: &str, name: &str) -> String {
     }
 }
 
-/// A name no other test of any run uses: the prefix, the process, a counter and the time.
-pub fn unique(prefix: &str) -> String {
-    static SEQ: AtomicUsize = AtomicUsize::new(0);
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.subsec_nanos());
-    format!(
-        "{prefix}_{}_{}_{nanos}",
-        std::process::id(),
-        SEQ.fetch_add(1, Ordering::Relaxed)
-    )
-}

@@ -2,14 +2,17 @@
 //! [`fixtures`] on the scripted model, the [`example_bin`] programs as a user starts
 //! them, [`wait`]ing for what happens elsewhere, a [`clock`] the test moves on, the
 //! [`temporal`] server and CLI the test command starts, [`receipts`] checked by a verifier
-//! written apart from the inbox's, and (feature `databases`) a database of its own per
-//! test, on either engine or [`both_engines!`].
+//! written apart from the inbox's, the [`sdk`]s' Python, [`names`] no other test uses, and
+//! (feature `databases`) a database of its own per test, on either engine or
+//! [`both_engines!`].
 
 pub mod clock;
 #[cfg(feature = "databases")]
 pub mod databases;
 pub mod example_bin;
 pub mod fixtures;
+pub mod names;
 pub mod receipts;
+pub mod sdk;
 pub mod temporal;
 pub mod wait;

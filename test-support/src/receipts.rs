@@ -14,14 +14,9 @@ pub fn verifier_script() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../toolnexus-inbox/tests/receipts/verify.py")
 }
 
-/// The Python the test command set up; panics saying how to get it when it is not set.
+/// The Python with the `cryptography` package that checks receipts.
 pub fn python() -> String {
-    std::env::var("TOOLNEXUS_TEST_PYTHON").unwrap_or_else(|_| {
-        panic!(
-            "TOOLNEXUS_TEST_PYTHON is not set: run the tests with scripts/test.sh (it makes a \
-             venv with the cryptography package that checks receipts)"
-        )
-    })
+    crate::sdk::python("cryptography")
 }
 
 /// What the verifier says of each receipt, checked with the SPKI PEM `public_key_pem`:

@@ -44,13 +44,7 @@ async fn approve_purchase(item: String, answer: Option<&Answer>) -> ToolResult {
 }
 
 fn python() -> String {
-    std::env::var("TOOLNEXUS_TEST_PYTHON").unwrap_or_else(|_| {
-        panic!(
-            "TOOLNEXUS_TEST_PYTHON is not set: run the tests with scripts/test.sh (it makes a \
-             venv with the official SDKs), or point it at a python where \
-             `pip install openai google-genai anthropic` was done"
-        )
-    })
+    toolnexus_test_support::sdk::python("openai google-genai anthropic")
 }
 
 /// What each style's users turn on for reasoning, through the settings every style has.

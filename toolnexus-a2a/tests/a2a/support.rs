@@ -202,13 +202,7 @@ pub async fn agent() -> (Agent, TestDb, MockLlm) {
 
 /// The Python with the official `a2a-sdk`.
 pub fn python() -> String {
-    std::env::var("TOOLNEXUS_TEST_PYTHON").unwrap_or_else(|_| {
-        panic!(
-            "TOOLNEXUS_TEST_PYTHON is not set: run the tests with scripts/test.sh (it creates a \
-             venv with the official SDKs), or point it at a python with \
-             `pip install 'a2a-sdk[http-server]==1.3.0'` done"
-        )
-    })
+    toolnexus_test_support::sdk::python("'a2a-sdk[http-server]==1.3.0'")
 }
 
 /// Runs the Python driver (tests/a2a_driver.py) against `url` with `steps`, and returns

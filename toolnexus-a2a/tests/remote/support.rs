@@ -15,13 +15,7 @@ use toolnexus_test_support::wait::within;
 
 /// The Python with `a2a-sdk[http-server]` the suite runs the SDK's agents with.
 pub fn python() -> String {
-    std::env::var("TOOLNEXUS_TEST_PYTHON").unwrap_or_else(|_| {
-        panic!(
-            "TOOLNEXUS_TEST_PYTHON is not set: run the tests with scripts/test.sh (it creates a \
-             venv with the official A2A SDK), or point it at a python with \
-             `pip install 'a2a-sdk[http-server]==1.3.0' uvicorn` done"
-        )
-    })
+    toolnexus_test_support::sdk::python("'a2a-sdk[http-server]==1.3.0' uvicorn")
 }
 
 /// The process serving `tests/remote/agents.py`: the agents `shop`, `signin`, `broken`, and

@@ -169,12 +169,7 @@ pub fn paris() -> Value {
 
 /// The Python with the official MCP SDK that the suite runs against.
 pub fn python() -> String {
-    std::env::var("TOOLNEXUS_TEST_PYTHON").unwrap_or_else(|_| {
-        panic!(
-            "TOOLNEXUS_TEST_PYTHON is not set: run the tests with scripts/test.sh (it creates a \
-             venv with the official MCP SDK), or point it at a python with `pip install mcp` done"
-        )
-    })
+    toolnexus_test_support::sdk::python("mcp")
 }
 
 /// Runs the SDK script `tests/mcp/python/NAME` with `args` and returns what it printed,

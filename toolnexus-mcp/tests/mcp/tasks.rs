@@ -694,7 +694,19 @@ async fn a_task_past_its_ttl_is_gone_and_cannot_be_answered() {
         panic!("a task, not {response:?}")
     };
     assert_eq!(created.task.ttl_ms, Some(300));
-    tokio::time::sleep(Duration::from_millis(400)).await;
+    // The ttl runs on the server's clock: look until the task is gone rather than sleep
+    // past it.
+    let gone = within(Duration::from_secs(10), || {
+        let (client, id) = (&client, id.clone());
+        async move {
+            match client.get_task(GetTaskParams::new(id)).await {
+                Err(ServiceError::McpError(e)) if e.code == ErrorCode::INVALID_PARAMS => Some(()),
+                _ => None,
+            }
+        }
+    })
+    .await;
+    assert!(gone.is_some(), "the task is gone once its ttl has passed");
     invalid_params(client.get_task(GetTaskParams::new(id.clone())).await);
     let late = UpdateTaskParams::new(id, responses(&key, accept()));
     invalid_params(client.update_task(late).await);
@@ -705,17 +717,20 @@ async fn a_task_past_its_ttl_is_gone_and_cannot_be_answered() {
 async fn a_task_the_client_gives_up_on_is_cancelled_and_never_finishes() {
     let finished = Arc::new(AtomicUsize::new(0));
     let ended = Arc::new(tokio::sync::Notify::new());
-    let (done, over) = (finished.clone(), ended.clone());
+    // The render goes on until the test lets it, which it does only once the run ended:
+    // a run that was not stopped would finish then.
+    let go = Arc::new(tokio::sync::Notify::new());
+    let (done, over, start) = (finished.clone(), ended.clone(), go.clone());
     let slow = NativeTool::of(
         "render",
-        "Renders for a second",
+        "Renders until it is told to finish",
         json!({"type": "object", "properties": {}}),
         move |_args: Value, _ctx| {
-            let (done, over) = (done.clone(), over.clone());
+            let (done, over, start) = (done.clone(), over.clone(), start.clone());
             async move {
                 // Dropped when the run ends, finished or stopped.
                 let _ended = Ended(over);
-                tokio::time::sleep(Duration::from_secs(1)).await;
+                start.notified().await;
                 done.fetch_add(1, Ordering::SeqCst);
                 "rendered"
             }
@@ -750,6 +765,8 @@ async fn a_task_the_client_gives_up_on_is_cancelled_and_never_finishes() {
     tokio::time::timeout(Duration::from_secs(30), ended.notified())
         .await
         .expect("the run ends, finished or stopped");
+    go.notify_waiters();
+    tokio::task::yield_now().await;
     assert_eq!(
         finished.load(Ordering::SeqCst),
         0,
