@@ -42,7 +42,7 @@ pub mod __private;
 
 #[cfg(any(fuzzing, feature = "__bench", feature = "testing"))]
 #[doc(hidden)]
-#[path = "hooks.rs"]
+#[path = "wire_codec.rs"]
 pub mod __hooks;
 
 pub use client::{

@@ -6,15 +6,15 @@ use std::time::Instant;
 
 use serde_json::Value;
 
+use super::config::settings::Settings;
 use super::error::ClientError;
-use super::event::{Events, StreamEvent};
-use super::metrics::millis;
+use super::http::transport::{Payload, Reply};
+use super::observe::metrics::millis;
+use super::observe::spans;
+use super::observe::telemetry::LlmObservation;
 use super::provider::{read_stream, DecodedReply, StreamLimits};
-use super::run_result::Usage;
-use super::settings::Settings;
-use super::spans;
-use super::telemetry::LlmObservation;
-use super::transport::{Payload, Reply};
+use super::run::event::{Events, StreamEvent};
+use super::run::result::Usage;
 
 /// Sends one request body and returns the decoded reply, retrying failed attempts as the
 /// retry policy allows; `traced` when a span records the call.

@@ -5,15 +5,14 @@
 use std::fmt;
 use std::sync::Arc;
 
-use super::builder::LlmClientBuilder;
+use super::config::settings::Settings;
 use super::error::ClientError;
-use super::message::Message;
 use super::provider::Style;
 use super::redact::url_for_display;
-use super::run::{Fresh, InThread, Resume, Run};
-use super::settings::Settings;
-use super::store::store_error;
-use super::streaming::RunStream;
+use super::run::setup::{Fresh, InThread, Resume, Run};
+use super::run::stream::RunStream;
+use super::transcript::message::Message;
+use super::transcript::store::store_error;
 use crate::{Answer, Request, Toolkit};
 
 /// Runs prompts against a model, executing the tools it asks for until it answers.
@@ -65,11 +64,6 @@ impl fmt::Debug for LlmClient {
 }
 
 impl LlmClient {
-    /// Starts configuring a client.
-    pub fn builder() -> LlmClientBuilder {
-        LlmClientBuilder::default()
-    }
-
     /// The model id sent on every turn.
     pub fn model(&self) -> &str {
         &self.inner.model
@@ -233,17 +227,10 @@ impl LlmClient {
         &self.inner
     }
 
-    pub(super) fn from_settings(settings: Settings) -> Self {
+    pub(in crate::client) fn from_settings(settings: Settings) -> Self {
         LlmClient {
             inner: Arc::new(settings),
         }
-    }
-}
-
-impl LlmClientBuilder {
-    /// Checks the settings and builds the client. Nothing is sent.
-    pub fn build(self) -> Result<LlmClient, ClientError> {
-        self.into_settings().map(LlmClient::from_settings)
     }
 }
 

@@ -1,59 +1,47 @@
 //! The LLM client: [`LlmClient`] and its builder, the transcript and result types, and
 //! behind them the run driver, the model exchange (retries, observation), the HTTP
 //! transport and the provider modules. This file only declares and re-exports.
+//!
+//! Grouped by concern, from the host's side down to the wire: [`config`] (how a client is
+//! set up), [`run`] (one run as the host sees it), [`driver`] (the loop), [`exchange`] (one
+//! model call), [`http`] (one attempt on the wire), [`provider`] (the wire formats); beside
+//! them [`transcript`] (what a run says), [`journal`] (what it has done) and [`observe`]
+//! (what it tells the world).
 
-mod builder;
-mod call_end;
-mod call_seed;
+mod config;
 mod driver;
 mod error;
-mod event;
 mod exchange;
-mod hooks;
+pub(crate) mod http;
 mod journal;
-mod limits;
 mod llm_client;
-mod message;
-mod metrics;
-mod prometheus;
+mod observe;
 mod provider;
-mod provider_state;
 mod redact;
-mod request_options;
-mod retry;
 pub(crate) mod run;
-mod run_options;
-mod run_result;
-mod settings;
-pub(crate) mod spans;
-mod store;
-mod streaming;
-mod telemetry;
-pub(crate) mod tls;
-mod tool_choice;
-mod trace_context;
-mod transport;
+mod transcript;
 
-pub use builder::LlmClientBuilder;
-pub(crate) use call_seed::CallSeed;
+pub(crate) use journal::call_seed::CallSeed;
+
+pub use config::builder::LlmClientBuilder;
+pub use config::callbacks::{BeforeTool, LlmCall, ToolCallInfo};
+pub use config::tool_choice::ToolChoice;
 pub use error::{ClientError, ErrorDetail};
-pub use event::StreamEvent;
-pub use hooks::{BeforeTool, LlmCall, ToolCallInfo};
+pub use http::retry::RetryDecision;
 pub use journal::{
     InMemoryJournal, Journal, JournalError, RecordedCall, RecordedReply, Step, StepKey,
 };
 pub use llm_client::{Conversation, LlmClient};
-pub use message::{Message, ProviderState, ToolCall, ToolOutput};
-pub use metrics::MetricEvent;
+pub use observe::metrics::MetricEvent;
+pub use observe::spans::SEMANTIC_CONVENTIONS;
 pub use provider::{Style, UnknownStyle};
-pub use retry::RetryDecision;
-pub use run::Run;
-pub use run_options::RunOptions;
-pub use run_result::{Limit, RunResult, RunStatus, ToolCallRecord, Usage};
-pub use spans::SEMANTIC_CONVENTIONS;
-pub use store::{ConversationStore, InMemoryStore, StoreError};
-pub use streaming::RunStream;
-pub use tool_choice::ToolChoice;
+pub use run::event::StreamEvent;
+pub use run::options::RunOptions;
+pub use run::result::{Limit, RunResult, RunStatus, ToolCallRecord, Usage};
+pub use run::setup::Run;
+pub use run::stream::RunStream;
+pub use transcript::message::{Message, ProviderState, ToolCall, ToolOutput};
+pub use transcript::store::{ConversationStore, InMemoryStore, StoreError};
 
 #[cfg(any(fuzzing, feature = "__bench", feature = "testing"))]
 pub use provider::decoded_reply::{decode_reply, DecodedReply};

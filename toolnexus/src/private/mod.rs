@@ -30,7 +30,7 @@ pub use injection::*;
 pub use returns::*;
 pub use several::*;
 
-pub use crate::client::tls::ensure_crypto_provider;
+pub use crate::client::http::tls::ensure_crypto_provider;
 
 pub use schemars;
 pub use serde;

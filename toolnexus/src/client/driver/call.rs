@@ -11,12 +11,12 @@ use tracing::Instrument;
 
 use super::cx::Cx;
 use super::suspension::{self, Gates};
-use crate::client::call_end::CallEnd;
-use crate::client::event::Events;
-use crate::client::hooks::{BeforeTool, ToolCallInfo};
-use crate::client::message::ToolCall;
-use crate::client::metrics::millis;
-use crate::client::spans;
+use crate::client::config::callbacks::{BeforeTool, ToolCallInfo};
+use crate::client::journal::call_end::CallEnd;
+use crate::client::observe::metrics::millis;
+use crate::client::observe::spans;
+use crate::client::run::event::Events;
+use crate::client::transcript::message::ToolCall;
 use crate::{Answer, Receipt, Request, ToolContext, ToolOutcome, ToolResult};
 
 /// Settles a call that has not run yet: a gated call asks first (a remembered decision

@@ -1,11 +1,11 @@
 //! [`Cx`]: what every level of a run reads — the client's settings, the run's request
 //! settings and extensions, the toolkit and the event sink — borrowed once and passed down.
 
-use crate::client::call_seed::CallSeed;
-use crate::client::event::Events;
+use crate::client::config::request_options::RequestOptions;
+use crate::client::config::settings::Settings;
+use crate::client::journal::call_seed::CallSeed;
 use crate::client::journal::Journal;
-use crate::client::request_options::RequestOptions;
-use crate::client::settings::Settings;
+use crate::client::run::event::Events;
 use crate::{Extensions, Toolkit};
 
 pub(super) struct Cx<'a, E> {

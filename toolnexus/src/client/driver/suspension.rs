@@ -39,10 +39,10 @@ use std::sync::{Arc, OnceLock};
 use serde_json::Value;
 
 use super::cx::Cx;
-use crate::client::call_seed::CallSeed;
 use crate::client::error::ClientError;
-use crate::client::event::{Events, StreamEvent};
-use crate::client::message::{Message, ToolCall, ToolOutput};
+use crate::client::journal::call_seed::CallSeed;
+use crate::client::run::event::{Events, StreamEvent};
+use crate::client::transcript::message::{Message, ToolCall, ToolOutput};
 use crate::suspension::bound::check_bound;
 use crate::suspension::gate;
 use crate::toolkit::sanitize_name;

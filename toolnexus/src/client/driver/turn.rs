@@ -7,18 +7,18 @@ use tracing::Instrument;
 
 use super::call;
 use super::cx::Cx;
+use super::limits::cap_output;
 use super::suspension::{Answered, Gates, Memory, Slot};
-use crate::client::call_end::CallEnd;
+use crate::client::config::callbacks::LlmCall;
 use crate::client::error::ClientError;
-use crate::client::event::{Events, StreamEvent};
 use crate::client::exchange;
-use crate::client::hooks::LlmCall;
+use crate::client::journal::call_end::CallEnd;
 use crate::client::journal::{journal_error, Journal, RecordedCall, RecordedReply, Step, StepKey};
-use crate::client::limits::cap_output;
-use crate::client::message::{Message, ToolCall, ToolOutput};
+use crate::client::observe::spans;
 use crate::client::provider::{DecodedReply, Outgoing};
-use crate::client::run_result::ToolCallRecord;
-use crate::client::spans;
+use crate::client::run::event::{Events, StreamEvent};
+use crate::client::run::result::ToolCallRecord;
+use crate::client::transcript::message::{Message, ToolCall, ToolOutput};
 use crate::{ToolOutcome, Toolkit};
 
 /// A turn's settled calls: the tool-results group, the records, the requests the turn

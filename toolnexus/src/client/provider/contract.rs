@@ -9,10 +9,10 @@ use serde_json::value::RawValue;
 use serde_json::Value;
 
 pub(crate) use super::decoded_reply::DecodedReply;
+use crate::client::config::request_options::RequestOptions;
 use crate::client::error::{ClientError, ErrorDetail};
-use crate::client::message::Message;
 use crate::client::redact::{excerpt, redact};
-use crate::client::request_options::RequestOptions;
+use crate::client::transcript::message::Message;
 use crate::{ToolChoice, ToolDeclaration};
 
 /// One provider's wire knowledge. A new provider is a module implementing this, plus a

@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::contract::{DecodedReply, Step, StreamDecoder};
 use crate::client::error::{ClientError, ErrorDetail};
-use crate::client::event::{Events, StreamEvent};
+use crate::client::run::event::{Events, StreamEvent};
 
 /// The bounds a stream is read within.
 pub(crate) struct StreamLimits<'a> {

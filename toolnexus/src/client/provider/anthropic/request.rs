@@ -10,8 +10,8 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use crate::client::message::{Message, ProviderState, ToolCall, ToolOutput};
 use crate::client::provider::contract::Outgoing;
+use crate::client::transcript::message::{Message, ProviderState, ToolCall, ToolOutput};
 use crate::ToolChoice;
 
 /// Default `max_tokens`, which Anthropic requires.

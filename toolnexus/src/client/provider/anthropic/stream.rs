@@ -16,11 +16,11 @@ use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
 use super::reply::{read_block_value, ResponseBlock, WireUsage};
-use crate::client::message::{ProviderState, ToolCall};
 use crate::client::provider::arguments::{check_object, parse_arguments};
 use crate::client::provider::contract::{DecodedReply, Step, StreamDecoder, Unreadable};
 use crate::client::provider::decoded_reply::ReplyMeta;
 use crate::client::provider::sse_parts::{error_message, CUT_SHORT};
+use crate::client::transcript::message::{ProviderState, ToolCall};
 
 /// Events are told apart by their data's `type`, which repeats the SSE event name.
 #[derive(Deserialize)]

@@ -28,7 +28,7 @@ use self::error::error_message;
 use super::contract::{
     body_bytes, sensitive, DecodedReply, Outgoing, Provider, StreamDecoder, Unreadable,
 };
-use crate::client::request_options::RequestOptions;
+use crate::client::config::request_options::RequestOptions;
 use crate::ToolDeclaration;
 
 pub(crate) struct Gemini;

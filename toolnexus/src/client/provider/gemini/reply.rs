@@ -7,11 +7,11 @@ use serde_json::value::RawValue;
 use serde_json::Value;
 
 use super::ids::{call_id, nonce};
-use crate::client::message::{ProviderState, ToolCall};
 use crate::client::provider::arguments::check_object;
 use crate::client::provider::contract::{parse_body, DecodedReply, Unreadable};
 use crate::client::provider::decoded_reply::ReplyMeta;
-use crate::client::run_result::Usage;
+use crate::client::run::result::Usage;
+use crate::client::transcript::message::{ProviderState, ToolCall};
 
 /// A `GenerateContentResponse`; a streamed reply is a run of these, one per event.
 #[derive(Deserialize)]

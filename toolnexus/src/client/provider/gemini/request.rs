@@ -11,8 +11,8 @@ use serde_json::value::RawValue;
 use serde_json::Value;
 
 use super::ids::is_gemini_id;
-use crate::client::message::{Message, ProviderState, ToolCall, ToolOutput};
 use crate::client::provider::contract::Outgoing;
+use crate::client::transcript::message::{Message, ProviderState, ToolCall, ToolOutput};
 use crate::ToolChoice;
 
 #[derive(Serialize)]

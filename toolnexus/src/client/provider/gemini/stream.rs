@@ -11,7 +11,7 @@ use crate::client::provider::contract::{
 };
 use crate::client::provider::decoded_reply::ReplyMeta;
 use crate::client::provider::sse_parts::CUT_SHORT;
-use crate::client::run_result::Usage;
+use crate::client::run::result::Usage;
 
 /// The reply being assembled.
 #[derive(Default)]
@@ -162,7 +162,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::client::message::ProviderState;
+    use crate::client::transcript::message::ProviderState;
 
     fn chunk(parts: Value, finish: Option<&str>) -> String {
         let mut candidate = json!({"content": {"role": "model", "parts": parts}, "index": 0});

@@ -13,11 +13,11 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::wire::{without_nulls, CallDelta, WireUsage, REASONING_KEYS};
-use crate::client::message::{ProviderState, ToolCall};
 use crate::client::provider::arguments::parse_arguments;
 use crate::client::provider::contract::{parse_body, DecodedReply, Unreadable};
 use crate::client::provider::decoded_reply::ReplyMeta;
-use crate::client::run_result::Usage;
+use crate::client::run::result::Usage;
+use crate::client::transcript::message::{ProviderState, ToolCall};
 
 /// `id`, `model` and `finish_reason` are read in place: only a traced call copies them.
 #[derive(Deserialize)]

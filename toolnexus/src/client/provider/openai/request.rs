@@ -8,8 +8,8 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use crate::client::message::{Message, ProviderState, ToolCall};
 use crate::client::provider::contract::Outgoing;
+use crate::client::transcript::message::{Message, ProviderState, ToolCall};
 use crate::ToolChoice;
 
 #[derive(Serialize)]

@@ -18,12 +18,12 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::wire::{without_nulls, CallDelta, WireUsage, REASONING_KEYS};
-use crate::client::message::{ProviderState, ToolCall};
 use crate::client::provider::arguments::parse_arguments;
 use crate::client::provider::contract::{DecodedReply, Step, StreamDecoder, Unreadable};
 use crate::client::provider::decoded_reply::ReplyMeta;
 use crate::client::provider::sse_parts::{error_message, CUT_SHORT};
-use crate::client::run_result::Usage;
+use crate::client::run::result::Usage;
+use crate::client::transcript::message::{ProviderState, ToolCall};
 
 #[derive(Deserialize)]
 struct Chunk {

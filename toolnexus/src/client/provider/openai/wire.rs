@@ -6,7 +6,7 @@ use serde::de::IgnoredAny;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use crate::client::run_result::Usage;
+use crate::client::run::result::Usage;
 
 /// The message keys holding reasoning, in the order
 /// [`ProviderState::reasoning`](crate::ProviderState::reasoning) reads them.

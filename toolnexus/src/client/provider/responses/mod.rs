@@ -13,7 +13,7 @@ use serde_json::{json, Value};
 use super::contract::{
     bearer, body_bytes, DecodedReply, Outgoing, Provider, StreamDecoder, Unreadable,
 };
-use crate::client::request_options::RequestOptions;
+use crate::client::config::request_options::RequestOptions;
 use crate::ToolDeclaration;
 
 pub(crate) struct Responses;

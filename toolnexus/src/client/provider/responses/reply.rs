@@ -7,11 +7,11 @@ use std::borrow::Cow;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::client::message::{ProviderState, ToolCall};
 use crate::client::provider::arguments::parse_arguments;
 use crate::client::provider::contract::{parse_body, DecodedReply, Unreadable};
 use crate::client::provider::decoded_reply::ReplyMeta;
-use crate::client::run_result::Usage;
+use crate::client::run::result::Usage;
+use crate::client::transcript::message::{ProviderState, ToolCall};
 
 /// The fields of a response the loop reads.
 #[derive(Deserialize)]

@@ -10,8 +10,8 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use crate::client::message::{Message, ProviderState, ToolCall};
 use crate::client::provider::contract::Outgoing;
+use crate::client::transcript::message::{Message, ProviderState, ToolCall};
 use crate::ToolChoice;
 
 /// Reasoning comes back encrypted in the reply so it can be replayed without the provider
@@ -205,8 +205,8 @@ mod tests {
     use serde_json::{json, Value};
 
     use super::*;
-    use crate::client::message::ToolOutput;
-    use crate::client::request_options::RequestOptions;
+    use crate::client::config::request_options::RequestOptions;
+    use crate::client::transcript::message::ToolOutput;
 
     fn encoded(messages: &[Message], options: &RequestOptions, tools: bool) -> Value {
         let declarations = RawValue::from_string(r#"[{"type":"function","name":"echo"}]"#.into())

@@ -12,12 +12,12 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use super::reply::{self, Response};
-use crate::client::message::ToolCall;
 use crate::client::provider::arguments::parse_arguments;
 use crate::client::provider::contract::{DecodedReply, Step, StreamDecoder, Unreadable};
 use crate::client::provider::decoded_reply::ReplyMeta;
 use crate::client::provider::sse_parts::CUT_SHORT;
-use crate::client::run_result::Usage;
+use crate::client::run::result::Usage;
+use crate::client::transcript::message::ToolCall;
 
 /// One event's data: the fields of every event type the decoder reads, present or not.
 /// A flat struct rather than an enum tagged by `type`, because raw items and responses can
@@ -230,7 +230,7 @@ mod tests {
     use serde_json::{json, Value};
 
     use super::*;
-    use crate::client::message::ProviderState;
+    use crate::client::transcript::message::ProviderState;
 
     /// Feeds `events` to a fresh decoder: the reasoning and text it passed on, and the reply.
     fn decode(events: &[Value]) -> (String, String, Result<DecodedReply, Unreadable>) {

@@ -15,13 +15,13 @@ use serde_json::{json, Value};
 use tracing::field::Empty;
 use tracing::Span;
 
-use super::error::ClientError;
-use super::message::{Message, ToolCall};
-use super::provider::DecodedReply;
-use super::provider::Style;
-use super::request_options::RequestOptions;
-use super::run_result::{RunResult, RunStatus, Usage};
-use super::settings::Settings;
+use crate::client::config::request_options::RequestOptions;
+use crate::client::config::settings::Settings;
+use crate::client::error::ClientError;
+use crate::client::provider::DecodedReply;
+use crate::client::provider::Style;
+use crate::client::run::result::{RunResult, RunStatus, Usage};
+use crate::client::transcript::message::{Message, ToolCall};
 use crate::{Request, ToolOutcome, ToolSource};
 
 /// The release of the OpenTelemetry semantic conventions the run's spans follow (their

@@ -4,8 +4,8 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use super::error::{ClientError, ErrorDetail};
-use super::message::Message;
+use crate::client::error::{ClientError, ErrorDetail};
+use crate::client::transcript::message::Message;
 use crate::BoxFuture;
 
 /// What a store fails with: any error, boxed. It reaches the caller as

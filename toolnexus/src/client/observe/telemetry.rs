@@ -5,9 +5,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::metrics::MetricEvent;
-use super::prometheus::{LlmStatus, Registry};
-use super::run_result::RunStatus;
+use crate::client::observe::metrics::MetricEvent;
+use crate::client::observe::prometheus::{LlmStatus, Registry};
+use crate::client::run::result::RunStatus;
 use crate::{ToolOutcome, ToolSource};
 
 pub(crate) type MetricSink = Arc<dyn Fn(&MetricEvent) + Send + Sync>;

@@ -7,9 +7,9 @@ use std::fmt;
 
 use serde_json::{Map, Value};
 
-use super::error::ClientError;
-use super::provider::Style;
-use super::tool_choice::ToolChoice;
+use crate::client::config::tool_choice::ToolChoice;
+use crate::client::error::ClientError;
+use crate::client::provider::Style;
 use crate::tool_args::kind_of;
 use crate::Toolkit;
 

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::message::Message;
+use crate::client::transcript::message::Message;
 use crate::{Answer, BoxFuture, Request, ToolOutcome, ToolResult, Toolkit};
 
 /// What is about to be sent to the model; the `before_llm` hook gets it and returns what

@@ -6,13 +6,13 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::hooks::Hooks;
-use super::provider::Style;
-use super::request_options::RequestOptions;
-use super::retry::RetryPolicy;
-use super::store::ConversationStore;
-use super::telemetry::Telemetry;
-use super::transport::Transport;
+use crate::client::config::callbacks::Hooks;
+use crate::client::config::request_options::RequestOptions;
+use crate::client::http::retry::RetryPolicy;
+use crate::client::http::transport::Transport;
+use crate::client::observe::telemetry::Telemetry;
+use crate::client::provider::Style;
+use crate::client::transcript::store::ConversationStore;
 
 pub(crate) struct Settings {
     pub(crate) model: String,

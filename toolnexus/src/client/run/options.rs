@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use super::request_options::{request_setters, RequestOptions};
+use crate::client::config::request_options::{request_setters, RequestOptions};
 use crate::Extensions;
 
 /// Per-run options, given to a run with [`Run::options`](crate::Run::options) (fresh,

@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::provider::Style;
+use crate::client::provider::Style;
 
 /// The reasoning state of one assistant turn, in the wire shape of the style that produced
 /// it. Serialized with a `style` tag: `openai`, `anthropic`, `responses` or `gemini`.

@@ -5,7 +5,7 @@ use std::ops::AddAssign;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::message::{Message, ToolCall};
+use crate::client::transcript::message::{Message, ToolCall};
 use crate::{Request, ToolOutcome, ToolResult};
 
 /// How a run ended.

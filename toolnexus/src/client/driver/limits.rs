@@ -1,5 +1,5 @@
 //! Bounds on what untrusted parties hand the loop. Provider replies are capped where they
-//! are read ([`transport`](super::transport), the SSE reader); tool outputs are capped here,
+//! are read ([`transport`](crate::client::http::transport), the SSE reader); tool outputs are capped here,
 //! before they enter the transcript.
 
 /// Cuts an output longer than `limit` bytes to its first `limit` bytes (at a character

@@ -1,6 +1,6 @@
 //! One HTTP attempt to the model and its outcome, with a cap on how much of a reply is
 //! read. Retries and every observation of an attempt live one layer up, in
-//! [`exchange`](super::exchange).
+//! [`exchange`](crate::client::exchange).
 //!
 //! A JSON reply is read whole inside the attempt, so a body that breaks off fails the
 //! attempt like a failed connection. A streamed reply is handed over once its status is a
@@ -14,10 +14,10 @@ use hyper_util::client::legacy::connect::HttpConnector;
 use reqwest::header::{HeaderMap, CONTENT_LENGTH, CONTENT_TYPE, LOCATION, RETRY_AFTER};
 use reqwest::{Method, StatusCode};
 
-use super::error::{ClientError, ErrorDetail};
-use super::provider::Provider;
-use super::redact::excerpt;
-use super::retry::parse_retry_after;
+use crate::client::error::{ClientError, ErrorDetail};
+use crate::client::http::retry::parse_retry_after;
+use crate::client::provider::Provider;
+use crate::client::redact::excerpt;
 
 /// How much of an error body is read: enough for any excerpt, never a whole hostile body.
 const ERROR_BODY_BYTES: usize = 8 * 1024;

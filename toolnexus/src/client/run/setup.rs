@@ -9,16 +9,16 @@ use std::marker::PhantomData;
 
 use tokio_util::sync::CancellationToken;
 
-use super::driver::{self, Start};
-use super::error::ClientError;
-use super::event::{Events, Silent};
-use super::journal::Journal;
-use super::message::{Message, ToolCall, ToolOutput};
-use super::run_options::RunOptions;
-use super::run_result::RunResult;
-use super::settings::Settings;
-use super::store::store_error;
-use super::streaming::{BoxedRun, RunStream};
+use crate::client::config::settings::Settings;
+use crate::client::driver::{self, Start};
+use crate::client::error::ClientError;
+use crate::client::journal::Journal;
+use crate::client::run::event::{Events, Silent};
+use crate::client::run::options::RunOptions;
+use crate::client::run::result::RunResult;
+use crate::client::run::stream::{BoxedRun, RunStream};
+use crate::client::transcript::message::{Message, ToolCall, ToolOutput};
+use crate::client::transcript::store::store_error;
 use crate::{Answer, Refusal, Request, Toolkit};
 
 /// A run ready to start: await it for its [`RunResult`], or call [`stream`](Run::stream)
@@ -110,7 +110,11 @@ enum ThreadStep<'a> {
 }
 
 impl<'a> Run<'a, Fresh> {
-    pub(super) fn fresh(settings: &'a Settings, prompt: String, tk: &'a Toolkit) -> Self {
+    pub(in crate::client) fn fresh(
+        settings: &'a Settings,
+        prompt: String,
+        tk: &'a Toolkit,
+    ) -> Self {
         // Room for the system prompt, the prompt and a first turn before any growth.
         let history = Vec::with_capacity(4);
         Run::new(
@@ -174,7 +178,7 @@ impl<'a> Run<'a, Fresh> {
 }
 
 impl<'a> Run<'a, Resume> {
-    pub(super) fn resume(
+    pub(in crate::client) fn resume(
         settings: &'a Settings,
         messages: Vec<Message>,
         expected: Option<&'a Request>,
@@ -191,7 +195,7 @@ impl<'a> Run<'a, Resume> {
 }
 
 impl<'a> Run<'a, InThread> {
-    pub(super) fn in_thread(
+    pub(in crate::client) fn in_thread(
         settings: &'a Settings,
         id: String,
         prompt: String,
@@ -201,7 +205,7 @@ impl<'a> Run<'a, InThread> {
         Run::new(settings, tk, Begin::Thread { id, step })
     }
 
-    pub(super) fn resume_thread(
+    pub(in crate::client) fn resume_thread(
         settings: &'a Settings,
         id: String,
         expected: Option<&'a Request>,

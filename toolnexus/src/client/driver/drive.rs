@@ -13,17 +13,17 @@ use super::bounds::bounded;
 use super::cx::Cx;
 use super::suspension::{apply_edits, halted_turn, last_calls, Gates, Memory, Slot};
 use super::turn::{self, Settled};
+use crate::client::config::settings::Settings;
 use crate::client::error::ClientError;
-use crate::client::event::{Events, StreamEvent};
 use crate::client::journal::Journal;
-use crate::client::message::Message;
-use crate::client::metrics::millis;
-use crate::client::run_options::RunOptions;
-use crate::client::run_result::{Limit, RunResult, RunStatus, ToolCallRecord, Usage};
-use crate::client::settings::Settings;
-use crate::client::spans;
-use crate::client::telemetry::RunObservation;
-use crate::client::trace_context;
+use crate::client::observe::metrics::millis;
+use crate::client::observe::spans;
+use crate::client::observe::telemetry::RunObservation;
+use crate::client::observe::trace_context;
+use crate::client::run::event::{Events, StreamEvent};
+use crate::client::run::options::RunOptions;
+use crate::client::run::result::{Limit, RunResult, RunStatus, ToolCallRecord, Usage};
+use crate::client::transcript::message::Message;
 use crate::{Answer, Request, Toolkit};
 
 /// What the handle a run is started from adds to the client: a cancellation token and

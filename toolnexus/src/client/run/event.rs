@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use serde_json::Value;
 
-use super::run_result::{RunResult, Usage};
+use crate::client::run::result::{RunResult, Usage};
 use crate::Request;
 
 /// One step of a streamed run, from [`LlmClient::stream`](crate::LlmClient::stream).

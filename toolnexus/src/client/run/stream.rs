@@ -7,9 +7,9 @@ use std::task::{Context, Poll};
 
 use futures::Stream;
 
-use super::error::ClientError;
-use super::event::{Queue, StreamEvent};
-use super::run_result::RunResult;
+use crate::client::error::ClientError;
+use crate::client::run::event::{Queue, StreamEvent};
+use crate::client::run::result::RunResult;
 
 /// A run's future, boxed so a [`RunStream`] and an awaited [`Run`](crate::Run) can be named.
 pub(crate) type BoxedRun<'a> =

@@ -2,6 +2,13 @@
 //! result — so that a run taken up again from the same transcript (in this process or in
 //! another, after a crash) replays them instead of asking the model again or running a
 //! tool a second time.
+//!
+//! Beside it sit the two values its keys and records are made of, [`CallSeed`] and
+//! [`CallEnd`]: the driver makes them and the journal reads them, so neither reaches into
+//! the other.
+
+pub(crate) mod call_end;
+pub(crate) mod call_seed;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -9,14 +16,14 @@ use std::sync::{Arc, Mutex, PoisonError};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::call_end::CallEnd;
-use super::call_seed::CallSeed;
 use super::error::{ClientError, ErrorDetail};
-use super::message::{ProviderState, ToolCall};
 use super::provider::decoded_reply::ReplyMeta;
 use super::provider::DecodedReply;
-use super::run_result::Usage;
+use crate::client::run::result::Usage;
+use crate::client::transcript::message::{ProviderState, ToolCall};
 use crate::{Answer, BoxFuture, ToolOutcome, ToolResult};
+use call_end::CallEnd;
+use call_seed::CallSeed;
 
 /// What a journal fails with: any error, boxed. It reaches the caller as
 /// [`ClientError::Journal`](crate::ClientError::Journal) with its message, and the run

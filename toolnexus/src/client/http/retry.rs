@@ -12,7 +12,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::error::ClientError;
+use crate::client::error::ClientError;
 
 /// What to do after a failed model request; returned by the
 /// [`on_error`](crate::LlmClientBuilder::on_error) classifier.

@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use crate::{Answer, Request, ToolOutcome};
 
-pub use super::provider_state::ProviderState;
+pub use crate::client::transcript::provider_state::ProviderState;
 
 /// One entry of a transcript. Serialized with a `role` tag:
 /// `system`, `user`, `assistant` or `tool_results`.

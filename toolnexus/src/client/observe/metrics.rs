@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use super::run_result::RunStatus;
+use crate::client::run::result::RunStatus;
 
 /// One observation, delivered synchronously to the callback set with
 /// [`LlmClientBuilder::on_metric`](crate::LlmClientBuilder::on_metric).
