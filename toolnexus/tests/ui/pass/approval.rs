@@ -55,7 +55,7 @@ impl Vault {
     }
 }
 
-fn main() {
+pub fn main() {
     let args = toolnexus::__private::serde_json::json!({"filePath": "a", "type": "b"});
     assert_eq!(Delete.approval(&args).as_deref(), Some("Delete a, type b?"));
     let vault = VaultOpen::new(Arc::new(Vault { locked: true }));

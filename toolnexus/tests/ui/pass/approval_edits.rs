@@ -13,7 +13,7 @@ fn delete(path: String) -> String {
     path
 }
 
-fn main() {
+pub fn main() {
     assert_eq!(Pay.approval_edits(), Some(&["memo"][..]));
     assert!(Pay.approval_rememberable());
     assert_eq!(Delete.approval_edits(), Some(&[][..]));

@@ -34,7 +34,7 @@ impl Vault {
     }
 }
 
-fn main() {
+pub fn main() {
     assert_eq!(
         PayInvoice.approval_responders(),
         ::core::option::Option::Some(&["group:finance", "ada@example.com"][..])

@@ -29,7 +29,7 @@ impl Shop {
     }
 }
 
-fn main() {
+pub fn main() {
     let tk = Toolkit::builder()
         .tool(Greet)
         .tools(Arc::new(Shop { prefix: "#" }).into_tools())

@@ -55,7 +55,7 @@ async fn renamed(item: String, #[answer] approval: Option<&Approval>) -> String 
     format!("{item} {}", approval.is_some_and(|a| a.ok))
 }
 
-fn main() {
+pub fn main() {
     for tool in [&Bare as &dyn Tool, &Pathed, &Typed, &Aliased, &Renamed] {
         let schema = tool.input_schema();
         let properties = schema["properties"].as_object().unwrap();

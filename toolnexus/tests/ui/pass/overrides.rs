@@ -19,12 +19,12 @@ async fn weather(city: String) -> String {
 }
 
 /// Reached through a re-export
-#[tool(crate = "crate::reexport::runtime", name = "via_reexport")]
+#[tool(crate = "self::reexport::runtime", name = "via_reexport")]
 async fn reexported() -> &'static str {
     "ok"
 }
 
-fn main() {
+pub fn main() {
     assert_eq!(AddTool.name(), "add");
     assert_eq!(Weather.name(), "get-weather_v2");
     assert_eq!(Weather.description(), "Current weather for a city");

@@ -54,7 +54,7 @@ pub async fn hello() -> &'static str {
     "hello"
 }
 
-fn main() {
+pub fn main() {
     let schema = Ship.input_schema();
     assert_eq!(schema["required"], serde_json::json!(["to", "type", "notes"]));
     assert!(Ping.input_schema()["properties"].as_object().unwrap().is_empty());

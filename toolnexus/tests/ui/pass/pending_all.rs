@@ -34,7 +34,7 @@ async fn ship(order: u64, answer: Option<&Answer>, ctx: &ToolContext) -> ToolRes
     ]
 }
 
-fn main() {
+pub fn main() {
     let _ = Ship;
     let one: ToolResult = pending_all![(kind = "question", prompt = "Why?")];
     assert_eq!(ToolResult::requests_of(&one).len(), 1);

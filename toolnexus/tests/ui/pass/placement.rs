@@ -12,7 +12,7 @@ mod tools {
     }
 }
 
-fn main() {
+pub fn main() {
     /// Local tool
     #[toolnexus::tool]
     async fn local(n: u8) -> String {

@@ -8,7 +8,7 @@ fn echo(text: String) -> String {
     text
 }
 
-fn main() {
+pub fn main() {
     let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
     let args = serde_json::json!({"text": "hi"});
     let done = rt.block_on(Echo.execute(args, ToolContext::default()));

@@ -61,6 +61,6 @@ fn rand_bit() -> bool {
     std::process::id() % 2 == 0
 }
 
-fn main() {
+pub fn main() {
     let _ = (Buy, Ship, Calendar);
 }

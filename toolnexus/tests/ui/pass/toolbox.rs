@@ -40,7 +40,7 @@ impl Counter {
     }
 }
 
-fn main() {
+pub fn main() {
     struct Local;
 
     #[toolbox]
