@@ -4,13 +4,13 @@
 //! document in it; and the derive advice of a compile error pasted where it points.
 //!
 //! The crates are written under `CARGO_TARGET_TMPDIR` and type-checked offline, with the
-//! workspace's lock (so nothing is resolved anew or downloaded) and one target directory
-//! under `target/`, shared by every crate of this file so the dependencies they have in
-//! common are checked once. Each crate is its own workspace, so cargo unifies no features
+//! workspace's lock (so nothing is resolved anew or downloaded) and the target directory
+//! every user crate of the suites shares (`toolnexus_test_support::user_crate`), so the
+//! dependencies they have in common are checked once. Each crate is its own workspace, so cargo unifies no features
 //! between them: a feature one document forgets is not lent by another.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -162,27 +162,7 @@ fn package(dir: &Path, name: &str, dependencies: &str, programs: &[String]) -> P
 }
 
 fn check(manifest: &Path) -> Output {
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    Command::new(cargo)
-        .args([
-            "check",
-            "--offline",
-            "--examples",
-            "--color=never",
-            "--manifest-path",
-        ])
-        .arg(manifest)
-        .env("CARGO_TARGET_DIR", root().join("target/fresh-crates"))
-        // Set for this test binary only; the crate is a plain user crate.
-        .env_remove("CARGO_TARGET_TMPDIR")
-        .env_remove("RUSTFLAGS")
-        // Nothing is linked into a program here, only build scripts and proc macros:
-        // their debug info would only fill the disk.
-        .env("CARGO_PROFILE_DEV_DEBUG", "0")
-        // Nor is incremental state, which would double what the directory holds.
-        .env("CARGO_INCREMENTAL", "0")
-        .output()
-        .expect("cargo runs")
+    toolnexus_test_support::user_crate::check(manifest, &["--examples"])
 }
 
 /// The workspace's crates from this checkout in place of the published versions, their

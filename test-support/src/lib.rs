@@ -2,7 +2,8 @@
 //! [`fixtures`] on the scripted model, the [`example_bin`] programs as a user starts
 //! them, [`wait`]ing for what happens elsewhere, a [`clock`] the test moves on, the
 //! [`temporal`] server and CLI the test command starts, [`receipts`] checked by a verifier
-//! written apart from the inbox's, the [`sdk`]s' Python, [`names`] no other test uses, and
+//! written apart from the inbox's, the [`sdk`]s' Python, [`names`] no other test uses,
+//! [`user_crate`]s checked as a user's cargo checks them, and
 //! (feature `databases`) a database of its own per test, on either engine or
 //! [`both_engines!`].
 
@@ -15,4 +16,5 @@ pub mod names;
 pub mod receipts;
 pub mod sdk;
 pub mod temporal;
+pub mod user_crate;
 pub mod wait;

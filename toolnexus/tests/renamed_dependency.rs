@@ -3,11 +3,10 @@
 //! re-export, with no toolnexus dependency of its own.
 //!
 //! Cargo refuses one package under two names in one manifest, so the user crates are
-//! fixtures outside the workspace (`tests/fixtures/`), type-checked offline with their own
-//! target directory under `target/`.
+//! fixtures outside the workspace (`tests/fixtures/`), type-checked offline in the target
+//! directory every user crate of the suites shares (`toolnexus_test_support::user_crate`).
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 /// The workspace's root, where its lock and target directory are.
 fn root() -> &'static Path {
@@ -55,15 +54,7 @@ path = {source:?}
 }
 
 fn assert_checks(manifest: &Path, what: &str) {
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let output = Command::new(cargo)
-        .args(["check", "--offline", "--quiet", "--manifest-path"])
-        .arg(manifest)
-        .env("CARGO_TARGET_DIR", root().join("target/renamed-dependency"))
-        // Set for this test binary only; the fixtures are plain crates.
-        .env_remove("CARGO_TARGET_TMPDIR")
-        .output()
-        .unwrap();
+    let output = toolnexus_test_support::user_crate::check(manifest, &["--quiet"]);
     assert!(
         output.status.success(),
         "the {what} fixture does not compile:\n{}",
