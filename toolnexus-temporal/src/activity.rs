@@ -19,6 +19,8 @@ use crate::stretch::drive;
 use crate::wire::StepInput;
 
 /// The activities of the `AgentRun` workflow, registered on a worker with its agent.
+/// `pub` only because the `#[activities]` macro puts it in a public signature; the crate
+/// does not export it.
 pub struct Steps {
     pub(crate) agent: Agent,
 }

@@ -6,17 +6,17 @@ use toolnexus::{RunResult, ToolCallRecord, Usage};
 
 /// Every call a run has made, its tokens and its turns, summed over its stretches.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct Progress {
+pub(crate) struct Progress {
     /// The calls, in the order they were made; a call that waited and then ran appears
     /// once, as it ended.
     #[serde(default)]
-    pub tool_calls: Vec<ToolCallRecord>,
+    pub(crate) tool_calls: Vec<ToolCallRecord>,
     /// Tokens used.
     #[serde(default)]
-    pub usage: Usage,
+    pub(crate) usage: Usage,
     /// Turns taken.
     #[serde(default)]
-    pub turns: usize,
+    pub(crate) turns: usize,
 }
 
 impl Progress {

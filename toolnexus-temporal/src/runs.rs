@@ -1,6 +1,9 @@
 //! [`Runs`]: a client of `AgentRun` workflows — start one, see what it waits on, answer,
 //! await its result.
 
+use temporalio_client::errors::{
+    WorkflowGetResultError, WorkflowQueryError, WorkflowStartError, WorkflowUpdateError,
+};
 use temporalio_client::{
     Client, WorkflowExecuteUpdateOptions, WorkflowGetResultOptions, WorkflowQueryOptions,
     WorkflowStartOptions,
@@ -9,6 +12,7 @@ use toolnexus::{Answer, Request, RunResult};
 
 use crate::connect::Connection;
 use crate::error::TemporalError;
+use crate::refusal::AnswerRefusal;
 use crate::wire::{AnswerInput, RunInput};
 use crate::worker::TASK_QUEUE;
 use crate::workflow::AgentRun;
@@ -41,7 +45,12 @@ impl Runs {
         self.client
             .start_workflow(AgentRun::run, RunInput::new(prompt), options)
             .await
-            .map_err(|e| TemporalError::Run(format!("could not start run `{id}`: {e}")))?;
+            .map_err(|e| match e {
+                WorkflowStartError::AlreadyStarted { .. } => {
+                    TemporalError::AlreadyStarted { run: id.to_owned() }
+                }
+                e => TemporalError::Run(format!("could not start run `{id}`: {e}")),
+            })?;
         Ok(())
     }
 
@@ -51,7 +60,10 @@ impl Runs {
             .get_workflow_handle::<AgentRun>(id)
             .query(AgentRun::pending, (), WorkflowQueryOptions::default())
             .await
-            .map_err(|e| TemporalError::Run(format!("could not ask run `{id}` what waits: {e}")))
+            .map_err(|e| match e {
+                WorkflowQueryError::NotFound(_) => not_found(id),
+                e => TemporalError::Run(format!("could not ask run `{id}` what waits: {e}")),
+            })
     }
 
     /// Answers a request of run `id`; returns the requests still waiting.
@@ -66,7 +78,21 @@ impl Runs {
                 WorkflowExecuteUpdateOptions::default(),
             )
             .await
-            .map_err(|e| TemporalError::Run(format!("run `{id}` refused the answer: {e}")))
+            .map_err(|e| match e {
+                WorkflowUpdateError::NotFound(_) => not_found(id),
+                WorkflowUpdateError::Failed(failure) => match AnswerRefusal::of_failure(&failure) {
+                    Some(refusal) => TemporalError::Refused {
+                        run: id.to_owned(),
+                        refusal,
+                        message: failure.message,
+                    },
+                    None => TemporalError::Run(format!(
+                        "run `{id}` did not take the answer: {}",
+                        failure.message
+                    )),
+                },
+                e => TemporalError::Run(format!("run `{id}` did not take the answer: {e}")),
+            })
     }
 
     /// Waits for run `id` to end; returns its result.
@@ -75,8 +101,15 @@ impl Runs {
             .get_workflow_handle::<AgentRun>(id)
             .get_result(WorkflowGetResultOptions::default())
             .await
-            .map_err(|e| TemporalError::Run(format!("run `{id}` did not end well: {e}")))
+            .map_err(|e| match e {
+                WorkflowGetResultError::NotFound(_) => not_found(id),
+                e => TemporalError::Run(format!("run `{id}` did not end well: {e}")),
+            })
     }
+}
+
+fn not_found(id: &str) -> TemporalError {
+    TemporalError::NotFound { run: id.to_owned() }
 }
 
 impl std::fmt::Debug for Runs {

@@ -92,7 +92,7 @@ pub struct RunInput {
     pub prompt: String,
     /// What an earlier execution of the same run hands over.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub carry: Option<Carry>,
+    pub(crate) carry: Option<Carry>,
 }
 
 impl RunInput {
@@ -109,32 +109,32 @@ impl RunInput {
 /// what it has done so far (so the result it ends with covers the whole run), and the
 /// requests already answered (so a repeated answer is still refused).
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Carry {
+pub(crate) struct Carry {
     /// The run's id (its tools' idempotency keys derive from it).
-    pub run: String,
+    pub(crate) run: String,
     /// Where it halted.
-    pub halted: Halted,
+    pub(crate) halted: Halted,
     /// What it has done so far.
-    pub progress: Progress,
+    pub(crate) progress: Progress,
     /// Every request answered so far.
     #[serde(default)]
-    pub answered: Vec<String>,
+    pub(crate) answered: Vec<String>,
 }
 
 /// A halted stretch: its transcript and the requests it waits on.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Halted {
+pub(crate) struct Halted {
     /// The halted transcript.
-    pub messages: Vec<Message>,
+    pub(crate) messages: Vec<Message>,
     /// The requests it waits on, in call order.
-    pub waiting: Vec<Request>,
+    pub(crate) waiting: Vec<Request>,
 }
 
 /// Where a stretch of the loop starts: the first prompt, or a halted transcript and the
 /// answers that take it up again.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(tag = "from", rename_all = "snake_case")]
-pub enum Start {
+pub(crate) enum Start {
     /// A new run of `prompt`.
     Prompt {
         /// The user's message.
@@ -150,17 +150,18 @@ pub enum Start {
 }
 
 /// A step activity's input: the stretch to replay, the steps it has made so far, and the
-/// one to make.
+/// one to make. `pub` only because the `#[activities]` macro puts it in a public signature;
+/// the crate does not export it.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct StepInput {
     /// The run's id.
-    pub run: String,
+    pub(crate) run: String,
     /// Where the stretch starts.
-    pub start: Start,
+    pub(crate) start: Start,
     /// The steps the stretch has made, replayed without I/O.
-    pub made: Vec<(StepKey, Step)>,
+    pub(crate) made: Vec<(StepKey, Step)>,
     /// The step to make.
-    pub target: StepKey,
+    pub(crate) target: StepKey,
 }
 
 #[cfg(test)]

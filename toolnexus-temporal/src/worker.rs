@@ -89,7 +89,7 @@ impl AgentWorker {
         let parks = false;
         #[cfg(feature = "inbox")]
         if let Some(inbox) = &self.inbox {
-            options = options.register_activities(crate::inbox::Parking {
+            options = options.register_activities(crate::inbox::parking::Parking {
                 inbox: inbox.clone(),
             });
         }
@@ -115,7 +115,7 @@ impl AgentWorker {
         #[cfg(feature = "inbox")]
         if let Some(inbox) = self.inbox {
             let mut stop = forwarder_stop;
-            tokio::spawn(crate::inbox::forward(inbox, client, async move {
+            tokio::spawn(crate::inbox::forward::forward(inbox, client, async move {
                 let _ = stop.wait_for(|stopped| *stopped).await;
             }));
         }
@@ -125,8 +125,38 @@ impl AgentWorker {
             .map_err(|e| TemporalError::Worker(e.to_string()))
     }
 
-    /// Serves until the process ends.
+    /// Serves until the process is asked to stop: Ctrl-C (SIGINT), or SIGTERM on Unix (what
+    /// a service manager or a container runtime sends). The worker then stops polling for
+    /// new tasks, lets its in-flight steps finish, and returns `Ok`; a run it was in the
+    /// middle of carries on, from its history, at another worker or once one starts again.
+    /// [`run_until`](Self::run_until) takes a signal of your own instead.
     pub async fn run(self) -> Result<(), TemporalError> {
-        self.run_until(std::future::pending()).await
+        self.run_until(stop_signal()).await
+    }
+}
+
+/// Resolves at the first Ctrl-C or SIGTERM. A handler that cannot be installed leaves that
+/// signal to its default (ending the process), rather than stopping the worker at once.
+async fn stop_signal() {
+    let ctrl_c = async {
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        use tokio::signal::unix::{signal, SignalKind};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                term.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => tracing::info!("Ctrl-C: the worker stops once its steps in flight finish"),
+        () = terminate => tracing::info!("SIGTERM: the worker stops once its steps in flight finish"),
     }
 }

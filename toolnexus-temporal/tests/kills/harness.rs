@@ -19,7 +19,7 @@ use tokio::process::{Child, ChildStdin, Command};
 use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};
 use toolnexus::testing::{MockLlm, RecordedRequest, Reply};
 use toolnexus::{Answer, Request, RunResult, RunStatus};
-use toolnexus_temporal::{Connection, Runs};
+use toolnexus_temporal::{AnswerRefusal, Connection, Runs, TemporalError};
 
 use crate::shop::{self, Book};
 use crate::worker::{self, ARM, ARMED, PAUSED_AT};
@@ -725,7 +725,10 @@ async fn give(runs: &Runs, id: &str, answer: &Answer) -> Result<(), String> {
     loop {
         let why = match tokio::time::timeout(TO_ANSWER, runs.answer(id, answer)).await {
             Ok(Ok(_)) => return Ok(()),
-            Ok(Err(e)) if tried && e.to_string().contains("already answered") => return Ok(()),
+            Ok(Err(TemporalError::Refused {
+                refusal: AnswerRefusal::AlreadyAnswered,
+                ..
+            })) if tried => return Ok(()),
             Ok(Err(e)) => e.to_string(),
             Err(_) => format!("no reply in {TO_ANSWER:?}"),
         };
