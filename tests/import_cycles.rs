@@ -4,22 +4,86 @@
 //! parent is for: the state its children share); every other use goes one way, so a file
 //! can be read knowing only what it uses.
 //!
-//! `cargo test -p toolnexus-workspace --test import_cycles` runs it; a cycle fails it
-//! naming the files around it.
+//! Every crate with a `src/` among the workspace's members (read from the root
+//! `Cargo.toml`, so a new crate is checked from the day it joins) and the root package
+//! itself is scanned. `cargo test -p toolnexus-workspace --test import_cycles` runs it; a
+//! cycle fails it naming the files around it.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 
-const CRATES: &[&str] = &[
-    "toolnexus",
-    "toolnexus-macros",
-    "toolnexus-inbox",
-    "toolnexus-mcp",
-    "toolnexus-a2a",
-    "toolnexus-agui",
-    "toolnexus-otel",
-];
+/// The checkout scanned: this one, or another named by `TOOLNEXUS_SCAN_ROOT=DIR`.
+fn workspace() -> PathBuf {
+    std::env::var_os("TOOLNEXUS_SCAN_ROOT")
+        .map_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")), PathBuf::from)
+}
+
+/// The `members` of the `[workspace]` table of `manifest`, a `dir/*` entry expanded to the
+/// directories under `dir`. Read by hand: the list is plain strings, and a TOML parser
+/// would be a dependency for one array.
+fn members(manifest: &str, root: &Path) -> Vec<String> {
+    let mut in_workspace = false;
+    let mut list = None;
+    let mut lines = manifest.lines();
+    while let Some(line) = lines.next() {
+        let line = line.trim();
+        if line.starts_with('[') {
+            in_workspace = line == "[workspace]";
+            continue;
+        }
+        if !in_workspace {
+            continue;
+        }
+        let Some(rest) = line.strip_prefix("members") else {
+            continue;
+        };
+        let Some(rest) = rest.trim_start().strip_prefix('=') else {
+            continue;
+        };
+        let mut text = rest.to_owned();
+        while !text.contains(']') {
+            let Some(next) = lines.next() else { break };
+            text.push('\n');
+            text.push_str(next);
+        }
+        list = Some(text);
+        break;
+    }
+    let Some(list) = list else {
+        return Vec::new();
+    };
+    let mut found = Vec::new();
+    for entry in list.split('"').skip(1).step_by(2) {
+        match entry.strip_suffix("/*") {
+            Some(dir) => {
+                let Ok(entries) = fs::read_dir(root.join(dir)) else {
+                    continue;
+                };
+                let mut dirs: Vec<String> = entries
+                    .flatten()
+                    .filter(|e| e.path().is_dir())
+                    .map(|e| format!("{dir}/{}", e.file_name().to_string_lossy()))
+                    .collect();
+                dirs.sort();
+                found.extend(dirs);
+            }
+            None => found.push(entry.to_owned()),
+        }
+    }
+    found
+}
+
+/// The root package and every member of the workspace that has a `src/`, as directories
+/// relative to the workspace (the root is `.`).
+fn crates() -> Vec<String> {
+    let root = workspace();
+    let manifest = fs::read_to_string(root.join("Cargo.toml")).unwrap_or_default();
+    std::iter::once(".".to_owned())
+        .chain(members(&manifest, &root))
+        .filter(|dir| root.join(dir).join("src").is_dir())
+        .collect()
+}
 
 /// A module's path from the crate root (`["server", "send"]`); the root is empty.
 type ModPath = Vec<String>;
@@ -225,10 +289,7 @@ fn target(here: &ModPath, path: &[String], modules: &BTreeSet<ModPath>) -> Optio
 }
 
 fn cycles(krate: &str) -> Vec<String> {
-    // Another checkout can be scanned by naming it (`TOOLNEXUS_SCAN_ROOT=DIR`).
-    let workspace = std::env::var_os("TOOLNEXUS_SCAN_ROOT")
-        .map_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")), PathBuf::from);
-    let root = workspace.join(krate);
+    let root = workspace().join(krate);
     let src = root.join("src");
     let mut files = Vec::new();
     rust_files(&src, &mut files);
@@ -293,13 +354,27 @@ fn visit(
 
 #[test]
 fn no_crate_has_an_import_circle() {
+    let crates = crates();
+    // A manifest the reader no longer understands must fail, not pass having read nothing.
+    for expected in ["toolnexus", "toolnexus-macros", "toolnexus-temporal"] {
+        assert!(
+            crates.iter().any(|c| c == expected),
+            "the workspace's members as read from Cargo.toml lack `{expected}`: {crates:?}"
+        );
+    }
     let mut all = Vec::new();
-    for krate in CRATES {
+    for krate in &crates {
         for cycle in cycles(krate) {
             all.push(format!("{krate}: {cycle}"));
         }
     }
     assert!(all.is_empty(), "import circles:\n{}", all.join("\n"));
+}
+
+#[test]
+fn the_members_are_read_from_the_manifest() {
+    let manifest = "[package]\nmembers = [\"not-this\"]\n\n[workspace]\nmembers = [\n    \"a\",\n    \"b/c\", # why\n]\nexclude = [\"x\"]\n";
+    assert_eq!(members(manifest, Path::new("/nonexistent")), ["a", "b/c"]);
 }
 
 #[test]
