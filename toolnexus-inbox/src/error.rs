@@ -3,7 +3,13 @@
 use toolnexus::form::FitError as FieldError;
 use toolnexus::ClientError;
 
-use crate::ParkedState;
+use crate::records::state::ParkedState;
+
+// Kept beside the error it bounds, which names it, so the error needs nothing of the walk.
+/// The longest chain of runs [`Inbox::follow`](crate::Inbox::follow) walks before it takes
+/// the chain as corrupt. Each link is a person's answer that led to another question, so a
+/// real chain is short.
+pub const MAX_CHAIN: usize = 1_000;
 
 /// Why an inbox call did not do what it was asked.
 ///
@@ -116,7 +122,7 @@ pub enum InboxError {
     },
     /// A chain of runs ([`Inbox::follow`](crate::Inbox::follow)) is longer than
     /// [`MAX_CHAIN`](crate::MAX_CHAIN): taken as corrupt rather than followed for ever.
-    #[error("run `{0}` chains more than {max} runs", max = crate::MAX_CHAIN)]
+    #[error("run `{0}` chains more than {max} runs", max = MAX_CHAIN)]
     ChainTooLong(String),
     /// A list of bearer tokens ([`BearerTokens::parse`](crate::BearerTokens::parse)) is not
     /// one; the reason names the line, never its token.

@@ -1,58 +1,41 @@
 #![doc = include_str!("../GUIDE.md")]
 #![warn(missing_docs)]
 
-mod admit;
-mod answer;
-mod audit;
-mod awaited;
-mod cancel;
-mod chain;
+// The crate is grouped by concern: the handle and its settings (`inbox`), a run's life
+// from park to resume (`lifecycle`), the host's rules (`policy`), what doors keep
+// (`doors`), what the inbox tells (`records`, `notify`), its storage (`store`), the
+// answers' receipts (`receipt`) and the page (`web`). The public names are re-exported
+// here, flat, whichever group defines them.
 mod clock;
-mod deadline;
-mod delegation;
-mod door;
+mod doors;
 mod error;
-mod identify;
-mod in_flight;
 mod inbox;
-mod journal;
-mod note;
+mod lifecycle;
 mod notify;
-mod overdue;
-mod park;
-mod parked;
-mod people;
+mod policy;
 pub mod receipt;
-mod resume;
-mod spans;
-mod starter;
-mod state;
+mod records;
 mod store;
-mod vote;
-#[cfg(test)]
-mod wait_tests;
-mod webhook;
-mod worker;
 
 #[cfg(feature = "web")]
 pub mod web;
 
-pub use audit::{AuditEntry, AuditKind};
-pub use cancel::Cancelled;
-pub use chain::{Latest, MAX_CHAIN};
-pub use deadline::{Escalation, Expiry};
-pub use delegation::Delegation;
-pub use door::{Door, DoorRecord};
-pub use error::InboxError;
-pub use identify::{BearerTokens, Directory, Identify};
-pub use in_flight::{InFlight, InFlightGuard};
+pub use doors::chain::Latest;
+pub use doors::in_flight::{InFlight, InFlightGuard};
+pub use doors::record::{Door, DoorRecord};
+pub use doors::starter::{Sight, Starter};
+pub use error::{InboxError, MAX_CHAIN};
 pub use inbox::{Inbox, InboxBuilder};
+pub use lifecycle::cancel::Cancelled;
+pub use lifecycle::vote::{Approvals, Vote};
+pub use lifecycle::worker::{Worker, WorkerReport};
+pub use notify::webhook::{Event, Webhook};
 pub use notify::Delivery;
-pub use parked::{Parked, Resumed, WaitingPage};
-pub use people::{Person, Responder};
-pub use starter::{Sight, Starter};
-pub use state::{DeliveryState, ParkedState};
+pub use policy::deadline::{Escalation, Expiry};
+pub use policy::delegation::Delegation;
+pub use policy::identify::{BearerTokens, Directory, Identify};
+pub use policy::people::{Person, Responder};
+pub use records::audit::{AuditEntry, AuditKind};
+pub use records::parked::{Parked, Resumed, WaitingPage};
+pub use records::state::{DeliveryState, ParkedState};
 pub use store::SqliteSync;
-pub use vote::{Approvals, Vote};
-pub use webhook::{Event, Webhook};
-pub use worker::{Worker, WorkerReport};

@@ -5,8 +5,10 @@
 
 use toolnexus::{Answer, ClientError, LlmClient, Message, RunResult, Toolkit};
 
-use crate::resume::Claim;
-use crate::{Inbox, InboxError, Parked};
+use crate::error::InboxError;
+use crate::inbox::Inbox;
+use crate::lifecycle::resume::Claim;
+use crate::records::parked::Parked;
 
 /// A run ready for this handle: claimed by it, or settled by someone.
 enum Turn {

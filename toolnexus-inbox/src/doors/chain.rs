@@ -4,11 +4,10 @@
 
 use toolnexus::{Message, Request};
 
-use crate::{Inbox, InboxError, Parked, ParkedState};
-
-/// The longest chain of runs [`Inbox::follow`] walks before it takes the chain as corrupt.
-/// Each link is a person's answer that led to another question, so a real chain is short.
-pub const MAX_CHAIN: usize = 1_000;
+use crate::error::{InboxError, MAX_CHAIN};
+use crate::inbox::Inbox;
+use crate::records::parked::Parked;
+use crate::records::state::ParkedState;
 
 /// The run a chain ends at, as it stands now ([`Inbox::follow`]).
 #[derive(Debug, Clone, PartialEq)]

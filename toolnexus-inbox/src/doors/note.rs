@@ -2,8 +2,9 @@
 //! so what it knows of a run beyond the run itself (the protocol task a run serves, the
 //! conversation it belongs to) lives as long as the run does, on the same engine.
 
+use crate::error::InboxError;
+use crate::inbox::Inbox;
 use crate::store::notes;
-use crate::{Inbox, InboxError};
 
 impl Inbox {
     /// Keeps `value` under `key`, replacing any earlier note of that key. Notes are the

@@ -13,8 +13,9 @@ use serde::Serialize;
 use toolnexus::{RequestKind, Toolkit};
 
 use crate::clock::from_ms;
+use crate::error::InboxError;
+use crate::inbox::Inbox;
 use crate::store::doors;
-use crate::{Inbox, InboxError};
 
 /// A protocol through which people answer runs: the name its records are kept under.
 ///

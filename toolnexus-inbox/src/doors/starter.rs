@@ -5,8 +5,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::people::Person;
-use crate::{Inbox, Parked, ParkedState};
+use crate::inbox::Inbox;
+use crate::policy::people::Person;
+use crate::records::parked::Parked;
+use crate::records::state::ParkedState;
 
 /// Who started what a door keeps (an A2A task, an AG-UI thread), as the door's record
 /// ([`Inbox::keep_record`]) holds them.
@@ -97,7 +99,7 @@ impl Inbox {
 #[cfg(test)]
 mod tests {
     use super::Starter;
-    use crate::people::Person;
+    use crate::policy::people::Person;
 
     #[test]
     fn a_stand_in_and_a_person_of_the_same_name_are_two_people() {

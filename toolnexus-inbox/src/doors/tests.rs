@@ -6,7 +6,11 @@
 use serde_json::json;
 use toolnexus::{Answer, Message, Request, RunResult, RunStatus, ToolCall, ToolOutput, Usage};
 
-use crate::{AuditKind, Door, Inbox, InboxError, ParkedState};
+use crate::doors::record::Door;
+use crate::error::InboxError;
+use crate::inbox::Inbox;
+use crate::records::audit::AuditKind;
+use crate::records::state::ParkedState;
 
 /// A run of the host's own halted on `requests`, one call each.
 fn halted(requests: &[Request]) -> RunResult {

@@ -10,12 +10,12 @@ use toolnexus::RequestKind;
 
 use super::{Inbox, Inner};
 use crate::clock::Clock;
-use crate::deadline::{Escalation, Expiry, ExpiryRule};
-use crate::people::{Responder, Rules};
+use crate::error::InboxError;
+use crate::notify::webhook::{Targets, Webhook};
+use crate::policy::deadline::{Escalation, Expiry, ExpiryRule};
+use crate::policy::people::{Responder, Rules};
 use crate::receipt::ReceiptKey;
 use crate::store::{PoolSettings, SqliteSync, Store};
-use crate::webhook::{Targets, Webhook};
-use crate::InboxError;
 
 /// Options for [`Inbox::builder`].
 #[derive(Clone)]
@@ -36,7 +36,7 @@ pub struct InboxBuilder {
     receipts: Option<Arc<ReceiptKey>>,
     max_delegation: Duration,
     not_requester: bool,
-    directory: Option<Arc<dyn crate::Directory>>,
+    directory: Option<Arc<dyn crate::policy::identify::Directory>>,
 }
 
 impl fmt::Debug for InboxBuilder {
@@ -84,7 +84,7 @@ impl InboxBuilder {
     /// given under a delegation is judged by the giver's rights as the directory says
     /// they are at that moment, not as they were when they delegated; a giver it no longer
     /// knows lends nothing. Without one, a delegation lends the giver's rights as given.
-    pub fn directory(mut self, directory: impl crate::Directory) -> Self {
+    pub fn directory(mut self, directory: impl crate::policy::identify::Directory) -> Self {
         self.directory = Some(Arc::new(directory));
         self
     }

@@ -15,14 +15,17 @@ use toolnexus::RequestKind;
 
 pub use builder::InboxBuilder;
 
-use crate::clock::{ms, Clock};
-use crate::deadline::{Escalation, ExpiryRule};
-use crate::parked::readable;
-use crate::people::{Person, Responder, Rules};
+use crate::clock::{from_ms, ms, Clock};
+use crate::error::InboxError;
+use crate::notify::webhook::Targets;
+use crate::policy::deadline::{Escalation, ExpiryRule};
+use crate::policy::people::{Person, Responder, Rules};
 use crate::receipt::{PublicKey, ReceiptKey};
-use crate::store::{requests, Store};
-use crate::webhook::Targets;
-use crate::{InboxError, Parked, ParkedState, WaitingPage};
+use crate::records::audit::{AuditEntry, AuditKind};
+
+use crate::records::parked::{readable, Parked, WaitingPage};
+use crate::records::state::ParkedState;
+use crate::store::{audit, requests, Store};
 
 /// Parked runs in a database: people answer them, and any worker resumes each exactly once.
 ///
@@ -67,7 +70,7 @@ pub(crate) struct Inner {
     /// Whether every request refuses the person who asked for its run.
     pub(crate) not_requester: bool,
     /// Who people are now, for a delegation's giver, when the host said.
-    pub(crate) directory: Option<Arc<dyn crate::Directory>>,
+    pub(crate) directory: Option<Arc<dyn crate::policy::identify::Directory>>,
     /// Wakes a deliverer when this process wrote to the outbox.
     pub(crate) outbox: Notify,
     /// Wakes one idle worker slot per answer (this process's answers, and other processes'
@@ -294,5 +297,37 @@ impl Inbox {
         let mut waiting = self.waiting().await?;
         waiting.retain(|p| self.may_answer(p, Some(who)));
         Ok(waiting)
+    }
+
+    /// The audit trail of the run that request `id` belongs to (any of its requests),
+    /// oldest first; empty when no run has that request. A delegation's trail is read by
+    /// `delegation:ID` ([`Inbox::delegate`]). A run resumed into a new
+    /// parking continues under the new request's id ([`Parked::next`](crate::Parked::next)).
+    ///
+    /// ```
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// let inbox = toolnexus_inbox::Inbox::open("sqlite::memory:").await?;
+    /// assert!(inbox.audit("no-such-request").await?.is_empty());
+    /// # Ok::<(), toolnexus_inbox::InboxError>(())
+    /// # }).unwrap();
+    /// ```
+    pub async fn audit(&self, id: &str) -> Result<Vec<AuditEntry>, InboxError> {
+        let rows = audit::of_run(&self.inner.store.pool, id).await?;
+        rows.into_iter()
+            .map(|row| {
+                let kind = AuditKind::parse(&row.kind).ok_or_else(|| InboxError::Corrupt {
+                    id: id.to_owned(),
+                    reason: format!("audit entry of unknown kind {:?}", row.kind),
+                })?;
+                Ok(AuditEntry {
+                    at: from_ms(row.at),
+                    kind,
+                    request: row.request_id,
+                    actor: row.actor,
+                    attempt: row.attempt.map(|a| u32::try_from(a).unwrap_or(u32::MAX)),
+                    detail: row.detail,
+                })
+            })
+            .collect()
     }
 }

@@ -3,8 +3,8 @@
 
 use toolnexus::Request;
 
-use crate::people::Responder;
-use crate::Inbox;
+use crate::inbox::Inbox;
+use crate::policy::people::Responder;
 
 impl Inbox {
     /// Who may answer `request` if this handle parked it now: its own `data.responders`,

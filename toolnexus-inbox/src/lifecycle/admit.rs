@@ -2,10 +2,11 @@
 //! person whose rights they hold by a delegation in force; and never someone who already
 //! counts toward the request.
 
-use crate::delegation::{key_of, Delegation};
-use crate::people::{Person, Responder};
-use crate::vote::{counted_already, StoredVote};
-use crate::InboxError;
+use crate::error::InboxError;
+use crate::lifecycle::vote::{counted_already, StoredVote};
+use crate::policy::delegation::Delegation;
+use crate::policy::people::key_of;
+use crate::policy::people::{Person, Responder};
 
 /// The person an answer counts as, and the rule that let it be given.
 pub(crate) struct Admitted {

@@ -8,17 +8,21 @@ use toolnexus::receipt::{ReceiptAnswer, Statement};
 use toolnexus::{Answer, Receipt, Request};
 use tracing::Instrument;
 
-use crate::admit::{Admitted, Ballot};
-use crate::audit::{AuditKind, Record};
 use crate::clock::rfc3339_millis;
-use crate::delegation::{self, key_of, Delegation};
-use crate::people::{stored_responders, Person, Source};
+use crate::error::InboxError;
+use crate::inbox::Inbox;
+use crate::lifecycle::admit::{Admitted, Ballot};
+use crate::lifecycle::vote::{self, Approvals, StoredVote};
+use crate::policy::delegation::{self, Delegation};
+use crate::policy::people::key_of;
+use crate::policy::people::{stored_responders, Person, Source};
+use crate::records::audit::{AuditKind, Record};
+use crate::records::spans;
+use crate::records::state::ParkedState;
 use crate::store::delegations;
 use crate::store::requests::{self, ToAnswer};
 use crate::store::runs::{self, Locked};
 use crate::store::{json, Tx};
-use crate::vote::{self, Approvals, StoredVote};
-use crate::{spans, Inbox, InboxError, ParkedState};
 
 /// An answer the decision took: the request it answers, the answer as stored, the vote it
 /// adds, and whether it resolves the request (else it is one approval toward a quorum).

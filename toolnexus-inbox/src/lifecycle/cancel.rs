@@ -3,12 +3,14 @@
 
 use toolnexus::{Answer, Refusal};
 
-use crate::audit::{AuditKind, Record};
-use crate::people::Person;
+use crate::error::InboxError;
+use crate::inbox::Inbox;
+use crate::policy::people::Person;
+use crate::records::audit::{AuditKind, Record};
+use crate::records::state::ParkedState;
 use crate::store::json;
 use crate::store::requests;
 use crate::store::runs;
-use crate::{Inbox, InboxError, ParkedState};
 
 /// What [`Inbox::cancel`] came to.
 #[derive(Debug, Clone, PartialEq, Eq)]

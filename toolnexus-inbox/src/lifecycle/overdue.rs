@@ -5,12 +5,14 @@
 use toolnexus::{Answer, Refusal, Request};
 use tracing::Instrument;
 
-use crate::audit::{AuditKind, Record};
 use crate::clock::ms;
-use crate::deadline::{Escalation, Expiry};
-use crate::people::{listed, Source};
+use crate::error::InboxError;
+use crate::inbox::Inbox;
+use crate::policy::deadline::{Escalation, Expiry};
+use crate::policy::people::{listed, Source};
+use crate::records::audit::{AuditKind, Record};
+use crate::records::spans;
 use crate::store::{json, requests, runs};
-use crate::{spans, Inbox, InboxError};
 
 impl Inbox {
     /// Escalates every waiting request whose escalation is due and not done yet: one

@@ -8,13 +8,15 @@ use serde_json::Value;
 use toolnexus::{Message, Request, RunResult, RunStatus, ToolCallRecord};
 use tracing::Instrument;
 
-use crate::audit::{AuditKind, Record};
 use crate::clock::{ms, parse_rfc3339, rfc3339};
-use crate::people::{Person, Responder};
+use crate::error::InboxError;
+use crate::inbox::Inbox;
+use crate::policy::people::{Person, Responder};
+use crate::records::audit::{AuditKind, Record};
+use crate::records::spans;
 use crate::store::json;
 use crate::store::requests::{self, NewRequest};
 use crate::store::runs::{self, NewRun};
-use crate::{spans, Inbox, InboxError};
 
 impl Inbox {
     /// Parks a halted run: its transcript, every request it waits on

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use toolnexus::{Answer, Receipt};
 
 use crate::clock::from_ms;
-use crate::delegation::key_of;
+use crate::policy::people::key_of;
 
 /// One person's answer to a request, as the inbox recorded it ([`Parked::votes`]).
 ///

@@ -11,7 +11,8 @@ use std::time::Duration;
 use tokio::sync::watch;
 use toolnexus::{LlmClient, Toolkit};
 
-use crate::{Inbox, InboxError};
+use crate::error::InboxError;
+use crate::inbox::Inbox;
 
 /// Resumes answered runs until a shutdown future completes.
 ///

@@ -9,11 +9,12 @@ use serde_json::{json, Value};
 use toolnexus::{Answer, Request, RequestKind};
 
 use crate::clock::rfc3339;
-use crate::people::{listed, Responder, Source};
-use crate::vote::Approvals;
-use crate::{Inbox, InboxError};
+use crate::error::InboxError;
+use crate::inbox::Inbox;
+use crate::lifecycle::vote::Approvals;
+use crate::policy::people::{listed, Responder, Source};
 
-use super::Event;
+use super::webhook::Event;
 
 /// A notification about to be written to the outbox.
 pub(crate) struct Notice {

@@ -4,13 +4,15 @@
 
 use std::time::{Duration, SystemTime};
 
-use crate::audit::{AuditKind, Record};
+use super::webhook::{Event, Target};
 use crate::clock::{from_ms, ms, to_ms};
+use crate::error::InboxError;
+use crate::inbox::Inbox;
+use crate::records::audit::{AuditKind, Record};
+use crate::records::state::DeliveryState;
 use crate::store::outbox::{self, Attempt, Claimed, NotificationRow};
 use crate::store::runs;
 use crate::store::Conn;
-use crate::webhook::{Event, Target};
-use crate::{DeliveryState, Inbox, InboxError};
 
 /// One notification of a run to one webhook, and how its delivery went
 /// ([`Inbox::deliveries`]).
@@ -298,7 +300,7 @@ mod tests {
 
     #[test]
     fn the_backoff_doubles_up_to_an_hour() {
-        let target = crate::Webhook::new("http://127.0.0.1:1/")
+        let target = crate::notify::webhook::Webhook::new("http://127.0.0.1:1/")
             .retries(30, Duration::from_secs(5))
             .target()
             .unwrap();

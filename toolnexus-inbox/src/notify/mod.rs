@@ -6,7 +6,9 @@
 //! with backoff, at least once, under an id the receiver deduplicates by.
 
 mod body;
-mod deliver;
+pub(crate) mod deliver;
+mod sign;
+pub(crate) mod webhook;
 
 use crate::store::Conn;
 use sha2::{Digest, Sha256};
@@ -14,9 +16,10 @@ use sha2::{Digest, Sha256};
 pub(crate) use body::{Notice, Outcome};
 pub use deliver::Delivery;
 
+use crate::error::InboxError;
+use crate::inbox::Inbox;
 use crate::store::outbox::{self, NewNotification};
-use crate::webhook::Event;
-use crate::{Inbox, InboxError};
+use webhook::Event;
 
 /// The id a notification is delivered under: the same for the same event of the same
 /// request to the same webhook, so writing it twice (a retried transaction) keeps one.

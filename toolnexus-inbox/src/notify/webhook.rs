@@ -1,13 +1,11 @@
 //! Who is told: the webhooks an inbox notifies, what each is told of, and each checked and
 //! ready to deliver to.
 
-mod sign;
-
 use std::fmt;
 use std::time::Duration;
 
-use crate::InboxError;
-pub(crate) use sign::Key;
+use super::sign::Key;
+use crate::error::InboxError;
 
 /// What a webhook is told of.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde_json::Value;
 use toolnexus::{Answer, Refusal, Request, RequestKind};
 
-use crate::people::Responder;
+use crate::policy::people::Responder;
 
 /// A second notification for a request nobody answered in time
 /// ([`InboxBuilder::escalate`](crate::InboxBuilder::escalate)): to the webhooks it names

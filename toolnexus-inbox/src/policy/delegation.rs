@@ -10,12 +10,13 @@ use std::time::SystemTime;
 
 use serde_json::json;
 
-use crate::audit::{AuditKind, Record};
 use crate::clock::{from_ms, ms, rfc3339, to_ms};
-use crate::people::Person;
+use crate::error::InboxError;
+use crate::inbox::Inbox;
+use crate::policy::people::{key_of, Person};
+use crate::records::audit::{AuditKind, Record};
 use crate::store::delegations::{self, DelegationRow, NewDelegation};
 use crate::store::{json, strings_of};
-use crate::{Inbox, InboxError};
 
 /// Answering rights one person handed another until a time ([`Inbox::delegate`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -52,11 +53,6 @@ const STAND_INS: [&str; 4] = [
 /// The audit trail of delegation `id`: its own, beside the runs'.
 fn trail_of(id: &str) -> String {
     format!("delegation:{id}")
-}
-
-/// How a person's id is kept and compared: email addresses compare letter case aside.
-pub(crate) fn key_of(id: &str) -> String {
-    id.trim().to_ascii_lowercase()
 }
 
 impl TryFrom<DelegationRow> for Delegation {

@@ -9,7 +9,8 @@ use std::path::Path;
 use http::request::Parts;
 use sha2::{Digest, Sha256};
 
-use crate::{InboxError, Person};
+use crate::error::InboxError;
+use crate::policy::people::Person;
 
 /// The host's own sign-in, asked for every request a door takes: its session cookie, its
 /// OIDC middleware's extension, a bearer token ([`BearerTokens`]), whatever it trusts.

@@ -270,3 +270,8 @@ fn named_by(request: &Request) -> Option<Vec<Responder>> {
     let list = request.responders()?;
     Some(list.into_iter().map(Responder::from).collect())
 }
+
+/// How a person's id is kept and compared: email addresses compare letter case aside.
+pub(crate) fn key_of(id: &str) -> String {
+    id.trim().to_ascii_lowercase()
+}

@@ -5,9 +5,8 @@ use std::time::SystemTime;
 
 use crate::store::Conn;
 
-use crate::clock::from_ms;
+use crate::error::InboxError;
 use crate::store::audit::{self as trail, NewEntry};
-use crate::{Inbox, InboxError};
 
 /// What happened to a run, in an [`AuditEntry`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -75,7 +74,7 @@ impl AuditKind {
         }
     }
 
-    fn parse(text: &str) -> Option<AuditKind> {
+    pub(crate) fn parse(text: &str) -> Option<AuditKind> {
         [
             AuditKind::Parked,
             AuditKind::Answered,
@@ -159,39 +158,5 @@ impl<'a> Record<'a> {
             at,
         };
         trail::append(conn, &entry).await
-    }
-}
-
-impl Inbox {
-    /// The audit trail of the run that request `id` belongs to (any of its requests),
-    /// oldest first; empty when no run has that request. A delegation's trail is read by
-    /// `delegation:ID` ([`Inbox::delegate`]). A run resumed into a new
-    /// parking continues under the new request's id ([`Parked::next`](crate::Parked::next)).
-    ///
-    /// ```
-    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
-    /// let inbox = toolnexus_inbox::Inbox::open("sqlite::memory:").await?;
-    /// assert!(inbox.audit("no-such-request").await?.is_empty());
-    /// # Ok::<(), toolnexus_inbox::InboxError>(())
-    /// # }).unwrap();
-    /// ```
-    pub async fn audit(&self, id: &str) -> Result<Vec<AuditEntry>, InboxError> {
-        let rows = trail::of_run(&self.inner.store.pool, id).await?;
-        rows.into_iter()
-            .map(|row| {
-                let kind = AuditKind::parse(&row.kind).ok_or_else(|| InboxError::Corrupt {
-                    id: id.to_owned(),
-                    reason: format!("audit entry of unknown kind {:?}", row.kind),
-                })?;
-                Ok(AuditEntry {
-                    at: from_ms(row.at),
-                    kind,
-                    request: row.request_id,
-                    actor: row.actor,
-                    attempt: row.attempt.map(|a| u32::try_from(a).unwrap_or(u32::MAX)),
-                    detail: row.detail,
-                })
-            })
-            .collect()
     }
 }

@@ -7,11 +7,12 @@ use serde_json::Value;
 use toolnexus::{Answer, Request, RunResult};
 
 use crate::clock::from_ms;
-use crate::people::{stored_responders, Responder};
+use crate::error::InboxError;
+use crate::lifecycle::vote::{self, Approvals, Vote};
+use crate::policy::people::{stored_responders, Responder};
+use crate::records::state::ParkedState;
 use crate::store::requests::ParkedRow;
 use crate::store::{decode_json, runs};
-use crate::vote::{self, Approvals, Vote};
-use crate::{InboxError, ParkedState};
 
 /// One request of a run parked in the inbox, as people and workers see it.
 ///

@@ -8,7 +8,7 @@ use tracing::Span;
 
 use toolnexus::Answer;
 
-use crate::people::Source;
+use crate::policy::people::Source;
 
 /// Parking a halted run under `agent`.
 pub(crate) fn park(agent: &str, run: &str, requests: usize) -> Span {
@@ -71,14 +71,14 @@ pub(crate) fn expire(agent: &str) -> Span {
 }
 
 /// Marks `span`'s operation as refused or failed with `error`.
-pub(crate) fn failed(span: &Span, error: &crate::InboxError) {
+pub(crate) fn failed(span: &Span, error: &crate::error::InboxError) {
     span.record("error.type", error_type(error));
     span.record("otel.status_code", "error");
 }
 
 /// `error.type` for an inbox error: a short name of what went wrong.
-fn error_type(error: &crate::InboxError) -> &'static str {
-    use crate::InboxError as E;
+fn error_type(error: &crate::error::InboxError) -> &'static str {
+    use crate::error::InboxError as E;
     match error {
         E::NotPending => "not_pending",
         E::AlreadyParked(_) => "already_parked",

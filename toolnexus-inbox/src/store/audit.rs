@@ -3,7 +3,7 @@
 
 use sqlx::{AnyConnection, AnyPool, FromRow};
 
-use crate::InboxError;
+use crate::error::InboxError;
 
 /// An entry about to be appended to run `run`'s trail.
 pub(crate) struct NewEntry<'a> {

@@ -2,7 +2,7 @@
 
 use sqlx::{AnyConnection, AnyPool, FromRow};
 
-use crate::InboxError;
+use crate::error::InboxError;
 
 /// A delegation as stored; ids lowercased.
 #[derive(FromRow)]

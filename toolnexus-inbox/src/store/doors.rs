@@ -3,7 +3,7 @@
 
 use sqlx::{AnyPool, Row};
 
-use crate::InboxError;
+use crate::error::InboxError;
 
 /// Writes `record` for `door`'s `id`, replacing what was there.
 pub(crate) async fn put(

@@ -5,8 +5,8 @@ use std::collections::HashMap;
 
 use sqlx::{AnyConnection, AnyPool, Row};
 
-use crate::state::ParkedState;
-use crate::InboxError;
+use crate::error::InboxError;
+use crate::records::state::ParkedState;
 
 /// A step attempt `fence` of run `run` completed.
 pub(crate) struct NewStep<'a> {

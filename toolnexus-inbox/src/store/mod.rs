@@ -28,7 +28,7 @@ use sqlx::any::AnyPoolOptions;
 use sqlx::{Any, AnyPool, Transaction};
 use tokio::sync::Notify;
 
-use crate::InboxError;
+use crate::error::InboxError;
 pub(crate) use dialect::Dialect;
 
 /// The database engine behind a pool.

@@ -2,7 +2,7 @@
 
 use sqlx::{AnyPool, Row};
 
-use crate::InboxError;
+use crate::error::InboxError;
 
 /// Writes `value` under `key`, replacing what was there.
 pub(crate) async fn put(pool: &AnyPool, key: &str, value: &str, at: i64) -> Result<(), InboxError> {

@@ -4,7 +4,8 @@
 use sqlx::{AnyConnection, AnyPool, FromRow};
 
 use super::Dialect;
-use crate::{DeliveryState, InboxError};
+use crate::error::InboxError;
+use crate::records::state::DeliveryState;
 
 /// A notification, ready to be written.
 pub(crate) struct NewNotification<'a> {

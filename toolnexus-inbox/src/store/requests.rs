@@ -6,7 +6,8 @@ use std::sync::LazyLock;
 
 use sqlx::{AnyConnection, AnyPool, FromRow};
 
-use crate::{InboxError, ParkedState};
+use crate::error::InboxError;
+use crate::records::state::ParkedState;
 
 /// A request of a run, with the parts of its run people and workers see: everything but
 /// the transcript.

@@ -7,7 +7,8 @@
 use sqlx::{AnyConnection, AnyPool, FromRow};
 
 use super::Dialect;
-use crate::{InboxError, ParkedState};
+use crate::error::InboxError;
+use crate::records::state::ParkedState;
 
 /// A halted run, ready to be inserted.
 pub(crate) struct NewRun<'a> {
@@ -223,7 +224,7 @@ pub(crate) async fn claim_audited(
     worker: &str,
 ) -> Result<Option<Claimed>, InboxError> {
     let claim = bound(sql, terms, request)
-        .bind(crate::AuditKind::Claimed.as_str())
+        .bind(crate::records::audit::AuditKind::Claimed.as_str())
         .bind(worker);
     Ok(claim.fetch_optional(pool).await?)
 }

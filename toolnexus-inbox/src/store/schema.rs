@@ -9,7 +9,8 @@
 use sqlx::{AnyConnection, Row};
 
 use super::{Dialect, Engine};
-use crate::{DeliveryState, InboxError, ParkedState};
+use crate::error::InboxError;
+use crate::records::state::{DeliveryState, ParkedState};
 
 /// The migrations, in order; migration `n` (1-based) brings a database to version `n`.
 const MIGRATIONS: &[&[&str]] = &[&[

@@ -29,7 +29,9 @@ use super::mount::Mount;
 use super::page;
 use super::secret::Secret;
 use super::session::{self, Jar, Session};
-use crate::{Identify, Inbox, Person};
+use crate::inbox::Inbox;
+use crate::policy::identify::Identify;
+use crate::policy::people::Person;
 
 /// The largest sign-in form read: it holds one anti-forgery token.
 const FORM_LIMIT: usize = 4 * 1024;

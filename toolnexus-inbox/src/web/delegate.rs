@@ -16,7 +16,9 @@ use super::auth::Viewer;
 use super::mount::Mount;
 use super::{forgery, page, Shared, TOKEN_HOLDER};
 use crate::clock::{from_ms, rfc3339, to_ms};
-use crate::{Delegation, InboxError, Person};
+use crate::error::InboxError;
+use crate::policy::delegation::Delegation;
+use crate::policy::people::Person;
 
 use super::forgery::TOKEN_FIELD;
 
@@ -115,10 +117,10 @@ fn render(
     problem: Option<&str>,
     status: StatusCode,
 ) -> Response {
-    let me = crate::delegation::key_of(&viewer.id);
+    let me = crate::policy::people::key_of(&viewer.id);
     let (given, held): (Vec<&Delegation>, Vec<&Delegation>) = all
         .iter()
-        .partition(|d| crate::delegation::key_of(&d.from.id) == me);
+        .partition(|d| crate::policy::people::key_of(&d.from.id) == me);
     let token = shared.secret.answer_token(&subject(viewer));
     let tomorrow = from_ms(to_ms(shared.inbox.now_time()) + 24 * 3600 * 1000);
     let body = html! {

@@ -8,7 +8,7 @@ use axum::extract::ConnectInfo;
 use axum::http::request::Parts;
 use axum::http::HeaderMap;
 
-use crate::Person;
+use crate::policy::people::Person;
 
 /// A forwarded header the page may read from a trusted proxy
 /// ([`InboxPageBuilder::trust_proxy_headers`](super::InboxPageBuilder::trust_proxy_headers)).

@@ -16,7 +16,10 @@ use super::page::{self, layout};
 use super::request::store_failed;
 use super::summary;
 use super::Shared;
-use crate::{Inbox, InboxError, Parked, Person, WaitingPage};
+use crate::error::InboxError;
+use crate::inbox::Inbox;
+use crate::policy::people::Person;
+use crate::records::parked::{Parked, WaitingPage};
 
 /// Seconds between reloads while a decided run's outcome is still to come. The list holds
 /// no form, so reloading it never loses anything typed.

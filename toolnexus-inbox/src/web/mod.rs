@@ -112,11 +112,12 @@ use std::time::Duration;
 use axum::routing::get;
 use axum::{middleware, Router};
 
-pub use crate::Identify;
+pub use crate::policy::identify::Identify;
 pub use identity::ProxyHeader;
 pub use session::DEFAULT_SESSION_LIFETIME;
 
-use crate::{Inbox, Person};
+use crate::inbox::Inbox;
+use crate::policy::people::Person;
 use secret::Secret;
 
 /// Who answers with the page's access token when nothing names them

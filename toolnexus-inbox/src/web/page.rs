@@ -9,7 +9,7 @@ use axum::response::{IntoResponse, Response};
 use maud::{html, Markup, DOCTYPE};
 
 use super::mount::Mount;
-use crate::Person;
+use crate::policy::people::Person;
 
 /// No script, no frame, no plugin, no foreign style, and forms post only back here: even
 /// markup that slipped past escaping could do nothing.

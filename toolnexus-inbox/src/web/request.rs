@@ -25,11 +25,14 @@ use super::mount::Mount;
 use super::page::{self, layout};
 use super::summary::{self, segment};
 use super::Shared;
-use crate::delegation::key_of;
-use crate::{
-    AuditEntry, AuditKind, Delegation, Delivery, DeliveryState, InboxError, Parked, ParkedState,
-    Person,
-};
+use crate::error::InboxError;
+use crate::notify::deliver::Delivery;
+use crate::policy::delegation::Delegation;
+use crate::policy::people::key_of;
+use crate::policy::people::Person;
+use crate::records::audit::{AuditEntry, AuditKind};
+use crate::records::parked::Parked;
+use crate::records::state::{DeliveryState, ParkedState};
 
 /// Seconds between reloads of a page whose outcome is still to come.
 const REFRESH_SECONDS: u32 = 2;
@@ -551,7 +554,7 @@ fn request(
             (controls(view, parked, scope, retry.for_request(parked.id())))
         } @else if open {
             p.banner.readonly {
-                "Only " (crate::people::listed(&view.shared.inbox.responders(parked).unwrap_or_default()))
+                "Only " (crate::policy::people::listed(&view.shared.inbox.responders(parked).unwrap_or_default()))
                 " may answer this request; you see it read-only."
             }
         } @else if parked.state == ParkedState::Waiting {

@@ -26,7 +26,7 @@ use super::forgery::TOKEN_FIELD;
 use super::mount::Mount;
 use super::page::layout;
 use super::secret::{hex, unhex, Secret};
-use crate::Person;
+use crate::policy::people::Person;
 
 /// How long a session lasts unless the page says otherwise
 /// ([`InboxPageBuilder::session_lifetime`](super::InboxPageBuilder::session_lifetime)):

@@ -11,7 +11,8 @@ use time::OffsetDateTime;
 use toolnexus::{Answer, Refusal, Request, RequestKind, RunStatus};
 
 use super::mount::Mount;
-use crate::{Parked, ParkedState};
+use crate::records::parked::Parked;
+use crate::records::state::ParkedState;
 
 /// Arguments longer than this are cut on the list: a page of a thousand requests must stay
 /// light, and the request's own page shows them whole.

@@ -7,8 +7,9 @@ use std::sync::{Mutex, PoisonError};
 
 use toolnexus::{BoxFuture, Journal, JournalError, Step, StepKey};
 
+use crate::error::InboxError;
+use crate::inbox::Inbox;
 use crate::store::journal::{self, NewStep};
-use crate::{Inbox, InboxError};
 
 /// The journal of run `run` under the claim whose attempt number is `fence`.
 pub(crate) struct ClaimJournal<'a> {

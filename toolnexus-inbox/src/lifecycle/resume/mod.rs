@@ -2,21 +2,26 @@
 //! with `run_with_answers` (every request of it answered), and recording what came of it — fenced by the claim's attempt
 //! number, so a worker whose lease lapsed can never write over the worker that took over.
 
+mod journal;
+
 use std::future::IntoFuture;
 use std::time::Duration;
 
 use toolnexus::{Answer, ClientError, LlmClient, Message, RunResult, RunStatus, Toolkit};
 use tracing::Instrument;
 
-use crate::audit::{AuditKind, Record};
-use crate::journal::ClaimJournal;
+use crate::error::InboxError;
+use crate::inbox::Inbox;
+use crate::lifecycle::park::ToPark;
 use crate::notify::Outcome;
-use crate::park::ToPark;
-use crate::store::journal;
+use crate::records::audit::{AuditKind, Record};
+use crate::records::parked::Resumed;
+use crate::records::spans;
+use crate::records::state::ParkedState;
 use crate::store::requests::{self, StoredAnswer};
 use crate::store::runs::{self, Claimed, Failure, Finished, Terms};
 use crate::store::{json, Tx};
-use crate::{spans, Inbox, InboxError, ParkedState, Resumed};
+use journal::ClaimJournal;
 
 /// A run this worker holds: its stored parts, and the attempt number that fences its writes.
 pub(crate) struct Claim {
@@ -468,7 +473,7 @@ impl Inbox {
         if !runs::finish(&mut tx, &done).await? {
             return Err(InboxError::Claimed(claim.id.clone()));
         }
-        journal::clear(&mut tx, &claim.id).await?;
+        crate::store::journal::clear(&mut tx, &claim.id).await?;
         let outcome = match &next {
             Some(next) => format!("halted again on request {next}"),
             None => result.status.as_str().to_owned(),
