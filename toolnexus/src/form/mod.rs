@@ -19,7 +19,7 @@ pub(crate) use schema::form_schema;
 
 use serde_json::Value;
 
-use crate::suspension::gate::changed_fields;
+use crate::toolkit::gate::changed_fields;
 use crate::{Answer, Asks, Edits, Request};
 
 impl Request {

@@ -9,7 +9,6 @@ pub(crate) mod bound;
 mod canonical;
 mod codes;
 mod digest;
-pub(crate) mod gate;
 mod present;
 pub(crate) mod receipt;
 mod request;

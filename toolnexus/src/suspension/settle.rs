@@ -5,7 +5,8 @@ use std::future::Future;
 
 use serde_json::Value;
 
-use super::{gate, Answer, Asks, Request};
+use super::{Answer, Asks, Request};
+use crate::toolkit::gate;
 use crate::ToolOutcome;
 
 /// What [`Request::settle`] made of an answered call.

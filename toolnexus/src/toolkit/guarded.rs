@@ -7,7 +7,7 @@ use std::sync::Arc;
 use futures::future::Either;
 use serde_json::Value;
 
-use super::approval::default_prompt;
+use super::gate::default_prompt;
 use crate::panics::{guard, panicked};
 use crate::tool::BoxFuture;
 use crate::{Tool, ToolContext, ToolResult, ToolSource};

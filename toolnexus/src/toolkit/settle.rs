@@ -7,6 +7,7 @@ use futures::future::Either;
 use futures::FutureExt;
 use serde_json::Value;
 
+use super::gate::approved;
 use super::Toolkit;
 use crate::{Answer, Request, ToolContext, ToolOutcome, ToolResult};
 
@@ -214,22 +215,6 @@ impl Toolkit {
             .map(|settled| settled.outcome.into_result());
         Either::Right(settled)
     }
-}
-
-/// `ctx` with the receipts of a gate's approval, when `requests` is a gate and its answer
-/// carries some: the approved call runs without the answer, but under its receipts
-/// ([`ToolContext::receipts`]), as it does in the agent loop. A re-run with answers reads
-/// theirs instead.
-fn approved(mut ctx: ToolContext, requests: &[Request], answers: &[Answer]) -> ToolContext {
-    let gate = requests.first().and_then(Request::gated_tool).is_some();
-    if gate && ctx.receipts.is_empty() {
-        ctx.receipts = answers
-            .iter()
-            .filter(|a| a.ok)
-            .flat_map(|a| a.receipts.iter().cloned())
-            .collect();
-    }
-    ctx
 }
 
 /// `ctx` with the answers a re-run sees: all of them, and the first as `answer`. None

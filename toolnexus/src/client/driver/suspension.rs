@@ -44,7 +44,7 @@ use crate::client::journal::call_seed::CallSeed;
 use crate::client::run::event::{Events, StreamEvent};
 use crate::client::transcript::message::{Message, ToolCall, ToolOutput};
 use crate::suspension::bound::check_bound;
-use crate::suspension::gate;
+use crate::toolkit::gate;
 use crate::toolkit::sanitize_name;
 use crate::{Answer, Asks, Request, Toolkit};
 

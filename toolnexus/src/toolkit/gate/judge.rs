@@ -1,14 +1,14 @@
 //! The toolkit's last word on an approved gate, wherever the approval came from: an edit is
 //! judged as the call it becomes, and with a receipt verifier a ruled approval must be
-//! signed. The loop and [`Toolkit::settle`](super::Toolkit::settle) ask it before a gated
+//! signed. The loop and [`Toolkit::settle`](crate::Toolkit::settle) ask it before a gated
 //! call runs, so no host can run a call its approval does not cover.
 
 use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::{Toolkit, ToolkitBuilder};
 use crate::receipt::{check_approval, VerifyReceipt};
+use crate::toolkit::{Toolkit, ToolkitBuilder};
 use crate::{call_digest, Answer, Request};
 
 impl ToolkitBuilder {

@@ -1,53 +1,12 @@
-//! A gate's request: what a declared approval asks before a tool runs, and what the model
-//! is told when a person changed the arguments it proposed.
+//! A gate's answer: how an answered gate settles its call (a refusal runs nothing, edited
+//! arguments must fit the tool's schema), what the model is told when a person changed the
+//! arguments it proposed, and under which receipts an approved call runs.
 
 use std::future::Future;
 
-use serde_json::{json, Value};
-use uuid::Uuid;
+use serde_json::Value;
 
-use super::{Answer, Asks, Request, RequestKind};
-use crate::ToolOutcome;
-
-/// Names gate ids apart from any other v5 ids derived from the same text.
-const GATES: Uuid = Uuid::from_u128(0x6f3c_2a1e_9b7d_4c05_8e21_d4a7_c3b9_0f62);
-
-/// The request gating a call of `tool` with the model's `args`. Its id is derived from
-/// `call` (what identifies the call: its run and its id) and the tool, so the same gated
-/// call asks with the same id however often it is asked.
-pub(crate) fn request(
-    tool: &str,
-    call: &str,
-    args: &Value,
-    schema: &Value,
-    prompt: String,
-) -> Request {
-    let id = Uuid::new_v5(&GATES, format!("{call}\0{tool}").as_bytes());
-    Request::new(RequestKind::Approval, prompt)
-        .with_id(format!("approval-{id}"))
-        .with_data(json!({"tool": tool, "args": args, "argsSchema": schema}))
-}
-
-impl Request {
-    /// The tool a gate's request asks to run, when this is one (a request asked by an
-    /// [`Approval`](crate::Approval) or `#[tool(approval = …)]`, whose `data` holds `tool`,
-    /// `args` and `argsSchema`: [`Asks::Gate`]); `None` for a request a tool asked itself.
-    ///
-    /// ```
-    /// use toolnexus::{serde_json::json, Request};
-    ///
-    /// let asked = Request::new("approval", "Delete /tmp/x?")
-    ///     .with_data(json!({"tool": "delete", "args": {"path": "/tmp/x"}, "argsSchema": {"type": "object"}}));
-    /// assert_eq!(asked.gated_tool(), Some("delete"));
-    /// assert_eq!(Request::new("approval", "Buy?").gated_tool(), None);
-    /// ```
-    pub fn gated_tool(&self) -> Option<&str> {
-        match self.asks() {
-            Asks::Gate { tool, .. } => Some(tool),
-            _ => None,
-        }
-    }
-}
+use crate::{Answer, Request, ToolContext, ToolOutcome};
 
 /// The fields a person changed (added, removed or given another value), by name.
 pub(crate) fn changed_fields(proposed: &Value, edited: &Value) -> Vec<String> {
@@ -65,13 +24,6 @@ pub(crate) fn changed_fields(proposed: &Value, edited: &Value) -> Vec<String> {
     names
 }
 
-/// What identifies a run up to the turn that made a call, from `seed`: the run's id and
-/// the turn's place, or the transcript before that turn. Either is the same in every
-/// process that holds the transcript.
-pub(crate) fn run_key(seed: &[u8]) -> Uuid {
-    Uuid::new_v5(&GATES, seed)
-}
-
 /// What the model reads after a result that ran with a person's arguments, so it is never
 /// told it called something it did not.
 fn edited_note(fields: &[String]) -> String {
@@ -87,7 +39,7 @@ fn edited_note(fields: &[String]) -> String {
 /// with the person's arguments when they gave other ones than `proposed`, and the model
 /// reads which fields they changed. Returns the outcome and the arguments a person gave,
 /// when they differ.
-pub(super) async fn settle<F, Fut>(
+pub(crate) async fn settle<F, Fut>(
     request: &Request,
     answer: &Answer,
     proposed: Value,
@@ -116,4 +68,24 @@ where
         outcome.result_mut().output.push_str(&edited_note(&fields));
     }
     (outcome, Some(edited))
+}
+
+/// `ctx` with the receipts of a gate's approval, when `requests` is a gate and its answer
+/// carries some: the approved call runs without the answer, but under its receipts
+/// ([`ToolContext::receipts`]), as it does in the agent loop. A re-run with answers reads
+/// theirs instead.
+pub(crate) fn approved(
+    mut ctx: ToolContext,
+    requests: &[Request],
+    answers: &[Answer],
+) -> ToolContext {
+    let gate = requests.first().and_then(Request::gated_tool).is_some();
+    if gate && ctx.receipts.is_empty() {
+        ctx.receipts = answers
+            .iter()
+            .filter(|a| a.ok)
+            .flat_map(|a| a.receipts.iter().cloned())
+            .collect();
+    }
+    ctx
 }

@@ -40,19 +40,19 @@ type Prompt = dyn Fn(&str, &Value) -> String + Send + Sync;
 /// ```
 #[derive(Clone)]
 pub struct Approval {
-    pub(super) patterns: Vec<String>,
+    pub(in crate::toolkit) patterns: Vec<String>,
     when: Option<Arc<When>>,
     prompt: Option<Arc<Prompt>>,
     /// Who may answer, as text (`ada@example.com`, `group:finance`); `None`: anyone.
-    pub(super) responders: Option<Vec<String>>,
+    pub(in crate::toolkit) responders: Option<Vec<String>>,
     /// How many distinct people must approve; `None`: one.
-    pub(super) quorum: Option<u32>,
+    pub(in crate::toolkit) quorum: Option<u32>,
     /// Which arguments a person may change: `None` any, `Some([])` none.
-    pub(super) edits: Option<Vec<String>>,
+    pub(in crate::toolkit) edits: Option<Vec<String>>,
     /// Whether a decision may be remembered although the rule names responders or a quorum.
-    pub(super) rememberable: bool,
+    pub(in crate::toolkit) rememberable: bool,
     /// Whether the person who asked for the run is refused as its approver.
-    pub(super) not_requester: bool,
+    pub(in crate::toolkit) not_requester: bool,
 }
 
 impl fmt::Debug for Approval {
@@ -240,7 +240,7 @@ impl Approval {
     }
 
     /// Whether `pattern` names `tool`.
-    pub(super) fn matches(pattern: &str, tool: &str) -> bool {
+    pub(in crate::toolkit) fn matches(pattern: &str, tool: &str) -> bool {
         match pattern.strip_suffix('*') {
             Some(prefix) => tool.starts_with(prefix),
             None => pattern == tool,
@@ -248,13 +248,13 @@ impl Approval {
     }
 
     /// Whether this rule names `tool`.
-    pub(super) fn covers(&self, tool: &str) -> bool {
+    pub(in crate::toolkit) fn covers(&self, tool: &str) -> bool {
         self.patterns.iter().any(|p| Self::matches(p, tool))
     }
 
     /// The prompt this rule asks `tool`'s call with, or `None` when its predicate says the
     /// call may run. A panicking predicate or prompt asks, with the default prompt.
-    pub(super) fn ask(&self, tool: &str, args: &Value) -> Option<String> {
+    pub(in crate::toolkit) fn ask(&self, tool: &str, args: &Value) -> Option<String> {
         if let Some(when) = &self.when {
             match catch_unwind(AssertUnwindSafe(|| when(args))) {
                 Ok(false) => return None,
