@@ -220,89 +220,56 @@ pub trait Tool: Send + Sync + 'static {
     }
 }
 
-impl<T: Tool + ?Sized> Tool for Arc<T> {
-    fn name(&self) -> &str {
-        (**self).name()
-    }
-    fn description(&self) -> &str {
-        (**self).description()
-    }
-    fn input_schema(&self) -> &Value {
-        (**self).input_schema()
-    }
-    fn execute(&self, args: Value, ctx: ToolContext) -> BoxFuture<'_, ToolResult> {
-        (**self).execute(args, ctx)
-    }
-    fn source(&self) -> ToolSource<'_> {
-        (**self).source()
-    }
-    fn answer_schema(&self) -> Option<Result<&Value, &str>> {
-        (**self).answer_schema()
-    }
-    fn output_schema(&self) -> Option<&Value> {
-        (**self).output_schema()
-    }
-    fn approval(&self, args: &Value) -> Option<String> {
-        (**self).approval(args)
-    }
-    fn approval_responders(&self) -> Option<&[&str]> {
-        (**self).approval_responders()
-    }
-    fn approval_quorum(&self) -> Option<u32> {
-        (**self).approval_quorum()
-    }
-    fn approval_edits(&self) -> Option<&[&str]> {
-        (**self).approval_edits()
-    }
-    fn approval_rememberable(&self) -> bool {
-        (**self).approval_rememberable()
-    }
-    fn approval_not_requester(&self) -> bool {
-        (**self).approval_not_requester()
-    }
+/// A tool behind a pointer is the tool itself: every method forwards to it. One
+/// definition for every pointer, so a method added to [`Tool`] cannot be forwarded by one
+/// and forgotten by another (its default would silently answer instead).
+macro_rules! forward_tool {
+    ($($pointer:ident),+) => {$(
+        impl<T: Tool + ?Sized> Tool for $pointer<T> {
+            fn name(&self) -> &str {
+                (**self).name()
+            }
+            fn description(&self) -> &str {
+                (**self).description()
+            }
+            fn input_schema(&self) -> &Value {
+                (**self).input_schema()
+            }
+            fn execute(&self, args: Value, ctx: ToolContext) -> BoxFuture<'_, ToolResult> {
+                (**self).execute(args, ctx)
+            }
+            fn source(&self) -> ToolSource<'_> {
+                (**self).source()
+            }
+            fn answer_schema(&self) -> Option<Result<&Value, &str>> {
+                (**self).answer_schema()
+            }
+            fn output_schema(&self) -> Option<&Value> {
+                (**self).output_schema()
+            }
+            fn approval(&self, args: &Value) -> Option<String> {
+                (**self).approval(args)
+            }
+            fn approval_responders(&self) -> Option<&[&str]> {
+                (**self).approval_responders()
+            }
+            fn approval_quorum(&self) -> Option<u32> {
+                (**self).approval_quorum()
+            }
+            fn approval_edits(&self) -> Option<&[&str]> {
+                (**self).approval_edits()
+            }
+            fn approval_rememberable(&self) -> bool {
+                (**self).approval_rememberable()
+            }
+            fn approval_not_requester(&self) -> bool {
+                (**self).approval_not_requester()
+            }
+        }
+    )+};
 }
 
-impl<T: Tool + ?Sized> Tool for Box<T> {
-    fn name(&self) -> &str {
-        (**self).name()
-    }
-    fn description(&self) -> &str {
-        (**self).description()
-    }
-    fn input_schema(&self) -> &Value {
-        (**self).input_schema()
-    }
-    fn execute(&self, args: Value, ctx: ToolContext) -> BoxFuture<'_, ToolResult> {
-        (**self).execute(args, ctx)
-    }
-    fn source(&self) -> ToolSource<'_> {
-        (**self).source()
-    }
-    fn answer_schema(&self) -> Option<Result<&Value, &str>> {
-        (**self).answer_schema()
-    }
-    fn output_schema(&self) -> Option<&Value> {
-        (**self).output_schema()
-    }
-    fn approval(&self, args: &Value) -> Option<String> {
-        (**self).approval(args)
-    }
-    fn approval_responders(&self) -> Option<&[&str]> {
-        (**self).approval_responders()
-    }
-    fn approval_quorum(&self) -> Option<u32> {
-        (**self).approval_quorum()
-    }
-    fn approval_edits(&self) -> Option<&[&str]> {
-        (**self).approval_edits()
-    }
-    fn approval_rememberable(&self) -> bool {
-        (**self).approval_rememberable()
-    }
-    fn approval_not_requester(&self) -> bool {
-        (**self).approval_not_requester()
-    }
-}
+forward_tool!(Arc, Box);
 
 /// Where a [`Tool`] comes from ([`Tool::source`]). Its `Display` is the label metrics
 /// report (the `source` of [`MetricEvent::Tool`](crate::MetricEvent::Tool) and of
