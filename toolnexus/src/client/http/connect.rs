@@ -49,9 +49,7 @@ pub(crate) fn direct_client(base: &hyper::Uri) -> Result<Option<Direct>, ClientE
     if matcher.intercept(base).is_some() {
         return Ok(None);
     }
-    let provider = rustls::crypto::CryptoProvider::get_default()
-        .cloned()
-        .unwrap_or_else(|| std::sync::Arc::new(rustls::crypto::ring::default_provider()));
+    let provider = super::tls::crypto_provider();
     let tls_failed = |e: rustls::Error| {
         ClientError::Config(ErrorDetail::caused_by(
             format!("could not start the HTTP client: {e}"),
