@@ -1,5 +1,6 @@
 //! [`LlmClientBuilder`]: every setting of an [`LlmClient`](crate::LlmClient), checked once
-//! and turned into the client's [`Settings`].
+//! and turned into the client's [`Settings`]. [`LlmClient::builder`] starts one and
+//! [`build`](LlmClientBuilder::build) ends it here, so a client is made in one place.
 
 use std::fmt;
 use std::future::Future;
