@@ -2,12 +2,12 @@
 //! Temporal CLI: with a codec key, neither the model's API key nor a token given as an
 //! answer is in a run's history, in clear or base64 (without one, the token is, which
 //! shows the check sees it); and a run that continues as new at its wait still ends as
-//! one run. The runs are driven by the official Python SDK (`tests/temporal/
+//! one run. The runs are driven by the official Python SDK (`tests/python/
 //! history_client.py`), whose payload codec is written apart from the crate's.
 
-#[path = "../examples/shop/mod.rs"]
+#[path = "../../examples/shop/mod.rs"]
 mod shop;
-#[path = "../examples/shop_agent/agent.rs"]
+#[path = "../../examples/shop_agent/agent.rs"]
 mod shop_agent;
 
 use std::path::{Path, PathBuf};
@@ -88,7 +88,7 @@ impl Client {
     fn call(&self, args: &[&str]) -> Value {
         let script = concat!(
             env!("CARGO_MANIFEST_DIR"),
-            "/tests/temporal/history_client.py"
+            "/tests/python/history_client.py"
         );
         let mut cmd = Command::new(python());
         cmd.arg(script)

@@ -1,10 +1,11 @@
 //! The `temporal_agent` example's worker as an operator runs it, on the Temporal dev server
 //! (`TOOLNEXUS_TEST_TEMPORAL`), driven by Temporal's official Python SDK
-//! (`TOOLNEXUS_TEST_PYTHON`, both set up by scripts/test.sh) through `tests/temporal/client.py`:
-//! the SDK starts `AgentRun`, queries `pending`, sends the `answer` update and awaits the
-//! result, as any Temporal client would. Each test has its own task queue, workflow ids and
-//! order book, so the tests run side by side; workers are SIGKILLed while a run waits and
-//! right after an answer, and the order book shows each approved purchase made once.
+//! (`TOOLNEXUS_TEST_PYTHON`, both set up by scripts/test.sh) through
+//! `tests/python/client.py`: the SDK starts `AgentRun`, queries `pending`, sends the
+//! `answer` update and awaits the result, as any Temporal client would. Each test has its
+//! own task queue, workflow ids and order book, so the tests run side by side; workers are
+//! SIGKILLed while a run waits and right after an answer, and the order book shows each
+//! approved purchase made once.
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -211,7 +212,7 @@ impl Drop for Worker {
 
 /// One call of the SDK client: its `{"ok": …}` or `{"error": …}`.
 fn client(args: &[&str]) -> Value {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/temporal/client.py");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/client.py");
     let out = Command::new(python())
         .arg(&script)
         .arg(temporal::address())
