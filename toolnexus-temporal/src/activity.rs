@@ -113,24 +113,10 @@ impl Journal for OneStep {
 /// attempt could succeed, failing the run at once when it could not.
 fn failure(error: &ClientError) -> ActivityError {
     let message = error.to_string();
-    let failure = if retryable(error) {
+    let failure = if error.is_transient() {
         ApplicationFailure::new(message)
     } else {
         ApplicationFailure::non_retryable(message)
     };
     ActivityError::application(failure)
-}
-
-fn retryable(error: &ClientError) -> bool {
-    match error {
-        ClientError::Status { status, .. } => {
-            matches!(*status, 408 | 409 | 429) || (500..600).contains(status)
-        }
-        ClientError::Network(_)
-        | ClientError::TimedOut
-        | ClientError::StreamError(_)
-        | ClientError::Store(_)
-        | ClientError::Journal(_) => true,
-        _ => false,
-    }
 }

@@ -244,6 +244,39 @@ pub enum ClientError {
     Journal(ErrorDetail),
 }
 
+impl ClientError {
+    /// Whether trying the same step again later could succeed: the provider was busy or
+    /// down (HTTP 408, 409, 429 or 5xx, as the providers' own SDKs retry), the network or
+    /// the run's storage failed, or the step ran out of time. Anything else (a refused key,
+    /// a bad request, an unreadable or oversized reply, a cancel) fails again the same way.
+    ///
+    /// The one rule for every retrier: the client's own retries of a request take the
+    /// request failures among these ([`RetryDecision::standard`](crate::RetryDecision::standard)),
+    /// and a durable engine that retries a whole step takes them all.
+    ///
+    /// ```
+    /// use toolnexus::ClientError;
+    ///
+    /// let busy = ClientError::Status { status: 529, excerpt: "overloaded".into() };
+    /// assert!(busy.is_transient());
+    /// let refused = ClientError::Status { status: 401, excerpt: "bad key".into() };
+    /// assert!(!refused.is_transient());
+    /// ```
+    pub fn is_transient(&self) -> bool {
+        match self {
+            ClientError::Status { status, .. } => {
+                matches!(*status, 408 | 409 | 429) || (500..600).contains(status)
+            }
+            ClientError::Network(_)
+            | ClientError::TimedOut
+            | ClientError::StreamError(_)
+            | ClientError::Store(_)
+            | ClientError::Journal(_) => true,
+            _ => false,
+        }
+    }
+}
+
 impl fmt::Display for ClientError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

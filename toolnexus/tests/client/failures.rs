@@ -25,7 +25,7 @@ async fn a_429_is_retried_then_succeeds() {
 
 #[tokio::test]
 async fn each_retryable_status_is_retried_up_to_the_limit() {
-    for status in [500u16, 502, 503, 504] {
+    for status in [408u16, 409, 500, 502, 503, 504, 529] {
         let mock = MockLlm::start(vec![Reply::error(status, "down"); 3])
             .await
             .unwrap();

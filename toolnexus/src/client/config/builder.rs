@@ -188,8 +188,8 @@ impl LlmClientBuilder {
          [`RunOptions`](crate::RunOptions) replace it for that run."
     );
 
-    /// How many times a failed model request is retried (default 2): HTTP 429, 500, 502,
-    /// 503, 504 and connection failures, unless [`on_error`](Self::on_error) decides
+    /// How many times a failed model request is retried (default 2): HTTP 408, 409, 429,
+    /// 5xx and connection failures, unless [`on_error`](Self::on_error) decides
     /// otherwise. Never retried: a timeout or cancellation, a reply over
     /// [`max_response_bytes`](Self::max_response_bytes), a streamed reply that fails once
     /// its events have started.

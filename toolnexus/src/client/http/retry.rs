@@ -1,6 +1,7 @@
 //! When a failed model request is tried again, and after how long.
 //!
-//! The default policy retries HTTP 429/500/502/503/504 and connection failures. A host can
+//! The default policy retries the request failures [`ClientError::is_transient`] names
+//! (HTTP 408, 409, 429 and 5xx) and connection failures. A host can
 //! replace it with [`LlmClientBuilder::on_error`](crate::LlmClientBuilder::on_error); either
 //! way at most `retries` retries happen, and aborts (timeout, cancellation) and oversized
 //! replies are never retried.
@@ -47,15 +48,14 @@ pub enum RetryDecision {
 }
 
 impl RetryDecision {
-    /// The default policy: retry HTTP 429, 500, 502, 503, 504 and network failures; fail on
-    /// anything else.
+    /// The default policy: retry the request failures that
+    /// [`ClientError::is_transient`] names (HTTP 408, 409, 429, 5xx, network failures);
+    /// fail on anything else.
     pub fn standard(error: &ClientError) -> Self {
         match error {
-            ClientError::Status {
-                status: 429 | 500 | 502 | 503 | 504,
-                ..
-            } => RetryDecision::Retry,
-            ClientError::Network(_) => RetryDecision::Retry,
+            ClientError::Status { .. } | ClientError::Network(_) if error.is_transient() => {
+                RetryDecision::Retry
+            }
             _ => RetryDecision::Fail,
         }
     }
