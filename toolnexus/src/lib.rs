@@ -22,6 +22,7 @@ mod extensions;
 #[macro_use]
 mod suspend_macros;
 pub mod form;
+pub mod halted;
 mod native;
 mod outcome;
 mod panics;

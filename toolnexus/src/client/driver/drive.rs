@@ -11,7 +11,7 @@ use tracing::Instrument;
 
 use super::bounds::bounded;
 use super::cx::Cx;
-use super::suspension::{apply_edits, halted_turn, last_calls, Gates, Memory, Slot};
+use super::suspension::{apply_edits, halted_turn, Gates, Memory, Resumed, Slot};
 use super::turn::{self, Settled};
 use crate::client::config::settings::Settings;
 use crate::client::error::ClientError;
@@ -262,13 +262,11 @@ impl<E: Events> Driver<'_, E> {
         }
         let st = &mut self.state;
         let mut memory = Memory::of(&st.messages);
-        let slots = halted_turn(&mut st.messages, expected, answers, &mut memory)?;
-        let Some(calls) = last_calls(&st.messages) else {
-            return Err(ClientError::InvalidTranscript(
-                "the halted turn has no tool calls".into(),
-            ));
-        };
-        let before = &st.messages[..st.messages.len() - 1];
+        let Resumed {
+            before,
+            calls,
+            slots,
+        } = halted_turn(&mut st.messages, expected, answers, &mut memory)?;
         // An `ok` answer re-runs the halted call; a toolkit without its tool would only
         // tell the model the tool is unknown, and the run would "succeed" without it.
         for (call, slot) in calls.iter().zip(&slots) {
@@ -317,31 +315,18 @@ impl<E: Events> Driver<'_, E> {
             error: outcome.as_ref().err().map(ToString::to_string),
         });
         let (status, waiting, limit) = outcome?;
-        let pending = waiting.first().cloned();
-        // A halted run's text is what the host must show the human: the request's prompt.
-        let text = match &pending {
-            Some(request) => request.prompt.clone(),
-            None => st
-                .messages
-                .iter()
-                .rev()
-                .find_map(|m| match m {
-                    Message::Assistant { content, .. } => Some(content.clone()),
-                    _ => None,
-                })
-                .unwrap_or_default(),
+        let model = settings.model.clone();
+        let ended = match status {
+            RunStatus::Pending => RunResult::halted(st.messages, waiting, model),
+            _ => RunResult::finished(st.messages, model),
         };
         Ok(RunResult {
             status,
-            text,
-            tool_calls: st.tool_calls,
-            pending,
-            waiting,
             limit,
+            tool_calls: st.tool_calls,
             turns: st.turns,
             usage: st.usage,
-            messages: st.messages,
-            model: settings.model.clone(),
+            ..ended
         })
     }
 }

@@ -43,10 +43,11 @@ use crate::client::error::ClientError;
 use crate::client::journal::call_seed::CallSeed;
 use crate::client::run::event::{Events, StreamEvent};
 use crate::client::transcript::message::{Message, ToolCall, ToolOutput};
+use crate::halted::HaltedTurn;
 use crate::suspension::bound::check_bound;
 use crate::toolkit::gate;
 use crate::toolkit::sanitize_name;
-use crate::{Answer, Asks, Request, Toolkit};
+use crate::{Answer, Request, Toolkit};
 
 /// Where a call of the turn being settled stands. Only a fresh call is on every run's
 /// path: the other variants are boxed, so the slot every call's future keeps stays small.
@@ -228,62 +229,60 @@ pub(super) async fn ask_each<E: Events>(
     Some(answers)
 }
 
-/// The calls of the transcript's last message, when it is a tool-calling assistant turn.
-pub(super) fn last_calls(messages: &[Message]) -> Option<&[ToolCall]> {
-    match messages.last()? {
-        Message::Assistant { tool_calls, .. } if !tool_calls.is_empty() => Some(tool_calls),
-        _ => None,
-    }
+/// The halted turn a resume settles, its results taken off the transcript: the transcript
+/// before the turn, the turn's calls, and where each call stands.
+pub(super) struct Resumed<'m> {
+    pub(super) before: &'m [Message],
+    pub(super) calls: &'m [ToolCall],
+    pub(super) slots: Vec<Slot>,
 }
 
 /// Checks that `messages` halted waiting on `expected` (when given) and on every request
 /// `answers` echo, and that each answer fits its request; then takes the last tool-results
 /// group off, returning where each call of the halted turn stands. On `Err` nothing has
 /// run.
-pub(super) fn halted_turn(
-    messages: &mut Vec<Message>,
+pub(super) fn halted_turn<'m>(
+    messages: &'m mut Vec<Message>,
     expected: Option<&Request>,
     answers: Vec<Answer>,
     memory: &mut Memory,
-) -> Result<Vec<Slot>, ClientError> {
-    let answers = match_answers(messages, expected, answers)?;
+) -> Result<Resumed<'m>, ClientError> {
+    let answers = match_answers(HaltedTurn::of(messages)?, expected, answers)?;
     for (request, answer) in answers.values() {
         if let Some(tool) = request.gated_tool() {
             memory.learn(tool, answer);
         }
     }
+    // `HaltedTurn::of` found the results group after a tool-calling turn; the errors
+    // below are for a transcript that changed in between, which none can.
     let Some(Message::ToolResults { results }) = messages.pop() else {
         return Err(ClientError::InvalidTranscript(
             "it does not end with a tool-results group".into(),
         ));
     };
-    let calls = last_calls(messages).ok_or_else(|| {
-        ClientError::InvalidTranscript("its tool results do not follow a tool-calling turn".into())
-    })?;
-    slots(calls, results, answers, memory)
+    let messages: &'m Vec<Message> = messages;
+    let Some((Message::Assistant { tool_calls, .. }, before)) = messages.split_last() else {
+        return Err(ClientError::InvalidTranscript(
+            "its tool results do not follow a tool-calling turn".into(),
+        ));
+    };
+    Ok(Resumed {
+        before,
+        calls: tool_calls,
+        slots: slots(tool_calls, results, answers, memory)?,
+    })
 }
 
 /// The answers by the id of the request each settles, with that request; refused when one
-/// echoes no request the transcript waits on, does not fit its request, or is a second
-/// answer to one.
+/// echoes no request `turn` waits on, does not fit its request, or is a second answer to
+/// one.
 fn match_answers(
-    messages: &[Message],
+    turn: HaltedTurn<'_>,
     expected: Option<&Request>,
     answers: Vec<Answer>,
 ) -> Result<HashMap<String, (Request, Answer)>, ClientError> {
-    let not_halted = || {
-        ClientError::InvalidTranscript(
-            "it does not end with a turn halted on a suspension".to_owned(),
-        )
-    };
-    let Some(Message::ToolResults { results }) = messages.last() else {
-        return Err(not_halted());
-    };
-    if !results.iter().any(ToolOutput::is_pending) {
-        return Err(not_halted());
-    }
     // The requests still unanswered: those an earlier resume answered take no second one.
-    let waiting: Vec<&Request> = results.iter().flat_map(ToolOutput::unanswered).collect();
+    let waiting: Vec<&Request> = turn.waiting().collect();
     if let Some(expected) = expected {
         if !waiting.contains(&expected) {
             return Err(ClientError::RequestMismatch(expected.id.clone()));
@@ -292,10 +291,7 @@ fn match_answers(
     let mut matched = HashMap::with_capacity(answers.len());
     for answer in answers {
         let Some(request) = waiting.iter().find(|r| r.id == answer.id) else {
-            if results
-                .iter()
-                .any(|r| r.answered.iter().any(|a| a.id == answer.id))
-            {
+            if turn.answered().any(|a| a.id == answer.id) {
                 return Err(ClientError::InvalidAnswer {
                     request: answer.id,
                     reason: "it was answered by an earlier resume".into(),
@@ -384,9 +380,7 @@ fn answered(
     mut placeholder: ToolOutput,
     given: Vec<Answer>,
 ) -> Result<Slot, ClientError> {
-    if let Some(request) = &placeholder.pending {
-        same_call(call, &placeholder, request)?;
-    }
+    placeholder.check_call(call)?;
     for answer in &given {
         check_bound(answer, &call.name, &call.args).map_err(|reason| {
             ClientError::ReceiptMismatch {
@@ -406,36 +400,6 @@ fn answered(
         answers: placeholder.answered,
         approval: placeholder.approval,
     })))
-}
-
-/// Refuses to settle `call` through `placeholder`'s `request` when the call is not the one
-/// the request was asked for: the placeholder's digest (when it has one: older transcripts
-/// have none) must be the call's, and a gate's request must name the call's tool and hold
-/// its arguments.
-fn same_call(
-    call: &ToolCall,
-    placeholder: &ToolOutput,
-    request: &Request,
-) -> Result<(), ClientError> {
-    let digest_differs = placeholder
-        .call_digest
-        .as_ref()
-        .is_some_and(|digest| *digest != crate::call_digest(&call.name, &call.args));
-    let gate_differs = match request.asks() {
-        Asks::Gate { tool, args, .. } => {
-            sanitize_name(tool) != sanitize_name(&call.name)
-                || args.is_some_and(|args| *args != call.args)
-        }
-        _ => false,
-    };
-    if digest_differs || gate_differs {
-        return Err(ClientError::CallChanged {
-            call: call.id.clone(),
-            tool: call.name.clone(),
-            request: request.id.clone(),
-        });
-    }
-    Ok(())
 }
 
 /// The arguments a gate ran a call with, as the transcript shows them: `edits` holds the

@@ -268,10 +268,9 @@ fn lay_out<E: Events>(
         report(cx.ev, call, &outcome);
         let mut output = ToolOutput::settled(call, &outcome);
         output.approval = end.approval;
-        if output.pending.is_some() {
-            // The call as it waits: with the arguments a person gave it, which the
-            // transcript's call is about to show.
-            let args = end.edited.as_ref().unwrap_or(&call.args);
+        if let (Some(args), true) = (&end.edited, output.is_pending()) {
+            // The call as it waits is the one a person edited, which the transcript's
+            // call is about to show.
             output.call_digest = Some(crate::call_digest(&call.name, args));
         }
         settled.results.push(output);

@@ -7,7 +7,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::{Answer, Request, ToolOutcome};
+use crate::{Answer, Request};
 
 pub use crate::client::transcript::provider_state::ProviderState;
 
@@ -197,36 +197,6 @@ pub struct ToolOutput {
 }
 
 impl ToolOutput {
-    /// The transcript entry of `call`'s settled outcome; a suspension's placeholder keeps
-    /// its request, and its content is the bare prompt (the url is the host's to show,
-    /// not the model's to read).
-    pub(crate) fn settled(call: &ToolCall, outcome: &ToolOutcome) -> Self {
-        let result = outcome.result();
-        let (output, pending, pending_more) = match outcome {
-            ToolOutcome::Pending { request, more, .. } => {
-                let mut output = request.prompt.clone();
-                for request in more {
-                    output.push('\n');
-                    output.push_str(&request.prompt);
-                }
-                (output, Some(request.clone()), more.clone())
-            }
-            _ => (result.output.clone(), None, Vec::new()),
-        };
-        ToolOutput {
-            call_id: call.id.clone(),
-            name: call.name.clone(),
-            output,
-            is_error: result.is_error,
-            pending,
-            pending_more,
-            answered: Vec::new(),
-            approval: None,
-            trace: None,
-            call_digest: None,
-        }
-    }
-
     /// Whether this is the placeholder of the call a run halted on.
     pub fn is_pending(&self) -> bool {
         self.pending.is_some()
