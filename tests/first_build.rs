@@ -4,13 +4,13 @@
 //! across every package such a root command selects, so one example package turning a
 //! feature on changes what this example builds; this suite is where that shows.
 //!
-//! The build runs from an empty target directory of its own under `target/` (kept, so a
-//! second run is quick), offline and with the workspace's lock, and its crate count must
-//! be the one BENCHMARKS.md gives.
+//! The build is checked offline with the workspace's lock, in the target directory the
+//! suites' user crates share (`toolnexus_test_support::user_crate`), and its crate count
+//! must be the one BENCHMARKS.md gives: cargo names every package of the build, fresh or
+//! not.
 
 use std::collections::BTreeSet;
 use std::path::Path;
-use std::process::Command;
 
 use serde_json::Value;
 
@@ -28,12 +28,14 @@ fn package_name(id: &str) -> &str {
     }
 }
 
-/// The packages `cargo build --example approve_purchase` compiles, run as a user runs it.
+/// The packages `cargo run --example approve_purchase` compiles, run as a user runs it.
+/// `cargo check` compiles the same packages (every library, build script and proc macro
+/// of the unit graph) without their code generation and the link, and lets the check share
+/// the target directory of the suites' other user crates.
 fn packages_built() -> BTreeSet<String> {
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let out = Command::new(cargo)
+    let out = toolnexus_test_support::user_crate::cargo()
         .args([
-            "build",
+            "check",
             "--offline",
             "--locked",
             "--example",
@@ -42,11 +44,6 @@ fn packages_built() -> BTreeSet<String> {
             "--color=never",
         ])
         .current_dir(root())
-        .env("CARGO_TARGET_DIR", root().join("target/first-build"))
-        // Set for this test binary only; a user's shell has none of them.
-        .env_remove("CARGO_TARGET_TMPDIR")
-        .env_remove("RUSTFLAGS")
-        .env_remove("CARGO_ENCODED_RUSTFLAGS")
         .output()
         .expect("cargo runs");
     assert!(
