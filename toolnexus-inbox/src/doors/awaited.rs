@@ -7,7 +7,7 @@ use toolnexus::{Answer, ClientError, LlmClient, Message, RunResult, Toolkit};
 
 use crate::error::InboxError;
 use crate::inbox::Inbox;
-use crate::lifecycle::resume::Claim;
+use crate::lifecycle::resume::claim::Claim;
 use crate::records::parked::Parked;
 
 /// A run ready for this handle: claimed by it, or settled by someone.

@@ -34,7 +34,7 @@ pub(crate) async fn show(
 ) -> Response {
     match shared.inbox.delegations_of(&viewer.id).await {
         Ok(all) => render(&shared, &mount, &viewer, &all, None, StatusCode::OK),
-        Err(e) => super::request::store_failed(&e, &mount),
+        Err(e) => super::request::refusal::store_failed(&e, &mount),
     }
 }
 
@@ -97,7 +97,7 @@ pub(crate) async fn submit(
             let status = StatusCode::UNPROCESSABLE_ENTITY;
             render(&shared, &mount, &viewer, &all, Some(&problem), status)
         }
-        Err(e) => super::request::store_failed(&e, &mount),
+        Err(e) => super::request::refusal::store_failed(&e, &mount),
     }
 }
 

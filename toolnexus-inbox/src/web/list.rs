@@ -13,7 +13,7 @@ use maud::{html, Markup};
 use super::auth::Viewer;
 use super::mount::Mount;
 use super::page::{self, layout};
-use super::request::store_failed;
+use super::request::refusal::store_failed;
 use super::summary;
 use super::Shared;
 use crate::error::InboxError;

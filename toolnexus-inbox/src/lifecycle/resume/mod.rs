@@ -1,72 +1,29 @@
-//! The workers' side of an [`Inbox`]: claiming an answered run under a lease, resuming it
-//! with `run_with_answers` (every request of it answered), and recording what came of it — fenced by the claim's attempt
-//! number, so a worker whose lease lapsed can never write over the worker that took over.
+//! The workers' side of an [`Inbox`]: claiming an answered run under a lease ([`claim`]),
+//! holding it to the calls its requests were parked for ([`check`]), resuming it with
+//! `run_with_answers` (every request of it answered) while its steps are journaled
+//! ([`journal`]), and recording what came of it ([`outcome`]) — fenced by the claim's
+//! attempt number, so a worker whose lease lapsed can never write over the worker that took
+//! over. This file drives those parts in order and renews the lease meanwhile.
 
+mod check;
+pub(crate) mod claim;
 mod journal;
+mod outcome;
 
 use std::future::IntoFuture;
 use std::time::Duration;
 
-use toolnexus::{Answer, ClientError, LlmClient, Message, RunResult, RunStatus, Toolkit};
+use toolnexus::{Answer, ClientError, LlmClient, Message, RunResult, Toolkit};
 use tracing::Instrument;
 
 use crate::error::InboxError;
 use crate::inbox::Inbox;
-use crate::lifecycle::park::ToPark;
-use crate::notify::Outcome;
-use crate::records::audit::{AuditKind, Record};
 use crate::records::parked::Resumed;
 use crate::records::spans;
-use crate::records::state::ParkedState;
-use crate::store::requests::{self, StoredAnswer};
-use crate::store::runs::{self, Claimed, Failure, Finished, Terms};
-use crate::store::{json, Tx};
+use crate::store::runs;
+use check::changed_call;
+use claim::Claim;
 use journal::ClaimJournal;
-
-/// A run this worker holds: its stored parts, and the attempt number that fences its writes.
-pub(crate) struct Claim {
-    id: String,
-    fence: i64,
-    turns: i64,
-    messages: String,
-    /// Each request's id and stored answer, in call order.
-    answers: Vec<StoredAnswer>,
-}
-
-impl Claim {
-    /// The claimed run's row, and its requests' answers read after it: an answered run's
-    /// answers never change, so this second read sees what the claim saw.
-    pub(crate) async fn read(inbox: &Inbox, claimed: Claimed) -> Result<Self, InboxError> {
-        let answers = requests::answers_of(&inbox.inner.store.pool, &claimed.id).await?;
-        Ok(Claim {
-            id: claimed.id,
-            fence: claimed.attempts,
-            turns: claimed.turns,
-            messages: claimed.messages,
-            answers,
-        })
-    }
-
-    /// The stored parts, read back; `Err` names what is unreadable.
-    fn decode(&self) -> Result<(Vec<Message>, Vec<Answer>), String> {
-        let messages: Vec<Message> =
-            serde_json::from_str(&self.messages).map_err(|e| format!("transcript: {e}"))?;
-        if self.answers.is_empty() {
-            return Err("requests: none stored for the run".to_owned());
-        }
-        let answers = self
-            .answers
-            .iter()
-            .map(|StoredAnswer { id, answer, .. }| match answer {
-                Some(text) => {
-                    serde_json::from_str(text).map_err(|e| format!("answer to `{id}`: {e}"))
-                }
-                None => Err(format!("answer to `{id}`: missing on an answered run")),
-            })
-            .collect::<Result<Vec<Answer>, String>>()?;
-        Ok((messages, answers))
-    }
-}
 
 impl Inbox {
     /// Claims the oldest answered run of this handle's agent (one whose every request is
@@ -217,123 +174,6 @@ impl Inbox {
         resumed
     }
 
-    /// Claims the run of request `id`, or else the oldest run ready to resume, and, in the
-    /// same transaction, appends the claim to the run's audit trail.
-    pub(crate) async fn claim(&self, id: Option<&str>) -> Result<Option<Claimed>, InboxError> {
-        let now = self.now();
-        let terms = Terms {
-            agent: &self.inner.agent,
-            now,
-            lease_until: now.saturating_add(self.lease_ms()),
-            max_attempts: i64::from(self.inner.max_attempts),
-        };
-        let store = &self.inner.store;
-        if let Some(claims) = store.dialect.audited_claims {
-            let (sql, request) = match id {
-                Some(id) => (claims.run_of, Some(id)),
-                None => (claims.next, None),
-            };
-            let worker = &self.inner.worker;
-            return runs::claim_audited(&store.pool, sql.as_str(), &terms, request, worker).await;
-        }
-        let mut tx = store.write().await?;
-        let claimed = match id {
-            Some(id) => runs::claim_run_of(&mut tx, &terms, id).await?,
-            None => runs::claim_next(&mut tx, store.dialect, &terms).await?,
-        };
-        if let Some(claimed) = &claimed {
-            Record {
-                actor: Some(&self.inner.worker),
-                attempt: Some(claimed.attempts),
-                ..Record::new(&claimed.id, AuditKind::Claimed)
-            }
-            .append(&mut tx, now)
-            .await?;
-        }
-        tx.commit().await?;
-        Ok(claimed)
-    }
-
-    pub(crate) async fn why_unclaimable(&self, id: &str) -> Result<InboxError, InboxError> {
-        let requests = self.run_requests(id).await?;
-        let Some(parked) = requests.first().filter(|p| p.agent == self.inner.agent) else {
-            return Ok(InboxError::UnknownRequest(id.to_owned()));
-        };
-        if let Some(open) = requests.iter().find(|p| p.state == ParkedState::Waiting) {
-            return Ok(InboxError::NotAnswered(open.id().to_owned()));
-        }
-        let id = id.to_owned();
-        Ok(match parked.run_state {
-            ParkedState::Done | ParkedState::Failed => InboxError::Finished {
-                id,
-                state: parked.run_state,
-            },
-            _ if parked.attempts >= self.inner.max_attempts => {
-                self.give_up(&parked.run, "no attempts left").await?;
-                InboxError::Finished {
-                    id,
-                    state: ParkedState::Failed,
-                }
-            }
-            _ => InboxError::Claimed(id),
-        })
-    }
-
-    /// Marks `Failed` the runs of this agent whose last allowed attempt died with its
-    /// worker (its lease lapsed with no attempts left). Returns how many.
-    pub async fn fail_exhausted(&self) -> Result<usize, InboxError> {
-        let now = self.now();
-        let mut tx = self.inner.store.write().await?;
-        let max = i64::from(self.inner.max_attempts);
-        let failed = runs::fail_exhausted(&mut tx, &self.inner.agent, max, now).await?;
-        for run in &failed {
-            self.failed(&run.id, Some(run.attempts), &run.last_error)
-                .append(&mut tx, now)
-                .await?;
-            self.notify_resumed(&mut tx, &run.id, Outcome::Failed(&run.last_error))
-                .await?;
-        }
-        tx.commit().await?;
-        self.wake_deliverers();
-        self.wake_outcome_waiters();
-        Ok(failed.len())
-    }
-
-    async fn give_up(&self, id: &str, why: &str) -> Result<(), InboxError> {
-        let now = self.now();
-        let mut tx = self.inner.store.write().await?;
-        if runs::give_up(&mut tx, id, why, now).await? {
-            self.failed(id, None, why).append(&mut tx, now).await?;
-            self.notify_resumed(&mut tx, id, Outcome::Failed(why))
-                .await?;
-        }
-        tx.commit().await?;
-        self.wake_deliverers();
-        self.wake_outcome_waiters();
-        Ok(())
-    }
-
-    /// Tells the webhooks how resuming run `run` ended, inside the transaction recording it.
-    async fn notify_resumed(
-        &self,
-        tx: &mut Tx,
-        run: &str,
-        outcome: Outcome<'_>,
-    ) -> Result<(), InboxError> {
-        let notice = || self.notice_resumed(run, &self.inner.agent, outcome);
-        self.enqueue(tx, notice, None).await
-    }
-
-    /// The audit entry of run `run` given up, by this handle's worker.
-    fn failed<'a>(&'a self, run: &'a str, attempt: Option<i64>, why: &'a str) -> Record<'a> {
-        Record {
-            actor: Some(&self.inner.worker),
-            attempt,
-            detail: Some(why),
-            ..Record::new(run, AuditKind::Failed)
-        }
-    }
-
     /// Resumes a claimed run in its `inbox resume` span, which the resumed run's own span
     /// is a child of.
     pub(crate) async fn run_claim(
@@ -434,196 +274,6 @@ impl Inbox {
             }
         }
     }
-
-    /// Stores the result: a run that ended keeps it on its row; a run that halted again
-    /// has its new requests parked and the old row marked done, in one transaction.
-    async fn record_outcome(
-        &self,
-        claim: &Claim,
-        result: RunResult,
-        answers: Vec<Answer>,
-    ) -> Result<Resumed, InboxError> {
-        let stored = json(&claim.id, &result)?;
-        let now = self.now();
-        let next = match (&result.status, &result.pending) {
-            (RunStatus::Pending, Some(request)) => Some(request.id.clone()),
-            _ => None,
-        };
-        let mut parked = match next
-            .as_ref()
-            .map(|_| ToPark::of(self, &result, claim.turns))
-        {
-            Some(Err(e)) => {
-                // The new request cannot be kept (an unreadable expiresAt): resuming again
-                // would only meet it again.
-                self.record_failure(claim, &e.to_string(), true).await?;
-                return Err(e);
-            }
-            Some(Ok(parked)) => Some(parked),
-            None => None,
-        };
-        let done = Finished {
-            run: &claim.id,
-            fence: claim.fence,
-            result: &stored,
-            next: next.as_deref(),
-            at: now,
-        };
-        let mut tx = self.inner.store.write().await?;
-        if !runs::finish(&mut tx, &done).await? {
-            return Err(InboxError::Claimed(claim.id.clone()));
-        }
-        crate::store::journal::clear(&mut tx, &claim.id).await?;
-        let outcome = match &next {
-            Some(next) => format!("halted again on request {next}"),
-            None => result.status.as_str().to_owned(),
-        };
-        Record {
-            actor: Some(&self.inner.worker),
-            attempt: Some(claim.fence),
-            detail: Some(&outcome),
-            ..Record::new(&claim.id, AuditKind::Resumed)
-        }
-        .append(&mut tx, now)
-        .await?;
-        let told = match &next {
-            Some(next) => Outcome::HaltedAgain(next),
-            None => Outcome::Done(&result.text),
-        };
-        self.notify_resumed(&mut tx, &claim.id, told).await?;
-        if let Some(parked) = &mut parked {
-            // The run it became was asked for by the same person.
-            parked.requested_by = runs::requester_of(&mut tx, &claim.id).await?;
-            if let Some(taken) = parked.insert(&mut tx, self).await? {
-                tx.rollback().await?;
-                let why =
-                    format!("the resumed run halted on request `{taken}`, which is already parked");
-                self.record_failure(claim, &why, true).await?;
-                return Err(InboxError::AlreadyParked(taken));
-            }
-        }
-        tx.commit().await?;
-        self.wake_deliverers();
-        self.wake_outcome_waiters();
-        Ok(resumed(claim, result, answers, next))
-    }
-
-    /// Gives the run up, refused: a call one of its answers would settle is not the call
-    /// it was parked for, so no attempt could ever run it. The audit trail records the
-    /// refusal, then the failure.
-    async fn refuse(&self, claim: &Claim, changed: ClientError) -> Result<InboxError, InboxError> {
-        let request = match &changed {
-            ClientError::CallChanged { request, .. } => Some(request.as_str()),
-            _ => None,
-        };
-        self.fail_attempt(claim, &changed.to_string(), true, request)
-            .await?;
-        Ok(InboxError::Resume(changed))
-    }
-
-    /// Records a failed attempt: back to `Answered` after the lease, or `Failed` when the
-    /// attempts are spent or the row cannot be resumed at all (`fatal`).
-    async fn record_failure(
-        &self,
-        claim: &Claim,
-        error: &str,
-        fatal: bool,
-    ) -> Result<(), InboxError> {
-        self.fail_attempt(claim, error, fatal, None).await
-    }
-
-    /// [`Inbox::record_failure`], with a `Refused` entry for request `refused` first.
-    async fn fail_attempt(
-        &self,
-        claim: &Claim,
-        error: &str,
-        fatal: bool,
-        refused: Option<&str>,
-    ) -> Result<(), InboxError> {
-        let now = self.now();
-        let exhausted = fatal || claim.fence >= i64::from(self.inner.max_attempts);
-        let (then, retry_at) = if exhausted {
-            (ParkedState::Failed, None)
-        } else {
-            (
-                ParkedState::Answered,
-                Some(now.saturating_add(self.lease_ms())),
-            )
-        };
-        tracing::warn!(id = %claim.id, attempt = claim.fence, state = %then, error, "a resume failed");
-        let failure = Failure {
-            run: &claim.id,
-            fence: claim.fence,
-            then,
-            error,
-            retry_at,
-            at: now,
-        };
-        let mut tx = self.inner.store.write().await?;
-        if !runs::fail_attempt(&mut tx, &failure).await? {
-            return Err(InboxError::Claimed(claim.id.clone()));
-        }
-        if let Some(request) = refused {
-            Record {
-                request: Some(request),
-                actor: Some(&self.inner.worker),
-                attempt: Some(claim.fence),
-                detail: Some(error),
-                ..Record::new(&claim.id, AuditKind::Refused)
-            }
-            .append(&mut tx, now)
-            .await?;
-        }
-        let entry = if exhausted {
-            self.failed(&claim.id, Some(claim.fence), error)
-        } else {
-            Record {
-                kind: AuditKind::AttemptFailed,
-                ..self.failed(&claim.id, Some(claim.fence), error)
-            }
-        };
-        entry.append(&mut tx, now).await?;
-        if exhausted {
-            self.notify_resumed(&mut tx, &claim.id, Outcome::Failed(error))
-                .await?;
-        }
-        tx.commit().await?;
-        self.wake_deliverers();
-        self.wake_outcome_waiters();
-        Ok(())
-    }
-}
-
-/// The first answered request whose call the transcript no longer shows as it was parked
-/// (the stored tool and arguments, kept apart from the transcript), as the error refusing
-/// it. A request whose placeholder or call the transcript lacks is left to the resume,
-/// which refuses such a transcript itself.
-fn changed_call(messages: &[Message], stored: &[StoredAnswer]) -> Option<ClientError> {
-    let placeholders = match messages.last()? {
-        Message::ToolResults { results } => results,
-        _ => return None,
-    };
-    let calls = messages.iter().rev().find_map(|m| match m {
-        Message::Assistant { tool_calls, .. } if !tool_calls.is_empty() => Some(tool_calls),
-        _ => None,
-    })?;
-    stored.iter().find_map(|parked| {
-        let (tool, args) = (parked.tool_name.as_deref()?, parked.tool_args.as_deref()?);
-        let call_id = placeholders
-            .iter()
-            .find(|p| p.requests().any(|r| r.id == parked.id))?
-            .call_id
-            .as_str();
-        let call = calls.iter().find(|c| c.id == call_id)?;
-        let as_parked = serde_json::from_str::<serde_json::Value>(args)
-            .map(|args| toolnexus::call_digest(tool, &args));
-        let now = toolnexus::call_digest(&call.name, &call.args);
-        (as_parked.ok() != Some(now)).then(|| ClientError::CallChanged {
-            call: call.id.clone(),
-            tool: call.name.clone(),
-            request: parked.id.clone(),
-        })
-    })
 }
 
 /// Marks a resume's span with how it ended.
@@ -633,20 +283,5 @@ fn record_resume(span: &tracing::Span, resumed: &Result<Resumed, InboxError>) {
             span.record("toolnexus.status", done.result.status.as_str());
         }
         Err(e) => spans::failed(span, e),
-    }
-}
-
-fn resumed(
-    claim: &Claim,
-    result: RunResult,
-    answers: Vec<Answer>,
-    next: Option<String>,
-) -> Resumed {
-    Resumed {
-        id: claim.id.clone(),
-        answers,
-        result,
-        next,
-        attempt: u32::try_from(claim.fence).unwrap_or(u32::MAX),
     }
 }
