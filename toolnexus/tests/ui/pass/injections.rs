@@ -1,5 +1,7 @@
 //! Every spelling of an injected parameter, and the explicit markers for aliases.
 #![deny(warnings)]
+// The form under test, which clippy would have written otherwise.
+#![allow(clippy::extra_unused_lifetimes)]
 use serde::Deserialize;
 use toolnexus::Answer as Approval;
 use toolnexus::{tool, Answer, Answered, Tool, ToolContext, ToolResult};

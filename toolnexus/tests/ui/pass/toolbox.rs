@@ -2,6 +2,8 @@
 //! attribute by path, public methods of a private type, an associated fn, a box declared
 //! inside a fn body.
 #![deny(warnings)]
+// The form under test, which clippy would have written otherwise.
+#![allow(clippy::needless_arbitrary_self_type)]
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 use toolnexus::{toolbox, Answer, Tool, ToolContext, Toolbox};
