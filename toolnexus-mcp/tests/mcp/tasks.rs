@@ -110,7 +110,7 @@ async fn ours(url: &str) -> Toolkit {
 
 /// The crypto provider rmcp's HTTP transport needs, as `McpTools::connect` installs it.
 pub(crate) fn crypto() {
-    let _ = rustls::crypto::ring::default_provider().install_default();
+    toolnexus::__private::ensure_crypto_provider();
 }
 
 /// rmcp's client over HTTP, declaring elicitation and tasks.
