@@ -77,7 +77,7 @@ pub(crate) fn rfc3339(ms: i64) -> String {
 pub(crate) fn rfc3339_millis(ms: i64) -> String {
     let nanos = i128::from(ms) * 1_000_000;
     time::OffsetDateTime::from_unix_timestamp_nanos(nanos)
-        .map(crate::receipt::timestamp)
+        .map(crate::receipt::utc_millis)
         .unwrap_or_default()
 }
 

@@ -118,7 +118,8 @@ impl InboxBuilder {
     /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
     /// use toolnexus_inbox::{receipt::ReceiptKey, Inbox};
     ///
-    /// let key = ReceiptKey::ephemeral_for_tests()?;
+    /// // The host's own key (`ReceiptKey::from_env`, `from_file`); a throwaway here.
+    /// # let key = ReceiptKey::ephemeral_for_tests()?;
     /// let public = key.public_key();
     /// let inbox = Inbox::builder("sqlite::memory:").receipt_key(key).open().await?;
     /// assert_eq!(inbox.receipt_public_key(), Some(public));

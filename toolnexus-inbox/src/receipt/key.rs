@@ -25,7 +25,7 @@ use toolnexus::receipt::{Receipt, Statement};
 /// ```
 /// use toolnexus_inbox::receipt::ReceiptKey;
 ///
-/// let key = ReceiptKey::ephemeral_for_tests().unwrap();
+/// # let key = ReceiptKey::ephemeral_for_tests().unwrap();
 /// assert_eq!(format!("{key:?}"), format!("ReceiptKey({:?})", key.id()));
 /// assert!(ReceiptKey::from_pkcs8_pem("not a key").is_err());
 /// ```
@@ -77,9 +77,12 @@ impl ReceiptKey {
         Self::from_pkcs8_der(&der)
     }
 
-    /// A fresh key from the system's random source, for tests and demonstrations: its
-    /// receipts check out only against this process's [`public_key`](Self::public_key),
-    /// and no one else can check them once it ends.
+    /// For tests only, and not part of the stable API: a fresh key from the system's random
+    /// source, whose receipts check out only against this process's
+    /// [`public_key`](Self::public_key), so no one can check them once it ends. Public
+    /// because other crates' suites sign with it; a host loads its key
+    /// ([`from_env`](Self::from_env), [`from_file`](Self::from_file)).
+    #[doc(hidden)]
     pub fn ephemeral_for_tests() -> Result<Self, ReceiptError> {
         let random = ring::rand::SystemRandom::new();
         let document = Ed25519KeyPair::generate_pkcs8(&random)

@@ -7,7 +7,8 @@
 //! use toolnexus::{call_digest, serde_json::json, Answer};
 //! use toolnexus_inbox::receipt::{timestamp, verify, ReceiptKey};
 //!
-//! let key = ReceiptKey::ephemeral_for_tests().unwrap();
+//! // The host's own key, loaded with `ReceiptKey::from_env` or `from_file`; a throwaway here.
+//! # let key = ReceiptKey::ephemeral_for_tests().unwrap();
 //! let answer = Answer::ok("req-1");
 //! let statement = Statement::new(
 //!     "req-1",
@@ -15,7 +16,7 @@
 //!     call_digest("refund", &json!({"order": "A-1"})),
 //!     ReceiptAnswer::of(&answer),
 //!     "bob@example.com",
-//!     timestamp(time::OffsetDateTime::now_utc()),
+//!     timestamp(std::time::SystemTime::now()),
 //!     "responders",
 //! )
 //! .on_behalf_of("ada@example.com");
@@ -43,16 +44,26 @@ pub use verify::{verify, verify_for};
 pub use toolnexus::canonical_json as canonical;
 pub use toolnexus::receipt::{data_digest, Receipt, ReceiptAnswer, Statement};
 
+use std::time::SystemTime;
+
 use time::OffsetDateTime;
 
 /// `at` as a receipt states it: RFC 3339 in UTC with milliseconds
-/// (`2026-01-02T03:04:05.678Z`), whatever offset `when` carries.
+/// (`2026-01-02T03:04:05.678Z`).
 ///
 /// ```
-/// let when = time::macros::datetime!(2026-01-02 04:04:05.678_9 +01:00);
+/// use std::time::{Duration, SystemTime};
+///
+/// let when = SystemTime::UNIX_EPOCH + Duration::from_nanos(1_767_323_045_678_900_000);
 /// assert_eq!(toolnexus_inbox::receipt::timestamp(when), "2026-01-02T03:04:05.678Z");
 /// ```
-pub fn timestamp(when: OffsetDateTime) -> String {
+pub fn timestamp(when: SystemTime) -> String {
+    utc_millis(OffsetDateTime::from(when))
+}
+
+// Takes the `time` crate's type for the inbox's own clock; kept private so that crate stays
+// out of the public API.
+pub(crate) fn utc_millis(when: OffsetDateTime) -> String {
     let utc = when.to_offset(time::UtcOffset::UTC);
     format!(
         "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z",

@@ -104,7 +104,7 @@ impl std::fmt::Display for AuditKind {
     }
 }
 
-/// One change of a run ([`Inbox::audit`]).
+/// One change of a run ([`Inbox::audit`](crate::Inbox::audit)).
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct AuditEntry {
