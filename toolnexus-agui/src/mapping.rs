@@ -4,6 +4,7 @@
 //! inbox's refusal of those answers as a [`Refused`].
 
 use serde_json::{json, Map, Value};
+use toolnexus::halted::HaltedTurn;
 use toolnexus::{Answer, Asks, Message, Refusal, Request};
 use toolnexus_inbox::InboxError;
 
@@ -69,8 +70,8 @@ pub(crate) fn interrupt_seen(
 ) -> Interrupt {
     let mut metadata = Map::new();
     metadata.insert("kind".to_owned(), json!(request.kind.as_str()));
-    if let Some(approvals) = request.data.as_ref().and_then(|d| d.get("approvals")) {
-        metadata.insert("approvals".to_owned(), approvals.clone());
+    if let Some(approvals) = request.approvals() {
+        metadata.insert("approvals".to_owned(), json!(approvals));
     }
     let (reason, schema) = match request.asks() {
         Asks::Form { schema } => (Reason::InputRequired, schema.as_object().cloned()),
@@ -287,27 +288,13 @@ pub(crate) fn interrupts(
     transcript: &[Message],
     shows_call: impl Fn(&Request) -> bool,
 ) -> Vec<Interrupt> {
-    let placeholders: Vec<(&str, &str)> = transcript
-        .iter()
-        .rev()
-        .find_map(|m| match m {
-            Message::ToolResults { results } => Some(results),
-            _ => None,
-        })
-        .map(|results| {
-            results
-                .iter()
-                .flat_map(|r| r.requests().map(|q| (q.id.as_str(), r.call_id.as_str())))
-                .collect()
-        })
-        .unwrap_or_default();
+    let turn = HaltedTurn::of(transcript).ok();
     waiting
         .iter()
         .map(|request| {
-            let call = placeholders
-                .iter()
-                .find(|(id, _)| *id == request.id)
-                .map(|(_, call)| *call);
+            let call = turn
+                .and_then(|turn| turn.asked(&request.id))
+                .map(|asked| asked.call.id.as_str());
             interrupt_seen(request, call, shows_call(request))
         })
         .collect()

@@ -69,15 +69,18 @@ pub(crate) fn to_elicitation(request: &Request) -> Result<ElicitRequestParams, S
         message.push('\n');
         message.push_str(url);
     }
-    let approvals = request.data.as_ref().and_then(|d| d.get("approvals"));
-    if let Some(said) = approvals.and_then(approvals_text) {
+    let approvals = request.approvals();
+    if let Some(approvals) = &approvals {
         message.push('\n');
-        message.push_str(&said);
+        message.push_str(&approvals.to_string());
     }
-    let meta = approvals.map(|approvals| {
+    let meta = approvals.and_then(|approvals| {
         let mut members = serde_json::Map::new();
-        members.insert(APPROVALS_META.to_owned(), approvals.clone());
-        RequestMetaObject(MetaObject(members))
+        members.insert(
+            APPROVALS_META.to_owned(),
+            serde_json::to_value(approvals).ok()?,
+        );
+        Some(RequestMetaObject(MetaObject(members)))
     });
     Ok(ElicitRequestParams::FormElicitationParams {
         meta,
@@ -89,22 +92,6 @@ pub(crate) fn to_elicitation(request: &Request) -> Result<ElicitRequestParams, S
 /// The `_meta` key of how far a request's approvals came, when several people must give
 /// them (`{"count", "quorum", "by"}`, as the inbox's `Parked::shown` writes them).
 pub(crate) const APPROVALS_META: &str = "toolnexus/approvals";
-
-/// `1 of 2 approvals (ada@example.com)`, for a person reading the elicitation.
-fn approvals_text(approvals: &serde_json::Value) -> Option<String> {
-    let count = approvals.get("count")?.as_u64()?;
-    let quorum = approvals.get("quorum")?.as_u64()?;
-    let by: Vec<&str> = approvals
-        .get("by")
-        .and_then(|b| b.as_array())
-        .map(|b| b.iter().filter_map(|v| v.as_str()).collect())
-        .unwrap_or_default();
-    let mut said = format!("{count} of {quorum} approvals");
-    if !by.is_empty() {
-        said.push_str(&format!(" ({})", by.join(", ")));
-    }
-    Some(said)
-}
 
 /// The suspension an MCP server's elicitation becomes: a form is an `input` with its
 /// schema at `data.schema`, a URL is an `authorization` with that `url`.

@@ -2,7 +2,7 @@
 
 use a2a::{Message as A2aMessage, Part, Role};
 use serde_json::json;
-use toolnexus::Message;
+use toolnexus::{Message, Request};
 
 /// The transcript `messages` as the history of task `task_id` in `context_id`, oldest
 /// first: each user message as a user text message; each model turn as an agent message,
@@ -80,12 +80,15 @@ fn render(message: &Message) -> Option<(Role, Vec<Part>)> {
                         "output": r.output,
                         "isError": r.is_error,
                     });
-                    if let Some(pending) = &r.pending {
-                        result["pending"] = serde_json::to_value(pending).unwrap_or_default();
-                    }
-                    if !r.pending_more.is_empty() {
-                        result["pendingMore"] =
-                            serde_json::to_value(&r.pending_more).unwrap_or_default();
+                    // A placeholder's requests, in the order its call asked them: the
+                    // first as `pending`, any others as `pendingMore`.
+                    let mut asked = r.requests();
+                    if let Some(first) = asked.next() {
+                        result["pending"] = json!(first);
+                        let more: Vec<&Request> = asked.collect();
+                        if !more.is_empty() {
+                            result["pendingMore"] = json!(more);
+                        }
                     }
                     Part::data(json!({ "toolResult": result })).with_media_type("application/json")
                 })

@@ -2,6 +2,7 @@
 //! transcript a resume added ([`resumed`]). Both name messages the same way, so a model
 //! turn's text and its tool calls are one assistant message on the client.
 
+use toolnexus::halted::HaltedTurn;
 use toolnexus::{Message, StreamEvent};
 
 use crate::wire::Event;
@@ -114,27 +115,26 @@ impl Live {
 pub(crate) fn resumed(halted: &[Message], resumed: &[Message], run: &str) -> Vec<Event> {
     let mut ids = Ids::new(run);
     let mut out = Vec::new();
-    let group = halted
-        .iter()
-        .rposition(|m| matches!(m, Message::ToolResults { .. }));
-    let start = match (group, group.and_then(|at| resumed.get(at))) {
-        (Some(at), Some(Message::ToolResults { results })) => {
-            let settled_before: Vec<&str> = match halted.get(at) {
-                Some(Message::ToolResults { results }) => results
-                    .iter()
-                    .filter(|r| r.pending.is_none())
-                    .map(|r| r.call_id.as_str())
-                    .collect(),
-                _ => Vec::new(),
-            };
-            for r in results {
-                if r.pending.is_none() && !settled_before.contains(&r.call_id.as_str()) {
-                    out.push(result(ids.next(), &r.call_id, &r.output));
+    // The halted turn's results are the last entry of `halted`; `resumed` holds them at
+    // the same place, as the resume settled them.
+    let start = match HaltedTurn::of(halted) {
+        Ok(turn) => {
+            let at = halted.len().saturating_sub(1);
+            match resumed.get(at) {
+                Some(Message::ToolResults { results }) => {
+                    let settled_before: Vec<&str> =
+                        turn.settled().map(|r| r.call_id.as_str()).collect();
+                    for r in results {
+                        if !r.is_pending() && !settled_before.contains(&r.call_id.as_str()) {
+                            out.push(result(ids.next(), &r.call_id, &r.output));
+                        }
+                    }
+                    at + 1
                 }
+                _ => halted.len(),
             }
-            at + 1
         }
-        _ => halted.len(),
+        Err(_) => halted.len(),
     };
     for message in resumed.iter().skip(start) {
         match message {
@@ -162,7 +162,7 @@ pub(crate) fn resumed(halted: &[Message], resumed: &[Message], run: &str) -> Vec
                 }
             }
             Message::ToolResults { results } => {
-                for r in results.iter().filter(|r| r.pending.is_none()) {
+                for r in results.iter().filter(|r| !r.is_pending()) {
                     out.push(result(ids.next(), &r.call_id, &r.output));
                 }
             }

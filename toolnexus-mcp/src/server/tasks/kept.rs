@@ -19,9 +19,10 @@ use rmcp::model::{
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio::task::AbortHandle;
+use toolnexus::halted::HaltedTurn;
 use toolnexus::{
-    Answer, ClientError, Message, Request, RunResult, RunStatus, ToolCall, ToolCallRecord,
-    ToolOutput, ToolResult, Usage,
+    Answer, ClientError, Message, Request, RunResult, ToolCall, ToolCallRecord, ToolOutcome,
+    ToolOutput, ToolResult,
 };
 use toolnexus_inbox::{
     Cancelled, Door, InFlight, Inbox, InboxError, Latest, ParkedState, Person, Sight, Starter,
@@ -425,18 +426,22 @@ pub(in crate::server) fn halted(id: &str, call: &Call, requests: &[Request]) -> 
         name: call.tool.clone(),
         args: call.args.clone(),
     };
-    let messages = vec![
+    let mut messages = vec![
         Message::user(format!("MCP call of `{}`", call.tool)),
         Message::Assistant {
             content: String::new(),
             tool_calls: vec![asked.clone()],
             state: None,
         },
-        Message::ToolResults {
-            results: vec![output(&asked, Step::Ask(requests.to_vec()))],
-        },
     ];
-    pending_run(messages, requests.to_vec())
+    // A call that asks nothing does not wait: without a placeholder, the inbox refuses to
+    // park it.
+    if let Some(placeholder) = ToolOutput::suspended(&asked, requests.to_vec()) {
+        messages.push(Message::ToolResults {
+            results: vec![placeholder],
+        });
+    }
+    RunResult::halted(messages, requests.to_vec(), MODEL)
 }
 
 /// The re-run of a claimed task's call with its answer, by the agent loop's rule, and the
@@ -446,9 +451,15 @@ pub(in crate::server) async fn settle(
     messages: Vec<Message>,
     answers: Vec<Answer>,
 ) -> Result<RunResult, ClientError> {
-    let (call, requests) = waiting_call(&messages).ok_or_else(|| {
-        ClientError::InvalidTranscript("a kept task's run shows no waiting call".to_owned())
-    })?;
+    // A task's run has one call: the one its halted turn waits on.
+    let (call, requests) = {
+        let turn = HaltedTurn::of(&messages)?;
+        let asked = turn.waiting_calls().next().ok_or_else(|| {
+            ClientError::InvalidTranscript("a kept task's run shows no waiting call".to_owned())
+        })?;
+        let requests: Vec<Request> = asked.placeholder.requests().cloned().collect();
+        (asked.call.clone(), requests)
+    };
     let answers: Vec<Answer> = answers
         .into_iter()
         .filter(|a| requests.iter().any(|r| r.id == a.id))
@@ -459,118 +470,50 @@ pub(in crate::server) async fn settle(
             "no answer to `{first}`"
         )));
     }
-    let step = after_answer(toolkit, call.name, call.args, requests, answers).await;
-    Ok(ended(messages, step))
+    let (name, args) = (call.name.clone(), call.args.clone());
+    let step = after_answer(toolkit, name, args, requests, answers).await;
+    Ok(ended(messages, &call, step))
 }
 
-/// The call a task's run waits on and its requests: the last turn's call whose
-/// placeholder holds a request.
-fn waiting_call(messages: &[Message]) -> Option<(ToolCall, Vec<Request>)> {
-    let Some(Message::ToolResults { results }) = messages.last() else {
-        return None;
-    };
-    let waiting = results.iter().find(|r| r.pending.is_some())?;
-    let requests = waiting.requests().cloned().collect();
-    let call = messages.iter().rev().find_map(|m| match m {
-        Message::Assistant { tool_calls, .. } => {
-            tool_calls.iter().find(|c| c.id == waiting.call_id).cloned()
-        }
-        _ => None,
-    })?;
-    Some((call, requests))
-}
-
-/// The run once the call went on: its placeholder replaced by the result, or by the next
+/// The run once `call` went on: its placeholder replaced by the result, or by the next
 /// question's placeholder.
-fn ended(mut messages: Vec<Message>, step: Step) -> RunResult {
-    let call = waiting_call(&messages).map(|(call, _)| call);
-    let Some(call) = call else {
-        return done_run(messages, None, ToolResult::error("the call is gone"));
-    };
+fn ended(mut messages: Vec<Message>, call: &ToolCall, step: Step) -> RunResult {
     messages.pop();
     match step {
         Step::Done(result) => {
+            let outcome = ToolOutcome::classify(result);
             messages.push(Message::ToolResults {
-                results: vec![output(&call, Step::Done(result.clone()))],
+                results: vec![ToolOutput::settled(call, &outcome)],
             });
-            done_run(messages, Some(&call), result)
+            done_run(messages, call, outcome.into_result())
         }
         Step::Ask(next) => {
-            messages.push(Message::ToolResults {
-                results: vec![output(&call, Step::Ask(next.clone()))],
-            });
-            pending_run(messages, next)
+            if let Some(placeholder) = ToolOutput::suspended(call, next.clone()) {
+                messages.push(Message::ToolResults {
+                    results: vec![placeholder],
+                });
+            }
+            RunResult::halted(messages, next, MODEL)
         }
     }
 }
 
-fn output(call: &ToolCall, step: Step) -> ToolOutput {
-    let (text, is_error, pending, pending_more) = match step {
-        Step::Done(result) => (result.output, result.is_error, None, Vec::new()),
-        Step::Ask(requests) => {
-            let text = requests
-                .iter()
-                .map(|r| r.prompt.as_str())
-                .collect::<Vec<_>>()
-                .join("\n");
-            let mut requests = requests.into_iter();
-            (text, true, requests.next(), requests.collect())
-        }
-    };
-    ToolOutput {
-        call_id: call.id.clone(),
+/// The run once its call ended with `result`: a run of no model, whose answer is the
+/// call's result.
+fn done_run(messages: Vec<Message>, call: &ToolCall, result: ToolResult) -> RunResult {
+    let record = ToolCallRecord {
+        id: call.id.clone(),
         name: call.name.clone(),
-        output: text,
-        is_error,
-        pending,
-        pending_more,
-        answered: Vec::new(),
-        approval: None,
-        trace: None,
-        call_digest: Some(toolnexus::call_digest(&call.name, &call.args)),
-    }
-}
-
-fn pending_run(messages: Vec<Message>, requests: Vec<Request>) -> RunResult {
-    let first = requests.first().cloned();
+        args: call.args.clone(),
+        proposed_args: None,
+        output: result.output.clone(),
+        is_error: result.is_error,
+        metadata: None,
+    };
     RunResult {
-        status: RunStatus::Pending,
-        text: first.as_ref().map(|r| r.prompt.clone()).unwrap_or_default(),
-        tool_calls: Vec::new(),
-        pending: first,
-        waiting: requests,
-        limit: None,
-        turns: 0,
-        usage: Usage::default(),
-        messages,
-        model: MODEL.to_owned(),
-    }
-}
-
-fn done_run(messages: Vec<Message>, call: Option<&ToolCall>, result: ToolResult) -> RunResult {
-    let tool_calls = call
-        .map(|call| ToolCallRecord {
-            id: call.id.clone(),
-            name: call.name.clone(),
-            args: call.args.clone(),
-            proposed_args: None,
-            output: result.output.clone(),
-            is_error: result.is_error,
-            metadata: None,
-        })
-        .into_iter()
-        .collect();
-    RunResult {
-        status: RunStatus::Done,
         text: result.output,
-        tool_calls,
-        pending: None,
-        waiting: Vec::new(),
-        limit: None,
-        turns: 0,
-        usage: Usage::default(),
-        messages,
-        model: MODEL.to_owned(),
+        tool_calls: vec![record],
+        ..RunResult::finished(messages, MODEL)
     }
 }
 
