@@ -45,10 +45,11 @@ impl Workers {
         Workers { stop, running }
     }
 
-    /// Stops them, once any straggler that would resume a run twice had time to; how many
-    /// runs they resumed in all.
+    /// Stops them and waits for the resumes they have in flight; how many runs they resumed
+    /// in all. The callers first wait for every run to be done, after which no claim can
+    /// take one again: a straggler resuming a run twice would be one of those in flight,
+    /// and is counted here.
     async fn stop(self) -> usize {
-        tokio::time::sleep(Duration::from_millis(300)).await;
         self.stop.cancel();
         let mut resumed = 0;
         for worker in self.running {
@@ -68,7 +69,17 @@ async fn sixteen_workers_resume_two_hundred_runs_exactly_once(db: TestDb) {
     eventually(
         "the workers to resume every run",
         Duration::from_secs(120),
-        || async { s.effects.total() >= 200 && s.inbox.waiting().await.unwrap().is_empty() },
+        || async {
+            if s.effects.total() < 200 || !s.inbox.waiting().await.unwrap().is_empty() {
+                return false;
+            }
+            for id in &ids {
+                if s.inbox.get(id).await.unwrap().unwrap().state != ParkedState::Done {
+                    return false;
+                }
+            }
+            true
+        },
     )
     .await;
     assert_eq!(workers.stop().await, 200);

@@ -136,7 +136,7 @@ async fn an_unknown_engine_is_refused_without_its_password() {
 struct Relay {
     port: u16,
     upstream: SocketAddr,
-    tasks: Arc<Mutex<Vec<tokio::task::AbortHandle>>>,
+    tasks: Arc<Mutex<Vec<tokio::task::JoinHandle<()>>>>,
 }
 
 impl Relay {
@@ -162,19 +162,29 @@ impl Relay {
                             let _ = tokio::io::copy_bidirectional(&mut client, &mut server).await;
                         }
                     });
-                    tasks.lock().unwrap().push(pipe.abort_handle());
+                    tasks.lock().unwrap().push(pipe);
                 }
             }
         });
-        tasks.lock().unwrap().push(accept.abort_handle());
+        tasks.lock().unwrap().push(accept);
     }
 
     /// Drops every connection and stops listening.
     async fn cut(&self) {
-        for task in self.tasks.lock().unwrap().drain(..) {
-            task.abort();
+        // Each task is awaited once aborted: its end is the signal that its sockets are
+        // closed. A pipe the accept loop started meanwhile is taken on the next round.
+        loop {
+            let tasks: Vec<_> = self.tasks.lock().unwrap().drain(..).collect();
+            if tasks.is_empty() {
+                return;
+            }
+            for task in &tasks {
+                task.abort();
+            }
+            for task in tasks {
+                let _ = task.await;
+            }
         }
-        tokio::time::sleep(Duration::from_millis(50)).await;
     }
 
     async fn restore(&self) {
