@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The test command: installs what the build needs (scripts/deps.sh: protoc), starts the
 # real components the suite talks to, builds the API docs with warnings as errors, runs
-# `cargo test --workspace --all-features [ARGS…]`, and stops what it started, even on failure.
+# `cargo test --workspace --all-features [ARGS…]` (only the packages named, when ARGS name
+# some with -p), and stops what it started, even on failure.
 #
 #   PostgreSQL  a throwaway cluster (fsync off, loopback, temp socket dir) from the installed
 #               binaries; installed with apt when absent.
@@ -221,7 +222,12 @@ if [ $# -eq 0 ]; then
     RUSTDOCFLAGS="${RUSTDOCFLAGS:-} -D warnings" cargo doc --workspace --all-features --no-deps
 fi
 
-cargo test --workspace --all-features "$@"
+# A run naming its packages (`-p CRATE`) tests those alone, not the whole workspace.
+scope=(--workspace)
+for arg in "$@"; do
+    case "$arg" in -p|-p*|--package|--package=*) scope=() ;; esac
+done
+cargo test "${scope[@]}" --all-features "$@"
 
 # The inbox as an embedded user builds it, with SQLite alone: it compiles without
 # PostgreSQL, and names the feature a postgres:// URL would need.

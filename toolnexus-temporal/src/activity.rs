@@ -41,7 +41,11 @@ impl Steps {
             target: input.target.clone(),
             made: Mutex::new(Some(made)),
         };
-        let run = drive(agent, &input.run, input.start, &journal, RunOptions::new());
+        // Temporal retries this step on the client's own rule (`ClientError::is_transient`):
+        // the client retrying the request too would multiply the attempts and hold the step
+        // past its timeout.
+        let once = RunOptions::new().retries(0);
+        let run = drive(agent, &input.run, input.start, &journal, once);
         let outcome = future::select(Box::pin(run), done).await;
         let made = match outcome {
             Either::Right((made, _)) => made.ok(),

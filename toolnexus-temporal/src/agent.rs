@@ -27,8 +27,8 @@ pub(crate) struct Inner {
     pub(crate) continue_after: u32,
 }
 
-/// How long a step may take by default: a model call or a tool call, with its retries
-/// inside the client.
+/// How long a step may take by default: a model call or a tool call. The client does not
+/// retry inside a step (Temporal retries the step instead, on the client's rule).
 const STEP_TIMEOUT: Duration = Duration::from_secs(300);
 /// How many times Temporal tries a step that fails in a way worth retrying.
 const MAX_ATTEMPTS: u32 = 10;
@@ -56,9 +56,12 @@ impl Agent {
         self.with(|i| i.step_timeout = limit)
     }
 
-    /// How many attempts Temporal makes at a step that fails in a way worth retrying: a
-    /// network error, a timeout, a provider's 408, 409, 429 or 5xx (default 10). A step that
-    /// fails otherwise (a refused key, a bad request) fails the run at once.
+    /// How many attempts Temporal makes at a step that fails in a way worth retrying
+    /// ([`ClientError::is_transient`](toolnexus::ClientError::is_transient): a network
+    /// error, a timeout, a provider's 408, 409, 429 or 5xx), default 10. A step that fails
+    /// otherwise (a refused key, a bad request) fails the run at once. These attempts take
+    /// the place of the client's own [`retries`](toolnexus::LlmClientBuilder::retries),
+    /// which a step runs without, so the two never multiply.
     pub fn max_attempts(self, attempts: u32) -> Self {
         self.with(|i| i.max_attempts = attempts.max(1))
     }

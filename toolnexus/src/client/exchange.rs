@@ -17,14 +17,15 @@ use super::run::event::{Events, StreamEvent};
 use super::run::result::Usage;
 
 /// Sends one request body and returns the decoded reply, retrying failed attempts as the
-/// retry policy allows; `traced` when a span records the call.
+/// retry policy allows, at most `retries` times; `traced` when a span records the call.
 pub(crate) async fn call<E: Events>(
     s: &Settings,
     body: Vec<u8>,
     ev: &E,
     traced: bool,
+    retries: u32,
 ) -> Result<DecodedReply, ClientError> {
-    let (reply, started) = send(s, body, E::STREAMING).await?;
+    let (reply, started) = send(s, body, E::STREAMING, retries).await?;
     let (decoded, status) = match reply.payload {
         Payload::Whole(bytes) => (read_whole(s, &bytes, ev, traced).await, Some(reply.status)),
         Payload::Streaming(response) => {
@@ -47,6 +48,7 @@ async fn send(
     s: &Settings,
     body: Vec<u8>,
     streaming: bool,
+    retries: u32,
 ) -> Result<(Reply, Instant), ClientError> {
     let request = s.transport.prepare(body);
     let mut attempt = 0;
@@ -57,7 +59,8 @@ async fn send(
             Err(failure) => failure,
         };
         let retry_in = if failure.retryable() {
-            s.retry.delay(&failure.error, attempt, failure.retry_after)
+            s.retry
+                .delay(retries, &failure.error, attempt, failure.retry_after)
         } else {
             None
         };

@@ -1,7 +1,7 @@
 //! Provider failures: retries, error statuses, unreadable bodies, unreachable hosts.
 
 use toolnexus::testing::{MockLlm, Reply};
-use toolnexus::{ClientError, RunStatus, Style, Toolkit};
+use toolnexus::{ClientError, RunOptions, RunStatus, Style, Toolkit};
 
 use crate::support::*;
 
@@ -37,6 +37,32 @@ async fn each_retryable_status_is_retried_up_to_the_limit() {
         );
         assert_eq!(mock.calls(), 3, "default: 1 try + 2 retries for {status}");
     }
+}
+
+#[tokio::test]
+async fn a_run_can_replace_the_clients_retries() {
+    let mock = MockLlm::start(vec![Reply::error(503, "down"); 3])
+        .await
+        .unwrap();
+    let client = on(&mock, Style::OpenAi).build().unwrap();
+    let err = client
+        .run("hi", &Toolkit::empty())
+        .options(RunOptions::new().retries(0))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, ClientError::Status { status: 503, .. }),
+        "{err}"
+    );
+    assert_eq!(mock.calls(), 1, "a run with no retries tries once");
+
+    let err = client
+        .run("hi", &Toolkit::empty())
+        .options(RunOptions::new().retries(1))
+        .await
+        .unwrap_err();
+    assert!(err.is_transient(), "{err}");
+    assert_eq!(mock.calls(), 3, "one more run, one retry: two more calls");
 }
 
 #[tokio::test]

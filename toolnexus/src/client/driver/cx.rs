@@ -21,6 +21,8 @@ pub(super) struct Cx<'a, E> {
     pub(super) seed: Option<&'a CallSeed>,
     /// Where the run records its steps, when the host attached a journal.
     pub(super) journal: Option<&'a dyn Journal>,
+    /// Retries per model request: the run's own count, else the client's.
+    pub(super) retries: u32,
 }
 
 // Derives would require `E: Clone`; the fields are references.

@@ -119,6 +119,10 @@ pub(crate) async fn run<E: Events>(
             ev,
             seed: None,
             journal: scope.journal,
+            retries: scope
+                .options
+                .and_then(|o| o.retries)
+                .unwrap_or(settings.retry.retries),
         },
         state: RunState {
             messages,

@@ -68,7 +68,7 @@ pub(super) async fn call_model<E: Events>(
     let tools = tools.clone();
     let span = spans::chat(s, cx.request, turn);
     spans::chat_sent(&span, s, messages);
-    match exchange::call(s, body, cx.ev, !span.is_disabled())
+    match exchange::call(s, body, cx.ev, !span.is_disabled(), cx.retries)
         .instrument(span.clone())
         .await
     {

@@ -76,15 +76,18 @@ pub(crate) struct RetryPolicy {
 }
 
 impl RetryPolicy {
-    /// The wait before retry number `attempt + 1`, or `None` to give up. Only request
-    /// failures (an error status, a network failure) get here.
+    /// The wait before retry number `attempt + 1`, or `None` to give up, when a request may
+    /// be retried `retries` times (the client's count, or a run's
+    /// [`RunOptions::retries`](crate::RunOptions::retries)). Only request failures (an error
+    /// status, a network failure) get here.
     pub(crate) fn delay(
         &self,
+        retries: u32,
         error: &ClientError,
         attempt: u32,
         retry_after: Option<Duration>,
     ) -> Option<Duration> {
-        if attempt >= self.retries {
+        if attempt >= retries {
             return None;
         }
         let decision = match &self.classifier {
@@ -159,9 +162,15 @@ mod tests {
             excerpt: String::new(),
         };
         let huge = Some(Duration::from_secs(u64::MAX));
-        assert_eq!(p.delay(&busy, 0, huge), Some(Duration::from_secs(60)));
-        assert_eq!(p.delay(&busy, 1000, None), Some(Duration::from_secs(60)));
-        let first = p.delay(&busy, 0, None).unwrap();
+        assert_eq!(
+            p.delay(p.retries, &busy, 0, huge),
+            Some(Duration::from_secs(60))
+        );
+        assert_eq!(
+            p.delay(p.retries, &busy, 1000, None),
+            Some(Duration::from_secs(60))
+        );
+        let first = p.delay(p.retries, &busy, 0, None).unwrap();
         assert!(first >= Duration::from_millis(50) && first < Duration::from_millis(100));
     }
 
@@ -172,14 +181,17 @@ mod tests {
             excerpt: String::new(),
         };
         let net = ClientError::Network("reset".into());
-        assert_eq!(policy(2).delay(&bad, 0, None), None);
-        assert!(policy(2).delay(&net, 1, None).is_some());
-        assert_eq!(policy(2).delay(&net, 2, None), None);
+        assert_eq!(policy(2).delay(2, &bad, 0, None), None);
+        assert!(policy(2).delay(2, &net, 1, None).is_some());
+        assert_eq!(policy(2).delay(2, &net, 2, None), None);
         let mut custom = policy(2);
         custom.classifier = Some(Arc::new(|_: &ClientError| {
             RetryDecision::RetryAfter(Duration::from_millis(7))
         }));
-        assert_eq!(custom.delay(&bad, 0, None), Some(Duration::from_millis(7)));
+        assert_eq!(
+            custom.delay(custom.retries, &bad, 0, None),
+            Some(Duration::from_millis(7))
+        );
     }
 
     #[test]

@@ -39,6 +39,8 @@ pub struct RunOptions {
     pub(crate) extensions: Extensions,
     /// The run's own time limit, when it replaces the client's (`Some(None)`: none).
     pub(crate) timeout: Option<Option<Duration>>,
+    /// The run's own count of retries per model request, when it replaces the client's.
+    pub(crate) retries: Option<u32>,
 }
 
 impl RunOptions {
@@ -73,6 +75,22 @@ impl RunOptions {
     /// ```
     pub fn timeout(mut self, limit: Option<Duration>) -> Self {
         self.timeout = Some(limit);
+        self
+    }
+
+    /// Replaces the client's [`retries`](crate::LlmClientBuilder::retries) for this run's
+    /// model requests. A host that retries the whole step itself, on the same rule
+    /// ([`ClientError::is_transient`](crate::ClientError::is_transient)), sets `0` so the
+    /// two retriers' attempts do not multiply: a Temporal activity does.
+    ///
+    /// ```
+    /// use toolnexus::RunOptions;
+    ///
+    /// let once = RunOptions::new().retries(0);
+    /// assert_ne!(once, RunOptions::new());
+    /// ```
+    pub fn retries(mut self, retries: u32) -> Self {
+        self.retries = Some(retries);
         self
     }
 
