@@ -5,10 +5,11 @@ use std::borrow::Cow;
 
 use crate::store::Conn;
 use serde_json::Value;
-use toolnexus::{Message, Request, RunResult, RunStatus, ToolCallRecord};
+use toolnexus::halted::HaltedTurn;
+use toolnexus::{Request, RunResult, RunStatus, ToolCallRecord};
 use tracing::Instrument;
 
-use crate::clock::{ms, parse_rfc3339, rfc3339};
+use crate::clock::{ms, rfc3339, to_ms};
 use crate::error::InboxError;
 use crate::inbox::Inbox;
 use crate::policy::people::{Person, Responder};
@@ -163,13 +164,12 @@ impl<'a> RequestRow<'a> {
                 write_responders(request.to_mut(), &list)?;
             }
         }
-        let expires_at = match &asked.expires_at {
-            Some(text) => Some(
-                parse_rfc3339(text).ok_or_else(|| InboxError::InvalidExpiry {
-                    id: request.id.clone(),
-                    value: text.clone(),
-                })?,
-            ),
+        let expiry = asked.expiry().map_err(|e| InboxError::InvalidExpiry {
+            id: e.request,
+            value: e.value,
+        })?;
+        let expires_at = match expiry {
+            Some(at) => Some(to_ms(at)),
             // The kind's deadline, written on the request too, so whoever reads it sees
             // when it expires.
             None => match inbox.expiry_rule(&request.kind).and_then(|rule| rule.after) {
@@ -214,27 +214,15 @@ fn write_responders(request: &mut Request, list: &[Responder]) -> Result<(), Inb
 }
 
 /// The tool call that asked request `id`: its name and arguments, from the call records or, failing
-/// that, from the transcript's placeholder and the assistant turn that asked for it.
+/// that, from the halted turn of the transcript.
 fn halted_call<'r>(run: &'r RunResult, id: &str) -> Option<(&'r str, &'r Value)> {
     // A call that asked several questions at once parks on each of them.
     let parks_here = |call: &ToolCallRecord| call.requests().iter().any(|p| p.id == id);
     if let Some(call) = run.tool_calls.iter().find(|c| parks_here(c)) {
         return Some((&call.name, &call.args));
     }
-    let call_id = run.messages.iter().rev().find_map(|m| match m {
-        Message::ToolResults { results } => results
-            .iter()
-            .find(|r| r.requests().any(|p| p.id == id))
-            .map(|r| r.call_id.as_str()),
-        _ => None,
-    })?;
-    run.messages.iter().rev().find_map(|m| match m {
-        Message::Assistant { tool_calls, .. } => tool_calls
-            .iter()
-            .find(|c| c.id == call_id)
-            .map(|c| (c.name.as_str(), &c.args)),
-        _ => None,
-    })
+    let call = HaltedTurn::of(&run.messages).ok()?.asked(id)?.call;
+    Some((call.name.as_str(), &call.args))
 }
 
 impl ToPark<'_> {

@@ -137,19 +137,21 @@ impl Approvals {
     }
 }
 
-/// `1 of 2 approvals (ada@example.com)`.
+/// The approvals as a request carries them to a door (`data.approvals`).
+impl From<&Approvals> for toolnexus::halted::Approvals {
+    fn from(approvals: &Approvals) -> Self {
+        toolnexus::halted::Approvals {
+            count: approvals.count,
+            quorum: approvals.quorum,
+            by: approvals.by.clone(),
+        }
+    }
+}
+
+/// `1 of 2 approvals (ada@example.com)`, as every door says it.
 impl std::fmt::Display for Approvals {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let noun = if self.quorum == 1 {
-            "approval"
-        } else {
-            "approvals"
-        };
-        write!(f, "{} of {} {noun}", self.count, self.quorum)?;
-        if !self.by.is_empty() {
-            write!(f, " ({})", self.by.join(", "))?;
-        }
-        Ok(())
+        toolnexus::halted::Approvals::from(self).fmt(f)
     }
 }
 

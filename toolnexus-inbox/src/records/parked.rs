@@ -98,13 +98,11 @@ impl Parked {
     /// (`{"count": 1, "quorum": 2, "by": ["ada@example.com"]}`), so every protocol says
     /// what the page says.
     pub fn shown(&self) -> Request {
-        let mut request = self.request.clone();
-        if let (Some(approvals), Some(Value::Object(data))) =
-            (self.approvals(), request.data.as_mut())
-        {
-            data.insert("approvals".to_owned(), serde_json::json!(approvals));
+        let request = self.request.clone();
+        match self.approvals() {
+            Some(approvals) => request.with_approvals(&(&approvals).into()),
+            None => request,
         }
-        request
     }
 }
 

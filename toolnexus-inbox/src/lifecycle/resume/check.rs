@@ -3,6 +3,7 @@
 //! the answer to a different call, so a claimed run is held to the stored tool and
 //! arguments before anything runs.
 
+use toolnexus::halted::HaltedTurn;
 use toolnexus::{ClientError, Message};
 
 use crate::store::requests::StoredAnswer;
@@ -12,22 +13,10 @@ use crate::store::requests::StoredAnswer;
 /// it. A request whose placeholder or call the transcript lacks is left to the resume,
 /// which refuses such a transcript itself.
 pub(super) fn changed_call(messages: &[Message], stored: &[StoredAnswer]) -> Option<ClientError> {
-    let placeholders = match messages.last()? {
-        Message::ToolResults { results } => results,
-        _ => return None,
-    };
-    let calls = messages.iter().rev().find_map(|m| match m {
-        Message::Assistant { tool_calls, .. } if !tool_calls.is_empty() => Some(tool_calls),
-        _ => None,
-    })?;
+    let turn = HaltedTurn::of(messages).ok()?;
     stored.iter().find_map(|parked| {
         let (tool, args) = (parked.tool_name.as_deref()?, parked.tool_args.as_deref()?);
-        let call_id = placeholders
-            .iter()
-            .find(|p| p.requests().any(|r| r.id == parked.id))?
-            .call_id
-            .as_str();
-        let call = calls.iter().find(|c| c.id == call_id)?;
+        let call = turn.asked(&parked.id)?.call;
         let as_parked = serde_json::from_str::<serde_json::Value>(args)
             .map(|args| toolnexus::call_digest(tool, &args));
         let now = toolnexus::call_digest(&call.name, &call.args);
