@@ -3,9 +3,9 @@
 //! starts one), so that no two tests share rows; and [`both_engines!`](crate::both_engines),
 //! which runs one test body on each.
 
+pub use crate::names::unique;
 use std::future::Future;
 use std::path::PathBuf;
-pub use crate::names::unique;
 
 use sqlx::Connection;
 
@@ -193,4 +193,3 @@ pub fn with_database(base: &str, name: &str) -> String {
         None => format!("{server}/{name}"),
     }
 }
-
