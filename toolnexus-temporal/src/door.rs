@@ -8,6 +8,7 @@
 //! the task queue shares.
 
 use serde_json::Value;
+use toolnexus::halted::HaltedTurn;
 use toolnexus::{Answer, Message, Request, Toolkit};
 
 /// Whether `answer` to `request`, asked by a call of the halted transcript `messages`, may
@@ -46,18 +47,6 @@ pub(crate) fn judge(
 
 /// The tool call of `messages` that asked request `id`: its name and its arguments.
 fn asked_by<'m>(messages: &'m [Message], id: &str) -> Option<(&'m str, &'m Value)> {
-    let call = messages.iter().rev().find_map(|m| match m {
-        Message::ToolResults { results } => results
-            .iter()
-            .find(|r| r.requests().any(|asked| asked.id == id))
-            .map(|r| r.call_id.as_str()),
-        _ => None,
-    })?;
-    messages.iter().rev().find_map(|m| match m {
-        Message::Assistant { tool_calls, .. } => tool_calls
-            .iter()
-            .find(|c| c.id == call)
-            .map(|c| (c.name.as_str(), &c.args)),
-        _ => None,
-    })
+    let call = HaltedTurn::of(messages).ok()?.asked(id)?.call;
+    Some((call.name.as_str(), &call.args))
 }

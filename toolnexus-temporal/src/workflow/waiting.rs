@@ -2,9 +2,9 @@
 //! each once), and the requests it declines as expired. Apart from the workflow's handlers
 //! because this is plain state, decided without Temporal, and tested so.
 
-use std::time::{Duration, SystemTime};
+use std::time::SystemTime;
 
-use toolnexus::{check_answers, Answer, AnswerSetError, Refusal, Request, RunResult, RunStatus};
+use toolnexus::{check_answers, Answer, AnswerSetError, Refusal, Request, RunResult};
 
 use super::AgentRun;
 use crate::door;
@@ -72,28 +72,34 @@ impl AgentRun {
 
     pub(super) fn halt_result(&self) -> Option<RunResult> {
         let halted = self.halted.as_ref()?;
-        let first = halted.waiting.first()?;
-        Some(RunResult {
-            status: RunStatus::Pending,
-            text: first.prompt.clone(),
-            tool_calls: Vec::new(),
-            pending: Some(first.clone()),
-            waiting: halted.waiting.clone(),
-            limit: None,
-            turns: 0,
-            usage: Default::default(),
-            messages: halted.messages.clone(),
-            model: self.agent.client().model().to_owned(),
-        })
+        if halted.waiting.is_empty() {
+            return None;
+        }
+        Some(RunResult::halted(
+            halted.messages.clone(),
+            halted.waiting.clone(),
+            self.agent.client().model(),
+        ))
     }
 
     /// Declines, as expired, every open request whose `expiresAt` is at or before `now`;
-    /// returns the next deadline still ahead.
+    /// returns the next deadline still ahead. A request whose `expiresAt` is no date
+    /// ([`Request::expiry`]) is declined at once, saying why: it was meant to expire, and
+    /// no timer could be set for it (the inbox refuses to park it for the same reason).
     pub(super) fn expire(&mut self, now: SystemTime) -> Option<SystemTime> {
         let mut next: Option<SystemTime> = None;
         for request in self.open() {
-            let Some(at) = request.expires_at.as_deref().and_then(deadline) else {
-                continue;
+            let at = match request.expiry() {
+                Ok(Some(at)) => at,
+                Ok(None) => continue,
+                Err(unreadable) => {
+                    self.answered.insert(request.id.clone());
+                    self.answers.push(
+                        Answer::refuse(&request.id, Refusal::Expired)
+                            .with_note(unreadable.to_string()),
+                    );
+                    continue;
+                }
             };
             if at <= now {
                 self.answered.insert(request.id.clone());
@@ -135,14 +141,6 @@ pub(super) fn already_answered(id: &str) -> Refused {
         AnswerRefusal::AlreadyAnswered,
         format!("request `{id}` is already answered"),
     )
-}
-
-/// An RFC 3339 `expiresAt` as a time; an unreadable one sets no timer.
-fn deadline(text: &str) -> Option<SystemTime> {
-    let at =
-        time::OffsetDateTime::parse(text, &time::format_description::well_known::Rfc3339).ok()?;
-    let nanos = u64::try_from(at.unix_timestamp_nanos()).ok()?;
-    Some(SystemTime::UNIX_EPOCH + Duration::from_nanos(nanos))
 }
 
 #[cfg(test)]
@@ -297,7 +295,10 @@ mod tests {
             .with_expires_at("2030-01-01T00:01:00Z");
         let never = Request::new("approval", "Keep?").with_id("r3");
         let mut run = waiting_on(vec![soon, later, never]);
-        let at = |text: &str| deadline(text).unwrap();
+        let at = |text: &str| {
+            let request = Request::new("input", "When?").with_expires_at(text);
+            request.expiry().unwrap().unwrap()
+        };
         assert_eq!(
             run.expire(at("2030-01-01T00:00:05Z")),
             Some(at("2030-01-01T00:00:10Z"))
@@ -312,6 +313,22 @@ mod tests {
         assert_eq!(run.answers[0].refusal(), Some(&Refusal::Expired));
         // Expired, it is answered: a person's late answer is refused.
         assert!(run.take(Answer::ok("r1")).is_err());
+    }
+
+    #[test]
+    fn a_request_whose_expiry_is_no_date_is_declined_at_once_saying_why() {
+        let vague = Request::new("approval", "Buy?")
+            .with_id("r1")
+            .with_expires_at("tomorrow");
+        let mut run = waiting_on(vec![vague]);
+        assert_eq!(run.expire(SystemTime::UNIX_EPOCH), None);
+        assert_eq!(run.answers.len(), 1);
+        assert_eq!(run.answers[0].refusal(), Some(&Refusal::Expired));
+        let note = run.answers[0].note().unwrap_or_default();
+        assert!(
+            note.contains("tomorrow") && note.contains("RFC 3339"),
+            "{note}"
+        );
     }
 
     #[test]
