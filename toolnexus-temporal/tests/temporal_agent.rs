@@ -30,13 +30,7 @@ const STEP_TIMEOUT: &str = "5";
 const GPU: &str = "ORDER-1: bought a gpu";
 
 fn python() -> String {
-    std::env::var("TOOLNEXUS_TEST_PYTHON").unwrap_or_else(|_| {
-        panic!(
-            "TOOLNEXUS_TEST_PYTHON is not set: run the tests with scripts/test.sh (it creates a \
-             venv with Temporal's official SDK), or point it at a python with \
-             `pip install temporalio` done"
-        )
-    })
+    toolnexus_test_support::sdk::python("temporalio")
 }
 
 /// One test's shop: its task queue, its order book and the workers serving it.

@@ -22,13 +22,7 @@ use toolnexus_test_support::{example_bin, temporal, wait::within_blocking};
 const PATIENCE: Duration = Duration::from_secs(90);
 
 fn python() -> String {
-    std::env::var("TOOLNEXUS_TEST_PYTHON").unwrap_or_else(|_| {
-        panic!(
-            "TOOLNEXUS_TEST_PYTHON is not set: run the tests with scripts/test.sh (it creates a \
-             venv with the official SDKs), or point it at a python with `pip install \
-             temporalio cryptography` done"
-        )
-    })
+    toolnexus_test_support::sdk::python("temporalio cryptography")
 }
 
 /// `n` random bytes as hex, from the system's generator.

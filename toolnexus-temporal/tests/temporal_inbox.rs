@@ -18,6 +18,7 @@ use serde_json::Value;
 use toolnexus::Answer;
 use toolnexus_inbox::{AuditKind, Inbox, Parked, ParkedState};
 use toolnexus_test_support::databases::TestDb;
+use toolnexus_test_support::names::unique;
 use toolnexus_test_support::{example_bin, temporal, wait};
 
 /// Patience for a slow machine, not the behaviour under test (a lease of 10 s lapsing
@@ -138,13 +139,6 @@ impl Drop for Worker {
         let _ = self.0.kill();
         let _ = self.0.wait();
     }
-}
-
-fn unique(prefix: &str) -> String {
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos());
-    format!("{prefix}-{}-{now:x}", std::process::id())
 }
 
 /// The request of the run waiting in the inbox whose prompt is `prompt`, once it is there.

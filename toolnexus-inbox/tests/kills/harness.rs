@@ -17,6 +17,7 @@ use toolnexus_inbox::{Inbox, ParkedState};
 
 use crate::shop::{self, Effects, Ledger, ITEMS, NOTICE, PROMPT, TURNS};
 use crate::worker::{self, FINISHED, KILLED_AT, LEASE};
+use toolnexus_test_support::names::unique;
 
 /// The engines the harness runs on.
 #[derive(Clone, Copy, Debug)]
@@ -133,14 +134,6 @@ pub struct Harness {
     llm: MockLlm,
     client: LlmClient,
     seq: usize,
-}
-
-fn unique(prefix: &str) -> String {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.subsec_nanos())
-        .unwrap_or(0);
-    format!("{prefix}_{}_{nanos}", std::process::id())
 }
 
 impl Harness {

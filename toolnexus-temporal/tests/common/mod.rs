@@ -41,12 +41,7 @@ pub fn shop_toolkit(bought: Arc<AtomicUsize>) -> Toolkit {
 }
 
 /// A name no other test on the same server uses: a task queue or a workflow id.
-pub fn unique(prefix: &str) -> String {
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos());
-    format!("{prefix}-{}-{now:x}", std::process::id())
-}
+pub use toolnexus_test_support::names::unique;
 
 /// A worker serving `agent` on `queue` until stopped or dropped. Temporal's worker is not
 /// `Send`, so it runs on a thread and runtime of its own, as a worker process would.
