@@ -18,7 +18,8 @@ static ENV: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 async fn clear_keys() -> tokio::sync::MutexGuard<'static, ()> {
     let turn = ENV.lock().await;
     for var in VARS {
-        std::env::remove_var(var);
+        // SAFETY: the tests of this binary take turns (`ENV`): no other thread reads the environment meanwhile.
+        unsafe { std::env::remove_var(var) };
     }
     turn
 }
@@ -27,7 +28,8 @@ async fn clear_keys() -> tokio::sync::MutexGuard<'static, ()> {
 async fn the_key_comes_from_the_variable_for_the_endpoint() {
     let _turn = clear_keys().await;
     let mock = MockLlm::start(vec![Reply::text("hi"); 2]).await.unwrap();
-    std::env::set_var("OPENAI_API_KEY", "env-key");
+    // SAFETY: the tests of this binary take turns (`ENV`): no other thread reads the environment meanwhile.
+    unsafe { std::env::set_var("OPENAI_API_KEY", "env-key") };
     let from_env = LlmClient::builder()
         .base_url(mock.base_url())
         .model("m")
@@ -39,7 +41,8 @@ async fn the_key_comes_from_the_variable_for_the_endpoint() {
         .api_key("explicit-key")
         .build()
         .unwrap();
-    std::env::remove_var("OPENAI_API_KEY");
+    // SAFETY: the tests of this binary take turns (`ENV`): no other thread reads the environment meanwhile.
+    unsafe { std::env::remove_var("OPENAI_API_KEY") };
     from_env.run("hi", &Toolkit::empty()).await.unwrap();
     explicit.run("hi", &Toolkit::empty()).await.unwrap();
     let seen = mock.requests();
@@ -51,7 +54,8 @@ async fn the_key_comes_from_the_variable_for_the_endpoint() {
         .await
         .unwrap();
     let client = |key_var: &str| {
-        std::env::set_var(key_var, format!("{key_var}-value"));
+        // SAFETY: the tests of this binary take turns (`ENV`): no other thread reads the environment meanwhile.
+        unsafe { std::env::set_var(key_var, format!("{key_var}-value")) };
         let client = LlmClient::builder()
             .style(Style::Gemini)
             .base_url(gemini.base_url())
@@ -59,7 +63,8 @@ async fn the_key_comes_from_the_variable_for_the_endpoint() {
             .retries(0)
             .build()
             .unwrap();
-        std::env::remove_var(key_var);
+        // SAFETY: the tests of this binary take turns (`ENV`): no other thread reads the environment meanwhile.
+        unsafe { std::env::remove_var(key_var) };
         client
     };
     let (first, second) = (client("GEMINI_API_KEY"), client("GOOGLE_API_KEY"));
@@ -151,12 +156,14 @@ async fn a_provider_refusing_a_request_without_a_key_names_the_variable() {
 #[tokio::test]
 async fn openrouter_takes_its_own_variable() {
     let _turn = clear_keys().await;
-    std::env::set_var("OPENROUTER_API_KEY", "or-key");
+    // SAFETY: the tests of this binary take turns (`ENV`): no other thread reads the environment meanwhile.
+    unsafe { std::env::set_var("OPENROUTER_API_KEY", "or-key") };
     let client = LlmClient::builder()
         .base_url("https://openrouter.ai/api/v1")
         .model("m")
         .build()
         .unwrap();
-    std::env::remove_var("OPENROUTER_API_KEY");
+    // SAFETY: the tests of this binary take turns (`ENV`): no other thread reads the environment meanwhile.
+    unsafe { std::env::remove_var("OPENROUTER_API_KEY") };
     assert!(!format!("{client:?}").contains("or-key"));
 }

@@ -224,13 +224,13 @@ impl Inbox {
         let Some(run) = runs::lock_of_request(tx, &answer.id).await? else {
             return Err(InboxError::UnknownRequest(answer.id.clone()));
         };
-        if let Some(expected) = of_run {
-            if run.id != expected {
-                return Err(InboxError::OtherRun {
-                    request: answer.id.clone(),
-                    run: expected.to_owned(),
-                });
-            }
+        if let Some(expected) = of_run
+            && run.id != expected
+        {
+            return Err(InboxError::OtherRun {
+                request: answer.id.clone(),
+                run: expected.to_owned(),
+            });
         }
         // Read under the lock: an answer committed before it was taken is seen here.
         let row = requests::to_answer(tx, &answer.id).await?;

@@ -159,10 +159,10 @@ impl<'a> RequestRow<'a> {
         })?;
         // The inbox's own rules go with the request: any process that opens this database
         // judges its answers by them, whatever rules that process was built with.
-        if rule.responders.is_none() {
-            if let Some(list) = inbox.inner.rules.responders(asked, inbox.agent(), &[]) {
-                write_responders(request.to_mut(), &list)?;
-            }
+        if rule.responders.is_none()
+            && let Some(list) = inbox.inner.rules.responders(asked, inbox.agent(), &[])
+        {
+            write_responders(request.to_mut(), &list)?;
         }
         let expiry = asked.expiry().map_err(|e| InboxError::InvalidExpiry {
             id: e.request,

@@ -55,11 +55,11 @@ pub(crate) fn call(parked: &Parked, limit: Option<usize>) -> Option<Markup> {
         .as_ref()
         .map(Value::to_string)
         .unwrap_or_default();
-    if let Some(limit) = limit {
-        if let Some((cut, _)) = args.char_indices().nth(limit) {
-            args.truncate(cut);
-            args.push('…');
-        }
+    if let Some(limit) = limit
+        && let Some((cut, _)) = args.char_indices().nth(limit)
+    {
+        args.truncate(cut);
+        args.push('…');
     }
     Some(html! { code.call { (tool) "(" (args) ")" } })
 }

@@ -96,11 +96,12 @@ pub fn purchase_script(req: &RecordedRequest) -> Reply {
     if last["role"] == "tool" {
         let output = last["content"].as_str().unwrap_or("");
         // "buy twice X": after X is approved, the model asks again for X-again.
-        if let Some(item) = output.strip_prefix("approved: ") {
-            if prompt.contains("twice") && !item.ends_with("-again") {
-                let again = format!("{item}-again");
-                return Reply::tool_call("call_2", "approve_purchase", json!({"item": again}));
-            }
+        if let Some(item) = output.strip_prefix("approved: ")
+            && prompt.contains("twice")
+            && !item.ends_with("-again")
+        {
+            let again = format!("{item}-again");
+            return Reply::tool_call("call_2", "approve_purchase", json!({"item": again}));
         }
         return Reply::text(format!("outcome: {output}"));
     }

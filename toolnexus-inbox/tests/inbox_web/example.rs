@@ -72,10 +72,10 @@ async fn the_examples_two_people_sign_in_with_their_own_links() {
     let mut purchase = None;
     while purchase.is_none() {
         let line = example.line(limit);
-        if let Some(rest) = line.strip_prefix("parked ") {
-            if rest.ends_with("Buy a gpu for the lab.") {
-                purchase = rest.split(':').next().map(str::to_owned);
-            }
+        if let Some(rest) = line.strip_prefix("parked ")
+            && rest.ends_with("Buy a gpu for the lab.")
+        {
+            purchase = rest.split(':').next().map(str::to_owned);
         }
     }
     let purchase = purchase.unwrap();

@@ -261,12 +261,12 @@ impl Harness {
         let mut ids: Vec<&str> = halted.waiting.iter().map(|r| r.id.as_str()).collect();
         ids.extend(halted.messages.iter().find_map(|m| m.run_id()));
         let transcript = result.map(|r| transcript(&r, &ids));
-        if let (Some(transcript), Some(reference)) = (&transcript, reference) {
-            if transcript != reference {
-                report
-                    .transcripts
-                    .push(format!("{name}: {transcript} where {reference}"));
-            }
+        if let (Some(transcript), Some(reference)) = (&transcript, reference)
+            && transcript != reference
+        {
+            report
+                .transcripts
+                .push(format!("{name}: {transcript} where {reference}"));
         }
         (transcript, last)
     }

@@ -256,10 +256,12 @@ fn a_key_file_round_trips() {
     // The environment holds the PEM or the DER's base64.
     let var = "TOOLNEXUS_TEST_RECEIPT_KEY_ROUND_TRIP";
     for text in [made["pem"].as_str().unwrap(), made["der"].as_str().unwrap()] {
-        std::env::set_var(var, text);
+        // SAFETY: no other code reads this variable, and the other tests read the environment only through std, which serialises access to it.
+        unsafe { std::env::set_var(var, text) };
         assert_eq!(ReceiptKey::from_env(var).unwrap().id(), from_pem.id());
     }
-    std::env::remove_var(var);
+    // SAFETY: no other code reads this variable, and the other tests read the environment only through std, which serialises access to it.
+    unsafe { std::env::remove_var(var) };
     assert!(matches!(
         ReceiptKey::from_env(var),
         Err(ReceiptError::MissingKey(_))

@@ -99,13 +99,13 @@ impl<'a> HaltedTurn<'a> {
     }
 
     /// The results of the calls that no longer wait, in call order.
-    pub fn settled(&self) -> impl Iterator<Item = &'a ToolOutput> + 'a {
+    pub fn settled(&self) -> impl Iterator<Item = &'a ToolOutput> + 'a + use<'a> {
         self.results.iter().filter(|r| !r.is_pending())
     }
 
     /// Each call that waits, with its placeholder, in call order. A placeholder whose
     /// call the turn does not show is left out (a resume refuses such a transcript).
-    pub fn waiting_calls(&self) -> impl Iterator<Item = Asked<'a>> + 'a {
+    pub fn waiting_calls(&self) -> impl Iterator<Item = Asked<'a>> + 'a + use<'a> {
         let calls = self.calls;
         self.results
             .iter()
@@ -119,12 +119,12 @@ impl<'a> HaltedTurn<'a> {
     /// Every request the turn still waits on, in call order (a call's own in the order it
     /// asked them); a request an earlier resume answered is not one of them. These are the
     /// halted run's [`RunResult::waiting`](crate::RunResult::waiting).
-    pub fn waiting(&self) -> impl Iterator<Item = &'a Request> + 'a {
+    pub fn waiting(&self) -> impl Iterator<Item = &'a Request> + 'a + use<'a> {
         self.results.iter().flat_map(ToolOutput::unanswered)
     }
 
     /// The answers earlier resumes gave to calls that still wait on others.
-    pub fn answered(&self) -> impl Iterator<Item = &'a Answer> + 'a {
+    pub fn answered(&self) -> impl Iterator<Item = &'a Answer> + 'a + use<'a> {
         self.results.iter().flat_map(|r| &r.answered)
     }
 

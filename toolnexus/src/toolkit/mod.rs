@@ -389,7 +389,7 @@ impl Toolkit {
         name: &str,
         args: Value,
         ctx: ToolContext,
-    ) -> impl Future<Output = ToolResult> + '_ {
+    ) -> impl Future<Output = ToolResult> + '_ + use<'_> {
         let refused = |result| Either::Left(std::future::ready(result));
         let Some(i) = self.position(name) else {
             return refused(ToolResult::error(if self.inner.names.is_empty() {

@@ -37,7 +37,7 @@ struct WhoAmI {
 }
 
 impl WhoAmI {
-    fn tool(&self) -> impl Tool {
+    fn tool(&self) -> impl Tool + use<> {
         let seen = self.seen.clone();
         NativeTool::of(
             "whoami",

@@ -20,7 +20,7 @@ struct Shipper {
 }
 
 impl Shipper {
-    fn tool(&self) -> impl Tool {
+    fn tool(&self) -> impl Tool + use<> {
         let contexts = self.contexts.clone();
         NativeTool::of(
             "ship",

@@ -77,7 +77,7 @@ pub struct Approver {
 }
 
 impl Approver {
-    pub fn tool(&self) -> impl Tool {
+    pub fn tool(&self) -> impl Tool + use<> {
         let me = self.clone();
         NativeTool::of(
             "approve_purchase",
@@ -112,7 +112,7 @@ impl Approver {
 pub struct Metrics(pub Arc<Mutex<Vec<MetricEvent>>>);
 
 impl Metrics {
-    pub fn sink(&self) -> impl Fn(&MetricEvent) + Send + Sync + 'static {
+    pub fn sink(&self) -> impl Fn(&MetricEvent) + Send + Sync + 'static + use<> {
         let events = self.0.clone();
         move |e: &MetricEvent| events.lock().unwrap().push(e.clone())
     }

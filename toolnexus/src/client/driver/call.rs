@@ -269,7 +269,7 @@ fn execute<'a, E: Events>(
     args: Value,
     answers: Vec<Answer>,
     approved: Vec<Receipt>,
-) -> impl Future<Output = ToolResult> + 'a {
+) -> impl Future<Output = ToolResult> + 'a + use<'a, E> {
     let mut ctx = ToolContext::default().with_call_id(call.id.as_str());
     ctx.answer = answers.first().cloned();
     // Every answer's receipts, or, for a gated call's first run, its approval's.
