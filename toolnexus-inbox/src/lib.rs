@@ -22,6 +22,7 @@ pub mod web;
 
 pub use doors::chain::Latest;
 pub use doors::in_flight::{InFlight, InFlightGuard};
+pub use doors::listing::{Listed, RecordCursor, RecordQuery};
 pub use doors::record::{Door, DoorRecord};
 pub use doors::starter::{Sight, Starter};
 pub use error::{InboxError, MAX_CHAIN};

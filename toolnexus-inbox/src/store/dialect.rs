@@ -99,6 +99,37 @@ static POSTGRES: Dialect = Dialect {
 };
 
 impl Dialect {
+    /// A text expression of the JSON held in `column` at the path bound as parameter
+    /// `$param` (spelled by [`json_path`](Self::json_path)): NULL where there is nothing.
+    pub(crate) fn json_text(&self, column: &str, param: usize) -> String {
+        match self.engine {
+            Engine::Sqlite => format!("json_extract({column}, ${param})"),
+            // The path travels as text and becomes a text[] here, so the driver binds a
+            // plain string on both engines.
+            Engine::Postgres => {
+                format!("({column}::jsonb #>> CAST(CAST(${param} AS TEXT) AS TEXT[]))")
+            }
+        }
+    }
+
+    /// The path of object `keys` in this engine's spelling, to bind for
+    /// [`json_text`](Self::json_text). A key's quotes and commas would break the spelling:
+    /// door code names the keys, never a caller.
+    pub(crate) fn json_path(&self, keys: &[&str]) -> String {
+        match self.engine {
+            Engine::Sqlite => keys.iter().fold("$".to_owned(), |path, key| {
+                format!("{path}.\"{}\"", key.replace('"', ""))
+            }),
+            Engine::Postgres => {
+                let keys: Vec<String> = keys
+                    .iter()
+                    .map(|key| format!("\"{}\"", key.replace(['"', '\\'], "")))
+                    .collect();
+                format!("{{{}}}", keys.join(","))
+            }
+        }
+    }
+
     pub(crate) fn of(engine: Engine) -> &'static Dialect {
         match engine {
             Engine::Sqlite => &SQLITE,

@@ -3,6 +3,7 @@
 
 use sqlx::{AnyPool, Row};
 
+use super::Dialect;
 use crate::error::InboxError;
 
 /// Writes `record` for `door`'s `id`, replacing what was there.
@@ -59,4 +60,132 @@ pub(crate) async fn get(
     .await?;
     row.map(|r| Ok((r.try_get("record")?, r.try_get("updated_at")?)))
         .transpose()
+}
+
+/// Which of a door's records a listing takes: the door's own, those one person started
+/// (and, with `unstarted`, those kept without a starter), and those whose top-level JSON
+/// fields hold the given strings. Every condition is the database's to check, so a listing
+/// reads only the rows it returns.
+pub(crate) struct Filter<'a> {
+    pub(crate) door: &'a str,
+    /// The starter's id, ASCII-lowercased as ids compare, and whether it is a stand-in.
+    pub(crate) starter: Option<(String, bool)>,
+    pub(crate) unstarted: bool,
+    pub(crate) fields: &'a [(String, String)],
+}
+
+/// Where a listing goes on from: the last row of the page before, in its order.
+pub(crate) struct After<'a> {
+    pub(crate) at: i64,
+    pub(crate) id: &'a str,
+}
+
+/// One listed row: the door's id, the record and when it last changed.
+pub(crate) struct Listed {
+    pub(crate) id: String,
+    pub(crate) record: String,
+    pub(crate) at: i64,
+}
+
+/// The `WHERE` clause of `filter` and the values it binds, in order (`$1` first).
+fn conditions(dialect: &Dialect, filter: &Filter<'_>) -> (String, Vec<String>) {
+    let mut binds = vec![filter.door.to_owned()];
+    let mut clause = "door = $1".to_owned();
+    let json = |binds: &mut Vec<String>, keys: &[&str]| {
+        binds.push(dialect.json_path(keys));
+        dialect.json_text("record", binds.len())
+    };
+    let mut owners = Vec::new();
+    if let Some((id, stand_in)) = &filter.starter {
+        let starter_id = json(&mut binds, &["starter", "id"]);
+        binds.push(id.clone());
+        let id_param = binds.len();
+        let flag = json(&mut binds, &["starter", "standIn"]);
+        // SQLite reads JSON `true` as 1, PostgreSQL as 'true'.
+        let flagged = format!("COALESCE(CAST({flag} AS TEXT), '') IN ('1', 'true')");
+        let flagged = if *stand_in {
+            flagged
+        } else {
+            format!("NOT {flagged}")
+        };
+        owners.push(format!("(lower({starter_id}) = ${id_param} AND {flagged})"));
+    }
+    if filter.unstarted {
+        let starter = json(&mut binds, &["starter"]);
+        owners.push(format!("{starter} IS NULL"));
+    }
+    if filter.starter.is_some() || filter.unstarted {
+        let owners = if owners.is_empty() {
+            "FALSE".to_owned()
+        } else {
+            owners.join(" OR ")
+        };
+        clause.push_str(&format!(" AND ({owners})"));
+    }
+    for (name, value) in filter.fields {
+        let field = json(&mut binds, &[name]);
+        binds.push(value.clone());
+        clause.push_str(&format!(" AND {field} = ${}", binds.len()));
+    }
+    (clause, binds)
+}
+
+/// Up to `limit` of the records `filter` takes, the most recently changed first (ties by
+/// id, descending), after `after` when given.
+pub(crate) async fn page(
+    pool: &AnyPool,
+    dialect: &Dialect,
+    filter: &Filter<'_>,
+    after: Option<&After<'_>>,
+    limit: i64,
+) -> Result<Vec<Listed>, InboxError> {
+    let (mut clause, mut binds) = conditions(dialect, filter);
+    let mut at = None;
+    if let Some(after) = after {
+        binds.push(after.id.to_owned());
+        let id = binds.len();
+        at = Some(after.at);
+        // The time is bound last, after every text.
+        let at_param = binds.len() + 1;
+        clause.push_str(&format!(
+            " AND (updated_at < ${at_param} OR (updated_at = ${at_param} AND id < ${id}))"
+        ));
+    }
+    let limit_param = binds.len() + usize::from(at.is_some()) + 1;
+    let sql = format!(
+        "SELECT id, record, updated_at FROM toolnexus_inbox_doors WHERE {clause} \
+         ORDER BY updated_at DESC, id DESC LIMIT ${limit_param}"
+    );
+    let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
+    for bind in binds {
+        query = query.bind(bind);
+    }
+    if let Some(at) = at {
+        query = query.bind(at);
+    }
+    let rows = query.bind(limit).fetch_all(pool).await?;
+    rows.into_iter()
+        .map(|r| {
+            Ok(Listed {
+                id: r.try_get("id")?,
+                record: r.try_get("record")?,
+                at: r.try_get("updated_at")?,
+            })
+        })
+        .collect()
+}
+
+/// How many records `filter` takes.
+pub(crate) async fn count(
+    pool: &AnyPool,
+    dialect: &Dialect,
+    filter: &Filter<'_>,
+) -> Result<i64, InboxError> {
+    let (clause, binds) = conditions(dialect, filter);
+    let sql = format!("SELECT COUNT(*) AS n FROM toolnexus_inbox_doors WHERE {clause}");
+    let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
+    for bind in binds {
+        query = query.bind(bind);
+    }
+    Ok(query.fetch_one(pool).await?.try_get("n")?)
 }

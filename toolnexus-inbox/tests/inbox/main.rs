@@ -13,6 +13,7 @@ mod crash;
 mod deadlines;
 mod faults;
 mod forms;
+mod listing;
 mod quorum;
 mod several;
 mod side_doors;
