@@ -1,4 +1,5 @@
-"""The temporal_agent suite's client: Temporal's official Python SDK driving `AgentRun`.
+"""The client of the `temporal` suite's temporal_agent tests: Temporal's official Python SDK
+driving `AgentRun`.
 
     client.py ADDRESS start ID TASK_QUEUE PROMPT
     client.py ADDRESS pending ID

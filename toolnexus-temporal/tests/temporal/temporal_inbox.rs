@@ -7,7 +7,7 @@
 //! Needs the dev server (`TOOLNEXUS_TEST_TEMPORAL`, `TOOLNEXUS_TEST_TEMPORAL_CLI`),
 //! PostgreSQL (`TOOLNEXUS_TEST_PG_URL`) and, for the browser, chromedriver
 //! (`TOOLNEXUS_TEST_WEBDRIVER`, `TOOLNEXUS_TEST_CHROME_PROFILE`):
-//! `scripts/test.sh -p toolnexus-temporal --test temporal_inbox` starts them.
+//! `scripts/test.sh -p toolnexus-temporal --test temporal temporal_inbox::` starts them.
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};

@@ -10,9 +10,7 @@
 //!
 //! Needs the dev server and its CLI (`TOOLNEXUS_TEST_TEMPORAL`,
 //! `TOOLNEXUS_TEST_TEMPORAL_CLI`) and the `inbox` feature:
-//! `scripts/test.sh -p toolnexus-temporal --test hostile`.
-
-mod common;
+//! `scripts/test.sh -p toolnexus-temporal --test temporal hostile::`.
 
 use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -28,7 +26,7 @@ use toolnexus_inbox::{Inbox, ParkedState, Person};
 use toolnexus_temporal::{Agent, AgentWorker, Codec, Connection, Runs};
 use toolnexus_test_support::{example_bin, temporal, wait};
 
-use common::{client, patiently, unique, waiting, Serving, PATIENCE};
+use crate::common::{self, client, patiently, unique, waiting, Serving, PATIENCE};
 
 /// What the model asks to pay.
 const CENTS: i64 = 900_000;

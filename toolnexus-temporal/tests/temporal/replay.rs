@@ -9,8 +9,6 @@
 //! reads back: the SDK does not read the proto3 JSON that `temporal workflow show --output
 //! json` prints (field names, enums and 64-bit numbers are spelt otherwise there).
 
-mod common;
-
 use std::path::PathBuf;
 use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
@@ -23,7 +21,9 @@ use toolnexus::testing::MockLlm;
 use toolnexus::{Answer, RunStatus};
 use toolnexus_temporal::{Agent, AgentRun};
 
-use common::{client as client_of, patiently, runs, shop_toolkit, unique, waiting, Serving};
+use crate::common::{
+    self, client as client_of, patiently, runs, shop_toolkit, unique, waiting, Serving,
+};
 
 /// The runs recorded, each a file `tests/histories/NAME.json`.
 const RECORDED: [&str; 4] = ["approve", "decline", "sign-in", "two-approvals"];
@@ -147,7 +147,7 @@ async fn record(
 
 /// Records the runs the replay test replays, on the dev server, into `tests/histories/`.
 #[tokio::test(flavor = "multi_thread")]
-#[ignore = "rewrites tests/histories/: scripts/test.sh -p toolnexus-temporal --test replay -- --ignored"]
+#[ignore = "rewrites tests/histories/: scripts/test.sh -p toolnexus-temporal --test temporal -- --ignored replay::record_histories"]
 async fn record_histories() {
     let model = MockLlm::with_fn(common::shop_agent::script)
         .await

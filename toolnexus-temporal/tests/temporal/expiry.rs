@@ -1,8 +1,6 @@
 //! A request with an `expiresAt` that nobody answers is declined as expired by the
 //! workflow's durable timer, and the run goes on without it.
 
-mod common;
-
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
@@ -12,7 +10,7 @@ use toolnexus::testing::{MockLlm, RecordedRequest, Reply};
 use toolnexus::{Answer, NativeTool, Request, RunStatus, Tool, ToolContext, ToolResult, Toolkit};
 use toolnexus_temporal::Agent;
 
-use common::{client, patiently, runs, unique, Serving};
+use crate::common::{self, client, patiently, runs, unique, Serving};
 
 /// How far ahead the tool sets its request's expiry.
 const EXPIRES_IN: Duration = Duration::from_secs(2);

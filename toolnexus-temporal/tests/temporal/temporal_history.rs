@@ -5,11 +5,6 @@
 //! one run. The runs are driven by the official Python SDK (`tests/python/
 //! history_client.py`), whose payload codec is written apart from the crate's.
 
-#[path = "../../examples/shop/mod.rs"]
-mod shop;
-#[path = "../../examples/shop_agent/agent.rs"]
-mod shop_agent;
-
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
@@ -17,6 +12,8 @@ use std::time::Duration;
 use serde_json::{json, Value};
 use toolnexus::testing::MockLlm;
 use toolnexus_test_support::{example_bin, temporal, wait::within_blocking};
+
+use crate::common::shop_agent;
 
 /// Patience for a slow machine: a run's steps, a worker's start.
 const PATIENCE: Duration = Duration::from_secs(90);
