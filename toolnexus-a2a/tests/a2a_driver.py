@@ -5,14 +5,17 @@ Usage: python a2a_driver.py URL [BINDING] < steps.json
 BINDING is the protocol binding the client is to use (JSONRPC, the default, or HTTP+JSON).
 
 The steps are a JSON list of objects, each one call: {"card": {}}, {"send": {...}},
-{"stream": {...}}, {"get": {...}}, {"cancel": {...}}, {"subscribe": {...}}, or
-{"race": [step, step, ...]} to make several calls at once. A send takes "text" and/or
+{"stream": {...}}, {"get": {...}}, {"cancel": {...}}, {"subscribe": {...}},
+{"list": {...}} (a ListTasksRequest's fields, camelCase), {"pages": {...}} (the same,
+every page in turn until nextPageToken is empty), or {"race": [step, step, ...]} to make
+several calls at once. A send takes "text" and/or
 "data" (JSON), or "answers" (a list, one data part each), and "task" and "context" to
 continue a task; "$task" and "$context"
 stand for the task and context of the first task a step returned, "$task1" and
 "$context1" for the second's, and so on. Any call may take "token": the bearer token it
 sends (`Authorization: Bearer <token>`), through an httpx client of its own. It prints a JSON list
-with one result per step: {"task": ...}, {"events": [...]}, {"card": ...}, or
+with one result per step: {"task": ...}, {"events": [...]}, {"card": ...},
+{"list": ...} (the response with its empty fields too), {"pages": [...]}, or
 {"error": <the SDK's exception class>, "message": ...} when the call raised.
 """
 
@@ -22,13 +25,14 @@ import sys
 import uuid
 
 import httpx
-from google.protobuf.json_format import MessageToDict
+from google.protobuf.json_format import MessageToDict, ParseDict
 
 from a2a.client import A2ACardResolver, ClientConfig, create_client
 from a2a.helpers.proto_helpers import new_data_part, new_text_part
 from a2a.types import (
     CancelTaskRequest,
     GetTaskRequest,
+    ListTasksRequest,
     Message,
     Role,
     SendMessageRequest,
@@ -90,6 +94,8 @@ class Session:
             if kind in ("send", "stream"):
                 return await self.send(args, streaming=kind == "stream")
             client = await self.client(kind == "subscribe", args.get("token"))
+            if kind in ("list", "pages"):
+                return await self.list(client, args, every=kind == "pages")
             task_id = self.fill(args.get("task"))
             if kind == "get":
                 request = GetTaskRequest(id=task_id)
@@ -107,6 +113,23 @@ class Session:
             raise ValueError(f"unknown step {kind}")
         except Exception as e:  # the SDK's error classes are what the test checks
             return {"error": type(e).__name__, "message": str(e)}
+
+    async def list(self, client, args, every):
+        fields = {k: self.fill(v) for k, v in args.items() if k != "token"}
+        pages = []
+        # A bound on the pages walked, so a token that never ends fails the test.
+        for _ in range(50):
+            request = ParseDict(fields, ListTasksRequest())
+            response = MessageToDict(
+                await client.list_tasks(request), always_print_fields_with_no_presence=True
+            )
+            if not every:
+                return {"list": response}
+            pages.append(response)
+            if not response["nextPageToken"]:
+                return {"pages": pages}
+            fields["pageToken"] = response["nextPageToken"]
+        raise ValueError("more than 50 pages")
 
     async def send(self, args, streaming):
         parts = []

@@ -11,12 +11,12 @@ use axum::extract::{Extension, State};
 use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use serde_json::Value;
+use serde_json::{json, Value};
 
 use super::identity::Caller;
 use super::shared::Shared;
 use super::wire::{params, response, version, Frame};
-use super::{send, stream, tasks};
+use super::{list, send, stream, tasks};
 
 /// A request's envelope, read.
 struct Call {
@@ -81,12 +81,11 @@ pub(crate) async fn handle(
         methods::GET_EXTENDED_AGENT_CARD => {
             reply(id, Err(A2AError::extended_card_not_configured()))
         }
-        methods::LIST_TASKS => reply(
-            id,
-            Err(A2AError::unsupported_operation(
-                "ListTasks is not served: keep the ids of the tasks you start",
-            )),
-        ),
+        // Every field of its request is optional: no params at all asks for the first page.
+        methods::LIST_TASKS => match params(if raw.is_null() { json!({}) } else { raw }) {
+            Ok(request) => reply(id, list::list(&shared, request, &who).await),
+            Err(e) => reply(id, Err(e)),
+        },
         other => reply(id, Err(A2AError::method_not_found(other))),
     }
 }

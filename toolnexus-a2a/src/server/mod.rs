@@ -4,7 +4,7 @@
 //! One module per concept: the agent card (`card`), the JSON-RPC envelope and dispatch
 //! (`jsonrpc`), the HTTP+JSON binding's paths (`rest`), what both bindings share (`wire`),
 //! `SendMessage` (`send`) and its streaming form and `SubscribeToTask` (`stream`),
-//! `GetTask` and `CancelTask` (`tasks`), the task as the inbox keeps it (`record`,
+//! `GetTask` and `CancelTask` (`tasks`), `ListTasks` (`list`), the task as the inbox keeps it (`record`,
 //! `view`), how many streams are open (`streams`), what the handlers share (`shared`),
 //! and the protocol's errors (`errors`). The bindings read the
 //! JSON; the operations take the protocol's typed requests.
@@ -13,6 +13,7 @@ mod card;
 mod errors;
 mod identity;
 mod jsonrpc;
+mod list;
 mod record;
 mod rest;
 mod send;
@@ -113,7 +114,8 @@ impl A2aServer {
 
     /// The router: `GET /.well-known/agent-card.json`, JSON-RPC at `POST /`, and the
     /// HTTP+JSON binding beside it (`POST /message:send`, `POST /message:stream`,
-    /// `GET /tasks/{id}`, `POST /tasks/{id}:cancel`, `GET|POST /tasks/{id}:subscribe`).
+    /// `GET /tasks`, `GET /tasks/{id}`, `POST /tasks/{id}:cancel`,
+    /// `GET|POST /tasks/{id}:subscribe`).
     /// Mount it at the root of the URL given to [`A2aServerBuilder::url`]. With
     /// [`A2aServerBuilder::identify`], every route but the card's answers a caller it
     /// cannot identify with HTTP 401 before reading the request's body (unless

@@ -1,5 +1,5 @@
 //! The HTTP+JSON binding: the same methods as the JSON-RPC binding at their REST paths
-//! (`POST /message:send`, `POST /message:stream`, `GET /tasks/{id}`,
+//! (`POST /message:send`, `POST /message:stream`, `GET /tasks`, `GET /tasks/{id}`,
 //! `POST /tasks/{id}:cancel`, `GET|POST /tasks/{id}:subscribe`), each body the method's
 //! request itself, each error an HTTP status with a `google.rpc.Status` payload whose
 //! `ErrorInfo` names the A2A reason.
@@ -19,7 +19,7 @@ use toolnexus_inbox::Person;
 use super::identity::Caller;
 use super::shared::Shared;
 use super::wire::{params, payload, version, Frame};
-use super::{send, stream, tasks};
+use super::{list, send, stream, tasks};
 
 /// `POST /message:send`.
 pub(crate) async fn send_message(
@@ -117,11 +117,21 @@ pub(crate) async fn push_configs() -> Response {
     failure(&A2AError::push_notification_not_supported())
 }
 
-/// `GET /tasks`: not served, as over JSON-RPC.
-pub(crate) async fn list_tasks() -> Response {
-    failure(&A2AError::unsupported_operation(
-        "ListTasks is not served: keep the ids of the tasks you start",
-    ))
+/// `GET /tasks`: `ListTasks`, its request's fields in the query (`contextId`, `status`,
+/// `pageSize`, `pageToken`, `historyLength`, `statusTimestampAfter`, `includeArtifacts`).
+pub(crate) async fn list_tasks(
+    State(shared): State<Arc<Shared>>,
+    Extension(Caller(who)): Extension<Caller>,
+    headers: HeaderMap,
+    RawQuery(query): RawQuery,
+) -> Response {
+    if let Err(e) = version(&headers) {
+        return failure(&e);
+    }
+    match list_request(query.as_deref()).and_then(params) {
+        Ok(request) => reply(list::list(&shared, request, &who).await),
+        Err(e) => failure(&e),
+    }
 }
 
 /// `GET /extendedAgentCard`: the card is all there is.
@@ -166,6 +176,37 @@ fn history_length(query: Option<&str>) -> Result<Option<i32>, A2AError> {
     Ok(None)
 }
 
+/// The fields of `ListTasks` a query string gives, as its JSON request: the numbers and
+/// the flag read as such (a value that is neither is refused, naming it), the rest as
+/// text for the request's own checks. Other fields (the version, a tenant) are left out.
+fn list_request(query: Option<&str>) -> Result<Value, A2AError> {
+    let mut fields = serde_json::Map::new();
+    for (key, value) in form_urlencoded::parse(query.unwrap_or_default().as_bytes()) {
+        let value = match key.as_ref() {
+            "pageSize" | "historyLength" => {
+                value.parse::<i32>().map(Value::from).map_err(|_| {
+                    A2AError::invalid_params(format!("{key} must be an integer, not `{value}`"))
+                })?
+            }
+            "includeArtifacts" => match value.as_ref() {
+                "true" => Value::Bool(true),
+                "false" => Value::Bool(false),
+                other => {
+                    return Err(A2AError::invalid_params(format!(
+                        "includeArtifacts must be true or false, not `{other}`"
+                    )))
+                }
+            },
+            "contextId" | "status" | "pageToken" | "statusTimestampAfter" => {
+                Value::String(value.into_owned())
+            }
+            _ => continue,
+        };
+        fields.insert(key.into_owned(), value);
+    }
+    Ok(Value::Object(fields))
+}
+
 /// A request body as the method's params: the version checked, the body read as JSON.
 fn request(headers: &HeaderMap, body: Result<Bytes, BytesRejection>) -> Result<Value, A2AError> {
     version(headers)?;
@@ -182,7 +223,7 @@ fn request(headers: &HeaderMap, body: Result<Bytes, BytesRejection>) -> Result<V
 fn reply(result: Result<Value, A2AError>) -> Response {
     match result {
         // `SendMessage` answers `{"task": …}`, which is its REST body as well; `GetTask`
-        // and `CancelTask` answer the task itself.
+        // and `CancelTask` answer the task itself, `ListTasks` its page.
         Ok(value) => Json(value).into_response(),
         Err(e) => failure(&e),
     }
@@ -212,6 +253,23 @@ mod tests {
             Some(Some(3))
         );
         let e = history_length(Some("historyLength=x")).err();
+        assert_eq!(e.map(|e| e.code), Some(a2a::error_code::INVALID_PARAMS));
+    }
+
+    #[test]
+    fn a_list_request_is_read_from_the_query_decoded() {
+        let query = "contextId=c%201&pageSize=5&includeArtifacts=true&historyLength=0\
+                     &statusTimestampAfter=2026-01-01T00%3A00%3A00Z&A2A-Version=1.0";
+        let expected = json!({
+            "contextId": "c 1",
+            "pageSize": 5,
+            "includeArtifacts": true,
+            "historyLength": 0,
+            "statusTimestampAfter": "2026-01-01T00:00:00Z",
+        });
+        assert_eq!(list_request(Some(query)).ok(), Some(expected));
+        assert_eq!(list_request(None).ok(), Some(json!({})));
+        let e = list_request(Some("includeArtifacts=1")).err();
         assert_eq!(e.map(|e| e.code), Some(a2a::error_code::INVALID_PARAMS));
     }
 }

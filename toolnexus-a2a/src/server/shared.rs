@@ -64,16 +64,26 @@ impl Shared {
     /// task that does not exist when they may not, so its id tells them nothing.
     pub(crate) async fn seen(&self, id: &str, who: &Person) -> Result<Seen, A2AError> {
         let (kept, view) = self.read(id).await?;
+        let sight = self
+            .sight(&kept, &view, who)
+            .ok_or_else(|| A2AError::task_not_found(id))?;
+        Ok(Seen { kept, view, sight })
+    }
+
+    /// How much `who` may see of the task `kept` records, standing as `view` says: the
+    /// one rule of every operation (`None`: it is none of their business).
+    pub(crate) fn sight(
+        &self,
+        kept: &DoorRecord<TaskRecord>,
+        view: &View,
+        who: &Person,
+    ) -> Option<Sight> {
         let waiting = match &view.stage {
             Stage::Waiting { parked, .. } => parked.as_slice(),
             _ => &[],
         };
         let starter = kept.data.starter.as_ref().or(self.unowned.as_ref());
-        let sight = self
-            .inbox
-            .sight(starter, waiting, who)
-            .ok_or_else(|| A2AError::task_not_found(id))?;
-        Ok(Seen { kept, view, sight })
+        self.inbox.sight(starter, waiting, who)
     }
 
     /// Task `id` as it stands now, as `who` may see it, with the last `history_length`

@@ -11,6 +11,7 @@ mod support;
 
 mod flows;
 mod hostile;
+mod listing;
 mod owners;
 mod quorum;
 mod rest;
