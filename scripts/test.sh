@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
 # The test command: installs what the build needs (scripts/deps.sh: protoc), starts the
-# real components the suite talks to, builds the API docs with warnings as errors, runs
-# `cargo test --workspace --all-features [ARGS…]` (only the packages named, when ARGS name
-# some with -p), and stops what it started, even on failure.
+# real components the suite talks to, and stops what it started, even on failure.
+#
+#   scripts/test.sh          everything: the API docs with warnings as errors, and every
+#                            suite of `cargo test --workspace --all-features`, built once and
+#                            run in three lanes side by side (see run_lanes below)
+#   scripts/test.sh ARGS…    `cargo test --workspace --all-features ARGS…` (only the packages
+#                            named, when ARGS name some with -p)
 #
 #   PostgreSQL  a throwaway cluster (fsync off, loopback, temp socket dir) from the installed
 #               binaries; installed with apt when absent.
@@ -49,6 +53,8 @@ pg_bin=""
 pg_data=""
 driver_pid=""
 temporal_pid=""
+bg_pids=()
+lane_pids=()
 
 stop_process() {
     if [ -n "$1" ]; then kill "$1" 2>/dev/null || true; wait "$1" 2>/dev/null || true; fi
@@ -56,6 +62,10 @@ stop_process() {
 
 cleanup() {
     local status=$?
+    local pid
+    for pid in "${lane_pids[@]}"; do kill -- "-$pid" 2>/dev/null || true; done
+    for pid in "${bg_pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+    for pid in "${lane_pids[@]}" "${bg_pids[@]}"; do wait "$pid" 2>/dev/null || true; done
     stop_process "$driver_pid"
     stop_process "$temporal_pid"
     if [ -n "$pg_data" ] && [ -f "$pg_data/postmaster.pid" ]; then
@@ -205,33 +215,164 @@ setup_agui() {
     export TOOLNEXUS_TEST_AGUI="$root/target/agui"
 }
 
+# Installs run in the background while the suites compile; their output is kept and shown
+# when they fail. finish_background waits for them and stops the script if one failed.
+bg_names=()
+bg_logs=()
+background() {
+    local name=$1
+    shift
+    local log="$work/background-${#bg_pids[@]}.log"
+    ("$@") >"$log" 2>&1 &
+    bg_pids+=("$!")
+    bg_names+=("$name")
+    bg_logs+=("$log")
+}
+finish_background() {
+    local i
+    for i in "${!bg_pids[@]}"; do
+        if ! wait "${bg_pids[$i]}"; then
+            cat "${bg_logs[$i]}" >&2
+            bg_pids=()
+            die "installing ${bg_names[$i]} failed (its output is above)"
+        fi
+        cat "${bg_logs[$i]}" >&2
+    done
+    bg_pids=()
+}
+install_python() { [ -n "${TOOLNEXUS_TEST_PYTHON:-}" ] || setup_python; }
+install_npm() {
+    [ -n "${TOOLNEXUS_TEST_CONFORMANCE:-}" ] || setup_conformance
+    [ -n "${TOOLNEXUS_TEST_AGUI:-}" ] || setup_agui
+}
+
+# The suites of the whole run, in three lanes that run side by side once everything is
+# built. Most suites wait on servers (the crash harnesses, Temporal, the browser), so they
+# leave the processor to the suites that build crates with cargo (the user crates, the
+# macros' compile errors, the doctests, the SQLite-only inbox, the API docs). That lane runs
+# at a lower priority, so a suite with a deadline is not starved. Each lane runs every one of
+# its steps even after a failure, and its output is shown whole when it ends.
+#
+#   builds   cargo doc (-D warnings); the suites that run cargo themselves; the doctests;
+#            the inbox with SQLite alone
+#   crashes  the crash harnesses and Temporal's suites
+#   suites   every other suite: the libraries' unit tests and the integration suites
+build_suites=(fresh_crates ui renamed_dependency first_build)
+crash_suites=(kills temporal)
+
+# `--test NAME` for each test target of the workspace in $1 (a space-separated list) or,
+# with `-v`, for each one not in it. A suite that does not exist is not named.
+test_args() {
+    cargo metadata --no-deps --format-version 1 | python3 -c '
+import json, sys
+invert = sys.argv[1] == "-v"
+listed = set(sys.argv[2].split())
+names = sorted({t["name"] for p in json.load(sys.stdin)["packages"] for t in p["targets"]
+                if "test" in t["kind"]})
+for name in names:
+    if (name in listed) != invert:
+        print("--test", name)
+' "$@"
+}
+
+lane_builds() {
+    local status=0
+    say "cargo doc (RUSTDOCFLAGS=-D warnings)"
+    RUSTDOCFLAGS="${RUSTDOCFLAGS:-} -D warnings" cargo doc --workspace --all-features --no-deps \
+        || status=1
+    # shellcheck disable=SC2046
+    cargo test --workspace --all-features --no-fail-fast $(test_args "" "${build_suites[*]}") \
+        || status=1
+    cargo test --workspace --all-features --no-fail-fast --doc || status=1
+    # The inbox as an embedded user builds it, with SQLite alone: it compiles without
+    # PostgreSQL, and names the feature a postgres:// URL would need.
+    say "toolnexus-inbox with the sqlite feature alone"
+    cargo test -p toolnexus-inbox --no-default-features --features sqlite --lib || status=1
+    return "$status"
+}
+lane_crashes() {
+    # shellcheck disable=SC2046
+    cargo test --workspace --all-features --no-fail-fast $(test_args "" "${crash_suites[*]}")
+}
+lane_suites() {
+    # shellcheck disable=SC2046
+    cargo test --workspace --all-features --no-fail-fast --lib --bins \
+        $(test_args -v "${build_suites[*]} ${crash_suites[*]}")
+}
+
+run_lanes() {
+    local names=(builds crashes suites) name i failed=()
+    local started=$SECONDS
+    # Each lane in its own process group, so stopping the script stops everything it started.
+    set -m
+    for name in "${names[@]}"; do
+        (
+            [ "$name" != builds ] || renice -n 10 -p "$BASHPID" >/dev/null
+            "lane_$name"
+        ) >"$work/lane-$name.log" 2>&1 &
+        lane_pids+=("$!")
+    done
+    set +m
+    say "running the suites in three lanes: ${names[*]}"
+    # Each lane's output is shown whole as soon as that lane ends.
+    local pid ended running=("${lane_pids[@]}")
+    while [ ${#running[@]} -gt 0 ]; do
+        ended=0
+        wait -n -p pid "${running[@]}" || ended=$?
+        for i in "${!names[@]}"; do
+            [ "${lane_pids[$i]}" = "$pid" ] || continue
+            echo "==== lane ${names[$i]}"
+            cat "$work/lane-${names[$i]}.log"
+            if [ "$ended" -eq 0 ]; then
+                say "lane ${names[$i]}: passed, $((SECONDS - started)) s after the lanes started"
+            else
+                say "lane ${names[$i]}: FAILED, $((SECONDS - started)) s after the lanes started"
+                failed+=("${names[$i]}")
+            fi
+        done
+        local still=()
+        for i in "${running[@]}"; do [ "$i" = "$pid" ] || still+=("$i"); done
+        running=("${still[@]}")
+    done
+    lane_pids=()
+    [ ${#failed[@]} -eq 0 ] || die "failed lanes: ${failed[*]} (their output is above)"
+}
+
 build_deps
 command -v python3 >/dev/null || apt_install python3
 [ -n "${TOOLNEXUS_TEST_PG_URL:-}" ] || start_postgres
 [ -n "${TOOLNEXUS_TEST_WEBDRIVER:-}" ] || start_chromedriver
-[ -n "${TOOLNEXUS_TEST_PYTHON:-}" ] || setup_python
+
+# A focused run (extra arguments) sets up what it needs, then runs `cargo test` with them.
+if [ $# -gt 0 ]; then
+    install_python
+    install_npm
+    temporal_cli
+    [ -n "${TOOLNEXUS_TEST_TEMPORAL:-}" ] || start_temporal
+    # A run naming its packages (`-p CRATE`) tests those alone, not the whole workspace.
+    scope=(--workspace)
+    for arg in "$@"; do
+        case "$arg" in -p|-p*|--package|--package=*) scope=() ;; esac
+    done
+    cargo test "${scope[@]}" --all-features "$@"
+    exit 0
+fi
+
+# The whole suite. The SDKs and npm packages download while the suites compile (their apt
+# prerequisites first, one apt at a time); then the suites run in lanes side by side.
+if [ -z "${TOOLNEXUS_TEST_PYTHON:-}" ]; then
+    python3 -c 'import venv' 2>/dev/null || apt_install python3-venv
+fi
+if [ -z "${TOOLNEXUS_TEST_CONFORMANCE:-}" ] || [ -z "${TOOLNEXUS_TEST_AGUI:-}" ]; then
+    command -v npm >/dev/null || apt_install npm
+fi
+background "the Python SDKs" install_python
+background "the npm packages" install_npm
+cargo test --workspace --all-features --no-run
+finish_background
+# Installed now: these only set the variables the suites read.
+install_python
+install_npm
 temporal_cli
 [ -n "${TOOLNEXUS_TEST_TEMPORAL:-}" ] || start_temporal
-[ -n "${TOOLNEXUS_TEST_CONFORMANCE:-}" ] || setup_conformance
-[ -n "${TOOLNEXUS_TEST_AGUI:-}" ] || setup_agui
-
-# The API docs are part of the suite: a broken intra-doc link fails it. A focused run
-# (extra arguments) skips them.
-if [ $# -eq 0 ]; then
-    say "cargo doc (RUSTDOCFLAGS=-D warnings)"
-    RUSTDOCFLAGS="${RUSTDOCFLAGS:-} -D warnings" cargo doc --workspace --all-features --no-deps
-fi
-
-# A run naming its packages (`-p CRATE`) tests those alone, not the whole workspace.
-scope=(--workspace)
-for arg in "$@"; do
-    case "$arg" in -p|-p*|--package|--package=*) scope=() ;; esac
-done
-cargo test "${scope[@]}" --all-features "$@"
-
-# The inbox as an embedded user builds it, with SQLite alone: it compiles without
-# PostgreSQL, and names the feature a postgres:// URL would need.
-if [ $# -eq 0 ]; then
-    say "toolnexus-inbox with the sqlite feature alone"
-    cargo test -p toolnexus-inbox --no-default-features --features sqlite --lib
-fi
+run_lanes
