@@ -94,7 +94,13 @@ pub(crate) async fn carry_out(shared: Arc<Shared>, accepted: Accepted) {
             first_run(&shared, &id, *record).await;
             drop(live);
         }
-        Accepted::Answered { run, .. } => resume(&shared, &run).await,
+        Accepted::Answered { id, run, .. } => {
+            resume(&shared, &run).await;
+            // The record changes with the task, so listings order it by its last change.
+            if let Err(e) = record::touch(&shared.inbox, &id).await {
+                tracing::warn!(task = id, error = %e, "could not mark a resumed task changed");
+            }
+        }
     }
     shared.changed.notify_waiters();
 }

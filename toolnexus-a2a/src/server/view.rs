@@ -160,10 +160,13 @@ pub(crate) async fn read(
         ),
         _ => Stage::Working,
     };
+    // The later of the run's change and the record's: what this door did to the task last
+    // (a continuation kept, a resume it drove) is a change of its status too, and the
+    // record's time is what listings order tasks by.
     Ok(View {
         stage,
         transcript,
-        at: DateTime::<Utc>::from(head.updated_at),
+        at: DateTime::<Utc>::from(head.updated_at.max(kept.updated_at)),
     })
 }
 

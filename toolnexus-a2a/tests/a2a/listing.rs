@@ -20,6 +20,7 @@ both_engines!(
     a_caller_lists_their_own_tasks_over_both_bindings,
     nobody_lists_anothers_tasks_whatever_they_send,
     bad_list_requests_get_invalid_params_on_both_bindings,
+    a_task_answered_last_is_listed_first,
 );
 
 const REST: &str = "HTTP+JSON";
@@ -342,4 +343,35 @@ async fn bad_list_requests_get_invalid_params_on_both_bindings(db: TestDb) {
             "{query}: {body}"
         );
     }
+}
+
+async fn a_task_answered_last_is_listed_first(db: TestDb) {
+    let (agent, _model) = shop(&db, |s| s).await;
+    let out = drive(
+        &agent.url,
+        json!([
+            {"send": {"text": "buy a gpu", "token": "partner-token"}},
+            {"send": {"text": "hello", "token": "partner-token"}},
+            {"list": {"token": "partner-token"}},
+            {"send": {"text": "approve", "task": "$task", "token": "partner-token"}},
+            {"list": {"token": "partner-token"}},
+        ]),
+    )
+    .await;
+    let (buying, greeted) = (id(&out[0]), id(&out[1]));
+    assert_eq!(ids(listed(&out[2])), [greeted.as_str(), buying.as_str()]);
+    assert_eq!(
+        state(task_of(&out[3])),
+        "TASK_STATE_COMPLETED",
+        "{}",
+        out[3]
+    );
+    let after = listed(&out[4]);
+    assert_eq!(ids(after), [buying.as_str(), greeted.as_str()], "{after}");
+    // Newest status first: the order the timestamps say.
+    let at = |i: usize| {
+        let stamp = after["tasks"][i]["status"]["timestamp"].as_str();
+        stamp.and_then(|s| chrono::DateTime::parse_from_rfc3339(s).ok())
+    };
+    assert!(at(0).is_some() && at(0) >= at(1), "{after}");
 }
