@@ -15,37 +15,13 @@ use std::collections::BTreeMap;
 
 use maud::{html, Markup};
 use serde_json::{Map, Number, Value};
+use toolnexus::form::{Field, FieldKind};
 
 /// Form controls are named with this prefix, so a schema property can never collide with
 /// the page's own fields (the anti-forgery token, the button pressed).
 const FIELD_PREFIX: &str = "f.";
 
-/// One property of the schema, ready to render and to coerce.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Field {
-    pub(crate) name: String,
-    label: String,
-    help: Option<String>,
-    required: bool,
-    kind: FieldKind,
-    default: Option<Value>,
-}
-
-/// What a property holds, which decides its control and how its text is read back.
-#[derive(Debug, Clone, PartialEq)]
-enum FieldKind {
-    Text {
-        format: Option<String>,
-    },
-    Number,
-    Integer,
-    Boolean,
-    Choice(Vec<String>),
-    /// Any JSON value, typed as text (an argument holding a list or an object).
-    Json,
-}
-
-/// The fields of a request's form, in the schema's order.
+/// The fields of a request's form, in the schema's order, as the core reads them.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Form {
     pub(crate) fields: Vec<Field>,
@@ -60,40 +36,14 @@ pub(crate) type FieldErrors = BTreeMap<String, String>;
 impl Form {
     /// Reads a form schema; `Err` says why the schema cannot be shown as a form.
     pub(crate) fn from_schema(schema: &Value) -> Result<Form, String> {
-        let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
-            return Err("the form schema has no properties".to_owned());
-        };
-        let required = required_of(schema.get("required"));
-        let fields = properties
-            .iter()
-            .map(|(name, property)| {
-                Field::read(name, property, required.contains(&name.as_str()))
-                    .map_err(|why| format!("field `{name}` {why}"))
-            })
-            .collect::<Result<Vec<_>, _>>()?;
+        let fields = toolnexus::form::fields(schema).map_err(|e| e.to_string())?;
         Ok(Form { fields })
     }
 
     /// The form for editing a gated call's arguments, from the tool's input schema (see
     /// the module documentation); `None` when the tool takes no named arguments.
     pub(crate) fn from_args_schema(schema: &Map<String, Value>) -> Option<Form> {
-        let properties = schema.get("properties")?.as_object()?;
-        if properties.is_empty() {
-            return None;
-        }
-        let required = required_of(schema.get("required"));
-        let fields = properties
-            .iter()
-            .map(|(name, property)| {
-                let empty = Map::new();
-                let property = property.as_object().unwrap_or(&empty);
-                let kind = FieldKind::of(property)
-                    .or_else(|_| FieldKind::nullable(property))
-                    .unwrap_or(FieldKind::Json);
-                Field::with_kind(name, property, required.contains(&name.as_str()), kind)
-            })
-            .collect();
-        Some(Form { fields })
+        toolnexus::form::argument_fields(schema).map(|fields| Form { fields })
     }
 
     /// What the form shows filled in with `values` (a call's arguments), as a person would
@@ -160,66 +110,6 @@ impl Form {
     }
 }
 
-/// The names a schema's `required` lists.
-fn required_of(required: Option<&Value>) -> Vec<&str> {
-    required
-        .and_then(Value::as_array)
-        .map(|r| r.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default()
-}
-
-impl FieldKind {
-    /// The control a property's schema calls for; `Err` says why no plain control fits.
-    fn of(property: &Map<String, Value>) -> Result<FieldKind, String> {
-        Ok(
-            match (
-                property.get("type").and_then(Value::as_str),
-                property.get("enum"),
-            ) {
-                (Some("string") | None, Some(Value::Array(values))) => FieldKind::Choice(
-                    values
-                        .iter()
-                        .map(|v| v.as_str().map(str::to_owned))
-                        .collect::<Option<Vec<_>>>()
-                        .ok_or("has an enum whose values are not all strings")?,
-                ),
-                (Some("string"), _) => FieldKind::Text {
-                    format: property
-                        .get("format")
-                        .and_then(Value::as_str)
-                        .map(str::to_owned),
-                },
-                (Some("number"), _) => FieldKind::Number,
-                (Some("integer"), _) => FieldKind::Integer,
-                (Some("boolean"), _) => FieldKind::Boolean,
-                (Some(other), _) => {
-                    return Err(format!("has type `{other}`, which a form cannot ask"))
-                }
-                (None, _) => return Err("has no type".to_owned()),
-            },
-        )
-    }
-
-    /// An optional argument's `"type": ["T", "null"]` read as `T`: left empty, it is left
-    /// out, which is what the tool sees as no value.
-    fn nullable(property: &Map<String, Value>) -> Result<FieldKind, String> {
-        let Some([a, b]) = property
-            .get("type")
-            .and_then(Value::as_array)
-            .map(Vec::as_slice)
-        else {
-            return Err("has no single type".to_owned());
-        };
-        let single = match (a.as_str(), b.as_str()) {
-            (Some("null"), Some(t)) | (Some(t), Some("null")) => t,
-            _ => return Err("has no single type".to_owned()),
-        };
-        let mut plain = property.clone();
-        plain.insert("type".to_owned(), Value::from(single));
-        FieldKind::of(&plain)
-    }
-}
-
 /// The outcome of reading a submitted form.
 #[derive(Debug)]
 pub(crate) struct Coerced {
@@ -231,39 +121,23 @@ pub(crate) struct Coerced {
     pub(crate) entered: Entered,
 }
 
-impl Field {
-    fn read(name: &str, property: &Value, required: bool) -> Result<Field, String> {
-        let Some(property) = property.as_object() else {
-            return Err("is not a schema".to_owned());
-        };
-        let kind = FieldKind::of(property)?;
-        Ok(Field::with_kind(name, property, required, kind))
-    }
-
-    fn with_kind(
+/// What the page does with a field: its control, and the typed value of what was entered
+/// in it.
+trait OnThePage {
+    fn coerce(&self, text: Option<&str>) -> Result<Option<Value>, String>;
+    fn text_of(&self, value: &Value) -> Option<String>;
+    fn initial(&self, entered: Option<&Entered>) -> Option<String>;
+    fn render(&self, scope: &str, entered: Option<&Entered>, error: Option<&String>) -> Markup;
+    fn control(
+        &self,
+        id: &str,
         name: &str,
-        property: &Map<String, Value>,
-        required: bool,
-        kind: FieldKind,
-    ) -> Field {
-        let text = |key: &str| {
-            property
-                .get(key)
-                .and_then(Value::as_str)
-                .map(str::trim)
-                .filter(|s| !s.is_empty())
-                .map(str::to_owned)
-        };
-        Field {
-            name: name.to_owned(),
-            label: text("title").unwrap_or_else(|| name.to_owned()),
-            help: text("description"),
-            required,
-            kind,
-            default: property.get("default").cloned(),
-        }
-    }
+        initial: Option<&str>,
+        described: Option<&str>,
+    ) -> Markup;
+}
 
+impl OnThePage for Field {
     /// The typed value of the field's submitted text: `Ok(None)` leaves an optional field
     /// out of the answer.
     fn coerce(&self, text: Option<&str>) -> Result<Option<Value>, String> {
@@ -300,7 +174,9 @@ impl Field {
                 .find(|o| o.as_str() == trimmed)
                 .map(|o| Some(Value::String(o.clone())))
                 .ok_or_else(|| "Pick one of the listed options.".to_owned()),
-            FieldKind::Json => serde_json::from_str(trimmed)
+            // JSON text, and so is a kind of field a later core reads that the page does
+            // not know yet: any value can be typed as JSON.
+            _ => serde_json::from_str(trimmed)
                 .map(Some)
                 .map_err(|_| r#"Enter a JSON value, e.g. ["a", "b"] or {"key": 1}."#.to_owned()),
         }
@@ -406,7 +282,7 @@ impl Field {
                 input type="checkbox" id=(id) name=(name) value="true"
                     checked[initial == Some("true")] aria-describedby=[described];
             },
-            FieldKind::Json => html! {
+            _ => html! {
                 textarea id=(id) name=(name) rows="3" spellcheck="false"
                     required[self.required] aria-describedby=[described] {
                     (initial.unwrap_or_default())

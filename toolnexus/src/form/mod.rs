@@ -8,13 +8,17 @@
 //! resumes a run, a host checks what the person typed with [`Request::check_answer`]
 //! (or [`check_data`]), so every typo is reported to the person at once, each naming its
 //! field, and none reaches the tool. A tool with an `Option<Answered<T>>` parameter runs the same check on
-//! the answer it receives.
+//! the answer it receives. [`fields`] reads a form as the fields to show (and
+//! [`argument_fields`] a gate's arguments, for a person who edits them), so every host asks
+//! the same questions of the same schema.
 
 mod check;
+mod field;
 mod formats;
 mod schema;
 
 pub use check::{check_data, FitError, Problem};
+pub use field::{argument_fields, fields, Field, FieldKind, FormSchemaError};
 pub(crate) use schema::form_schema;
 
 use serde_json::Value;
