@@ -3,6 +3,7 @@
 
 use std::sync::Mutex;
 use std::time::Duration;
+use toolnexus_test_support::names::unique;
 
 use toolnexus::{tool, Answer, ClientError, Receipt, ToolContext, Toolkit};
 use toolnexus_inbox::receipt::{self, ReceiptKey};
@@ -69,11 +70,6 @@ fn verified(inbox: &Inbox, receipts: &[Receipt]) {
     assert!(python_verdicts(&public.to_pem(), std::slice::from_ref(&forged))[0].is_err());
     let forged: Receipt = serde_json::from_value(forged).unwrap();
     assert!(receipt::verify(&forged, &public).is_err());
-}
-
-/// `item` with a suffix of its own, so the purchases of the two engines' runs stay apart.
-fn unique(item: &str) -> String {
-    format!("{item}-{}", uuid::Uuid::new_v4().simple())
 }
 
 fn finance(id: &str) -> Person {

@@ -5,6 +5,7 @@
 
 use std::sync::Mutex;
 use std::time::{Duration, SystemTime};
+use toolnexus_test_support::names::unique;
 
 use serde_json::{json, Value};
 use toolnexus::testing::{MockLlm, RecordedRequest, Reply};
@@ -36,10 +37,6 @@ fn paid(vendor: &str) -> Vec<(i64, Vec<Receipt>)> {
     let paid = PAID.lock().unwrap();
     let mine = paid.iter().filter(|(v, ..)| v.starts_with(vendor));
     mine.map(|(_, cents, r)| (*cents, r.clone())).collect()
-}
-
-fn unique(vendor: &str) -> String {
-    format!("{vendor}-{}", uuid::Uuid::new_v4().simple())
 }
 
 /// `pay_invoice`: finance approves above 50,000 cents, two of finance above 500,000.
