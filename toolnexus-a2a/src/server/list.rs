@@ -1,7 +1,8 @@
-//! `ListTasks`: the tasks a caller started, the most recently changed first, a page at a
-//! time. The inbox's door records are read through a query that keeps only the caller's
-//! (and a context's, when asked), newest first, a page at a time, so a page reads its own
-//! records and not every task; each is then shown as `GetTask` would show it to them.
+//! `ListTasks`: the tasks a caller may see, the most recently changed first, a page at a
+//! time. The inbox's door records are read through a query that keeps only those the
+//! caller started or may answer (and a context's, when asked), newest first, a page at a
+//! time, so a page reads its own records and not every task; each is then shown as
+//! `GetTask` would show it to them.
 
 use std::sync::Arc;
 
@@ -85,15 +86,26 @@ impl Asked {
 }
 
 /// `ListTasks`: the tasks `who` started (on a server without an identify hook, the tasks
-/// kept before starters were too, which are theirs as every caller's), shown as `GetTask`
-/// shows them, without artifacts unless asked.
+/// kept before starters were too, which are theirs as every caller's) and those waiting on
+/// a request they may answer, shown as `GetTask` shows them (the latter as their question
+/// only), without artifacts unless asked.
 pub(crate) async fn list(
     shared: &Arc<Shared>,
     request: ListTasksRequest,
     who: &Person,
 ) -> Result<Value, A2AError> {
     let asked = Asked::of(&request)?;
-    let mut query = RecordQuery::new(Door::A2A).started_by(who);
+    // Whom a task shows to is one rule (`Shared::sight`): its starter, and while it waits
+    // whoever may answer it. The query takes the records either could be, by their
+    // starter or their first run; each is then held to the rule itself.
+    let answerable = shared
+        .inbox
+        .answerable_chains(who)
+        .await
+        .map_err(|e| to_protocol(e.into()))?;
+    let mut query = RecordQuery::new(Door::A2A)
+        .started_by(who)
+        .or_field_in("run", answerable);
     if shared.unowned.as_ref().is_some_and(|s| s.is(who)) {
         query = query.or_unstarted();
     }

@@ -1,5 +1,6 @@
 //! `ListTasks` over both bindings, driven by the official `a2a-sdk` client: a caller lists
-//! the tasks they started and nobody else's, newest first, narrowed by context, state and
+//! the tasks they started, and the questions of those waiting on them to answer, and
+//! nothing else, newest first, narrowed by context, state and
 //! status time, a page at a time until the token runs out, with as much history and as
 //! many artifacts as asked; what no client would send (a page size out of range, a forged
 //! token, a state that does not exist) gets the binding's invalid-params error, over raw
@@ -25,10 +26,14 @@ both_engines!(
 
 const REST: &str = "HTTP+JSON";
 
-/// Who calls, by token: a partner who starts tasks, and a stranger.
-const TOKENS: &str = "partner-token partner@vendor.example\neve-token eve@elsewhere.example\n";
+/// Who calls, by token: a partner who starts tasks, a stranger, and finance, who alone
+/// approves purchases.
+const TOKENS: &str = "partner-token partner@vendor.example\n\
+                      eve-token eve@elsewhere.example\n\
+                      finance-token fin@shop.example finance\n";
 
-/// The shop agent behind bearer tokens; `more` sets its server up further.
+/// The shop agent behind bearer tokens, whose purchases only finance approves (anyone
+/// may answer a sign-in); `more` sets its server up further.
 async fn shop(
     db: &TestDb,
     more: impl FnOnce(A2aServerBuilder) -> A2aServerBuilder + 'static,
@@ -36,6 +41,7 @@ async fn shop(
     let model = model().await;
     let tokens = BearerTokens::parse(TOKENS).expect("the token lines");
     let options = Options {
+        approvers: Some(vec!["group:finance"]),
         server: Some(Box::new(move |server| more(server.identify(tokens)))),
         ..Options::default()
     };
@@ -128,9 +134,17 @@ async fn a_caller_lists_their_own_tasks_over_both_bindings(db: TestDb) {
             "{binding}: the whole history by default: {completed}"
         );
 
+        // The stranger lists their own task, and the partner's sign-in, which anyone may
+        // answer, as its question only; not the purchase, which only finance answers.
         let hers = listed(&out[1]);
-        assert_eq!(ids(hers), [eves.as_str()], "{binding}: the stranger's own");
-        assert_eq!(hers["totalSize"], 1, "{binding}");
+        assert_eq!(ids(hers), [eves.as_str(), signing.as_str()], "{binding}");
+        assert_eq!(hers["totalSize"], 2, "{binding}");
+        let question = &hers["tasks"][1];
+        assert_eq!(state(question), "TASK_STATE_AUTH_REQUIRED", "{binding}");
+        assert!(
+            question["history"].as_array().is_none_or(Vec::is_empty),
+            "{binding}: the question, not the conversation: {question}"
+        );
 
         assert_eq!(
             ids(listed(&out[2])),
@@ -278,6 +292,19 @@ async fn nobody_lists_anothers_tasks_whatever_they_send(db: TestDb) {
     let (status, got) = get(&agent, Some("eve-token"), &query).await;
     assert_eq!((status, ids(&got)), (200, Vec::new()), "{got}");
 
+    // Finance, who may approve the purchase, lists it while it waits: its question, not
+    // the partner's conversation, nor the partner's other task.
+    let (_, approving) = rpc(&agent, Some("finance-token"), json!({})).await;
+    assert_eq!(
+        ids(&approving["result"]),
+        [partners[1].as_str()],
+        "{approving}"
+    );
+    let question = &approving["result"]["tasks"][0];
+    assert_eq!(state(question), "TASK_STATE_INPUT_REQUIRED");
+    assert_eq!(question["history"], json!([]), "{question}");
+    assert_eq!(status_text(question), "Approve purchase of gpu?");
+
     // Without allow_anonymous, a caller the door does not know lists nothing: 401.
     let db2 = TestDb::sqlite();
     let (closed, _model) = shop(&db2, |s| s).await;
@@ -353,20 +380,25 @@ async fn a_task_answered_last_is_listed_first(db: TestDb) {
             {"send": {"text": "buy a gpu", "token": "partner-token"}},
             {"send": {"text": "hello", "token": "partner-token"}},
             {"list": {"token": "partner-token"}},
-            {"send": {"text": "approve", "task": "$task", "token": "partner-token"}},
+            {"list": {"token": "finance-token"}},
+            {"send": {"text": "approve", "task": "$task", "token": "finance-token"}},
             {"list": {"token": "partner-token"}},
+            {"list": {"token": "finance-token"}},
         ]),
     )
     .await;
     let (buying, greeted) = (id(&out[0]), id(&out[1]));
     assert_eq!(ids(listed(&out[2])), [greeted.as_str(), buying.as_str()]);
+    // Finance lists the purchase while it waits for them, and not once it is approved.
+    assert_eq!(ids(listed(&out[3])), [buying.as_str()]);
     assert_eq!(
-        state(task_of(&out[3])),
+        state(task_of(&out[4])),
         "TASK_STATE_COMPLETED",
         "{}",
-        out[3]
+        out[4]
     );
-    let after = listed(&out[4]);
+    assert_eq!(ids(listed(&out[6])), Vec::<String>::new());
+    let after = listed(&out[5]);
     assert_eq!(ids(after), [buying.as_str(), greeted.as_str()], "{after}");
     // Newest status first: the order the timestamps say.
     let at = |i: usize| {

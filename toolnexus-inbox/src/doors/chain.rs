@@ -2,12 +2,19 @@
 //! under its new request, and the old run records it as its `next`. A door keeps the first
 //! run of what it serves; where that stands now is at the end of the chain.
 
+use std::collections::BTreeSet;
+
 use toolnexus::{Message, Request};
 
 use crate::error::{InboxError, MAX_CHAIN};
 use crate::inbox::Inbox;
+use crate::policy::people::Person;
 use crate::records::parked::Parked;
 use crate::records::state::ParkedState;
+use crate::store::runs;
+
+/// How many waiting requests are read at once while looking for those someone may answer.
+const WAITING_BATCH: usize = 200;
 
 /// The run a chain ends at, as it stands now ([`Inbox::follow`]).
 #[derive(Debug, Clone, PartialEq)]
@@ -83,6 +90,57 @@ impl Inbox {
                 requests,
                 halted,
             });
+        }
+        Err(InboxError::ChainTooLong(run))
+    }
+
+    /// The first runs of the chains that now wait on a request `who`
+    /// [may answer](Self::may_answer): the runs a door keeps its records under, so it
+    /// finds what someone may answer (and so see the question of) among what it keeps.
+    /// The waiting requests are read a batch at a time; each chain is walked back from
+    /// its waiting run, [`MAX_CHAIN`] runs at most.
+    ///
+    /// ```
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// use toolnexus_inbox::{Inbox, Person};
+    ///
+    /// let inbox = Inbox::open("sqlite::memory:").await?;
+    /// assert!(inbox.answerable_chains(&Person::new("ada@example.com")).await?.is_empty());
+    /// # Ok::<(), toolnexus_inbox::InboxError>(())
+    /// # }).unwrap();
+    /// ```
+    pub async fn answerable_chains(&self, who: &Person) -> Result<Vec<String>, InboxError> {
+        let mut waiting = BTreeSet::new();
+        let mut offset = 0;
+        loop {
+            let page = self.waiting_page(offset, WAITING_BATCH).await?;
+            let read = page.runs.len();
+            waiting.extend(
+                page.runs
+                    .into_iter()
+                    .filter(|p| self.may_answer(p, Some(who)))
+                    .map(|p| p.run),
+            );
+            offset += read;
+            if read < WAITING_BATCH {
+                break;
+            }
+        }
+        let mut first = BTreeSet::new();
+        for run in waiting {
+            first.insert(self.first_of(run).await?);
+        }
+        Ok(first.into_iter().collect())
+    }
+
+    /// The first run of the chain `run` belongs to.
+    async fn first_of(&self, run: String) -> Result<String, InboxError> {
+        let mut run = run;
+        for _ in 0..MAX_CHAIN {
+            match runs::previous(&self.inner.store.pool, &run).await? {
+                Some(before) => run = before,
+                None => return Ok(run),
+            }
         }
         Err(InboxError::ChainTooLong(run))
     }

@@ -19,7 +19,8 @@ use crate::store::doors::{self, After, Filter};
 
 /// Which of a door's records [`Inbox::records`] lists: those one person started (the
 /// [`Starter`] a record keeps under its `starter` key), those kept before starters were,
-/// and those whose top-level string fields hold given values.
+/// and those whose top-level string field is one of a list — any of these — narrowed to
+/// those whose top-level string fields hold given values.
 ///
 /// ```
 /// use toolnexus_inbox::{Door, Person, RecordQuery};
@@ -33,6 +34,7 @@ pub struct RecordQuery {
     door: Door,
     starter: Option<Starter>,
     unstarted: bool,
+    any_of: Vec<(String, Vec<String>)>,
     fields: Vec<(String, String)>,
 }
 
@@ -43,6 +45,7 @@ impl RecordQuery {
             door,
             starter: None,
             unstarted: false,
+            any_of: Vec::new(),
             fields: Vec::new(),
         }
     }
@@ -61,6 +64,19 @@ impl RecordQuery {
         self
     }
 
+    /// The records whose top-level field `name` is one of `values` too, beside those of
+    /// [`started_by`](Self::started_by): e.g. those whose first run is among the
+    /// [chains someone may answer](Inbox::answerable_chains). `name` is the door's own key.
+    pub fn or_field_in(
+        mut self,
+        name: &str,
+        values: impl IntoIterator<Item = String>,
+    ) -> RecordQuery {
+        self.any_of
+            .push((name.to_owned(), values.into_iter().collect()));
+        self
+    }
+
     /// Only the records whose top-level field `name` is the string `value`. `name` is the
     /// door's own key (e.g. `contextId`), never a caller's.
     pub fn field(mut self, name: &str, value: impl Into<String>) -> RecordQuery {
@@ -76,6 +92,7 @@ impl RecordQuery {
                 .as_ref()
                 .map(|s| (s.id.to_ascii_lowercase(), s.stand_in)),
             unstarted: self.unstarted,
+            any_of: &self.any_of,
             fields: &self.fields,
         }
     }

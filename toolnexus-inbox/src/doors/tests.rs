@@ -240,6 +240,29 @@ async fn follow_reaches_the_run_a_resume_halted_on() {
     assert_eq!(latest.run_state(), ParkedState::Waiting);
     assert_eq!(latest.halted, Some(next_messages));
     assert_eq!(latest.head().request.prompt, "And B?");
+    // Whoever may answer the run it became finds the run the chain began with.
+    let ada = crate::policy::people::Person::new("ada@example.com");
+    assert_eq!(inbox.answerable_chains(&ada).await.unwrap(), ["a1"]);
+}
+
+#[tokio::test]
+async fn only_those_who_may_answer_find_a_waiting_chain() {
+    let inbox = Inbox::builder("sqlite::memory:")
+        .responders("approval", ["group:finance"])
+        .open()
+        .await
+        .unwrap();
+    let approval = Request::new("approval", "Pay?").with_id("p1");
+    inbox.park(&halted(&[approval])).await.unwrap();
+    // A question anyone may answer is anyone's to find.
+    inbox.park(&halted(&two_requests())).await.unwrap();
+    let finance = crate::policy::people::Person::new("fin@example.com").groups(["finance"]);
+    let eve = crate::policy::people::Person::new("eve@example.com");
+    assert_eq!(
+        inbox.answerable_chains(&finance).await.unwrap(),
+        ["p1", "q1"]
+    );
+    assert_eq!(inbox.answerable_chains(&eve).await.unwrap(), ["q1"]);
 }
 
 #[tokio::test]
@@ -280,15 +303,16 @@ async fn notes_of_older_releases_become_door_records() {
     let path = std::env::temp_dir().join(format!("toolnexus-doors-{}.db", std::process::id()));
     let url = format!("sqlite://{}", path.display());
     let inbox = Inbox::open(&url).await.unwrap();
-    // Back to the schema before door records (and the votes and delegations after them),
-    // with the notes the doors wrote then.
+    // Back to the schema before door records (and the votes, delegations and run index
+    // after them), with the notes the doors wrote then.
     let pool = &inbox.inner.store.pool;
     for statement in [
+        "DROP INDEX toolnexus_inbox_runs_next",
         "ALTER TABLE toolnexus_inbox_runs DROP COLUMN requested_by",
         "DROP TABLE toolnexus_inbox_delegations",
         "ALTER TABLE toolnexus_inbox_requests DROP COLUMN votes",
         "DROP TABLE toolnexus_inbox_doors",
-        "UPDATE toolnexus_inbox_schema SET version = version - 3",
+        "UPDATE toolnexus_inbox_schema SET version = version - 4",
         "INSERT INTO toolnexus_inbox_notes VALUES ('a2a-task:t1', '{\"n\":1}', 5)",
         "INSERT INTO toolnexus_inbox_notes VALUES ('agui-thread:th1', '{\"n\":2}', 6)",
         "INSERT INTO toolnexus_inbox_notes VALUES ('mcp-task/m1', '{\"n\":3}', 7)",

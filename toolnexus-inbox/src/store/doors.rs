@@ -63,14 +63,16 @@ pub(crate) async fn get(
 }
 
 /// Which of a door's records a listing takes: the door's own, those one person started
-/// (and, with `unstarted`, those kept without a starter), and those whose top-level JSON
-/// fields hold the given strings. Every condition is the database's to check, so a listing
+/// (and, with `unstarted`, those kept without a starter, and with `any_of`, those whose
+/// field is one of a list), and those whose top-level JSON fields hold the given strings. Every condition is the database's to check, so a listing
 /// reads only the rows it returns.
 pub(crate) struct Filter<'a> {
     pub(crate) door: &'a str,
     /// The starter's id, ASCII-lowercased as ids compare, and whether it is a stand-in.
     pub(crate) starter: Option<(String, bool)>,
     pub(crate) unstarted: bool,
+    /// Records whose top-level field is one of these values are taken too.
+    pub(crate) any_of: &'a [(String, Vec<String>)],
     pub(crate) fields: &'a [(String, String)],
 }
 
@@ -114,7 +116,18 @@ fn conditions(dialect: &Dialect, filter: &Filter<'_>) -> (String, Vec<String>) {
         let starter = json(&mut binds, &["starter"]);
         owners.push(format!("{starter} IS NULL"));
     }
-    if filter.starter.is_some() || filter.unstarted {
+    for (name, values) in filter.any_of {
+        let field = json(&mut binds, &[name]);
+        let mut params = Vec::new();
+        for value in values {
+            binds.push(value.clone());
+            params.push(format!("${}", binds.len()));
+        }
+        if !params.is_empty() {
+            owners.push(format!("{field} IN ({})", params.join(", ")));
+        }
+    }
+    if filter.starter.is_some() || filter.unstarted || !filter.any_of.is_empty() {
         let owners = if owners.is_empty() {
             "FALSE".to_owned()
         } else {

@@ -4,7 +4,7 @@
 //! Every write a worker makes under a claim names the attempt it claimed with, so a worker
 //! whose lease lapsed can never write over the worker that took the run over.
 
-use sqlx::{AnyConnection, AnyPool, FromRow};
+use sqlx::{AnyConnection, AnyPool, FromRow, Row};
 
 use super::Dialect;
 use crate::error::InboxError;
@@ -453,4 +453,13 @@ pub(crate) async fn requester_of(
             .fetch_optional(conn)
             .await?;
     Ok(found.flatten())
+}
+
+/// The run that became `run` when it halted again (whose `next_id` it is), if any.
+pub(crate) async fn previous(pool: &AnyPool, run: &str) -> Result<Option<String>, InboxError> {
+    let row = sqlx::query("SELECT id FROM toolnexus_inbox_runs WHERE next_id = $1")
+        .bind(run)
+        .fetch_optional(pool)
+        .await?;
+    Ok(row.map(|r| r.try_get("id")).transpose()?)
 }

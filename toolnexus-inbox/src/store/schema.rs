@@ -204,6 +204,11 @@ const LATER: &[&[&str]] = &[
         // rule keeps duties apart refuses as its approver. Inherited by the runs it became.
         "ALTER TABLE toolnexus_inbox_runs ADD COLUMN requested_by TEXT",
     ],
+    &[
+        // A run a resume became is found from the run before it in one lookup, so a door
+        // walks from a waiting run back to the first run it keeps a record of.
+        "CREATE INDEX toolnexus_inbox_runs_next ON toolnexus_inbox_runs (next_id)",
+    ],
 ];
 
 /// The schema version this crate reads and writes: the shared migrations, the state

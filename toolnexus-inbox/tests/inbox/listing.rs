@@ -60,8 +60,18 @@ async fn a_listing_shows_only_the_starters_records_newest_first(db: TestDb) {
     assert_eq!(inbox.count_records(&in_c1).await.expect("counted"), 1);
     let stand_in = RecordQuery::new(Door::A2A).started_by(&anonymous);
     assert_eq!(ids(&inbox, &stand_in).await, ["s1"]);
-    let with_old = hers.or_unstarted();
+    let with_old = hers.clone().or_unstarted();
     assert_eq!(ids(&inbox, &with_old).await, ["old", "a2", "a1"]);
+    // Any of several: hers, and those whose field is one of a list.
+    let or_listed = hers.or_field_in("contextId", ["c9".to_owned(), "c1".to_owned()]);
+    let mut found = ids(&inbox, &or_listed).await;
+    found.sort();
+    assert_eq!(found, ["a1", "a2", "e1", "old", "s1"]);
+    let none = RecordQuery::new(Door::A2A).or_field_in("contextId", Vec::new());
+    assert!(
+        ids(&inbox, &none).await.is_empty(),
+        "an empty list takes nothing"
+    );
 
     // A touch is a change: the touched record comes first.
     db.clock.advance(Duration::from_millis(1));
