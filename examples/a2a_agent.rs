@@ -10,7 +10,7 @@
 //! ```
 //! The first line on standard output is the agent's URL (its card is at
 //! `/.well-known/agent-card.json`). Offline, the embedded scripted model answers: "buy a
-//! <item>" asks "Approve purchase of <item>?"; `approve` buys it (the final text repeats
+//! `<item>`" asks "Approve purchase of `<item>`?"; `approve` buys it (the final text repeats
 //! the order number `ORDER-<n>`), `decline` buys nothing; "log me in" asks for a sign-in
 //! at a URL, and any continuation ends "signed in". The tasks are kept in the inbox
 //! (`--db URL`; by default the SQLite file `toolnexus-a2a-agent.db` in the working

@@ -9,8 +9,8 @@
 //! cargo run --example agui_agent -- --port 0 --tokens tokens.txt --approvers finance
 //! ```
 //! The first line on standard output is the endpoint's URL. Offline, the embedded
-//! scripted model answers: "buy a <item>" ends with the interrupt "Approve purchase of
-//! <item>?"; resumed with `{"approved": true}` it buys it (the result and the final text
+//! scripted model answers: "buy a `<item>`" ends with the interrupt "Approve purchase of
+//! `<item>`?"; resumed with `{"approved": true}` it buys it (the result and the final text
 //! carry the order number `ORDER-<n>`), with `{"approved": false}` it buys nothing and
 //! says so; "log me in" ends with a sign-in interrupt whose metadata holds the URL, and a
 //! resume ends "signed in". The threads are kept in the inbox (`--db URL`; by default the

@@ -13,8 +13,8 @@
 //! [--inbox URL [--receipt-key FILE] [--page PORT [--tokens FILE]]]` serves the
 //! `AgentRun` workflow (input `{"prompt": "…"}`, result the run's JSON, query `pending`,
 //! update `answer`) and its step activities on the embedded scripted model (or the endpoint
-//! `TOOLNEXUS_BASE_URL` and the style's key name). "buy a <item>" asks "Approve purchase
-//! of <item>?"; approved, the purchase runs and the final text carries its `ORDER-<n>`;
+//! `TOOLNEXUS_BASE_URL` and the style's key name). "buy a `<item>`" asks "Approve purchase
+//! of `<item>`?"; approved, the purchase runs and the final text carries its `ORDER-<n>`;
 //! declined, nothing is bought.
 //! "log me in" asks an `authorization` request at its sign-in URL and ends "signed in".
 //!
