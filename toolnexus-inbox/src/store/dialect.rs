@@ -112,6 +112,18 @@ impl Dialect {
         }
     }
 
+    /// `text` with its ASCII letters lowercased and nothing else changed: how people's
+    /// ids compare (`eq_ignore_ascii_case`). SQLite's `lower` does just that; PostgreSQL's
+    /// folds every letter its locale knows, so it translates the ASCII ones instead.
+    pub(crate) fn ascii_lower(&self, text: &str) -> String {
+        match self.engine {
+            Engine::Sqlite => format!("lower({text})"),
+            Engine::Postgres => format!(
+                "translate({text}, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz')"
+            ),
+        }
+    }
+
     /// The path of object `keys` in this engine's spelling, to bind for
     /// [`json_text`](Self::json_text). A key's quotes and commas would break the spelling:
     /// door code names the keys, never a caller.

@@ -110,7 +110,8 @@ fn conditions(dialect: &Dialect, filter: &Filter<'_>) -> (String, Vec<String>) {
         } else {
             format!("NOT {flagged}")
         };
-        owners.push(format!("(lower({starter_id}) = ${id_param} AND {flagged})"));
+        let starter_id = dialect.ascii_lower(&starter_id);
+        owners.push(format!("({starter_id} = ${id_param} AND {flagged})"));
     }
     if filter.unstarted {
         let starter = json(&mut binds, &["starter"]);

@@ -54,6 +54,12 @@ async fn a_listing_shows_only_the_starters_records_newest_first(db: TestDb) {
 
     let hers = RecordQuery::new(Door::A2A).started_by(&Person::new("ADA@example.com"));
     assert_eq!(ids(&inbox, &hers).await, ["a2", "a1"]);
+    // Ids compare ignoring ASCII case only, on both engines, as `Starter::is` does.
+    let zoe = Person::new("Zoë@example.com");
+    keep(&db, &inbox, "z1", Some(&zoe), "c3").await;
+    let zoes = |id: &str| RecordQuery::new(Door::A2A).started_by(&Person::new(id));
+    assert_eq!(ids(&inbox, &zoes("zoë@EXAMPLE.com")).await, ["z1"]);
+    assert!(ids(&inbox, &zoes("ZOË@example.com")).await.is_empty());
     assert_eq!(inbox.count_records(&hers).await.expect("counted"), 2);
     let in_c1 = hers.clone().field("contextId", "c1");
     assert_eq!(ids(&inbox, &in_c1).await, ["a1"]);
