@@ -306,37 +306,49 @@ lane_suites() {
 run_lanes() {
     local names=(builds crashes suites) name i failed=()
     local started=$SECONDS
-    # Each lane in its own process group, so stopping the script stops everything it started.
+    # Each lane in its own process group, so stopping the script stops everything it
+    # started. A lane writes its status to a file as it ends: bash's `wait -n` can miss a
+    # job that ended while the script was busy showing another one.
     set -m
     for name in "${names[@]}"; do
         (
             [ "$name" != builds ] || renice -n 10 -p "$BASHPID" >/dev/null
-            "lane_$name"
+            status=0
+            "lane_$name" || status=$?
+            echo "$status" >"$work/lane-$name.status"
         ) >"$work/lane-$name.log" 2>&1 &
         lane_pids+=("$!")
     done
     set +m
     say "running the suites in three lanes: ${names[*]}"
     # Each lane's output is shown whole as soon as that lane ends.
-    local pid ended running=("${lane_pids[@]}")
-    while [ ${#running[@]} -gt 0 ]; do
-        ended=0
-        wait -n -p pid "${running[@]}" || ended=$?
+    local status shown=() ended
+    while [ ${#shown[@]} -lt ${#names[@]} ]; do
+        ended=no
         for i in "${!names[@]}"; do
-            [ "${lane_pids[$i]}" = "$pid" ] || continue
-            echo "==== lane ${names[$i]}"
-            cat "$work/lane-${names[$i]}.log"
-            if [ "$ended" -eq 0 ]; then
-                say "lane ${names[$i]}: passed, $((SECONDS - started)) s after the lanes started"
+            name=${names[$i]}
+            case " ${shown[*]} " in *" $name "*) continue ;; esac
+            if [ -f "$work/lane-$name.status" ]; then
+                status=$(cat "$work/lane-$name.status")
+            elif ! kill -0 "${lane_pids[$i]}" 2>/dev/null && [ ! -f "$work/lane-$name.status" ]; then
+                status="gone"
             else
-                say "lane ${names[$i]}: FAILED, $((SECONDS - started)) s after the lanes started"
-                failed+=("${names[$i]}")
+                continue
+            fi
+            ended=yes
+            shown+=("$name")
+            echo "==== lane $name"
+            cat "$work/lane-$name.log"
+            if [ "$status" = 0 ]; then
+                say "lane $name: passed, $((SECONDS - started)) s after the lanes started"
+            else
+                say "lane $name: FAILED ($status), $((SECONDS - started)) s after the lanes started"
+                failed+=("$name")
             fi
         done
-        local still=()
-        for i in "${running[@]}"; do [ "$i" = "$pid" ] || still+=("$i"); done
-        running=("${still[@]}")
+        [ "$ended" = yes ] || sleep 1
     done
+    for i in "${!lane_pids[@]}"; do wait "${lane_pids[$i]}" 2>/dev/null || true; done
     lane_pids=()
     [ ${#failed[@]} -eq 0 ] || die "failed lanes: ${failed[*]} (their output is above)"
 }
