@@ -4,7 +4,7 @@
 #
 #   scripts/test.sh          everything: the API docs with warnings as errors, and every
 #                            suite of `cargo test --workspace --all-features`, built once and
-#                            run in three lanes side by side (see run_lanes below)
+#                            run in four lanes side by side (see run_lanes below)
 #   scripts/test.sh ARGS…    `cargo test --workspace --all-features ARGS…` (only the packages
 #                            named, when ARGS name some with -p)
 #
@@ -246,18 +246,21 @@ install_npm() {
     [ -n "${TOOLNEXUS_TEST_AGUI:-}" ] || setup_agui
 }
 
-# The suites of the whole run, in three lanes that run side by side once everything is
+# The suites of the whole run, in four lanes that run side by side once everything is
 # built. Most suites wait on servers (the crash harnesses, Temporal, the browser), so they
-# leave the processor to the suites that build crates with cargo (the user crates, the
-# macros' compile errors, the doctests, the SQLite-only inbox, the API docs). That lane runs
-# at a lower priority, so a suite with a deadline is not starved. Each lane runs every one of
-# its steps even after a failure, and its output is shown whole when it ends.
+# leave the processor to the work that compiles (the suites that build crates with cargo,
+# the doctests, the SQLite-only inbox, the API docs). That work runs at a lower priority,
+# so a suite with a deadline is not starved, and in two lanes, so one's waits (a link, a
+# lone crate at the top of a graph) are the other's turn. Each lane runs every one of its
+# steps even after a failure, and its output is shown whole when it ends.
 #
-#   builds   cargo doc (-D warnings); the suites that run cargo themselves; the doctests;
-#            the inbox with SQLite alone
+#   crates   the suites that check crates a user writes, in target/user-crates: the
+#            documents' fresh crates, the renamed dependency, the first build
+#   builds   cargo doc (-D warnings); the macros' compile errors (trybuild, in its own
+#            directory); the doctests; the inbox with SQLite alone
 #   crashes  the crash harnesses and Temporal's suites
 #   suites   every other suite: the libraries' unit tests and the integration suites
-build_suites=(fresh_crates ui renamed_dependency first_build)
+crate_suites=(fresh_crates renamed_dependency first_build)
 crash_suites=(kills temporal)
 
 # `--test NAME` for each test target of the workspace in $1 (a space-separated list) or,
@@ -275,6 +278,10 @@ for name in names:
 ' "$@"
 }
 
+lane_crates() {
+    # shellcheck disable=SC2046
+    cargo test --workspace --all-features --no-fail-fast $(test_args "" "${crate_suites[*]}")
+}
 lane_builds() {
     local status=0
     # With the examples, cargo resolves the dependencies' features as the lints did
@@ -283,9 +290,7 @@ lane_builds() {
     say "cargo doc (RUSTDOCFLAGS=-D warnings)"
     RUSTDOCFLAGS="${RUSTDOCFLAGS:-} -D warnings" \
         cargo doc --workspace --all-features --no-deps --examples || status=1
-    # shellcheck disable=SC2046
-    cargo test --workspace --all-features --no-fail-fast $(test_args "" "${build_suites[*]}") \
-        || status=1
+    cargo test --workspace --all-features --no-fail-fast --test ui || status=1
     cargo test --workspace --all-features --no-fail-fast --doc || status=1
     # The inbox as an embedded user builds it, with SQLite alone: it compiles without
     # PostgreSQL, and names the feature a postgres:// URL would need.
@@ -300,11 +305,11 @@ lane_crashes() {
 lane_suites() {
     # shellcheck disable=SC2046
     cargo test --workspace --all-features --no-fail-fast --lib --bins \
-        $(test_args -v "${build_suites[*]} ${crash_suites[*]}")
+        $(test_args -v "${crate_suites[*]} ui ${crash_suites[*]}")
 }
 
 run_lanes() {
-    local names=(builds crashes suites) name i failed=()
+    local names=(crates builds crashes suites) name i failed=()
     local started=$SECONDS
     # Each lane in its own process group, so stopping the script stops everything it
     # started. A lane writes its status to a file as it ends: bash's `wait -n` can miss a
@@ -312,7 +317,7 @@ run_lanes() {
     set -m
     for name in "${names[@]}"; do
         (
-            [ "$name" != builds ] || renice -n 10 -p "$BASHPID" >/dev/null
+            case $name in crates | builds) renice -n 10 -p "$BASHPID" >/dev/null ;; esac
             status=0
             "lane_$name" || status=$?
             echo "$status" >"$work/lane-$name.status"
@@ -320,7 +325,7 @@ run_lanes() {
         lane_pids+=("$!")
     done
     set +m
-    say "running the suites in three lanes: ${names[*]}"
+    say "running the suites in four lanes: ${names[*]}"
     # Each lane's output is shown whole as soon as that lane ends.
     local status shown=() ended
     while [ ${#shown[@]} -lt ${#names[@]} ]; do
