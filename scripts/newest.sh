@@ -4,7 +4,8 @@
 # not on the day someone runs `cargo update`. The build itself stays on Cargo.lock.
 #
 #   scripts/newest.sh       copy the tracked files to target/newest/src, `cargo update`
-#                           there, then `cargo clippy --workspace --all-features -D warnings`
+#                           there, then `cargo clippy --workspace --all-features --examples
+#                           -D warnings`
 #
 # The copy shares the workspace's target directory: a dependency whose newest version is the
 # locked one is not checked again, so the cost is the crates that moved and the workspace's
@@ -27,4 +28,6 @@ say "cargo update (the newest semver-compatible versions)"
 # Its output names each dependency that moved ("Updating rustls v0.23.46 -> v0.23.48").
 cargo update
 say "cargo clippy against them"
-CARGO_TARGET_DIR="$target" cargo clippy --workspace --all-features -- -D warnings
+# With the examples, the dependencies' features resolve as in .ci/run's clippy (dev-dependencies
+# included), so a dependency that did not move, and none of its own did, is not checked again.
+CARGO_TARGET_DIR="$target" cargo clippy --workspace --all-features --examples -- -D warnings
