@@ -135,11 +135,7 @@ pub fn check_data(form: &Map<String, Value>, data: Option<&Value>) -> Result<(),
         None | Some(Value::Null) => return Err(FitError::whole("the form was not filled in")),
         Some(_) => return Err(FitError::whole("the answer's data must be an object")),
     };
-    let required: Vec<&str> = form
-        .get("required")
-        .and_then(Value::as_array)
-        .map(|r| r.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
+    let required = super::field::required_of(form.get("required"));
     let mut problems = Vec::new();
     let mut problem = |name: &str, reason: String| {
         problems.push(Problem {

@@ -142,7 +142,7 @@ pub fn argument_fields(schema: &Map<String, Value>) -> Option<Vec<Field>> {
 }
 
 /// The names a schema's `required` lists.
-fn required_of(required: Option<&Value>) -> Vec<&str> {
+pub(super) fn required_of(required: Option<&Value>) -> Vec<&str> {
     required
         .and_then(Value::as_array)
         .map(|r| r.iter().filter_map(Value::as_str).collect())
