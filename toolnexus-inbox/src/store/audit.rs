@@ -1,7 +1,9 @@
 //! `toolnexus_inbox_audit`: every change of a run, appended in the transaction that makes
 //! it and never rewritten.
 
-use sqlx::{AnyConnection, AnyPool, FromRow};
+use sqlx::{AnyConnection, AnyPool};
+
+use super::row::row;
 
 use crate::error::InboxError;
 
@@ -41,15 +43,16 @@ pub(crate) async fn append(
     Ok(())
 }
 
-/// An entry as [`of_run`] reads it.
-#[derive(FromRow)]
-pub(crate) struct EntryRow {
-    pub(crate) at: i64,
-    pub(crate) kind: String,
-    pub(crate) request_id: Option<String>,
-    pub(crate) actor: Option<String>,
-    pub(crate) attempt: Option<i64>,
-    pub(crate) detail: Option<String>,
+row! {
+    /// An entry as [`of_run`] reads it.
+    pub(crate) struct EntryRow {
+        pub(crate) at: i64,
+        pub(crate) kind: String,
+        pub(crate) request_id: Option<String>,
+        pub(crate) actor: Option<String>,
+        pub(crate) attempt: Option<i64>,
+        pub(crate) detail: Option<String>,
+    }
 }
 
 /// The trail of the run request `id` belongs to, oldest first; when no request has that

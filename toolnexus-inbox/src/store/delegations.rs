@@ -1,18 +1,21 @@
 //! `toolnexus_inbox_delegations`: answering rights one person handed another for a window.
 
-use sqlx::{AnyConnection, AnyPool, FromRow};
+use sqlx::{AnyConnection, AnyPool};
+
+use super::row::row;
 
 use crate::error::InboxError;
 
-/// A delegation as stored; ids lowercased.
-#[derive(FromRow)]
-pub(crate) struct DelegationRow {
-    pub(crate) id: String,
-    pub(crate) from_person: String,
-    pub(crate) to_id: String,
-    pub(crate) until_at: i64,
-    pub(crate) created_at: i64,
-    pub(crate) revoked_at: Option<i64>,
+row! {
+    /// A delegation as stored; ids lowercased.
+    pub(crate) struct DelegationRow {
+        pub(crate) id: String,
+        pub(crate) from_person: String,
+        pub(crate) to_id: String,
+        pub(crate) until_at: i64,
+        pub(crate) created_at: i64,
+        pub(crate) revoked_at: Option<i64>,
+    }
 }
 
 const COLUMNS: &str =

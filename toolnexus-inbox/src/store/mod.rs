@@ -1,6 +1,6 @@
 //! The inbox's storage: every SQL statement it runs lives under this module, one module
 //! per table ([`runs`], [`requests`], [`outbox`], [`audit`]), with the rows they read as
-//! `FromRow` types. Which engine a database speaks is decided once, when it is opened: the
+//! `FromRow` types ([`row`]). Which engine a database speaks is decided once, when it is opened: the
 //! [`Store`] holds its [`Dialect`] (the few statements that differ between SQLite and
 //! PostgreSQL), and nothing outside this module looks at the engine again.
 //!
@@ -18,6 +18,7 @@ pub(crate) mod journal;
 pub(crate) mod notes;
 pub(crate) mod outbox;
 pub(crate) mod requests;
+mod row;
 pub(crate) mod runs;
 pub(crate) mod schema;
 

@@ -1,7 +1,9 @@
 //! `toolnexus_inbox_outbox`: a notification per webhook, written in the transaction of the
 //! change it tells of, then claimed under a short lease, posted, and recorded.
 
-use sqlx::{AnyConnection, AnyPool, FromRow};
+use sqlx::{AnyConnection, AnyPool};
+
+use super::row::row;
 
 use super::Dialect;
 use crate::error::InboxError;
@@ -58,15 +60,16 @@ pub(crate) fn claim_sql(lock: &str) -> String {
     )
 }
 
-/// A claimed notification.
-#[derive(FromRow)]
-pub(crate) struct Claimed {
-    pub(crate) id: String,
-    pub(crate) run_id: String,
-    pub(crate) event: String,
-    pub(crate) body: String,
-    /// The attempt this claim makes, which fences its record.
-    pub(crate) attempts: i64,
+row! {
+    /// A claimed notification.
+    pub(crate) struct Claimed {
+        pub(crate) id: String,
+        pub(crate) run_id: String,
+        pub(crate) event: String,
+        pub(crate) body: String,
+        /// The attempt this claim makes, which fences its record.
+        pub(crate) attempts: i64,
+    }
 }
 
 /// Claims up to `batch` notifications due to `webhook` at `now`, leased until `lease_until`.
@@ -125,21 +128,22 @@ pub(crate) async fn record(
     Ok(written.rows_affected() > 0)
 }
 
-/// A notification as [`of_run`] reads it.
-#[derive(FromRow)]
-pub(crate) struct NotificationRow {
-    pub(crate) id: String,
-    pub(crate) event: String,
-    pub(crate) request_id: Option<String>,
-    pub(crate) target: String,
-    pub(crate) state: String,
-    pub(crate) attempts: i64,
-    pub(crate) last_status: Option<i64>,
-    pub(crate) last_error: Option<String>,
-    pub(crate) created_at: i64,
-    pub(crate) next_at: i64,
-    pub(crate) delivered_at: Option<i64>,
-    pub(crate) body: String,
+row! {
+    /// A notification as [`of_run`] reads it.
+    pub(crate) struct NotificationRow {
+        pub(crate) id: String,
+        pub(crate) event: String,
+        pub(crate) request_id: Option<String>,
+        pub(crate) target: String,
+        pub(crate) state: String,
+        pub(crate) attempts: i64,
+        pub(crate) last_status: Option<i64>,
+        pub(crate) last_error: Option<String>,
+        pub(crate) created_at: i64,
+        pub(crate) next_at: i64,
+        pub(crate) delivered_at: Option<i64>,
+        pub(crate) body: String,
+    }
 }
 
 /// Every notification of the run request `id` belongs to, oldest first.

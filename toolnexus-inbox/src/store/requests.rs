@@ -4,39 +4,42 @@
 
 use std::sync::LazyLock;
 
-use sqlx::{AnyConnection, AnyPool, FromRow};
+use sqlx::{AnyConnection, AnyPool};
+
+use super::row::row;
 
 use crate::error::InboxError;
 use crate::records::state::ParkedState;
 
-/// A request of a run, with the parts of its run people and workers see: everything but
-/// the transcript.
-#[derive(FromRow)]
-pub(crate) struct ParkedRow {
-    pub(crate) id: String,
-    pub(crate) run_id: String,
-    pub(crate) agent: String,
-    pub(crate) state: String,
-    pub(crate) request: String,
-    pub(crate) model: String,
-    pub(crate) turns: i64,
-    pub(crate) tool_name: Option<String>,
-    pub(crate) tool_args: Option<String>,
-    pub(crate) parked_at: i64,
-    pub(crate) expires_at: Option<i64>,
-    pub(crate) answer: Option<String>,
-    pub(crate) answered_by: Option<String>,
-    pub(crate) answered_at: Option<i64>,
-    pub(crate) attempts: i64,
-    pub(crate) lease_until: Option<i64>,
-    pub(crate) last_error: Option<String>,
-    pub(crate) result: Option<String>,
-    pub(crate) next_id: Option<String>,
-    pub(crate) updated_at: i64,
-    pub(crate) request_ids: Option<String>,
-    pub(crate) escalated_at: Option<i64>,
-    pub(crate) escalated_to: Option<String>,
-    pub(crate) votes: Option<String>,
+row! {
+    /// A request of a run, with the parts of its run people and workers see: everything but
+    /// the transcript.
+    pub(crate) struct ParkedRow {
+        pub(crate) id: String,
+        pub(crate) run_id: String,
+        pub(crate) agent: String,
+        pub(crate) state: String,
+        pub(crate) request: String,
+        pub(crate) model: String,
+        pub(crate) turns: i64,
+        pub(crate) tool_name: Option<String>,
+        pub(crate) tool_args: Option<String>,
+        pub(crate) parked_at: i64,
+        pub(crate) expires_at: Option<i64>,
+        pub(crate) answer: Option<String>,
+        pub(crate) answered_by: Option<String>,
+        pub(crate) answered_at: Option<i64>,
+        pub(crate) attempts: i64,
+        pub(crate) lease_until: Option<i64>,
+        pub(crate) last_error: Option<String>,
+        pub(crate) result: Option<String>,
+        pub(crate) next_id: Option<String>,
+        pub(crate) updated_at: i64,
+        pub(crate) request_ids: Option<String>,
+        pub(crate) escalated_at: Option<i64>,
+        pub(crate) escalated_to: Option<String>,
+        pub(crate) votes: Option<String>,
+    }
 }
 
 /// The requests (`q`) joined with their runs (`r`).
@@ -179,19 +182,20 @@ pub(crate) async fn insert(
     Ok(inserted.rows_affected() > 0)
 }
 
-/// A request as an answer reads it: the request, its deadline, its answer's time and who
-/// an escalation added to its responders (a JSON list).
-#[derive(FromRow)]
-pub(crate) struct ToAnswer {
-    pub(crate) request: String,
-    pub(crate) expires_at: Option<i64>,
-    pub(crate) answered_at: Option<i64>,
-    pub(crate) escalated_to: Option<String>,
-    /// The votes given so far (a JSON list), when any.
-    pub(crate) votes: Option<String>,
-    /// The call that asked the request, and its arguments as JSON: what a receipt binds.
-    pub(crate) tool_name: Option<String>,
-    pub(crate) tool_args: Option<String>,
+row! {
+    /// A request as an answer reads it: the request, its deadline, its answer's time and who
+    /// an escalation added to its responders (a JSON list).
+    pub(crate) struct ToAnswer {
+        pub(crate) request: String,
+        pub(crate) expires_at: Option<i64>,
+        pub(crate) answered_at: Option<i64>,
+        pub(crate) escalated_to: Option<String>,
+        /// The votes given so far (a JSON list), when any.
+        pub(crate) votes: Option<String>,
+        /// The call that asked the request, and its arguments as JSON: what a receipt binds.
+        pub(crate) tool_name: Option<String>,
+        pub(crate) tool_args: Option<String>,
+    }
 }
 
 /// Request `id` as an answer reads it, inside the answer's transaction.
@@ -244,11 +248,12 @@ pub(crate) async fn record_votes(
     Ok(())
 }
 
-/// An open request whose deadline passed: its id and the request as JSON.
-#[derive(FromRow)]
-pub(crate) struct Due {
-    pub(crate) id: String,
-    pub(crate) request: String,
+row! {
+    /// An open request whose deadline passed: its id and the request as JSON.
+    pub(crate) struct Due {
+        pub(crate) id: String,
+        pub(crate) request: String,
+    }
 }
 
 /// The open requests whose deadline is `now` or earlier.
@@ -260,14 +265,15 @@ pub(crate) async fn due_to_expire(pool: &AnyPool, now: i64) -> Result<Vec<Due>, 
         .await?)
 }
 
-/// An open request not escalated yet, with what an escalation needs to know of it.
-#[derive(FromRow)]
-pub(crate) struct Unescalated {
-    pub(crate) id: String,
-    pub(crate) run_id: String,
-    pub(crate) agent: String,
-    pub(crate) request: String,
-    pub(crate) parked_at: i64,
+row! {
+    /// An open request not escalated yet, with what an escalation needs to know of it.
+    pub(crate) struct Unescalated {
+        pub(crate) id: String,
+        pub(crate) run_id: String,
+        pub(crate) agent: String,
+        pub(crate) request: String,
+        pub(crate) parked_at: i64,
+    }
 }
 
 /// The open requests not escalated yet that were parked at `before` or earlier, oldest
@@ -303,14 +309,15 @@ pub(crate) async fn mark_escalated(
     Ok(marked.rows_affected() > 0)
 }
 
-/// A request's stored answer, and the call it was parked for (its tool's name and its
-/// arguments as JSON), when it was a tool call's.
-#[derive(FromRow)]
-pub(crate) struct StoredAnswer {
-    pub(crate) id: String,
-    pub(crate) answer: Option<String>,
-    pub(crate) tool_name: Option<String>,
-    pub(crate) tool_args: Option<String>,
+row! {
+    /// A request's stored answer, and the call it was parked for (its tool's name and its
+    /// arguments as JSON), when it was a tool call's.
+    pub(crate) struct StoredAnswer {
+        pub(crate) id: String,
+        pub(crate) answer: Option<String>,
+        pub(crate) tool_name: Option<String>,
+        pub(crate) tool_args: Option<String>,
+    }
 }
 
 /// The answers to run `run`'s requests, in call order.

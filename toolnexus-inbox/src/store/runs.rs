@@ -4,7 +4,9 @@
 //! Every write a worker makes under a claim names the attempt it claimed with, so a worker
 //! whose lease lapsed can never write over the worker that took the run over.
 
-use sqlx::{AnyConnection, AnyPool, FromRow, Row};
+use sqlx::{AnyConnection, AnyPool, Row};
+
+use super::row::row;
 
 use super::Dialect;
 use crate::error::InboxError;
@@ -53,11 +55,12 @@ pub(crate) struct Locked {
     pub(crate) agent: String,
 }
 
-#[derive(FromRow)]
-struct LockedRow {
-    id: String,
-    state: String,
-    agent: String,
+row! {
+    struct LockedRow {
+        id: String,
+        state: String,
+        agent: String,
+    }
 }
 
 /// Locks run `run`'s row until the transaction ends — the one way a run is locked. A write
@@ -153,14 +156,15 @@ pub(crate) struct Terms<'a> {
     pub(crate) max_attempts: i64,
 }
 
-/// A run a claim took: what resuming it needs, and the attempt number that fences its
-/// writes.
-#[derive(FromRow)]
-pub(crate) struct Claimed {
-    pub(crate) id: String,
-    pub(crate) messages: String,
-    pub(crate) attempts: i64,
-    pub(crate) turns: i64,
+row! {
+    /// A run a claim took: what resuming it needs, and the attempt number that fences its
+    /// writes.
+    pub(crate) struct Claimed {
+        pub(crate) id: String,
+        pub(crate) messages: String,
+        pub(crate) attempts: i64,
+        pub(crate) turns: i64,
+    }
 }
 
 /// A claim: the row(s) matched by `target` become running under the lease ($1, now being
@@ -361,12 +365,13 @@ pub(crate) async fn fail_attempt(
     Ok(written.rows_affected() > 0)
 }
 
-/// A run given up because its last allowed attempt died with its worker.
-#[derive(FromRow)]
-pub(crate) struct Exhausted {
-    pub(crate) id: String,
-    pub(crate) attempts: i64,
-    pub(crate) last_error: String,
+row! {
+    /// A run given up because its last allowed attempt died with its worker.
+    pub(crate) struct Exhausted {
+        pub(crate) id: String,
+        pub(crate) attempts: i64,
+        pub(crate) last_error: String,
+    }
 }
 
 /// Marks failed the runs of `agent` whose last allowed attempt (of `max_attempts`) died
