@@ -278,6 +278,19 @@ for name in names:
 ' "$@"
 }
 
+# `--example NAME` for each example the suites run: all but the benchmark programs
+# (`bench_*`): a measurement builds them in release, clippy lints them, and linking them
+# here would cost a minute of CPU and test nothing.
+example_args() {
+    cargo metadata --no-deps --format-version 1 | python3 -c '
+import json, sys
+names = sorted({t["name"] for p in json.load(sys.stdin)["packages"] for t in p["targets"]
+                if "example" in t["kind"] and not t["name"].startswith("bench_")})
+for name in names:
+    print("--example", name)
+'
+}
+
 lane_crates() {
     # shellcheck disable=SC2046
     cargo test --workspace --all-features --no-fail-fast $(test_args "" "${crate_suites[*]}")
@@ -388,7 +401,8 @@ if [ -z "${TOOLNEXUS_TEST_CONFORMANCE:-}" ] || [ -z "${TOOLNEXUS_TEST_AGUI:-}" ]
 fi
 background "the Python SDKs" install_python
 background "the npm packages" install_npm
-cargo test --workspace --all-features --no-run
+# shellcheck disable=SC2046
+cargo test --workspace --all-features --no-run --lib --bins --tests $(example_args)
 finish_background
 # Installed now: these only set the variables the suites read.
 install_python
