@@ -257,7 +257,7 @@ install_npm() {
 #   crates   the suites that check crates a user writes, in target/user-crates: the
 #            documents' fresh crates, the renamed dependency, the first build
 #   builds   cargo doc (-D warnings); the macros' compile errors (trybuild, in its own
-#            directory); the doctests; the inbox with SQLite alone
+#            directory); the doctests; the inbox with SQLite alone, linted
 #   crashes  the crash harnesses and Temporal's suites
 #   suites   every other suite: the libraries' unit tests and the integration suites
 crate_suites=(fresh_crates renamed_dependency first_build)
@@ -297,18 +297,20 @@ lane_crates() {
 }
 lane_builds() {
     local status=0
-    # With the examples, cargo resolves the dependencies' features as the lints did
-    # (dev-dependencies included), so the docs reuse what clippy checked instead of checking
-    # some thirty dependencies again; and the examples' own docs are held to -D warnings.
+    # The libraries' API docs, and the examples'. With an example among the targets, cargo
+    # resolves the dependencies' features as the lints did (dev-dependencies included), so
+    # the docs reuse what clippy checked instead of checking some thirty dependencies again.
     say "cargo doc (RUSTDOCFLAGS=-D warnings)"
     RUSTDOCFLAGS="${RUSTDOCFLAGS:-} -D warnings" \
-        cargo doc --workspace --all-features --no-deps --examples || status=1
+        cargo doc --workspace --all-features --no-deps --lib --examples || status=1
     cargo test --workspace --all-features --no-fail-fast --test ui || status=1
     cargo test --workspace --all-features --no-fail-fast --doc || status=1
-    # The inbox as an embedded user builds it, with SQLite alone: it compiles without
-    # PostgreSQL, and names the feature a postgres:// URL would need.
+    # The inbox as an embedded user builds it, with SQLite alone: it compiles, without a
+    # warning, with neither PostgreSQL nor the page. What such a build does with a
+    # postgres:// URL is a unit test of the full build, which can say which engines it has.
     say "toolnexus-inbox with the sqlite feature alone"
-    cargo test -p toolnexus-inbox --no-default-features --features sqlite --lib || status=1
+    cargo clippy -p toolnexus-inbox --no-default-features --features sqlite --lib \
+        -- -D warnings || status=1
     return "$status"
 }
 lane_crashes() {
@@ -401,8 +403,11 @@ if [ -z "${TOOLNEXUS_TEST_CONFORMANCE:-}" ] || [ -z "${TOOLNEXUS_TEST_AGUI:-}" ]
 fi
 background "the Python SDKs" install_python
 background "the npm packages" install_npm
+cargo test --workspace --all-features --no-run --lib --bins --tests
+# The examples as programs (`cargo test --example` would build them as test harnesses); the
+# dev and test profiles are alike, so nothing the suites built is built again.
 # shellcheck disable=SC2046
-cargo test --workspace --all-features --no-run --lib --bins --tests $(example_args)
+cargo build --workspace --all-features $(example_args)
 finish_background
 # Installed now: these only set the variables the suites read.
 install_python

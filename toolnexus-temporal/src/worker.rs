@@ -1,6 +1,9 @@
 //! [`AgentWorker`]: a Temporal worker that runs an [`Agent`]'s `AgentRun` workflows and
 //! their step activities.
 
+use std::future::Future;
+use std::pin::Pin;
+
 use temporalio_sdk::{Runtime, Worker, WorkerOptions};
 
 use crate::activity::Steps;
@@ -67,7 +70,18 @@ impl AgentWorker {
     /// Serves until the process ends or `shutdown` resolves; in-flight steps finish first.
     pub async fn run_until(
         self,
-        shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> Result<(), TemporalError> {
+        self.serve(Box::pin(shutdown)).await
+    }
+
+    /// The worker itself. Its set-up instantiates the SDK's generic worker, workflow and
+    /// activity machinery; kept out of the generic [`run_until`](Self::run_until), that code
+    /// is compiled once, in this crate, rather than again in every program that passes a
+    /// signal of its own.
+    async fn serve(
+        self,
+        shutdown: Pin<Box<dyn Future<Output = ()> + Send>>,
     ) -> Result<(), TemporalError> {
         if !self.connection.encrypts() {
             tracing::warn!(
@@ -131,7 +145,7 @@ impl AgentWorker {
     /// middle of carries on, from its history, at another worker or once one starts again.
     /// [`run_until`](Self::run_until) takes a signal of your own instead.
     pub async fn run(self) -> Result<(), TemporalError> {
-        self.run_until(stop_signal()).await
+        self.serve(Box::pin(stop_signal())).await
     }
 }
 

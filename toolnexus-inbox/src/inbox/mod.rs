@@ -119,6 +119,7 @@ impl Inbox {
 
     /// Now, by this inbox's clock: what the page shows deadlines against, so a test that
     /// moves the clock on sees the page move with it.
+    #[cfg(feature = "web")]
     pub(crate) fn now_time(&self) -> std::time::SystemTime {
         crate::clock::from_ms(self.now())
     }

@@ -62,12 +62,17 @@ pub(crate) struct PoolSettings {
 
 /// The engine a URL names, and the URL sqlx is given for it, when this build has it.
 fn resolve(url: &str) -> Result<(Engine, String, bool), InboxError> {
+    resolve_in(url, Engine::built)
+}
+
+/// [`resolve`] for a build that has the engines `built` says it has: the tests try a build
+/// without an engine without compiling one.
+fn resolve_in(
+    url: &str,
+    built: impl Fn(Engine) -> bool,
+) -> Result<(Engine, String, bool), InboxError> {
     let resolved = name(url)?;
-    let built = match resolved.0 {
-        Engine::Sqlite => cfg!(feature = "sqlite"),
-        Engine::Postgres => cfg!(feature = "postgres"),
-    };
-    if !built {
+    if !built(resolved.0) {
         return Err(InboxError::EngineNotBuilt {
             engine: resolved.0.feature(),
         });
@@ -76,6 +81,14 @@ fn resolve(url: &str) -> Result<(Engine, String, bool), InboxError> {
 }
 
 impl Engine {
+    /// Whether this build has the engine: its feature was on when the crate compiled.
+    fn built(self) -> bool {
+        match self {
+            Engine::Sqlite => cfg!(feature = "sqlite"),
+            Engine::Postgres => cfg!(feature = "postgres"),
+        }
+    }
+
     /// The crate feature that builds the engine in.
     fn feature(self) -> &'static str {
         match self {
@@ -295,22 +308,30 @@ mod tests {
 
     #[test]
     fn an_engine_left_out_of_the_build_is_named_with_its_feature() {
-        let postgres = resolve("postgres://u@h/db");
-        assert_eq!(postgres.is_ok(), cfg!(feature = "postgres"));
-        if let Err(e) = postgres {
-            assert!(matches!(
-                e,
-                InboxError::EngineNotBuilt { engine: "postgres" }
-            ));
-            assert!(
-                e.to_string().contains("enable its `postgres` feature"),
-                "{e}"
-            );
-        }
-        let sqlite = resolve("sqlite::memory:");
-        assert_eq!(sqlite.is_ok(), cfg!(feature = "sqlite"));
-        if let Err(e) = sqlite {
-            assert!(matches!(e, InboxError::EngineNotBuilt { engine: "sqlite" }));
-        }
+        let sqlite_only = |e: Engine| e == Engine::Sqlite;
+        let e = resolve_in("postgres://u@h/db", sqlite_only).unwrap_err();
+        assert!(matches!(
+            e,
+            InboxError::EngineNotBuilt { engine: "postgres" }
+        ));
+        assert!(
+            e.to_string().contains("enable its `postgres` feature"),
+            "{e}"
+        );
+        assert!(resolve_in("sqlite::memory:", sqlite_only).is_ok());
+        let postgres_only = |e: Engine| e == Engine::Postgres;
+        let e = resolve_in("sqlite::memory:", postgres_only).unwrap_err();
+        assert!(matches!(e, InboxError::EngineNotBuilt { engine: "sqlite" }));
+        assert!(e.to_string().contains("enable its `sqlite` feature"), "{e}");
+    }
+
+    #[test]
+    fn this_build_has_the_engines_its_features_name() {
+        assert_eq!(Engine::Sqlite.built(), cfg!(feature = "sqlite"));
+        assert_eq!(Engine::Postgres.built(), cfg!(feature = "postgres"));
+        assert_eq!(
+            resolve("postgres://u@h/db").is_ok(),
+            cfg!(feature = "postgres")
+        );
     }
 }
