@@ -255,12 +255,12 @@ install_npm() {
 # steps even after a failure, and its output is shown whole when it ends.
 #
 #   crates   the suites that check crates a user writes, in target/user-crates: the
-#            documents' fresh crates, the renamed dependency, the first build
+#            documents' fresh crates, the renamed dependency
 #   builds   cargo doc (-D warnings); the macros' compile errors (trybuild, in its own
 #            directory); the doctests; the inbox with SQLite alone, linted
 #   crashes  the crash harnesses and Temporal's suites
 #   suites   every other suite: the libraries' unit tests and the integration suites
-crate_suites=(fresh_crates renamed_dependency first_build)
+crate_suites=(fresh_crates renamed_dependency)
 crash_suites=(kills temporal)
 
 # `--test NAME` for each test target of the workspace in $1 (a space-separated list) or,

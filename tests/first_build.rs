@@ -4,43 +4,60 @@
 //! across every package such a root command selects, so one example package turning a
 //! feature on changes what this example builds; this suite is where that shows.
 //!
-//! The build is checked offline with the workspace's lock, in the target directory the
-//! suites' user crates share (`toolnexus_test_support::user_crate`), and its crate count
-//! must be the one BENCHMARKS.md gives: cargo names every package of the build, fresh or
-//! not.
+//! The packages are cargo's own resolution of that command: `cargo tree` from the root,
+//! offline with the workspace's lock, selects the default members as `cargo run` does and
+//! unifies their features the same way, and the example's package is the tree under its
+//! root. Its count must be the one BENCHMARKS.md gives. The example itself is compiled by
+//! the test build, which builds every example the suites run.
 
 use std::collections::BTreeSet;
 use std::path::Path;
-
-use serde_json::Value;
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// The package a `package_id` names: `…#name@version`, or for a path package named like
-/// its folder, `…/name#version`.
-fn package_name(id: &str) -> &str {
-    let (source, fragment) = id.rsplit_once('#').unwrap_or((id, ""));
-    match fragment.split_once('@') {
-        Some((name, _)) => name,
-        None => source.rsplit('/').next().unwrap_or(source),
-    }
+/// The package of one line of `cargo tree --prefix depth -f {p}`: its depth and name
+/// (`2serde v1.0.229` is `(2, "serde")`).
+fn tree_line(line: &str) -> Option<(usize, &str)> {
+    let digits = line.find(|c: char| !c.is_ascii_digit())?;
+    let depth = line[..digits].parse().ok()?;
+    let name = line[digits..].split_whitespace().next()?;
+    Some((depth, name))
 }
 
-/// The packages `cargo run --example approve_purchase` compiles, run as a user runs it.
-/// `cargo check` compiles the same packages (every library, build script and proc macro
-/// of the unit graph) without their code generation and the link, and lets the check share
-/// the target directory of the suites' other user crates.
+/// The packages under the root `package` in a `cargo tree --prefix depth` listing of
+/// several roots, the root included.
+fn tree_of<'a>(listing: &'a str, package: &str) -> BTreeSet<&'a str> {
+    let mut inside = false;
+    let mut packages = BTreeSet::new();
+    for (depth, name) in listing.lines().filter_map(tree_line) {
+        if depth == 0 {
+            inside = name == package;
+        }
+        if inside {
+            packages.insert(name);
+        }
+    }
+    packages
+}
+
+/// The packages `cargo run --example approve_purchase` compiles, run as a user runs it:
+/// every library, build script and proc macro of its package's tree, its dev-dependencies
+/// included (an example may use them), with the features every default member asks for.
 fn packages_built() -> BTreeSet<String> {
     let out = toolnexus_test_support::user_crate::cargo()
         .args([
-            "check",
+            "tree",
             "--offline",
             "--locked",
-            "--example",
-            "approve_purchase",
-            "--message-format=json",
+            "--edges",
+            "normal,build,dev",
+            "--prefix",
+            "depth",
+            "--format",
+            "{p}",
+            "--no-dedupe",
             "--color=never",
         ])
         .current_dir(root())
@@ -48,18 +65,12 @@ fn packages_built() -> BTreeSet<String> {
         .expect("cargo runs");
     assert!(
         out.status.success(),
-        "the first example does not build:\n{}",
+        "cargo cannot resolve the first example's build:\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
-        .filter(|m| m["reason"] == "compiler-artifact")
-        .filter_map(|m| {
-            m["package_id"]
-                .as_str()
-                .map(|id| package_name(id).to_owned())
-        })
+    tree_of(&String::from_utf8_lossy(&out.stdout), "toolnexus-examples")
+        .into_iter()
+        .map(str::to_owned)
         .collect()
 }
 
@@ -98,12 +109,19 @@ fn the_first_example_builds_only_what_it_shows() {
 }
 
 #[test]
-fn package_ids_name_their_package() {
-    let registry = "registry+https://github.com/rust-lang/crates.io-index#serde_json@1.0.140";
-    assert_eq!(package_name(registry), "serde_json");
-    assert_eq!(package_name("path+file:///w/toolnexus#0.24.0"), "toolnexus");
+fn a_tree_listing_is_read_root_by_root() {
+    let listing = "0toolnexus-examples v0.24.0 (/w/examples/core)\n\
+                   1toolnexus v0.24.0 (/w/toolnexus)\n\
+                   2serde v1.0.229\n\
+                   1tokio v1.54.1\n\
+                   \n\
+                   0toolnexus-inbox-examples v0.24.0 (/w/examples/inbox)\n\
+                   1sqlx v0.9.1\n";
+    let core: Vec<&str> = tree_of(listing, "toolnexus-examples").into_iter().collect();
+    assert_eq!(core, ["serde", "tokio", "toolnexus", "toolnexus-examples"]);
     assert_eq!(
-        package_name("path+file:///w/examples/core#toolnexus-examples@0.24.0"),
-        "toolnexus-examples"
+        tree_line("12proc-macro2 v1.0.106"),
+        Some((12, "proc-macro2"))
     );
+    assert_eq!(tree_line(""), None);
 }
