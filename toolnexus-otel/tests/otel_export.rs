@@ -504,8 +504,7 @@ fn sample_event() -> toolnexus::MetricEvent {
             .unwrap();
         client.run("hello", &common::echo_toolkit()).await.unwrap();
     });
-    let first = events.lock().unwrap()[0].clone();
-    first
+    events.lock().unwrap()[0].clone()
 }
 
 #[test]

@@ -225,12 +225,12 @@ async fn answer(
     who: &Person,
 ) -> Result<Accepted, A2AError> {
     let Seen { kept, view, sight } = shared.seen(id, who).await?;
-    if let Some(context) = message.context_id.as_deref().filter(|c| !c.is_empty()) {
-        if context != kept.data.context_id {
-            return Err(A2AError::invalid_params(format!(
-                "contextId `{context}` is not the context of task `{id}`"
-            )));
-        }
+    if let Some(context) = message.context_id.as_deref().filter(|c| !c.is_empty())
+        && context != kept.data.context_id
+    {
+        return Err(A2AError::invalid_params(format!(
+            "contextId `{context}` is not the context of task `{id}`"
+        )));
     }
     if view.is_terminal() {
         return Err(terminal(id));

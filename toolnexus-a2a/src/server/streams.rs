@@ -77,12 +77,12 @@ impl Drop for Slot {
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
         open.all = open.all.saturating_sub(1);
-        if let Some(id) = &self.caller {
-            if let Some(mine) = open.by.get_mut(id) {
-                *mine = mine.saturating_sub(1);
-                if *mine == 0 {
-                    open.by.remove(id);
-                }
+        if let Some(id) = &self.caller
+            && let Some(mine) = open.by.get_mut(id)
+        {
+            *mine = mine.saturating_sub(1);
+            if *mine == 0 {
+                open.by.remove(id);
             }
         }
     }

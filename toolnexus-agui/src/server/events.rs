@@ -94,12 +94,12 @@ impl Live {
     }
 
     fn close_text(&mut self, out: &mut Vec<Event>) {
-        if std::mem::take(&mut self.text_open) {
-            if let Some(id) = &self.turn {
-                out.push(Event::TextMessageEnd {
-                    message_id: id.clone(),
-                });
-            }
+        if std::mem::take(&mut self.text_open)
+            && let Some(id) = &self.turn
+        {
+            out.push(Event::TextMessageEnd {
+                message_id: id.clone(),
+            });
         }
     }
 
