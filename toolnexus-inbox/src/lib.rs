@@ -20,6 +20,7 @@ mod store;
 #[cfg(feature = "web")]
 pub mod web;
 
+pub use doors::admission::{Admission, Unidentified, DEFAULT_MAX_BODY};
 pub use doors::chain::Latest;
 pub use doors::in_flight::{InFlight, InFlightGuard};
 pub use doors::listing::{Listed, RecordCursor, RecordQuery};

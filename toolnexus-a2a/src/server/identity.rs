@@ -7,12 +7,12 @@
 use std::sync::Arc;
 
 use axum::extract::{Request, State};
-use axum::http::{header, HeaderValue, StatusCode};
+use axum::http::{header, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde_json::json;
-use toolnexus_inbox::Person;
+use toolnexus_inbox::{Person, Unidentified};
 
 use super::shared::Shared;
 
@@ -22,21 +22,16 @@ use super::shared::Shared;
 #[derive(Debug, Clone)]
 pub(crate) struct Caller(pub(crate) Person);
 
-/// Identifies the caller of `request`, refusing with 401 whoever the hook does not know
-/// unless anonymous callers are allowed.
+/// Identifies the caller of `request`, refusing with 401 whoever the door does not admit.
 pub(crate) async fn identified(
     State(shared): State<Arc<Shared>>,
     request: Request,
     next: Next,
 ) -> Response {
     let (parts, body) = request.into_parts();
-    let caller = match &shared.identify {
-        None => shared.responder.clone(),
-        Some(hook) => match hook.identify(&parts) {
-            Some(person) => person,
-            None if shared.allow_anonymous => Person::stand_in(shared.responder.id.clone()),
-            None => return unauthorized(&shared.card.name),
-        },
+    let caller = match shared.admission.caller(&parts) {
+        Ok(caller) => caller,
+        Err(refused) => return unauthorized(&refused, &shared.card.name),
     };
     let mut request = Request::from_parts(parts, body);
     request.extensions_mut().insert(Caller(caller));
@@ -45,39 +40,17 @@ pub(crate) async fn identified(
 
 /// HTTP 401 with `WWW-Authenticate: Bearer realm="<agent>"`; the body says what to send,
 /// never what was sent.
-fn unauthorized(agent: &str) -> Response {
-    // A quoted-string may not hold a bare quote or backslash, nor control characters.
-    let realm: String = agent
-        .chars()
-        .filter(|c| *c != '"' && *c != '\\' && !c.is_control())
-        .collect();
-    let challenge = HeaderValue::from_str(&format!("Bearer realm=\"{realm}\""))
-        .unwrap_or_else(|_| HeaderValue::from_static("Bearer"));
+fn unauthorized(refused: &Unidentified, agent: &str) -> Response {
     let body = json!({
         "error": {
             "code": 401,
             "status": "UNAUTHENTICATED",
-            "message": "this agent needs a credential: send `Authorization: Bearer <token>`",
+            "message": refused.to_string(),
         }
     });
     let mut response = (StatusCode::UNAUTHORIZED, Json(body)).into_response();
     response
         .headers_mut()
-        .insert(header::WWW_AUTHENTICATE, challenge);
+        .insert(header::WWW_AUTHENTICATE, refused.challenge(Some(agent)));
     response
-}
-
-#[cfg(test)]
-mod tests {
-    use super::unauthorized;
-
-    #[test]
-    fn the_challenge_names_the_agent_as_a_quoted_realm() {
-        let response = unauthorized("Shop \"agent\"");
-        assert_eq!(response.status(), 401);
-        assert_eq!(
-            response.headers()["www-authenticate"],
-            "Bearer realm=\"Shop agent\""
-        );
-    }
 }

@@ -31,15 +31,15 @@ use axum::routing::{get, post};
 use axum::Router;
 use tokio::sync::Notify;
 use toolnexus::{LlmClient, Toolkit};
-use toolnexus_inbox::{Door, Identify, InFlight, Inbox, Person, Starter};
+use toolnexus_inbox::{Admission, Door, Identify, InFlight, Inbox, Person, Starter};
 
 use self::shared::Shared;
 
 use crate::error::A2aError;
 
-/// The most bytes a JSON-RPC request body may have unless told otherwise: room for a long
-/// message, bounded so one request cannot take the server's memory.
-pub const DEFAULT_MAX_BODY: usize = 1024 * 1024;
+/// The most bytes a request body may have unless told otherwise: every door's
+/// ([`toolnexus_inbox::DEFAULT_MAX_BODY`]).
+pub use toolnexus_inbox::DEFAULT_MAX_BODY;
 
 /// The label of the stand-in the inbox records as answering through A2A unless told
 /// otherwise ([`A2aServerBuilder::responder`]): a [`Person::stand_in`], which never counts
@@ -103,9 +103,7 @@ impl A2aServer {
             version: env!("CARGO_PKG_VERSION").to_owned(),
             url: None,
             max_body: DEFAULT_MAX_BODY,
-            responder: Person::stand_in(DEFAULT_RESPONDER),
-            identify: None,
-            allow_anonymous: false,
+            admission: Admission::new(Person::stand_in(DEFAULT_RESPONDER)),
             show_tool_calls: false,
             max_subscriptions: DEFAULT_MAX_SUBSCRIPTIONS,
             max_subscriptions_per_caller: DEFAULT_MAX_SUBSCRIPTIONS_PER_CALLER,
@@ -166,9 +164,7 @@ pub struct A2aServerBuilder {
     version: String,
     url: Option<String>,
     max_body: usize,
-    responder: Person,
-    identify: Option<Arc<dyn Identify>>,
-    allow_anonymous: bool,
+    admission: Admission,
     show_tool_calls: bool,
     max_subscriptions: usize,
     max_subscriptions_per_caller: usize,
@@ -183,9 +179,7 @@ impl std::fmt::Debug for A2aServerBuilder {
             .field("version", &self.version)
             .field("url", &self.url)
             .field("max_body", &self.max_body)
-            .field("responder", &self.responder)
-            .field("identify", &self.identify.is_some())
-            .field("allow_anonymous", &self.allow_anonymous)
+            .field("admission", &self.admission)
             .field("show_tool_calls", &self.show_tool_calls)
             .field("max_subscriptions", &self.max_subscriptions)
             .field(
@@ -238,7 +232,7 @@ impl A2aServerBuilder {
     /// are taken; a continuation from anyone else is refused and the task keeps waiting.
     /// Give a [`Person::stand_in`] unless one person alone reaches this door.
     pub fn responder(mut self, who: impl Into<Person>) -> Self {
-        self.responder = who.into();
+        self.admission = self.admission.responder(who);
         self
     }
 
@@ -253,7 +247,7 @@ impl A2aServerBuilder {
     /// them answer; a waiting task shows a gate's tool and arguments only to callers who
     /// may answer it. It replaces [`responder`](Self::responder).
     pub fn identify(mut self, hook: impl Identify) -> Self {
-        self.identify = Some(Arc::new(hook));
+        self.admission = self.admission.identify(hook);
         self
     }
 
@@ -264,7 +258,7 @@ impl A2aServerBuilder {
     /// several people, and has the subscription bound of everyone together. Without a
     /// hook it changes nothing: every caller is the responder.
     pub fn allow_anonymous(mut self) -> Self {
-        self.allow_anonymous = true;
+        self.admission = self.admission.allow_anonymous(true);
         self
     }
 
@@ -316,22 +310,18 @@ impl A2aServerBuilder {
             url: self.url,
             skills: card::skills(&self.tk),
             max_body: self.max_body,
-            bearer: self.identify.is_some(),
+            bearer: self.admission.identifies(),
         };
         // A task kept before starters were: where every caller is the responder, theirs.
-        let unowned = self
-            .identify
-            .is_none()
-            .then(|| Starter::of(&self.responder));
+        let unowned =
+            (!self.admission.identifies()).then(|| Starter::of(self.admission.responder_person()));
         Ok(A2aServer {
             shared: Arc::new(Shared {
                 client: self.client,
                 tk: self.tk,
                 inbox: self.inbox,
                 card: Arc::new(card),
-                responder: self.responder,
-                identify: self.identify,
-                allow_anonymous: self.allow_anonymous,
+                admission: self.admission,
                 show_tool_calls: self.show_tool_calls,
                 live: InFlight::new(),
                 changed: Notify::new(),

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use tokio::sync::Notify;
 use toolnexus::{LlmClient, Toolkit};
-use toolnexus_inbox::{Identify, InFlight, Inbox, Person};
+use toolnexus_inbox::{Admission, InFlight, Inbox, Person};
 
 use a2a::{A2AError, Task};
 use toolnexus_inbox::{DoorRecord, Sight, Starter};
@@ -23,14 +23,8 @@ pub(crate) struct Shared {
     pub(crate) tk: Toolkit,
     pub(crate) inbox: Inbox,
     pub(crate) card: Arc<CardInfo>,
-    /// Who the inbox records as answering what A2A clients answer when there is no
-    /// identify hook.
-    pub(crate) responder: Person,
-    /// The host's sign-in: with it, every caller must be identified unless
-    /// `allow_anonymous`.
-    pub(crate) identify: Option<Arc<dyn Identify>>,
-    /// Whether a caller the hook does not know is let through, as a stand-in.
-    pub(crate) allow_anonymous: bool,
+    /// Who a request comes from: the host's sign-in, or the responder without one.
+    pub(crate) admission: Admission,
     /// Whether histories show tool calls and results.
     pub(crate) show_tool_calls: bool,
     /// The tasks whose first run goes on in this process, each held by its run. A task

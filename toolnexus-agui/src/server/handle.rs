@@ -9,12 +9,13 @@ use std::sync::Arc;
 
 use axum::body::Bytes;
 use axum::extract::{FromRequest, Request, State};
-use axum::http::{header, HeaderValue, StatusCode};
+use axum::http::{header, StatusCode};
 use axum::response::sse::{self, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use futures::Stream;
 use serde_json::{json, Value};
 use tokio::sync::mpsc;
+use toolnexus_inbox::Unidentified;
 
 use super::{run, Shared};
 use crate::wire::{Event, RunAgentInput};
@@ -26,8 +27,9 @@ pub(crate) async fn run(State(shared): State<Arc<Shared>>, request: Request) -> 
     // Who calls is settled from the headers alone, so an unknown caller's body is never
     // read when one must be known.
     let (parts, body) = request.into_parts();
-    let Some(caller) = shared.caller(&parts) else {
-        return unauthorized();
+    let caller = match shared.caller(&parts) {
+        Ok(caller) => caller,
+        Err(refused) => return unauthorized(&refused),
     };
     let body = Bytes::from_request(Request::from_parts(parts, body), &()).await;
     let body = match body {
@@ -118,15 +120,15 @@ fn refuse(status: StatusCode, code: &str, message: impl Into<String>) -> Respons
 
 /// HTTP 401 with `WWW-Authenticate: Bearer`; the body says what to send, never what was
 /// sent.
-fn unauthorized() -> Response {
+fn unauthorized(refused: &Unidentified) -> Response {
     let mut response = refuse(
         StatusCode::UNAUTHORIZED,
         "unauthenticated",
-        "this endpoint needs a credential: send `Authorization: Bearer <token>`",
+        refused.to_string(),
     );
     response
         .headers_mut()
-        .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        .insert(header::WWW_AUTHENTICATE, refused.challenge(None));
     response
 }
 

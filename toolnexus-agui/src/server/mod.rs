@@ -16,7 +16,9 @@ use axum::extract::DefaultBodyLimit;
 use axum::routing::post;
 use axum::Router;
 use toolnexus::{LlmClient, Toolkit};
-use toolnexus_inbox::{Door, Identify, InFlight, InFlightGuard, Inbox, Person, Starter};
+use toolnexus_inbox::{
+    Admission, Door, Identify, InFlight, InFlightGuard, Inbox, Person, Starter, Unidentified,
+};
 
 /// An agent served over AG-UI: built by [`AguiServer::builder`], served by
 /// [`router`](Self::router), which a host mounts under a path of its own app.
@@ -47,25 +49,19 @@ impl std::fmt::Debug for AguiServer {
         // The identify hook may hold credentials: only whether there is one is shown.
         let Shared {
             max_body,
-            responder,
-            identify,
-            require_identity,
-            allow_anonymous,
+            admission,
             ..
         } = &*self.shared;
         write!(
             f,
-            "AguiServer {{ max_body: {max_body}, responder: {:?}, identify: {}, \
-             require_identity: {require_identity}, allow_anonymous: {allow_anonymous}, .. }}",
-            responder.id,
-            identify.is_some()
+            "AguiServer {{ max_body: {max_body}, admission: {admission:?}, .. }}"
         )
     }
 }
 
-/// The most bytes a request body may have unless told otherwise: room for a long
-/// conversation, bounded so one request cannot take the server's memory.
-pub const DEFAULT_MAX_BODY: usize = 1024 * 1024;
+/// The most bytes a request body may have unless told otherwise: every door's
+/// ([`toolnexus_inbox::DEFAULT_MAX_BODY`]).
+pub use toolnexus_inbox::DEFAULT_MAX_BODY;
 
 /// The label of the stand-in the inbox records as answering what AG-UI clients resume
 /// with, unless told otherwise ([`AguiServerBuilder::responder`]): a
@@ -78,14 +74,8 @@ pub(crate) struct Shared {
     pub(crate) client: LlmClient,
     pub(crate) tk: Toolkit,
     pub(crate) inbox: Inbox,
-    pub(crate) responder: Person,
-    /// The host's sign-in: who a request comes from. Without it every caller is
-    /// `responder`.
-    pub(crate) identify: Option<Arc<dyn Identify>>,
-    /// Whether every request is refused without a hook to identify its caller.
-    pub(crate) require_identity: bool,
-    /// Whether a caller the hook does not know is let through, as a stand-in.
-    pub(crate) allow_anonymous: bool,
+    /// Who a request comes from: the host's sign-in, or the responder without one.
+    pub(crate) admission: Admission,
     /// Whose a thread kept before starters were is: on an endpoint without an identify
     /// hook every caller is the responder, so theirs; behind a hook nobody can say.
     pub(crate) unowned: Option<Starter>,
@@ -96,18 +86,12 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
-    /// Who sent a request with `parts`: the person the identify hook names, or, without a
-    /// hook, the builder's responder; a stand-in when the hook knows nobody in it and
-    /// anonymous callers are allowed. `None`, to be refused, when the hook knows nobody
-    /// in it otherwise, or when identity is required and there is no hook to tell it.
-    pub(crate) fn caller(&self, parts: &axum::http::request::Parts) -> Option<Person> {
-        match &self.identify {
-            Some(hook) => hook.identify(parts).or_else(|| {
-                self.allow_anonymous
-                    .then(|| Person::stand_in(self.responder.id.clone()))
-            }),
-            None => (!self.require_identity).then(|| self.responder.clone()),
-        }
+    /// Who sent a request with `parts`, or why the endpoint refuses it.
+    pub(crate) fn caller(
+        &self,
+        parts: &axum::http::request::Parts,
+    ) -> Result<Person, Unidentified> {
+        self.admission.caller(parts)
     }
 
     /// Holds `thread` busy until the guard drops — when its run ends, fails, panics or is
@@ -128,10 +112,7 @@ impl AguiServer {
             tk,
             inbox,
             max_body: DEFAULT_MAX_BODY,
-            responder: Person::stand_in(DEFAULT_RESPONDER),
-            identify: None,
-            require_identity: false,
-            allow_anonymous: false,
+            admission: Admission::new(Person::stand_in(DEFAULT_RESPONDER)),
         }
     }
 
@@ -156,10 +137,7 @@ pub struct AguiServerBuilder {
     tk: Toolkit,
     inbox: Inbox,
     max_body: usize,
-    responder: Person,
-    identify: Option<Arc<dyn Identify>>,
-    require_identity: bool,
-    allow_anonymous: bool,
+    admission: Admission,
 }
 
 impl std::fmt::Debug for AguiServerBuilder {
@@ -167,10 +145,7 @@ impl std::fmt::Debug for AguiServerBuilder {
         // The identify hook may hold credentials: only whether there is one is shown.
         f.debug_struct("AguiServerBuilder")
             .field("max_body", &self.max_body)
-            .field("responder", &self.responder)
-            .field("identify", &self.identify.is_some())
-            .field("require_identity", &self.require_identity)
-            .field("allow_anonymous", &self.allow_anonymous)
+            .field("admission", &self.admission)
             .finish_non_exhaustive()
     }
 }
@@ -188,7 +163,7 @@ impl AguiServerBuilder {
     /// open) when the inbox does not let them answer; an interrupt shows a gate's tool,
     /// arguments and their schema only to a caller who may answer it.
     pub fn identify(mut self, hook: impl Identify) -> Self {
-        self.identify = Some(Arc::new(hook));
+        self.admission = self.admission.identify(hook);
         self
     }
 
@@ -199,7 +174,7 @@ impl AguiServerBuilder {
     /// quorum of several people. Without a hook it changes nothing: every caller is the
     /// responder.
     pub fn allow_anonymous(mut self) -> Self {
-        self.allow_anonymous = true;
+        self.admission = self.admission.allow_anonymous(true);
         self
     }
 
@@ -208,7 +183,7 @@ impl AguiServerBuilder {
     /// callers it does not know are refused already (unless
     /// [`allow_anonymous`](Self::allow_anonymous)); this changes nothing there.
     pub fn require_identity(mut self) -> Self {
-        self.require_identity = true;
+        self.admission = self.admission.require_identity(true);
         self
     }
 
@@ -220,7 +195,7 @@ impl AguiServerBuilder {
     /// interrupt stays open. Give a [`Person::stand_in`] unless one person alone reaches
     /// this endpoint.
     pub fn responder(mut self, who: impl Into<Person>) -> Self {
-        self.responder = who.into();
+        self.admission = self.admission.responder(who);
         self
     }
 
@@ -236,19 +211,14 @@ impl AguiServerBuilder {
     pub fn build(self) -> AguiServer {
         self.inbox.unrestricted_gates(Door::AGUI, &self.tk);
         // A thread kept before starters were: where every caller is the responder, theirs.
-        let unowned = self
-            .identify
-            .is_none()
-            .then(|| Starter::of(&self.responder));
+        let unowned =
+            (!self.admission.identifies()).then(|| Starter::of(self.admission.responder_person()));
         AguiServer {
             shared: Arc::new(Shared {
                 client: self.client,
                 tk: self.tk,
                 inbox: self.inbox,
-                responder: self.responder,
-                identify: self.identify,
-                require_identity: self.require_identity,
-                allow_anonymous: self.allow_anonymous,
+                admission: self.admission,
                 unowned,
                 max_body: self.max_body,
                 busy: InFlight::new(),

@@ -68,10 +68,14 @@ fn say(thread: &str, text: &str) -> Value {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_caller_without_a_known_token_gets_401_before_any_stream() {
     let (agent, _db, _model) = agent(false).await;
-    for token in [None, Some("tok-nobody")] {
+    // RFC 6750 §3: a token that came and was not accepted is named `invalid_token`.
+    for (token, expected) in [
+        (None, "Bearer"),
+        (Some("tok-nobody"), "Bearer error=\"invalid_token\""),
+    ] {
         let (status, challenge, body) = post(&agent.url, token, say("t", "buy a gpu")).await;
         assert_eq!(status, 401, "{body}");
-        assert_eq!(challenge.as_deref(), Some("Bearer"));
+        assert_eq!(challenge.as_deref(), Some(expected));
         let body: Value = serde_json::from_str(&body).expect("a JSON error body");
         assert_eq!(body["error"]["code"], "unauthenticated", "{body}");
         assert!(!body.to_string().contains("tok-nobody"), "{body}");

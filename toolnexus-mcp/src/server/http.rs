@@ -14,6 +14,8 @@ use rmcp::transport::streamable_http_server::StreamableHttpService;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 
 use super::McpServer;
+#[cfg(feature = "inbox")]
+use toolnexus_inbox::Unidentified;
 
 /// The streamable-HTTP endpoint of an [`McpServer`], a tower service to mount (e.g. with
 /// axum's `Router::new().nest_service("/mcp", svc)`); see
@@ -83,29 +85,18 @@ impl McpHttpService {
     /// The request with the person it comes from in its extensions, or why it is refused
     /// when the server requires identity and the hook knows no one.
     fn identify<B>(&self, request: http::Request<B>) -> Result<http::Request<B>, Unidentified> {
-        let Some(identify) = &self.server.inner.identify else {
+        let admission = &self.server.inner.admission;
+        if !admission.identifies() {
             return Ok(request);
-        };
+        }
         let (mut parts, body) = request.into_parts();
-        match identify.identify(&parts) {
-            Some(person) => {
-                parts.extensions.insert(Identified(person));
-            }
-            None if !self.server.inner.allow_anonymous => {
-                return Err(Unidentified {
-                    sent_credentials: parts.headers.contains_key(http::header::AUTHORIZATION),
-                });
-            }
-            None => {}
+        let person = admission.caller(&parts)?;
+        // A stand-in is made again where it answers: only a person the hook named travels.
+        if person.is_identified() {
+            parts.extensions.insert(Identified(person));
         }
         Ok(http::Request::from_parts(parts, body))
     }
-}
-
-/// A request refused for want of identity: whether it came with credentials at all.
-#[cfg(feature = "inbox")]
-struct Unidentified {
-    sent_credentials: bool,
 }
 
 /// `401 Unauthorized` as MCP's authorization spec has a resource server answer: with
@@ -114,22 +105,11 @@ struct Unidentified {
 #[cfg(feature = "inbox")]
 fn unauthorized(refused: Unidentified) -> http::Response<BoxBody<Bytes, Infallible>> {
     use http_body_util::BodyExt;
-    let challenge = if refused.sent_credentials {
-        r#"Bearer error="invalid_token""#
-    } else {
-        "Bearer"
-    };
-    let body = http_body_util::Full::new(Bytes::from_static(
-        b"Unauthorized: sign in to use this MCP server\n",
-    ))
-    .boxed();
+    let body = http_body_util::Full::new(Bytes::from(format!("Unauthorized: {refused}\n"))).boxed();
     let mut response = http::Response::new(body);
     *response.status_mut() = http::StatusCode::UNAUTHORIZED;
     let headers = response.headers_mut();
-    headers.insert(
-        http::header::WWW_AUTHENTICATE,
-        http::HeaderValue::from_static(challenge),
-    );
+    headers.insert(http::header::WWW_AUTHENTICATE, refused.challenge(None));
     headers.insert(
         http::header::CONTENT_TYPE,
         http::HeaderValue::from_static("text/plain; charset=utf-8"),

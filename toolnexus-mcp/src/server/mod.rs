@@ -91,10 +91,10 @@ struct Inner {
     task_only: HashSet<String>,
     #[cfg(feature = "inbox")]
     kept: Option<tasks::Kept>,
+    /// Who an HTTP request comes from; callers no hook names are a stand-in, never the
+    /// responder, which stands for a client over stdio or one no sign-in tells apart.
     #[cfg(feature = "inbox")]
-    identify: Option<Arc<dyn toolnexus_inbox::Identify>>,
-    #[cfg(feature = "inbox")]
-    allow_anonymous: bool,
+    admission: toolnexus_inbox::Admission,
 }
 
 impl std::fmt::Debug for McpServer {
@@ -137,9 +137,9 @@ impl McpServer {
             #[cfg(feature = "inbox")]
             responder: toolnexus_inbox::Person::stand_in(who::DEFAULT_RESPONDER),
             #[cfg(feature = "inbox")]
-            identify: None,
-            #[cfg(feature = "inbox")]
-            allow_anonymous: false,
+            admission: toolnexus_inbox::Admission::new(toolnexus_inbox::Person::stand_in(
+                who::DEFAULT_RESPONDER,
+            )),
         }
     }
 
@@ -189,10 +189,13 @@ impl McpServer {
     /// `Debug`; the hook itself is the host's and may hold secrets).
     fn identifies(&self) -> &'static str {
         #[cfg(feature = "inbox")]
-        match (&self.inner.identify, self.inner.allow_anonymous) {
-            (Some(_), false) => return "required",
-            (Some(_), true) => return "optional",
-            (None, _) => {}
+        match (
+            self.inner.admission.identifies(),
+            self.inner.admission.allows_anonymous(),
+        ) {
+            (true, false) => return "required",
+            (true, true) => return "optional",
+            (false, _) => {}
         }
         "none"
     }
@@ -216,9 +219,7 @@ pub struct McpServerBuilder {
     #[cfg(feature = "inbox")]
     responder: toolnexus_inbox::Person,
     #[cfg(feature = "inbox")]
-    identify: Option<Arc<dyn toolnexus_inbox::Identify>>,
-    #[cfg(feature = "inbox")]
-    allow_anonymous: bool,
+    admission: toolnexus_inbox::Admission,
 }
 
 impl std::fmt::Debug for McpServerBuilder {
@@ -388,7 +389,7 @@ impl McpServerBuilder {
     /// where there is no request to identify.
     #[cfg(feature = "inbox")]
     pub fn identify(mut self, identify: impl toolnexus_inbox::Identify) -> Self {
-        self.identify = Some(Arc::new(identify));
+        self.admission = self.admission.identify(identify);
         self
     }
 
@@ -398,7 +399,7 @@ impl McpServerBuilder {
     /// no task it starts. Without a hook this changes nothing.
     #[cfg(feature = "inbox")]
     pub fn allow_anonymous(mut self) -> Self {
-        self.allow_anonymous = true;
+        self.admission = self.admission.allow_anonymous(true);
         self
     }
 
@@ -407,7 +408,7 @@ impl McpServerBuilder {
     /// [`allow_anonymous`](Self::allow_anonymous).
     #[cfg(feature = "inbox")]
     pub fn require_identity(mut self) -> Self {
-        self.allow_anonymous = false;
+        self.admission = self.admission.allow_anonymous(false);
         self
     }
 
@@ -446,9 +447,7 @@ impl McpServerBuilder {
                     .inbox
                     .map(|inbox| tasks::Kept::new(inbox, self.responder)),
                 #[cfg(feature = "inbox")]
-                identify: self.identify,
-                #[cfg(feature = "inbox")]
-                allow_anonymous: self.allow_anonymous,
+                admission: self.admission,
             }),
         }
     }

@@ -47,7 +47,9 @@ impl McpServer {
         &self,
         context: &RequestContext<RoleServer>,
     ) -> Option<toolnexus_inbox::Person> {
-        self.inner.identify.as_ref()?;
+        if !self.inner.admission.identifies() {
+            return None;
+        }
         let parts = context.extensions.get::<http::request::Parts>()?;
         parts
             .extensions
@@ -67,10 +69,10 @@ impl McpServer {
             return who;
         }
         let http = context.extensions.get::<http::request::Parts>().is_some();
-        match (&self.inner.identify, &self.inner.kept) {
+        match (self.inner.admission.identifies(), &self.inner.kept) {
             // A hook that knew no one: never the responder, which stands only for a client
             // no sign-in could tell apart.
-            (Some(_), _) if http => toolnexus_inbox::Person::stand_in(DEFAULT_RESPONDER),
+            (true, _) if http => toolnexus_inbox::Person::stand_in(DEFAULT_RESPONDER),
             (_, Some(kept)) => kept.responder().clone(),
             _ => toolnexus_inbox::Person::stand_in(DEFAULT_RESPONDER),
         }

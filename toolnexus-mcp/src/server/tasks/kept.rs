@@ -151,7 +151,7 @@ impl McpServer {
         let http = context.extensions.get::<http::request::Parts>().is_some();
         match self.identified(context) {
             Some(who) => Ok(who),
-            None if self.inner.identify.is_some() && http => Err(ErrorData::invalid_params(
+            None if self.inner.admission.identifies() && http => Err(ErrorData::invalid_params(
                 "answering a task needs a signed-in person: the request identifies no one",
                 None,
             )),
