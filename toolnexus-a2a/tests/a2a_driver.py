@@ -9,8 +9,9 @@ The steps are a JSON list of objects, each one call: {"card": {}}, {"send": {...
 {"list": {...}} (a ListTasksRequest's fields, camelCase), {"pages": {...}} (the same,
 every page in turn until nextPageToken is empty), or {"race": [step, step, ...]} to make
 several calls at once. A send takes "text" and/or
-"data" (JSON), or "answers" (a list, one data part each), and "task" and "context" to
-continue a task; "$task" and "$context"
+"data" (JSON), or "answers" (a list, one data part each), and/or "file" (a file part:
+{"raw": text sent as its bytes} or {"url": ...}, with an optional "mediaType"), and
+"task" and "context" to continue a task; "$task" and "$context"
 stand for the task and context of the first task a step returned, "$task1" and
 "$context1" for the second's, and so on. Any call may take "token": the bearer token it
 sends (`Authorization: Bearer <token>`), through an httpx client of its own. It prints a JSON list
@@ -28,7 +29,7 @@ import httpx
 from google.protobuf.json_format import MessageToDict, ParseDict
 
 from a2a.client import A2ACardResolver, ClientConfig, create_client
-from a2a.helpers.proto_helpers import new_data_part, new_text_part
+from a2a.helpers.proto_helpers import new_data_part, new_raw_part, new_text_part, new_url_part
 from a2a.types import (
     CancelTaskRequest,
     GetTaskRequest,
@@ -139,6 +140,12 @@ class Session:
             parts.append(new_data_part(args["data"], media_type="application/json"))
         for answer in args.get("answers", []):
             parts.append(new_data_part(answer, media_type="application/json"))
+        if "file" in args:
+            file = args["file"]
+            if "url" in file:
+                parts.append(new_url_part(file["url"], media_type=file.get("mediaType")))
+            else:
+                parts.append(new_raw_part(file["raw"].encode(), media_type=file.get("mediaType")))
         message = Message(role=Role.ROLE_USER, parts=parts, message_id=str(uuid.uuid4()))
         if "task" in args:
             message.task_id = self.fill(args["task"])

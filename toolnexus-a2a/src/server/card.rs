@@ -6,13 +6,16 @@ use std::sync::Arc;
 use std::collections::HashMap;
 
 use a2a::{
-    AgentCapabilities, AgentCard, AgentInterface, AgentSkill, HttpAuthSecurityScheme,
-    SecurityScheme, TRANSPORT_PROTOCOL_HTTP_JSON, TRANSPORT_PROTOCOL_JSONRPC,
+    error_code, A2AError, AgentCapabilities, AgentCard, AgentInterface, AgentSkill,
+    HttpAuthSecurityScheme, Message, Part, PartContent, SecurityScheme,
+    TRANSPORT_PROTOCOL_HTTP_JSON, TRANSPORT_PROTOCOL_JSONRPC,
 };
 use axum::extract::State;
 use axum::http::HeaderMap;
 use axum::Json;
 use toolnexus::Toolkit;
+
+use super::wire::essence;
 
 /// Where the card is served, as A2A 1.0 names it.
 pub(crate) const PATH: &str = "/.well-known/agent-card.json";
@@ -49,7 +52,61 @@ pub(crate) fn skills(tk: &Toolkit) -> Vec<AgentSkill> {
         .collect()
 }
 
+/// The media types the agent takes and gives: a message's text and its data as JSON.
 const MODES: [&str; 2] = ["text/plain", "application/json"];
+
+impl CardInfo {
+    /// Takes `message` when the card declares the media type of each of its parts, and
+    /// refuses it with `ContentTypeNotSupportedError` naming the first that it does not:
+    /// the spec refuses a media type the agent, or the skill invoked, does not support.
+    pub(crate) fn takes(&self, message: &Message) -> Result<(), A2AError> {
+        let modes = self.input_modes();
+        let unsupported = message
+            .parts
+            .iter()
+            .filter_map(media_type)
+            .find(|asked| !modes.contains(&essence(asked)));
+        match unsupported {
+            None => Ok(()),
+            Some(asked) => Err(A2AError::new(
+                error_code::CONTENT_TYPE_NOT_SUPPORTED,
+                format!(
+                    "the agent takes parts of {}, not `{asked}`",
+                    modes.join(", ")
+                ),
+            )),
+        }
+    }
+
+    /// The media types a message's parts may have, without parameters: the card's defaults
+    /// and every skill's own `inputModes` together, since a message names no skill.
+    fn input_modes(&self) -> Vec<String> {
+        let skills = self
+            .skills
+            .iter()
+            .flat_map(|s| s.input_modes.iter().flatten());
+        let mut modes: Vec<String> = Vec::new();
+        for mode in MODES.iter().copied().chain(skills.map(String::as_str)) {
+            let mode = essence(mode);
+            if !modes.contains(&mode) {
+                modes.push(mode);
+            }
+        }
+        modes
+    }
+}
+
+/// The media type a part claims: the one it declares, else its kind's (text is
+/// `text/plain`, data `application/json`). Bytes or a link that declare none claim none,
+/// and are not refused for it.
+fn media_type(part: &Part) -> Option<&str> {
+    match (part.media_type.as_deref(), &part.content) {
+        (Some(declared), _) if !declared.trim().is_empty() => Some(declared),
+        (_, PartContent::Text(_)) => Some("text/plain"),
+        (_, PartContent::Data(_)) => Some("application/json"),
+        (_, PartContent::Raw(_) | PartContent::Url(_)) => None,
+    }
+}
 
 /// The card, its URL the configured one or else the root of the host it was fetched from.
 pub(crate) async fn show(State(info): State<Arc<CardInfo>>, headers: HeaderMap) -> Json<AgentCard> {
@@ -99,4 +156,87 @@ pub(crate) async fn show(State(info): State<Arc<CardInfo>>, headers: HeaderMap) 
             .then(|| vec![HashMap::from([(BEARER.to_owned(), Vec::new())])]),
         signatures: None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use a2a::Role;
+    use serde_json::json;
+
+    use super::*;
+
+    fn card(skill_modes: Option<Vec<String>>) -> CardInfo {
+        CardInfo {
+            name: "agent".to_owned(),
+            description: String::new(),
+            version: "1".to_owned(),
+            url: None,
+            skills: vec![AgentSkill {
+                id: "scan".to_owned(),
+                name: "scan".to_owned(),
+                description: String::new(),
+                tags: Vec::new(),
+                examples: None,
+                input_modes: skill_modes,
+                output_modes: None,
+                security_requirements: None,
+            }],
+            max_body: 1024,
+            bearer: false,
+        }
+    }
+
+    fn message(parts: Vec<Part>) -> Message {
+        Message::new(Role::User, parts)
+    }
+
+    fn typed(mut part: Part, media_type: &str) -> Part {
+        part.media_type = Some(media_type.to_owned());
+        part
+    }
+
+    #[test]
+    fn text_and_data_are_taken_and_other_media_types_refused() {
+        let card = card(None);
+        let taken = [
+            Part::text("hi"),
+            Part::data(json!({"a": 1})),
+            typed(Part::text("hi"), "Text/Plain; charset=utf-8"),
+            typed(Part::text("hi"), ""),
+            Part::raw(b"tck".to_vec()),
+            Part::url("https://example.com/a"),
+        ];
+        for part in taken {
+            assert!(card.takes(&message(vec![part.clone()])).is_ok(), "{part:?}");
+        }
+        let refused = [
+            typed(Part::raw(b"tck".to_vec()), "application/x-unsupported"),
+            typed(Part::url("https://example.com/a.png"), "image/png"),
+            typed(Part::text("<b>hi</b>"), "text/html"),
+        ];
+        for part in refused {
+            let both = message(vec![Part::text("hi"), part.clone()]);
+            let code = card.takes(&both).map_err(|e| e.code);
+            assert_eq!(
+                code,
+                Err(error_code::CONTENT_TYPE_NOT_SUPPORTED),
+                "{part:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_skill_widens_the_modes_the_card_takes() {
+        let image = typed(Part::raw(b"png".to_vec()), "image/png");
+        assert!(card(None).takes(&message(vec![image.clone()])).is_err());
+        let card = card(Some(vec!["image/png".to_owned()]));
+        assert!(card.takes(&message(vec![image])).is_ok());
+        let refusal = card.takes(&message(vec![typed(Part::text("x"), "audio/wav")]));
+        let said = refusal.err().map(|e| e.message).unwrap_or_default();
+        assert!(
+            said.contains("text/plain, application/json, image/png"),
+            "{said}"
+        );
+        assert!(said.contains("audio/wav"), "{said}");
+    }
 }

@@ -1,5 +1,6 @@
 //! The JSON-RPC 2.0 binding: the envelope read from the body (anything else is the
-//! JSON-RPC error it is, never a panic), the A2A method dispatched, and the response or
+//! JSON-RPC error it is, never a panic; a body declared other than JSON is not read), the
+//! `A2A-Version` checked for every method, the A2A method dispatched, and the response or
 //! stream written back.
 
 use std::sync::Arc;
@@ -15,7 +16,7 @@ use serde_json::{json, Value};
 
 use super::identity::Caller;
 use super::shared::Shared;
-use super::wire::{params, response, version, Frame};
+use super::wire::{json_body, params, response, version, Frame};
 use super::{list, send, stream, tasks};
 
 /// A request's envelope, read.
@@ -31,6 +32,10 @@ pub(crate) async fn handle(
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Response {
+    // Such a body is not read at all, so the error cannot carry the request's id.
+    if let Err(e) = json_body(&headers) {
+        return reply(JsonRpcId::Null, Err(e));
+    }
     let call = match envelope(body) {
         Ok(call) => call,
         Err((id, error)) => return reply(id, Err(error)),

@@ -2,7 +2,8 @@
 //! (`POST /message:send`, `POST /message:stream`, `GET /tasks`, `GET /tasks/{id}`,
 //! `POST /tasks/{id}:cancel`, `GET|POST /tasks/{id}:subscribe`), each body the method's
 //! request itself, each error an HTTP status with a `google.rpc.Status` payload whose
-//! `ErrorInfo` names the A2A reason.
+//! `ErrorInfo` names the A2A reason. Every path refuses an `A2A-Version` it does not serve,
+//! and every body that is not JSON.
 
 use std::sync::Arc;
 
@@ -10,7 +11,7 @@ use a2a::{A2AError, CancelTaskRequest, GetTaskRequest, SubscribeToTaskRequest};
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
 use axum::extract::{Extension, Path, RawQuery, State};
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde_json::{json, Value};
@@ -18,7 +19,7 @@ use toolnexus_inbox::Person;
 
 use super::identity::Caller;
 use super::shared::Shared;
-use super::wire::{params, payload, version, Frame};
+use super::wire::{http_status, json_body, params, payload, version, Frame};
 use super::{list, send, stream, tasks};
 
 /// `POST /message:send`.
@@ -113,8 +114,9 @@ pub(crate) async fn post_task(
 }
 
 /// The push-notification paths: not served, as the card says.
-pub(crate) async fn push_configs() -> Response {
-    failure(&A2AError::push_notification_not_supported())
+pub(crate) async fn push_configs(headers: HeaderMap) -> Response {
+    let refused = version(&headers).err();
+    failure(&refused.unwrap_or_else(A2AError::push_notification_not_supported))
 }
 
 /// `GET /tasks`: `ListTasks`, its request's fields in the query (`contextId`, `status`,
@@ -135,8 +137,9 @@ pub(crate) async fn list_tasks(
 }
 
 /// `GET /extendedAgentCard`: the card is all there is.
-pub(crate) async fn extended_card() -> Response {
-    failure(&A2AError::extended_card_not_configured())
+pub(crate) async fn extended_card(headers: HeaderMap) -> Response {
+    let refused = version(&headers).err();
+    failure(&refused.unwrap_or_else(A2AError::extended_card_not_configured))
 }
 
 async fn subscribe(shared: Arc<Shared>, id: &str, who: Person) -> Response {
@@ -207,9 +210,11 @@ fn list_request(query: Option<&str>) -> Result<Value, A2AError> {
     Ok(Value::Object(fields))
 }
 
-/// A request body as the method's params: the version checked, the body read as JSON.
+/// A request body as the method's params: the version and the body's media type checked,
+/// the body read as JSON.
 fn request(headers: &HeaderMap, body: Result<Bytes, BytesRejection>) -> Result<Value, A2AError> {
     version(headers)?;
+    json_body(headers)?;
     let body = body.map_err(|e| match e {
         BytesRejection::FailedToBufferBody(_) => {
             A2AError::invalid_request("the request body is too large or could not be read")
@@ -230,9 +235,7 @@ fn reply(result: Result<Value, A2AError>) -> Response {
 }
 
 fn failure(error: &A2AError) -> Response {
-    let status =
-        StatusCode::from_u16(error.http_status_code()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    (status, Json(payload(error))).into_response()
+    (http_status(error), Json(payload(error))).into_response()
 }
 
 #[cfg(test)]

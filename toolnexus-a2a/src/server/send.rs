@@ -75,12 +75,14 @@ pub(crate) async fn send(
 
 /// Takes `message` from `who`: records a new task as theirs, or answers the task it
 /// continues as `who` (a task they may not see is not found). Every refusal comes before
-/// anything runs, and leaves the task as it was.
+/// anything runs, and leaves the task as it was; the first is a part of a media type the
+/// card does not take.
 pub(crate) async fn accept(
     shared: &Arc<Shared>,
     message: &Message,
     who: &Person,
 ) -> Result<Accepted, A2AError> {
+    shared.card.takes(message)?;
     match &message.task_id {
         Some(id) => answer(shared, id, message, who).await,
         None => start(shared, message, who).await,

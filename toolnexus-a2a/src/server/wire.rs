@@ -1,9 +1,10 @@
-//! What both bindings share: the `A2A-Version` a request asks for, a request's params read
-//! as its method's request type, and how a result goes out — a JSON-RPC response, or the
-//! HTTP+JSON body with its `google.rpc.Status` error payload.
+//! What both bindings share: the `A2A-Version` a request asks for, the media type of its
+//! body, its params read as its method's request type, and how a result goes out — a
+//! JSON-RPC response, or the HTTP+JSON body with its HTTP status and `google.rpc.Status`
+//! error payload.
 
 use a2a::{error_code, A2AError, JsonRpcId, JsonRpcResponse, TypedDetail, PROTOCOL_DOMAIN};
-use axum::http::HeaderMap;
+use axum::http::{header, HeaderMap, StatusCode};
 use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
 
@@ -27,6 +28,42 @@ pub(crate) fn version(headers: &HeaderMap) -> Result<(), A2AError> {
     } else {
         Err(A2AError::version_not_supported(asked))
     }
+}
+
+/// A request body's declared media type (`Content-Type`): both bindings take JSON, so
+/// `application/json` or a `+json` type such as the protocol's own `application/a2a+json`.
+/// Another is refused with `ContentTypeNotSupportedError` before the body is read; a
+/// request that declares none is read as JSON.
+pub(crate) fn json_body(headers: &HeaderMap) -> Result<(), A2AError> {
+    let Some(declared) = headers.get(header::CONTENT_TYPE) else {
+        return Ok(());
+    };
+    let declared = declared.to_str().unwrap_or_default();
+    let essence = essence(declared);
+    let json = essence
+        .strip_prefix("application/")
+        .is_some_and(|subtype| subtype == "json" || subtype.ends_with("+json"));
+    if json {
+        Ok(())
+    } else {
+        Err(A2AError::new(
+            error_code::CONTENT_TYPE_NOT_SUPPORTED,
+            format!(
+                "the request body must be JSON (Content-Type: application/json), not `{declared}`"
+            ),
+        ))
+    }
+}
+
+/// A media type without its parameters, in lower case (`Text/Plain; charset=utf-8` is
+/// `text/plain`): media types are compared by it, as their names are case-insensitive.
+pub(crate) fn essence(media_type: &str) -> String {
+    media_type
+        .split(';')
+        .next()
+        .unwrap_or_default()
+        .trim()
+        .to_ascii_lowercase()
 }
 
 /// A method's params, read as its request type: invalid params naming what is wrong.
@@ -55,12 +92,26 @@ pub(crate) fn payload(error: &A2AError) -> Value {
     }
     json!({
         "error": {
-            "code": error.http_status_code(),
+            "code": http_status(error).as_u16(),
             "status": grpc_status(error),
             "message": error.message,
             "details": details,
         }
     })
+}
+
+/// The HTTP status the HTTP+JSON binding answers `error` with. The spec's table of error
+/// mappings (section 5.4) gives the A2A errors theirs; the a2a crate answers 400 where it
+/// says 409 and 415, and 500 where it says 502, so those are set here. The JSON-RPC errors
+/// the table leaves out keep the crate's.
+pub(crate) fn http_status(error: &A2AError) -> StatusCode {
+    match error.code {
+        error_code::TASK_NOT_CANCELABLE => StatusCode::CONFLICT,
+        error_code::CONTENT_TYPE_NOT_SUPPORTED => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+        error_code::INVALID_AGENT_RESPONSE => StatusCode::BAD_GATEWAY,
+        _ => StatusCode::from_u16(error.http_status_code())
+            .unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
+    }
 }
 
 /// The `google.rpc.Code` name the binding pairs with each A2A error.
@@ -96,6 +147,62 @@ mod tests {
     }
 
     #[test]
+    fn each_a2a_error_has_the_http_status_of_the_spec_table() {
+        let cases = [
+            (A2AError::task_not_found("t"), 404),
+            (A2AError::task_not_cancelable("t"), 409),
+            (A2AError::push_notification_not_supported(), 400),
+            (A2AError::unsupported_operation("u"), 400),
+            (A2AError::content_type_not_supported(), 415),
+            (A2AError::invalid_agent_response(), 502),
+            (A2AError::extended_card_not_configured(), 400),
+            (
+                A2AError::new(error_code::EXTENSION_SUPPORT_REQUIRED, "e"),
+                400,
+            ),
+            (A2AError::version_not_supported("9.0"), 400),
+        ];
+        for (error, status) in cases {
+            assert_eq!(http_status(&error).as_u16(), status, "{}", error.message);
+            assert_eq!(
+                payload(&error)["error"]["code"],
+                status,
+                "{}",
+                error.message
+            );
+        }
+    }
+
+    #[test]
+    fn a_body_declared_json_is_read_and_another_refused() {
+        let declaring = |v: &str| {
+            let mut headers = HeaderMap::new();
+            headers.insert(header::CONTENT_TYPE, v.parse().unwrap());
+            json_body(&headers).map_err(|e| e.code)
+        };
+        assert!(json_body(&HeaderMap::new()).is_ok());
+        for json in [
+            "application/json",
+            "Application/JSON; charset=utf-8",
+            "application/a2a+json",
+        ] {
+            assert_eq!(declaring(json), Ok(()), "{json}");
+        }
+        for other in [
+            "text/plain",
+            "application/x-www-form-urlencoded",
+            "",
+            "json",
+        ] {
+            assert_eq!(
+                declaring(other),
+                Err(error_code::CONTENT_TYPE_NOT_SUPPORTED),
+                "{other}"
+            );
+        }
+    }
+
+    #[test]
     fn a_version_of_one_is_served_and_another_refused() {
         let asking = |v: &str| {
             let mut headers = HeaderMap::new();
@@ -105,5 +212,6 @@ mod tests {
         assert!(version(&HeaderMap::new()).is_ok());
         assert_eq!(asking("1.0"), Ok(()));
         assert_eq!(asking("0.3"), Err(error_code::VERSION_NOT_SUPPORTED));
+        assert_eq!(asking("99.0"), Err(error_code::VERSION_NOT_SUPPORTED));
     }
 }

@@ -12,6 +12,7 @@ mod support;
 mod flows;
 mod hostile;
 mod listing;
+mod media;
 mod owners;
 mod quorum;
 mod rest;
