@@ -114,7 +114,10 @@ fn from_data(value: &Value, waiting: &[Request]) -> Result<Answer, A2aError> {
         None => only(waiting)?.id.clone(),
     };
     object.insert("id".to_owned(), Value::String(id));
+    // The official SDKs carry a data part as protobuf's `Struct`, every number a double:
+    // the whole ones are the integers the person gave.
     serde_json::from_value(Value::Object(object))
+        .map(Answer::with_whole_numbers)
         .map_err(|e| A2aError::NotAnAnswer(format!("the data part is no answer: {e}")))
 }
 

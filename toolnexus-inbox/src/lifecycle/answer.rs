@@ -359,6 +359,10 @@ impl Inbox {
         source: &Source,
         now: i64,
     ) -> Result<Taken, InboxError> {
+        // What is kept, compared and signed is the answer with whole numbers as integers,
+        // however the door's client wrote them.
+        let whole = answer.clone().with_whole_numbers();
+        let answer = &whole;
         let id = || answer.id.clone();
         if run.state != ParkedState::Waiting {
             return Err(InboxError::NotWaiting {

@@ -180,7 +180,9 @@ fn check_value(property: &Value, value: &Value) -> Result<(), String> {
         "string" => check_string(property, value),
         "number" => check_number(property, value.as_f64().ok_or("must be a number")?),
         "integer" => {
-            if !(value.is_i64() || value.is_u64()) {
+            // `5.0` is the whole number a client that sends doubles (protobuf's `Struct`)
+            // means by 5.
+            if !super::is_whole(value) {
                 return Err("must be a whole number".to_owned());
             }
             check_number(property, value.as_f64().ok_or("must be a whole number")?)

@@ -16,10 +16,13 @@ mod check;
 mod field;
 mod formats;
 mod schema;
+mod whole;
 
 pub use check::{check_data, FitError, Problem};
 pub use field::{argument_fields, fields, Field, FieldKind, FormSchemaError};
 pub(crate) use schema::form_schema;
+pub use whole::whole_numbers;
+pub(crate) use whole::{has_whole_doubles, is_whole};
 
 use serde_json::Value;
 
@@ -102,7 +105,16 @@ fn check_edits(
     proposed: Option<&Value>,
     edited: &Value,
 ) -> Result<(), FitError> {
-    let changed = changed_fields(proposed.unwrap_or(&Value::Null), edited);
+    let proposed = proposed.unwrap_or(&Value::Null);
+    // A whole number is the same argument whether a client wrote it `5` or `5.0`.
+    let changed = if has_whole_doubles(proposed) || has_whole_doubles(edited) {
+        let (mut proposed, mut edited) = (proposed.clone(), edited.clone());
+        whole_numbers(&mut proposed);
+        whole_numbers(&mut edited);
+        changed_fields(&proposed, &edited)
+    } else {
+        changed_fields(proposed, edited)
+    };
     match edits {
         Edits::Any => Ok(()),
         Edits::None if changed.is_empty() => Ok(()),

@@ -169,7 +169,28 @@ impl Answer {
         self
     }
 
-    /// Decodes the payload into `T`.
+    /// This answer with every whole number its data and edited arguments hold as a double
+    /// (`5000000.0`, as clients that carry JSON through protobuf's `Struct` send it)
+    /// written as the integer it is ([`form::whole_numbers`](crate::form::whole_numbers)).
+    ///
+    /// ```
+    /// use toolnexus::serde_json::json;
+    /// use toolnexus::Answer;
+    ///
+    /// let sent = Answer::ok("r1").with_args(json!({"amount": 5000000.0})).with_data(json!({"qty": 2.0}));
+    /// let answer = sent.with_whole_numbers();
+    /// assert!(answer.args.unwrap()["amount"].is_u64());
+    /// assert_eq!(answer.data, Some(json!({"qty": 2})));
+    /// ```
+    pub fn with_whole_numbers(mut self) -> Self {
+        for value in [&mut self.data, &mut self.args].into_iter().flatten() {
+            crate::form::whole_numbers(value);
+        }
+        self
+    }
+
+    /// Decodes the payload into `T`; a whole number sent as a double (`3.0`) decodes into
+    /// an integer field.
     ///
     /// ```
     /// #[derive(serde::Deserialize)]
@@ -181,7 +202,16 @@ impl Answer {
     /// ```
     pub fn data_as<T: DeserializeOwned>(&self) -> Result<T, AnswerDecodeError> {
         match &self.data {
-            Some(data) => T::deserialize(data).map_err(AnswerDecodeError::Invalid),
+            Some(data) => T::deserialize(data).or_else(|e| {
+                // `5.0` decodes into an integer field as the 5 it means; tried only once
+                // the data as sent did not decode, so the usual answer costs no copy.
+                if !crate::form::has_whole_doubles(data) {
+                    return Err(AnswerDecodeError::Invalid(e));
+                }
+                let mut whole = data.clone();
+                crate::form::whole_numbers(&mut whole);
+                T::deserialize(whole).map_err(|_| AnswerDecodeError::Invalid(e))
+            }),
             // An absent payload still decodes into types that accept null (`Option<_>`, `()`).
             None => T::deserialize(&Value::Null).map_err(|_| AnswerDecodeError::Missing),
         }
