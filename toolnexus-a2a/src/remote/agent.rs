@@ -5,16 +5,18 @@ use std::time::Duration;
 
 use a2a::{
     methods, AgentCard, GetTaskRequest, Message, Part, Role, SendMessageRequest,
-    SendMessageResponse, Task,
+    SendMessageResponse, SubscribeToTaskRequest, Task,
 };
 use serde_json::Value;
 use toolnexus::round::RoundId;
 use toolnexus::{Answer, BoxFuture, Tool, ToolContext, ToolResult, ToolSource};
 
 use super::continuation;
+use super::follow::Follow;
 use super::reply::{self, Reply};
 use super::round::Round;
 use super::rpc::Rpc;
+use super::stream::Events;
 use crate::error::A2aError;
 
 /// A remote A2A 1.0 agent, called as a [`Tool`]: the model sends it a message (the tool's
@@ -24,6 +26,18 @@ use crate::error::A2aError;
 /// tool's name and description are the card's unless overridden, and the calls go to the
 /// card's interface of protocol 1.0 (JSON-RPC when it offers one, HTTP+JSON otherwise).
 /// It reports [`ToolSource::A2a`] by its tool name (`source = "a2a:<agent>"` in metrics).
+///
+/// When the card declares `capabilities.streaming`, the message goes as
+/// `SendStreamingMessage` (over HTTP+JSON `POST message:stream`) and the call follows the
+/// task's events until it is over or waits for input, with no polling; artifacts sent in
+/// chunks are put together as the agent's own store puts them, so a task reads the same
+/// streamed or polled. A stream that ends early (a dropped connection, a restarted agent)
+/// is followed again with `SubscribeToTask`, or, when that is refused, by polling: the
+/// message is never sent twice. Otherwise the message goes as `SendMessage` and a task the
+/// agent leaves working is polled with `GetTask` (see
+/// [`poll_interval`](crate::RemoteAgentBuilder::poll_interval)). Either way the call ends
+/// within the builder's [`timeout`](crate::RemoteAgentBuilder::timeout), and reads no
+/// more than 16 MiB of one reply or one stream.
 ///
 /// - A completed task's result is its artifacts' text (else its status message's); a
 ///   reply that is a message and no task is that message's text.
@@ -72,6 +86,8 @@ pub struct RemoteAgent {
     pub(super) endpoint_shown: String,
     pub(super) rpc: Rpc,
     pub(super) poll: Duration,
+    // The card declares `capabilities.streaming`: a task is followed over its events.
+    pub(super) streaming: bool,
 }
 
 // `builder` and `connect` are with the builder, which makes the agent.
@@ -123,8 +139,8 @@ impl RemoteAgent {
         }
     }
 
-    /// Sends `message` and, when the agent answers before its task settles, polls the task
-    /// until it is terminal or interrupted.
+    /// Sends `message` and follows its task until it is terminal or interrupted: over the
+    /// agent's event stream when its card declares streaming, else by polling.
     async fn exchange(&self, message: Message) -> Result<Reply, A2aError> {
         let request = SendMessageRequest {
             message,
@@ -132,10 +148,17 @@ impl RemoteAgent {
             metadata: None,
             tenant: None,
         };
-        let mut task: Task = match self.rpc.call(methods::SEND_MESSAGE, request).await? {
-            SendMessageResponse::Message(message) => return Ok(Reply::Message(message)),
-            SendMessageResponse::Task(task) => task,
-        };
+        if self.streaming {
+            return self.streamed(request).await;
+        }
+        match self.rpc.call(methods::SEND_MESSAGE, request).await? {
+            SendMessageResponse::Message(message) => Ok(Reply::Message(message)),
+            SendMessageResponse::Task(task) => self.poll(task).await,
+        }
+    }
+
+    /// Polls `task` with `GetTask` until it is terminal or interrupted.
+    async fn poll(&self, mut task: Task) -> Result<Reply, A2aError> {
         while !reply::settled(&task.status.state) {
             tokio::time::sleep(self.poll).await;
             let get = GetTaskRequest {
@@ -147,6 +170,91 @@ impl RemoteAgent {
         }
         Ok(Reply::Task(task))
     }
+
+    /// Sends `request` with `SendStreamingMessage` and follows its task's events. A stream
+    /// that ends before the task settles (a dropped connection, a restarted agent) is
+    /// followed again with `SubscribeToTask` for as long as each subscription brings news,
+    /// then by polling: the message itself is never sent twice.
+    async fn streamed(&self, request: SendMessageRequest) -> Result<Reply, A2aError> {
+        let mut follow = Follow::new(request.message.task_id.clone());
+        let events = self
+            .rpc
+            .stream(methods::SEND_STREAMING_MESSAGE, request)
+            .await?;
+        if let Some(reply) = read(events, &mut follow).await?.reply {
+            return Ok(reply);
+        }
+        let Some(id) = follow.id().map(str::to_owned) else {
+            return Err(A2aError::NotJsonRpc {
+                url: self.endpoint().to_owned(),
+                method: methods::SEND_STREAMING_MESSAGE,
+                reason: "the stream ended before it named a task".to_owned(),
+            });
+        };
+        loop {
+            let subscribe = SubscribeToTaskRequest {
+                id: id.clone(),
+                tenant: None,
+            };
+            let events = match self.rpc.stream(methods::SUBSCRIBE_TO_TASK, subscribe).await {
+                Ok(events) => events,
+                Err(e @ A2aError::Timeout { .. }) => return Err(e),
+                // Refused (a task that ended meanwhile cannot be subscribed to) or out of
+                // reach: the task is still there to be read.
+                Err(e) => {
+                    tracing::debug!(error = %e, "resubscribing failed; polling the task");
+                    break;
+                }
+            };
+            let read = read(events, &mut follow).await?;
+            if let Some(reply) = read.reply {
+                return Ok(reply);
+            }
+            // The first event of a subscription is the task as it stands: news is more.
+            if read.events <= 1 {
+                break;
+            }
+        }
+        let task = match follow.into_task() {
+            Some(task) => task,
+            None => {
+                let get = GetTaskRequest {
+                    id,
+                    history_length: Some(0),
+                    tenant: None,
+                };
+                self.rpc.call(methods::GET_TASK, get).await?
+            }
+        };
+        self.poll(task).await
+    }
+}
+
+/// What one stream told: the reply, when the task settled on it, and how many events came.
+struct Read {
+    reply: Option<Reply>,
+    events: usize,
+}
+
+/// Reads `events` into `follow` until the task settles or the stream ends.
+async fn read(mut events: Events<'_>, follow: &mut Follow) -> Result<Read, A2aError> {
+    let mut count = 0;
+    while let Some(event) = events.next().await? {
+        count += 1;
+        if let Some(reply) = follow
+            .apply(event)
+            .map_err(|reason| events.malformed(reason))?
+        {
+            return Ok(Read {
+                reply: Some(reply),
+                events: count,
+            });
+        }
+    }
+    Ok(Read {
+        reply: None,
+        events: count,
+    })
 }
 
 impl Tool for RemoteAgent {

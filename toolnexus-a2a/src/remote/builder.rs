@@ -16,7 +16,7 @@ use crate::error::A2aError;
 /// The header naming the protocol version (`A2A-Version`, lower-cased as `HeaderName`
 /// requires).
 const A2A_VERSION: &str = "a2a-version";
-/// How long one call (the message and the polls after it) may take unless told.
+/// How long one call (the message and the polls or streams after it) may take unless told.
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
 /// How often a task that is still working is polled.
 const DEFAULT_POLL: Duration = Duration::from_millis(250);
@@ -116,14 +116,17 @@ impl RemoteAgentBuilder {
         self
     }
 
-    /// How long fetching the card, and each call (its message and the polls of a task
-    /// still working), may take; 120 s unless set.
+    /// How long fetching the card, and each call (its message and the polls or the event
+    /// streams of a task still working), may take; 120 s unless set. A stream that stays
+    /// silent this long ends the call as a poll that gets no answer does.
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = timeout;
         self
     }
 
     /// How often a task the agent left working is polled with `GetTask`; 250 ms unless set.
+    /// An agent whose card declares streaming is not polled, unless a broken stream
+    /// cannot be resubscribed to.
     pub fn poll_interval(mut self, every: Duration) -> Self {
         self.poll = every;
         self
@@ -150,6 +153,7 @@ impl RemoteAgentBuilder {
             .map_err(A2aError::Client)?;
         let card = fetch_card(&http, &card_url, self.timeout).await?;
         let (endpoint, binding) = card::endpoint(&card, &card_url)?;
+        let streaming = card.capabilities.streaming == Some(true);
         let name = sanitize(self.name.as_deref().unwrap_or(&card.name));
         let description = self
             .description
@@ -180,6 +184,7 @@ impl RemoteAgentBuilder {
                 timeout: self.timeout,
             },
             poll: self.poll,
+            streaming,
         })
     }
 }

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use a2a::{methods, JsonRpcId, JsonRpcRequest, JsonRpcResponse};
-use reqwest::{Client, Response, Url};
+use reqwest::{Client, Response, StatusCode, Url};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
@@ -12,8 +12,10 @@ use serde_json::Value;
 use super::card::{shown, Binding};
 use crate::error::A2aError;
 
-/// The most of a JSON-RPC reply the client reads: a task with its history and artifacts.
-const REPLY_LIMIT: usize = 16 * 1024 * 1024;
+/// The most of a reply the client reads: a task with its history and artifacts. An event
+/// stream as a whole reads no more, so the task it assembles is never larger than one
+/// reply could hold.
+pub(super) const REPLY_LIMIT: usize = 16 * 1024 * 1024;
 /// The most of an agent card the client reads.
 pub(super) const CARD_LIMIT: usize = 1024 * 1024;
 
@@ -26,6 +28,12 @@ pub(super) struct Rpc {
     pub(super) timeout: Duration,
 }
 
+/// A request on its way: the response, and the JSON-RPC id its reply must echo.
+pub(super) struct Sent {
+    pub(super) response: Response,
+    pub(super) id: Option<String>,
+}
+
 impl Rpc {
     /// Calls `method` and decodes its result as `T`.
     pub(super) async fn call<T: DeserializeOwned>(
@@ -33,105 +41,130 @@ impl Rpc {
         method: &'static str,
         params: impl Serialize,
     ) -> Result<T, A2aError> {
-        match self.binding {
-            Binding::JsonRpc => self.json_rpc(method, params).await,
-            Binding::Rest => self.rest(method, params).await,
-        }
+        let sent = self.send(method, params, "application/json").await?;
+        let status = sent.response.status();
+        let url = self.shown();
+        let bytes = read_limited(sent.response, REPLY_LIMIT, &url, self.timeout).await?;
+        self.decode(method, status, &bytes, sent.id.as_deref())
     }
 
-    /// `method` over HTTP+JSON: `SendMessage` as `POST message:send` with the request as
-    /// the body, `GetTask` as `GET tasks/{id}?historyLength=N`; an error is the status's
-    /// `google.rpc.Status` body, whose `ErrorInfo` reason names the A2A error.
-    async fn rest<T: DeserializeOwned>(
+    /// The endpoint as errors show it.
+    pub(super) fn shown(&self) -> String {
+        shown(&self.endpoint)
+    }
+
+    /// Sends `method` with `params` over the binding, asking for `accept`.
+    ///
+    /// Over JSON-RPC every method is a POST of its envelope to the endpoint; over HTTP+JSON
+    /// `SendMessage` is `POST message:send` and `SendStreamingMessage` `POST message:stream`
+    /// with the request as the body, `GetTask` is `GET tasks/{id}?historyLength=N` and
+    /// `SubscribeToTask` `GET tasks/{id}:subscribe`.
+    pub(super) async fn send(
         &self,
         method: &'static str,
         params: impl Serialize,
-    ) -> Result<T, A2aError> {
-        let url = shown(&self.endpoint);
-        let not_rest = |reason: String| A2aError::NotJsonRpc {
+        accept: &'static str,
+    ) -> Result<Sent, A2aError> {
+        let url = self.shown();
+        let unsent = |reason: String| A2aError::NotJsonRpc {
             url: url.clone(),
             method,
             reason,
         };
-        let params = serde_json::to_value(params).map_err(|e| not_rest(e.to_string()))?;
+        let params = serde_json::to_value(params).map_err(|e| unsent(e.to_string()))?;
+        let (request, id) = match self.binding {
+            Binding::JsonRpc => {
+                let id = uuid::Uuid::new_v4().to_string();
+                let request =
+                    JsonRpcRequest::new(JsonRpcId::String(id.clone()), method, Some(params));
+                let body = serde_json::to_vec(&request).map_err(|e| unsent(e.to_string()))?;
+                let request = self
+                    .http
+                    .post(self.endpoint.clone())
+                    .header(reqwest::header::CONTENT_TYPE, "application/json")
+                    .body(body);
+                (request, Some(id))
+            }
+            Binding::Rest => (self.rest(method, params).map_err(unsent)?, None),
+        };
+        let response = request
+            .header(reqwest::header::ACCEPT, accept)
+            .send()
+            .await
+            .map_err(|e| transport(&url, self.timeout, e))?;
+        Ok(Sent { response, id })
+    }
+
+    /// The HTTP+JSON request of `method`, or why there is none.
+    fn rest(&self, method: &'static str, params: Value) -> Result<reqwest::RequestBuilder, String> {
         // `./`: a path with a colon would otherwise be read as a URL of its own scheme.
         let join = |path: String| {
             self.endpoint
                 .join(&format!("./{path}"))
-                .map_err(|e| not_rest(e.to_string()))
+                .map_err(|e| e.to_string())
+        };
+        let task = || url_segment(params["id"].as_str().unwrap_or_default());
+        let post = |path: &str| -> Result<_, String> {
+            let body = serde_json::to_vec(&params).map_err(|e| e.to_string())?;
+            Ok(self
+                .http
+                .post(join(path.to_owned())?)
+                .header(reqwest::header::CONTENT_TYPE, "application/json")
+                .body(body))
         };
         let request = match method {
-            methods::SEND_MESSAGE => {
-                let body = serde_json::to_vec(&params).map_err(|e| not_rest(e.to_string()))?;
-                self.http
-                    .post(join("message:send".to_owned())?)
-                    .header(reqwest::header::CONTENT_TYPE, "application/json")
-                    .body(body)
-            }
+            methods::SEND_MESSAGE => post("message:send")?,
+            methods::SEND_STREAMING_MESSAGE => post("message:stream")?,
             methods::GET_TASK => {
-                let id = params["id"].as_str().unwrap_or_default();
-                let id: String = url_segment(id);
-                let mut target = join(format!("tasks/{id}"))?;
+                let mut target = join(format!("tasks/{}", task()))?;
                 if let Some(n) = params.get("historyLength").and_then(Value::as_i64) {
                     target.set_query(Some(&format!("historyLength={n}")));
                 }
                 self.http.get(target)
             }
-            other => return Err(not_rest(format!("{other} is not called over HTTP+JSON"))),
+            methods::SUBSCRIBE_TO_TASK => {
+                self.http.get(join(format!("tasks/{}:subscribe", task()))?)
+            }
+            other => return Err(format!("{other} is not called over HTTP+JSON")),
         };
-        let response = request
-            .header(reqwest::header::ACCEPT, "application/json")
-            .header(a2a::SVC_PARAM_VERSION, a2a::VERSION)
-            .send()
-            .await
-            .map_err(|e| transport(&url, self.timeout, e))?;
-        let status = response.status();
-        let bytes = read_limited(response, REPLY_LIMIT, &url, self.timeout).await?;
-        if !status.is_success() {
-            return Err(rest_error(&bytes).map_or(
-                A2aError::Status {
-                    url: url.clone(),
-                    status: status.as_u16(),
-                },
-                |(code, message)| A2aError::Rpc {
-                    url: url.clone(),
-                    method,
-                    code,
-                    message,
-                },
-            ));
-        }
-        serde_json::from_slice(&bytes)
-            .map_err(|e| not_rest(format!("the body is not what {method} returns ({e})")))
+        Ok(request.header(a2a::SVC_PARAM_VERSION, a2a::VERSION))
     }
 
-    async fn json_rpc<T: DeserializeOwned>(
+    /// The result of `method` in a reply's body: over JSON-RPC a response whose id is `id`,
+    /// over HTTP+JSON the method's body, or on a failing status the `google.rpc.Status`
+    /// body whose `ErrorInfo` reason names the A2A error.
+    pub(super) fn decode<T: DeserializeOwned>(
         &self,
         method: &'static str,
-        params: impl Serialize,
+        status: StatusCode,
+        bytes: &[u8],
+        id: Option<&str>,
     ) -> Result<T, A2aError> {
-        let url = shown(&self.endpoint);
-        let not_rpc = |reason: String| A2aError::NotJsonRpc {
+        let url = self.shown();
+        let not_binding = |reason: String| A2aError::NotJsonRpc {
             url: url.clone(),
             method,
             reason,
         };
-        let params = serde_json::to_value(params).map_err(|e| not_rpc(e.to_string()))?;
-        let id = uuid::Uuid::new_v4().to_string();
-        let request = JsonRpcRequest::new(JsonRpcId::String(id.clone()), method, Some(params));
-        let body = serde_json::to_vec(&request).map_err(|e| not_rpc(e.to_string()))?;
-        let response = self
-            .http
-            .post(self.endpoint.clone())
-            .header(reqwest::header::CONTENT_TYPE, "application/json")
-            .header(reqwest::header::ACCEPT, "application/json")
-            .body(body)
-            .send()
-            .await
-            .map_err(|e| transport(&url, self.timeout, e))?;
-        let status = response.status();
-        let bytes = read_limited(response, REPLY_LIMIT, &url, self.timeout).await?;
-        let reply: JsonRpcResponse = match serde_json::from_slice(&bytes) {
+        if self.binding == Binding::Rest {
+            if !status.is_success() {
+                return Err(rest_error(bytes).map_or(
+                    A2aError::Status {
+                        url: url.clone(),
+                        status: status.as_u16(),
+                    },
+                    |(code, message)| A2aError::Rpc {
+                        url: url.clone(),
+                        method,
+                        code,
+                        message,
+                    },
+                ));
+            }
+            return serde_json::from_slice(bytes)
+                .map_err(|e| not_binding(format!("the body is not what {method} returns ({e})")));
+        }
+        let reply: JsonRpcResponse = match serde_json::from_slice(bytes) {
             Ok(reply) => reply,
             // A failing status without a JSON-RPC body says more as a status.
             Err(_) if !status.is_success() => {
@@ -141,13 +174,13 @@ impl Rpc {
                 })
             }
             Err(e) => {
-                return Err(not_rpc(format!(
+                return Err(not_binding(format!(
                     "the body is not a JSON-RPC response ({e})"
                 )))
             }
         };
         if reply.jsonrpc != "2.0" {
-            return Err(not_rpc(format!(
+            return Err(not_binding(format!(
                 "`jsonrpc` is {:?}, not \"2.0\"",
                 reply.jsonrpc
             )));
@@ -160,20 +193,22 @@ impl Rpc {
                 message: error.message,
             });
         }
-        if reply.id != JsonRpcId::String(id) {
-            return Err(not_rpc("the reply's id is not the request's".to_owned()));
+        if id.is_none_or(|id| reply.id != JsonRpcId::String(id.to_owned())) {
+            return Err(not_binding(
+                "the reply's id is not the request's".to_owned(),
+            ));
         }
         let result = reply
             .result
-            .ok_or_else(|| not_rpc("the reply has neither `result` nor `error`".to_owned()))?;
+            .ok_or_else(|| not_binding("the reply has neither `result` nor `error`".to_owned()))?;
         serde_json::from_value(result)
-            .map_err(|e| not_rpc(format!("the result is not what {method} returns ({e})")))
+            .map_err(|e| not_binding(format!("the result is not what {method} returns ({e})")))
     }
 }
 
 /// The A2A error code and message of an HTTP+JSON error body, when it is one: the reason
 /// of its `ErrorInfo` detail names the error.
-fn rest_error(body: &[u8]) -> Option<(i32, String)> {
+pub(super) fn rest_error(body: &[u8]) -> Option<(i32, String)> {
     let body: Value = serde_json::from_slice(body).ok()?;
     let error = body.get("error")?;
     let message = error

@@ -140,8 +140,9 @@ async fn a_halted_chain_resumes_in_a_fresh_client_and_a_replay_buys_nothing() {
     let replayed = resume().await;
     let call = &replayed.tool_calls[0];
     assert!(call.is_error, "{call:?}");
+    // B's card declares streaming, so the continuation goes as a streaming message.
     assert!(
-        call.output.contains("refused SendMessage"),
+        call.output.contains("refused SendStreamingMessage"),
         "{}",
         call.output
     );

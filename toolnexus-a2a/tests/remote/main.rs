@@ -6,4 +6,5 @@ mod chain;
 mod durable;
 mod hostile;
 mod sdk;
+mod streaming;
 mod support;

@@ -18,8 +18,9 @@ pub fn python() -> String {
     toolnexus_test_support::sdk::python("'a2a-sdk[http-server]==1.3.0' uvicorn")
 }
 
-/// The process serving `tests/remote/agents.py`: the agents `shop`, `signin`, `broken`, and
-/// `shop-rest` (the shop over HTTP+JSON alone).
+/// The process serving `tests/remote/agents.py`: the agents `shop`, `signin`, `broken`,
+/// `shop-rest` (the shop over HTTP+JSON alone), and the slow shop's variants (`slow`
+/// polled; `slow-stream`, `slow-stream-rest`, `slow-cut`, `slow-nosub` streaming).
 pub struct Agents {
     port: u16,
     lines: Arc<Mutex<Vec<Value>>>,
@@ -47,6 +48,21 @@ impl Agents {
             .iter()
             .filter(|l| l["event"] == "continuation" && l["task"] == task)
             .cloned()
+            .collect()
+    }
+
+    /// The methods the agent at `path` was called with, in order, each with the task it
+    /// named (empty for a message that starts one).
+    pub fn methods(&self, path: &str) -> Vec<(String, String)> {
+        self.lines
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|l| l["event"] == "method" && l["agent"] == path)
+            .map(|l| {
+                let field = |k: &str| l[k].as_str().unwrap_or_default().to_owned();
+                (field("method"), field("task"))
+            })
             .collect()
     }
 
