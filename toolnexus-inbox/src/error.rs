@@ -166,6 +166,11 @@ pub enum InboxError {
         /// What is wrong.
         reason: String,
     },
+    /// A [`Post`](crate::Post) cannot be sent as written: its URL is not http(s), or a
+    /// header's name or value cannot go in a request. The reason names the header, never
+    /// its value, and never the URL's query.
+    #[error("the post cannot be sent: {0}")]
+    InvalidPost(String),
 
     /// [`InboxBuilder::page_url`](crate::InboxBuilder::page_url) is not an absolute URL.
     #[error("the inbox page URL {0:?} is not an absolute http(s) URL")]

@@ -32,7 +32,7 @@ pub use lifecycle::cancel::Cancelled;
 pub use lifecycle::vote::{Approvals, Vote};
 pub use lifecycle::worker::{Worker, WorkerReport};
 pub use notify::webhook::{Event, Webhook};
-pub use notify::Delivery;
+pub use notify::{Delivery, Post, PostDelivery};
 pub use policy::deadline::{Escalation, Expiry};
 pub use policy::delegation::Delegation;
 pub use policy::identify::{BearerTokens, Directory, Identify};

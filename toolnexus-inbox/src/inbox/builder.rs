@@ -11,6 +11,7 @@ use toolnexus::RequestKind;
 use super::{Inbox, Inner};
 use crate::clock::Clock;
 use crate::error::InboxError;
+use crate::notify::posting::PostSettings;
 use crate::notify::webhook::{Targets, Webhook};
 use crate::policy::deadline::{Escalation, Expiry, ExpiryRule};
 use crate::policy::people::{Responder, Rules};
@@ -37,6 +38,7 @@ pub struct InboxBuilder {
     max_delegation: Duration,
     not_requester: bool,
     directory: Option<Arc<dyn crate::policy::identify::Directory>>,
+    posts: PostSettings,
 }
 
 impl fmt::Debug for InboxBuilder {
@@ -48,6 +50,7 @@ impl fmt::Debug for InboxBuilder {
             .field("webhooks", &self.webhooks)
             .field("escalations", &self.escalations)
             .field("receipt_key", &self.receipts)
+            .field("posts", &self.posts)
             .finish_non_exhaustive()
     }
 }
@@ -76,7 +79,57 @@ impl InboxBuilder {
             max_delegation: Duration::from_secs(30 * 86_400),
             not_requester: false,
             directory: None,
+            posts: PostSettings::default(),
         }
+    }
+
+    /// How many attempts a post ([`Inbox::post`](crate::Inbox::post)) gets before it is
+    /// `Failed` (default 8), and the wait after its first failure (default 1 s), doubled
+    /// after each further one up to ten minutes. Any status but 2xx, and any error, is a
+    /// failed attempt.
+    ///
+    /// ```
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// use std::time::Duration;
+    ///
+    /// let inbox = toolnexus_inbox::Inbox::builder("sqlite::memory:")
+    ///     .post_retries(5, Duration::from_secs(2))
+    ///     .post_timeout(Duration::from_secs(5))
+    ///     .post_expiry(Duration::from_secs(3600))
+    ///     .open()
+    ///     .await?;
+    /// # Ok::<(), toolnexus_inbox::InboxError>(())
+    /// # }).unwrap();
+    /// ```
+    pub fn post_retries(mut self, attempts: u32, first_backoff: Duration) -> Self {
+        self.posts.max_attempts = attempts.max(1);
+        self.posts.backoff = first_backoff;
+        self
+    }
+
+    /// How long one attempt of a post may take (default 10 s); longer is a failed attempt.
+    pub fn post_timeout(mut self, timeout: Duration) -> Self {
+        self.posts.timeout = timeout.max(Duration::from_millis(10));
+        self
+    }
+
+    /// How long after it is written a post may still be delivered (default 24 hours): a
+    /// post not delivered by then is `Failed`, whatever attempts it has left, and so is
+    /// one whose next attempt would come later. The next post of its series goes then.
+    pub fn post_expiry(mut self, expiry: Duration) -> Self {
+        self.posts.expiry = expiry;
+        self
+    }
+
+    /// Lets posts go to loopback, private (RFC 1918, fc00::/7), link-local, shared
+    /// (100.64/10) and other addresses that are not public. By default an attempt to a
+    /// host that is one, or that resolves to any, fails saying why, so a caller giving the
+    /// URL cannot make the server post into its own network; the connection then goes to
+    /// an address the check saw, so the name cannot be switched to another between the
+    /// two. Set it for tests on loopback, or where every caller is trusted.
+    pub fn allow_private_posts(mut self) -> Self {
+        self.posts.allow_private = true;
+        self
     }
 
     /// Who people are now, by id ([`Directory`](crate::Directory): the host's identity
@@ -296,6 +349,7 @@ impl InboxBuilder {
     /// Connects, creating the database (SQLite) and its tables when missing.
     pub async fn open(self) -> Result<Inbox, InboxError> {
         let targets = Targets::of(&self.webhooks)?;
+        let posts = self.posts.rules()?;
         let page_url = self
             .page_url
             .as_deref()
@@ -328,6 +382,8 @@ impl InboxBuilder {
                 not_requester: self.not_requester,
                 directory: self.directory,
                 outbox: Notify::new(),
+                posts,
+                posted: Notify::new(),
             }),
         })
     }

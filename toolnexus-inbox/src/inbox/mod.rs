@@ -17,6 +17,7 @@ pub use builder::InboxBuilder;
 
 use crate::clock::{from_ms, ms, Clock};
 use crate::error::InboxError;
+use crate::notify::posting::PostRules;
 use crate::notify::webhook::Targets;
 use crate::policy::deadline::{Escalation, ExpiryRule};
 use crate::policy::people::{Person, Responder, Rules};
@@ -73,6 +74,10 @@ pub(crate) struct Inner {
     pub(crate) directory: Option<Arc<dyn crate::policy::identify::Directory>>,
     /// Wakes a deliverer when this process wrote to the outbox.
     pub(crate) outbox: Notify,
+    /// How posts to URLs given at run time are delivered, and the client that sends them.
+    pub(crate) posts: PostRules,
+    /// Wakes a deliverer of posts when this process wrote one.
+    pub(crate) posted: Notify,
     /// Wakes one idle worker slot per answer (this process's answers, and other processes'
     /// relayed from NOTIFY): one answer is one run to resume, so waking every idle slot
     /// would only send the others to claim nothing. A slot that gets a run goes on claiming

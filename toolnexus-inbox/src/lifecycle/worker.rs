@@ -1,7 +1,7 @@
 //! [`Worker`]: a ready loop that resumes a agent's answered runs with N concurrent
 //! resumes until told to stop, waking on new answers (PostgreSQL `LISTEN`, this process's
 //! own answers) or, failing that, polling; it also expires and escalates requests and
-//! delivers the webhooks' notifications.
+//! delivers the webhooks' notifications and the posts to URLs given at run time.
 
 use std::future::Future;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -53,6 +53,8 @@ pub struct WorkerReport {
     pub escalated: usize,
     /// Notifications webhooks took.
     pub notified: usize,
+    /// Posts ([`Inbox::post`]) their receivers took.
+    pub posted: usize,
 }
 
 impl Inbox {
@@ -89,6 +91,7 @@ struct Counts {
     expired: AtomicUsize,
     escalated: AtomicUsize,
     notified: AtomicUsize,
+    posted: AtomicUsize,
 }
 
 impl Worker {
@@ -102,8 +105,9 @@ impl Worker {
     }
 
     /// How often it expires and escalates due requests, fails runs whose last attempt
-    /// died, and looks for notifications other processes wrote or whose retry is due
-    /// (default every second). This process's own notifications go out at once.
+    /// died, and looks for notifications and posts other processes wrote or whose retry is
+    /// due (default every second). This process's own notifications and posts go out at
+    /// once.
     pub fn housekeeping_every(mut self, every: Duration) -> Self {
         self.housekeeping = every.max(Duration::from_millis(10));
         self
@@ -132,6 +136,7 @@ impl Worker {
         if !me.inbox.inner.targets.all.is_empty() {
             tasks.spawn(me.clone().deliver(stop.clone(), counts.clone()));
         }
+        tasks.spawn(me.clone().post(stop.clone(), counts.clone()));
         if me.inbox.inner.store.announces() {
             tasks.spawn(me.clone().listen(stop.clone()));
         }
@@ -144,6 +149,7 @@ impl Worker {
             expired: counts.expired.load(Ordering::Relaxed),
             escalated: counts.escalated.load(Ordering::Relaxed),
             notified: counts.notified.load(Ordering::Relaxed),
+            posted: counts.posted.load(Ordering::Relaxed),
         }
     }
 
@@ -218,6 +224,26 @@ impl Worker {
                 delivered,
                 "could not deliver notifications",
             );
+            tokio::select! {
+                _ = woken => {}
+                _ = tokio::time::sleep(self.housekeeping) => {}
+                _ = stop.changed() => {}
+            }
+        }
+    }
+
+    /// Delivers the posts: at once when this process wrote one, else every housekeeping
+    /// interval. Each post's attempt is recorded as it ends, so stopping sends nothing
+    /// twice for want of a record.
+    async fn post(self: Arc<Self>, mut stop: watch::Receiver<bool>, counts: Arc<Counts>) {
+        let inner = &self.inbox.inner;
+        while !*stop.borrow() {
+            let woken = inner.posted.notified();
+            tokio::pin!(woken);
+            woken.as_mut().enable();
+            let stopping = || *stop.borrow();
+            let delivered = self.inbox.deliver_posts_until(&stopping).await;
+            tally(&counts.posted, delivered, "could not deliver posts");
             tokio::select! {
                 _ = woken => {}
                 _ = tokio::time::sleep(self.housekeeping) => {}

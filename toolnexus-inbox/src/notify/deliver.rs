@@ -59,13 +59,16 @@ fn backoff(target: &Target, attempt: i64) -> Duration {
 }
 
 impl Inbox {
-    /// Delivers the notifications that are due to this inbox's webhooks, and returns how
-    /// many were delivered. A [`Worker`](crate::Worker) does this on its own, at once for
-    /// this process's notifications and by polling for other processes'; call it where no
+    /// Delivers what is due: the notifications to this inbox's webhooks, then the posts
+    /// ([`Inbox::post`]), and returns how many of both were delivered. A
+    /// [`Worker`](crate::Worker) does this on its own, at once for this process's
+    /// notifications and posts and by polling for other processes'; call it where no
     /// worker runs. A notification for a webhook this handle does not know waits for a
-    /// process that does.
+    /// process that does; a post needs no configuration and goes from any process.
     pub async fn deliver_due(&self) -> Result<usize, InboxError> {
-        self.deliver_due_until(&|| false).await
+        let notified = self.deliver_due_until(&|| false).await?;
+        let posted = self.deliver_posts_until(&|| false).await?;
+        Ok(notified + posted)
     }
 
     /// [`deliver_due`](Self::deliver_due), claiming nothing more once `stopping` says so;
@@ -276,7 +279,8 @@ async fn post(inbox: &Inbox, target: &Target, claimed: &Claimed) -> Result<u16, 
     }
 }
 
-fn describe(error: reqwest::Error) -> String {
+/// What went wrong with a request, with its causes: give it the error `without_url()`.
+pub(crate) fn describe(error: reqwest::Error) -> String {
     let kind = if error.is_timeout() {
         "timed out"
     } else if error.is_connect() {

@@ -4,9 +4,15 @@
 //! of, so a committed park always has its notification and a rolled-back one never does.
 //! Workers then deliver the outbox ([`deliver`]): signed as Standard Webhooks sign, retried
 //! with backoff, at least once, under an id the receiver deduplicates by.
+//!
+//! Posts to URLs a caller gives at run time ([`post`]) have a table of their own: written
+//! on their own rather than with a change, delivered in order within a series, and sent
+//! only to public addresses unless the host allows others ([`posting`]).
 
 mod body;
 pub(crate) mod deliver;
+pub(crate) mod post;
+pub(crate) mod posting;
 mod sign;
 pub(crate) mod webhook;
 
@@ -15,6 +21,7 @@ use sha2::{Digest, Sha256};
 
 pub(crate) use body::{Notice, Outcome};
 pub use deliver::Delivery;
+pub use post::{Post, PostDelivery};
 
 use crate::error::InboxError;
 use crate::inbox::Inbox;

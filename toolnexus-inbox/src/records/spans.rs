@@ -98,6 +98,7 @@ fn error_type(error: &crate::error::InboxError) -> &'static str {
         E::EngineNotBuilt { .. } => "engine_not_built",
         E::InvalidWebhook { .. } => "invalid_webhook",
         E::InvalidPageUrl(_) => "invalid_page_url",
+        E::InvalidPost(_) => "invalid_post",
         E::Database(_) => "database",
         E::Resume(_) => "resume",
         E::Batch { source, .. } => error_type(source),

@@ -4,7 +4,7 @@
 
 use std::sync::LazyLock;
 
-use super::{outbox, runs, Engine};
+use super::{outbox, posts, runs, Engine};
 
 /// The PostgreSQL channel answers are announced on, so idle workers wake at once.
 pub(crate) const CHANNEL: &str = "toolnexus_inbox";
@@ -24,6 +24,8 @@ pub(crate) struct Dialect {
     pub(crate) mark_answered: &'static LazyLock<String>,
     /// Claims a batch of due notifications ([`outbox::claim`]).
     pub(crate) claim_deliveries: &'static LazyLock<String>,
+    /// Claims a batch of due posts ([`posts::claim`]).
+    pub(crate) claim_posts: &'static LazyLock<String>,
     /// Whether a run's last answer is announced on [`CHANNEL`] to every process.
     pub(crate) announces: bool,
     /// Serialises concurrent migrations, when opening alone does not.
@@ -59,6 +61,8 @@ static MARK_ANSWERED_POSTGRES: LazyLock<String> = LazyLock::new(|| {
 static CLAIM_DELIVERIES_SQLITE: LazyLock<String> = LazyLock::new(|| outbox::claim_sql(""));
 static CLAIM_DELIVERIES_POSTGRES: LazyLock<String> =
     LazyLock::new(|| outbox::claim_sql(SKIP_LOCKED));
+static CLAIM_POSTS_SQLITE: LazyLock<String> = LazyLock::new(|| posts::claim_sql(""));
+static CLAIM_POSTS_POSTGRES: LazyLock<String> = LazyLock::new(|| posts::claim_sql(SKIP_LOCKED));
 
 /// A claim statement that appends its own audit entry.
 #[derive(Clone, Copy)]
@@ -76,6 +80,7 @@ static SQLITE: Dialect = Dialect {
     audited_claims: None,
     mark_answered: &MARK_ANSWERED_SQLITE,
     claim_deliveries: &CLAIM_DELIVERIES_SQLITE,
+    claim_posts: &CLAIM_POSTS_SQLITE,
     announces: false,
     // The write transaction a migration runs in locks the whole database.
     migration_lock: None,
@@ -92,6 +97,7 @@ static POSTGRES: Dialect = Dialect {
     }),
     mark_answered: &MARK_ANSWERED_POSTGRES,
     claim_deliveries: &CLAIM_DELIVERIES_POSTGRES,
+    claim_posts: &CLAIM_POSTS_POSTGRES,
     announces: true,
     // CREATE TABLE IF NOT EXISTS races on PostgreSQL; the advisory lock serialises openers.
     migration_lock: Some("SELECT pg_advisory_xact_lock(7317052041)"),

@@ -1,5 +1,5 @@
 //! The inbox's storage: every SQL statement it runs lives under this module, one module
-//! per table ([`runs`], [`requests`], [`outbox`], [`audit`]), with the rows they read as
+//! per table ([`runs`], [`requests`], [`outbox`], [`posts`], [`audit`]), with the rows they read as
 //! `FromRow` types ([`row`]). Which engine a database speaks is decided once, when it is opened: the
 //! [`Store`] holds its [`Dialect`] (the few statements that differ between SQLite and
 //! PostgreSQL), and nothing outside this module looks at the engine again.
@@ -17,6 +17,7 @@ pub(crate) mod doors;
 pub(crate) mod journal;
 pub(crate) mod notes;
 pub(crate) mod outbox;
+pub(crate) mod posts;
 pub(crate) mod requests;
 mod row;
 pub(crate) mod runs;

@@ -209,6 +209,36 @@ const LATER: &[&[&str]] = &[
         // walks from a waiting run back to the first run it keeps a record of.
         "CREATE INDEX toolnexus_inbox_runs_next ON toolnexus_inbox_runs (next_id)",
     ],
+    &[
+        // Posts to URLs a caller gave at run time ([`Inbox::post`](crate::Inbox::post)):
+        // `seq` orders a series, which is delivered one post at a time; `headers` (a JSON
+        // list of name and value pairs) hold the caller's credentials for the receiver.
+        // The state constraint is written out, both engines taking a `CHECK` in `CREATE
+        // TABLE`; a test holds it to `DeliveryState`'s spellings.
+        "CREATE TABLE toolnexus_inbox_posts (
+        id TEXT PRIMARY KEY,
+        series TEXT NOT NULL,
+        seq BIGINT NOT NULL,
+        url TEXT NOT NULL,
+        headers TEXT NOT NULL,
+        content_type TEXT NOT NULL,
+        body TEXT NOT NULL,
+        state TEXT NOT NULL CHECK (state IN ('pending', 'delivered', 'failed')),
+        attempts BIGINT NOT NULL,
+        next_at BIGINT NOT NULL,
+        lease_until BIGINT,
+        created_at BIGINT NOT NULL,
+        expires_at BIGINT NOT NULL,
+        delivered_at BIGINT,
+        last_status BIGINT,
+        last_error TEXT
+    )",
+        // A series in order, and whether an earlier post of it is still pending.
+        "CREATE INDEX toolnexus_inbox_posts_series \
+         ON toolnexus_inbox_posts (series, state, seq, id)",
+        // The pending posts whose attempt is due.
+        "CREATE INDEX toolnexus_inbox_posts_due ON toolnexus_inbox_posts (state, next_at, id)",
+    ],
 ];
 
 /// The schema version this crate reads and writes: the shared migrations, the state
@@ -306,6 +336,7 @@ mod tests {
     use std::time::Duration;
 
     use super::super::{PoolSettings, SqliteSync, Store};
+    use crate::records::state::DeliveryState;
 
     #[tokio::test]
     async fn the_state_columns_take_only_their_enums_spellings() {
@@ -337,5 +368,22 @@ mod tests {
             .execute(&store.pool)
             .await
             .unwrap();
+        let post = "INSERT INTO toolnexus_inbox_posts (id, series, seq, url, headers, \
+                    content_type, body, state, attempts, next_at, created_at, expires_at) \
+                    VALUES ($2, 's', 1, 'u', '[]', 't', 'b', $1, 0, 0, 0, 0)";
+        let refused = sqlx::query(post)
+            .bind("sent")
+            .bind("p0")
+            .execute(&store.pool)
+            .await;
+        assert!(refused.is_err(), "a post written as `sent`");
+        for (n, state) in DeliveryState::ALL.iter().enumerate() {
+            sqlx::query(post)
+                .bind(state.as_str())
+                .bind(format!("p{}", n + 1))
+                .execute(&store.pool)
+                .await
+                .unwrap();
+        }
     }
 }

@@ -14,6 +14,7 @@ mod deadlines;
 mod faults;
 mod forms;
 mod listing;
+mod posts;
 mod quorum;
 mod several;
 mod side_doors;
