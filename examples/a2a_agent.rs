@@ -24,6 +24,11 @@
 //! it. `--approvers GROUP` lets only that group's members approve a purchase; anyone
 //! else's approval is refused and the task keeps waiting. Without `--tokens`, every
 //! caller is trusted as one A2A client and histories show the tool calls too.
+//!
+//! A task's starter may give webhooks (push notifications): each is told of every status
+//! the task comes to, the wait for an approval above all, by the worker the agent runs, and
+//! still after the agent was stopped and started again. `--allow-private-webhooks` lets
+//! them be on this machine or its network, which is otherwise refused.
 
 mod shop_agent;
 mod support;
@@ -49,7 +54,8 @@ async fn main() -> Result<(), Failure> {
             .description("Buys things once a person approves, and signs people in")
             .url(&url)
             // A door every caller of which is trusted shows them the run's tool calls too.
-            .show_tool_calls(cli.tokens.is_none());
+            .show_tool_calls(cli.tokens.is_none())
+            .push_notifications();
     if let Some(tokens) = cli.tokens.clone() {
         server = server.identify(tokens);
     }

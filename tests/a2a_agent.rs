@@ -5,6 +5,7 @@
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
+use std::time::Duration;
 
 use serde_json::{json, Value};
 use toolnexus_test_support::example_bin::{self, Serving};
@@ -366,4 +367,134 @@ fn with_tokens_only_an_approver_approves_and_a_partner_sees_the_conversation() {
 /// Whether `id` reads as the UUID the Python client gives a message.
 fn uuid_like(id: &str) -> bool {
     id.len() == 36 && id.chars().filter(|c| *c == '-').count() == 4
+}
+
+/// A webhook on loopback answering each post with the status it is set to, keeping the
+/// bodies of the posts it took (answered 2xx) and counting every attempt.
+struct Hook {
+    url: String,
+    status: std::sync::Arc<std::sync::atomic::AtomicU16>,
+    attempts: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    taken: std::sync::Arc<std::sync::Mutex<Vec<Value>>>,
+}
+
+impl Hook {
+    fn serve(status: u16) -> Hook {
+        use std::io::{BufRead, BufReader, Read};
+        use std::sync::atomic::Ordering;
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a loopback port");
+        let url = format!("http://{}/hook", listener.local_addr().expect("an address"));
+        let hook = Hook {
+            url,
+            status: std::sync::Arc::new(status.into()),
+            attempts: Default::default(),
+            taken: Default::default(),
+        };
+        let (status, attempts, taken) = (
+            hook.status.clone(),
+            hook.attempts.clone(),
+            hook.taken.clone(),
+        );
+        std::thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                let mut reader = BufReader::new(&stream);
+                let mut length = 0;
+                let mut line = String::new();
+                while reader.read_line(&mut line).is_ok_and(|n| n > 2) {
+                    let lower = line.to_ascii_lowercase();
+                    if let Some(n) = lower.strip_prefix("content-length:") {
+                        length = n.trim().parse().unwrap_or(0);
+                    }
+                    line.clear();
+                }
+                let mut body = vec![0; length];
+                if reader.read_exact(&mut body).is_err() {
+                    continue;
+                }
+                attempts.fetch_add(1, Ordering::SeqCst);
+                let answer = status.load(Ordering::SeqCst);
+                if (200..300).contains(&answer) {
+                    let body = serde_json::from_slice(&body).unwrap_or(Value::Null);
+                    taken.lock().unwrap_or_else(|p| p.into_inner()).push(body);
+                }
+                let reply = format!(
+                    "HTTP/1.1 {answer} Status\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
+                );
+                let _ = (&stream).write_all(reply.as_bytes());
+            }
+        });
+        hook
+    }
+
+    /// The states of the statuses taken, in the order they came.
+    fn states(&self) -> Vec<String> {
+        let taken = self.taken.lock().unwrap_or_else(|p| p.into_inner());
+        taken
+            .iter()
+            .filter_map(|b| b["statusUpdate"]["status"]["state"].as_str())
+            .map(str::to_owned)
+            .collect()
+    }
+}
+
+#[test]
+fn a_push_notification_pending_when_the_agent_is_killed_is_delivered_once_it_is_back() {
+    use std::sync::atomic::Ordering;
+    let file: PathBuf =
+        std::env::temp_dir().join(format!("a2a-agent-push-{}.db", std::process::id()));
+    let db = format!("sqlite://{}", file.display());
+    let start = |db: &str| {
+        Serving::start(
+            "a2a_agent",
+            &["--port", "0", "--db", db, "--allow-private-webhooks"],
+            "A2A agent at ",
+        )
+    };
+    // The partner's webhook is down for now: the notification waits in the outbox.
+    let hook = Hook::serve(503);
+    let agent = start(&db);
+    let out = drive(
+        &agent.url,
+        json!([{"send": {"text": "buy a gpu", "push": {"url": hook.url, "pushToken": "tok"}}}]),
+    );
+    assert_eq!(state(&out[0]), "TASK_STATE_INPUT_REQUIRED");
+    let task = out[0]["task"]["id"].clone();
+    let tried = toolnexus_test_support::wait::within_blocking(Duration::from_secs(30), || {
+        (hook.attempts.load(Ordering::SeqCst) > 0).then_some(())
+    });
+    assert!(tried.is_some(), "the agent tried the webhook");
+    drop(agent); // SIGKILL: no chance to deliver or tidy up.
+    assert!(hook.states().is_empty());
+
+    hook.status.store(200, Ordering::SeqCst);
+    let back = start(&db);
+    let told = toolnexus_test_support::wait::within_blocking(Duration::from_secs(60), || {
+        let states = hook.states();
+        states
+            .iter()
+            .any(|s| s == "TASK_STATE_INPUT_REQUIRED")
+            .then_some(states)
+    });
+    let states = told.unwrap_or_else(|| panic!("not delivered: {:?}", hook.states()));
+    let waits = states
+        .iter()
+        .filter(|s| *s == "TASK_STATE_INPUT_REQUIRED")
+        .count();
+    assert_eq!(waits, 1, "told once: {states:?}");
+
+    // The agent that came back watches the task still: its end is told too.
+    let out = drive(
+        &back.url,
+        json!([{"send": {"text": "approve", "task": task}}]),
+    );
+    assert_eq!(state(&out[0]), "TASK_STATE_COMPLETED", "{}", out[0]);
+    let ended = toolnexus_test_support::wait::within_blocking(Duration::from_secs(30), || {
+        let states = hook.states();
+        (states.last().map(String::as_str) == Some("TASK_STATE_COMPLETED")).then_some(states)
+    });
+    assert!(ended.is_some(), "the end was told: {:?}", hook.states());
+    drop(back);
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", file.display()));
+    }
 }

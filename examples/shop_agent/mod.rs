@@ -27,17 +27,25 @@ pub struct Cli {
     pub tokens: Option<BearerTokens>,
     /// `--approvers GROUP`: only members of GROUP may answer a purchase.
     pub approvers: Option<String>,
+    /// `--allow-private-webhooks`: push notifications may go to loopback and private
+    /// addresses, as on a developer's own machine; refused otherwise.
+    pub allow_private_webhooks: bool,
 }
 
-/// Reads `--port N [--db URL] [--tokens FILE] [--approvers GROUP]`; without `--db`, the
+/// Reads `--port N [--db URL] [--tokens FILE] [--approvers GROUP]
+/// [--allow-private-webhooks]`; without `--db`, the
 /// SQLite file `default_file` in the working directory keeps the waits.
 pub fn parse(
     program: &str,
     default_file: &str,
     mut args: impl Iterator<Item = String>,
 ) -> Result<Cli, Failure> {
-    let usage = format!("usage: {program} --port N [--db URL] [--tokens FILE] [--approvers GROUP]");
+    let usage = format!(
+        "usage: {program} --port N [--db URL] [--tokens FILE] [--approvers GROUP] \
+         [--allow-private-webhooks]"
+    );
     let (mut port, mut db, mut tokens, mut approvers) = (None, None, None, None);
+    let mut allow_private_webhooks = false;
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--port" => {
@@ -53,6 +61,7 @@ pub fn parse(
                 tokens = Some(BearerTokens::from_file(file)?);
             }
             "--approvers" => approvers = Some(args.next().ok_or("--approvers needs a group")?),
+            "--allow-private-webhooks" => allow_private_webhooks = true,
             other => return Err(format!("unknown argument `{other}`; {usage}").into()),
         }
     }
@@ -68,6 +77,7 @@ pub fn parse(
         db,
         tokens,
         approvers,
+        allow_private_webhooks,
     })
 }
 
@@ -99,6 +109,9 @@ pub async fn agent(cli: &Cli) -> Result<Agent, Failure> {
     let mut inbox = Inbox::builder(cli.db.clone());
     if let Some(group) = &cli.approvers {
         inbox = inbox.responders("approval", [format!("group:{group}")]);
+    }
+    if cli.allow_private_webhooks {
+        inbox = inbox.allow_private_posts();
     }
     Ok(Agent {
         client: builder.build()?,

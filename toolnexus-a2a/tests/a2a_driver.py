@@ -7,8 +7,13 @@ BINDING is the protocol binding the client is to use (JSONRPC, the default, or H
 The steps are a JSON list of objects, each one call: {"card": {}}, {"send": {...}},
 {"stream": {...}}, {"get": {...}}, {"cancel": {...}}, {"subscribe": {...}},
 {"list": {...}} (a ListTasksRequest's fields, camelCase), {"pages": {...}} (the same,
-every page in turn until nextPageToken is empty), or {"race": [step, step, ...]} to make
-several calls at once. A send takes "text" and/or
+every page in turn until nextPageToken is empty), {"createPush": {...}},
+{"getPush": {...}}, {"listPush": {...}}, {"deletePush": {...}} (a task's push
+notification configurations: "task", and "id", "url", "pushToken", "auth" ({"scheme",
+"credentials"}) as each call takes them), {"parse": <JSON>} (a push notification's body
+read as a StreamResponse, strictly: an unknown field is an error), or
+{"race": [step, step, ...]} to make several calls at once. A send may take "push" (a push notification configuration, as for
+"createPush" without "task"). A send takes "text" and/or
 "data" (JSON), or "answers" (a list, one data part each), and/or "file" (a file part:
 {"raw": text sent as its bytes} or {"url": ...}, with an optional "mediaType"), and
 "task" and "context" to continue a task; "$task" and "$context"
@@ -31,13 +36,20 @@ from google.protobuf.json_format import MessageToDict, ParseDict
 from a2a.client import A2ACardResolver, ClientConfig, create_client
 from a2a.helpers.proto_helpers import new_data_part, new_raw_part, new_text_part, new_url_part
 from a2a.types import (
+    AuthenticationInfo,
     CancelTaskRequest,
+    DeleteTaskPushNotificationConfigRequest,
+    GetTaskPushNotificationConfigRequest,
     GetTaskRequest,
+    ListTaskPushNotificationConfigsRequest,
     ListTasksRequest,
     Message,
     Role,
+    SendMessageConfiguration,
     SendMessageRequest,
+    StreamResponse,
     SubscribeToTaskRequest,
+    TaskPushNotificationConfig,
 )
 
 
@@ -89,6 +101,8 @@ class Session:
         try:
             if kind == "race":
                 return {"race": await asyncio.gather(*(self.step(s) for s in args))}
+            if kind == "parse":
+                return {"parsed": MessageToDict(ParseDict(args, StreamResponse()))}
             if kind == "card":
                 card = await A2ACardResolver(self.http, self.url).get_agent_card()
                 return {"card": MessageToDict(card)}
@@ -107,6 +121,22 @@ class Session:
             if kind == "cancel":
                 task = MessageToDict(await client.cancel_task(CancelTaskRequest(id=task_id)))
                 return {"task": task}
+            if kind == "createPush":
+                config = self.push_config(args)
+                config.task_id = task_id
+                created = await client.create_task_push_notification_config(config)
+                return {"config": MessageToDict(created)}
+            if kind == "getPush":
+                request = GetTaskPushNotificationConfigRequest(task_id=task_id, id=args["id"])
+                return {"config": MessageToDict(await client.get_task_push_notification_config(request))}
+            if kind == "listPush":
+                request = ListTaskPushNotificationConfigsRequest(task_id=task_id)
+                listed = await client.list_task_push_notification_configs(request)
+                return {"configs": MessageToDict(listed).get("configs", [])}
+            if kind == "deletePush":
+                request = DeleteTaskPushNotificationConfigRequest(task_id=task_id, id=args["id"])
+                await client.delete_task_push_notification_config(request)
+                return {"deleted": args["id"]}
             if kind == "subscribe":
                 request = SubscribeToTaskRequest(id=task_id)
                 events = [MessageToDict(e) async for e in client.subscribe(request)]
@@ -114,6 +144,17 @@ class Session:
             raise ValueError(f"unknown step {kind}")
         except Exception as e:  # the SDK's error classes are what the test checks
             return {"error": type(e).__name__, "message": str(e)}
+
+    @staticmethod
+    def push_config(args):
+        config = TaskPushNotificationConfig(url=args["url"])
+        if "id" in args:
+            config.id = args["id"]
+        if "pushToken" in args:
+            config.token = args["pushToken"]
+        if "auth" in args:
+            config.authentication.CopyFrom(AuthenticationInfo(**args["auth"]))
+        return config
 
     async def list(self, client, args, every):
         fields = {k: self.fill(v) for k, v in args.items() if k != "token"}
@@ -152,7 +193,12 @@ class Session:
         if "context" in args:
             message.context_id = self.fill(args["context"])
         client = await self.client(streaming, args.get("token"))
-        events = [MessageToDict(e) async for e in client.send_message(SendMessageRequest(message=message))]
+        request = SendMessageRequest(message=message)
+        if "push" in args:
+            request.configuration.CopyFrom(
+                SendMessageConfiguration(task_push_notification_config=self.push_config(args["push"]))
+            )
+        events = [MessageToDict(e) async for e in client.send_message(request)]
         for event in events:
             if "task" in event:
                 self.remember(event["task"])

@@ -30,6 +30,8 @@ pub(crate) struct CardInfo {
     pub(crate) max_body: usize,
     /// Whether callers must send a bearer token (an identify hook is set).
     pub(crate) bearer: bool,
+    /// Whether push notifications are served.
+    pub(crate) push: bool,
 }
 
 /// The name the card gives its bearer scheme.
@@ -131,7 +133,7 @@ pub(crate) async fn show(State(info): State<Arc<CardInfo>>, headers: HeaderMap) 
         ],
         capabilities: AgentCapabilities {
             streaming: Some(true),
-            push_notifications: Some(false),
+            push_notifications: Some(info.push),
             extensions: None,
             extended_agent_card: Some(false),
         },
@@ -183,6 +185,7 @@ mod tests {
             }],
             max_body: 1024,
             bearer: false,
+            push: false,
         }
     }
 

@@ -17,7 +17,7 @@ use serde_json::{json, Value};
 use super::identity::Caller;
 use super::shared::Shared;
 use super::wire::{json_body, params, response, version, Frame};
-use super::{list, send, stream, tasks};
+use super::{list, push, send, stream, tasks};
 
 /// A request's envelope, read.
 struct Call {
@@ -77,12 +77,31 @@ pub(crate) async fn handle(
             };
             started.unwrap_or_else(|e| reply(id, Err(e)))
         }
+        // A server that does not declare them says so whatever the request holds.
         methods::CREATE_PUSH_CONFIG
         | methods::GET_PUSH_CONFIG
         | methods::LIST_PUSH_CONFIGS
-        | methods::DELETE_PUSH_CONFIG => {
+        | methods::DELETE_PUSH_CONFIG
+            if !shared.card.push =>
+        {
             reply(id, Err(A2AError::push_notification_not_supported()))
         }
+        methods::CREATE_PUSH_CONFIG => match params(raw) {
+            Ok(request) => reply(id, push::create(&shared, request, &who).await),
+            Err(e) => reply(id, Err(e)),
+        },
+        methods::GET_PUSH_CONFIG => match params(raw) {
+            Ok(request) => reply(id, push::get(&shared, request, &who).await),
+            Err(e) => reply(id, Err(e)),
+        },
+        methods::LIST_PUSH_CONFIGS => match params(raw) {
+            Ok(request) => reply(id, push::list(&shared, request, &who).await),
+            Err(e) => reply(id, Err(e)),
+        },
+        methods::DELETE_PUSH_CONFIG => match params(raw) {
+            Ok(request) => reply(id, push::delete(&shared, request, &who).await),
+            Err(e) => reply(id, Err(e)),
+        },
         methods::GET_EXTENDED_AGENT_CARD => {
             reply(id, Err(A2AError::extended_card_not_configured()))
         }

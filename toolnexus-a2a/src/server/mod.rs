@@ -14,6 +14,7 @@ mod errors;
 mod identity;
 mod jsonrpc;
 mod list;
+mod push;
 mod record;
 mod rest;
 mod send;
@@ -105,6 +106,7 @@ impl A2aServer {
             max_body: DEFAULT_MAX_BODY,
             admission: Admission::new(Person::stand_in(DEFAULT_RESPONDER)),
             show_tool_calls: false,
+            push_notifications: false,
             max_subscriptions: DEFAULT_MAX_SUBSCRIPTIONS,
             max_subscriptions_per_caller: DEFAULT_MAX_SUBSCRIPTIONS_PER_CALLER,
         }
@@ -131,11 +133,11 @@ impl A2aServer {
             .route("/tasks/{id}", get(rest::get_task).post(rest::post_task))
             .route(
                 "/tasks/{id}/pushNotificationConfigs",
-                get(rest::push_configs).post(rest::push_configs),
+                get(rest::list_push_configs).post(rest::create_push_config),
             )
             .route(
                 "/tasks/{id}/pushNotificationConfigs/{config}",
-                get(rest::push_configs).delete(rest::push_configs),
+                get(rest::push_config).delete(rest::push_config),
             )
             .route("/extendedAgentCard", get(rest::extended_card))
             // Layered on every route but the card's, merged after it, so the card stays public.
@@ -166,6 +168,7 @@ pub struct A2aServerBuilder {
     max_body: usize,
     admission: Admission,
     show_tool_calls: bool,
+    push_notifications: bool,
     max_subscriptions: usize,
     max_subscriptions_per_caller: usize,
 }
@@ -181,6 +184,7 @@ impl std::fmt::Debug for A2aServerBuilder {
             .field("max_body", &self.max_body)
             .field("admission", &self.admission)
             .field("show_tool_calls", &self.show_tool_calls)
+            .field("push_notifications", &self.push_notifications)
             .field("max_subscriptions", &self.max_subscriptions)
             .field(
                 "max_subscriptions_per_caller",
@@ -288,6 +292,23 @@ impl A2aServerBuilder {
         self
     }
 
+    /// Serves push notifications (default off), and declares them in the card: a task's
+    /// starter may give webhooks (`CreateTaskPushNotificationConfig`, or with the message
+    /// that starts or continues the task), each told of every status the task comes to —
+    /// above all `input-required`, a wait for a person — as a `StreamResponse` with
+    /// `Content-Type: application/a2a+json`, its token in `X-A2A-Notification-Token` and
+    /// its `authentication` as `Authorization`. Notifications go out through the inbox's
+    /// durable posts ([`Inbox::post`]), so an [`Inbox::worker`] must run beside the
+    /// server: at least once, in order per webhook, retried with backoff, and still
+    /// delivered after a crash of the server; a webhook in the server's own network is
+    /// refused unless the inbox allows it
+    /// ([`InboxBuilder::allow_private_posts`](toolnexus_inbox::InboxBuilder::allow_private_posts)).
+    /// Once a task is over its configurations are dropped, tokens and all.
+    pub fn push_notifications(mut self) -> Self {
+        self.push_notifications = true;
+        self
+    }
+
     /// The server; [`A2aError::InvalidUrl`] when [`url`](Self::url) is not an absolute
     /// http(s) URL. A warning is logged naming the tools whose approvals anyone may answer
     /// ([`Inbox::unrestricted_gates`]).
@@ -311,26 +332,31 @@ impl A2aServerBuilder {
             skills: card::skills(&self.tk),
             max_body: self.max_body,
             bearer: self.admission.identifies(),
+            push: self.push_notifications,
         };
         // A task kept before starters were: where every caller is the responder, theirs.
         let unowned =
             (!self.admission.identifies()).then(|| Starter::of(self.admission.responder_person()));
-        Ok(A2aServer {
-            shared: Arc::new(Shared {
-                client: self.client,
-                tk: self.tk,
-                inbox: self.inbox,
-                card: Arc::new(card),
-                admission: self.admission,
-                show_tool_calls: self.show_tool_calls,
-                live: InFlight::new(),
-                changed: Notify::new(),
-                streams: streams::Streams::new(
-                    self.max_subscriptions,
-                    self.max_subscriptions_per_caller,
-                ),
-                unowned,
-            }),
-        })
+        let shared = Arc::new(Shared {
+            client: self.client,
+            tk: self.tk,
+            inbox: self.inbox,
+            card: Arc::new(card),
+            admission: self.admission,
+            show_tool_calls: self.show_tool_calls,
+            live: InFlight::new(),
+            changed: Notify::new(),
+            streams: streams::Streams::new(
+                self.max_subscriptions,
+                self.max_subscriptions_per_caller,
+            ),
+            unowned,
+            pusher: push::Pusher::new(),
+            push_started: std::sync::atomic::AtomicBool::new(false),
+        });
+        if shared.card.push {
+            push::start(&shared);
+        }
+        Ok(A2aServer { shared })
     }
 }

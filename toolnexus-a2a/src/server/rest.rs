@@ -7,11 +7,15 @@
 
 use std::sync::Arc;
 
-use a2a::{A2AError, CancelTaskRequest, GetTaskRequest, SubscribeToTaskRequest};
+use a2a::{
+    A2AError, CancelTaskRequest, DeleteTaskPushNotificationConfigRequest,
+    GetTaskPushNotificationConfigRequest, GetTaskRequest, ListTaskPushNotificationConfigsRequest,
+    SubscribeToTaskRequest, TaskPushNotificationConfig,
+};
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
 use axum::extract::{Extension, Path, RawQuery, State};
-use axum::http::HeaderMap;
+use axum::http::{HeaderMap, Method};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde_json::{json, Value};
@@ -20,7 +24,7 @@ use toolnexus_inbox::Person;
 use super::identity::Caller;
 use super::shared::Shared;
 use super::wire::{http_status, json_body, params, payload, version, Frame};
-use super::{list, send, stream, tasks};
+use super::{list, push, send, stream, tasks};
 
 /// `POST /message:send`.
 pub(crate) async fn send_message(
@@ -113,10 +117,93 @@ pub(crate) async fn post_task(
     }
 }
 
-/// The push-notification paths: not served, as the card says.
-pub(crate) async fn push_configs(headers: HeaderMap) -> Response {
-    let refused = version(&headers).err();
-    failure(&refused.unwrap_or_else(A2AError::push_notification_not_supported))
+/// `POST /tasks/{id}/pushNotificationConfigs`: `CreateTaskPushNotificationConfig`, the
+/// configuration in the body.
+pub(crate) async fn create_push_config(
+    State(shared): State<Arc<Shared>>,
+    Extension(Caller(who)): Extension<Caller>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    body: Result<Bytes, BytesRejection>,
+) -> Response {
+    // A server that does not declare them says so whatever the body holds.
+    if let Err(e) = version(&headers).and_then(|()| push::enabled(&shared)) {
+        return failure(&e);
+    }
+    let mut fields = match request(&headers, body) {
+        Ok(Value::Object(fields)) => fields,
+        Ok(_) => return failure(&A2AError::invalid_params("the body must be a JSON object")),
+        Err(e) => return failure(&e),
+    };
+    // The path names the task, whatever the body says.
+    fields.insert("taskId".to_owned(), id.into());
+    match params::<TaskPushNotificationConfig>(Value::Object(fields)) {
+        Ok(config) => reply(push::create(&shared, config, &who).await),
+        Err(e) => failure(&e),
+    }
+}
+
+/// `GET /tasks/{id}/pushNotificationConfigs`: `ListTaskPushNotificationConfigs`.
+pub(crate) async fn list_push_configs(
+    State(shared): State<Arc<Shared>>,
+    Extension(Caller(who)): Extension<Caller>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    RawQuery(query): RawQuery,
+) -> Response {
+    if let Err(e) = version(&headers).and_then(|()| push::enabled(&shared)) {
+        return failure(&e);
+    }
+    let mut request = ListTaskPushNotificationConfigsRequest {
+        task_id: id,
+        page_size: None,
+        page_token: None,
+        tenant: None,
+    };
+    for (key, value) in form_urlencoded::parse(query.unwrap_or_default().as_bytes()) {
+        match key.as_ref() {
+            "pageSize" => match value.parse() {
+                Ok(n) => request.page_size = Some(n),
+                Err(_) => {
+                    let why = format!("pageSize must be an integer, not `{value}`");
+                    return failure(&A2AError::invalid_params(why));
+                }
+            },
+            "pageToken" => request.page_token = Some(value.into_owned()),
+            _ => {}
+        }
+    }
+    reply(push::list(&shared, request, &who).await)
+}
+
+/// `GET /tasks/{id}/pushNotificationConfigs/{config}` (`GetTaskPushNotificationConfig`) and
+/// `DELETE` of the same path (`DeleteTaskPushNotificationConfig`).
+pub(crate) async fn push_config(
+    State(shared): State<Arc<Shared>>,
+    Extension(Caller(who)): Extension<Caller>,
+    method: Method,
+    headers: HeaderMap,
+    Path((task_id, id)): Path<(String, String)>,
+) -> Response {
+    if let Err(e) = version(&headers).and_then(|()| push::enabled(&shared)) {
+        return failure(&e);
+    }
+    let result = if method == Method::DELETE {
+        let request = DeleteTaskPushNotificationConfigRequest {
+            task_id,
+            id,
+            tenant: None,
+        };
+        push::delete(&shared, request, &who).await
+    } else {
+        let request = GetTaskPushNotificationConfigRequest {
+            task_id,
+            id,
+            tenant: None,
+        };
+        push::get(&shared, request, &who).await
+    };
+    reply(result)
 }
 
 /// `GET /tasks`: `ListTasks`, its request's fields in the query (`contextId`, `status`,

@@ -11,6 +11,7 @@ use toolnexus::RunStatus;
 use toolnexus_inbox::{InFlightGuard, InboxError, Person, Sight, Starter};
 
 use super::errors::{busy, terminal, to_protocol};
+use super::push;
 use super::record::{self, Said, TaskRecord, HEARTBEAT};
 use super::shared::{Seen, Shared};
 use super::view::Stage;
@@ -60,9 +61,12 @@ pub(crate) async fn send(
     let config = request.configuration.as_ref();
     let history_length = config.and_then(|c| c.history_length);
     let immediately = config.and_then(|c| c.return_immediately).unwrap_or(false);
+    let push = config.and_then(|c| c.task_push_notification_config.clone());
+    push::check_inline(shared, push.as_ref())?;
     let accepted = accept(shared, &request.message, who).await?;
     let id = accepted.id().to_owned();
     let sight = accepted.sight();
+    kept_push(shared, &id, push, who).await;
     // Spawned, so a client that hangs up does not cut the run short: what it asked for is
     // carried out and kept either way.
     let work = tokio::spawn(carry_out(shared.clone(), accepted));
@@ -71,6 +75,20 @@ pub(crate) async fn send(
     }
     let task = shared.task_as(&id, history_length, who, sight).await?;
     Ok(json!({ "task": to_json(&task)? }))
+}
+
+/// Keeps the push configuration a message carried for the task it started or continued.
+/// The message is taken by then and its run goes on; a configuration the inbox could not
+/// keep is logged, as the task's caller can set it again.
+pub(crate) async fn kept_push(
+    shared: &Arc<Shared>,
+    id: &str,
+    push: Option<a2a::TaskPushNotificationConfig>,
+    who: &Person,
+) {
+    if let Err(e) = push::keep_inline(shared, id, push, who).await {
+        tracing::warn!(task = %id, error = %e.message, "a message's push configuration was not kept");
+    }
 }
 
 /// Takes `message` from `who`: records a new task as theirs, or answers the task it

@@ -38,6 +38,10 @@ pub(crate) struct Shared {
     /// Whose a task kept before starters were is: on a server without an identify hook
     /// every caller is the responder, so theirs; behind a hook nobody can say.
     pub(crate) unowned: Option<Starter>,
+    /// The tasks whose push configurations this server tells of.
+    pub(crate) pusher: super::push::Pusher,
+    /// Whether the pusher runs.
+    pub(crate) push_started: std::sync::atomic::AtomicBool,
 }
 
 /// A task as a caller may see it: its record, where it stands, and how much of it is

@@ -33,10 +33,16 @@ pub(crate) async fn send(
     request: SendMessageRequest,
     who: Person,
 ) -> Result<Response, A2AError> {
+    let push = request
+        .configuration
+        .as_ref()
+        .and_then(|c| c.task_push_notification_config.clone());
+    super::push::check_inline(&shared, push.as_ref())?;
     // Counted before the message is taken: a stream refused changes nothing.
     let slot = shared.streams.open(&who)?;
     let accepted = accept(&shared, &request.message, &who).await?;
     let id = accepted.id().to_owned();
+    super::send::kept_push(&shared, &id, push, &who).await;
     let sight = accepted.sight();
     let (tx, rx) = mpsc::channel(16);
     let first = match shared.task_as(&id, None, &who, sight).await {

@@ -15,6 +15,7 @@ mod listing;
 mod media;
 mod numbers;
 mod owners;
+mod push;
 mod quorum;
 mod rest;
 mod restart;

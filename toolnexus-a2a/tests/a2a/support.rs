@@ -11,7 +11,7 @@ use toolnexus::LlmClient;
 
 pub use crate::shop_agent::{model, script, toolkit, LOGIN_URL};
 use toolnexus_a2a::{A2aServer, A2aServerBuilder};
-use toolnexus_inbox::Inbox;
+use toolnexus_inbox::{Inbox, InboxBuilder};
 pub use toolnexus_test_support::databases::TestDb;
 pub use toolnexus_test_support::wait::within;
 
@@ -28,6 +28,8 @@ pub struct Options {
     pub toolkit: Option<toolnexus::Toolkit>,
     /// The server set up further (who calls, how many streams).
     pub server: Option<Box<dyn FnOnce(A2aServerBuilder) -> A2aServerBuilder>>,
+    /// The inbox set up further (where it may post).
+    pub inbox: Option<Box<dyn FnOnce(InboxBuilder) -> InboxBuilder>>,
 }
 
 /// An agent served on a loopback port, until dropped.
@@ -66,6 +68,9 @@ impl Agent {
         let mut inbox = Inbox::builder(&db.url).poll_interval(Duration::from_millis(20));
         if let Some(who) = options.approvers {
             inbox = inbox.responders("approval", who);
+        }
+        if let Some(more) = options.inbox {
+            inbox = more(inbox);
         }
         let inbox = inbox.open().await.expect("the inbox opens");
         let client = LlmClient::builder()

@@ -303,16 +303,17 @@ async fn notes_of_older_releases_become_door_records() {
     let path = std::env::temp_dir().join(format!("toolnexus-doors-{}.db", std::process::id()));
     let url = format!("sqlite://{}", path.display());
     let inbox = Inbox::open(&url).await.unwrap();
-    // Back to the schema before door records (and the votes, delegations and run index
-    // after them), with the notes the doors wrote then.
+    // Back to the schema before door records (and the votes, delegations, run index and
+    // posts after them), with the notes the doors wrote then.
     let pool = &inbox.inner.store.pool;
     for statement in [
+        "DROP TABLE toolnexus_inbox_posts",
         "DROP INDEX toolnexus_inbox_runs_next",
         "ALTER TABLE toolnexus_inbox_runs DROP COLUMN requested_by",
         "DROP TABLE toolnexus_inbox_delegations",
         "ALTER TABLE toolnexus_inbox_requests DROP COLUMN votes",
         "DROP TABLE toolnexus_inbox_doors",
-        "UPDATE toolnexus_inbox_schema SET version = version - 4",
+        "UPDATE toolnexus_inbox_schema SET version = version - 5",
         "INSERT INTO toolnexus_inbox_notes VALUES ('a2a-task:t1', '{\"n\":1}', 5)",
         "INSERT INTO toolnexus_inbox_notes VALUES ('agui-thread:th1', '{\"n\":2}', 6)",
         "INSERT INTO toolnexus_inbox_notes VALUES ('mcp-task/m1', '{\"n\":3}', 7)",
