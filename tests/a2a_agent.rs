@@ -438,7 +438,8 @@ impl Hook {
 }
 
 #[test]
-fn a_push_notification_pending_when_the_agent_is_killed_is_delivered_once_it_is_back() {
+fn a_push_notification_pending_when_the_agent_is_killed_is_delivered_once_it_is_back_and_the_task_is_listed_and_streamed(
+) {
     use std::sync::atomic::Ordering;
     let file: PathBuf =
         std::env::temp_dir().join(format!("a2a-agent-push-{}.db", std::process::id()));
@@ -482,12 +483,30 @@ fn a_push_notification_pending_when_the_agent_is_killed_is_delivered_once_it_is_
         .count();
     assert_eq!(waits, 1, "told once: {states:?}");
 
-    // The agent that came back watches the task still: its end is told too.
+    // The agent that came back lists the task, streams it to a subscriber while it is
+    // approved, and watches it still: its end is told too.
+    let approve = json!({"send": {"text": "approve", "task": task}});
     let out = drive(
         &back.url,
-        json!([{"send": {"text": "approve", "task": task}}]),
+        json!([{"list": {}}, {"subscribe": {"task": task, "then": approve}}]),
     );
-    assert_eq!(state(&out[0]), "TASK_STATE_COMPLETED", "{}", out[0]);
+    let listed = out[0]["list"]["tasks"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(listed.len(), 1, "{}", out[0]);
+    assert_eq!(listed[0]["id"], task);
+    assert_eq!(listed[0]["status"]["state"], "TASK_STATE_INPUT_REQUIRED");
+    let events = out[1]["events"].as_array().cloned().unwrap_or_default();
+    assert_eq!(
+        events.first().map(|e| &e["task"]["id"]),
+        Some(&task),
+        "{}",
+        out[1]
+    );
+    let last = events.last().map(|e| &e["statusUpdate"]["status"]["state"]);
+    assert_eq!(last, Some(&json!("TASK_STATE_COMPLETED")), "{}", out[1]);
+    assert_eq!(state(&out[1]["then"]), "TASK_STATE_COMPLETED", "{}", out[1]);
     let ended = toolnexus_test_support::wait::within_blocking(Duration::from_secs(30), || {
         let states = hook.states();
         (states.last().map(String::as_str) == Some("TASK_STATE_COMPLETED")).then_some(states)

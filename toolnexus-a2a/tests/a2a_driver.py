@@ -16,7 +16,8 @@ read as a StreamResponse, strictly: an unknown field is an error), or
 "createPush" without "task"). A send takes "text" and/or
 "data" (JSON), or "answers" (a list, one data part each), and/or "file" (a file part:
 {"raw": text sent as its bytes} or {"url": ...}, with an optional "mediaType"), and
-"task" and "context" to continue a task; "$task" and "$context"
+"task" and "context" to continue a task; a subscribe may take "then", a step made
+once its stream is open, whose result comes back beside the events; "$task" and "$context"
 stand for the task and context of the first task a step returned, "$task1" and
 "$context1" for the second's, and so on. Any call may take "token": the bearer token it
 sends (`Authorization: Bearer <token>`), through an httpx client of its own. It prints a JSON list
@@ -139,8 +140,16 @@ class Session:
                 return {"deleted": args["id"]}
             if kind == "subscribe":
                 request = SubscribeToTaskRequest(id=task_id)
-                events = [MessageToDict(e) async for e in client.subscribe(request)]
-                return {"events": events}
+                events, then = [], None
+                async for event in client.subscribe(request):
+                    events.append(MessageToDict(event))
+                    # "then": a step made once the stream is open (its first event came).
+                    if "then" in args and then is None:
+                        then = await self.step(args["then"])
+                result = {"events": events}
+                if then is not None:
+                    result["then"] = then
+                return result
             raise ValueError(f"unknown step {kind}")
         except Exception as e:  # the SDK's error classes are what the test checks
             return {"error": type(e).__name__, "message": str(e)}
