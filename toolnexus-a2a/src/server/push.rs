@@ -1,7 +1,8 @@
 //! Push notifications: a task's push configurations, kept in the inbox beside the task,
 //! and the pusher that tells each configuration's webhook of every status the task comes
-//! to, as a `StreamResponse`, through the inbox's durable posts ([`Inbox::post`]): at
-//! least once, in order per configuration, and after a restart of the server too.
+//! to (and, once it ended, what it produced), as `StreamResponse`s, through the inbox's
+//! durable posts ([`Inbox::post`]): at least once, in order per configuration, and after a
+//! restart of the server too.
 //!
 //! Only a task's starter manages its configurations; the notifications show the task as
 //! they see it. Once the task is over its last status is told and its configurations,
@@ -16,7 +17,6 @@ use a2a::{
     A2AError, AuthenticationInfo, DeleteTaskPushNotificationConfigRequest,
     GetTaskPushNotificationConfigRequest, ListTaskPushNotificationConfigsRequest,
     ListTaskPushNotificationConfigsResponse, Task, TaskPushNotificationConfig,
-    TaskStatusUpdateEvent,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -246,29 +246,25 @@ async fn tell(shared: &Shared, id: &str) -> Result<(), A2AError> {
     let now = Told::of(&task);
     let over = task.status.state.is_terminal();
     if pushes.told.as_ref() != Some(&now) {
-        let update = TaskStatusUpdateEvent {
-            task_id: task.id.clone(),
-            context_id: task.context_id.clone(),
-            status: task.status.clone(),
-            metadata: None,
-        };
-        let body = json!({ "statusUpdate": update }).to_string();
+        let events = super::stream::change_events(&task);
         for config in &pushes.configs {
-            let post = notification(id, config, &body);
-            // The id names the status told, so telling it again after a restart between
-            // the post and the record's keeping writes nothing new.
             let config_id = config.id.as_deref().unwrap_or(id);
-            let post_id = format!(
-                "a2a-push:{id}:{config_id}:{}:{}:{}",
-                pushes.count,
-                now.state,
-                now.message.as_deref().unwrap_or("")
-            );
-            shared
-                .inbox
-                .post(&post_id, post)
-                .await
-                .map_err(to_protocol_inbox)?;
+            for (n, event) in events.iter().enumerate() {
+                let post = notification(id, config, &event.to_string());
+                // The id names the status told, so telling it again after a restart
+                // between the post and the record's keeping writes nothing new.
+                let post_id = format!(
+                    "a2a-push:{id}:{config_id}:{}:{}:{}:{n}",
+                    pushes.count,
+                    now.state,
+                    now.message.as_deref().unwrap_or("")
+                );
+                shared
+                    .inbox
+                    .post(&post_id, post)
+                    .await
+                    .map_err(to_protocol_inbox)?;
+            }
         }
         pushes.told = Some(now);
         pushes.count += 1;
@@ -282,7 +278,7 @@ async fn tell(shared: &Shared, id: &str) -> Result<(), A2AError> {
     save(&shared.inbox, id, &pushes).await
 }
 
-/// The post telling `config` of a status, `body` being its `StreamResponse`.
+/// The post telling `config` of a change, `body` being its `StreamResponse`.
 fn notification(task: &str, config: &TaskPushNotificationConfig, body: &str) -> Post {
     let mut headers = Vec::new();
     if let Some(token) = config.token.as_deref().filter(|t| !t.is_empty()) {

@@ -9,7 +9,10 @@ use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Duration;
 
-use a2a::{A2AError, SendMessageRequest, SubscribeToTaskRequest, Task, TaskStatusUpdateEvent};
+use a2a::{
+    A2AError, SendMessageRequest, SubscribeToTaskRequest, Task, TaskArtifactUpdateEvent,
+    TaskStatusUpdateEvent,
+};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use futures::Stream;
@@ -125,6 +128,33 @@ pub(crate) async fn subscribe(
     Ok(sse(rx))
 }
 
+/// The `StreamResponse`s that tell of `task` as it now stands: what an ended task produced
+/// as artifact updates (each whole, as it is final), then its status.
+pub(crate) fn change_events(task: &Task) -> Vec<Value> {
+    let mut events = Vec::new();
+    if task.status.state.is_terminal() {
+        for artifact in task.artifacts.iter().flatten() {
+            let update = TaskArtifactUpdateEvent {
+                task_id: task.id.clone(),
+                context_id: task.context_id.clone(),
+                artifact: artifact.clone(),
+                append: Some(false),
+                last_chunk: Some(true),
+                metadata: None,
+            };
+            events.push(json!({ "artifactUpdate": update }));
+        }
+    }
+    let update = TaskStatusUpdateEvent {
+        task_id: task.id.clone(),
+        context_id: task.context_id.clone(),
+        status: task.status.clone(),
+        metadata: None,
+    };
+    events.push(json!({ "statusUpdate": update }));
+    events
+}
+
 /// A task's state and what it waits on: a change of either is a status update.
 #[derive(PartialEq)]
 struct Status {
@@ -178,14 +208,10 @@ impl Watch {
             return Step::Open;
         }
         *last = now;
-        let update = TaskStatusUpdateEvent {
-            task_id: task.id.clone(),
-            context_id: task.context_id.clone(),
-            status: task.status.clone(),
-            metadata: None,
-        };
-        if self.send(json!({ "statusUpdate": update })).await {
-            return Step::Closed;
+        for event in change_events(&task) {
+            if self.send(event).await {
+                return Step::Closed;
+            }
         }
         let state = &task.status.state;
         let is_final = state.is_terminal()

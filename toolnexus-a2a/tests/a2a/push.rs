@@ -171,8 +171,13 @@ async fn a_wait_for_approval_and_the_end_are_pushed_to_each_webhook() {
     );
     assert!(second.iter().all(|g| g.token.is_none()), "{second:?}");
 
-    // In order, each status once: the wait before the end, nothing after it.
-    let states: Vec<&str> = first.iter().map(Got::state).collect();
+    // In order, each status once: the wait before the end, nothing after it; what the
+    // purchase produced comes just before its end.
+    let states: Vec<&str> = first
+        .iter()
+        .map(Got::state)
+        .filter(|s| !s.is_empty())
+        .collect();
     let wait = states
         .iter()
         .position(|s| *s == "TASK_STATE_INPUT_REQUIRED");
@@ -180,7 +185,9 @@ async fn a_wait_for_approval_and_the_end_are_pushed_to_each_webhook() {
     assert_eq!(states.last(), Some(&"TASK_STATE_COMPLETED"), "{states:?}");
     assert!(states.windows(2).all(|w| w[0] != w[1]), "{states:?}");
     let second_states: Vec<&str> = second.iter().map(Got::state).collect();
-    assert_eq!(second_states, ["TASK_STATE_COMPLETED"]);
+    assert_eq!(second_states, ["", "TASK_STATE_COMPLETED"], "{second:?}");
+    let produced = &second[0].body["artifactUpdate"]["artifact"];
+    assert!(produced.to_string().contains("ORDER-"), "{produced}");
 
     // An ended task's configurations are dropped, tokens and all.
     let left = out[1]["configs"].as_array().map(Vec::len);
