@@ -66,9 +66,67 @@ pub(crate) fn essence(media_type: &str) -> String {
         .to_ascii_lowercase()
 }
 
-/// A method's params, read as its request type: invalid params naming what is wrong.
+/// A method's params, read as its request type: invalid params naming what is wrong. A
+/// field may be named by its JSON name (`taskId`) or its proto name (`task_id`), as a
+/// ProtoJSON reader takes both.
 pub(crate) fn params<T: DeserializeOwned>(params: Value) -> Result<T, A2AError> {
-    serde_json::from_value(params).map_err(|e| A2AError::invalid_params(format!("params: {e}")))
+    serde_json::from_value(json_names(params))
+        .map_err(|e| A2AError::invalid_params(format!("params: {e}")))
+}
+
+/// `value` with each field its proto name spells (`history_length`) renamed to its JSON
+/// name (`historyLength`), unless that name is given too. The free-form values (a
+/// `metadata` struct, a data part's `data`) are the sender's own and kept as they are.
+fn json_names(value: Value) -> Value {
+    match value {
+        Value::Object(mut fields) => {
+            let proto: Vec<(String, String)> = fields
+                .keys()
+                .filter_map(|key| json_name(key).map(|json| (key.clone(), json)))
+                .collect();
+            for (key, json) in proto {
+                if !fields.contains_key(&json)
+                    && let Some(value) = fields.remove(&key)
+                {
+                    fields.insert(json, value);
+                }
+            }
+            for (key, value) in fields.iter_mut() {
+                if key != "metadata" && key != "data" {
+                    *value = json_names(value.take());
+                }
+            }
+            Value::Object(fields)
+        }
+        Value::Array(items) => Value::Array(items.into_iter().map(json_names).collect()),
+        other => other,
+    }
+}
+
+/// The JSON name of a proto field name with an underscore (`context_id` is `contextId`);
+/// `None` for any other key.
+fn json_name(key: &str) -> Option<String> {
+    let proto = key.contains('_')
+        && !key.starts_with('_')
+        && key
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_');
+    if !proto {
+        return None;
+    }
+    let mut json = String::with_capacity(key.len());
+    let mut upper = false;
+    for c in key.chars() {
+        match c {
+            '_' => upper = true,
+            c if upper => {
+                json.push(c.to_ascii_uppercase());
+                upper = false;
+            }
+            c => json.push(c),
+        }
+    }
+    Some(json)
 }
 
 /// A JSON-RPC response of `result`, or of its error.
@@ -200,6 +258,37 @@ mod tests {
                 "{other}"
             );
         }
+    }
+
+    #[test]
+    fn proto_names_are_read_as_json_names_outside_free_form_values() {
+        let named = json_names(json!({
+            "task_id": "t",
+            "history_length": 2,
+            "message": {
+                "message_id": "m",
+                "parts": [{"data": {"order_id": 1}, "media_type": "application/json"}],
+                "metadata": {"trace_id": "x"},
+            },
+            "context_id": "proto",
+            "contextId": "json",
+            "A_b": 1,
+        }));
+        assert_eq!(
+            named,
+            json!({
+                "taskId": "t",
+                "historyLength": 2,
+                "message": {
+                    "messageId": "m",
+                    "parts": [{"data": {"order_id": 1}, "mediaType": "application/json"}],
+                    "metadata": {"trace_id": "x"},
+                },
+                "context_id": "proto",
+                "contextId": "json",
+                "A_b": 1,
+            })
+        );
     }
 
     #[test]

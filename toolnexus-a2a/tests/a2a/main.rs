@@ -13,6 +13,7 @@ mod flows;
 mod hostile;
 mod listing;
 mod media;
+mod names;
 mod numbers;
 mod owners;
 mod push;
