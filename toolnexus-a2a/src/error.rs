@@ -87,6 +87,19 @@ pub enum A2aError {
         /// The most the client reads.
         limit: usize,
     },
+    /// A card signing or checking key is not one ([`CardSigner`](crate::CardSigner),
+    /// [`CardKey`](crate::CardKey)), or a card cannot be signed.
+    #[error("card key: {0}")]
+    CardKey(String),
+    /// The agent card is not signed by the key the client was given
+    /// ([`RemoteAgentBuilder::card_key`](crate::RemoteAgentBuilder::card_key)).
+    #[error("the agent card at {url} is not signed by the expected key: {reason}")]
+    CardSignature {
+        /// Where the card was fetched.
+        url: String,
+        /// Why no signature was taken.
+        reason: String,
+    },
     /// The agent card is not an A2A 1.0 agent card.
     #[error("the agent card at {url} is not a valid A2A agent card: {source}")]
     Card {

@@ -10,7 +10,8 @@ The steps are a JSON list of objects, each one call: {"card": {}}, {"send": {...
 every page in turn until nextPageToken is empty), {"createPush": {...}},
 {"getPush": {...}}, {"listPush": {...}}, {"deletePush": {...}} (a task's push
 notification configurations: "task", and "id", "url", "pushToken", "auth" ({"scheme",
-"credentials"}) as each call takes them), {"parse": <JSON>} (a push notification's body
+"credentials"}) as each call takes them), {"verifyCard": {"publicKey": base64url}} (the card's signatures checked by the SDK
+with that Ed25519 key), {"parse": <JSON>} (a push notification's body
 read as a StreamResponse, strictly: an unknown field is an error), or
 {"race": [step, step, ...]} to make several calls at once. A send may take "push" (a push notification configuration, as for
 "createPush" without "task"). A send takes "text" and/or
@@ -27,6 +28,7 @@ with one result per step: {"task": ...}, {"events": [...]}, {"card": ...},
 """
 
 import asyncio
+import base64
 import json
 import sys
 import uuid
@@ -104,6 +106,17 @@ class Session:
                 return {"race": await asyncio.gather(*(self.step(s) for s in args))}
             if kind == "parse":
                 return {"parsed": MessageToDict(ParseDict(args, StreamResponse()))}
+            if kind == "verifyCard":
+                # The SDK's own check of a signed card, with the Ed25519 key given as
+                # base64url of its 32 bytes.
+                from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+                from a2a.utils.signing import create_signature_verifier
+
+                card = await A2ACardResolver(self.http, self.url).get_agent_card()
+                raw = base64.urlsafe_b64decode(args["publicKey"] + "=" * (-len(args["publicKey"]) % 4))
+                key = Ed25519PublicKey.from_public_bytes(raw)
+                create_signature_verifier(lambda kid, jku: key, ["EdDSA"])(card)
+                return {"verified": True}
             if kind == "card":
                 card = await A2ACardResolver(self.http, self.url).get_agent_card()
                 return {"card": MessageToDict(card)}

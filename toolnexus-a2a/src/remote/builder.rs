@@ -49,6 +49,7 @@ pub struct RemoteAgentBuilder {
     description: Option<String>,
     timeout: Duration,
     poll: Duration,
+    card_key: Option<crate::CardKey>,
 }
 
 impl RemoteAgent {
@@ -75,6 +76,7 @@ impl RemoteAgentBuilder {
             description: None,
             timeout: DEFAULT_TIMEOUT,
             poll: DEFAULT_POLL,
+            card_key: None,
         }
     }
 
@@ -132,6 +134,15 @@ impl RemoteAgentBuilder {
         self
     }
 
+    /// Takes the agent's card only when one of its signatures is `key`'s (an Ed25519
+    /// JWS over the card's RFC 8785 form, as the specification has it): a card changed
+    /// on its way, or served by someone else, fails [`connect`](Self::connect) with
+    /// [`A2aError::CardSignature`], and nothing is sent to the agent.
+    pub fn card_key(mut self, key: crate::CardKey) -> Self {
+        self.card_key = Some(key);
+        self
+    }
+
     /// Fetches the agent card and picks its interface of protocol 1.0: JSON-RPC when it
     /// offers one, HTTP+JSON otherwise.
     pub async fn connect(self) -> Result<RemoteAgent, A2aError> {
@@ -151,7 +162,7 @@ impl RemoteAgentBuilder {
             .timeout(self.timeout)
             .build()
             .map_err(A2aError::Client)?;
-        let card = fetch_card(&http, &card_url, self.timeout).await?;
+        let card = fetch_card(&http, &card_url, self.timeout, self.card_key.as_ref()).await?;
         let (endpoint, binding) = card::endpoint(&card, &card_url)?;
         let streaming = card.capabilities.streaming == Some(true);
         let name = sanitize(self.name.as_deref().unwrap_or(&card.name));
@@ -193,6 +204,7 @@ async fn fetch_card(
     http: &Client,
     url: &reqwest::Url,
     timeout: Duration,
+    key: Option<&crate::CardKey>,
 ) -> Result<AgentCard, A2aError> {
     let at = card::shown(url);
     let response = http
@@ -208,7 +220,19 @@ async fn fetch_card(
         });
     }
     let body = rpc::read_limited(response, CARD_LIMIT, &at, timeout).await?;
-    serde_json::from_slice(&body).map_err(|source| A2aError::Card { url: at, source })
+    let Some(key) = key else {
+        return serde_json::from_slice(&body).map_err(|source| A2aError::Card { url: at, source });
+    };
+    // Checked as it came, before anything of it is read into the card.
+    let card: serde_json::Value =
+        serde_json::from_slice(&body).map_err(|source| A2aError::Card {
+            url: at.clone(),
+            source,
+        })?;
+    if let Err(reason) = key.check(&card) {
+        return Err(A2aError::CardSignature { url: at, reason });
+    }
+    serde_json::from_value(card).map_err(|source| A2aError::Card { url: at, source })
 }
 
 /// A tool name from a card's name: every character outside `[a-zA-Z0-9_-]` becomes `_`.
@@ -240,6 +264,7 @@ impl fmt::Debug for RemoteAgentBuilder {
             .field("headers", &self.headers.keys().collect::<Vec<_>>())
             .field("name", &self.name)
             .field("timeout", &self.timeout)
+            .field("card_key", &self.card_key)
             .finish_non_exhaustive()
     }
 }

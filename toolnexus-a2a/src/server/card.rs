@@ -12,6 +12,7 @@ use a2a::{
 };
 use axum::extract::State;
 use axum::http::HeaderMap;
+use axum::response::{IntoResponse, Response};
 use axum::Json;
 use toolnexus::Toolkit;
 
@@ -32,6 +33,8 @@ pub(crate) struct CardInfo {
     pub(crate) bearer: bool,
     /// Whether push notifications are served.
     pub(crate) push: bool,
+    /// The key the card is signed with, if it is.
+    pub(crate) signer: Option<Arc<crate::CardSigner>>,
 }
 
 /// The name the card gives its bearer scheme.
@@ -111,7 +114,7 @@ fn media_type(part: &Part) -> Option<&str> {
 }
 
 /// The card, its URL the configured one or else the root of the host it was fetched from.
-pub(crate) async fn show(State(info): State<Arc<CardInfo>>, headers: HeaderMap) -> Json<AgentCard> {
+pub(crate) async fn show(State(info): State<Arc<CardInfo>>, headers: HeaderMap) -> Response {
     let url = match &info.url {
         Some(url) => url.clone(),
         None => {
@@ -122,7 +125,7 @@ pub(crate) async fn show(State(info): State<Arc<CardInfo>>, headers: HeaderMap) 
             format!("http://{host}/")
         }
     };
-    Json(AgentCard {
+    let card = AgentCard {
         name: info.name.clone(),
         description: info.description.clone(),
         version: info.version.clone(),
@@ -157,7 +160,27 @@ pub(crate) async fn show(State(info): State<Arc<CardInfo>>, headers: HeaderMap) 
             .bearer
             .then(|| vec![HashMap::from([(BEARER.to_owned(), Vec::new())])]),
         signatures: None,
-    })
+    };
+    let Some(signer) = &info.signer else {
+        return Json(card).into_response();
+    };
+    // Signed as served: the URL a card without one names is this request's host's.
+    let mut value = match serde_json::to_value(&card) {
+        Ok(value) => value,
+        Err(e) => return unsigned(&e.to_string()),
+    };
+    match signer.sign(&mut value) {
+        Ok(()) => Json(value).into_response(),
+        Err(e) => unsigned(&e.to_string()),
+    }
+}
+
+/// A card that could not be signed is not served unsigned: a client that checks would
+/// refuse it, and one that does not should not be handed what its owner did not sign.
+fn unsigned(why: &str) -> Response {
+    tracing::error!(error = %why, "the agent card could not be signed");
+    let body = serde_json::json!({"error": "the agent card could not be signed"});
+    (axum::http::StatusCode::INTERNAL_SERVER_ERROR, Json(body)).into_response()
 }
 
 #[cfg(test)]
@@ -186,6 +209,7 @@ mod tests {
             max_body: 1024,
             bearer: false,
             push: false,
+            signer: None,
         }
     }
 

@@ -107,6 +107,7 @@ impl A2aServer {
             admission: Admission::new(Person::stand_in(DEFAULT_RESPONDER)),
             show_tool_calls: false,
             push_notifications: false,
+            signer: None,
             max_subscriptions: DEFAULT_MAX_SUBSCRIPTIONS,
             max_subscriptions_per_caller: DEFAULT_MAX_SUBSCRIPTIONS_PER_CALLER,
         }
@@ -169,6 +170,7 @@ pub struct A2aServerBuilder {
     admission: Admission,
     show_tool_calls: bool,
     push_notifications: bool,
+    signer: Option<Arc<crate::CardSigner>>,
     max_subscriptions: usize,
     max_subscriptions_per_caller: usize,
 }
@@ -185,6 +187,7 @@ impl std::fmt::Debug for A2aServerBuilder {
             .field("admission", &self.admission)
             .field("show_tool_calls", &self.show_tool_calls)
             .field("push_notifications", &self.push_notifications)
+            .field("signer", &self.signer)
             .field("max_subscriptions", &self.max_subscriptions)
             .field(
                 "max_subscriptions_per_caller",
@@ -309,6 +312,16 @@ impl A2aServerBuilder {
         self
     }
 
+    /// Signs the card with `signer` (a JWS over its RFC 8785 form, as the specification
+    /// has it), so a client given the signer's key ([`crate::CardKey`], e.g. through
+    /// [`RemoteAgentBuilder::card_key`](crate::RemoteAgentBuilder::card_key)) knows the
+    /// card it fetched is the one this server serves, whatever proxy or cache it came
+    /// through.
+    pub fn sign_card(mut self, signer: crate::CardSigner) -> Self {
+        self.signer = Some(Arc::new(signer));
+        self
+    }
+
     /// The server; [`A2aError::InvalidUrl`] when [`url`](Self::url) is not an absolute
     /// http(s) URL. A warning is logged naming the tools whose approvals anyone may answer
     /// ([`Inbox::unrestricted_gates`]).
@@ -333,6 +346,7 @@ impl A2aServerBuilder {
             max_body: self.max_body,
             bearer: self.admission.identifies(),
             push: self.push_notifications,
+            signer: self.signer,
         };
         // A task kept before starters were: where every caller is the responder, theirs.
         let unowned =

@@ -20,3 +20,4 @@ mod push;
 mod quorum;
 mod rest;
 mod restart;
+mod signed;
