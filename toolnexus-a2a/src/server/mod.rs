@@ -23,6 +23,7 @@ mod stream;
 mod streams;
 mod tasks;
 mod view;
+mod watch;
 mod wire;
 
 use std::sync::Arc;
@@ -367,6 +368,7 @@ impl A2aServerBuilder {
             unowned,
             pusher: push::Pusher::new(),
             push_started: std::sync::atomic::AtomicBool::new(false),
+            watches: watch::Watches::default(),
         });
         if shared.card.push {
             push::start(&shared);

@@ -42,6 +42,8 @@ pub(crate) struct Shared {
     pub(crate) pusher: super::push::Pusher,
     /// Whether the pusher runs.
     pub(crate) push_started: std::sync::atomic::AtomicBool,
+    /// The tasks streams follow, each read once for all of them.
+    pub(crate) watches: super::watch::Watches,
 }
 
 /// A task as a caller may see it: its record, where it stands, and how much of it is
@@ -109,6 +111,13 @@ impl Shared {
         let (kept, view) = self.read(id).await?;
         let seen = Seen { kept, view, sight };
         Ok(self.shown(id, &seen, history_length, who))
+    }
+
+    /// Where task `id` stands, as its followers tell a change by: its state and how far
+    /// its transcript came (which names its status message).
+    pub(crate) async fn stands(&self, id: &str) -> Result<(a2a::TaskState, usize), A2AError> {
+        let (_, view) = self.read(id).await?;
+        Ok((view.state(), view.transcript.len()))
     }
 
     /// Task `id`'s record and where it stands, whoever asks.

@@ -7,7 +7,6 @@
 
 use std::convert::Infallible;
 use std::sync::Arc;
-use std::time::Duration;
 
 use a2a::{
     A2AError, SendMessageRequest, SubscribeToTaskRequest, Task, TaskArtifactUpdateEvent,
@@ -22,11 +21,8 @@ use toolnexus_inbox::{Person, Sight};
 
 use super::send::{accept, carry_out};
 use super::shared::Shared;
+use super::watch::Watches;
 use super::wire::{payload, response, Frame};
-
-/// How often a stream looks at a task that changes elsewhere (a worker, another server):
-/// changes made in this process wake it at once.
-const POLL: Duration = Duration::from_millis(200);
 
 /// `SendStreamingMessage`: the task as it is once the message is taken, then its changes
 /// until it is over or waits again.
@@ -109,18 +105,19 @@ pub(crate) async fn subscribe(
         if watch.send(json!({ "task": first })).await {
             return;
         }
+        let mut changes = Watches::follow(&watch.shared, &watch.id);
         loop {
-            let woken = watch.shared.changed.notified();
-            tokio::pin!(woken);
-            woken.as_mut().enable();
             // A subscriber came to see what the task does next: a wait it already showed
             // does not end the stream, a change to a new one does.
             if !matches!(watch.step(&mut last).await, Step::Open) {
                 return;
             }
             tokio::select! {
-                _ = woken => {}
-                _ = tokio::time::sleep(POLL) => {}
+                changed = changes.changed() => {
+                    if changed.is_err() {
+                        return;
+                    }
+                }
                 _ = watch.tx.closed() => return,
             }
         }

@@ -1,0 +1,129 @@
+//! One look at a task for everyone who follows it: the streams open on a task share a
+//! single reader of where it stands, which wakes them when its state or what it waits on
+//! changes, instead of each reading it on its own every few hundred milliseconds.
+//! Changes made in this process wake the reader at once; changes made elsewhere (a
+//! worker, another server) are seen at its next look.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
+
+use tokio::sync::watch;
+
+use super::shared::Shared;
+
+/// How often a task that changes elsewhere is looked at.
+const POLL: Duration = Duration::from_millis(200);
+
+/// The tasks followed now, each with the channel its reader bumps on a change.
+#[derive(Default)]
+pub(crate) struct Watches {
+    tasks: Mutex<HashMap<String, watch::Sender<u64>>>,
+}
+
+impl Watches {
+    /// A receiver that changes whenever task `id` does (or can no longer be read, so its
+    /// follower reads the error), starting the task's reader when nobody followed it yet.
+    pub(crate) fn follow(shared: &Arc<Shared>, id: &str) -> watch::Receiver<u64> {
+        let mut tasks = shared
+            .watches
+            .tasks
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some(tx) = tasks.get(id) {
+            return tx.subscribe();
+        }
+        let (tx, rx) = watch::channel(0);
+        tasks.insert(id.to_owned(), tx.clone());
+        tokio::spawn(look(Arc::downgrade(shared), id.to_owned(), tx));
+        rx
+    }
+
+    /// How many tasks have a reader now.
+    #[cfg(test)]
+    fn followed(&self) -> usize {
+        self.tasks.lock().map(|t| t.len()).unwrap_or_default()
+    }
+}
+
+/// Reads task `id` until nobody follows it, bumping `tx` at each change.
+async fn look(shared: Weak<Shared>, id: String, tx: watch::Sender<u64>) {
+    let mut last = None;
+    loop {
+        let Some(shared) = shared.upgrade() else {
+            return;
+        };
+        {
+            // Checked under the lock a follower subscribes under: a reader never ends
+            // while someone is joining it.
+            let mut tasks = shared
+                .watches
+                .tasks
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
+            if tx.receiver_count() == 0 {
+                if tasks.get(&id).is_some_and(|t| t.same_channel(&tx)) {
+                    tasks.remove(&id);
+                }
+                return;
+            }
+        }
+        let woken = shared.changed.notified();
+        tokio::pin!(woken);
+        woken.as_mut().enable();
+        let now = shared.stands(&id).await.ok();
+        if now.is_none() || now != last {
+            last = now;
+            tx.send_modify(|n| *n = n.wrapping_add(1));
+        }
+        tokio::select! {
+            _ = woken => {}
+            _ = tokio::time::sleep(POLL) => {}
+            _ = tx.closed() => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use toolnexus::{LlmClient, Toolkit};
+    use toolnexus_inbox::Inbox;
+
+    use super::Watches;
+    use crate::A2aServer;
+
+    #[tokio::test]
+    async fn the_followers_of_a_task_share_one_reader_which_ends_with_the_last() {
+        let client = LlmClient::builder().model("m").api_key("k").build();
+        let inbox = Inbox::open("sqlite::memory:").await;
+        let (Ok(client), Ok(inbox)) = (client, inbox) else {
+            panic!("a client and an inbox");
+        };
+        let server = A2aServer::builder(client, Toolkit::empty(), inbox).build();
+        let Ok(server) = server else {
+            panic!("the server builds");
+        };
+        let shared = &server.shared;
+        let one = Watches::follow(shared, "t1");
+        let two = Watches::follow(shared, "t1");
+        let other = Watches::follow(shared, "t2");
+        assert_eq!(shared.watches.followed(), 2);
+        drop((one, two, other));
+        // The readers see they are alone at their next look; the clock is patience only.
+        let ended = until(Duration::from_secs(5), || shared.watches.followed() == 0);
+        assert!(ended.await, "every reader ended");
+    }
+
+    async fn until(limit: Duration, done: impl Fn() -> bool) -> bool {
+        let deadline = tokio::time::Instant::now() + limit;
+        while !done() {
+            if tokio::time::Instant::now() >= deadline {
+                return false;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        true
+    }
+}
