@@ -11,10 +11,13 @@
 
 mod card;
 mod errors;
+mod events;
+mod followers;
 mod identity;
 mod jsonrpc;
 mod list;
 mod push;
+mod pushed;
 mod record;
 mod rest;
 mod send;
@@ -366,9 +369,9 @@ impl A2aServerBuilder {
                 self.max_subscriptions_per_caller,
             ),
             unowned,
-            pusher: push::Pusher::new(),
+            pusher: pushed::Pusher::new(),
             push_started: std::sync::atomic::AtomicBool::new(false),
-            watches: watch::Watches::default(),
+            watches: followers::Watches::default(),
         });
         if shared.card.push {
             push::start(&shared);

@@ -8,9 +8,8 @@
 //! they see it. Once the task is over its last status is told and its configurations,
 //! with their tokens, are dropped.
 
-use std::collections::HashSet;
 use std::fmt;
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use a2a::{
@@ -121,44 +120,6 @@ impl Told {
     }
 }
 
-/// The tasks this server tells of, and the one lock its record changes take: the
-/// configurations' operations and the pusher read, change and keep the same record.
-pub(crate) struct Pusher {
-    watched: Mutex<HashSet<String>>,
-    writes: tokio::sync::Mutex<()>,
-}
-
-impl Pusher {
-    pub(crate) fn new() -> Pusher {
-        Pusher {
-            watched: Mutex::new(HashSet::new()),
-            writes: tokio::sync::Mutex::new(()),
-        }
-    }
-
-    fn watch(&self, id: &str) {
-        self.watched
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .insert(id.to_owned());
-    }
-
-    fn unwatch(&self, id: &str) {
-        self.watched
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .remove(id);
-    }
-
-    fn watched(&self) -> Vec<String> {
-        let watched = self
-            .watched
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
-        watched.iter().cloned().collect()
-    }
-}
-
 /// Runs the pusher of `shared` until the server is dropped: first the tasks an earlier
 /// run of the server watched, then every change.
 pub(crate) fn start(shared: &Arc<Shared>) {
@@ -246,7 +207,7 @@ async fn tell(shared: &Shared, id: &str) -> Result<(), A2AError> {
     let now = Told::of(&task);
     let over = task.status.state.is_terminal();
     if pushes.told.as_ref() != Some(&now) {
-        let events = super::stream::change_events(&task);
+        let events = super::events::change_events(&task);
         for config in &pushes.configs {
             let config_id = config.id.as_deref().unwrap_or(id);
             for (n, event) in events.iter().enumerate() {

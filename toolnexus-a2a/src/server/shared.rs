@@ -39,11 +39,11 @@ pub(crate) struct Shared {
     /// every caller is the responder, so theirs; behind a hook nobody can say.
     pub(crate) unowned: Option<Starter>,
     /// The tasks whose push configurations this server tells of.
-    pub(crate) pusher: super::push::Pusher,
+    pub(crate) pusher: super::pushed::Pusher,
     /// Whether the pusher runs.
     pub(crate) push_started: std::sync::atomic::AtomicBool,
     /// The tasks streams follow, each read once for all of them.
-    pub(crate) watches: super::watch::Watches,
+    pub(crate) watches: super::followers::Watches,
 }
 
 /// A task as a caller may see it: its record, where it stands, and how much of it is

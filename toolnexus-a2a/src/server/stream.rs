@@ -8,10 +8,7 @@
 use std::convert::Infallible;
 use std::sync::Arc;
 
-use a2a::{
-    A2AError, SendMessageRequest, SubscribeToTaskRequest, Task, TaskArtifactUpdateEvent,
-    TaskStatusUpdateEvent,
-};
+use a2a::{A2AError, SendMessageRequest, SubscribeToTaskRequest, Task};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use futures::Stream;
@@ -21,7 +18,7 @@ use toolnexus_inbox::{Person, Sight};
 
 use super::send::{accept, carry_out};
 use super::shared::Shared;
-use super::watch::Watches;
+use super::watch;
 use super::wire::{payload, response, Frame};
 
 /// `SendStreamingMessage`: the task as it is once the message is taken, then its changes
@@ -105,7 +102,7 @@ pub(crate) async fn subscribe(
         if watch.send(json!({ "task": first })).await {
             return;
         }
-        let mut changes = Watches::follow(&watch.shared, &watch.id);
+        let mut changes = watch::follow(&watch.shared, &watch.id);
         loop {
             // A subscriber came to see what the task does next: a wait it already showed
             // does not end the stream, a change to a new one does.
@@ -123,33 +120,6 @@ pub(crate) async fn subscribe(
         }
     });
     Ok(sse(rx))
-}
-
-/// The `StreamResponse`s that tell of `task` as it now stands: what an ended task produced
-/// as artifact updates (each whole, as it is final), then its status.
-pub(crate) fn change_events(task: &Task) -> Vec<Value> {
-    let mut events = Vec::new();
-    if task.status.state.is_terminal() {
-        for artifact in task.artifacts.iter().flatten() {
-            let update = TaskArtifactUpdateEvent {
-                task_id: task.id.clone(),
-                context_id: task.context_id.clone(),
-                artifact: artifact.clone(),
-                append: Some(false),
-                last_chunk: Some(true),
-                metadata: None,
-            };
-            events.push(json!({ "artifactUpdate": update }));
-        }
-    }
-    let update = TaskStatusUpdateEvent {
-        task_id: task.id.clone(),
-        context_id: task.context_id.clone(),
-        status: task.status.clone(),
-        metadata: None,
-    };
-    events.push(json!({ "statusUpdate": update }));
-    events
 }
 
 /// A task's state and what it waits on: a change of either is a status update.
@@ -205,7 +175,7 @@ impl Watch {
             return Step::Open;
         }
         *last = now;
-        for event in change_events(&task) {
+        for event in super::events::change_events(&task) {
             if self.send(event).await {
                 return Step::Closed;
             }

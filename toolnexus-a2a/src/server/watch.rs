@@ -4,8 +4,7 @@
 //! Changes made in this process wake the reader at once; changes made elsewhere (a
 //! worker, another server) are seen at its next look.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use tokio::sync::watch;
@@ -15,35 +14,21 @@ use super::shared::Shared;
 /// How often a task that changes elsewhere is looked at.
 const POLL: Duration = Duration::from_millis(200);
 
-/// The tasks followed now, each with the channel its reader bumps on a change.
-#[derive(Default)]
-pub(crate) struct Watches {
-    tasks: Mutex<HashMap<String, watch::Sender<u64>>>,
-}
-
-impl Watches {
-    /// A receiver that changes whenever task `id` does (or can no longer be read, so its
-    /// follower reads the error), starting the task's reader when nobody followed it yet.
-    pub(crate) fn follow(shared: &Arc<Shared>, id: &str) -> watch::Receiver<u64> {
-        let mut tasks = shared
-            .watches
-            .tasks
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
-        if let Some(tx) = tasks.get(id) {
-            return tx.subscribe();
-        }
-        let (tx, rx) = watch::channel(0);
-        tasks.insert(id.to_owned(), tx.clone());
-        tokio::spawn(look(Arc::downgrade(shared), id.to_owned(), tx));
-        rx
+/// A receiver that changes whenever task `id` does (or can no longer be read, so its
+/// follower reads the error), starting the task's reader when nobody followed it yet.
+pub(crate) fn follow(shared: &Arc<Shared>, id: &str) -> watch::Receiver<u64> {
+    let mut tasks = shared
+        .watches
+        .tasks
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    if let Some(tx) = tasks.get(id) {
+        return tx.subscribe();
     }
-
-    /// How many tasks have a reader now.
-    #[cfg(test)]
-    fn followed(&self) -> usize {
-        self.tasks.lock().map(|t| t.len()).unwrap_or_default()
-    }
+    let (tx, rx) = watch::channel(0);
+    tasks.insert(id.to_owned(), tx.clone());
+    tokio::spawn(look(Arc::downgrade(shared), id.to_owned(), tx));
+    rx
 }
 
 /// Reads task `id` until nobody follows it, bumping `tx` at each change.
@@ -91,7 +76,7 @@ mod tests {
     use toolnexus::{LlmClient, Toolkit};
     use toolnexus_inbox::Inbox;
 
-    use super::Watches;
+    use super::follow;
     use crate::A2aServer;
 
     #[tokio::test]
@@ -106,9 +91,9 @@ mod tests {
             panic!("the server builds");
         };
         let shared = &server.shared;
-        let one = Watches::follow(shared, "t1");
-        let two = Watches::follow(shared, "t1");
-        let other = Watches::follow(shared, "t2");
+        let one = follow(shared, "t1");
+        let two = follow(shared, "t1");
+        let other = follow(shared, "t2");
         assert_eq!(shared.watches.followed(), 2);
         drop((one, two, other));
         // The readers see they are alone at their next look; the clock is patience only.

@@ -14,7 +14,7 @@ use axum::http::HeaderMap;
 use axum::routing::post;
 use axum::Router;
 use serde_json::{json, Value};
-use toolnexus_inbox::BearerTokens;
+use toolnexus_inbox::{BearerTokens, Door};
 
 use crate::support::*;
 
@@ -159,7 +159,7 @@ async fn a_wait_for_approval_and_the_end_are_pushed_to_each_webhook() {
 
     let out = drive(
         &agent.url,
-        json!([{"send": {"task": id, "text": "approve"}}, {"listPush": {"task": id}}]),
+        json!([{"send": {"task": id, "text": "approve"}}]),
     )
     .await;
     assert_eq!(state(task_of(&out[0])), "TASK_STATE_COMPLETED");
@@ -189,9 +189,23 @@ async fn a_wait_for_approval_and_the_end_are_pushed_to_each_webhook() {
     let produced = &second[0].body["artifactUpdate"]["artifact"];
     assert!(produced.to_string().contains("ORDER-"), "{produced}");
 
-    // An ended task's configurations are dropped, tokens and all.
-    let left = out[1]["configs"].as_array().map(Vec::len);
-    assert!(matches!(left, None | Some(0)), "{}", out[1]);
+    // An ended task's configurations are dropped, tokens and all, once its end is told.
+    let inbox = agent.inbox.clone();
+    let dropped = within(Duration::from_secs(30), || {
+        let (inbox, id) = (inbox.clone(), id.clone());
+        async move {
+            let kept = inbox.record::<Value>(Door::named("a2a-push"), &id).await;
+            let configs = kept.ok().flatten().map(|k| k.data["configs"].clone());
+            configs
+                .is_some_and(|c| c.as_array().is_none_or(Vec::is_empty))
+                .then_some(())
+        }
+    })
+    .await;
+    assert!(dropped.is_some(), "the configurations were dropped");
+    let out = drive(&agent.url, json!([{"listPush": {"task": id}}])).await;
+    let left = out[0]["configs"].as_array().map(Vec::len);
+    assert!(matches!(left, None | Some(0)), "{}", out[0]);
 
     // The official SDK reads every body as a StreamResponse.
     let bodies: Vec<Value> = first
