@@ -407,12 +407,39 @@ fn normalized(
     mut config: TaskPushNotificationConfig,
 ) -> Result<TaskPushNotificationConfig, A2AError> {
     check_url(&config.url)?;
+    check_headers(&config)?;
     config.task_id = task.to_owned();
     if config.id.as_deref().is_none_or(str::is_empty) {
         config.id = Some(task.to_owned());
     }
     config.tenant = None;
     Ok(config)
+}
+
+/// The token and the authentication travel as header values, so each must be one: a
+/// configuration that could never be sent is refused now, not retried for a day.
+fn check_headers(config: &TaskPushNotificationConfig) -> Result<(), A2AError> {
+    let fits = |value: &str| axum::http::HeaderValue::from_str(value).is_ok();
+    if config.token.as_deref().is_some_and(|t| !fits(t)) {
+        return Err(A2AError::invalid_params(
+            "a push notification configuration's token must be a valid HTTP header value",
+        ));
+    }
+    if let Some(auth) = &config.authentication {
+        let scheme_fits = !auth.scheme.is_empty()
+            && auth
+                .scheme
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-._~+/".contains(c));
+        let credentials = auth.credentials.as_deref().unwrap_or_default();
+        if !scheme_fits || !fits(&format!("{} {credentials}", auth.scheme)) {
+            return Err(A2AError::invalid_params(
+                "a push notification configuration's authentication must be a scheme \
+                 (a single word) and credentials that fit an HTTP header",
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// An absolute `http` or `https` URL. Where it may lead (never into the server's own

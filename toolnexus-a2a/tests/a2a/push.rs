@@ -289,7 +289,7 @@ async fn a_server_without_push_says_so_and_refuses_webhooks_before_anything_star
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn a_webhook_url_that_is_no_http_url_is_refused() {
+async fn a_webhook_that_could_never_be_posted_to_is_refused() {
     let db = TestDb::sqlite();
     let (agent, _model) = pushing(&db, |server| server).await;
     let out = drive(
@@ -298,11 +298,17 @@ async fn a_webhook_url_that_is_no_http_url_is_refused() {
             {"send": {"text": "hello", "push": {"url": "file:///etc/passwd"}}},
             {"send": {"text": "hello"}},
             {"createPush": {"task": "$task", "url": "ftp://example.com/hook"}},
+            {"createPush": {"task": "$task", "url": "http://example.com/hook",
+                            "pushToken": "line\nbreak"}},
+            {"createPush": {"task": "$task", "url": "http://example.com/hook",
+                            "auth": {"scheme": "Bearer x", "credentials": "c"}}},
         ]),
     )
     .await;
     assert_eq!(out[0]["error"], "InvalidParamsError", "{}", out[0]);
-    assert_eq!(out[2]["error"], "InvalidParamsError", "{}", out[2]);
+    for refused in &out[2..] {
+        assert_eq!(refused["error"], "InvalidParamsError", "{refused}");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
