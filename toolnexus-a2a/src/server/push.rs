@@ -6,7 +6,8 @@
 //!
 //! Only a task's starter manages its configurations; the notifications show the task as
 //! they see it. Once the task is over its last status is told and its configurations,
-//! with their tokens, are dropped.
+//! with their tokens, are dropped; one given after the end is told nothing and kept, as
+//! set, until its setter deletes it.
 
 use std::fmt;
 use std::sync::{Arc, Weak};
@@ -476,6 +477,14 @@ async fn keep(
             )));
         }
         pushes.configs.push(config);
+        // A webhook given once the task is over has nothing to be told: it is kept, as
+        // set, until deleted, and never dropped under its setter, who reads it next.
+        let now = shared.task_as(task, Some(0), who, Sight::Whole).await?;
+        if now.status.state.is_terminal() {
+            pushes.told = Some(Told::of(&now));
+            save(&shared.inbox, task, &pushes).await?;
+            return Ok(());
+        }
         pushes.watch = Some("on".to_owned());
         save(&shared.inbox, task, &pushes).await?;
     }

@@ -183,10 +183,30 @@ async fn a_wait_for_approval_and_the_end_are_pushed_to_each_webhook() {
         .position(|s| *s == "TASK_STATE_INPUT_REQUIRED");
     assert!(wait.is_some(), "{states:?}");
     assert_eq!(states.last(), Some(&"TASK_STATE_COMPLETED"), "{states:?}");
-    assert!(states.windows(2).all(|w| w[0] != w[1]), "{states:?}");
+    // No status twice in a row: a state and the message it came with.
+    let told: Vec<(&str, &Value)> = first
+        .iter()
+        .filter(|g| !g.state().is_empty())
+        .map(|g| {
+            (
+                g.state(),
+                &g.body["statusUpdate"]["status"]["message"]["messageId"],
+            )
+        })
+        .collect();
+    assert!(told.windows(2).all(|w| w[0] != w[1]), "{told:?}");
+    // Set after the wait was told, the second is told what came after it: the run going
+    // on (when the pusher looked while it did), what it produced, then its end.
     let second_states: Vec<&str> = second.iter().map(Got::state).collect();
-    assert_eq!(second_states, ["", "TASK_STATE_COMPLETED"], "{second:?}");
-    let produced = &second[0].body["artifactUpdate"]["artifact"];
+    assert!(
+        !second_states.contains(&"TASK_STATE_INPUT_REQUIRED"),
+        "{second_states:?}"
+    );
+    let [.., produced, end] = second.as_slice() else {
+        panic!("an artifact and the end: {second:?}");
+    };
+    assert_eq!(end.state(), "TASK_STATE_COMPLETED");
+    let produced = &produced.body["artifactUpdate"]["artifact"];
     assert!(produced.to_string().contains("ORDER-"), "{produced}");
 
     // An ended task's configurations are dropped, tokens and all, once its end is told.
@@ -340,4 +360,39 @@ async fn webhooks_are_managed_over_http_json_too() {
     let left = out[5]["configs"].as_array().map(Vec::len);
     assert!(matches!(left, None | Some(0)), "{}", out[5]);
     assert_eq!(out[6]["error"], "TaskNotFoundError", "{}", out[6]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_webhook_given_after_the_end_is_told_nothing_and_kept_until_deleted() {
+    let db = TestDb::sqlite();
+    let (agent, _model) = pushing(&db, |server| server).await;
+    let hook = Webhook::start().await;
+    let url = format!("{}/late", hook.url);
+    let out = drive(
+        &agent.url,
+        json!([
+            {"send": {"text": "hello"}},
+            {"createPush": {"task": "$task", "id": "late", "url": url}},
+            {"getPush": {"task": "$task", "id": "late"}},
+            {"listPush": {"task": "$task"}},
+            {"deletePush": {"task": "$task", "id": "late"}},
+            {"getPush": {"task": "$task", "id": "late"}},
+        ]),
+    )
+    .await;
+    assert_eq!(state(task_of(&out[0])), "TASK_STATE_COMPLETED");
+    assert_eq!(out[1]["config"]["id"], "late", "{}", out[1]);
+    assert_eq!(out[2]["config"]["url"], json!(url), "{}", out[2]);
+    assert_eq!(out[3]["configs"].as_array().map(Vec::len), Some(1));
+    assert_eq!(out[4]["deleted"], "late", "{}", out[4]);
+    assert_eq!(out[5]["error"], "TaskNotFoundError", "{}", out[5]);
+    let sent = agent
+        .inbox
+        .posts(&format!(
+            "a2a-push:{}:late",
+            out[0]["task"]["id"].as_str().unwrap_or_default()
+        ))
+        .await;
+    assert_eq!(sent.map(|p| p.len()).ok(), Some(0), "nothing was told");
+    assert!(hook.got("late").is_empty());
 }
