@@ -5,8 +5,6 @@
 use std::fmt;
 use std::time::SystemTime;
 
-use futures::stream::{FuturesUnordered, StreamExt};
-
 use super::deliver::describe;
 use crate::clock::{from_ms, ms};
 use crate::error::InboxError;
@@ -243,23 +241,36 @@ impl Inbox {
         if !posts::any_due(&self.inner.store.pool, self.now()).await? {
             return Ok(0);
         }
-        let mut flying = FuturesUnordered::new();
+        // Each attempt is a task of its own: one that holds a connection to record its end
+        // goes on while the next claim waits for one, instead of holding it unpolled until
+        // the pool gives up on the claim.
+        let mut flying = tokio::task::JoinSet::new();
         let mut delivered = 0;
         let mut failure = None;
         loop {
             if failure.is_none() && !stopping() && flying.len() < BATCH {
                 // A post just recorded may have made the next of its series due.
                 match self.claim_posts(BATCH - flying.len()).await {
-                    Ok(claimed) => flying.extend(claimed.into_iter().map(|c| self.attempt(c))),
+                    Ok(claimed) => {
+                        for post in claimed {
+                            let inbox = self.clone();
+                            flying.spawn(async move { inbox.attempt(post).await });
+                        }
+                    }
                     Err(e) => failure = Some(e),
                 }
             }
-            match flying.next().await {
+            match flying.join_next().await {
                 None => break,
-                Some(Ok(true)) => delivered += 1,
-                Some(Ok(false)) => {}
-                Some(Err(e)) => {
+                Some(Ok(Ok(true))) => delivered += 1,
+                Some(Ok(Ok(false))) => {}
+                Some(Ok(Err(e))) => {
                     failure.get_or_insert(e);
+                }
+                // An attempt that panicked is not recorded: its lease lapses and another
+                // claim sends it again.
+                Some(Err(panicked)) => {
+                    tracing::error!(error = %panicked, "a post's attempt panicked");
                 }
             }
         }

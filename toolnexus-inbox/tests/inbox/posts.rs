@@ -25,6 +25,7 @@ both_engines!(
     a_private_address_is_refused_unless_private_posts_are_allowed,
     a_post_left_by_a_dead_process_is_delivered_by_another_processs_worker,
     dropped_posts_are_not_sent,
+    attempts_that_end_together_do_not_starve_the_pool,
 );
 
 const TOKEN: &str = "tok-s3cret-7f3a";
@@ -559,4 +560,33 @@ async fn dropped_posts_are_not_sent(db: TestDb) {
         1,
         "another series stays"
     );
+}
+
+async fn attempts_that_end_together_do_not_starve_the_pool(db: TestDb) {
+    let hook = Receiver::start().await;
+    hook.hold("/slow", true);
+    // Two connections for six attempts that time out at once: each records its end while
+    // the next claim waits for a connection of its own.
+    let inbox = builder(&db)
+        .pool_size(2)
+        .connect_timeout(Duration::from_secs(3))
+        .post_timeout(Duration::from_millis(300))
+        .open()
+        .await
+        .unwrap();
+    let url = hook.url("/slow");
+    for n in 0..6 {
+        let series = format!("s{n}");
+        inbox
+            .post(&format!("p{n}"), post(&series, &url, "x"))
+            .await
+            .unwrap();
+    }
+    let delivered = inbox.deliver_due().await;
+    assert_eq!(delivered.map_err(|e| e.to_string()), Ok(0));
+    for n in 0..6 {
+        let posts = inbox.posts(&format!("s{n}")).await.unwrap();
+        assert_eq!(posts[0].attempts, 1, "{posts:?}");
+        assert_eq!(posts[0].state, DeliveryState::Pending, "{posts:?}");
+    }
 }
