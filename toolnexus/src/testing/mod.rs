@@ -80,6 +80,7 @@
 //! writing and close.
 
 mod anthropic;
+mod flows;
 mod gemini;
 mod issued;
 mod openai;
@@ -101,6 +102,7 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
+pub use flows::{assert_golden, Approvers, Ask, Decision, Drive, Driven, Question, UPDATE_GOLDEN};
 pub use recorded::RecordedRequest;
 pub use reply::Reply;
 

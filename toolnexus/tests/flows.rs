@@ -1,0 +1,357 @@
+//! The approval-flow kit of `toolnexus::testing`: scripted approvers, drives inline and
+//! durable, crash points and golden transcripts — each shown working, and each shown
+//! failing, with a message that says why, on a wrong expectation.
+
+use std::collections::BTreeMap;
+use std::future::IntoFuture;
+use std::panic::AssertUnwindSafe;
+use std::path::PathBuf;
+use std::sync::{Mutex, PoisonError};
+
+use futures::FutureExt;
+use serde_json::json;
+use toolnexus::testing::{Approvers, Decision, Driven, MockLlm, Reply, UPDATE_GOLDEN};
+use toolnexus::{
+    pending, tool, Answer, Answered, LlmClient, LlmClientBuilder, Refusal, RunStatus, ToolResult,
+    Toolkit,
+};
+
+/// Buys an item once a person approved it
+#[tool]
+async fn buy(item: String, answer: Option<&Answer>) -> ToolResult {
+    match answer {
+        Some(a) if a.ok => ToolResult::ok(format!("bought {item}")),
+        Some(_) => ToolResult::error("not bought"),
+        None => pending!(kind = "approval", prompt = format!("Buy {item}?")),
+    }
+}
+
+/// Deletes a file
+#[tool(approval = "Delete {path}?")]
+async fn delete_file(path: String) -> String {
+    format!("deleted {path}")
+}
+
+/// Purges a folder
+#[tool(approval = "Purge {path}?")]
+async fn purge(path: String) -> String {
+    *PURGED
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .entry(path.clone())
+        .or_default() += 1;
+    format!("purged {path}")
+}
+
+/// How many times `purge` ran, per folder: each test purges folders of its own, so tests
+/// running at the same time do not count each other's.
+static PURGED: Mutex<BTreeMap<String, usize>> = Mutex::new(BTreeMap::new());
+
+fn purged(path: &str) -> usize {
+    let purged = PURGED.lock().unwrap_or_else(PoisonError::into_inner);
+    purged.get(path).copied().unwrap_or_default()
+}
+
+/// Where a parcel goes
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Address {
+    /// Postal code
+    zip: String,
+}
+
+/// Ships the parcel; asks where to
+#[tool]
+async fn ship(to: Option<Answered<Address>>) -> ToolResult {
+    match to {
+        Some(to) => ToolResult::ok(format!("shipped to {}", to.zip)),
+        None => pending!(kind = "input", prompt = "Where to?", answer = Address),
+    }
+}
+
+fn toolkit() -> Toolkit {
+    Toolkit::builder()
+        .tool(Buy)
+        .tool(DeleteFile)
+        .tool(Ship)
+        .tool(Purge)
+        .build()
+        .expect("the tools are valid")
+}
+
+fn on(model: &MockLlm) -> LlmClientBuilder {
+    LlmClient::builder()
+        .base_url(model.base_url())
+        .model("m")
+        .api_key("k")
+}
+
+/// A model that buys a gpu, deletes /tmp/x, ships, then says it is done.
+async fn errands() -> MockLlm {
+    MockLlm::start([
+        Reply::tool_call("call_1", "buy", json!({"item": "gpu"})),
+        Reply::tool_call("call_2", "delete_file", json!({"path": "/tmp/x"})),
+        Reply::tool_call("call_3", "ship", json!({})),
+        Reply::text("All done."),
+    ])
+    .await
+    .expect("the mock starts")
+}
+
+/// The errands, inline or durable, with the approvers given.
+async fn run_errands(people: &Approvers, durable: bool) -> Driven {
+    let model = errands().await;
+    let tk = toolkit();
+    let done = if durable {
+        let client = on(&model).build().expect("the client builds");
+        people.drive(&client, &tk, "run my errands").await
+    } else {
+        people.drive_inline(on(&model), &tk, "run my errands").await
+    };
+    done.expect("the run ends")
+}
+
+/// A model that buys a gpu and a cpu in one turn, then says `text`.
+async fn two_buys(text: &str) -> MockLlm {
+    MockLlm::start([
+        Reply::tool_calls([
+            ("call_1", "buy", json!({"item": "gpu"})),
+            ("call_2", "buy", json!({"item": "cpu"})),
+        ]),
+        Reply::text(text),
+    ])
+    .await
+    .expect("the mock starts")
+}
+
+/// A panic's message, from a `catch_unwind`.
+fn message(panic: Box<dyn std::any::Any + Send>) -> String {
+    match panic.downcast::<String>() {
+        Ok(text) => *text,
+        Err(panic) => panic
+            .downcast::<&str>()
+            .map(|s| (*s).to_owned())
+            .unwrap_or_default(),
+    }
+}
+
+/// Runs `f`, which must panic, and returns its message.
+async fn panics<F: std::future::Future>(f: F) -> String {
+    match AssertUnwindSafe(f).catch_unwind().await {
+        Ok(_) => panic!("expected a panic"),
+        Err(panic) => message(panic),
+    }
+}
+
+#[tokio::test]
+async fn approve_edit_and_fill_reach_the_tools_inline_and_durably() {
+    for durable in [false, true] {
+        let people = Approvers::new()
+            .tool("buy", Decision::approve())
+            .prompt("Delete *?", Decision::edit(json!({"path": "/tmp/y"})))
+            .when(|ask| {
+                (ask.request.kind == "input").then(|| Decision::fill(json!({"zip": "75001"})))
+            });
+        let done = run_errands(&people, durable).await;
+        assert_eq!(done.result.status, RunStatus::Done);
+        assert_eq!(done.text(), "All done.");
+        assert_eq!(done.output("buy"), Some("bought gpu"));
+        let deleted = done.output("delete_file").unwrap_or_default();
+        assert!(deleted.starts_with("deleted /tmp/y\n"), "{deleted}");
+        assert_eq!(done.output("ship"), Some("shipped to 75001"));
+        assert_eq!(done.halts, if durable { 3 } else { 0 });
+        people.asked_exactly(["Buy gpu?", "Delete /tmp/x?", "Where to?"]);
+        let tools: Vec<_> = done.questions.iter().map(|q| q.tool.as_deref()).collect();
+        assert_eq!(tools, [Some("buy"), Some("delete_file"), Some("ship")]);
+        assert_eq!(done.prompts(), people.prompts());
+    }
+}
+
+#[tokio::test]
+async fn a_decline_and_an_expiry_reach_the_model_with_their_reasons() {
+    for durable in [false, true] {
+        let people = Approvers::new()
+            .tool("buy", Decision::decline("too dear"))
+            .tool("delete_file", Decision::expire())
+            .otherwise(Decision::answer_with(Answer::refuse(
+                "",
+                Refusal::Cancelled,
+            )));
+        let done = run_errands(&people, durable).await;
+        assert_eq!(
+            done.output("buy"),
+            Some("declined/expired: Buy gpu? (reason: too dear)")
+        );
+        assert_eq!(
+            done.output("delete_file"),
+            Some("declined/expired: Delete /tmp/x? (reason: expired)")
+        );
+        assert_eq!(
+            done.output("ship"),
+            Some("declined/expired: Where to? (reason: cancelled)")
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_durable_drive_tells_which_call_asked_when_a_turn_made_several() {
+    let model = two_buys("Bought the cpu.").await;
+    let client = on(&model).build().expect("the client builds");
+    let tk = toolkit();
+    let people = Approvers::new().when(|ask| match ask.args?["item"].as_str()? {
+        "gpu" => Some(Decision::decline("not now")),
+        _ => Some(Decision::approve()),
+    });
+    let done = people
+        .drive(&client, &tk, "buy both")
+        .await
+        .expect("the run ends");
+    assert_eq!(done.halts, 1, "both questions are answered at one halt");
+    let outputs: Vec<_> = done.tool_calls.iter().map(|c| c.output.as_str()).collect();
+    assert_eq!(
+        outputs,
+        ["declined/expired: Buy gpu? (reason: not now)", "bought cpu"]
+    );
+    people.asked_exactly(["Buy gpu?", "Buy cpu?"]);
+}
+
+#[tokio::test]
+async fn inline_a_hand_written_request_of_a_turn_of_several_calls_names_no_tool() {
+    let model = two_buys("Bought both.").await;
+    let tk = toolkit();
+    let people = Approvers::new().tool("buy", Decision::approve());
+    let failed = panics(
+        people
+            .drive_inline(on(&model), &tk, "buy both")
+            .into_future(),
+    )
+    .await;
+    assert!(
+        failed.contains("no approver answers the approval request")
+            && failed.contains("match it by prompt, or drive it durably"),
+        "{failed}"
+    );
+    let people = Approvers::new().prompt("Buy *?", Decision::approve());
+    let model = two_buys("Bought both.").await;
+    let done = people
+        .drive_inline(on(&model), &tk, "buy both")
+        .await
+        .expect("the run ends");
+    assert_eq!(done.text(), "Bought both.");
+    assert!(done.questions.iter().all(|q| q.tool.is_none()));
+    assert_eq!(people.prompts().len(), 2);
+}
+
+#[tokio::test]
+#[should_panic(
+    expected = "no approver answers the approval request \"Buy gpu?\", asked by tool `buy`"
+)]
+async fn a_question_no_rule_answers_fails_naming_it() {
+    let people = Approvers::new().tool("delete_file", Decision::approve());
+    run_errands(&people, true).await;
+}
+
+#[tokio::test]
+async fn asked_exactly_fails_showing_what_was_asked_instead() {
+    let people = Approvers::new().otherwise(Decision::approve());
+    run_errands(&people, false).await;
+    let failed = panics(async { people.asked_exactly(["Buy gpu?", "Where to?"]) }).await;
+    assert_eq!(
+        failed,
+        "the run asked other questions than expected\n\
+         expected 2 question(s):\n  1. \"Buy gpu?\"\n  2. \"Where to?\"\n\
+         asked 3 question(s):\n  \
+         1. approval by buy \"Buy gpu?\" -> approved\n  \
+         2. approval by delete_file \"Delete /tmp/x?\" -> approved\n  \
+         3. input by ship \"Where to?\" -> approved"
+    );
+    let failed = panics(async { people.asked_nothing() }).await;
+    assert!(
+        failed.contains("expected 0 question(s):\n  (nothing)"),
+        "{failed}"
+    );
+}
+
+/// Purges `path` after its approval, the drive stopping after `steps` steps.
+async fn crashed_purge(path: &str, steps: usize) -> Driven {
+    let model = MockLlm::start([
+        Reply::tool_call("call_1", "purge", json!({"path": path})),
+        Reply::text("Purged."),
+    ])
+    .await
+    .expect("the mock starts");
+    let client = on(&model).build().expect("the client builds");
+    let tk = toolkit();
+    let people = Approvers::new().tool("purge", Decision::approve());
+    let done = people
+        .drive(&client, &tk, format!("purge {path}"))
+        .crash_after(steps)
+        .await
+        .expect("the run ends");
+    assert_eq!(model.calls(), 2, "no model reply was asked for twice");
+    people.asked_exactly([format!("Purge {path}?")]);
+    done
+}
+
+#[tokio::test]
+async fn a_crash_after_any_step_resumes_from_what_was_kept_and_runs_each_effect_once() {
+    // The reply, the gate's question, the answer, the purge: a crash after each.
+    for steps in 1..=4 {
+        let path = format!("/srv/crash-{steps}");
+        let done = crashed_purge(&path, steps).await;
+        assert_eq!(done.crashes, 1, "crash after step {steps}");
+        assert_eq!(purged(&path), 1, "crash after step {steps}");
+        assert_eq!(done.text(), "Purged.");
+        assert_eq!(
+            done.output("purge"),
+            Some(format!("purged {path}").as_str())
+        );
+    }
+}
+
+#[tokio::test]
+#[should_panic(expected = "crash_after(5) was never reached: the run ended after 5 step(s)")]
+async fn a_crash_point_the_run_never_reaches_fails_the_test() {
+    crashed_purge("/srv/never", 5).await;
+}
+
+fn golden(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/golden")
+        .join(name)
+}
+
+#[tokio::test]
+async fn a_run_matches_its_golden_transcript_and_a_changed_run_shows_the_diff() {
+    let approving = Approvers::new().otherwise(Decision::approve());
+    let done = run_errands(&approving, true).await;
+    done.assert_golden(golden("errands_approved.txt"));
+    // Inline, the run asks and settles the same.
+    let inline = run_errands(&Approvers::new().otherwise(Decision::approve()), false).await;
+    assert_eq!(inline.golden_text(), done.golden_text());
+
+    if std::env::var_os(UPDATE_GOLDEN).is_some() {
+        // Updating: every comparison below would write instead of failing.
+        return;
+    }
+    let declining = Approvers::new()
+        .tool("buy", Decision::decline("too dear"))
+        .otherwise(Decision::approve());
+    let changed = run_errands(&declining, true).await;
+    let failed = panics(async { changed.assert_golden(golden("errands_approved.txt")) }).await;
+    assert!(
+        failed.contains("TOOLNEXUS_UPDATE_GOLDEN=1 to accept it"),
+        "{failed}"
+    );
+    assert!(
+        failed.contains("\n-   1. approval by buy \"Buy gpu?\" -> approved\n")
+            && failed.contains("\n+   1. approval by buy \"Buy gpu?\" -> declined (too dear)\n"),
+        "{failed}"
+    );
+
+    let missing = panics(async { done.assert_golden(golden("no_such_file.txt")) }).await;
+    assert!(missing.contains("no golden file at"), "{missing}");
+    assert!(
+        missing.contains("status: done"),
+        "the run's text is shown: {missing}"
+    );
+}
