@@ -39,6 +39,11 @@
 #               toolnexus-agui's endpoint) and the same Node 22, installed with `npm ci` from
 #               scripts/agui/package-lock.json into target/agui.
 #               -> TOOLNEXUS_TEST_AGUI=…/target/agui
+#   OpenID      a real OpenID provider (panva's `oidc-provider` 9.13.3, OpenID certified) and
+#               the same Node 22, installed with `npm ci` from scripts/oidc/package-lock.json
+#               into target/oidc; each suite that checks access tokens starts its own from
+#               scripts/oidc/provider.cjs on a free loopback port.
+#               -> TOOLNEXUS_TEST_OIDC=…/target/oidc
 #
 # Components already provided by the caller (the variable set) are left alone.
 set -euo pipefail
@@ -240,10 +245,16 @@ finish_background() {
     done
     bg_pids=()
 }
+setup_oidc() {
+    npm_install oidc "an OpenID provider and Node 22"
+    export TOOLNEXUS_TEST_OIDC="$root/target/oidc"
+}
+
 install_python() { [ -n "${TOOLNEXUS_TEST_PYTHON:-}" ] || setup_python; }
 install_npm() {
     [ -n "${TOOLNEXUS_TEST_CONFORMANCE:-}" ] || setup_conformance
     [ -n "${TOOLNEXUS_TEST_AGUI:-}" ] || setup_agui
+    [ -n "${TOOLNEXUS_TEST_OIDC:-}" ] || setup_oidc
 }
 
 # The suites of the whole run, in four lanes that run side by side once everything is
@@ -409,7 +420,8 @@ fi
 if [ -z "${TOOLNEXUS_TEST_PYTHON:-}" ]; then
     python3 -c 'import venv' 2>/dev/null || apt_install python3-venv
 fi
-if [ -z "${TOOLNEXUS_TEST_CONFORMANCE:-}" ] || [ -z "${TOOLNEXUS_TEST_AGUI:-}" ]; then
+if [ -z "${TOOLNEXUS_TEST_CONFORMANCE:-}" ] || [ -z "${TOOLNEXUS_TEST_AGUI:-}" ] \
+    || [ -z "${TOOLNEXUS_TEST_OIDC:-}" ]; then
     command -v npm >/dev/null || apt_install npm
 fi
 background "the Python SDKs" install_python

@@ -3,9 +3,9 @@
 //! them, [`wait`]ing for what happens elsewhere, a [`clock`] the test moves on, the
 //! [`temporal`] server and CLI the test command starts, [`receipts`] checked by a verifier
 //! written apart from the inbox's, the [`sdk`]s' Python, [`names`] no other test uses,
-//! [`user_crate`]s checked as a user's cargo checks them, and
+//! [`user_crate`]s checked as a user's cargo checks them,
 //! (feature `databases`) a database of its own per test, on either engine or
-//! [`both_engines!`].
+//! [`both_engines!`], and (feature `oidc`) a real OpenID provider to take tokens from.
 
 pub mod clock;
 #[cfg(feature = "databases")]
@@ -13,6 +13,8 @@ pub mod databases;
 pub mod example_bin;
 pub mod fixtures;
 pub mod names;
+#[cfg(feature = "oidc")]
+pub mod oidc;
 pub mod receipts;
 pub mod sdk;
 pub mod temporal;

@@ -128,6 +128,21 @@ pub enum InboxError {
     /// one; the reason names the line, never its token.
     #[error("the bearer tokens cannot be read: {0}")]
     InvalidTokens(String),
+    /// An OpenID provider cannot be used to check tokens: a setting of
+    /// [`OidcTokens`](crate::OidcTokens) is wrong, or the provider's discovery document or
+    /// keys at `url` cannot be read or trusted. The source, when there is one, is the
+    /// HTTP or JSON failure.
+    #[cfg(feature = "oidc")]
+    #[error("the OpenID provider cannot be used ({url}): {reason}")]
+    InvalidProvider {
+        /// The issuer, or the document of its that failed.
+        url: String,
+        /// What is wrong.
+        reason: String,
+        /// The failure underneath, if any.
+        #[source]
+        source: Option<Box<dyn std::error::Error + Send + Sync>>,
+    },
     /// The request's rule is written wrong (`data.responders`, `quorum`, `edits` or
     /// `remember`: [`Request::rule`](toolnexus::Request::rule)), so it is not parked:
     /// nothing could tell who may answer it.

@@ -35,7 +35,9 @@ pub use notify::webhook::{Event, Webhook};
 pub use notify::{Delivery, Post, PostDelivery};
 pub use policy::deadline::{Escalation, Expiry};
 pub use policy::delegation::Delegation;
-pub use policy::identify::{BearerTokens, Directory, Identify};
+pub use policy::identify::{BearerTokens, Directory, Identify, Identifying};
+#[cfg(feature = "oidc")]
+pub use policy::oidc::{OidcTokens, OidcTokensBuilder, SigningAlg, TokenRefused};
 pub use policy::people::{Person, Responder};
 pub use records::audit::{AuditEntry, AuditKind};
 pub use records::parked::{Parked, Resumed, WaitingPage};

@@ -29,7 +29,7 @@ pub(crate) async fn identified(
     next: Next,
 ) -> Response {
     let (parts, body) = request.into_parts();
-    let caller = match shared.admission.caller(&parts) {
+    let caller = match shared.admission.caller(&parts).await {
         Ok(caller) => caller,
         Err(refused) => return unauthorized(&refused, &shared.card.name),
     };

@@ -27,7 +27,7 @@ pub(crate) async fn run(State(shared): State<Arc<Shared>>, request: Request) -> 
     // Who calls is settled from the headers alone, so an unknown caller's body is never
     // read when one must be known.
     let (parts, body) = request.into_parts();
-    let caller = match shared.caller(&parts) {
+    let caller = match shared.caller(&parts).await {
         Ok(caller) => caller,
         Err(refused) => return unauthorized(&refused),
     };

@@ -87,11 +87,11 @@ pub(crate) struct Shared {
 
 impl Shared {
     /// Who sent a request with `parts`, or why the endpoint refuses it.
-    pub(crate) fn caller(
+    pub(crate) async fn caller(
         &self,
         parts: &axum::http::request::Parts,
     ) -> Result<Person, Unidentified> {
-        self.admission.caller(parts)
+        self.admission.caller(parts).await
     }
 
     /// Holds `thread` busy until the guard drops — when its run ends, fails, panics or is

@@ -36,11 +36,13 @@ pub const DEFAULT_MAX_BODY: usize = 1024 * 1024;
 ///     .body(())
 ///     .unwrap()
 ///     .into_parts();
-/// assert_eq!(door.caller(&parts).unwrap().id, "ada@example.com");
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// assert_eq!(door.caller(&parts).await.unwrap().id, "ada@example.com");
 ///
 /// let (parts, ()) = http::Request::new(()).into_parts();
-/// let refused = door.caller(&parts).unwrap_err();
+/// let refused = door.caller(&parts).await.unwrap_err();
 /// assert_eq!(refused.challenge(Some("Shop")), "Bearer realm=\"Shop\"");
+/// # });
 /// ```
 #[derive(Clone)]
 pub struct Admission {
@@ -111,12 +113,12 @@ impl Admission {
 
     /// Who sent a request with `parts`, read from its headers alone so that a caller who
     /// must be known is refused before their body is read.
-    pub fn caller(&self, parts: &Parts) -> Result<Person, Unidentified> {
+    pub async fn caller(&self, parts: &Parts) -> Result<Person, Unidentified> {
         let refused = || Unidentified {
             sent_credentials: parts.headers.contains_key(http::header::AUTHORIZATION),
         };
         match &self.identify {
-            Some(hook) => match hook.identify(parts) {
+            Some(hook) => match hook.identify(parts).await {
                 Some(person) => Ok(person),
                 None if self.allow_anonymous => Ok(Person::stand_in(self.responder.id.clone())),
                 None => Err(refused()),
@@ -209,20 +211,23 @@ mod tests {
         (sent == "Bearer tok-ada").then(|| Person::new("ada@example.com"))
     }
 
-    #[test]
-    fn without_a_hook_every_caller_is_the_responder_unless_identity_is_required() {
+    #[tokio::test]
+    async fn without_a_hook_every_caller_is_the_responder_unless_identity_is_required() {
         let door = Admission::new(Person::stand_in("client"));
-        assert_eq!(door.caller(&parts(None)), Ok(Person::stand_in("client")));
+        assert_eq!(
+            door.caller(&parts(None)).await,
+            Ok(Person::stand_in("client"))
+        );
         let closed = door.require_identity(true);
-        assert!(closed.caller(&parts(None)).is_err());
+        assert!(closed.caller(&parts(None)).await.is_err());
     }
 
-    #[test]
-    fn a_hook_names_callers_and_refuses_strangers_unless_anonymous_is_allowed() {
+    #[tokio::test]
+    async fn a_hook_names_callers_and_refuses_strangers_unless_anonymous_is_allowed() {
         let door = Admission::new(Person::stand_in("client")).identify(ada);
-        let known = door.caller(&parts(Some("Bearer tok-ada")));
+        let known = door.caller(&parts(Some("Bearer tok-ada"))).await;
         assert_eq!(known.map(|p| p.id), Ok("ada@example.com".to_owned()));
-        let stranger = door.caller(&parts(Some("Bearer nope")));
+        let stranger = door.caller(&parts(Some("Bearer nope"))).await;
         assert_eq!(
             stranger.map(|p| p.id),
             Err(super::Unidentified {
@@ -230,16 +235,20 @@ mod tests {
             })
         );
         let open = door.allow_anonymous(true);
-        let stand_in = open.caller(&parts(None)).map(|p| p.is_identified());
+        let stand_in = open.caller(&parts(None)).await.map(|p| p.is_identified());
         assert_eq!(stand_in, Ok(false));
     }
 
-    #[test]
-    fn the_challenge_quotes_the_realm_and_says_when_a_token_was_refused() {
+    #[tokio::test]
+    async fn the_challenge_quotes_the_realm_and_says_when_a_token_was_refused() {
         let door = Admission::new(Person::stand_in("client")).identify(ada);
-        let none = door.caller(&parts(None)).err().map(|r| r.challenge(None));
+        let none = door
+            .caller(&parts(None))
+            .await
+            .err()
+            .map(|r| r.challenge(None));
         assert_eq!(none.as_ref().map(|v| v.as_bytes()), Some(&b"Bearer"[..]));
-        let refused = door.caller(&parts(Some("Bearer x"))).err();
+        let refused = door.caller(&parts(Some("Bearer x"))).await.err();
         let value = refused.map(|r| r.challenge(Some("Shop \"agent\"\\")));
         assert_eq!(
             value.as_ref().map(|v| v.as_bytes()),

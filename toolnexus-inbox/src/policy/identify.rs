@@ -4,7 +4,9 @@
 
 use std::collections::HashMap;
 use std::fmt;
+use std::future::{self, Future};
 use std::path::Path;
+use std::pin::Pin;
 
 use http::request::Parts;
 use sha2::{Digest, Sha256};
@@ -16,28 +18,35 @@ use crate::policy::people::Person;
 /// OIDC middleware's extension, a bearer token ([`BearerTokens`]), whatever it trusts.
 /// `None`: nobody the host knows.
 ///
-/// Any `Fn(&Parts) -> Option<Person>` is one:
+/// It may wait (a token validator fetches its provider's new keys when it meets one it has
+/// not seen), so it answers with a future; any `Fn(&Parts) -> Option<Person>` is one, ready
+/// at once:
 ///
 /// ```
+/// use futures::FutureExt;
 /// use http::request::Parts;
 /// use toolnexus_inbox::{Identify, Person};
 ///
 /// // A host whose auth layer put the person into the request's extensions.
 /// let from_layer = |parts: &Parts| parts.extensions.get::<Person>().cloned();
 /// let (parts, ()) = http::Request::new(()).into_parts();
-/// assert_eq!(from_layer.identify(&parts), None);
+/// // A closure's answer is ready at once: no runtime needed to read it.
+/// assert_eq!(from_layer.identify(&parts).now_or_never(), Some(None));
 /// ```
 pub trait Identify: Send + Sync + 'static {
     /// The person who sent this request, if the host knows them.
-    fn identify(&self, parts: &Parts) -> Option<Person>;
+    fn identify<'a>(&'a self, parts: &'a Parts) -> Identifying<'a>;
 }
+
+/// What [`Identify::identify`] answers: the person, once the hook knows.
+pub type Identifying<'a> = Pin<Box<dyn Future<Output = Option<Person>> + Send + 'a>>;
 
 impl<F> Identify for F
 where
     F: Fn(&Parts) -> Option<Person> + Send + Sync + 'static,
 {
-    fn identify(&self, parts: &Parts) -> Option<Person> {
-        self(parts)
+    fn identify<'a>(&'a self, parts: &'a Parts) -> Identifying<'a> {
+        Box::pin(future::ready(self(parts)))
     }
 }
 
@@ -77,13 +86,14 @@ where
 /// `Debug`.
 ///
 /// ```
+/// use futures::FutureExt;
 /// use toolnexus_inbox::{BearerTokens, Identify};
 ///
 /// let tokens = BearerTokens::parse("tok-alice alice@shop.example finance\n# a comment\ntok-bob bob@partner.example\n")?;
 /// let ask = |token: &str| {
 ///     let request = http::Request::builder().header("authorization", format!("Bearer {token}"));
 ///     let (parts, ()) = request.body(()).unwrap().into_parts();
-///     tokens.identify(&parts)
+///     tokens.identify(&parts).now_or_never().flatten()
 /// };
 /// let alice = ask("tok-alice").expect("known");
 /// assert_eq!(alice.id, "alice@shop.example");
@@ -157,18 +167,20 @@ impl BearerTokens {
 }
 
 impl Identify for BearerTokens {
-    fn identify(&self, parts: &Parts) -> Option<Person> {
-        let value = parts
-            .headers
-            .get(http::header::AUTHORIZATION)?
-            .to_str()
-            .ok()?;
-        let (scheme, token) = value.trim().split_once(' ')?;
-        if !scheme.eq_ignore_ascii_case("bearer") {
-            return None;
-        }
-        self.people.get(&digest(token.trim())).cloned()
+    fn identify<'a>(&'a self, parts: &'a Parts) -> Identifying<'a> {
+        let person =
+            bearer(&parts.headers).and_then(|token| self.people.get(&digest(token)).cloned());
+        Box::pin(future::ready(person))
     }
+}
+
+/// The token of an `Authorization: Bearer <token>` header (RFC 6750 §2.1, the scheme in
+/// any letter case), if the request carries one.
+pub(crate) fn bearer(headers: &http::HeaderMap) -> Option<&str> {
+    let value = headers.get(http::header::AUTHORIZATION)?.to_str().ok()?;
+    let (scheme, token) = value.trim().split_once(' ')?;
+    let token = token.trim();
+    (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then_some(token)
 }
 
 /// The people the tokens name, by id (letter case aside): a directory as current as the

@@ -107,6 +107,8 @@ fn error_type(error: &crate::error::InboxError) -> &'static str {
         E::CorruptRecord { .. } => "corrupt_record",
         E::ChainTooLong(_) => "chain_too_long",
         E::InvalidTokens(_) => "invalid_tokens",
+        #[cfg(feature = "oidc")]
+        E::InvalidProvider { .. } => "invalid_provider",
         E::AlreadyCounted { .. } => "already_counted",
         E::Requester { .. } => "requester",
         E::InvalidDelegation(_) => "invalid_delegation",

@@ -30,7 +30,7 @@ use super::page;
 use super::secret::Secret;
 use super::session::{self, Jar, Session};
 use crate::inbox::Inbox;
-use crate::policy::identify::Identify;
+use crate::policy::identify::{Identify, bearer};
 use crate::policy::people::Person;
 
 /// The largest sign-in form read: it holds one anti-forgery token.
@@ -93,11 +93,11 @@ pub(crate) struct Viewer(pub(crate) Person);
 /// for a session first. Answers 401 otherwise.
 pub(crate) async fn admit(State(gate): State<Arc<Gate>>, request: Request, next: Next) -> Response {
     let (mut parts, body) = request.into_parts();
-    let signed_in = gate
-        .identify
-        .as_ref()
-        .and_then(|host| host.identify(&parts))
-        .or_else(|| gate.proxy.person(&parts));
+    let by_host = match &gate.identify {
+        Some(host) => host.identify(&parts).await,
+        None => None,
+    };
+    let signed_in = by_host.or_else(|| gate.proxy.person(&parts));
     if let Some(person) = signed_in {
         parts.extensions.insert(Viewer(person));
         return next.run(Request::from_parts(parts, body)).await;
@@ -267,14 +267,6 @@ fn without_token(mount: &Mount, query: Option<&str>) -> String {
     } else {
         format!("{}?{}", mount.here(), kept.join("&"))
     }
-}
-
-fn bearer(headers: &HeaderMap) -> Option<&str> {
-    let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
-    let (scheme, token) = value.split_once(' ')?;
-    scheme
-        .eq_ignore_ascii_case("bearer")
-        .then_some(token.trim())
 }
 
 /// The value of cookie `name`, from any `Cookie` header.

@@ -70,33 +70,39 @@ where
 
     fn call(&mut self, request: http::Request<B>) -> Self::Future {
         #[cfg(feature = "inbox")]
-        let request = match self.identify(request) {
-            Ok(request) => request,
-            Err(refused) => return Box::pin(std::future::ready(Ok(unauthorized(refused)))),
-        };
+        if self.server.inner.admission.identifies() {
+            // The hook may wait (a validator fetching new keys), so the call goes on in the
+            // future; the service polled ready goes with it and a fresh clone stays.
+            let fresh = self.mcp.clone();
+            let mut mcp = std::mem::replace(&mut self.mcp, fresh);
+            let server = self.server.clone();
+            return Box::pin(async move {
+                match identify(&server, request).await {
+                    Ok(request) => mcp.call(request).await,
+                    Err(refused) => Ok(unauthorized(refused)),
+                }
+            });
+        }
         #[cfg(not(feature = "inbox"))]
         let _ = &self.server;
         self.mcp.call(request)
     }
 }
 
+/// The request with the person it comes from in its extensions, or why it is refused
+/// when the hook knows no one and anonymous callers are not let in.
 #[cfg(feature = "inbox")]
-impl McpHttpService {
-    /// The request with the person it comes from in its extensions, or why it is refused
-    /// when the server requires identity and the hook knows no one.
-    fn identify<B>(&self, request: http::Request<B>) -> Result<http::Request<B>, Unidentified> {
-        let admission = &self.server.inner.admission;
-        if !admission.identifies() {
-            return Ok(request);
-        }
-        let (mut parts, body) = request.into_parts();
-        let person = admission.caller(&parts)?;
-        // A stand-in is made again where it answers: only a person the hook named travels.
-        if person.is_identified() {
-            parts.extensions.insert(Identified(person));
-        }
-        Ok(http::Request::from_parts(parts, body))
+async fn identify<B>(
+    server: &McpServer,
+    request: http::Request<B>,
+) -> Result<http::Request<B>, Unidentified> {
+    let (mut parts, body) = request.into_parts();
+    let person = server.inner.admission.caller(&parts).await?;
+    // A stand-in is made again where it answers: only a person the hook named travels.
+    if person.is_identified() {
+        parts.extensions.insert(Identified(person));
     }
+    Ok(http::Request::from_parts(parts, body))
 }
 
 /// `401 Unauthorized` as MCP's authorization spec has a resource server answer: with

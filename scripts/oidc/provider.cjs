@@ -1,0 +1,168 @@
+// A real OpenID provider for the identity tests: panva's oidc-provider (OpenID certified)
+// on a loopback port, issuing JWT access tokens (RFC 9068) for any resource indicator
+// (RFC 8707) a client asks for.
+//
+//   NODE_PATH=target/oidc/node_modules node provider.cjs [PORT]
+//                                (or PORT=… in the environment; 0 or none: a free port)
+//
+// CommonJS so that NODE_PATH finds the packages installed under target/ (ES modules
+// resolve from the script's own folder); Node 22 requires the ES-only packages.
+// The first line on stdout is the issuer URL; everything else goes to stderr. Clients, all
+// with client credentials (secret `<id>-secret`, sent in the body or as HTTP Basic):
+//
+//   partner  an agent partner's service, in no group
+//   alice    alice@shop.example, in finance
+//   bob      bob@shop.example, in finance
+//
+// Their tokens carry `email` and `groups` beside `sub` (the client id), so a resource
+// server can name the person from either. Beside the provider's own endpoints:
+//
+//   POST /test/rotate          a new signing key signs from now on; the old ones stay in
+//                              the JWKS so tokens they signed still verify. Answers
+//                              {"kid": …} of the new key.
+//   GET  /test/public-key.pem  the current signing key's public half (SPKI PEM): what an
+//                              attacker would use as an HMAC secret in a key-confusion
+//                              forgery.
+//   GET  /test/jwks-reads      {"reads": n}: how many times the JWKS was read, so a test
+//                              can hold a resource server to its refresh floor.
+//
+// Both answer loopback callers only.
+
+"use strict";
+
+const { createServer } = require("node:http");
+const { randomBytes } = require("node:crypto");
+const { exportJWK, exportSPKI, generateKeyPair } = require("jose");
+const Provider = require("oidc-provider").default;
+
+const ALG = "RS256";
+// What a resource server may ask a client to hold: calling an agent, reading and
+// answering the inbox.
+const SCOPES = "agent:call inbox:read inbox:answer";
+
+const people = {
+  partner: { email: "partner@agents.example", groups: [] },
+  alice: { email: "alice@shop.example", groups: ["finance"] },
+  bob: { email: "bob@shop.example", groups: ["finance"] },
+};
+
+const port = Number(process.argv[2] ?? process.env.PORT ?? 0);
+if (!Number.isInteger(port) || port < 0 || port > 65535) {
+  console.error(`not a port: ${process.argv[2] ?? process.env.PORT}`);
+  process.exit(2);
+}
+
+// Newest first: the provider signs with the first key of the algorithm it uses.
+const keys = [];
+let publicPem = "";
+
+async function addKey() {
+  const { privateKey, publicKey } = await generateKeyPair(ALG, { extractable: true });
+  const jwk = await exportJWK(privateKey);
+  jwk.kid = `key-${keys.length + 1}-${randomBytes(4).toString("hex")}`;
+  jwk.alg = ALG;
+  jwk.use = "sig";
+  keys.unshift(jwk);
+  publicPem = await exportSPKI(publicKey);
+  return jwk.kid;
+}
+
+function configuration() {
+  return {
+    clients: Object.keys(people).map((id) => ({
+      client_id: id,
+      client_secret: `${id}-secret`,
+      grant_types: ["client_credentials"],
+      response_types: [],
+      redirect_uris: [],
+      token_endpoint_auth_method: "client_secret_post",
+      scope: SCOPES,
+    })),
+    clientDefaults: { token_endpoint_auth_method: "client_secret_post" },
+    scopes: ["openid", "offline_access", ...SCOPES.split(" ")],
+    cookies: { keys: [randomBytes(32).toString("hex")] },
+    jwks: { keys },
+    features: {
+      clientCredentials: { enabled: true },
+      devInteractions: { enabled: false },
+      resourceIndicators: {
+        enabled: true,
+        useGrantedResource: () => true,
+        getResourceServerInfo: (_ctx, resource) => ({
+          scope: SCOPES,
+          audience: resource,
+          accessTokenTTL: 300,
+          accessTokenFormat: "jwt",
+          jwt: { sign: { alg: ALG } },
+        }),
+      },
+    },
+    extraTokenClaims: (_ctx, token) => {
+      const person = people[token.clientId];
+      return person ? { email: person.email, groups: person.groups } : undefined;
+    },
+  };
+}
+
+let provider;
+let issuer;
+let jwksReads = 0;
+
+function rebuild() {
+  provider = new Provider(issuer, configuration());
+  provider.on("server_error", (_ctx, err) => console.error("server_error", err));
+}
+
+function loopback(req) {
+  const from = req.socket.remoteAddress ?? "";
+  return from === "127.0.0.1" || from === "::1" || from === "::ffff:127.0.0.1";
+}
+
+const server = createServer((req, res) => {
+  const path = new URL(req.url ?? "/", issuer).pathname;
+  if (path.startsWith("/test/")) {
+    if (!loopback(req)) {
+      res.writeHead(403).end();
+      return;
+    }
+    if (req.method === "POST" && path === "/test/rotate") {
+      addKey().then(
+        (kid) => {
+          rebuild();
+          res.writeHead(200, { "content-type": "application/json" });
+          res.end(JSON.stringify({ kid }));
+        },
+        (err) => {
+          console.error("rotation failed", err);
+          res.writeHead(500).end();
+        },
+      );
+      return;
+    }
+    if (req.method === "GET" && path === "/test/jwks-reads") {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(JSON.stringify({ reads: jwksReads }));
+      return;
+    }
+    if (req.method === "GET" && path === "/test/public-key.pem") {
+      res.writeHead(200, { "content-type": "application/x-pem-file" });
+      res.end(publicPem);
+      return;
+    }
+    res.writeHead(404).end();
+    return;
+  }
+  if (path === "/jwks") jwksReads += 1;
+  provider.callback()(req, res);
+});
+
+server.listen(port, "127.0.0.1", async () => {
+  issuer = `http://127.0.0.1:${server.address().port}`;
+  await addKey();
+  rebuild();
+  process.stdout.write(`${issuer}\n`);
+});
+
+for (const signal of ["SIGINT", "SIGTERM"]) {
+  process.on(signal, () => server.close(() => process.exit(0)));
+}
