@@ -17,7 +17,7 @@
 
 mod export;
 mod failure;
-mod support;
+pub mod support;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -46,12 +46,14 @@ async fn approve_purchase(
 }
 
 /// The same tool with its approval declared: the body runs only once a person said yes.
+/// (Public, with the stub's script in `support`, for the example's test in
+/// `examples/core/tests`.)
 #[tool(
     name = "approve_purchase",
     struct_name = "DeclaredPurchase",
     approval = "Approve purchase of {item}?"
 )]
-async fn declared_purchase(#[arg(description = "What to buy")] item: String) -> String {
+pub async fn declared_purchase(#[arg(description = "What to buy")] item: String) -> String {
     format!("approved: {item}")
 }
 

@@ -199,6 +199,30 @@ impl MockLlm {
         format!("http://{}/v1", self.addr)
     }
 
+    /// A client builder aimed at this mock, OpenAI style: its [`base_url`](Self::base_url),
+    /// the model `mock-model` and a placeholder key. Add what the test needs (`wait_for`,
+    /// hooks, another [`style`](crate::LlmClientBuilder::style)) and build it.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use toolnexus::testing::{MockLlm, Reply};
+    /// use toolnexus::Toolkit;
+    ///
+    /// let model = MockLlm::start([Reply::text("Hi.")]).await?;
+    /// let client = model.client().build()?;
+    /// let result = client.run("Hello", &Toolkit::builder().build()?).await?;
+    /// assert_eq!((result.text.as_str(), result.model.as_str()), ("Hi.", "mock-model"));
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn client(&self) -> crate::LlmClientBuilder {
+        crate::LlmClient::builder()
+            .base_url(self.base_url())
+            .model("mock-model")
+            .api_key("mock-key")
+    }
+
     /// The socket address the server listens on.
     pub fn addr(&self) -> SocketAddr {
         self.addr

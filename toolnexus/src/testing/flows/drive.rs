@@ -189,14 +189,15 @@ impl<'a> Drive<'a> {
     /// was made twice (no model reply asked for again, no tool call run again) and fails
     /// the test naming the one that was.
     ///
-    /// Only a durable drive can crash: an inline run keeps nothing to take up.
+    /// Only a durable drive can crash: an inline run keeps nothing to take up. `None`
+    /// runs without a crash, for a table of cases some of which crash.
     ///
     /// # Panics
     ///
     /// When awaited, if the drive is inline, or if the run ended before making more than
     /// `steps` steps (the message says how many it made).
-    pub fn crash_after(mut self, steps: usize) -> Self {
-        self.crash_after = Some(steps);
+    pub fn crash_after(mut self, steps: impl Into<Option<usize>>) -> Self {
+        self.crash_after = steps.into();
         self
     }
 
