@@ -42,7 +42,7 @@ async fn agent(anonymous: bool) -> (Agent, TestDb, MockLlm) {
 
 /// Posts a run body with `token` (if any): the status, the `WWW-Authenticate` header and
 /// the body's text.
-async fn post(url: &str, token: Option<&str>, body: Value) -> (u16, Option<String>, String) {
+pub(crate) async fn post(url: &str, token: Option<&str>, body: Value) -> (u16, Option<String>, String) {
     let mut request = reqwest::Client::new()
         .post(url)
         .header("content-type", "application/json")
@@ -61,7 +61,7 @@ async fn post(url: &str, token: Option<&str>, body: Value) -> (u16, Option<Strin
     (status, challenge, reply.text().await.expect("a body"))
 }
 
-fn say(thread: &str, text: &str) -> Value {
+pub(crate) fn say(thread: &str, text: &str) -> Value {
     json!({"threadId": thread, "runId": "r1", "messages": [{"id": "m1", "role": "user", "content": text}]})
 }
 

@@ -1,7 +1,8 @@
 //! The AG-UI endpoint end to end: a real loopback server on a scripted model, its threads
 //! in a real SQLite file or PostgreSQL database, driven by the official client
 //! (`@ag-ui/client`'s `HttpAgent` in Node, `TOOLNEXUS_TEST_AGUI`, set up by
-//! scripts/test.sh) and, for what no client would send, by raw HTTP.
+//! scripts/test.sh) and, for what no client would send, by raw HTTP; signed into with the
+//! access tokens of a real OpenID provider (`TOOLNEXUS_TEST_OIDC`).
 
 #[path = "../../../examples/shop/mod.rs"]
 mod shop;
@@ -12,5 +13,6 @@ mod support;
 mod flows;
 mod hostile;
 mod identity;
+mod oidc;
 mod owners;
 mod restart;
