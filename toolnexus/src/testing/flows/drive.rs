@@ -1,7 +1,7 @@
 //! [`Drive`]: a run taken from its prompt through every question to its end, the
 //! [`Approvers`] answering, inline or durably.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::future::{Future, IntoFuture};
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -340,16 +340,18 @@ async fn durable(
     })
 }
 
-/// The answers the approvers gave inline, handed to the `wait_for` that waits for them.
+/// The answers the approvers gave inline, handed to the `wait_for` that waits for them:
+/// per request id, in the order given (two calls asking under one id each get theirs).
 #[derive(Default)]
 struct Mailbox {
-    answers: Mutex<HashMap<String, Answer>>,
+    answers: Mutex<HashMap<String, VecDeque<Answer>>>,
     posted: Notify,
 }
 
 impl Mailbox {
     fn post(&self, answer: Answer) {
-        self.lock().insert(answer.id.clone(), answer);
+        let id = answer.id.clone();
+        self.lock().entry(id).or_default().push_back(answer);
         self.posted.notify_waiters();
     }
 
@@ -359,14 +361,14 @@ impl Mailbox {
             let posted = self.posted.notified();
             tokio::pin!(posted);
             posted.as_mut().enable();
-            if let Some(answer) = self.lock().remove(id) {
+            if let Some(answer) = self.lock().get_mut(id).and_then(VecDeque::pop_front) {
                 return answer;
             }
             posted.await;
         }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Answer>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, VecDeque<Answer>>> {
         self.answers.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
