@@ -4,7 +4,7 @@
 
 use std::io::Write;
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::Duration;
 
 use serde_json::{json, Value};
@@ -15,9 +15,8 @@ fn start(db: &str) -> Serving {
     Serving::start("a2a_agent", &["--port", "0", "--db", db], "A2A agent at ")
 }
 
-fn python() -> String {
-    toolnexus_test_support::sdk::python("'a2a-sdk[http-server]==1.3.0'")
-}
+/// What the driver needs of the Python the test command set up.
+const A2A_SDK: &str = "'a2a-sdk[http-server]==1.3.0'";
 
 /// The A2A crate's driver of the official client, run on `steps`.
 fn drive(url: &str, steps: Value) -> Vec<Value> {
@@ -25,24 +24,7 @@ fn drive(url: &str, steps: Value) -> Vec<Value> {
         env!("CARGO_MANIFEST_DIR"),
         "/toolnexus-a2a/tests/a2a_driver.py"
     );
-    let mut child = Command::new(python())
-        .args([script, url])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("TOOLNEXUS_TEST_PYTHON starts");
-    let mut stdin = child.stdin.take().expect("its standard input");
-    stdin
-        .write_all(steps.to_string().as_bytes())
-        .expect("the steps are written");
-    drop(stdin);
-    let out = child.wait_with_output().expect("the driver finishes");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "the driver failed: {stderr}");
-    let results: Value = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("the driver printed no JSON ({e}): {stderr}"));
-    results.as_array().cloned().expect("a result per step")
+    toolnexus_test_support::sdk::drive(A2A_SDK, script, &[url], &steps)
 }
 
 fn state(result: &Value) -> &str {
@@ -122,7 +104,7 @@ fn the_a2a_agent_waits_for_people_and_a_restarted_one_continues() {
     }
 }
 
-/// The pairing of the two examples: `a2a_delegate` calls `a2a_agent` over A2A, the
+/// The two examples together: `a2a_delegate` calls `a2a_agent` over A2A, the
 /// agent's question is answered at the delegate's side, and the delegate's final text
 /// repeats the agent's answer with its order number.
 #[test]

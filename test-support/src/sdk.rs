@@ -13,3 +13,36 @@ pub fn python(needs: &str) -> String {
         )
     })
 }
+
+/// Runs the Python script `script` of an official SDK with `args`, `steps` as JSON on its
+/// standard input, and returns the JSON list it prints: a driver of the SDK's client, one
+/// result per step. Panics with the script's standard error when it fails.
+pub fn drive(
+    needs: &str,
+    script: &str,
+    args: &[&str],
+    steps: &serde_json::Value,
+) -> Vec<serde_json::Value> {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+
+    let mut child = Command::new(python(needs))
+        .arg(script)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("TOOLNEXUS_TEST_PYTHON does not start {script}: {e}"));
+    let mut stdin = child.stdin.take().expect("the driver's standard input");
+    stdin
+        .write_all(steps.to_string().as_bytes())
+        .expect("the steps are written");
+    drop(stdin);
+    let out = child.wait_with_output().expect("the driver finishes");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "the driver failed: {stderr}");
+    let results: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("the driver printed no JSON ({e}): {stderr}"));
+    results.as_array().cloned().expect("a result per step")
+}

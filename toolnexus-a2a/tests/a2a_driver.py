@@ -209,7 +209,7 @@ class Session:
                 parts.append(new_url_part(file["url"], media_type=file.get("mediaType")))
             else:
                 parts.append(new_raw_part(file["raw"].encode(), media_type=file.get("mediaType")))
-        message = Message(role=Role.ROLE_USER, parts=parts, message_id=str(uuid.uuid4()))
+        message = Message(role=Role.ROLE_USER, parts=parts, message_id=args.get("messageId") or str(uuid.uuid4()))
         if "task" in args:
             message.task_id = self.fill(args["task"])
         if "context" in args:

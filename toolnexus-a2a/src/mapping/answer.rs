@@ -16,7 +16,8 @@ use crate::error::A2aError;
 /// `{"ok": true, "data": {…}}`. A message without data parts answers the one waiting
 /// request with its text: `approve`, `yes` or `ok` approve; `decline` or `no` decline, and
 /// text starting with `decline` declines with the rest as the person's note. After a
-/// sign-in, any text confirms it; a form takes its data as a JSON object in the text too.
+/// sign-in, any text confirms it; a form takes its data as a JSON object in the text too,
+/// and a form of one text field (a question put in words) takes the text as that field.
 ///
 /// ```
 /// use a2a::{Message, Part, Role};
@@ -121,6 +122,17 @@ fn from_data(value: &Value, waiting: &[Request]) -> Result<Answer, A2aError> {
         .map_err(|e| A2aError::NotAnAnswer(format!("the data part is no answer: {e}")))
 }
 
+/// The name of a form's only field, when the form has one and it takes text.
+fn lone_text_field(schema: &Value) -> Option<&str> {
+    let properties = schema.get("properties")?.as_object()?;
+    match properties.iter().next() {
+        Some((name, field)) if properties.len() == 1 && field.get("type")? == "string" => {
+            Some(name)
+        }
+        _ => None,
+    }
+}
+
 /// The words that approve, and those that decline, compared without case.
 const APPROVE: &[&str] = &["approve", "approved", "yes", "y", "ok", "okay"];
 const DECLINE: &[&str] = &["decline", "declined", "no", "n"];
@@ -149,11 +161,19 @@ fn from_text(text: &str, request: &Request) -> Result<Answer, A2aError> {
         return Ok(Answer::decline(id, "declined").with_note(note));
     }
     match request.asks() {
-        Asks::Form { .. } => match serde_json::from_str::<Value>(text) {
+        Asks::Form { schema } => match serde_json::from_str::<Value>(text) {
             Ok(data @ Value::Object(_)) => Ok(Answer::ok(id).with_data(data)),
-            _ => Err(A2aError::NotAnAnswer(format!(
-                "request `{id}` is a form: answer with a data part {{\"ok\": true, \"data\": {{…}}}}"
-            ))),
+            // A question of one text field is answered in words, as a person replies.
+            _ => match lone_text_field(schema) {
+                Some(field) if !text.is_empty() => {
+                    let mut data = serde_json::Map::new();
+                    data.insert(field.to_owned(), Value::String(text.to_owned()));
+                    Ok(Answer::ok(id).with_data(Value::Object(data)))
+                }
+                _ => Err(A2aError::NotAnAnswer(format!(
+                    "request `{id}` is a form: answer with a data part {{\"ok\": true, \"data\": {{…}}}}"
+                ))),
+            },
         },
         _ if APPROVE.contains(&word) => Ok(Answer::ok(id)),
         _ => Err(A2aError::NotAnAnswer(format!(
@@ -292,7 +312,20 @@ mod tests {
             std::error::Error::source(&misfit).is_some(),
             "the cause is kept"
         );
-        assert!(answers_of(&said("75001"), &[form()]).is_err());
+        let in_words = answers_of(&said("75001"), &[form()]).unwrap();
+        assert_eq!(
+            in_words[0].data,
+            Some(json!({"zip": "75001"})),
+            "a form of one text field takes words"
+        );
+        let two_fields =
+            Request::new("input", "Where to?")
+                .with_id("f2")
+                .with_data(json!({"schema": {
+                    "type": "object",
+                    "properties": {"zip": {"type": "string"}, "city": {"type": "string"}}
+                }}));
+        assert!(answers_of(&said("75001"), &[two_fields]).is_err());
         assert!(!answers_of(&said("decline"), &[form()]).unwrap()[0].ok);
     }
 

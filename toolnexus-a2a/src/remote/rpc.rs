@@ -97,11 +97,12 @@ impl Rpc {
 
     /// The HTTP+JSON request of `method`, or why there is none.
     fn rest(&self, method: &'static str, params: Value) -> Result<reqwest::RequestBuilder, String> {
-        // `./`: a path with a colon would otherwise be read as a URL of its own scheme.
+        // The binding's paths follow the interface's URL (`{url}/message:send`), whether or
+        // not it ends in a slash: a relative join would drop its last segment when it does
+        // not.
         let join = |path: String| {
-            self.endpoint
-                .join(&format!("./{path}"))
-                .map_err(|e| e.to_string())
+            let base = self.endpoint.as_str().trim_end_matches('/');
+            Url::parse(&format!("{base}/{path}")).map_err(|e| e.to_string())
         };
         let task = || url_segment(params["id"].as_str().unwrap_or_default());
         let post = |path: &str| -> Result<_, String> {

@@ -131,8 +131,13 @@ pub(crate) async fn show(State(info): State<Arc<CardInfo>>, headers: HeaderMap) 
         version: info.version.clone(),
         // JSON-RPC first: clients that take the server's preference use it.
         supported_interfaces: vec![
+            // The HTTP+JSON paths are appended to its URL (`{url}/message:send`), so it ends
+            // without a slash; JSON-RPC posts to its URL as it is, the router's root.
             AgentInterface::new(url.clone(), TRANSPORT_PROTOCOL_JSONRPC),
-            AgentInterface::new(url, TRANSPORT_PROTOCOL_HTTP_JSON),
+            AgentInterface::new(
+                url.trim_end_matches('/').to_owned(),
+                TRANSPORT_PROTOCOL_HTTP_JSON,
+            ),
         ],
         capabilities: AgentCapabilities {
             streaming: Some(true),

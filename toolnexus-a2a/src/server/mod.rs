@@ -21,6 +21,7 @@ mod pushed;
 mod record;
 mod rest;
 mod send;
+mod shaping;
 mod shared;
 mod stream;
 mod streams;
@@ -114,6 +115,7 @@ impl A2aServer {
             signer: None,
             max_subscriptions: DEFAULT_MAX_SUBSCRIPTIONS,
             max_subscriptions_per_caller: DEFAULT_MAX_SUBSCRIPTIONS_PER_CALLER,
+            shaping: shaping::Shaping::default(),
         }
     }
 
@@ -177,6 +179,7 @@ pub struct A2aServerBuilder {
     signer: Option<Arc<crate::CardSigner>>,
     max_subscriptions: usize,
     max_subscriptions_per_caller: usize,
+    shaping: shaping::Shaping,
 }
 
 impl std::fmt::Debug for A2aServerBuilder {
@@ -197,6 +200,7 @@ impl std::fmt::Debug for A2aServerBuilder {
                 "max_subscriptions_per_caller",
                 &self.max_subscriptions_per_caller,
             )
+            .field("shaping", &self.shaping)
             .finish_non_exhaustive()
     }
 }
@@ -316,6 +320,96 @@ impl A2aServerBuilder {
         self
     }
 
+    /// How a message that starts a task becomes its run's prompt (default: its text
+    /// parts, its data parts as JSON and its file URLs, one per line). `Err(why)` refuses
+    /// the message as invalid parameters, saying `why`, and nothing is kept; so does a
+    /// blank prompt. It sees the whole message: its id, its metadata, its file parts.
+    ///
+    /// ```
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// # let client = toolnexus::LlmClient::builder().model("m").api_key("k").build()?;
+    /// # let inbox = toolnexus_inbox::Inbox::open("sqlite::memory:").await?;
+    /// use toolnexus_a2a::{a2a, A2aServer};
+    ///
+    /// // The model is told which files came with the question, by name.
+    /// let server = A2aServer::builder(client, toolnexus::Toolkit::empty(), inbox)
+    ///     .prompt(|message: &a2a::Message| {
+    ///         let text = message.text().ok_or("send the question as text")?;
+    ///         let files: Vec<&str> =
+    ///             message.parts.iter().filter_map(|p| p.filename.as_deref()).collect();
+    ///         Ok(format!("{text}\nFiles: {}", files.join(", ")))
+    ///     })
+    ///     .build()?;
+    /// # drop(server);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// # }).unwrap();
+    /// ```
+    pub fn prompt(
+        mut self,
+        make: impl Fn(&a2a::Message) -> Result<String, String> + Send + Sync + 'static,
+    ) -> Self {
+        self.shaping.prompt = Some(Arc::new(make));
+        self
+    }
+
+    /// What a task whose run ended shows as its artifacts, made from the run's result
+    /// (default: its final text as one text artifact named `result`): files a tool wrote,
+    /// data it produced, links. An artifact without an id is given one of the task's, the
+    /// same on every read. Streams and webhooks are told of each as the task ends, before
+    /// its final status.
+    ///
+    /// ```
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// # let client = toolnexus::LlmClient::builder().model("m").api_key("k").build()?;
+    /// # let inbox = toolnexus_inbox::Inbox::open("sqlite::memory:").await?;
+    /// use toolnexus_a2a::{a2a, A2aServer};
+    ///
+    /// // Every report the `write_report` tool wrote is a file of the task.
+    /// let server = A2aServer::builder(client, toolnexus::Toolkit::empty(), inbox)
+    ///     .artifacts(|run: &toolnexus::RunResult| {
+    ///         run.tool_calls
+    ///             .iter()
+    ///             .filter(|call| call.name == "write_report" && !call.is_error)
+    ///             .map(|call| a2a::Artifact {
+    ///                 artifact_id: String::new(),
+    ///                 name: Some("report".to_owned()),
+    ///                 description: None,
+    ///                 parts: vec![a2a::Part::raw(call.output.clone().into_bytes())
+    ///                     .with_filename("report.md")
+    ///                     .with_media_type("text/markdown")],
+    ///                 metadata: None,
+    ///                 extensions: None,
+    ///             })
+    ///             .collect()
+    ///     })
+    ///     .build()?;
+    /// # drop(server);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// # }).unwrap();
+    /// ```
+    pub fn artifacts(
+        mut self,
+        make: impl Fn(&toolnexus::RunResult) -> Vec<a2a::Artifact> + Send + Sync + 'static,
+    ) -> Self {
+        self.shaping.artifacts = Some(Arc::new(make));
+        self
+    }
+
+    /// Which messages are answered with a message instead of a task (default: none). A
+    /// `SendMessage` that starts a task whose run ends without waiting on anyone is
+    /// answered with the run's final text as the agent's `Message` when `when` says so of
+    /// the run's result, and no task is kept of it. A task is kept all the same wherever
+    /// the caller was promised one: a streamed message (its stream announced the task as
+    /// it started), `returnImmediately`, a message that gives a push configuration, a run
+    /// that waits for a person or fails, and every continuation of a task.
+    pub fn reply_with_message(
+        mut self,
+        when: impl Fn(&toolnexus::RunResult) -> bool + Send + Sync + 'static,
+    ) -> Self {
+        self.shaping.replies = Some(Arc::new(when));
+        self
+    }
+
     /// Signs the card with `signer` (a JWS over its RFC 8785 form, as the specification
     /// has it), so a client given the signer's key ([`crate::CardKey`], e.g. through
     /// [`RemoteAgentBuilder::card_key`](crate::RemoteAgentBuilder::card_key)) knows the
@@ -372,6 +466,7 @@ impl A2aServerBuilder {
             pusher: pushed::Pusher::new(),
             push_started: std::sync::atomic::AtomicBool::new(false),
             watches: followers::Watches::default(),
+            shaping: self.shaping,
         });
         if shared.card.push {
             push::start(&shared);

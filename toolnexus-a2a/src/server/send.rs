@@ -5,10 +5,10 @@
 
 use std::sync::Arc;
 
-use a2a::{A2AError, Message, PartContent, SendMessageRequest, Task};
+use a2a::{A2AError, Message, Part, Role, SendMessageRequest, Task};
 use serde_json::{json, Value};
 use toolnexus::RunStatus;
-use toolnexus_inbox::{InFlightGuard, InboxError, Person, Sight, Starter};
+use toolnexus_inbox::{Door, InFlightGuard, InboxError, Person, Sight, Starter};
 
 use super::errors::{busy, terminal, to_protocol};
 use super::push;
@@ -66,6 +66,11 @@ pub(crate) async fn send(
     let accepted = accept(shared, &request.message, who).await?;
     let id = accepted.id().to_owned();
     let sight = accepted.sight();
+    // A caller who was told a task id, or who will be told of the task, gets a task.
+    let may_reply = matches!(accepted, Accepted::Started { .. })
+        && !immediately
+        && push.is_none()
+        && shared.shaping.replies.is_some();
     kept_push(shared, &id, push, who).await;
     // Spawned, so a client that hangs up does not cut the run short: what it asked for is
     // carried out and kept either way.
@@ -73,8 +78,40 @@ pub(crate) async fn send(
     if !immediately {
         let _ = work.await;
     }
+    if may_reply && let Some(reply) = replied(shared, &id).await? {
+        let reply = serde_json::to_value(&reply).map_err(|e| A2AError::internal(e.to_string()))?;
+        return Ok(json!({ "message": reply }));
+    }
     let task = shared.task_as(&id, history_length, who, sight).await?;
     Ok(json!({ "task": to_json(&task)? }))
+}
+
+/// The message that answers the new task `id` instead of it, when its run ended without
+/// waiting on anyone and the host answers such a run with a message; the task is then
+/// forgotten, as its caller never learns of it.
+async fn replied(shared: &Shared, id: &str) -> Result<Option<Message>, A2AError> {
+    let Some(kept) = record::load(&shared.inbox, id).await.map_err(to_protocol)? else {
+        return Ok(None);
+    };
+    let record = kept.data;
+    let Some(result) = record
+        .result
+        .as_ref()
+        .filter(|r| r.status == RunStatus::Done)
+    else {
+        return Ok(None);
+    };
+    if record.canceled || record.run.is_some() || !shared.shaping.replies_with_message(result) {
+        return Ok(None);
+    }
+    let mut reply = Message::new(Role::Agent, vec![Part::text(result.text.clone())]);
+    reply.message_id = format!("{id}-reply");
+    reply.context_id = Some(record.context_id.clone());
+    if let Err(e) = shared.inbox.drop_record(Door::A2A, id).await {
+        // The caller gets their answer either way; the task is left listed.
+        tracing::warn!(task = id, error = %e, "could not forget a task answered with a message");
+    }
+    Ok(Some(reply))
 }
 
 /// Keeps the push configuration a message carried for the task it started or continued.
@@ -135,7 +172,7 @@ async fn start(
     message: &Message,
     who: &Person,
 ) -> Result<Accepted, A2AError> {
-    let prompt = prompt_of(message)?;
+    let prompt = shared.shaping.prompt(message)?;
     let id = a2a::new_task_id();
     let context = message
         .context_id
@@ -157,27 +194,6 @@ async fn start(
         record: Box::new(record),
         live,
     })
-}
-
-/// What a new task is asked: the message's text parts, and its data parts as JSON.
-fn prompt_of(message: &Message) -> Result<String, A2AError> {
-    let pieces: Vec<String> = message
-        .parts
-        .iter()
-        .filter_map(|p| match &p.content {
-            PartContent::Text(t) => Some(t.clone()),
-            PartContent::Data(d) => Some(d.to_string()),
-            PartContent::Url(u) => Some(u.clone()),
-            PartContent::Raw(_) => None,
-        })
-        .collect();
-    let prompt = pieces.join("\n");
-    if prompt.trim().is_empty() {
-        return Err(A2AError::invalid_params(
-            "the message carries no text or data to start a task with",
-        ));
-    }
-    Ok(prompt)
 }
 
 /// Parks a halted run of the task `record` keeps, as asked for by its starter: a rule that

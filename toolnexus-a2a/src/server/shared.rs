@@ -44,6 +44,8 @@ pub(crate) struct Shared {
     pub(crate) push_started: std::sync::atomic::AtomicBool,
     /// The tasks streams follow, each read once for all of them.
     pub(crate) watches: super::followers::Watches,
+    /// The host's prompts, artifacts and message replies.
+    pub(crate) shaping: super::shaping::Shaping,
 }
 
 /// A task as a caller may see it: its record, where it stands, and how much of it is
@@ -145,6 +147,7 @@ impl Shared {
             inbox: &self.inbox,
             tool_calls: self.show_tool_calls,
             sight: seen.sight,
+            shaping: &self.shaping,
         };
         view::task(id, &seen.kept.data, &seen.view, history_length, &shown)
     }

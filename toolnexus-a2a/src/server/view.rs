@@ -180,6 +180,8 @@ pub(crate) struct Shown<'a> {
     pub(crate) tool_calls: bool,
     /// How much of the task they may see.
     pub(crate) sight: Sight,
+    /// What an ended run shows as artifacts.
+    pub(crate) shaping: &'a super::shaping::Shaping,
 }
 
 /// The A2A task `id` of `record` as `view` shows it to `shown.who`, with the last
@@ -198,7 +200,7 @@ pub(crate) fn task(
     let (mut history, artifacts) = match shown.sight {
         Sight::Whole => (
             conversation(id, record, view, shown.tool_calls),
-            artifacts(id, view),
+            artifacts(id, view, shown.shaping),
         ),
         Sight::Question => {
             if !matches!(view.stage, Stage::Waiting { .. }) {
@@ -226,17 +228,10 @@ pub(crate) fn task(
     }
 }
 
-/// What an ended task produced: its final text, as one artifact.
-fn artifacts(id: &str, view: &View) -> Option<Vec<Artifact>> {
+/// What an ended task produced, as the host shapes it.
+fn artifacts(id: &str, view: &View, shaping: &super::shaping::Shaping) -> Option<Vec<Artifact>> {
     match &view.stage {
-        Stage::Ended(result) if !result.text.is_empty() => Some(vec![Artifact {
-            artifact_id: format!("{id}-result"),
-            name: Some("result".to_owned()),
-            description: None,
-            parts: vec![Part::text(result.text.clone())],
-            metadata: None,
-            extensions: None,
-        }]),
+        Stage::Ended(result) => Some(shaping.artifacts(id, result)).filter(|a| !a.is_empty()),
         _ => None,
     }
 }

@@ -20,4 +20,5 @@ mod push;
 mod quorum;
 mod rest;
 mod restart;
+mod shaping;
 mod signed;

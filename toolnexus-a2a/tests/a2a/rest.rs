@@ -11,7 +11,7 @@ use crate::support::*;
 const REST: &str = "HTTP+JSON";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn the_card_offers_both_bindings_at_the_same_url() {
+async fn the_card_offers_both_bindings_at_the_same_root() {
     let (agent, _db, _model) = agent().await;
     let out = drive_over(&agent.url, REST, json!([{"card": {}}])).await;
     let interfaces = out[0]["card"]["supportedInterfaces"]
@@ -28,10 +28,14 @@ async fn the_card_offers_both_bindings_at_the_same_url() {
             )
         })
         .collect();
+    // JSON-RPC posts to the router's root; the HTTP+JSON paths are appended to its URL
+    // (`{url}/message:send`), which so ends without a slash.
     let url = agent.url.as_str();
+    let base = url.trim_end_matches('/');
+    assert_ne!(url, base, "the agent's URL is its root");
     assert_eq!(
         bindings,
-        [(url, "JSONRPC", "1.0"), (url, "HTTP+JSON", "1.0")]
+        [(url, "JSONRPC", "1.0"), (base, "HTTP+JSON", "1.0")]
     );
 }
 

@@ -168,4 +168,24 @@ impl Inbox {
     pub async fn touch_record(&self, door: Door, id: &str) -> Result<bool, InboxError> {
         doors::touch(&self.inner.store.pool, door.name(), id, self.now()).await
     }
+
+    /// Forgets `door`'s record of `id`: for what a door served and keeps nothing of (an
+    /// exchange that ended as it began). `false` when there was no such record. The runs
+    /// and answers the inbox keeps are not touched.
+    ///
+    /// ```
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// use toolnexus_inbox::{Door, Inbox};
+    ///
+    /// let inbox = Inbox::open("sqlite::memory:").await?;
+    /// inbox.keep_record(Door::A2A, "t1", &"hello").await?;
+    /// assert!(inbox.drop_record(Door::A2A, "t1").await?);
+    /// assert!(inbox.record::<String>(Door::A2A, "t1").await?.is_none());
+    /// assert!(!inbox.drop_record(Door::A2A, "t1").await?, "already gone");
+    /// # Ok::<(), toolnexus_inbox::InboxError>(())
+    /// # }).unwrap();
+    /// ```
+    pub async fn drop_record(&self, door: Door, id: &str) -> Result<bool, InboxError> {
+        doors::delete(&self.inner.store.pool, door.name(), id).await
+    }
 }

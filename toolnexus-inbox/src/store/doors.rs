@@ -46,6 +46,16 @@ pub(crate) async fn touch(
 }
 
 /// The record of `door`'s `id` and when it last changed, if there is one.
+/// Deletes `door`'s record of `id`; `false` when there was none.
+pub(crate) async fn delete(pool: &AnyPool, door: &str, id: &str) -> Result<bool, InboxError> {
+    let done = sqlx::query("DELETE FROM toolnexus_inbox_doors WHERE door = $1 AND id = $2")
+        .bind(door)
+        .bind(id)
+        .execute(pool)
+        .await?;
+    Ok(done.rows_affected() > 0)
+}
+
 pub(crate) async fn get(
     pool: &AnyPool,
     door: &str,
