@@ -108,11 +108,17 @@ fn line(out: &mut String, head: &str, text: &str) -> std::fmt::Result {
 /// toolnexus::testing::assert_golden(&file, "status: done\n");
 /// let wrong = std::panic::catch_unwind(|| toolnexus::testing::assert_golden(&file, "status: pending\n"));
 /// # std::fs::remove_file(&file).unwrap();
-/// assert!(wrong.is_err());
+/// # let updating = std::env::var_os(toolnexus::testing::UPDATE_GOLDEN).is_some();
+/// assert!(wrong.is_err() || updating);
 /// ```
 pub fn assert_golden(path: impl AsRef<Path>, actual: &str) {
-    let path = path.as_ref();
-    if std::env::var_os(UPDATE_GOLDEN).is_some_and(|v| v == "1") {
+    let update = std::env::var_os(UPDATE_GOLDEN).is_some_and(|v| v == "1");
+    compare(path.as_ref(), actual, update);
+}
+
+/// [`assert_golden`], told whether to update rather than read the environment.
+fn compare(path: &Path, actual: &str, update: bool) {
+    if update {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir)
                 .unwrap_or_else(|e| panic!("cannot create {}: {e}", dir.display()));
@@ -249,7 +255,24 @@ fn is_uuid(s: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::{diff, normalize_ids};
+    use super::{compare, diff, normalize_ids};
+
+    #[test]
+    fn an_update_writes_the_file_and_its_folders_and_then_the_run_matches_it() {
+        let dir = std::env::temp_dir().join(format!("toolnexus-golden-{}", std::process::id()));
+        let file = dir.join("nested").join("run.txt");
+        compare(&file, "status: done\n", true);
+        assert_eq!(
+            std::fs::read_to_string(&file).ok().as_deref(),
+            Some("status: done\n")
+        );
+        compare(&file, "status: done\n", false);
+        let changed = std::panic::catch_unwind(|| compare(&file, "status: pending\n", false));
+        compare(&file, "status: pending\n", true);
+        compare(&file, "status: pending\n", false);
+        let _ = std::fs::remove_dir_all(&dir);
+        assert!(changed.is_err(), "a changed run fails until it is accepted");
+    }
 
     #[test]
     fn uuids_are_numbered_in_order_of_first_appearance() {
