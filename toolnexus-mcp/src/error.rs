@@ -20,6 +20,18 @@ pub enum McpError {
     /// Serving a connection ended abnormally.
     #[error("the MCP connection ended abnormally: {0}")]
     Serve(#[source] Box<dyn std::error::Error + Send + Sync>),
+    /// The [`ProtectedResource`](crate::ProtectedResource) given to
+    /// [`McpServerBuilder::protected_resource`](crate::McpServerBuilder::protected_resource)
+    /// cannot be published: its identifier is not a URL a client can be sent to, or it
+    /// names no authorization server.
+    #[cfg(feature = "inbox")]
+    #[error("the protected resource {resource:?} cannot be published: {reason}")]
+    InvalidResource {
+        /// The resource identifier given.
+        resource: String,
+        /// What is wrong with it.
+        reason: String,
+    },
     /// The key given to [`McpServerBuilder::state_key`](crate::McpServerBuilder::state_key)
     /// is too short: sealed state under a short HMAC key could be forged.
     #[error("the MCP state key is {len} bytes long; it must be at least {min}")]

@@ -158,14 +158,30 @@ impl Unidentified {
     /// `realm` when given, and `error="invalid_token"` when credentials came and were not
     /// accepted. Nothing the client sent is echoed.
     pub fn challenge(&self, realm: Option<&str>) -> HeaderValue {
-        let mut params = Vec::new();
-        if let Some(realm) = realm {
-            // A quoted-string may hold neither a bare quote or backslash nor controls.
-            let realm: String = realm
+        self.challenge_with(realm, None)
+    }
+
+    /// [`challenge`](Self::challenge) naming, as `resource_metadata`, where the door's
+    /// protected resource metadata is (RFC 9728 §5.1), so a client can find where to get a
+    /// token.
+    pub fn resource_challenge(&self, realm: Option<&str>, metadata_url: &str) -> HeaderValue {
+        self.challenge_with(realm, Some(metadata_url))
+    }
+
+    fn challenge_with(&self, realm: Option<&str>, metadata_url: Option<&str>) -> HeaderValue {
+        // A quoted-string may hold neither a bare quote or backslash nor controls.
+        let quoted = |value: &str| -> String {
+            value
                 .chars()
                 .filter(|c| *c != '"' && *c != '\\' && !c.is_control())
-                .collect();
-            params.push(format!("realm=\"{realm}\""));
+                .collect()
+        };
+        let mut params = Vec::new();
+        if let Some(realm) = realm {
+            params.push(format!("realm=\"{}\"", quoted(realm)));
+        }
+        if let Some(url) = metadata_url {
+            params.push(format!("resource_metadata=\"{}\"", quoted(url)));
         }
         if self.sent_credentials {
             params.push("error=\"invalid_token\"".to_owned());
@@ -253,6 +269,18 @@ mod tests {
         assert_eq!(
             value.as_ref().map(|v| v.as_bytes()),
             Some(&b"Bearer realm=\"Shop agent\", error=\"invalid_token\""[..])
+        );
+    }
+
+    #[tokio::test]
+    async fn the_resource_challenge_names_the_metadata_quoted() {
+        let door = Admission::new(Person::stand_in("client")).identify(ada);
+        let refused = door.caller(&parts(Some("Bearer x"))).await.err();
+        let url = "https://t.example/.well-known/oauth-protected-resource/mcp\", x=\"y";
+        let value = refused.map(|r| r.resource_challenge(None, url));
+        assert_eq!(
+            value.as_ref().map(|v| v.as_bytes()),
+            Some(&b"Bearer resource_metadata=\"https://t.example/.well-known/oauth-protected-resource/mcp, x=y\", error=\"invalid_token\""[..])
         );
     }
 

@@ -79,7 +79,7 @@ where
             return Box::pin(async move {
                 match identify(&server, request).await {
                     Ok(request) => mcp.call(request).await,
-                    Err(refused) => Ok(unauthorized(refused)),
+                    Err(refused) => Ok(unauthorized(refused, &server)),
                 }
             });
         }
@@ -106,16 +106,24 @@ async fn identify<B>(
 }
 
 /// `401 Unauthorized` as MCP's authorization spec has a resource server answer: with
-/// `WWW-Authenticate: Bearer`, saying `invalid_token` when credentials came and were not
-/// accepted (RFC 6750 §3). Nothing of what the client sent is echoed.
+/// `WWW-Authenticate: Bearer`, naming the protected resource metadata when the server
+/// publishes some (RFC 9728 §5.1), and saying `invalid_token` when credentials came and
+/// were not accepted (RFC 6750 §3). Nothing of what the client sent is echoed.
 #[cfg(feature = "inbox")]
-fn unauthorized(refused: Unidentified) -> http::Response<BoxBody<Bytes, Infallible>> {
+fn unauthorized(
+    refused: Unidentified,
+    server: &McpServer,
+) -> http::Response<BoxBody<Bytes, Infallible>> {
     use http_body_util::BodyExt;
     let body = http_body_util::Full::new(Bytes::from(format!("Unauthorized: {refused}\n"))).boxed();
     let mut response = http::Response::new(body);
     *response.status_mut() = http::StatusCode::UNAUTHORIZED;
     let headers = response.headers_mut();
-    headers.insert(http::header::WWW_AUTHENTICATE, refused.challenge(None));
+    let challenge = match &server.inner.resource {
+        Some(resource) => refused.resource_challenge(None, &resource.metadata_url()),
+        None => refused.challenge(None),
+    };
+    headers.insert(http::header::WWW_AUTHENTICATE, challenge);
     headers.insert(
         http::header::CONTENT_TYPE,
         http::HeaderValue::from_static("text/plain; charset=utf-8"),

@@ -8,6 +8,8 @@ mod handler;
 mod http;
 #[cfg(feature = "inbox")]
 mod judged;
+#[cfg(feature = "inbox")]
+mod resource;
 mod run;
 mod state;
 mod tasks;
@@ -25,6 +27,8 @@ use serde_json::{Map, Value};
 use toolnexus::{ToolDeclaration, Toolkit};
 
 use crate::{McpError, Park};
+#[cfg(feature = "inbox")]
+pub use resource::{MetadataService, ProtectedResource};
 use state::Sealer;
 use tasks::TaskStore;
 
@@ -95,6 +99,9 @@ struct Inner {
     /// responder, which stands for a client over stdio or one no sign-in tells apart.
     #[cfg(feature = "inbox")]
     admission: toolnexus_inbox::Admission,
+    /// Named in every 401, so a client can find where to get a token.
+    #[cfg(feature = "inbox")]
+    resource: Option<ProtectedResource>,
 }
 
 impl std::fmt::Debug for McpServer {
@@ -140,6 +147,8 @@ impl McpServer {
             admission: toolnexus_inbox::Admission::new(toolnexus_inbox::Person::stand_in(
                 who::DEFAULT_RESPONDER,
             )),
+            #[cfg(feature = "inbox")]
+            resource: None,
         }
     }
 
@@ -220,6 +229,8 @@ pub struct McpServerBuilder {
     responder: toolnexus_inbox::Person,
     #[cfg(feature = "inbox")]
     admission: toolnexus_inbox::Admission,
+    #[cfg(feature = "inbox")]
+    resource: Option<ProtectedResource>,
 }
 
 impl std::fmt::Debug for McpServerBuilder {
@@ -412,11 +423,29 @@ impl McpServerBuilder {
         self
     }
 
+    /// Publishes the server as an OAuth protected resource (RFC 9728), as MCP's
+    /// authorization section has an HTTP server do: every 401 names the metadata document
+    /// (`WWW-Authenticate: Bearer resource_metadata="…"`), which the host serves with
+    /// [`ProtectedResource::metadata_service`]. The [`identify`](Self::identify) hook must
+    /// then take only tokens issued for this resource (its identifier as their audience,
+    /// e.g. `OidcTokens::builder(issuer).audience(resource.resource())`). Refused by
+    /// [`build`](Self::build) with [`McpError::InvalidResource`] when it cannot be
+    /// published.
+    #[cfg(feature = "inbox")]
+    pub fn protected_resource(mut self, resource: ProtectedResource) -> Self {
+        self.resource = Some(resource);
+        self
+    }
+
     /// Builds the server; refused with [`McpError::ShortStateKey`] when the
     /// [`state_key`](Self::state_key) is shorter than 32 bytes, since a short HMAC key
     /// would make sealed state forgeable. With an inbox, a warning is logged naming the
     /// tools whose approvals anyone may answer.
     pub fn build(mut self) -> Result<McpServer, McpError> {
+        #[cfg(feature = "inbox")]
+        if let Some(resource) = &self.resource {
+            resource.check()?;
+        }
         let sealer = match self.state_key.take() {
             Some(key) => Sealer::new(key)?,
             None => Sealer::random(),
@@ -448,6 +477,8 @@ impl McpServerBuilder {
                     .map(|inbox| tasks::Kept::new(inbox, self.responder)),
                 #[cfg(feature = "inbox")]
                 admission: self.admission,
+                #[cfg(feature = "inbox")]
+                resource: self.resource,
             }),
         }
     }

@@ -16,6 +16,8 @@ mod hostile;
 mod identity;
 #[cfg(feature = "inbox")]
 mod kept;
+#[cfg(feature = "inbox")]
+mod oauth;
 mod python;
 mod serve;
 mod support;

@@ -1,0 +1,158 @@
+//! The HTTP endpoint as an OAuth protected resource, with a real OpenID provider
+//! (`TOOLNEXUS_TEST_OIDC`): a client that knows nothing but the endpoint's URL follows the
+//! 401 to the resource metadata, from there to the provider, gets a token for this
+//! resource and is served; a token for another resource is refused.
+
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+use toolnexus_inbox::OidcTokens;
+use toolnexus_mcp::{McpError, McpServer, ProtectedResource};
+use toolnexus_test_support::oidc::Provider;
+
+use crate::tasks::{builder, signed};
+
+/// The `resource_metadata` a challenge names, if it names one.
+fn metadata_url(challenge: &str) -> Option<&str> {
+    let (_, after) = challenge.split_once("resource_metadata=\"")?;
+    after.split_once('"').map(|(url, _)| url)
+}
+
+#[tokio::test]
+async fn a_client_follows_the_401_to_the_provider_and_back_with_a_token_for_this_server() {
+    let provider = Provider::start().await;
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
+        .await
+        .expect("a loopback port");
+    let url = format!("http://{}/mcp", listener.local_addr().expect("its address"));
+    let resource = ProtectedResource::new(&url)
+        .authorization_server(provider.issuer())
+        .scopes(["agent:call"]);
+    let tokens = OidcTokens::builder(provider.issuer())
+        .audience(resource.resource())
+        .person_claim("email")
+        .build()
+        .await
+        .unwrap_or_else(|e| panic!("the validator builds: {e}"));
+    let server = builder(Default::default(), std::time::Duration::from_millis(20))
+        .identify(tokens)
+        .protected_resource(resource.clone())
+        .build()
+        .expect("the server builds");
+    let app = axum::Router::new()
+        .nest_service("/mcp", server.http_service())
+        .route_service(&resource.metadata_path(), resource.metadata_service());
+    let serving = tokio::spawn(async move { axum::serve(listener, app).await });
+    let http = reqwest::Client::new();
+    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "bare", "version": "1"}}});
+    let post = |token: Option<&str>| {
+        let mut request = http
+            .post(&url)
+            .header("accept", "application/json, text/event-stream")
+            .json(&initialize);
+        if let Some(token) = token {
+            request = request.bearer_auth(token);
+        }
+        request.send()
+    };
+
+    // Without a token: 401, naming where to learn how to get one.
+    let refused = post(None).await.expect("the server answers");
+    assert_eq!(refused.status(), StatusCode::UNAUTHORIZED);
+    let challenge = refused.headers()["www-authenticate"]
+        .to_str()
+        .expect("ASCII")
+        .to_owned();
+    let at = metadata_url(&challenge).unwrap_or_else(|| panic!("no metadata in {challenge}"));
+    assert_eq!(at, resource.metadata_url());
+    assert!(!challenge.contains("invalid_token"), "{challenge}");
+
+    // The metadata names this resource and the provider; the provider its token endpoint.
+    let metadata: Value = http
+        .get(at)
+        .send()
+        .await
+        .expect("served")
+        .json()
+        .await
+        .expect("JSON");
+    assert_eq!(metadata["resource"], url.as_str());
+    assert_eq!(metadata["scopes_supported"], json!(["agent:call"]));
+    let issuer = metadata["authorization_servers"][0]
+        .as_str()
+        .expect("an issuer");
+    assert_eq!(issuer, provider.issuer());
+    let discovery: Value = http
+        .get(format!("{issuer}/.well-known/openid-configuration"))
+        .send()
+        .await
+        .expect("the provider answers")
+        .json()
+        .await
+        .expect("JSON");
+    assert!(discovery["token_endpoint"].is_string(), "{discovery}");
+
+    // A token for this resource (RFC 8707) is served, by rmcp's own client too.
+    let token = provider.token("alice", &url, Some("agent:call")).await;
+    let served = post(Some(&token)).await.expect("the server answers");
+    assert_eq!(served.status(), StatusCode::OK);
+    let client = signed(&url, &token).await;
+    let tools = client.list_all_tools().await.expect("the tools are listed");
+    assert!(tools.iter().any(|t| t.name == "delete_file"), "{tools:?}");
+
+    // A token the same provider issued for another resource is not one for this server.
+    let elsewhere = provider
+        .token("alice", "https://other.toolnexus.test", None)
+        .await;
+    let refused = post(Some(&elsewhere)).await.expect("the server answers");
+    assert_eq!(refused.status(), StatusCode::UNAUTHORIZED);
+    let challenge = refused.headers()["www-authenticate"]
+        .to_str()
+        .expect("ASCII");
+    assert!(challenge.contains("error=\"invalid_token\""), "{challenge}");
+    assert_eq!(
+        metadata_url(challenge),
+        Some(resource.metadata_url().as_str())
+    );
+    serving.abort();
+}
+
+#[test]
+fn a_resource_a_client_cannot_be_sent_to_is_refused_at_build() {
+    let build = |resource: ProtectedResource| {
+        McpServer::builder(toolnexus::Toolkit::builder().build().expect("a toolkit"))
+            .protected_resource(resource)
+            .build()
+    };
+    let issuer = "https://login.example.com";
+    for (resource, why) in [
+        (
+            ProtectedResource::new("http://tools.example.com/mcp"),
+            "https",
+        ),
+        (ProtectedResource::new("/mcp"), "absolute"),
+        (
+            ProtectedResource::new("https://tools.example.com/mcp?x=1"),
+            "query",
+        ),
+    ] {
+        match build(resource.authorization_server(issuer)) {
+            Err(McpError::InvalidResource { reason, .. }) => {
+                assert!(reason.contains(why), "{reason}");
+            }
+            other => panic!("built: {other:?}"),
+        }
+    }
+    let alone = build(ProtectedResource::new("https://tools.example.com/mcp"));
+    assert!(
+        matches!(&alone, Err(McpError::InvalidResource { reason, .. }) if reason.contains("authorization server")),
+        "{alone:?}"
+    );
+    let root = ProtectedResource::new("https://tools.example.com").authorization_server(issuer);
+    assert_eq!(
+        root.metadata_path(),
+        "/.well-known/oauth-protected-resource"
+    );
+    assert!(build(root).is_ok());
+}
