@@ -158,15 +158,15 @@ impl fmt::Display for Verdict<'_> {
 
 type Chooser = dyn Fn(&Ask<'_>) -> Option<Decision> + Send + Sync;
 
-/// How one rule recognises its questions.
-enum Matcher {
-    Tool(String),
-    Prompt(String),
-    Any(Box<Chooser>),
+/// One rule: the questions it recognises, and what it answers them.
+enum Rule {
+    Tool(String, Decision),
+    Prompt(String, Decision),
+    Choose(Box<Chooser>),
 }
 
 struct Script {
-    rules: Vec<(Matcher, Option<Decision>)>,
+    rules: Vec<Rule>,
     otherwise: Option<Decision>,
 }
 
@@ -232,8 +232,8 @@ impl Approvers {
         self.drives.fetch_add(1, Ordering::Relaxed) + 1
     }
 
-    fn rule(self, matcher: Matcher, decision: Option<Decision>) -> Self {
-        self.edit_script(|script| script.rules.push((matcher, decision)))
+    fn rule(self, rule: Rule) -> Self {
+        self.edit_script(|script| script.rules.push(rule))
     }
 
     fn edit_script(mut self, edit: impl FnOnce(&mut Script)) -> Self {
@@ -248,13 +248,13 @@ impl Approvers {
 
     /// Answers the questions of tool `name` with `decision`.
     pub fn tool(self, name: impl Into<String>, decision: Decision) -> Self {
-        self.rule(Matcher::Tool(name.into()), Some(decision))
+        self.rule(Rule::Tool(name.into(), decision))
     }
 
     /// Answers the questions whose prompt matches `pattern` with `decision`: the prompt
     /// whole, where `*` stands for any text (`"Approve purchase of *?"`).
     pub fn prompt(self, pattern: impl Into<String>, decision: Decision) -> Self {
-        self.rule(Matcher::Prompt(pattern.into()), Some(decision))
+        self.rule(Rule::Prompt(pattern.into(), decision))
     }
 
     /// Lets `choose` answer: its decision answers the question; `None` leaves it to the
@@ -263,7 +263,7 @@ impl Approvers {
         self,
         choose: impl Fn(&Ask<'_>) -> Option<Decision> + Send + Sync + 'static,
     ) -> Self {
-        self.rule(Matcher::Any(Box::new(choose)), None)
+        self.rule(Rule::Choose(Box::new(choose)))
     }
 
     /// Answers with `decision` whatever no rule answered.
@@ -310,19 +310,14 @@ impl Approvers {
     }
 
     fn decide(&self, ask: &Ask<'_>) -> Option<Decision> {
-        for (matcher, decision) in &self.script.rules {
-            let chosen = match matcher {
-                Matcher::Tool(name) => (ask.tool == Some(name)).then(|| decision.clone()),
-                Matcher::Prompt(pattern) => {
-                    wildcard(pattern, &ask.request.prompt).then(|| decision.clone())
-                }
-                Matcher::Any(choose) => Some(choose(ask)),
-            };
-            if let Some(Some(decision)) = chosen {
-                return Some(decision);
+        let chosen = self.script.rules.iter().find_map(|rule| match rule {
+            Rule::Tool(name, decision) => (ask.tool == Some(name)).then(|| decision.clone()),
+            Rule::Prompt(pattern, decision) => {
+                wildcard(pattern, &ask.request.prompt).then(|| decision.clone())
             }
-        }
-        self.script.otherwise.clone()
+            Rule::Choose(choose) => choose(ask),
+        });
+        chosen.or_else(|| self.script.otherwise.clone())
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Question>> {
