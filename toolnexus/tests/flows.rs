@@ -12,8 +12,8 @@ use futures::FutureExt;
 use serde_json::json;
 use toolnexus::testing::{Approvers, Decision, Driven, MockLlm, Reply, UPDATE_GOLDEN};
 use toolnexus::{
-    pending, tool, Answer, Answered, LlmClient, LlmClientBuilder, Refusal, RunStatus, ToolResult,
-    Toolkit,
+    pending, tool, Answer, Answered, LlmClient, LlmClientBuilder, Refusal, RunStatus, Style,
+    ToolResult, Toolkit,
 };
 
 /// Buys an item once a person approved it
@@ -99,13 +99,20 @@ async fn errands() -> MockLlm {
 
 /// The errands, inline or durable, with the approvers given.
 async fn run_errands(people: &Approvers, durable: bool) -> Driven {
+    run_errands_in(people, durable, Style::OpenAi).await
+}
+
+/// The errands, the client speaking `style`.
+async fn run_errands_in(people: &Approvers, durable: bool, style: Style) -> Driven {
     let model = errands().await;
     let tk = toolkit();
     let done = if durable {
-        let client = on(&model).build().expect("the client builds");
+        let client = on(&model).style(style).build().expect("the client builds");
         people.drive(&client, &tk, "run my errands").await
     } else {
-        people.drive_inline(on(&model), &tk, "run my errands").await
+        people
+            .drive_inline(on(&model).style(style), &tk, "run my errands")
+            .await
     };
     done.expect("the run ends")
 }
@@ -143,16 +150,22 @@ async fn panics<F: std::future::Future>(f: F) -> String {
 }
 
 #[tokio::test]
-async fn approve_edit_and_fill_reach_the_tools_inline_and_durably() {
-    for durable in [false, true] {
+async fn approve_edit_and_fill_reach_the_tools_inline_and_durably_in_every_style() {
+    let styles = [
+        Style::OpenAi,
+        Style::Anthropic,
+        Style::Responses,
+        Style::Gemini,
+    ];
+    for (durable, style) in styles.into_iter().flat_map(|s| [(false, s), (true, s)]) {
         let people = Approvers::new()
             .tool("buy", Decision::approve())
             .prompt("Delete *?", Decision::edit(json!({"path": "/tmp/y"})))
             .when(|ask| {
                 (ask.request.kind == "input").then(|| Decision::fill(json!({"zip": "75001"})))
             });
-        let done = run_errands(&people, durable).await;
-        assert_eq!(done.result.status, RunStatus::Done);
+        let done = run_errands_in(&people, durable, style).await;
+        assert_eq!(done.result.status, RunStatus::Done, "{style:?}");
         assert_eq!(done.text(), "All done.");
         assert_eq!(done.output("buy"), Some("bought gpu"));
         let deleted = done.output("delete_file").unwrap_or_default();

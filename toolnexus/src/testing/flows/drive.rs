@@ -149,7 +149,8 @@ impl Approvers {
 
     /// Drives a run of `prompt` inline: the client `client` builds is given a `wait_for`
     /// (replacing its own, if it had one) that asks the approvers, so the run goes on
-    /// through every question without halting.
+    /// through every question without halting. The run is streamed ([`Run::stream`]): its
+    /// events tell the kit which calls each turn made.
     ///
     /// A declared approval names its tool; a hand-written request (`pending!`) is put down
     /// to its turn's call when the turn made only one, and otherwise to no tool (match it
