@@ -11,6 +11,9 @@ use toolnexus_test_support::oidc::Provider;
 
 use crate::tasks::{builder, signed};
 
+/// A resource of the same provider's that is not this server.
+const OTHER_RESOURCE: &str = "https://other.toolnexus.test";
+
 /// The `resource_metadata` a challenge names, if it names one.
 fn metadata_url(challenge: &str) -> Option<&str> {
     let (_, after) = challenge.split_once("resource_metadata=\"")?;
@@ -155,4 +158,67 @@ fn a_resource_a_client_cannot_be_sent_to_is_refused_at_build() {
         "/.well-known/oauth-protected-resource"
     );
     assert!(build(root).is_ok());
+}
+
+#[tokio::test]
+async fn the_example_server_takes_the_providers_tokens_and_finance_alone_approves() {
+    let provider = Provider::start().await;
+    let args = [
+        "--http",
+        "127.0.0.1:0",
+        "--oidc",
+        provider.issuer(),
+        "--person-claim",
+        "email",
+        "--groups-claim",
+        "groups",
+        "--approvers",
+        "finance",
+    ];
+    let server = crate::example_bin::Serving::start("mcp_server", &args, "listening on ");
+    let url = server.url.as_str();
+
+    // The 401 names the metadata; the metadata names this endpoint and the provider.
+    let refused = reqwest::Client::new()
+        .post(url)
+        .header("accept", "application/json, text/event-stream")
+        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}))
+        .send()
+        .await
+        .expect("the server answers");
+    assert_eq!(refused.status(), StatusCode::UNAUTHORIZED);
+    let challenge = refused.headers()["www-authenticate"]
+        .to_str()
+        .expect("ASCII");
+    let at = metadata_url(challenge).unwrap_or_else(|| panic!("no metadata in {challenge}"));
+    let metadata: Value = reqwest::get(at)
+        .await
+        .expect("served")
+        .json()
+        .await
+        .expect("JSON");
+    assert_eq!(metadata["resource"], url);
+    assert_eq!(
+        metadata["authorization_servers"],
+        json!([provider.issuer()])
+    );
+
+    // The official SDK's client, with a token the provider issued for this endpoint.
+    let gpu = || json!({"item": "gpu"});
+    let partner = provider.token("partner", url, None).await;
+    let asked = crate::python::asked_by(url, &partner, "approve_purchase", gpu()).await;
+    assert_eq!(asked["error"], true, "{asked}");
+    let text = asked["text"].as_str().unwrap_or_default();
+    assert!(
+        text.contains("group:finance") && text.contains("not taken"),
+        "{text}"
+    );
+    let alice = provider.token("alice", url, None).await;
+    let approved = crate::python::asked_by(url, &alice, "approve_purchase", gpu()).await;
+    assert_eq!(approved["error"], false, "{approved}");
+    assert_eq!(approved["text"], "approved: gpu", "{approved}");
+    // Alice's token for another resource is no token for this one.
+    let elsewhere = provider.token("alice", OTHER_RESOURCE, None).await;
+    let refused = crate::python::asked_by(url, &elsewhere, "approve_purchase", gpu()).await;
+    assert!(refused["refused"].is_string(), "{refused}");
 }

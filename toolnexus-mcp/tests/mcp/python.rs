@@ -151,7 +151,7 @@ async fn a_python_server_that_hangs_or_dies_gives_error_results() {
 /// `ask.py`'s verdict on a call of `tool` with `args` by whoever holds `token` ("" for
 /// none) at `url`.
 #[cfg(feature = "inbox")]
-async fn asked_by(
+pub(crate) async fn asked_by(
     url: &str,
     token: &str,
     tool: &str,
