@@ -44,7 +44,9 @@ struct Shipping {
     express: bool,
 }
 
-struct Shop {
+/// The shop, its stock and the orders placed. (Public, with [`Shop::open`] and [`script`],
+/// for the example's test in `examples/core/tests`.)
+pub struct Shop {
     stock: Mutex<HashMap<String, u32>>,
     orders: Mutex<Vec<String>>,
 }
@@ -98,14 +100,23 @@ impl Shop {
         ))
     }
 
-    fn left(&self, sku: &str) -> u32 {
+    /// The shop as the example opens it: three gpus in stock, no orders.
+    pub fn open() -> Arc<Shop> {
+        Arc::new(Shop {
+            stock: Mutex::new(HashMap::from([("gpu".to_owned(), 3)])),
+            orders: Mutex::new(Vec::new()),
+        })
+    }
+
+    /// How many of `sku` are left.
+    pub fn left(&self, sku: &str) -> u32 {
         let stock = self.stock.lock().unwrap_or_else(|e| e.into_inner());
         stock.get(sku).copied().unwrap_or(0)
     }
 }
 
 /// What the embedded stub's model does: check the stock, order, report.
-fn script(req: &RecordedRequest) -> Reply {
+pub fn script(req: &RecordedRequest) -> Reply {
     match support::last_tool_output(req) {
         None => Reply::tool_call("call_1", "stock", json!({"sku": "gpu"})),
         Some(out) if out.ends_with("in stock") => {
@@ -248,10 +259,7 @@ async fn fill_in(request: Request, answering: Answering) -> Answer {
 #[tokio::main]
 async fn main() -> Result<(), Failure> {
     let _export = export::start()?;
-    let shop = Arc::new(Shop {
-        stock: Mutex::new(HashMap::from([("gpu".to_owned(), 3)])),
-        orders: Mutex::new(Vec::new()),
-    });
+    let shop = Shop::open();
     let tk = Toolkit::builder()
         .tools(shop.clone().into_tools())
         .build()?;
