@@ -29,8 +29,8 @@ use super::shared::Shared;
 /// task's, so the task's own writes never race with them.
 const DOOR: Door = Door::named("a2a-push");
 
-/// How often the pusher looks at the tasks it watches for changes made elsewhere (a
-/// worker, another server); changes made in this process wake it at once.
+/// How often the pusher looks at the tasks it watches where changes made elsewhere (a
+/// worker, another server) are not announced; changes the inbox signals wake it at once.
 const POLL: Duration = Duration::from_millis(500);
 
 /// The most configurations one task may have.
@@ -143,10 +143,14 @@ async fn run(shared: Weak<Shared>) {
     {
         tracing::warn!(error = %e, "the tasks to tell of could not be read; new ones are told");
     }
+    let Some(mut changes) = shared.upgrade().map(|s| s.inbox.changes()) else {
+        return;
+    };
     loop {
         let Some(shared) = shared.upgrade() else {
             return;
         };
+        let every = shared.look_every(POLL);
         let woken = shared.changed.notified();
         tokio::pin!(woken);
         woken.as_mut().enable();
@@ -159,7 +163,9 @@ async fn run(shared: Weak<Shared>) {
         // finds it gone and the pusher ends.
         tokio::select! {
             _ = woken => {}
-            _ = tokio::time::sleep(POLL) => {}
+            // The server held here holds the inbox, whose signal so cannot close.
+            _ = changes.changed() => {}
+            _ = tokio::time::sleep(every) => {}
         }
     }
 }

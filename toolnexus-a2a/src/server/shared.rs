@@ -56,7 +56,21 @@ pub(crate) struct Seen {
     pub(crate) sight: Sight,
 }
 
+/// How often a reader looks at tasks anyway where every change is announced: only for
+/// what no change announces (a first run elsewhere whose server stopped beating).
+const ANNOUNCED_LOOK: std::time::Duration = std::time::Duration::from_secs(5);
+
 impl Shared {
+    /// How often a reader of tasks looks without being told of a change: `unannounced`
+    /// where other processes' changes are not announced (SQLite), else seldom.
+    pub(crate) fn look_every(&self, unannounced: std::time::Duration) -> std::time::Duration {
+        if self.inbox.announces_changes() {
+            ANNOUNCED_LOOK
+        } else {
+            unannounced
+        }
+    }
+
     /// Whether task `id`'s first run goes on in this process.
     pub(crate) fn is_live(&self, id: &str) -> bool {
         self.live.contains(id)

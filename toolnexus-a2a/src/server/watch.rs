@@ -1,8 +1,9 @@
 //! One look at a task for everyone who follows it: the streams open on a task share a
 //! single reader of where it stands, which wakes them when its state or what it waits on
 //! changes, instead of each reading it on its own every few hundred milliseconds.
-//! Changes made in this process wake the reader at once; changes made elsewhere (a
-//! worker, another server) are seen at its next look.
+//! Changes the inbox signals wake the reader at once: those made in this process, and on
+//! PostgreSQL those of every process sharing the database; elsewhere (SQLite shared by
+//! several processes) the reader also looks every 200 ms.
 
 use std::sync::{Arc, Weak};
 use std::time::Duration;
@@ -11,7 +12,8 @@ use tokio::sync::watch;
 
 use super::shared::Shared;
 
-/// How often a task that changes elsewhere is looked at.
+/// How often a task that changes elsewhere is looked at where such changes are not
+/// announced.
 const POLL: Duration = Duration::from_millis(200);
 
 /// A receiver that changes whenever task `id` does (or can no longer be read, so its
@@ -34,10 +36,14 @@ pub(crate) fn follow(shared: &Arc<Shared>, id: &str) -> watch::Receiver<u64> {
 /// Reads task `id` until nobody follows it, bumping `tx` at each change.
 async fn look(shared: Weak<Shared>, id: String, tx: watch::Sender<u64>) {
     let mut last = None;
+    let Some(mut changes) = shared.upgrade().map(|s| s.inbox.changes()) else {
+        return;
+    };
     loop {
         let Some(shared) = shared.upgrade() else {
             return;
         };
+        let every = shared.look_every(POLL);
         {
             // Checked under the lock a follower subscribes under: a reader never ends
             // while someone is joining it.
@@ -63,7 +69,9 @@ async fn look(shared: Weak<Shared>, id: String, tx: watch::Sender<u64>) {
         }
         tokio::select! {
             _ = woken => {}
-            _ = tokio::time::sleep(POLL) => {}
+            // The server held here holds the inbox, whose signal so cannot close.
+            _ = changes.changed() => {}
+            _ = tokio::time::sleep(every) => {}
             _ = tx.closed() => {}
         }
     }

@@ -95,7 +95,18 @@ impl Inbox {
             id: id.to_owned(),
             reason: format!("cannot be stored as JSON: {e}"),
         })?;
-        doors::put(&self.inner.store.pool, door.name(), id, &text, self.now()).await
+        let store = &self.inner.store;
+        doors::put(
+            &store.pool,
+            store.announces(),
+            door.name(),
+            id,
+            &text,
+            self.now(),
+        )
+        .await?;
+        self.note_change();
+        Ok(())
     }
 
     /// `door`'s record of `id`, if it keeps one; [`InboxError::CorruptRecord`] when it does

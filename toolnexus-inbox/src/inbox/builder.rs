@@ -382,6 +382,7 @@ impl InboxBuilder {
                 not_requester: self.not_requester,
                 directory: self.directory,
                 outbox: Notify::new(),
+                changes: super::changes::Changes::new(),
                 posts,
                 posted: Notify::new(),
             }),

@@ -3,6 +3,7 @@
 //! and the housekeeping are the operations of their own modules.
 
 mod builder;
+mod changes;
 mod ruled;
 
 use std::collections::HashMap;
@@ -74,6 +75,8 @@ pub(crate) struct Inner {
     pub(crate) directory: Option<Arc<dyn crate::policy::identify::Directory>>,
     /// Wakes a deliverer when this process wrote to the outbox.
     pub(crate) outbox: Notify,
+    /// Signals runs changing where they stand ([`Inbox::changes`]).
+    pub(crate) changes: changes::Changes,
     /// How posts to URLs given at run time are delivered, and the client that sends them.
     pub(crate) posts: PostRules,
     /// Wakes a deliverer of posts when this process wrote one.
@@ -274,6 +277,7 @@ impl Inbox {
     /// Wakes this process's [`outcome`](Self::outcome)s after a resume recorded how it
     /// ended (or that it will be tried again: they look and wait on).
     pub(crate) fn wake_outcome_waiters(&self) {
+        self.note_change();
         self.inner.finished.notify_waiters();
     }
 

@@ -153,6 +153,7 @@ impl Inbox {
         }
         tx.commit().await?;
         self.wake_deliverers();
+        self.note_change();
         if run_answered {
             self.inner.answered.notify_one();
         }
@@ -187,6 +188,7 @@ impl Inbox {
             Ok(run_answered) => {
                 tx.commit().await?;
                 self.wake_deliverers();
+                self.note_change();
                 if run_answered {
                     // This process's idle workers at once; other processes' heard the NOTIFY.
                     self.inner.answered.notify_one();

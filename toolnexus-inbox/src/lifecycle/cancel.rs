@@ -80,6 +80,7 @@ impl Inbox {
         .append(&mut tx, now)
         .await?;
         tx.commit().await?;
+        self.note_change();
         Ok(Cancelled::Now { run: run.id })
     }
 }

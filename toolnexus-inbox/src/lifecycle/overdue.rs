@@ -87,6 +87,7 @@ impl Inbox {
             .await?;
         tx.commit().await?;
         self.wake_deliverers();
+        self.note_change();
         Ok(true)
     }
 

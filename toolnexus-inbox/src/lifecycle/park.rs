@@ -77,6 +77,7 @@ impl Inbox {
         }
         tx.commit().await?;
         self.wake_deliverers();
+        self.note_change();
         Ok(parked.run_id.to_owned())
     }
 }

@@ -1,11 +1,27 @@
 //! `toolnexus_inbox_audit`: every change of a run, appended in the transaction that makes
 //! it and never rewritten.
 
+use std::sync::LazyLock;
+
 use sqlx::{AnyConnection, AnyPool};
 
 use super::row::row;
 
 use crate::error::InboxError;
+
+const APPEND: &str = "INSERT INTO toolnexus_inbox_audit (run_id, seq, at, kind, request_id, \
+     actor, attempt, detail) SELECT $1, COALESCE(MAX(seq), 0) + 1, $2, $3, $4, $5, $6, $7 \
+     FROM toolnexus_inbox_audit WHERE run_id = $1";
+
+// `pg_notify` returns `void`, which no row may carry: it runs in a lateral subquery of its
+// own, once per appended row (PostgreSQL folds a transaction's equal notifications).
+static APPEND_ANNOUNCED: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "WITH appended AS ({APPEND} RETURNING run_id) SELECT appended.run_id FROM appended, \
+         LATERAL (SELECT pg_notify('{}', appended.run_id)) AS announced",
+        super::dialect::CHANGED
+    )
+});
 
 /// An entry about to be appended to run `run`'s trail.
 pub(crate) struct NewEntry<'a> {
@@ -22,24 +38,29 @@ pub(crate) struct NewEntry<'a> {
 /// Appends an entry inside the caller's transaction. Every caller has locked the run's row
 /// in that transaction ([`runs::lock`](super::runs::lock), or a write to it), which holds
 /// until commit, so two entries of one run never race for a number.
+///
+/// On PostgreSQL the same statement announces the change to every process listening
+/// ([`CHANGED`](super::dialect::CHANGED)): every change of a run appends an entry, so
+/// nothing changes unannounced, and the announcement goes out as the change commits.
 pub(crate) async fn append(
     conn: &mut AnyConnection,
     entry: &NewEntry<'_>,
 ) -> Result<(), InboxError> {
-    sqlx::query(
-        "INSERT INTO toolnexus_inbox_audit (run_id, seq, at, kind, request_id, actor, \
-         attempt, detail) SELECT $1, COALESCE(MAX(seq), 0) + 1, $2, $3, $4, $5, $6, $7 \
-         FROM toolnexus_inbox_audit WHERE run_id = $1",
-    )
-    .bind(entry.run)
-    .bind(entry.at)
-    .bind(entry.kind)
-    .bind(entry.request)
-    .bind(entry.actor)
-    .bind(entry.attempt)
-    .bind(entry.detail)
-    .execute(conn)
-    .await?;
+    let statement = if conn.backend_name() == "PostgreSQL" {
+        APPEND_ANNOUNCED.as_str()
+    } else {
+        APPEND
+    };
+    sqlx::query(statement)
+        .bind(entry.run)
+        .bind(entry.at)
+        .bind(entry.kind)
+        .bind(entry.request)
+        .bind(entry.actor)
+        .bind(entry.attempt)
+        .bind(entry.detail)
+        .execute(conn)
+        .await?;
     Ok(())
 }
 

@@ -1,30 +1,49 @@
 //! `toolnexus_inbox_doors`: what each door keeps about a run it serves, one JSON record per
 //! door and door's id.
 
+use std::sync::LazyLock;
+
 use sqlx::{AnyPool, Row};
 
 use super::Dialect;
 use crate::error::InboxError;
 
-/// Writes `record` for `door`'s `id`, replacing what was there.
+const PUT: &str = "INSERT INTO toolnexus_inbox_doors (door, id, record, updated_at) \
+     VALUES ($1, $2, $3, $4) ON CONFLICT (door, id) DO UPDATE SET record = excluded.record, \
+     updated_at = excluded.updated_at";
+
+// A door's record changes what it shows of a run as much as the run does: announced on the
+// runs' channel ([`CHANGED`](super::dialect::CHANGED)), in the same statement.
+static PUT_ANNOUNCED: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "WITH kept AS ({PUT} RETURNING id) SELECT kept.id FROM kept, \
+         LATERAL (SELECT pg_notify('{}', kept.id)) AS announced",
+        super::dialect::CHANGED
+    )
+});
+
+/// Writes `record` for `door`'s `id`, replacing what was there; announced to every
+/// process where the engine `announces`.
 pub(crate) async fn put(
     pool: &AnyPool,
+    announces: bool,
     door: &str,
     id: &str,
     record: &str,
     at: i64,
 ) -> Result<(), InboxError> {
-    sqlx::query(
-        "INSERT INTO toolnexus_inbox_doors (door, id, record, updated_at) VALUES ($1, $2, $3, $4) \
-         ON CONFLICT (door, id) DO UPDATE SET record = excluded.record, \
-         updated_at = excluded.updated_at",
-    )
-    .bind(door)
-    .bind(id)
-    .bind(record)
-    .bind(at)
-    .execute(pool)
-    .await?;
+    let statement = if announces {
+        PUT_ANNOUNCED.as_str()
+    } else {
+        PUT
+    };
+    sqlx::query(statement)
+        .bind(door)
+        .bind(id)
+        .bind(record)
+        .bind(at)
+        .execute(pool)
+        .await?;
     Ok(())
 }
 

@@ -253,6 +253,12 @@ impl Store {
         self.pool.options().get_max_connections()
     }
 
+    /// Where a listener for the changes other processes announce connects, on an engine
+    /// that announces them.
+    pub(crate) fn listen_url(&self) -> Option<&str> {
+        self.dialect.announces.then_some(self.url.as_str())
+    }
+
     /// Whether answers are announced to other processes ([`listen`](Self::listen)); where
     /// they are not, idle workers poll.
     pub(crate) fn announces(&self) -> bool {
@@ -283,6 +289,41 @@ impl Store {
             let _ = (agent, answered, &self.url);
             std::future::pending().await
         }
+    }
+}
+
+/// A connection hearing the changes every process announces ([`dialect::CHANGED`]).
+pub(crate) struct Heard {
+    #[cfg(feature = "postgres")]
+    listener: sqlx::postgres::PgListener,
+}
+
+impl Heard {
+    /// Waits for the next announced change.
+    pub(crate) async fn next(&mut self) -> Result<(), InboxError> {
+        #[cfg(feature = "postgres")]
+        {
+            self.listener.recv().await?;
+            Ok(())
+        }
+        #[cfg(not(feature = "postgres"))]
+        std::future::pending().await
+    }
+}
+
+/// Listens for the changes announced on the PostgreSQL database at `url`.
+pub(crate) async fn listen_changes(url: &str) -> Result<Heard, InboxError> {
+    #[cfg(feature = "postgres")]
+    {
+        let mut listener = sqlx::postgres::PgListener::connect(url).await?;
+        listener.listen(dialect::CHANGED).await?;
+        Ok(Heard { listener })
+    }
+    // Only PostgreSQL announces, and a store of it opens only when it is built.
+    #[cfg(not(feature = "postgres"))]
+    {
+        let _ = url;
+        Ok(Heard {})
     }
 }
 

@@ -8,6 +8,7 @@ mod receiver;
 mod support;
 
 mod basics;
+mod changes;
 mod concurrency;
 mod crash;
 mod deadlines;
