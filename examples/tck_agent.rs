@@ -87,7 +87,10 @@ fn scenario(message_id: &str) -> Option<Act> {
             Act::Say("Streamed text content"),
         ),
         ("tck-stream-artifact-file", write()),
+        // Artifacts are told whole once the task is over: the two chunks come as one.
         ("tck-stream-artifact-chunked", Act::Say("chunk-1 chunk-2")),
+        // A run cannot end as rejected: it completes saying so.
+        ("tck-reject-task", Act::Say("rejected")),
         (
             "test-resubscribe-message-id",
             Act::Call("work", json!({"ms": LONG_WORK.as_millis()})),
