@@ -42,7 +42,11 @@ async fn agent(anonymous: bool) -> (Agent, TestDb, MockLlm) {
 
 /// Posts a run body with `token` (if any): the status, the `WWW-Authenticate` header and
 /// the body's text.
-pub(crate) async fn post(url: &str, token: Option<&str>, body: Value) -> (u16, Option<String>, String) {
+pub(crate) async fn post(
+    url: &str,
+    token: Option<&str>,
+    body: Value,
+) -> (u16, Option<String>, String) {
     let mut request = reqwest::Client::new()
         .post(url)
         .header("content-type", "application/json")

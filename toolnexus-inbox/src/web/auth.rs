@@ -30,7 +30,7 @@ use super::page;
 use super::secret::Secret;
 use super::session::{self, Jar, Session};
 use crate::inbox::Inbox;
-use crate::policy::identify::{Identify, bearer};
+use crate::policy::identify::{bearer, Identify};
 use crate::policy::people::Person;
 
 /// The largest sign-in form read: it holds one anti-forgery token.
