@@ -111,3 +111,56 @@ impl Journal for CrashJournal {
         self.kept.record(key, step)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::CrashJournal;
+    use crate::{Journal, RecordedReply, Step, StepKey, Usage};
+
+    fn reply_key() -> StepKey {
+        StepKey {
+            turn: "6f1c0d2e-8a3b-4c5d-9e7f-0a1b2c3d4e5f".to_owned(),
+            call: None,
+            answered: None,
+        }
+    }
+
+    fn reply() -> Step {
+        Step::Reply(RecordedReply {
+            text: "Done.".to_owned(),
+            calls: Vec::new(),
+            arg_errors: Vec::new(),
+            usage: Usage::default(),
+            state: None,
+        })
+    }
+
+    #[tokio::test]
+    async fn the_run_stops_once_at_the_step_after_the_crash_point_and_replays_what_was_kept() {
+        let journal = CrashJournal::new(0);
+        let key = reply_key();
+        assert!(
+            journal.step(&key).await.is_err(),
+            "the first new step is past 0"
+        );
+        assert!(journal.take_crash() && !journal.take_crash());
+        assert_eq!(journal.step(&key).await.ok(), Some(None), "it crashes once");
+        journal.record(&key, &reply()).await.expect("recorded");
+        assert_eq!(journal.step(&key).await.ok(), Some(Some(reply())));
+        journal.check();
+        journal.reached(1);
+    }
+
+    #[tokio::test]
+    #[should_panic(
+        expected = "the model reply of turn 6f1c0d2e-8a3b-4c5d-9e7f-0a1b2c3d4e5f was asked 2 times"
+    )]
+    async fn a_step_recorded_twice_fails_the_check_naming_it() {
+        let journal = CrashJournal::new(1);
+        let key = reply_key();
+        for _ in 0..2 {
+            journal.record(&key, &reply()).await.expect("recorded");
+        }
+        journal.check();
+    }
+}
