@@ -18,8 +18,9 @@
 // server can name the person from either. Beside the provider's own endpoints:
 //
 //   POST /test/rotate          a new signing key signs from now on; the old ones stay in
-//                              the JWKS so tokens they signed still verify. Answers
-//                              {"kid": …} of the new key.
+//                              the JWKS so tokens they signed still verify, unless
+//                              `?retire=1` withdraws them. Answers {"kid": …} of the
+//                              new key.
 //   GET  /test/public-key.pem  the current signing key's public half (SPKI PEM): what an
 //                              attacker would use as an HMAC secret in a key-confusion
 //                              forgery.
@@ -56,7 +57,8 @@ if (!Number.isInteger(port) || port < 0 || port > 65535) {
 const keys = [];
 let publicPem = "";
 
-async function addKey() {
+async function addKey(retire) {
+  if (retire) keys.length = 0;
   const { privateKey, publicKey } = await generateKeyPair(ALG, { extractable: true });
   const jwk = await exportJWK(privateKey);
   jwk.kid = `key-${keys.length + 1}-${randomBytes(4).toString("hex")}`;
@@ -126,7 +128,8 @@ const server = createServer((req, res) => {
       return;
     }
     if (req.method === "POST" && path === "/test/rotate") {
-      addKey().then(
+      const retire = new URL(req.url ?? "/", issuer).searchParams.get("retire") === "1";
+      addKey(retire).then(
         (kid) => {
           rebuild();
           res.writeHead(200, { "content-type": "application/json" });

@@ -112,7 +112,17 @@ impl Provider {
     /// Has the provider sign with a new key from now on (the old ones stay published);
     /// the new key's id.
     pub async fn rotate(&self) -> String {
-        let json = self.test_call(reqwest::Method::POST, "rotate").await;
+        self.rotate_to("rotate").await
+    }
+
+    /// Has the provider sign with a new key from now on and withdraw the old ones from its
+    /// JWKS; the new key's id.
+    pub async fn rotate_retiring(&self) -> String {
+        self.rotate_to("rotate?retire=1").await
+    }
+
+    async fn rotate_to(&self, call: &str) -> String {
+        let json = self.test_call(reqwest::Method::POST, call).await;
         json["kid"]
             .as_str()
             .unwrap_or_else(|| panic!("no kid in {json}"))

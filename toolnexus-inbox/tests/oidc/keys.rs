@@ -128,3 +128,60 @@ async fn a_flood_of_unknown_key_ids_reads_the_keys_at_most_once_per_floor() {
     // Known keys are never held back by the floor.
     assert!(who(&tokens, &genuine).await.is_some());
 }
+
+#[tokio::test]
+async fn a_key_the_provider_withdrew_stops_verifying_once_the_keys_are_past_their_age() {
+    let provider = Provider::start().await;
+    let clock = TestClock::default();
+    // Shorter than the tokens live, so the clock moved past it leaves them current.
+    let max_age = Duration::from_secs(120);
+    let tokens = validator(&provider, |b| b.clock(clock.reader()).keys_max_age(max_age)).await;
+    let old = provider.token("alice", AUDIENCE, None).await;
+    assert!(who(&tokens, &old).await.is_some());
+
+    let new_kid = provider.rotate_retiring().await;
+    let new = provider.token("alice", AUDIENCE, None).await;
+    assert_eq!(kid(&new), new_kid);
+    // Within their age the keys held stand: the withdrawn one still verifies, and the
+    // new one is read for.
+    assert!(who(&tokens, &old).await.is_some());
+    assert!(who(&tokens, &new).await.is_some());
+    let reads = provider.jwks_reads().await;
+
+    // Past their age, they are read again before use: the withdrawn key is gone.
+    clock.advance(max_age);
+    let refused = refusal(&tokens, &old).await;
+    assert_eq!(
+        refused,
+        TokenRefused::UnknownKey(format!("{:?}", kid(&old)))
+    );
+    assert!(who(&tokens, &new).await.is_some());
+    assert_eq!(provider.jwks_reads().await, reads + 1, "one read, for both");
+}
+
+#[tokio::test]
+async fn while_the_provider_is_down_the_keys_held_go_on_verifying() {
+    let provider = Provider::start().await;
+    let clock = TestClock::default();
+    let max_age = Duration::from_secs(120);
+    let tokens = validator(&provider, |b| b.clock(clock.reader()).keys_max_age(max_age)).await;
+    let token = provider.token("bob", AUDIENCE, None).await;
+    assert!(who(&tokens, &token).await.is_some());
+    let stranger = provider.token("bob", AUDIENCE, None).await;
+    drop(provider);
+
+    // Past their age, the keys cannot be read again: those held still verify.
+    clock.advance(max_age);
+    assert!(who(&tokens, &token).await.is_some());
+    // A key not held cannot be had, and a token naming it is refused for that.
+    let mut header = segment(&stranger, 0);
+    header.insert("kid".into(), "rotated-while-down".into());
+    let header = base64::Engine::encode(
+        &base64::engine::general_purpose::URL_SAFE_NO_PAD,
+        serde_json::to_vec(&header).expect("JSON"),
+    );
+    let (_, rest) = stranger.split_once('.').expect("a JWT");
+    clock.advance(Duration::from_secs(31));
+    let refused = refusal(&tokens, &format!("{header}.{rest}")).await;
+    assert_eq!(refused, TokenRefused::KeysUnreachable);
+}

@@ -2,6 +2,9 @@
 //! a key that is not among them (the provider rotated) — at most once per floor, however
 //! many such tokens come, so forged `kid`s cannot turn the validator against the provider.
 //! Requests that meet the same unknown key while a read is under way wait for that read.
+//! Keys held longer than their maximum age are read again before they are used, so a key
+//! the provider withdrew stops verifying; while the provider cannot be reached, the keys
+//! held go on verifying (a provider's outage is not every caller's).
 
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
@@ -13,7 +16,7 @@ use jsonwebtoken::{Algorithm, DecodingKey};
 use serde_json::Value;
 
 use super::SigningAlg;
-use crate::clock::Clock;
+use crate::clock::{Clock, ms};
 use crate::error::InboxError;
 
 /// The most bytes a discovery document or a JWKS may have: a provider's are a few
@@ -78,9 +81,11 @@ struct Held {
     /// Bumped by every read that brought keys, so a request that waited for another's read
     /// knows it need not read again.
     generation: u64,
-    /// When the keys were last read again for an unknown key (the first read does not
-    /// count: the floor is about reads strangers can cause).
+    /// When the keys were last read again (the first read does not count: the floor is
+    /// about reads strangers can cause).
     refreshed_at_ms: Option<i64>,
+    /// When the keys held were read.
+    read_at_ms: i64,
 }
 
 /// The provider's keys, kept between requests.
@@ -88,6 +93,7 @@ pub(super) struct Keys {
     jwks_uri: String,
     http: reqwest::Client,
     floor: Duration,
+    max_age: Duration,
     clock: Clock,
     held: RwLock<Held>,
     reading: tokio::sync::Mutex<()>,
@@ -99,6 +105,7 @@ impl Keys {
         jwks_uri: String,
         http: reqwest::Client,
         floor: Duration,
+        max_age: Duration,
         clock: Clock,
     ) -> Result<Keys, InboxError> {
         let document = get_json(&http, &jwks_uri).await?;
@@ -107,15 +114,18 @@ impl Keys {
             reason: reason.to_owned(),
             source: None,
         })?;
+        let read_at_ms = clock.now_ms();
         Ok(Keys {
             jwks_uri,
             http,
             floor,
+            max_age,
             clock,
             held: RwLock::new(Held {
                 keys,
                 generation: 0,
                 refreshed_at_ms: None,
+                read_at_ms,
             }),
             reading: tokio::sync::Mutex::new(()),
         })
@@ -126,35 +136,37 @@ impl Keys {
         self.held.read().map(|held| held.keys.len()).unwrap_or(0)
     }
 
-    /// The key named `kid`, read again from the provider when it is not held and the floor
-    /// allows.
+    /// The key named `kid`, read again from the provider when it is not held or the keys
+    /// are past their maximum age, and the floor allows.
     pub(super) async fn key(&self, kid: &str) -> Result<Arc<Key>, Missing> {
         let seen = {
             let held = self.held.read().map_err(|_| Missing::Unreachable)?;
-            if let Some(key) = held.keys.get(kid) {
-                return Ok(key.clone());
+            let fresh = self.clock.now_ms().saturating_sub(held.read_at_ms) < ms(self.max_age);
+            match held.keys.get(kid) {
+                Some(key) if fresh => return Ok(key.clone()),
+                _ => held.generation,
             }
-            held.generation
         };
         let _one_reader = self.reading.lock().await;
         let now = self.clock.now_ms();
-        {
+        let held_key = {
             let mut held = self.held.write().map_err(|_| Missing::Unreachable)?;
+            let held_key = held.keys.get(kid).cloned();
             if held.generation != seen {
                 // Another request read the keys while this one waited.
-                return held.keys.get(kid).cloned().ok_or(Missing::Unknown);
+                return held_key.ok_or(Missing::Unknown);
             }
-            let floor_ms = i64::try_from(self.floor.as_millis()).unwrap_or(i64::MAX);
             if held
                 .refreshed_at_ms
-                .is_some_and(|at| now.saturating_sub(at) < floor_ms)
+                .is_some_and(|at| now.saturating_sub(at) < ms(self.floor))
             {
-                return Err(Missing::Floor);
+                return held_key.ok_or(Missing::Floor);
             }
             // A read that fails counts too: a provider that is down is not asked again at
             // every request.
             held.refreshed_at_ms = Some(now);
-        }
+            held_key
+        };
         let fetched = match get_json(&self.http, &self.jwks_uri).await {
             Ok(document) => parse_jwks(&document).map_err(|reason| {
                 tracing::warn!(jwks_uri = %self.jwks_uri, reason, "the provider's JWKS is unusable");
@@ -164,11 +176,15 @@ impl Keys {
                 Err(())
             }
         };
-        let keys = fetched.map_err(|()| Missing::Unreachable)?;
+        let Ok(keys) = fetched else {
+            // Past their age but not withdrawn as far as anyone can tell: they still verify.
+            return held_key.ok_or(Missing::Unreachable);
+        };
         let mut held = self.held.write().map_err(|_| Missing::Unreachable)?;
         tracing::info!(jwks_uri = %self.jwks_uri, keys = keys.len(), "read the provider's keys again");
         held.keys = keys;
         held.generation += 1;
+        held.read_at_ms = now;
         held.keys.get(kid).cloned().ok_or(Missing::Unknown)
     }
 }

@@ -165,6 +165,7 @@ pub struct OidcTokensBuilder {
     groups_claim: Option<String>,
     required_scopes: Vec<String>,
     refresh_floor: Duration,
+    keys_max_age: Duration,
     timeout: Duration,
     clock: Clock,
     http: Option<reqwest::Client>,
@@ -183,6 +184,7 @@ impl OidcTokens {
             groups_claim: None,
             required_scopes: Vec::new(),
             refresh_floor: Duration::from_secs(30),
+            keys_max_age: Duration::from_secs(60 * 60),
             timeout: Duration::from_secs(10),
             clock: Clock::system(),
             http: None,
@@ -364,6 +366,14 @@ impl OidcTokensBuilder {
         self
     }
 
+    /// How long the provider's keys are used before they are read again, so a key it
+    /// withdrew stops verifying; an hour unless told. While the provider cannot be
+    /// reached, the keys held go on verifying.
+    pub fn keys_max_age(mut self, max_age: Duration) -> Self {
+        self.keys_max_age = max_age;
+        self
+    }
+
     /// How long a read of the provider's documents may take, connection included; 10
     /// seconds unless told. A request waiting on a read waits no longer.
     pub fn timeout(mut self, timeout: Duration) -> Self {
@@ -452,6 +462,7 @@ impl OidcTokensBuilder {
             jwks_uri.to_owned(),
             http,
             self.refresh_floor,
+            self.keys_max_age,
             self.clock.clone(),
         )
         .await?;
