@@ -16,7 +16,7 @@
 //! over (default 300).
 
 mod export;
-mod support;
+pub mod support;
 
 use std::process::ExitCode;
 use std::time::{Duration, SystemTime};
@@ -107,7 +107,9 @@ async fn client() -> Result<(LlmClient, Option<toolnexus::testing::MockLlm>), Fa
     Ok((builder.build()?, stub))
 }
 
-fn toolkit() -> Result<Toolkit, Failure> {
+/// The purchasing toolkit. (Public, with the stub's script in `support`, for the example's
+/// test in `examples/inbox/tests`.)
+pub fn toolkit() -> Result<Toolkit, Failure> {
     Ok(Toolkit::builder().tool(ApprovePurchase).build()?)
 }
 
