@@ -257,6 +257,19 @@ pub enum Event {
         /// The call.
         tool_call_id: String,
     },
+    /// The conversation as it stands, replacing the client's: sent before an interrupt,
+    /// so a client that reloads shows it again from the stream.
+    MessagesSnapshot {
+        /// The messages, as `@ag-ui/core` shapes them (`user`, `assistant` with its
+        /// `toolCalls`, `tool`).
+        messages: Vec<Value>,
+    },
+    /// The run's state as it stands, replacing the client's: sent before an interrupt,
+    /// `{"interrupts": [...]}`, what it waits on as the caller may see it.
+    StateSnapshot {
+        /// The state.
+        snapshot: Value,
+    },
     /// What a call returned, as fed back to the model.
     #[serde(rename_all = "camelCase")]
     ToolCallResult {

@@ -12,7 +12,7 @@
 //
 // Each agent (one thread) lives for the whole session, so a step may name a new URL: the
 // same front end talking to a restarted server. A result holds the events the client's
-// subscribers saw, its pending interrupts and messages after the run, the error the run
+// subscribers saw, its pending interrupts, messages and state after the run, the error the run
 // threw (an HTTP error, a protocol violation), and every warning the client logged: it
 // logs whatever it strips from what the server sent.
 "use strict";
@@ -71,6 +71,7 @@ async function run(step) {
     events,
     interrupts: agent.pendingInterrupts,
     messages: agent.messages,
+    state: agent.state,
     error,
   };
 }

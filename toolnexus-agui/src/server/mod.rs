@@ -2,12 +2,14 @@
 //! its threads kept by a [`toolnexus_inbox::Inbox`].
 //!
 //! One module per concept: the POST and its refusals before the stream (`handle`), a
-//! thread as the inbox keeps it (`thread`), a run and a resume as events (`run`), and
-//! the events a run's progress and transcript are (`events`).
+//! thread as the inbox keeps it (`thread`), a run and a resume as events (`run`), the
+//! events a run's progress and transcript are (`events`), and what a waiting thread is
+//! shown as (`snapshot`).
 
 mod events;
 mod handle;
 mod run;
+mod snapshot;
 mod thread;
 
 use std::sync::Arc;

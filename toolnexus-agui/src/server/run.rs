@@ -10,6 +10,7 @@ use toolnexus::{Answer, Message, Request, RunResult, RunStatus};
 use toolnexus_inbox::{InboxError, Person, Sight, Starter};
 
 use super::events::{self, Live};
+use super::snapshot;
 use super::thread::{self, Stage, ThreadRecord};
 use super::Shared;
 use crate::mapping::{self, Refused};
@@ -206,8 +207,21 @@ impl Out<'_> {
         } else {
             Outcome::Success
         };
+        self.finished(outcome, &result.messages).await;
+    }
+
+    /// Ends the run with `outcome`; a thread left waiting is shown first as it stands
+    /// after `transcript`, as far as the caller may see it.
+    async fn finished(&self, outcome: Outcome, transcript: &[Message]) {
+        if let Outcome::Interrupt { interrupts } = &outcome {
+            let whole = self.sight == Sight::Whole;
+            let thread = self.input.thread_id.as_str();
+            for event in snapshot::before_interrupt(thread, transcript, interrupts, whole) {
+                self.send(event).await;
+            }
+        }
         self.send(Event::RunFinished {
-            thread_id: thread.to_owned(),
+            thread_id: self.input.thread_id.clone(),
             run_id: self.input.run_id.clone(),
             outcome,
         })
@@ -222,12 +236,7 @@ impl Out<'_> {
             Err(e) => return self.fail(format!("the run could not be read: {e}")).await,
         };
         let outcome = self.interrupts(shared, &open, halted).await;
-        self.send(Event::RunFinished {
-            thread_id: self.input.thread_id.clone(),
-            run_id: self.input.run_id.clone(),
-            outcome,
-        })
-        .await;
+        self.finished(outcome, halted).await;
     }
 
     /// The interrupts of `waiting`, asked in `transcript`. A gate's call is shown to

@@ -193,26 +193,7 @@ const FINANCE: &str = "tok-alice alice@shop.example finance\ntok-bob bob@shop.ex
 async fn a_quorum_waits_for_a_second_approver_and_counts_each_once() {
     let db = TestDb::sqlite();
     let model = model().await;
-    let purchases = Arc::new(AtomicUsize::new(0));
-    let tk = toolnexus::Toolkit::builder()
-        .tool(crate::shop_agent::counting_purchase(purchases.clone()))
-        .approval(
-            toolnexus::Approval::tools(["purchase"])
-                .responders(["group:finance"])
-                .quorum(2),
-        )
-        .build()
-        .expect("the toolkit builds");
-    let tokens = BearerTokens::parse(FINANCE).expect("the tokens parse");
-    let agent = Agent::serve_on(
-        &db,
-        &model,
-        purchases,
-        tk,
-        |inbox| inbox,
-        |server| server.identify(tokens),
-    )
-    .await;
+    let agent = quorum_agent(&db, &model, FINANCE).await;
     let mut client = Client::start();
     let bearer = |token: &str| json!({"Authorization": format!("Bearer {token}")});
 

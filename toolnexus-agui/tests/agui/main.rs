@@ -16,3 +16,4 @@ mod identity;
 mod oidc;
 mod owners;
 mod restart;
+mod snapshots;

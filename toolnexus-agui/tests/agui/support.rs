@@ -103,6 +103,31 @@ impl Agent {
 }
 
 /// The shop agent on a fresh SQLite inbox and scripted model, with nothing bought yet.
+/// The shop's purchase behind an approval two of finance must give, on `db`, each caller
+/// known by a token of `tokens` (lines of `TOKEN EMAIL [GROUP]`).
+pub async fn quorum_agent(db: &TestDb, model: &MockLlm, tokens: &str) -> Agent {
+    let purchases = Arc::new(AtomicUsize::new(0));
+    let tk = Toolkit::builder()
+        .tool(crate::shop_agent::counting_purchase(purchases.clone()))
+        .approval(
+            toolnexus::Approval::tools(["purchase"])
+                .responders(["group:finance"])
+                .quorum(2),
+        )
+        .build()
+        .expect("the toolkit builds");
+    let tokens = toolnexus_inbox::BearerTokens::parse(tokens).expect("the tokens parse");
+    Agent::serve_on(
+        db,
+        model,
+        purchases,
+        tk,
+        |inbox| inbox,
+        |server| server.identify(tokens),
+    )
+    .await
+}
+
 pub async fn agent() -> (Agent, TestDb, MockLlm) {
     let db = TestDb::sqlite();
     let model = model().await;
