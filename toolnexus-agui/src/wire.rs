@@ -257,6 +257,40 @@ pub enum Event {
         /// The call.
         tool_call_id: String,
     },
+    /// The model begins to reason (a span of reasoning messages).
+    #[serde(rename_all = "camelCase")]
+    ReasoningStart {
+        /// The span.
+        message_id: String,
+    },
+    /// A reasoning message of the span begins.
+    #[serde(rename_all = "camelCase")]
+    ReasoningMessageStart {
+        /// The message.
+        message_id: String,
+        /// Always `reasoning`.
+        role: String,
+    },
+    /// A piece of the model's readable reasoning.
+    #[serde(rename_all = "camelCase")]
+    ReasoningMessageContent {
+        /// The message.
+        message_id: String,
+        /// The text to append.
+        delta: String,
+    },
+    /// The reasoning message is complete.
+    #[serde(rename_all = "camelCase")]
+    ReasoningMessageEnd {
+        /// The message.
+        message_id: String,
+    },
+    /// The model is done reasoning, for now.
+    #[serde(rename_all = "camelCase")]
+    ReasoningEnd {
+        /// The span.
+        message_id: String,
+    },
     /// The conversation as it stands, replacing the client's: sent before an interrupt,
     /// so a client that reloads shows it again from the stream.
     MessagesSnapshot {

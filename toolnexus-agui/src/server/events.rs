@@ -36,6 +36,8 @@ pub(crate) struct Live {
     turn: Option<String>,
     /// Whether that message's text is open.
     text_open: bool,
+    /// The reasoning open now: its span and message share this id.
+    reasoning: Option<String>,
 }
 
 impl Live {
@@ -44,13 +46,24 @@ impl Live {
             ids: Ids::new(run),
             turn: None,
             text_open: false,
+            reasoning: None,
         }
     }
 
-    /// The events `event` is (none for what AG-UI does not show: usage, reasoning, a
-    /// call's suspension, which the run's interrupts report).
+    /// The events `event` is (none for what AG-UI does not show: usage, a call's
+    /// suspension, which the run's interrupts report). A model's readable reasoning is a
+    /// reasoning span of one reasoning message, closed by whatever the model does next.
     pub(crate) fn on(&mut self, event: &StreamEvent) -> Vec<Event> {
         let mut out = Vec::new();
+        if let StreamEvent::Reasoning { delta } = event {
+            if !delta.is_empty() {
+                self.reason(&mut out, delta);
+            }
+            return out;
+        }
+        if !matches!(event, StreamEvent::Text { delta } if delta.is_empty()) {
+            self.close_reasoning(&mut out);
+        }
         match event {
             StreamEvent::Text { delta } if !delta.is_empty() => {
                 let id = self.turn_id();
@@ -84,8 +97,41 @@ impl Live {
     /// Closes what is open: the stream ended, however.
     pub(crate) fn finish(&mut self) -> Vec<Event> {
         let mut out = Vec::new();
+        self.close_reasoning(&mut out);
         self.end_turn(&mut out);
         out
+    }
+
+    /// A piece of reasoning: its span and message opened first when none is.
+    fn reason(&mut self, out: &mut Vec<Event>, delta: &str) {
+        let id = match &self.reasoning {
+            Some(id) => id.clone(),
+            None => {
+                let id = self.ids.next();
+                out.push(Event::ReasoningStart {
+                    message_id: id.clone(),
+                });
+                out.push(Event::ReasoningMessageStart {
+                    message_id: id.clone(),
+                    role: "reasoning".to_owned(),
+                });
+                self.reasoning = Some(id.clone());
+                id
+            }
+        };
+        out.push(Event::ReasoningMessageContent {
+            message_id: id,
+            delta: delta.to_owned(),
+        });
+    }
+
+    fn close_reasoning(&mut self, out: &mut Vec<Event>) {
+        if let Some(id) = self.reasoning.take() {
+            out.push(Event::ReasoningMessageEnd {
+                message_id: id.clone(),
+            });
+            out.push(Event::ReasoningEnd { message_id: id });
+        }
     }
 
     fn turn_id(&mut self) -> String {

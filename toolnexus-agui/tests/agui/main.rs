@@ -15,5 +15,6 @@ mod hostile;
 mod identity;
 mod oidc;
 mod owners;
+mod reasoning;
 mod restart;
 mod snapshots;
