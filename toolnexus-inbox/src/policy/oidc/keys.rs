@@ -16,7 +16,7 @@ use jsonwebtoken::{Algorithm, DecodingKey};
 use serde_json::Value;
 
 use super::SigningAlg;
-use crate::clock::{Clock, ms};
+use crate::clock::{ms, Clock};
 use crate::error::InboxError;
 
 /// The most bytes a discovery document or a JWKS may have: a provider's are a few
