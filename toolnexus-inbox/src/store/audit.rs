@@ -9,6 +9,11 @@ use super::row::row;
 
 use crate::error::InboxError;
 
+/// The PostgreSQL channel every change of a run is announced on (its payload the run's
+/// id), so a process showing runs as they go looks again at once. Every change appends
+/// an audit entry, which is why the trail owns it.
+pub(crate) const CHANGED: &str = "toolnexus_inbox_changed";
+
 const APPEND: &str = "INSERT INTO toolnexus_inbox_audit (run_id, seq, at, kind, request_id, \
      actor, attempt, detail) SELECT $1, COALESCE(MAX(seq), 0) + 1, $2, $3, $4, $5, $6, $7 \
      FROM toolnexus_inbox_audit WHERE run_id = $1";
@@ -19,7 +24,7 @@ static APPEND_ANNOUNCED: LazyLock<String> = LazyLock::new(|| {
     format!(
         "WITH appended AS ({APPEND} RETURNING run_id) SELECT appended.run_id FROM appended, \
          LATERAL (SELECT pg_notify('{}', appended.run_id)) AS announced",
-        super::dialect::CHANGED
+        CHANGED
     )
 });
 
@@ -40,7 +45,7 @@ pub(crate) struct NewEntry<'a> {
 /// until commit, so two entries of one run never race for a number.
 ///
 /// On PostgreSQL the same statement announces the change to every process listening
-/// ([`CHANGED`](super::dialect::CHANGED)): every change of a run appends an entry, so
+/// ([`CHANGED`]): every change of a run appends an entry, so
 /// nothing changes unannounced, and the announcement goes out as the change commits.
 pub(crate) async fn append(
     conn: &mut AnyConnection,

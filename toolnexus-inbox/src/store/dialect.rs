@@ -9,10 +9,6 @@ use super::{outbox, posts, runs, Engine};
 /// The PostgreSQL channel answers are announced on, so idle workers wake at once.
 pub(crate) const CHANNEL: &str = "toolnexus_inbox";
 
-/// The PostgreSQL channel every change of a run is announced on (its payload the run's
-/// id), so a process showing runs as they go looks again at once.
-pub(crate) const CHANGED: &str = "toolnexus_inbox_changed";
-
 /// One engine's statements where the engines differ.
 pub(crate) struct Dialect {
     pub(crate) engine: Engine,

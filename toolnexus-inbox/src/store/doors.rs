@@ -13,12 +13,12 @@ const PUT: &str = "INSERT INTO toolnexus_inbox_doors (door, id, record, updated_
      updated_at = excluded.updated_at";
 
 // A door's record changes what it shows of a run as much as the run does: announced on the
-// runs' channel ([`CHANGED`](super::dialect::CHANGED)), in the same statement.
+// runs' channel ([`CHANGED`](super::audit::CHANGED)), in the same statement.
 static PUT_ANNOUNCED: LazyLock<String> = LazyLock::new(|| {
     format!(
         "WITH kept AS ({PUT} RETURNING id) SELECT kept.id FROM kept, \
          LATERAL (SELECT pg_notify('{}', kept.id)) AS announced",
-        super::dialect::CHANGED
+        super::audit::CHANGED
     )
 });
 

@@ -292,7 +292,7 @@ impl Store {
     }
 }
 
-/// A connection hearing the changes every process announces ([`dialect::CHANGED`]).
+/// A connection hearing the changes every process announces ([`audit::CHANGED`]).
 pub(crate) struct Heard {
     #[cfg(feature = "postgres")]
     listener: sqlx::postgres::PgListener,
@@ -316,7 +316,7 @@ pub(crate) async fn listen_changes(url: &str) -> Result<Heard, InboxError> {
     #[cfg(feature = "postgres")]
     {
         let mut listener = sqlx::postgres::PgListener::connect(url).await?;
-        listener.listen(dialect::CHANGED).await?;
+        listener.listen(audit::CHANGED).await?;
         Ok(Heard { listener })
     }
     // Only PostgreSQL announces, and a store of it opens only when it is built.
