@@ -15,7 +15,23 @@
 //   bob      bob@shop.example, in finance
 //
 // Their tokens carry `email` and `groups` beside `sub` (the client id), so a resource
-// server can name the person from either. Beside the provider's own endpoints:
+// server can name the person from either.
+//
+// People sign in on the provider's own login form (/interaction/<uid>: fields `login` and
+// `password`, button `Sign in`), which checks their password; consent is given at once:
+//
+//   alice    password `alice-password`, alice@shop.example, in finance
+//   bob      password `bob-password`, bob@shop.example, in finance
+//   mallory  password `mallory-password`, mallory@shop.example, in no group
+//
+// Their ID tokens carry `email`, `name` and `groups` (scopes `email`, `profile`, `groups`).
+// The inbox page's web client takes the authorization code flow with PKCE (S256 required):
+//
+//   inbox    secret `inbox-secret` (HTTP Basic); redirect URIs /sign-in/callback and
+//            /inbox/sign-in/callback on http://127.0.0.1, any port (a loopback client's
+//            port is not compared, RFC 8252 §7.3)
+//
+// Beside the provider's own endpoints:
 //
 //   POST /test/rotate          a new signing key signs from now on; the old ones stay in
 //                              the JWKS so tokens they signed still verify, unless
@@ -47,6 +63,29 @@ const people = {
   bob: { email: "bob@shop.example", groups: ["finance"] },
 };
 
+// The people who sign in interactively, by login.
+const accounts = {
+  alice: { email: "alice@shop.example", name: "Alice", groups: ["finance"] },
+  bob: { email: "bob@shop.example", name: "Bob", groups: ["finance"] },
+  mallory: { email: "mallory@shop.example", name: "Mallory", groups: [] },
+};
+
+// The inbox page: a confidential client on loopback. `native` is what lets its redirect
+// URIs match on any port; it still authenticates with its secret.
+const INBOX_CLIENT = {
+  client_id: "inbox",
+  client_secret: "inbox-secret",
+  application_type: "native",
+  grant_types: ["authorization_code"],
+  response_types: ["code"],
+  redirect_uris: [
+    "http://127.0.0.1/sign-in/callback",
+    "http://127.0.0.1/inbox/sign-in/callback",
+  ],
+  token_endpoint_auth_method: "client_secret_basic",
+  scope: "openid email profile groups",
+};
+
 const port = Number(process.argv[2] ?? process.env.PORT ?? 0);
 if (!Number.isInteger(port) || port < 0 || port > 65535) {
   console.error(`not a port: ${process.argv[2] ?? process.env.PORT}`);
@@ -71,17 +110,41 @@ async function addKey(retire) {
 
 function configuration() {
   return {
-    clients: Object.keys(people).map((id) => ({
-      client_id: id,
-      client_secret: `${id}-secret`,
-      grant_types: ["client_credentials"],
-      response_types: [],
-      redirect_uris: [],
-      token_endpoint_auth_method: "client_secret_post",
-      scope: SCOPES,
-    })),
+    clients: [
+      ...Object.keys(people).map((id) => ({
+        client_id: id,
+        client_secret: `${id}-secret`,
+        grant_types: ["client_credentials"],
+        response_types: [],
+        redirect_uris: [],
+        token_endpoint_auth_method: "client_secret_post",
+        scope: SCOPES,
+      })),
+      INBOX_CLIENT,
+    ],
     clientDefaults: { token_endpoint_auth_method: "client_secret_post" },
-    scopes: ["openid", "offline_access", ...SCOPES.split(" ")],
+    scopes: ["openid", "offline_access", "email", "profile", "groups", ...SCOPES.split(" ")],
+    claims: {
+      openid: ["sub"],
+      email: ["email", "email_verified"],
+      profile: ["name"],
+      groups: ["groups"],
+    },
+    // The ID token carries the claims its scopes grant, not only the userinfo endpoint.
+    conformIdTokenClaims: false,
+    findAccount: (_ctx, id) => {
+      const account = accounts[id];
+      if (!account) return undefined;
+      return {
+        accountId: id,
+        claims: async () => ({ sub: id, email_verified: true, ...account }),
+      };
+    },
+    interactions: { url: (_ctx, interaction) => `/interaction/${interaction.uid}` },
+    pkce: {
+      required: (_ctx, client) =>
+        client.clientId === INBOX_CLIENT.client_id || client.clientAuthMethod === "none",
+    },
     cookies: { keys: [randomBytes(32).toString("hex")] },
     jwks: { keys },
     features: {
@@ -113,6 +176,61 @@ let jwksReads = 0;
 function rebuild() {
   provider = new Provider(issuer, configuration());
   provider.on("server_error", (_ctx, err) => console.error("server_error", err));
+}
+
+function escapeHtml(text) {
+  return String(text).replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+function loginForm(res, uid, status, problem) {
+  res.writeHead(status, { "content-type": "text/html; charset=utf-8", "cache-control": "no-store" });
+  res.end(`<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>Sign in</title></head>
+<body><h1>Sign in to the test provider</h1>${problem ? `<p id="problem">${escapeHtml(problem)}</p>` : ""}
+<form method="post" action="/interaction/${escapeHtml(uid)}">
+<label>Login <input id="login" name="login" autocomplete="off" required></label>
+<label>Password <input id="password" type="password" name="password" required></label>
+<button id="sign-in" type="submit">Sign in</button>
+</form></body></html>`);
+}
+
+async function readForm(req) {
+  let body = "";
+  for await (const chunk of req) {
+    body += chunk;
+    if (body.length > 8192) throw new Error("form too large");
+  }
+  return new URLSearchParams(body);
+}
+
+// The login form, and consent given at once to whatever a client asks.
+async function interaction(req, res) {
+  const details = await provider.interactionDetails(req, res);
+  const { uid, prompt, params, session } = details;
+  if (prompt.name === "consent") {
+    const grant = details.grantId
+      ? await provider.Grant.find(details.grantId)
+      : new provider.Grant({ accountId: session.accountId, clientId: params.client_id });
+    const missing = prompt.details;
+    if (missing.missingOIDCScope) grant.addOIDCScope(missing.missingOIDCScope.join(" "));
+    if (missing.missingOIDCClaims) grant.addOIDCClaims(missing.missingOIDCClaims);
+    for (const [resource, scopes] of Object.entries(missing.missingResourceScopes ?? {})) {
+      grant.addResourceScope(resource, scopes.join(" "));
+    }
+    const grantId = await grant.save();
+    await provider.interactionFinished(req, res, { consent: { grantId } }, { mergeWithLastSubmission: true });
+    return;
+  }
+  if (req.method === "GET") {
+    loginForm(res, uid, 200);
+    return;
+  }
+  const form = await readForm(req);
+  const login = form.get("login") ?? "";
+  if (!Object.hasOwn(accounts, login) || form.get("password") !== `${login}-password`) {
+    loginForm(res, uid, 401, "Wrong login or password.");
+    return;
+  }
+  await provider.interactionFinished(req, res, { login: { accountId: login } }, { mergeWithLastSubmission: false });
 }
 
 function loopback(req) {
@@ -156,6 +274,14 @@ const server = createServer((req, res) => {
     return;
   }
   if (path === "/jwks") jwksReads += 1;
+  if (path.startsWith("/interaction/") && (req.method === "GET" || req.method === "POST")) {
+    interaction(req, res).catch((err) => {
+      console.error("interaction failed", err);
+      if (!res.headersSent) res.writeHead(400, { "content-type": "text/plain" });
+      res.end("This sign-in cannot go on: start again from the application.");
+    });
+    return;
+  }
   provider.callback()(req, res);
 });
 
