@@ -47,6 +47,9 @@
 
 "use strict";
 
+// oidc-provider says its notices with console.info; stdout carries the issuer URL alone.
+console.info = console.log = (...args) => console.error(...args);
+
 const { createServer } = require("node:http");
 const { randomBytes } = require("node:crypto");
 const { exportJWK, exportSPKI, generateKeyPair } = require("jose");
