@@ -50,6 +50,9 @@ pub(crate) struct Gate {
     pub(crate) cookie: String,
     /// Keys the anti-forgery token of a switch between people.
     pub(crate) forms: Arc<Secret>,
+    /// Signing in through an OpenID provider, when the page offers it.
+    #[cfg(feature = "oidc")]
+    pub(crate) sign_in: Option<super::OidcSignIn>,
 }
 
 impl Gate {
@@ -58,8 +61,16 @@ impl Gate {
         self.keys.iter().position(|(s, _)| s.is_token(token))
     }
 
+    /// The issuer people sign in through, if any.
+    pub(crate) fn sign_in_issuer(&self) -> Option<&str> {
+        #[cfg(feature = "oidc")]
+        return self.sign_in.as_ref().map(super::OidcSignIn::issuer);
+        #[cfg(not(feature = "oidc"))]
+        None
+    }
+
     /// How the session cookie is set on a response to `parts`, at `mount`.
-    fn jar(&self, parts: &Parts, mount: &Mount) -> Jar<'_> {
+    pub(crate) fn jar(&self, parts: &Parts, mount: &Mount) -> Jar<'_> {
         let page_url = self.inbox.inner.page_url.as_ref();
         let secure = page_url.is_some_and(|url| url.scheme() == "https")
             || parts.uri.scheme_str() == Some("https")
@@ -72,7 +83,7 @@ impl Gate {
         }
     }
 
-    fn lifetime_ms(&self) -> i64 {
+    pub(crate) fn lifetime_ms(&self) -> i64 {
         i64::try_from(self.lifetime.as_millis()).unwrap_or(i64::MAX)
     }
 
@@ -88,6 +99,12 @@ impl Gate {
 #[derive(Debug, Clone)]
 pub(crate) struct Viewer(pub(crate) Person);
 
+/// The anti-forgery token of the sign-out form, for a person signed in through the
+/// provider: put in the request's extensions beside the [`Viewer`].
+#[derive(Debug, Clone)]
+#[cfg_attr(not(feature = "oidc"), allow(dead_code))]
+pub(crate) struct SignOut(pub(crate) String);
+
 /// Lets a request through as the person the host or a trusted proxy names, else when it
 /// carries a token or a running session (as that token's holder); a link's token is traded
 /// for a session first. Answers 401 otherwise.
@@ -101,6 +118,23 @@ pub(crate) async fn admit(State(gate): State<Arc<Gate>>, request: Request, next:
     if let Some(person) = signed_in {
         parts.extensions.insert(Viewer(person));
         return next.run(Request::from_parts(parts, body)).await;
+    }
+    // A session opened through the provider, unless a link's token asks for another.
+    #[cfg(feature = "oidc")]
+    let mut gone = false;
+    #[cfg(feature = "oidc")]
+    if let Some(sign_in) = &gate.sign_in {
+        use super::sign_in::flow;
+        match flow::signed_in(&gate, sign_in, &parts.headers) {
+            super::sign_in::Found::Valid { person, key } if link_token(&parts.uri).is_none() => {
+                let token = flow::sign_out_token(&gate, &key);
+                parts.extensions.insert(Viewer(person));
+                parts.extensions.insert(SignOut(token));
+                return next.run(Request::from_parts(parts, body)).await;
+            }
+            super::sign_in::Found::Gone => gone = true,
+            _ => {}
+        }
     }
     // `mount::locate` runs first and always says; the router's own view is the fallback.
     let mount = parts
@@ -134,6 +168,21 @@ pub(crate) async fn admit(State(gate): State<Arc<Gate>>, request: Request, next:
             None => return refused("The bearer token is not this inbox's token.", &mount),
         },
         (None, Session::Valid(key)) => gate.keys[key].1.clone(),
+        #[cfg(feature = "oidc")]
+        (None, session) if gate.sign_in.is_some() => {
+            let why = match session {
+                Session::Ended => Some("Your session has ended."),
+                _ if gone => Some("Your session has ended."),
+                _ => None,
+            };
+            let mut response = super::sign_in::flow::prompt(&gate, &parts, &mount, why, gone);
+            if matches!(session, Session::Ended | Session::Invalid) {
+                if let Some(dropped) = jar.clear() {
+                    response.headers_mut().append(header::SET_COOKIE, dropped);
+                }
+            }
+            return response;
+        }
         (None, Session::None) => return refused("This inbox needs its access token.", &mount),
         (None, Session::Ended) => {
             return dropped("Your session has ended.", &mount, &jar);
@@ -270,7 +319,7 @@ fn without_token(mount: &Mount, query: Option<&str>) -> String {
 }
 
 /// The value of cookie `name`, from any `Cookie` header.
-fn cookie<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+pub(crate) fn cookie<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
     headers
         .get_all(header::COOKIE)
         .iter()

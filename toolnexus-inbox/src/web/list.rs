@@ -10,7 +10,8 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use maud::{html, Markup};
 
-use super::auth::Viewer;
+use super::auth::{SignOut, Viewer};
+use super::forgery::TOKEN_FIELD;
 use super::mount::Mount;
 use super::page::{self, layout};
 use super::request::refusal::store_failed;
@@ -129,6 +130,7 @@ pub(crate) async fn show(
     State(shared): State<Arc<Shared>>,
     Extension(Viewer(viewer)): Extension<Viewer>,
     Extension(mount): Extension<Mount>,
+    sign_out: Option<Extension<SignOut>>,
     RawQuery(query): RawQuery,
 ) -> Response {
     let filter = Filter::of(query.as_deref());
@@ -161,6 +163,12 @@ pub(crate) async fn show(
         .any(summary::in_flight)
         .then_some(REFRESH_SECONDS);
     let body = html! {
+        @if let Some(Extension(SignOut(token))) = &sign_out {
+            form.sign-out method="post" action=(mount.to("sign-out")) {
+                input type="hidden" name=(TOKEN_FIELD) value=(token);
+                button type="submit" { "Sign out" }
+            }
+        }
         (filters(&filter, &agents, &kinds, &mount))
         h1 {
             @match waiting.total {

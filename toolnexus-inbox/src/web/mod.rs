@@ -103,6 +103,8 @@ mod page;
 mod request;
 mod secret;
 mod session;
+#[cfg(feature = "oidc")]
+mod sign_in;
 mod summary;
 
 use std::net::IpAddr;
@@ -115,6 +117,8 @@ use axum::{middleware, Router};
 pub use crate::policy::identify::Identify;
 pub use identity::ProxyHeader;
 pub use session::DEFAULT_SESSION_LIFETIME;
+#[cfg(feature = "oidc")]
+pub use sign_in::{OidcSignIn, OidcSignInBuilder};
 
 use crate::inbox::Inbox;
 use crate::policy::people::Person;
@@ -180,6 +184,7 @@ impl std::fmt::Debug for InboxPage {
             .field("trusted_proxies", &self.gate.proxy.addresses)
             .field("trusted_proxy_headers", &self.gate.proxy.headers)
             .field("session_lifetime", &self.gate.lifetime)
+            .field("sign_in", &self.gate.sign_in_issuer())
             .field(
                 "token_holders",
                 &self
@@ -214,12 +219,14 @@ impl InboxPage {
             proxy_headers: Vec::new(),
             people: Vec::new(),
             lifetime: DEFAULT_SESSION_LIFETIME,
+            #[cfg(feature = "oidc")]
+            sign_in: None,
         }
     }
 
     /// The router serving the page.
     pub fn router(&self) -> Router {
-        Router::new()
+        let router = Router::new()
             .route("/", get(list::show))
             .route("/r/{id}", get(request::show).post(request::submit))
             .route("/delegate", get(delegate::show).post(delegate::submit))
@@ -227,7 +234,14 @@ impl InboxPage {
             .layer(middleware::from_fn_with_state(
                 self.gate.clone(),
                 auth::admit,
-            ))
+            ));
+        // The sign-in's own routes are outside the gate: nobody is signed in on them yet.
+        #[cfg(feature = "oidc")]
+        let router = match &self.gate.sign_in {
+            Some(_) => router.merge(sign_in::flow::routes(self.gate.clone())),
+            None => router,
+        };
+        router
             .route("/style.css", get(page::stylesheet))
             .layer(middleware::from_fn(page::secure_headers))
             .layer(middleware::from_fn(mount::locate))
@@ -247,6 +261,8 @@ pub struct InboxPageBuilder {
     proxy_headers: Vec<ProxyHeader>,
     people: Vec<(String, Person)>,
     lifetime: Duration,
+    #[cfg(feature = "oidc")]
+    sign_in: Option<OidcSignIn>,
 }
 
 impl std::fmt::Debug for InboxPageBuilder {
@@ -260,6 +276,7 @@ impl std::fmt::Debug for InboxPageBuilder {
             .field("trusted_proxies", &self.proxies)
             .field("trusted_proxy_headers", &self.proxy_headers)
             .field("session_lifetime", &self.lifetime)
+            .field("sign_in", &self.sign_in_issuer())
             .field(
                 "people_with_tokens",
                 &self.people.iter().map(|(_, p)| &p.id).collect::<Vec<_>>(),
@@ -323,7 +340,52 @@ impl InboxPageBuilder {
         self
     }
 
-    /// How long a session lasts once a link's token is traded for it (default
+    /// "Sign in with your company account": people sign in through an OpenID provider
+    /// (feature `oidc`), by the authorization code flow with PKCE, and get a session of
+    /// the page's own; the list page has their sign-out. A page without a signed-in
+    /// person offers the sign-in instead of asking for a token; links' tokens and the
+    /// host's sign-in ([`identity`](Self::identity)) still work beside it.
+    ///
+    /// ```no_run
+    /// use toolnexus_inbox::web::{InboxPage, OidcSignIn};
+    /// use toolnexus_inbox::Inbox;
+    ///
+    /// # async fn serve() -> Result<(), Box<dyn std::error::Error>> {
+    /// let inbox = Inbox::builder("sqlite://inbox.db")
+    ///     .page_url("https://agents.example.com/inbox/")
+    ///     .open()
+    ///     .await?;
+    /// let sign_in = OidcSignIn::builder("https://login.example.com/realms/staff", "inbox")
+    ///     .client_secret(std::env::var("INBOX_CLIENT_SECRET")?)
+    ///     .redirect_url("https://agents.example.com/inbox/sign-in/callback")
+    ///     .scopes(["email", "groups"])
+    ///     .person_claim("email")
+    ///     .groups_claim("groups")
+    ///     .build()
+    ///     .await?;
+    /// let app = axum::Router::new().nest("/inbox", InboxPage::builder(inbox).sign_in(sign_in).router());
+    /// # drop(app);
+    /// # Ok(())
+    /// # }
+    /// ```
+    #[cfg(feature = "oidc")]
+    pub fn sign_in(mut self, sign_in: OidcSignIn) -> Self {
+        self.sign_in = Some(sign_in);
+        self
+    }
+
+    #[cfg(feature = "oidc")]
+    fn sign_in_issuer(&self) -> Option<&str> {
+        self.sign_in.as_ref().map(OidcSignIn::issuer)
+    }
+
+    #[cfg(not(feature = "oidc"))]
+    fn sign_in_issuer(&self) -> Option<&str> {
+        None
+    }
+
+    /// How long a session lasts once a link's token is traded for it, or a person signs
+    /// in through the provider (`sign_in`, feature `oidc`) (default
     /// [`DEFAULT_SESSION_LIFETIME`]), by the inbox's clock
     /// ([`InboxBuilder::clock`](crate::InboxBuilder::clock)); then the person opens their
     /// link again. At least a second.
@@ -418,6 +480,8 @@ impl InboxPageBuilder {
                 lifetime: self.lifetime,
                 cookie,
                 forms: forms.clone(),
+                #[cfg(feature = "oidc")]
+                sign_in: self.sign_in,
             }),
             shared: Arc::new(Shared {
                 inbox: self.inbox,

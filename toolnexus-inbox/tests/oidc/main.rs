@@ -6,6 +6,7 @@
 mod door;
 mod forged;
 mod keys;
+mod sign_in;
 mod tokens;
 
 use std::time::Duration;

@@ -10,6 +10,11 @@
 //! scopes required. Why a token was refused goes to the log; the caller learns nothing
 //! more than the door's 401 says.
 
+// The page's sign-in (`web`) is what reads ID tokens.
+#[cfg(feature = "web")]
+mod discovery;
+#[cfg(feature = "web")]
+pub(crate) mod id_token;
 mod keys;
 
 use std::collections::HashSet;
