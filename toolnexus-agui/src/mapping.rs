@@ -135,7 +135,8 @@ fn decision(edited_args: Option<Value>) -> Map<String, Value> {
 /// the payload's `reason` as the person's note; `{"approved": true}` grants it, with
 /// `editedArgs` as the call's new arguments; a form's payload is its data. A payload of
 /// another shape is refused here; whether the data fits the form, and the edited arguments
-/// the tool's schema, the inbox checks as it takes the answer, once for every door.
+/// the tool's schema, the inbox checks as it takes the answer, once for every door. The
+/// entry's `metadata` travels as the answer's ([`Answer::metadata`]).
 ///
 /// ```
 /// use serde_json::json;
@@ -155,7 +156,7 @@ fn decision(edited_args: Option<Value>) -> Map<String, Value> {
 pub fn answer_of(request: &Request, entry: &ResumeEntry) -> Result<Answer, Refused> {
     let id = request.id.as_str();
     let payload = entry.payload.as_ref().filter(|p| !p.is_null());
-    Ok(match (entry.status, request.asks()) {
+    let answer = match (entry.status, request.asks()) {
         (ResumeStatus::Cancelled, _) => Answer::refuse(id, Refusal::Cancelled),
         (ResumeStatus::Resolved, Asks::Form { .. }) => match payload {
             Some(data @ Value::Object(_)) => Answer::ok(id).with_data(data.clone()),
@@ -190,6 +191,12 @@ pub fn answer_of(request: &Request, entry: &ResumeEntry) -> Result<Answer, Refus
                 (false, _) => Answer::refuse(id, Refusal::Declined).with_note(said),
             }
         }
+    };
+    // The envelope (a front end's signature over its decision) stays with the answer, so
+    // the inbox's audit trail keeps it beside what was decided.
+    Ok(match &entry.metadata {
+        Some(envelope) => answer.with_metadata(envelope.clone()),
+        None => answer,
     })
 }
 
@@ -256,7 +263,10 @@ pub(crate) fn refusal(thread: &str, error: &InboxError) -> Refused {
         ),
         InboxError::Expired(id) => Refused::new(
             ErrorCode::InterruptExpired,
-            format!("interrupt `{id}` expired: resume it as cancelled"),
+            format!(
+                "interrupt `{id}` expired, and the inbox settled it as its expiry rule says: \
+                 send a resume again to see how the run went on"
+            ),
         ),
         e @ (InboxError::NotAllowed { .. } | InboxError::AlreadyCounted { .. }) => {
             Refused::new(ErrorCode::NotAllowed, e.to_string())

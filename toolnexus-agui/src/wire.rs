@@ -14,8 +14,8 @@ pub const PROTOCOL_VERSION: &str = "1.0";
 /// A request to run the agent: the body of the POST.
 ///
 /// Only `threadId`, `runId` and `messages` are required; keys the protocol has and this
-/// endpoint does not use (`tools`, `context`, `state`, `forwardedProps`, …) are accepted
-/// and ignored.
+/// endpoint does not use (`tools`, `context`, `forwardedProps`, …) are accepted and
+/// ignored.
 ///
 /// ```
 /// use toolnexus_agui::wire::{ResumeStatus, RunAgentInput};
@@ -44,6 +44,10 @@ pub struct RunAgentInput {
     /// The answers to the interrupts a previous run of the thread ended with.
     #[serde(default, deserialize_with = "absent_if_null")]
     pub resume: Vec<ResumeEntry>,
+    /// The state as the client holds it: where it holds what this endpoint last sent, a
+    /// change of it comes as a `STATE_DELTA` rather than a whole snapshot.
+    #[serde(default)]
+    pub state: Option<Value>,
 }
 
 /// An answer to one interrupt.
@@ -58,7 +62,8 @@ pub struct ResumeEntry {
     /// The answer (a `null` reads as none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub payload: Option<Value>,
-    /// Envelope data about the answer; not read.
+    /// Envelope data about the answer (a front end's signature over its decision): kept
+    /// with the answer in the inbox's audit trail ([`toolnexus::Answer::metadata`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Map<String, Value>>,
 }
@@ -303,6 +308,13 @@ pub enum Event {
     StateSnapshot {
         /// The state.
         snapshot: Value,
+    },
+    /// A change of the state the client holds, as RFC 6902 JSON Patch operations: sent
+    /// instead of a snapshot when the run's input carried the state this endpoint last
+    /// sent, so an approval counted toward a quorum changes one number, not the document.
+    StateDelta {
+        /// The operations, in order.
+        delta: Vec<Value>,
     },
     /// What a call returned, as fed back to the model.
     #[serde(rename_all = "camelCase")]

@@ -3,12 +3,14 @@
 //
 //   {"agent": NAME, "url": URL, "say": TEXT}         a user message, then a run
 //   {"agent": NAME, "url": URL, "resume": [ENTRY]}   a run resuming the agent's interrupts;
-//       ENTRY is {"interrupt": INDEX | "interruptId": ID, "status", "payload"?}
+//       ENTRY is {"interrupt": INDEX | "interruptId": ID, "status", "payload"?, "metadata"?}
+//   {"agent": NAME, "url": URL, "capabilities": true} what the agent says it can do, read by
+//       its getCapabilities() and checked against @ag-ui/core's AgentCapabilitiesSchema
 //   {"parallel": [STEP, …]}                           the steps at once; a list of results
 //
 // A step may also carry "headers" (sent with this and later runs of the agent, e.g.
 // {"Authorization": "Bearer …"}) and, on the agent's first step, "threadId" (so two
-// agents, two people, talk on one thread).
+// agents, two people, talk on one thread) and "state" (what its front end holds).
 //
 // Each agent (one thread) lives for the whole session, so a step may name a new URL: the
 // same front end talking to a restarted server. A result holds the events the client's
@@ -19,6 +21,20 @@
 
 const readline = require("node:readline");
 const { HttpAgent } = require("@ag-ui/client");
+const { AgentCapabilitiesSchema } = require("@ag-ui/core/schemas");
+
+// HttpAgent leaves getCapabilities() to the agent's own transport: this endpoint answers
+// it at `capabilities` beside the run URL, with the agent's headers (its sign-in).
+class DiscoveringAgent extends HttpAgent {
+  async getCapabilities() {
+    const url = new URL("capabilities", this.url.endsWith("/") ? this.url : `${this.url}/`);
+    const response = await fetch(url, { headers: { ...this.headers, Accept: "application/json" } });
+    if (!response.ok) {
+      throw new Error(`HTTP ${response.status}: ${await response.text()}`);
+    }
+    return AgentCapabilitiesSchema.parse(await response.json());
+  }
+}
 
 const warnings = [];
 for (const level of ["warn", "error"]) {
@@ -35,12 +51,22 @@ function agentFor(step) {
     const config = { url: step.url };
     if (step.threadId !== undefined) config.threadId = step.threadId;
     if (step.headers !== undefined) config.headers = step.headers;
-    agent = new HttpAgent(config);
+    if (step.state !== undefined) config.initialState = step.state;
+    agent = new DiscoveringAgent(config);
     agents.set(step.agent, agent);
   }
   agent.url = step.url;
   if (step.headers !== undefined) agent.headers = step.headers;
   return agent;
+}
+
+async function capabilities(step) {
+  const agent = agentFor(step);
+  try {
+    return { capabilities: await agent.getCapabilities(), error: null };
+  } catch (e) {
+    return { capabilities: null, error: e instanceof Error ? e.message : String(e) };
+  }
 }
 
 async function run(step) {
@@ -57,6 +83,7 @@ async function run(step) {
         entry.interruptId ?? agent.pendingInterrupts[entry.interrupt]?.id ?? `missing-${entry.interrupt}`;
       const out = { interruptId, status: entry.status };
       if (entry.payload !== undefined) out.payload = entry.payload;
+      if (entry.metadata !== undefined) out.metadata = entry.metadata;
       return out;
     });
   }
@@ -85,6 +112,8 @@ async function main() {
     let result;
     if (step.parallel) {
       result = { results: await Promise.all(step.parallel.map(run)) };
+    } else if (step.capabilities) {
+      result = await capabilities(step);
     } else {
       result = await run(step);
     }

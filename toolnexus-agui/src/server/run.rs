@@ -213,12 +213,15 @@ impl Out<'_> {
     /// Ends the run with `outcome`; a thread left waiting is shown first as it stands
     /// after `transcript`, as far as the caller may see it.
     async fn finished(&self, outcome: Outcome, transcript: &[Message]) {
+        let held = self.input.state.as_ref();
         if let Outcome::Interrupt { interrupts } = &outcome {
             let whole = self.sight == Sight::Whole;
             let thread = self.input.thread_id.as_str();
-            for event in snapshot::before_interrupt(thread, transcript, interrupts, whole) {
+            for event in snapshot::before_interrupt(thread, transcript, interrupts, whole, held) {
                 self.send(event).await;
             }
+        } else if let Some(cleared) = snapshot::after_success(held) {
+            self.send(cleared).await;
         }
         self.send(Event::RunFinished {
             thread_id: self.input.thread_id.clone(),
@@ -367,6 +370,14 @@ async fn resume(
         .answer_all(run, answers, out.caller.clone())
         .await
     {
+        if matches!(e.cause(), InboxError::Expired(_)) {
+            // A stale answer counts for nothing, but the wait is over: what the inbox's
+            // expiry rule decides stands now, so the thread's next resume shows how the run
+            // went on instead of the same refusal until a worker comes by.
+            if let Err(e) = shared.inbox.expire_due().await {
+                tracing::error!(thread, error = %e, "expired AG-UI interrupts could not be settled");
+            }
+        }
         return out.refuse(mapping::refusal(thread, &e)).await;
     }
     out.started().await;

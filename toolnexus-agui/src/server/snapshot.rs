@@ -2,20 +2,30 @@
 //! `RUN_FINISHED` that lists its interrupts: the conversation (`MESSAGES_SNAPSHOT`) and
 //! the run's state (`STATE_SNAPSHOT`). A front end that reloads while a person is asked
 //! renders both again without a call of its own.
+//!
+//! The state is what the thread waits on, `{"interrupts": [...]}`. A client whose input
+//! carried the state this endpoint sent before gets its change instead (`STATE_DELTA`):
+//! one approval counted toward a quorum, or the empty list once the run went on.
 
 use serde_json::{json, Map, Value};
 use toolnexus::Message;
 
+use super::delta;
 use crate::wire::{Event, Interrupt};
+
+/// Where the state keeps what the thread waits on.
+const KEY: &str = "interrupts";
 
 /// The snapshots of thread `thread`, whose transcript is `transcript` and whose open
 /// interrupts, as the caller may see them, are `interrupts`; the conversation only when
 /// `whole` (a caller who sees only the question gets the state alone).
+/// `held` is the state the client sent with the run.
 pub(crate) fn before_interrupt(
     thread: &str,
     transcript: &[Message],
     interrupts: &[Interrupt],
     whole: bool,
+    held: Option<&Value>,
 ) -> Vec<Event> {
     let mut out = Vec::with_capacity(2);
     if whole {
@@ -23,10 +33,31 @@ pub(crate) fn before_interrupt(
             messages: messages(thread, transcript),
         });
     }
-    out.push(Event::StateSnapshot {
-        snapshot: json!({ "interrupts": interrupts }),
+    let waiting = json!(interrupts);
+    out.push(match change(held, &waiting) {
+        Some(delta) if !delta.is_empty() => Event::StateDelta { delta },
+        // A client that holds nothing of ours, or exactly this, is sent it whole: the
+        // state needed to resume comes before the interrupt either way.
+        _ => Event::StateSnapshot {
+            snapshot: json!({ KEY: waiting }),
+        },
     });
     out
+}
+
+/// The change a run that ended without waiting makes to the state `held`: the list of
+/// what the thread waits on emptied, when the client still holds some.
+pub(crate) fn after_success(held: Option<&Value>) -> Option<Event> {
+    change(held, &json!([]))
+        .filter(|delta| !delta.is_empty())
+        .map(|delta| Event::StateDelta { delta })
+}
+
+/// The patch from what `held` lists as waited on to `waiting`; `None` when `held` is no
+/// state of ours to patch.
+fn change(held: Option<&Value>, waiting: &Value) -> Option<Vec<Value>> {
+    let before = held?.as_object()?.get(KEY)?;
+    Some(delta::diff(&format!("/{KEY}"), before, waiting))
 }
 
 /// `transcript` as AG-UI messages: the user's, the assistant's turns with their tool

@@ -17,4 +17,5 @@ mod oidc;
 mod owners;
 mod reasoning;
 mod restart;
+mod rules;
 mod snapshots;

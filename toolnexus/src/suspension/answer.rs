@@ -2,7 +2,7 @@
 
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::codes::Refusal;
 use super::present::present;
@@ -71,6 +71,12 @@ pub struct Answer {
     /// ([`ClientError::ReceiptMismatch`](crate::ClientError::ReceiptMismatch)).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub receipts: Vec<Receipt>,
+    /// Envelope information about the answer, apart from the answer itself: a client's
+    /// signature over what it sent, a routing key (JSON `metadata`, omitted when `None`).
+    /// Kept with the answer wherever it is recorded (the inbox's audit trail); nothing in
+    /// the loop acts on it (see [`with_metadata`](Answer::with_metadata)).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<Map<String, Value>>,
 }
 
 impl Answer {
@@ -85,6 +91,7 @@ impl Answer {
             args: None,
             remember: false,
             receipts: Vec::new(),
+            metadata: None,
         }
     }
 
@@ -106,6 +113,7 @@ impl Answer {
             args: None,
             remember: false,
             receipts: Vec::new(),
+            metadata: None,
         }
     }
 
@@ -160,6 +168,24 @@ impl Answer {
     /// ```
     pub fn remember(mut self) -> Self {
         self.remember = true;
+        self
+    }
+
+    /// Attaches envelope information: what a front end sends about its answer rather than
+    /// as it, such as its own signature over the decision, so the record of the answer
+    /// keeps it. An empty map attaches nothing, so the key stays out of the JSON.
+    ///
+    /// ```
+    /// use toolnexus::serde_json::{json, Map, Value};
+    ///
+    /// let mut envelope = Map::new();
+    /// envelope.insert("signature".into(), json!("c2lnbmVk"));
+    /// let yes = toolnexus::Answer::ok("approval-1").with_metadata(envelope);
+    /// let wire: Value = toolnexus::serde_json::to_value(&yes).unwrap();
+    /// assert_eq!(wire["metadata"]["signature"], "c2lnbmVk");
+    /// ```
+    pub fn with_metadata(mut self, metadata: Map<String, Value>) -> Self {
+        self.metadata = (!metadata.is_empty()).then_some(metadata);
         self
     }
 
