@@ -331,6 +331,20 @@ impl Site {
         configure: impl FnOnce(InboxPageBuilder) -> InboxPageBuilder,
         mounting: Mounting,
     ) -> Site {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("a loopback port");
+        Site::serve_on(listener, inbox, configure, mounting).await
+    }
+
+    /// The page for `inbox` on `listener` (bound already, so its address can go into the
+    /// page's settings), with options `configure` adds, served as `mounting` says.
+    pub async fn serve_on(
+        listener: tokio::net::TcpListener,
+        inbox: Inbox,
+        configure: impl FnOnce(InboxPageBuilder) -> InboxPageBuilder,
+        mounting: Mounting,
+    ) -> Site {
         let model = MockLlm::with_fn(script)
             .await
             .expect("the scripted model starts");
@@ -355,9 +369,6 @@ impl Site {
             .build()
             .expect("a toolkit");
         let token = web::new_token().expect("a token");
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("a loopback port");
         let host = format!("http://{}/", listener.local_addr().expect("an address"));
         let page = configure(InboxPage::builder(inbox.clone()).token(token.clone())).router();
         let home = axum::Router::new().route("/", axum::routing::get(|| async { HOST_HOME }));

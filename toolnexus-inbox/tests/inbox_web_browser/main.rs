@@ -3,9 +3,10 @@
 //! from other origins refused, what a person reads at a glance (what to click, which
 //! fields must be filled in, an approval apart from a refusal), and a run waiting on three
 //! gated calls answered on one page: approved, edited, declined; a browser signed in as one
-//! person asked before another person's link switches it; and the page mounted
-//! under a prefix of a host's app, with `nest` and with `nest_service`. The first test also takes
-//! the README's screenshots, 1280 and 390 pixels wide (`docs/inbox.png` and
+//! person asked before another person's link switches it; the page mounted under a prefix
+//! of a host's app, with `nest` and with `nest_service`; and people signing in with their
+//! company account through a real OpenID provider (feature `oidc`). The first test also
+//! takes the README's screenshots, 1280 and 390 pixels wide (`docs/inbox.png` and
 //! `docs/inbox-narrow.png`, replaced when `TOOLNEXUS_UPDATE_SCREENSHOT=1` is set).
 //!
 //! Needs chromedriver: `scripts/test.sh` installs Debian's `chromium` and `chromium-driver`
@@ -19,6 +20,8 @@ mod hostile;
 mod mount;
 mod people;
 mod reading;
+#[cfg(feature = "oidc")]
+mod sign_in;
 
 use std::path::PathBuf;
 use std::time::Duration;
