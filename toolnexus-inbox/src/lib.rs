@@ -20,7 +20,7 @@ mod store;
 #[cfg(feature = "web")]
 pub mod web;
 
-pub use doors::admission::{Admission, Unidentified, DEFAULT_MAX_BODY};
+pub use doors::admission::{Admission, DEFAULT_MAX_BODY};
 pub use doors::chain::Latest;
 pub use doors::in_flight::{InFlight, InFlightGuard};
 pub use doors::listing::{Listed, RecordCursor, RecordQuery};
@@ -35,10 +35,11 @@ pub use notify::webhook::{Event, Webhook};
 pub use notify::{Delivery, Post, PostDelivery};
 pub use policy::deadline::{Escalation, Expiry};
 pub use policy::delegation::Delegation;
-pub use policy::identify::{BearerTokens, Directory, Identify, Identifying};
+pub use policy::identify::{BearerTokens, Directory, Identify, Identifying, Verdict};
 #[cfg(feature = "oidc")]
 pub use policy::oidc::{OidcTokens, OidcTokensBuilder, SigningAlg, TokenRefused};
 pub use policy::people::{Person, Responder};
+pub use policy::refusal::{InsufficientScope, Refused, Unidentified};
 pub use records::audit::{AuditEntry, AuditKind};
 pub use records::parked::{Parked, Resumed, WaitingPage};
 pub use records::state::{DeliveryState, ParkedState};

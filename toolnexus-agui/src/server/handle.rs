@@ -1,5 +1,6 @@
 //! The POST: a caller the identify hook does not know (unless anonymous callers are
-//! allowed) is refused with 401 before the body is read, and a body that is no
+//! allowed) is refused with 401 before the body is read (403 when its token lacks a
+//! required scope), and a body that is no
 //! `RunAgentInput` with a 4xx; each with a JSON body, before any stream opens. Anything
 //! else is answered with the run's events, a refusal of what the thread cannot take (or
 //! of a thread that is not the caller's) being its `RUN_ERROR`.
@@ -15,7 +16,7 @@ use axum::response::{IntoResponse, Response};
 use futures::Stream;
 use serde_json::{json, Value};
 use tokio::sync::mpsc;
-use toolnexus_inbox::Unidentified;
+use toolnexus_inbox::Refused;
 
 use super::{run, Shared};
 use crate::wire::{Event, RunAgentInput};
@@ -29,7 +30,7 @@ pub(crate) async fn run(State(shared): State<Arc<Shared>>, request: Request) -> 
     let (parts, body) = request.into_parts();
     let caller = match shared.caller(&parts).await {
         Ok(caller) => caller,
-        Err(refused) => return unauthorized(&refused),
+        Err(refused) => return refusal(&refused),
     };
     let body = Bytes::from_request(Request::from_parts(parts, body), &()).await;
     let body = match body {
@@ -118,14 +119,15 @@ fn refuse(status: StatusCode, code: &str, message: impl Into<String>) -> Respons
     (status, axum::Json(body)).into_response()
 }
 
-/// HTTP 401 with `WWW-Authenticate: Bearer`; the body says what to send, never what was
-/// sent.
-fn unauthorized(refused: &Unidentified) -> Response {
-    let mut response = refuse(
-        StatusCode::UNAUTHORIZED,
-        "unauthenticated",
-        refused.to_string(),
-    );
+/// HTTP 401 with `WWW-Authenticate: Bearer`, or 403 with `error="insufficient_scope"` and
+/// the scopes required for a token that lacks them; the body says what to send, never
+/// what was sent.
+pub(crate) fn refusal(refused: &Refused) -> Response {
+    let code = match refused {
+        Refused::InsufficientScope(_) => "insufficient_scope",
+        _ => "unauthenticated",
+    };
+    let mut response = refuse(refused.status(), code, refused.to_string());
     response
         .headers_mut()
         .insert(header::WWW_AUTHENTICATE, refused.challenge(None));

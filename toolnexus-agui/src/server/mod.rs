@@ -19,7 +19,7 @@ use axum::routing::post;
 use axum::Router;
 use toolnexus::{LlmClient, Toolkit};
 use toolnexus_inbox::{
-    Admission, Door, Identify, InFlight, InFlightGuard, Inbox, Person, Starter, Unidentified,
+    Admission, Door, Identify, InFlight, InFlightGuard, Inbox, Person, Refused, Starter,
 };
 
 /// An agent served over AG-UI: built by [`AguiServer::builder`], served by
@@ -92,8 +92,8 @@ impl Shared {
     pub(crate) async fn caller(
         &self,
         parts: &axum::http::request::Parts,
-    ) -> Result<Person, Unidentified> {
-        self.admission.caller(parts).await
+    ) -> Result<Person, Refused> {
+        self.admission.admit(parts).await
     }
 
     /// Holds `thread` busy until the guard drops — when its run ends, fails, panics or is

@@ -1,7 +1,8 @@
 //! Callers signed in with a real OpenID provider's access tokens (`OidcTokens` as the
 //! endpoint's hook): a partner's client-credentials token starts a run and cannot approve
 //! what finance must; a finance member's token approves it; a request without a token, or
-//! with one for another service, is refused with 401 before any stream.
+//! with one for another service, is refused with 401 before any stream, and one lacking the
+//! scope the endpoint requires with 403.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -70,5 +71,47 @@ async fn provider_tokens_sign_callers_in_and_the_partners_cannot_approve() {
     assert_eq!(agent.purchases.load(Ordering::SeqCst), 1);
     let answered = agent.inbox.get(&id).await.expect("reads").expect("kept");
     assert_eq!(answered.answered_by.as_deref(), Some("alice@shop.example"));
+    agent.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_token_lacking_the_required_scope_is_forbidden_naming_the_scope() {
+    let provider = Provider::start().await;
+    let tokens = OidcTokens::builder(provider.issuer())
+        .audience(AUDIENCE)
+        .person_claim("email")
+        .require_scopes(["agent:call"])
+        .build()
+        .await
+        .unwrap_or_else(|e| panic!("the validator builds: {e}"));
+    let db = TestDb::sqlite();
+    let model = model().await;
+    let agent = Agent::serve_with(
+        &db,
+        &model,
+        Arc::new(AtomicUsize::new(0)),
+        |inbox| inbox,
+        |server| server.identify(tokens),
+    )
+    .await;
+
+    let narrow = provider.token("alice", AUDIENCE, Some("inbox:read")).await;
+    let (status, sent, body) = post(&agent.url, Some(&narrow), say("t", "buy a gpu")).await;
+    assert_eq!(status, 403, "{body}");
+    assert_eq!(
+        sent.as_deref(),
+        Some("Bearer error=\"insufficient_scope\", scope=\"agent:call\"")
+    );
+    assert!(body.contains("insufficient_scope"), "{body}");
+    assert!(
+        !body.contains("alice"),
+        "who the token names is not told: {body}"
+    );
+    let waiting = agent.inbox.waiting().await.expect("the inbox reads");
+    assert!(waiting.is_empty(), "no run started: {waiting:?}");
+
+    let scoped = provider.token("alice", AUDIENCE, Some("agent:call")).await;
+    let (status, _, body) = post(&agent.url, Some(&scoped), say("t", "buy a gpu")).await;
+    assert_eq!(status, 200, "{body}");
     agent.stop().await;
 }

@@ -1,17 +1,18 @@
 //! Who a door takes a request from, decided the same way at every door: the host's
 //! sign-in names the caller, a door without one has a single responder, and a caller
 //! the sign-in does not know is refused unless the door was opened to anonymous callers
-//! on purpose. The door maps a refusal to its protocol's 401; the challenge it sends is
-//! written here, so every door says the same thing to a client that must sign in.
+//! on purpose. The door maps a refusal to its protocol's 401, or 403 for a token lacking a
+//! scope it requires; the challenge it sends is written by the refusal
+//! ([`Refused`]), so every door says the same thing to a client that must sign in.
 
 use std::fmt;
 use std::sync::Arc;
 
 use http::request::Parts;
-use http::HeaderValue;
 
 use crate::policy::identify::Identify;
 use crate::policy::people::Person;
+use crate::policy::refusal::{Refused, Unidentified};
 
 /// The most bytes a request body may have at a door unless told otherwise: room for a
 /// long conversation, bounded so one request cannot take the server's memory.
@@ -112,18 +113,27 @@ impl Admission {
     }
 
     /// Who sent a request with `parts`, read from its headers alone so that a caller who
-    /// must be known is refused before their body is read.
+    /// must be known is refused before their body is read. A token lacking a required
+    /// scope is refused here like any other: [`admit`](Self::admit) tells the two apart.
     pub async fn caller(&self, parts: &Parts) -> Result<Person, Unidentified> {
-        let refused = || Unidentified {
-            sent_credentials: parts.headers.contains_key(http::header::AUTHORIZATION),
-        };
+        self.admit(parts).await.map_err(|refused| match refused {
+            Refused::Unidentified(refused) => refused,
+            Refused::InsufficientScope(_) => Unidentified::of(parts),
+        })
+    }
+
+    /// [`caller`](Self::caller), saying why a caller is refused: unknown (401), or known by
+    /// a token that lacks a scope the hook requires (403, [`Identify::verdict`]). Where
+    /// anonymous callers are allowed, both come in as the stand-in, as they would without
+    /// their token.
+    pub async fn admit(&self, parts: &Parts) -> Result<Person, Refused> {
         match &self.identify {
-            Some(hook) => match hook.identify(parts).await {
-                Some(person) => Ok(person),
-                None if self.allow_anonymous => Ok(Person::stand_in(self.responder.id.clone())),
-                None => Err(refused()),
+            Some(hook) => match hook.verdict(parts).await {
+                Ok(person) => Ok(person),
+                Err(_) if self.allow_anonymous => Ok(Person::stand_in(self.responder.id.clone())),
+                Err(refused) => Err(refused),
             },
-            None if self.require_identity => Err(refused()),
+            None if self.require_identity => Err(Refused::unidentified(parts)),
             None => Ok(self.responder.clone()),
         }
     }
@@ -141,75 +151,9 @@ impl fmt::Debug for Admission {
     }
 }
 
-/// A request a door refuses because it cannot tell who sent it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Unidentified {
-    sent_credentials: bool,
-}
-
-impl Unidentified {
-    /// Whether the request carried credentials at all (an `Authorization` header), so the
-    /// refusal may say they were not accepted.
-    pub fn sent_credentials(&self) -> bool {
-        self.sent_credentials
-    }
-
-    /// The `WWW-Authenticate` value the 401 carries (RFC 6750 §3): `Bearer`, with the
-    /// `realm` when given, and `error="invalid_token"` when credentials came and were not
-    /// accepted. Nothing the client sent is echoed.
-    pub fn challenge(&self, realm: Option<&str>) -> HeaderValue {
-        self.challenge_with(realm, None)
-    }
-
-    /// [`challenge`](Self::challenge) naming, as `resource_metadata`, where the door's
-    /// protected resource metadata is (RFC 9728 §5.1), so a client can find where to get a
-    /// token.
-    pub fn resource_challenge(&self, realm: Option<&str>, metadata_url: &str) -> HeaderValue {
-        self.challenge_with(realm, Some(metadata_url))
-    }
-
-    fn challenge_with(&self, realm: Option<&str>, metadata_url: Option<&str>) -> HeaderValue {
-        // A quoted-string may hold neither a bare quote or backslash nor controls.
-        let quoted = |value: &str| -> String {
-            value
-                .chars()
-                .filter(|c| *c != '"' && *c != '\\' && !c.is_control())
-                .collect()
-        };
-        let mut params = Vec::new();
-        if let Some(realm) = realm {
-            params.push(format!("realm=\"{}\"", quoted(realm)));
-        }
-        if let Some(url) = metadata_url {
-            params.push(format!("resource_metadata=\"{}\"", quoted(url)));
-        }
-        if self.sent_credentials {
-            params.push("error=\"invalid_token\"".to_owned());
-        }
-        let value = match params.is_empty() {
-            true => "Bearer".to_owned(),
-            false => format!("Bearer {}", params.join(", ")),
-        };
-        HeaderValue::from_str(&value).unwrap_or_else(|_| HeaderValue::from_static("Bearer"))
-    }
-}
-
-impl fmt::Display for Unidentified {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.sent_credentials {
-            true => f.write_str("the credentials sent identify no one this door knows"),
-            false => {
-                f.write_str("this door needs a credential: send `Authorization: Bearer <token>`")
-            }
-        }
-    }
-}
-
-impl std::error::Error for Unidentified {}
-
 #[cfg(test)]
 mod tests {
-    use super::{Admission, Person};
+    use super::{Admission, Person, Refused};
 
     fn parts(authorization: Option<&str>) -> http::request::Parts {
         let mut request = http::Request::builder();
@@ -246,9 +190,7 @@ mod tests {
         let stranger = door.caller(&parts(Some("Bearer nope"))).await;
         assert_eq!(
             stranger.map(|p| p.id),
-            Err(super::Unidentified {
-                sent_credentials: true
-            })
+            Err(super::Unidentified::of(&parts(Some("x"))))
         );
         let open = door.allow_anonymous(true);
         let stand_in = open.caller(&parts(None)).await.map(|p| p.is_identified());
@@ -282,6 +224,45 @@ mod tests {
             value.as_ref().map(|v| v.as_bytes()),
             Some(&b"Bearer resource_metadata=\"https://t.example/.well-known/oauth-protected-resource/mcp, x=y\", error=\"invalid_token\""[..])
         );
+    }
+
+    /// A hook that knows ada, and knows a token that lacks the scope it requires.
+    struct Scoped;
+
+    impl crate::Identify for Scoped {
+        fn identify<'a>(&'a self, parts: &'a http::request::Parts) -> crate::Identifying<'a> {
+            Box::pin(std::future::ready(ada(parts)))
+        }
+
+        fn verdict<'a>(&'a self, parts: &'a http::request::Parts) -> crate::Verdict<'a> {
+            let sent = parts.headers.get("authorization");
+            let verdict = match ada(parts) {
+                Some(ada) => Ok(ada),
+                None if sent.is_some_and(|s| s == "Bearer tok-narrow") => {
+                    Err(Refused::insufficient_scope(["agent:call"]))
+                }
+                None => Err(Refused::unidentified(parts)),
+            };
+            Box::pin(std::future::ready(verdict))
+        }
+    }
+
+    #[tokio::test]
+    async fn admit_tells_a_token_lacking_a_scope_from_a_stranger() {
+        let door = Admission::new(Person::stand_in("client")).identify(Scoped);
+        let narrow = parts(Some("Bearer tok-narrow"));
+        let refused = door.admit(&narrow).await.expect_err("refused");
+        assert_eq!(refused, Refused::insufficient_scope(["agent:call"]));
+        assert_eq!(refused.status(), 403);
+        // `caller` keeps its 401-only answer.
+        let unidentified = door.caller(&narrow).await.expect_err("refused");
+        assert!(unidentified.sent_credentials());
+        let stranger = door.admit(&parts(Some("Bearer x"))).await;
+        assert_eq!(stranger.map_err(|r| r.status().as_u16()), Err(401));
+        // A door open to anonymous callers lets them in as the stand-in, as without a token.
+        let open = door.allow_anonymous(true);
+        let stand_in = open.admit(&narrow).await.map(|p| p.is_identified());
+        assert_eq!(stand_in, Ok(false));
     }
 
     #[test]

@@ -13,6 +13,7 @@ use sha2::{Digest, Sha256};
 
 use crate::error::InboxError;
 use crate::policy::people::Person;
+use crate::policy::refusal::Refused;
 
 /// The host's own sign-in, asked for every request a door takes: its session cookie, its
 /// OIDC middleware's extension, a bearer token ([`BearerTokens`]), whatever it trusts.
@@ -36,10 +37,27 @@ use crate::policy::people::Person;
 pub trait Identify: Send + Sync + 'static {
     /// The person who sent this request, if the host knows them.
     fn identify<'a>(&'a self, parts: &'a Parts) -> Identifying<'a>;
+
+    /// The person who sent this request, or why the door refuses it: what a door asks.
+    /// Whoever [`identify`](Self::identify) does not name is
+    /// [`Refused::Unidentified`] unless a hook says more: one that checks scopes
+    /// (`OidcTokens`, feature `oidc`) answers [`Refused::InsufficientScope`] for a token
+    /// that is valid but lacks them, so the door answers 403 and the client knows
+    /// to ask for a token with more scopes instead of signing in again.
+    fn verdict<'a>(&'a self, parts: &'a Parts) -> Verdict<'a> {
+        Box::pin(async move {
+            self.identify(parts)
+                .await
+                .ok_or_else(|| Refused::unidentified(parts))
+        })
+    }
 }
 
 /// What [`Identify::identify`] answers: the person, once the hook knows.
 pub type Identifying<'a> = Pin<Box<dyn Future<Output = Option<Person>> + Send + 'a>>;
+
+/// What [`Identify::verdict`] answers: the person, or why the request is refused.
+pub type Verdict<'a> = Pin<Box<dyn Future<Output = Result<Person, Refused>> + Send + 'a>>;
 
 impl<F> Identify for F
 where

@@ -14,7 +14,7 @@ use std::time::Duration;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
 use serde_json::{Map, Value};
-use toolnexus_inbox::{Identify, OidcTokens, OidcTokensBuilder, Person, TokenRefused};
+use toolnexus_inbox::{Identify, OidcTokens, OidcTokensBuilder, Person, Refused, TokenRefused};
 use toolnexus_test_support::oidc::Provider;
 
 /// The resource the validator guards: the audience its tokens must be for.
@@ -46,6 +46,20 @@ async fn who(tokens: &OidcTokens, token: &str) -> Option<Person> {
         .unwrap_or_else(|e| panic!("{e}"))
         .into_parts();
     tokens.identify(&parts).await
+}
+
+/// What a door hears from `tokens` for a request carrying `token`, if any, as its bearer
+/// token.
+async fn verdict(tokens: &OidcTokens, token: Option<&str>) -> Result<Person, Refused> {
+    let mut request = http::Request::builder();
+    if let Some(token) = token {
+        request = request.header("authorization", format!("Bearer {token}"));
+    }
+    let (parts, ()) = request
+        .body(())
+        .unwrap_or_else(|e| panic!("{e}"))
+        .into_parts();
+    tokens.verdict(&parts).await
 }
 
 /// Why `tokens` names nobody for `token`; a door asking through `Identify` right after

@@ -2,11 +2,11 @@
 
 use std::time::Duration;
 
-use toolnexus_inbox::{InboxError, OidcTokens, TokenRefused};
+use toolnexus_inbox::{InboxError, OidcTokens, Refused, TokenRefused};
 use toolnexus_test_support::clock::TestClock;
 use toolnexus_test_support::oidc::Provider;
 
-use super::{refusal, segment, validator, who, AUDIENCE, OTHER, TOKEN_LIFETIME};
+use super::{refusal, segment, validator, verdict, who, AUDIENCE, OTHER, TOKEN_LIFETIME};
 
 #[tokio::test]
 async fn a_client_credentials_token_names_the_person_and_groups_of_its_claims() {
@@ -59,10 +59,22 @@ async fn a_token_without_a_required_scope_or_for_another_audience_is_refused() {
     let unscoped = provider.token("bob", AUDIENCE, Some("inbox:read")).await;
     let refused = refusal(&tokens, &unscoped).await;
     assert_eq!(refused, TokenRefused::Scope("agent:call".into()));
+    // A door learns that the token is good but for the scope, and which scopes to ask for.
+    assert_eq!(
+        verdict(&tokens, Some(&unscoped)).await,
+        Err(Refused::insufficient_scope(["agent:call"]))
+    );
+    assert_eq!(tokens.required_scopes(), ["agent:call"]);
 
     let elsewhere = provider.token("bob", OTHER, Some("agent:call")).await;
     assert_eq!(segment(&elsewhere, 1)["aud"], OTHER);
     assert_eq!(refusal(&tokens, &elsewhere).await, TokenRefused::Audience);
+    // A token for another audience, or none, names no one: nothing more is told.
+    for token in [Some(elsewhere.as_str()), Some("not-a-jwt"), None] {
+        let refused = verdict(&tokens, token).await.expect_err("refused");
+        assert_eq!(refused.status(), 401, "{token:?}");
+        assert!(matches!(refused, Refused::Unidentified(_)), "{refused:?}");
+    }
 
     // A validator for both resources takes either.
     let both = validator(&provider, |b| b.audience(OTHER)).await;

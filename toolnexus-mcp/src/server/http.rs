@@ -15,7 +15,7 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 
 use super::McpServer;
 #[cfg(feature = "inbox")]
-use toolnexus_inbox::Unidentified;
+use toolnexus_inbox::Refused;
 
 /// The streamable-HTTP endpoint of an [`McpServer`], a tower service to mount (e.g. with
 /// axum's `Router::new().nest_service("/mcp", svc)`); see
@@ -24,7 +24,9 @@ use toolnexus_inbox::Unidentified;
 /// With an [`identify`](super::McpServerBuilder::identify) hook, each request is
 /// identified before rmcp sees it, and one that is not gets `401 Unauthorized` with
 /// `WWW-Authenticate: Bearer` unless the server
-/// [`allow_anonymous`](super::McpServerBuilder::allow_anonymous).
+/// [`allow_anonymous`](super::McpServerBuilder::allow_anonymous); one whose token lacks a
+/// scope the hook requires gets `403 Forbidden` with `error="insufficient_scope"` and the
+/// scopes, so an MCP client steps up to a token that holds them.
 #[derive(Clone)]
 pub struct McpHttpService {
     mcp: StreamableHttpService<McpServer, LocalSessionManager>,
@@ -79,7 +81,7 @@ where
             return Box::pin(async move {
                 match identify(&server, request).await {
                     Ok(request) => mcp.call(request).await,
-                    Err(refused) => Ok(unauthorized(refused, &server)),
+                    Err(refused) => Ok(refusal(refused, &server)),
                 }
             });
         }
@@ -95,9 +97,9 @@ where
 async fn identify<B>(
     server: &McpServer,
     request: http::Request<B>,
-) -> Result<http::Request<B>, Unidentified> {
+) -> Result<http::Request<B>, Refused> {
     let (mut parts, body) = request.into_parts();
-    let person = server.inner.admission.caller(&parts).await?;
+    let person = server.inner.admission.admit(&parts).await?;
     // A stand-in is made again where it answers: only a person the hook named travels.
     if person.is_identified() {
         parts.extensions.insert(Identified(person));
@@ -105,19 +107,19 @@ async fn identify<B>(
     Ok(http::Request::from_parts(parts, body))
 }
 
-/// `401 Unauthorized` as MCP's authorization spec has a resource server answer: with
-/// `WWW-Authenticate: Bearer`, naming the protected resource metadata when the server
-/// publishes some (RFC 9728 §5.1), and saying `invalid_token` when credentials came and
-/// were not accepted (RFC 6750 §3). Nothing of what the client sent is echoed.
+/// `401 Unauthorized` or `403 Forbidden` as MCP's authorization spec has a resource server
+/// answer: with `WWW-Authenticate: Bearer`, naming the protected resource metadata when the
+/// server publishes some (RFC 9728 §5.1), saying `invalid_token` when credentials came and
+/// were not accepted, and `insufficient_scope` with the scopes required when a valid token
+/// lacks them (RFC 6750 §3.1). Nothing of what the client sent is echoed.
 #[cfg(feature = "inbox")]
-fn unauthorized(
-    refused: Unidentified,
-    server: &McpServer,
-) -> http::Response<BoxBody<Bytes, Infallible>> {
+fn refusal(refused: Refused, server: &McpServer) -> http::Response<BoxBody<Bytes, Infallible>> {
     use http_body_util::BodyExt;
-    let body = http_body_util::Full::new(Bytes::from(format!("Unauthorized: {refused}\n"))).boxed();
+    let status = refused.status();
+    let reason = status.canonical_reason().unwrap_or("Refused");
+    let body = http_body_util::Full::new(Bytes::from(format!("{reason}: {refused}\n"))).boxed();
     let mut response = http::Response::new(body);
-    *response.status_mut() = http::StatusCode::UNAUTHORIZED;
+    *response.status_mut() = status;
     let headers = response.headers_mut();
     let challenge = match &server.inner.resource {
         Some(resource) => refused.resource_challenge(None, &resource.metadata_url()),

@@ -8,7 +8,8 @@
 //! public key is public), from this issuer, for this audience, current (`exp`, `nbf`, with
 //! a small leeway for clocks), naming a person in its configured claim and holding the
 //! scopes required. Why a token was refused goes to the log; the caller learns nothing
-//! more than the door's 401 says.
+//! more than the door's 401 says, or, for a token good but for a required scope, the 403
+//! naming the scopes required.
 
 // The page's sign-in (`web`) is what reads ID tokens.
 #[cfg(feature = "web")]
@@ -32,8 +33,9 @@ use serde_json::{Map, Value};
 use self::keys::{Key, Keys, Missing};
 use crate::clock::Clock;
 use crate::error::InboxError;
-use crate::policy::identify::{bearer, Identify, Identifying};
+use crate::policy::identify::{bearer, Identify, Identifying, Verdict};
 use crate::policy::people::Person;
+use crate::policy::refusal::Refused;
 
 /// The longest token read: a provider's access tokens are a few kilobytes; a bigger one is
 /// refused before anything of it is decoded.
@@ -201,6 +203,12 @@ impl OidcTokens {
         &self.inner.issuer
     }
 
+    /// The scopes every token must hold ([`OidcTokensBuilder::require_scopes`]): what a
+    /// door's metadata may advertise, and what its 403 names.
+    pub fn required_scopes(&self) -> &[String] {
+        &self.inner.required_scopes
+    }
+
     /// The person `token` (the bearer token itself, without `Bearer `) names, or why it
     /// names no one: for a host that reads tokens from elsewhere than the `Authorization`
     /// header. The reason is for the host's log, never for the caller.
@@ -263,16 +271,6 @@ impl OidcTokens {
         if !audiences.iter().any(|aud| inner.audiences.contains(aud)) {
             return Err(TokenRefused::Audience);
         }
-        if !inner.required_scopes.is_empty() {
-            let held: HashSet<String> = match claims.get("scope") {
-                Some(scope) => words(scope),
-                // Entra ID and others list them as `scp`.
-                None => claims.get("scp").map(words).unwrap_or_default(),
-            };
-            if let Some(missing) = inner.required_scopes.iter().find(|s| !held.contains(*s)) {
-                return Err(TokenRefused::Scope(missing.clone()));
-            }
-        }
         let id = claim(claims, &inner.person_claim)
             .and_then(Value::as_str)
             .filter(|id| !id.trim().is_empty())
@@ -287,21 +285,42 @@ impl OidcTokens {
         if let Some(name) = claims.get("name").and_then(Value::as_str) {
             person = person.name(name);
         }
+        // Judged last: a token lacking a scope is otherwise good, and the door tells its
+        // client so (403), which it must not for a token that names no one.
+        if !inner.required_scopes.is_empty() {
+            let held: HashSet<String> = match claims.get("scope") {
+                Some(scope) => words(scope),
+                // Entra ID and others list them as `scp`.
+                None => claims.get("scp").map(words).unwrap_or_default(),
+            };
+            if let Some(missing) = inner.required_scopes.iter().find(|s| !held.contains(*s)) {
+                return Err(TokenRefused::Scope(missing.clone()));
+            }
+        }
         Ok(person)
     }
 }
 
 impl Identify for OidcTokens {
     fn identify<'a>(&'a self, parts: &'a Parts) -> Identifying<'a> {
+        Box::pin(async move { self.verdict(parts).await.ok() })
+    }
+
+    /// A token that is good but for a required scope is
+    /// [`Refused::InsufficientScope`], naming every required scope; any other refusal is
+    /// [`Refused::Unidentified`], its reason logged and not told.
+    fn verdict<'a>(&'a self, parts: &'a Parts) -> Verdict<'a> {
         Box::pin(async move {
-            let token = bearer(&parts.headers)?;
-            match self.verify(token).await {
-                Ok(person) => Some(person),
-                Err(refusal) => {
-                    tracing::info!(issuer = %self.inner.issuer, reason = %refusal, "a bearer token was refused");
-                    None
+            let token = bearer(&parts.headers).ok_or_else(|| Refused::unidentified(parts))?;
+            self.verify(token).await.map_err(|refusal| {
+                tracing::info!(issuer = %self.inner.issuer, reason = %refusal, "a bearer token was refused");
+                match refusal {
+                    TokenRefused::Scope(_) => {
+                        Refused::insufficient_scope(self.inner.required_scopes.iter().cloned())
+                    }
+                    _ => Refused::unidentified(parts),
                 }
-            }
+            })
         })
     }
 }
