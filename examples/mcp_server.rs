@@ -7,7 +7,7 @@
 //! cargo run --example mcp_server -- --http 127.0.0.1:8080   # streamable HTTP at /mcp
 //! cargo run --example mcp_server -- --http 127.0.0.1:8080 --tokens tokens.txt --approvers finance
 //! cargo run --example mcp_server -- --http 127.0.0.1:8080 --oidc https://login.example.com \
-//!     --person-claim email --groups-claim groups --approvers finance
+//!     --person-claim email --groups-claim groups --scope agent:call --approvers finance
 //! ```
 //!
 //! `--tokens FILE` (with `--http`) requires a bearer token of every caller, lines of
@@ -21,9 +21,11 @@
 //! `--oidc ISSUER` (with `--http`, instead of `--tokens`) takes the JWT access tokens that
 //! OpenID provider issues for this server: `--audience AUD` is the resource they must be
 //! issued for (by default the endpoint's own URL), the person is named by `--person-claim`
-//! (default `sub`) and their groups by `--groups-claim` when given. The server then
-//! publishes its OAuth protected resource metadata (RFC 9728) beside `/mcp` and names it
-//! in every 401, so an MCP client finds the provider without being told.
+//! (default `sub`) and their groups by `--groups-claim` when given; each `--scope SCOPE`
+//! is one every token must hold. The server then publishes its OAuth protected resource
+//! metadata (RFC 9728, the scopes as `scopes_supported`) beside `/mcp` and names it in
+//! every 401, so an MCP client finds the provider without being told; a token lacking a
+//! scope gets 403 `insufficient_scope`, so the client asks for one that has it.
 
 mod export;
 mod failure;
@@ -42,17 +44,19 @@ struct Cli {
     approvers: Option<String>,
 }
 
-/// `--oidc ISSUER [--audience AUD] [--person-claim NAME] [--groups-claim NAME]`.
+/// `--oidc ISSUER [--audience AUD] [--person-claim NAME] [--groups-claim NAME] [--scope S]…`.
 #[derive(Default)]
 struct Oidc {
     issuer: String,
     audience: Option<String>,
     person_claim: Option<String>,
     groups_claim: Option<String>,
+    scopes: Vec<String>,
 }
 
 const USAGE: &str = "usage: mcp_server [--http ADDR [--tokens FILE | --oidc ISSUER \
-                     [--audience AUD] [--person-claim NAME] [--groups-claim NAME]]] \
+                     [--audience AUD] [--person-claim NAME] [--groups-claim NAME] \
+                     [--scope SCOPE]…]] \
                      [--approvers GROUP]";
 
 fn parse(mut args: impl Iterator<Item = String>) -> Result<Cli, Failure> {
@@ -70,15 +74,19 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Cli, Failure> {
             "--audience" => oidc.audience = Some(value()?),
             "--person-claim" => oidc.person_claim = Some(value()?),
             "--groups-claim" => oidc.groups_claim = Some(value()?),
+            "--scope" => oidc.scopes.push(value()?),
             "--approvers" => cli.approvers = Some(value()?),
             _ => return Err(USAGE.into()),
         }
     }
     let claims = [&oidc.audience, &oidc.person_claim, &oidc.groups_claim];
-    match (oidc.issuer.is_empty(), claims.iter().any(|c| c.is_some())) {
+    let told = claims.iter().any(|c| c.is_some()) || !oidc.scopes.is_empty();
+    match (oidc.issuer.is_empty(), told) {
         (false, _) => cli.oidc = Some(oidc),
         (true, true) => {
-            return Err(format!("--audience and the claims need --oidc; {USAGE}").into())
+            return Err(
+                format!("--audience, the claims and the scopes need --oidc; {USAGE}").into(),
+            )
         }
         (true, false) => {}
     }
@@ -118,8 +126,12 @@ async fn main() -> Result<(), Failure> {
     let mut app = axum::Router::new();
     if let Some(oidc) = cli.oidc {
         let audience = oidc.audience.unwrap_or_else(|| url.clone());
-        let resource = ProtectedResource::new(audience).authorization_server(&oidc.issuer);
-        let mut tokens = OidcTokens::builder(&oidc.issuer).audience(resource.resource());
+        let resource = ProtectedResource::new(audience)
+            .authorization_server(&oidc.issuer)
+            .scopes(oidc.scopes.iter());
+        let mut tokens = OidcTokens::builder(&oidc.issuer)
+            .audience(resource.resource())
+            .require_scopes(oidc.scopes);
         if let Some(claim) = oidc.person_claim {
             tokens = tokens.person_claim(claim);
         }

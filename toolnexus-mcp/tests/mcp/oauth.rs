@@ -222,3 +222,111 @@ async fn the_example_server_takes_the_providers_tokens_and_finance_alone_approve
     let refused = crate::python::asked_by(url, &elsewhere, "approve_purchase", gpu()).await;
     assert!(refused["refused"].is_string(), "{refused}");
 }
+
+/// What `oauth.py` reports of the official SDK's OAuth client, as `client` at the
+/// provider, calling `approve_purchase` for a gpu at `url`; `held` is a token (and its
+/// scope) the SDK holds from before.
+async fn sdk_oauth(url: &str, issuer: &str, client: &str, held: Option<(&str, &str)>) -> Value {
+    let args = json!({"item": "gpu"}).to_string();
+    let mut argv = vec![url, issuer, client, "approve_purchase", args.as_str()];
+    if let Some((token, scope)) = held {
+        argv.extend([token, scope]);
+    }
+    let out = crate::support::run_script("oauth.py", &argv).await;
+    serde_json::from_str(out.trim()).unwrap_or_else(|e| panic!("one JSON line ({e}): {out}"))
+}
+
+/// The exchanges of `report` with `to` (the MCP endpoint), in order.
+fn exchanges<'v>(report: &'v Value, to: &str) -> Vec<&'v Value> {
+    let all = report["exchanges"].as_array().expect("the exchanges");
+    all.iter().filter(|x| x["url"].as_str() == Some(to)).collect()
+}
+
+#[tokio::test]
+async fn the_official_sdk_signs_in_by_itself_from_the_401_and_steps_up_on_a_403() {
+    let provider = Provider::start().await;
+    let issuer = provider.issuer();
+    let args = [
+        "--http",
+        "127.0.0.1:0",
+        "--oidc",
+        issuer,
+        "--person-claim",
+        "email",
+        "--groups-claim",
+        "groups",
+        "--scope",
+        "agent:call",
+        "--approvers",
+        "finance",
+    ];
+    let server = crate::example_bin::Serving::start("mcp_server", &args, "listening on ");
+    let url = server.url.as_str();
+    let token_endpoint = format!("{issuer}/token");
+
+    // Alice's client knows the endpoint and its own credentials: the 401 leads it to the
+    // metadata, the metadata to the provider, which issues a token for this resource with
+    // the scope the metadata names; finance's acceptance approves the purchase.
+    let alice = sdk_oauth(url, issuer, "alice", None).await;
+    assert_eq!(alice["error"], false, "{alice}");
+    assert_eq!(alice["text"], "approved: gpu", "{alice}");
+    let calls = exchanges(&alice, url);
+    assert_eq!(calls[0]["status"], 401, "{alice}");
+    let challenge = calls[0]["challenge"].as_str().unwrap_or_default();
+    let metadata = metadata_url(challenge).unwrap_or_else(|| panic!("{challenge}"));
+    assert_eq!(read_in(&alice, metadata)["status"], 200, "{alice}");
+    let token = read_in(&alice, &token_endpoint);
+    assert_eq!(token["status"], 200, "{alice}");
+    assert_eq!(token["resource"], url, "RFC 8707: the token is asked for this resource");
+    assert_eq!(token["scope"], "agent:call");
+    assert_eq!(alice["scope"], "agent:call");
+    assert!(calls[1..].iter().all(|x| x["status"] != 401), "{alice}");
+
+    // The partner signs in the same way and is served, but cannot approve for finance.
+    let partner = sdk_oauth(url, issuer, "partner", None).await;
+    assert_eq!(partner["error"], true, "{partner}");
+    let text = partner["text"].as_str().unwrap_or_default();
+    assert!(
+        text.contains("group:finance") && text.contains("not taken"),
+        "{text}"
+    );
+
+    // A token bob holds from before, without the scope: 403 insufficient_scope naming it,
+    // and the SDK steps up to a token that holds both.
+    let narrow = provider.token("bob", url, Some("inbox:read")).await;
+    let bob = sdk_oauth(url, issuer, "bob", Some((&narrow, "inbox:read"))).await;
+    assert_eq!(bob["text"], "approved: gpu", "{bob}");
+    let calls = exchanges(&bob, url);
+    assert_eq!(calls[0]["status"], 403, "{bob}");
+    let challenge = calls[0]["challenge"].as_str().unwrap_or_default();
+    assert!(
+        challenge.contains("error=\"insufficient_scope\"")
+            && challenge.contains("scope=\"agent:call\"")
+            && metadata_url(challenge) == Some(metadata),
+        "{challenge}"
+    );
+    let stepped = read_in(&bob, &token_endpoint);
+    let asked = stepped["scope"].as_str().unwrap_or_default();
+    let mut asked: Vec<&str> = asked.split_whitespace().collect();
+    asked.sort_unstable();
+    assert_eq!(asked, ["agent:call", "inbox:read"], "{bob}");
+    assert_eq!(stepped["resource"], url);
+
+    // A token bob holds for another resource is refused as no token for this one; the SDK
+    // then signs in afresh for this resource.
+    let elsewhere = provider.token("bob", OTHER_RESOURCE, Some("agent:call")).await;
+    let bob = sdk_oauth(url, issuer, "bob", Some((&elsewhere, "agent:call"))).await;
+    assert_eq!(bob["text"], "approved: gpu", "{bob}");
+    let calls = exchanges(&bob, url);
+    assert_eq!(calls[0]["status"], 401, "{bob}");
+    let challenge = calls[0]["challenge"].as_str().unwrap_or_default();
+    assert!(challenge.contains("error=\"invalid_token\""), "{challenge}");
+    assert_eq!(read_in(&bob, &token_endpoint)["resource"], url);
+}
+
+/// The exchange of `report` with `at`: there is one.
+fn read_in<'v>(report: &'v Value, at: &str) -> &'v Value {
+    let all = report["exchanges"].as_array().expect("the exchanges");
+    let found = all.iter().find(|x| x["url"].as_str() == Some(at));
+    found.unwrap_or_else(|| panic!("nothing went to {at}: {report}"))
+}
