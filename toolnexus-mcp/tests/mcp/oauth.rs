@@ -239,7 +239,9 @@ async fn sdk_oauth(url: &str, issuer: &str, client: &str, held: Option<(&str, &s
 /// The exchanges of `report` with `to` (the MCP endpoint), in order.
 fn exchanges<'v>(report: &'v Value, to: &str) -> Vec<&'v Value> {
     let all = report["exchanges"].as_array().expect("the exchanges");
-    all.iter().filter(|x| x["url"].as_str() == Some(to)).collect()
+    all.iter()
+        .filter(|x| x["url"].as_str() == Some(to))
+        .collect()
 }
 
 #[tokio::test]
@@ -277,7 +279,10 @@ async fn the_official_sdk_signs_in_by_itself_from_the_401_and_steps_up_on_a_403(
     assert_eq!(read_in(&alice, metadata)["status"], 200, "{alice}");
     let token = read_in(&alice, &token_endpoint);
     assert_eq!(token["status"], 200, "{alice}");
-    assert_eq!(token["resource"], url, "RFC 8707: the token is asked for this resource");
+    assert_eq!(
+        token["resource"], url,
+        "RFC 8707: the token is asked for this resource"
+    );
     assert_eq!(token["scope"], "agent:call");
     assert_eq!(alice["scope"], "agent:call");
     assert!(calls[1..].iter().all(|x| x["status"] != 401), "{alice}");
@@ -314,7 +319,9 @@ async fn the_official_sdk_signs_in_by_itself_from_the_401_and_steps_up_on_a_403(
 
     // A token bob holds for another resource is refused as no token for this one; the SDK
     // then signs in afresh for this resource.
-    let elsewhere = provider.token("bob", OTHER_RESOURCE, Some("agent:call")).await;
+    let elsewhere = provider
+        .token("bob", OTHER_RESOURCE, Some("agent:call"))
+        .await;
     let bob = sdk_oauth(url, issuer, "bob", Some((&elsewhere, "agent:call"))).await;
     assert_eq!(bob["text"], "approved: gpu", "{bob}");
     let calls = exchanges(&bob, url);
