@@ -9,7 +9,8 @@
 //! ```
 //!
 //! `worker --address HOST:PORT [--namespace NS] [--task-queue Q] [--orders FILE]
-//! [--codec-key FILE] [--continue-after EVENTS] [--step-timeout SECONDS] [--approvers GROUP]
+//! [--codec-key FILE] [--continue-after EVENTS] [--step-timeout SECONDS]
+//! [--heartbeat-timeout SECONDS] [--approvers GROUP]
 //! [--inbox URL [--receipt-key FILE] [--page PORT [--tokens FILE]]]` serves the
 //! `AgentRun` workflow (input `{"prompt": "…"}`, result the run's JSON, query `pending`,
 //! update `answer`) and its step activities on the embedded scripted model (or the endpoint
@@ -23,8 +24,10 @@
 //! after a crash inside it) appends nothing and returns the same order: the book keeps each
 //! key beside it, in `FILE.keys`. `--codec-key FILE` (32 bytes as 64 hex digits) encrypts
 //! every payload the run's history keeps; its clients need the same key.
-//! `--step-timeout SECONDS` bounds one model or tool call (300 by default): a step whose
-//! worker died is tried again, by another worker, once that much time has passed.
+//! `--step-timeout SECONDS` bounds one model or tool call (300 by default).
+//! `--heartbeat-timeout SECONDS` (10 by default): a step heartbeats while it runs, and a
+//! step whose worker died is tried again, by another worker, once it has gone that long
+//! without a heartbeat.
 //!
 //! `--inbox URL` (a `sqlite://` or `postgres://` URL, as the inbox examples' `--db`) keeps
 //! every wait in that inbox too: it shows on the inbox page, and an answer given there
@@ -124,6 +127,7 @@ async fn main() -> Result<(), Failure> {
     let mut orders: Option<PathBuf> = None;
     let mut continue_after: Option<u32> = None;
     let mut step_timeout: Option<u64> = None;
+    let mut heartbeat_timeout: Option<u64> = None;
     let mut id: Option<String> = None;
     let mut answering = Answering::default();
     let mut positional = Vec::new();
@@ -162,6 +166,13 @@ async fn main() -> Result<(), Failure> {
                 let n = value("--step-timeout")?;
                 step_timeout = Some(n.parse().map_err(|_| format!("--step-timeout {n:?}"))?);
             }
+            "--heartbeat-timeout" => {
+                let n = value("--heartbeat-timeout")?;
+                let seconds = n
+                    .parse()
+                    .map_err(|_| format!("--heartbeat-timeout {n:?}"))?;
+                heartbeat_timeout = Some(seconds);
+            }
             other if other.starts_with("--") => {
                 return Err(format!("unknown option `{other}`; {USAGE}").into())
             }
@@ -169,7 +180,13 @@ async fn main() -> Result<(), Failure> {
         }
     }
     match (command.as_str(), positional.as_slice()) {
-        ("worker", []) => worker(&common, answering, orders, continue_after, step_timeout).await,
+        ("worker", []) => {
+            let timeouts = Timeouts {
+                step: step_timeout,
+                heartbeat: heartbeat_timeout,
+            };
+            worker(&common, answering, orders, continue_after, timeouts).await
+        }
         ("start", [prompt]) => {
             let id = id.unwrap_or_else(|| format!("shop-{}", std::process::id()) + &nonce());
             common.runs().await?.start(&id, prompt).await?;
@@ -203,13 +220,19 @@ async fn main() -> Result<(), Failure> {
     }
 }
 
+/// A step's timeouts, in seconds, where the command line sets them.
+struct Timeouts {
+    step: Option<u64>,
+    heartbeat: Option<u64>,
+}
+
 /// Serves the shop agent's runs until Ctrl-C.
 async fn worker(
     common: &Common,
     answering: Answering,
     orders: Option<PathBuf>,
     continue_after: Option<u32>,
-    step_timeout: Option<u64>,
+    timeouts: Timeouts,
 ) -> Result<(), Failure> {
     let Answering {
         approvers,
@@ -255,8 +278,11 @@ async fn worker(
     if let Some(events) = continue_after {
         agent = agent.continue_after(events);
     }
-    if let Some(seconds) = step_timeout {
+    if let Some(seconds) = timeouts.step {
         agent = agent.step_timeout(std::time::Duration::from_secs(seconds));
+    }
+    if let Some(seconds) = timeouts.heartbeat {
+        agent = agent.heartbeat_timeout(std::time::Duration::from_secs(seconds));
     }
     println!("worker: task queue {}", common.task_queue);
     let mut worker =

@@ -15,6 +15,7 @@ use temporalio_sdk::ApplicationFailure;
 use toolnexus::{BoxFuture, ClientError, Journal, JournalError, RunOptions, Step, StepKey};
 
 use crate::agent::Agent;
+use crate::heartbeat::Heartbeat;
 use crate::stretch::drive;
 use crate::wire::StepInput;
 
@@ -31,9 +32,12 @@ impl Steps {
     #[activity]
     pub async fn step(
         self: Arc<Self>,
-        _ctx: ActivityContext,
+        ctx: ActivityContext,
         input: StepInput,
     ) -> Result<Step, ActivityError> {
+        // Until the step returns: a worker that dies mid-step is noticed within the
+        // heartbeat timeout, and the step given to another worker.
+        let _alive = Heartbeat::start(&ctx);
         let agent = &self.agent.inner;
         let (made, done) = oneshot::channel();
         let journal = OneStep {

@@ -23,6 +23,7 @@ pub(crate) struct Inner {
     pub(crate) client: LlmClient,
     pub(crate) toolkit: Toolkit,
     pub(crate) step_timeout: Duration,
+    pub(crate) heartbeat_timeout: Duration,
     pub(crate) max_attempts: u32,
     pub(crate) continue_after: u32,
 }
@@ -30,6 +31,11 @@ pub(crate) struct Inner {
 /// How long a step may take by default: a model call or a tool call. The client does not
 /// retry inside a step (Temporal retries the step instead, on the client's rule).
 const STEP_TIMEOUT: Duration = Duration::from_secs(300);
+/// How long a step may go without a heartbeat by default. A step heartbeats every third of
+/// it while it runs; a worker that dies stops, and its step goes to another worker once
+/// this passes. With the worker's sticky queue (10 s) and Temporal's first retry interval
+/// (1 s), a run whose worker dies carries on elsewhere well within 30 s.
+const HEARTBEAT_TIMEOUT: Duration = Duration::from_secs(10);
 /// How many times Temporal tries a step that fails in a way worth retrying.
 const MAX_ATTEMPTS: u32 = 10;
 /// Events after which a run continues as new at its next wait. Temporal warns at 10,240
@@ -44,6 +50,7 @@ impl Agent {
                 client,
                 toolkit,
                 step_timeout: STEP_TIMEOUT,
+                heartbeat_timeout: HEARTBEAT_TIMEOUT,
                 max_attempts: MAX_ATTEMPTS,
                 continue_after: CONTINUE_AFTER,
             }),
@@ -54,6 +61,16 @@ impl Agent {
     /// it (default 5 minutes).
     pub fn step_timeout(self, limit: Duration) -> Self {
         self.with(|i| i.step_timeout = limit)
+    }
+
+    /// How long a running step may go without a heartbeat before Temporal counts its worker
+    /// as gone and gives the step to another (default 10 seconds). A step heartbeats every
+    /// third of this while its model or tool call runs, so a long call is never cut short by
+    /// it; what it bounds is how long a run waits on a worker that died mid-step, which
+    /// without heartbeats is the whole [`step_timeout`](Self::step_timeout). Shorter
+    /// recovers sooner and sends more heartbeats; a zero limit is read as one second.
+    pub fn heartbeat_timeout(self, limit: Duration) -> Self {
+        self.with(|i| i.heartbeat_timeout = limit.max(Duration::from_secs(1)))
     }
 
     /// How many attempts Temporal makes at a step that fails in a way worth retrying
@@ -77,6 +94,7 @@ impl Agent {
             client: shared.client.clone(),
             toolkit: shared.toolkit.clone(),
             step_timeout: shared.step_timeout,
+            heartbeat_timeout: shared.heartbeat_timeout,
             max_attempts: shared.max_attempts,
             continue_after: shared.continue_after,
         });
@@ -102,6 +120,7 @@ impl std::fmt::Debug for Agent {
         f.debug_struct("Agent")
             .field("model", &self.inner.client.model())
             .field("step_timeout", &self.inner.step_timeout)
+            .field("heartbeat_timeout", &self.inner.heartbeat_timeout)
             .field("max_attempts", &self.inner.max_attempts)
             .field("continue_after", &self.inner.continue_after)
             .finish_non_exhaustive()

@@ -8,6 +8,7 @@ pub mod codec;
 mod connect;
 mod door;
 mod error;
+mod heartbeat;
 #[cfg(feature = "inbox")]
 mod inbox;
 mod progress;

@@ -104,6 +104,9 @@ impl AgentRun {
         let agent = ctx.state(|s| s.agent.clone());
         let inner = &agent.inner;
         let mut options = ActivityOptions::start_to_close_timeout(inner.step_timeout);
+        // A step heartbeats while it runs: a worker that dies mid-step loses it to another
+        // within this, not at the end of the step's whole timeout.
+        options.heartbeat_timeout = Some(inner.heartbeat_timeout);
         options.retry_policy = Some(
             RetryPolicy::builder()
                 .maximum_attempts(inner.max_attempts)

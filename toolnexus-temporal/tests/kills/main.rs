@@ -6,6 +6,11 @@
 //! idempotency key), no declined purchase ran, and every run ended saying what became of
 //! each purchase.
 //!
+//! `kills::recovery` kills each run's worker once, at one of those moments, with the
+//! agent's own timeouts and a second worker on the task queue, and requires the run to end
+//! within 30 s of the kill, each purchase placing one order: a step heartbeats, so the
+//! death of its worker is noticed in seconds rather than at the step's timeout.
+//!
 //! Without a harness of its own test binary: the same binary is the worker when the
 //! harness starts it with `TOOLNEXUS_TEMPORAL_KILLS_WORKER` set. `TOOLNEXUS_TEMPORAL_KILLS`
 //! sets the kills (default 100; scripts/crash-soak-temporal.sh runs more),
@@ -19,10 +24,11 @@ mod worker;
 
 use std::process::ExitCode;
 
-use harness::{Harness, Report};
+use harness::{Harness, Report, WITHIN};
 
-/// The test's name, as `--list` shows it and a filter picks it.
+/// The tests' names, as `--list` shows them and a filter picks them.
 const NAME: &str = "kills::temporal";
+const RECOVERY: &str = "kills::recovery";
 
 fn main() -> ExitCode {
     if std::env::var_os(worker::ADDRESS).is_some() {
@@ -40,15 +46,30 @@ fn main() -> ExitCode {
             filter => filters.push(filter),
         }
     }
-    let chosen = filters.is_empty() || filters.iter().any(|f| NAME.contains(f));
-    if !chosen || skips.iter().any(|s| NAME.contains(s.as_str())) {
-        return ExitCode::SUCCESS;
-    }
+    let chosen = |name: &str| {
+        (filters.is_empty() || filters.iter().any(|f| name.contains(f)))
+            && !skips.iter().any(|s| name.contains(s.as_str()))
+    };
     if args.iter().any(|a| a == "--list") {
-        println!("{NAME}: test");
+        for name in [NAME, RECOVERY].into_iter().filter(|n| chosen(n)) {
+            println!("{name}: test");
+        }
         return ExitCode::SUCCESS;
     }
+    let runtime = tokio::runtime::Runtime::new().expect("a runtime");
     let address = toolnexus_test_support::temporal::address();
+    let mut passed = true;
+    if chosen(RECOVERY) {
+        passed &= runtime.block_on(recovery(address.clone()));
+    }
+    if chosen(NAME) {
+        passed &= runtime.block_on(kills(address));
+    }
+    ExitCode::from(u8::from(!passed))
+}
+
+/// The crash harness's session of kills; whether it passed.
+async fn kills(address: String) -> bool {
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(1, |d| d.as_nanos() as u64);
@@ -59,14 +80,36 @@ fn main() -> ExitCode {
         "crash harness on Temporal at {address}: {kills} kills over {lanes} lanes, \
          TOOLNEXUS_TEMPORAL_KILLS_SEED={seed}"
     );
-    let runtime = tokio::runtime::Runtime::new().expect("a runtime");
-    let report = runtime.block_on(async {
-        let harness = Harness::new(address).await;
-        harness.run(kills as usize, lanes as usize, seed).await
-    });
+    let harness = Harness::new(address).await;
+    let report = harness.run(kills as usize, lanes as usize, seed).await;
     print(&report);
-    let passed = report.failures() == 0 && report.kills >= kills as usize;
-    ExitCode::from(u8::from(!passed))
+    report.failures() == 0 && report.kills >= kills as usize
+}
+
+/// A run whose worker dies ends within 30 s of the death, with the agent's own timeouts
+/// and a second worker running; whether every run did.
+async fn recovery(address: String) -> bool {
+    println!("recovery on Temporal at {address}: each run's worker killed once, another running");
+    let harness = Harness::new(address).await;
+    let found = harness.recover().await;
+    let mut passed = true;
+    for run in &found {
+        let verdict = if run.passed() { "ok" } else { "FAILED" };
+        passed &= run.passed();
+        let outcome = match &run.outcome {
+            Ok(after) => format!(
+                "ended {:.1}s after the kill (at most {}s)",
+                after.as_secs_f64(),
+                WITHIN.as_secs()
+            ),
+            Err(why) => why.clone(),
+        };
+        println!(
+            "{RECOVERY}: {verdict}: killed {}: {outcome}; {} order(s), the purchase ran {} time(s)",
+            run.moment, run.orders, run.ran
+        );
+    }
+    passed
 }
 
 /// The number the variable `var` sets, or `default`.

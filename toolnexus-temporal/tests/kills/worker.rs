@@ -1,9 +1,13 @@
 //! The worker process the harness starts and kills: an `AgentWorker` on the harness's task
 //! queue, running the shop on the harness's scripted model with a short step timeout, so a
-//! step whose worker died is tried again within seconds. At each point the harness armed it
-//! with (`TOOLNEXUS_TEMPORAL_KILLS_AT` at its start, one a line, and each `arm POINT` line
-//! of its standard input later) it names the point on standard output and stops there for
-//! the harness's SIGKILL. It serves run after run until its standard input closes.
+//! step whose worker died is tried again within seconds; or, for the recovery test
+//! (`TOOLNEXUS_TEMPORAL_KILLS_DEFAULTS` set), with the agent's own timeouts, so a step whose
+//! worker died is given to another worker by its heartbeat timeout alone. At each point the
+//! harness armed it with (`TOOLNEXUS_TEMPORAL_KILLS_AT` at its start, one a line, and each
+//! `arm POINT` line of its standard input later) it names the point on standard output and
+//! stops there for the harness's SIGKILL; a `disarm POINT` line takes a point back. It calls
+//! the model with the API key `worker-PID`, so the model knows which worker asks. It serves
+//! run after run until its standard input closes.
 
 use std::collections::BTreeSet;
 use std::io::{BufRead, Write};
@@ -22,6 +26,7 @@ pub const QUEUE: &str = "TOOLNEXUS_TEMPORAL_KILLS_QUEUE";
 pub const MODEL: &str = "TOOLNEXUS_TEMPORAL_KILLS_MODEL";
 pub const BOOK: &str = "TOOLNEXUS_TEMPORAL_KILLS_BOOK";
 pub const AT: &str = "TOOLNEXUS_TEMPORAL_KILLS_AT";
+pub const DEFAULTS: &str = "TOOLNEXUS_TEMPORAL_KILLS_DEFAULTS";
 
 /// How long one step may run before Temporal gives it to another worker: short, so the
 /// step of a killed worker is retried soon, yet far above a step's few milliseconds.
@@ -32,6 +37,11 @@ pub const PAUSED_AT: &str = "paused at ";
 /// A line of the worker's input that arms a point, and what it answers once armed.
 pub const ARM: &str = "arm ";
 pub const ARMED: &str = "armed ";
+/// A line of the worker's input that takes a point back, and what it answers once done.
+pub const DISARM: &str = "disarm ";
+pub const DISARMED: &str = "disarmed ";
+/// How the model's API key names the worker that calls: this, then its process id.
+pub const KEY_OF: &str = "worker-";
 
 /// The points this worker stops at, each once; unset outside a worker.
 static POINTS: OnceLock<Mutex<BTreeSet<String>>> = OnceLock::new();
@@ -72,6 +82,9 @@ fn listen(closed: tokio::sync::oneshot::Sender<()>) {
         if let Some(point) = line.strip_prefix(ARM) {
             armed().insert(point.to_owned());
             say(&format!("{ARMED}{point}"));
+        } else if let Some(point) = line.strip_prefix(DISARM) {
+            armed().remove(point);
+            say(&format!("{DISARMED}{point}"));
         }
     }
     let _ = closed.send(());
@@ -109,12 +122,16 @@ async fn serve() -> Result<(), Box<dyn std::error::Error>> {
     let client = LlmClient::builder()
         .base_url(var(MODEL)?)
         .model("scripted")
-        .api_key("test-key")
+        .api_key(format!("{KEY_OF}{}", std::process::id()))
         // A failed model call is the step's to retry, as Temporal does.
         .retries(0)
         .build()?;
     let book = Book::new(var(BOOK)?);
-    let agent = Agent::new(client, shop::toolkit(&book)).step_timeout(STEP_TIMEOUT);
+    let agent = Agent::new(client, shop::toolkit(&book));
+    let agent = match std::env::var_os(DEFAULTS) {
+        Some(_) => agent,
+        None => agent.step_timeout(STEP_TIMEOUT),
+    };
     let (closed, stdin_closed) = tokio::sync::oneshot::channel::<()>();
     std::thread::spawn(move || listen(closed));
     AgentWorker::new(agent, Connection::new(var(ADDRESS)?))

@@ -14,9 +14,26 @@ impl Harness {
         armed: &BTreeSet<String>,
         events: &UnboundedSender<Event>,
     ) -> (Child, ChildStdin) {
+        self.worker_with(queue, generation, armed, events, false)
+    }
+
+    /// [`worker`](Self::worker), with the agent's own step and heartbeat timeouts when
+    /// `defaults`.
+    pub(super) fn worker_with(
+        &self,
+        queue: &str,
+        generation: u64,
+        armed: &BTreeSet<String>,
+        events: &UnboundedSender<Event>,
+        defaults: bool,
+    ) -> (Child, ChildStdin) {
         let exe = std::env::current_exe().expect("the harness has a path");
         let armed: Vec<&str> = armed.iter().map(String::as_str).collect();
-        let mut child = Command::new(exe)
+        let mut command = Command::new(exe);
+        if defaults {
+            command.env(worker::DEFAULTS, "1");
+        }
+        let mut child = command
             .env(worker::ADDRESS, &self.address)
             .env(worker::QUEUE, queue)
             .env(worker::MODEL, self.model.base_url())
@@ -39,6 +56,9 @@ impl Harness {
                 } else if let Some(point) = line.strip_prefix(ARMED) {
                     let point = point.to_owned();
                     Event::Armed { generation, point }
+                } else if let Some(point) = line.strip_prefix(DISARMED) {
+                    let point = point.to_owned();
+                    Event::Disarmed { generation, point }
                 } else {
                     continue;
                 };
@@ -131,7 +151,9 @@ impl Harness {
     ) {
         while let Some(event) = received.recv().await {
             let point = match event {
-                Event::Model { workflow, turn } if workflow == plan.workflow => Point::Model(turn),
+                Event::Model { workflow, turn, .. } if workflow == plan.workflow => {
+                    Point::Model(turn)
+                }
                 Event::Paused { generation, point }
                     // A worker already killed may have stopped at a second point; the next
                     // worker stops there again.

@@ -22,12 +22,14 @@ use toolnexus::{Answer, Request, RunResult, RunStatus};
 use toolnexus_temporal::{AnswerRefusal, Connection, Runs, TemporalError};
 
 use crate::shop::{self, Book};
-use crate::worker::{self, ARM, ARMED, PAUSED_AT};
+use crate::worker::{self, ARM, ARMED, DISARMED, PAUSED_AT};
 
 mod lanes;
 mod plan;
+mod recovery;
 
 use plan::{Draws, Plan, Point};
+pub use recovery::WITHIN;
 
 /// The items a run may buy.
 const NAMES: [&str; 4] = ["gpu", "tpu", "desk", "cable"];
@@ -101,8 +103,15 @@ enum Event {
     Paused { generation: u64, point: String },
     /// A worker of the given generation will stop at a point inside a tool.
     Armed { generation: u64, point: String },
-    /// The model holds the reply to the run's call of this turn.
-    Model { workflow: String, turn: usize },
+    /// A worker of the given generation no longer stops at a point inside a tool.
+    Disarmed { generation: u64, point: String },
+    /// The model holds the reply to the run's call of this turn, made by the worker of
+    /// process `worker`.
+    Model {
+        workflow: String,
+        turn: usize,
+        worker: Option<u32>,
+    },
 }
 
 /// The model calls the harness kills, and where each run's events go: the scripted model
@@ -135,7 +144,16 @@ fn answer_model(calls: &SharedCalls, req: &RecordedRequest) -> Reply {
         return reply;
     }
     if let Some(route) = calls.routes.get(&workflow) {
-        let _ = route.send(Event::Model { workflow, turn });
+        let worker = req
+            .header("authorization")
+            .and_then(|auth| auth.strip_prefix("Bearer "))
+            .and_then(|key| key.strip_prefix(worker::KEY_OF))
+            .and_then(|pid| pid.parse().ok());
+        let _ = route.send(Event::Model {
+            workflow,
+            turn,
+            worker,
+        });
     }
     reply.delayed(HELD)
 }
