@@ -42,8 +42,13 @@
 //                              forgery.
 //   GET  /test/jwks-reads      {"reads": n}: how many times the JWKS was read, so a test
 //                              can hold a resource server to its refresh floor.
+//   GET  /test/expired-token?client=ID&resource=URI[&scope=S]
+//                              {"access_token": …}: the access token the client credentials
+//                              of ID would get for URI, as issued two hours ago and expired
+//                              an hour ago, signed with the current key: what a client
+//                              still holding an old token sends.
 //
-// Both answer loopback callers only.
+// They answer loopback callers only.
 
 "use strict";
 
@@ -52,7 +57,7 @@ console.info = console.log = (...args) => console.error(...args);
 
 const { createServer } = require("node:http");
 const { randomBytes } = require("node:crypto");
-const { exportJWK, exportSPKI, generateKeyPair } = require("jose");
+const { SignJWT, exportJWK, exportSPKI, generateKeyPair, importJWK } = require("jose");
 const Provider = require("oidc-provider").default;
 
 const ALG = "RS256";
@@ -241,6 +246,32 @@ function loopback(req) {
   return from === "127.0.0.1" || from === "::1" || from === "::ffff:127.0.0.1";
 }
 
+// The claims the provider's own JWT access tokens carry (RFC 9068), with times two hours
+// back, signed as it signs them.
+async function expiredToken(asked) {
+  const client = asked.get("client");
+  const resource = asked.get("resource");
+  const person = people[client];
+  if (!person || !resource) return undefined;
+  const now = Math.floor(Date.now() / 1000);
+  const { kid } = keys[0];
+  const key = await importJWK(keys[0], ALG);
+  return new SignJWT({
+    client_id: client,
+    scope: asked.get("scope") ?? SCOPES,
+    email: person.email,
+    groups: person.groups,
+    jti: randomBytes(16).toString("hex"),
+  })
+    .setProtectedHeader({ alg: ALG, typ: "at+jwt", kid })
+    .setIssuer(issuer)
+    .setSubject(client)
+    .setAudience(resource)
+    .setIssuedAt(now - 7200)
+    .setExpirationTime(now - 3600)
+    .sign(key);
+}
+
 const server = createServer((req, res) => {
   const path = new URL(req.url ?? "/", issuer).pathname;
   if (path.startsWith("/test/")) {
@@ -266,6 +297,20 @@ const server = createServer((req, res) => {
     if (req.method === "GET" && path === "/test/jwks-reads") {
       res.writeHead(200, { "content-type": "application/json" });
       res.end(JSON.stringify({ reads: jwksReads }));
+      return;
+    }
+    if (req.method === "GET" && path === "/test/expired-token") {
+      const asked = new URL(req.url ?? "/", issuer).searchParams;
+      expiredToken(asked).then(
+        (token) => {
+          res.writeHead(token ? 200 : 400, { "content-type": "application/json" });
+          res.end(JSON.stringify(token ? { access_token: token } : { error: "client and resource" }));
+        },
+        (err) => {
+          console.error("the expired token was not made", err);
+          res.writeHead(500).end();
+        },
+      );
       return;
     }
     if (req.method === "GET" && path === "/test/public-key.pem") {
