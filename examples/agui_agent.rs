@@ -7,6 +7,8 @@
 //! cargo run --example agui_agent -- --port 8080          # http://127.0.0.1:8080/
 //! cargo run --example agui_agent -- --port 0 --db postgres://USER@HOST/DB
 //! cargo run --example agui_agent -- --port 0 --tokens tokens.txt --approvers finance
+//! cargo run --example agui_agent -- --port 0 --oidc https://login.example.com \
+//!     --person-claim email --groups-claim groups --approvers finance
 //! ```
 //! The first line on standard output is the endpoint's URL. Offline, the embedded
 //! scripted model answers: "buy a `<item>`" ends with the interrupt "Approve purchase of
@@ -22,6 +24,11 @@
 //! `Authorization: Bearer TOKEN` (else HTTP 401) and answers as that person; with
 //! `--approvers GROUP` only that group's members may approve a purchase: anyone else's
 //! resume ends in `RUN_ERROR` `not_allowed` and the interrupt stays open for them.
+//! `--oidc ISSUER` (instead of `--tokens`) takes the JWT access tokens that OpenID provider
+//! issues for the endpoint: `--audience AUD` is the resource they must be for (by default
+//! the endpoint's URL), `--person-claim` names the person (default `sub`),
+//! `--groups-claim` their groups, and each `--scope SCOPE` is one every token must hold (a
+//! token without it gets HTTP 403 `insufficient_scope`).
 
 mod shop_agent;
 mod support;
@@ -43,9 +50,10 @@ async fn main() -> Result<(), Failure> {
     let agent = shop_agent::agent(&cli).await?;
     let mut server =
         AguiServer::builder(agent.client.clone(), agent.tk.clone(), agent.inbox.clone());
-    if let Some(tokens) = cli.tokens.clone() {
-        // With `--tokens`, every caller must send one of them, and answers as its person.
-        server = server.identify(tokens);
+    if let Some(sign_in) = shop_agent::sign_in(&cli, &url).await? {
+        // With `--tokens` or `--oidc`, every caller must send a token, and answers as the
+        // person it names.
+        server = server.identify(sign_in);
     }
     let server = server.build();
     println!("threads kept in {}", shop_agent::kept_in(&cli.db));

@@ -499,3 +499,137 @@ fn a_push_notification_pending_when_the_agent_is_killed_is_delivered_once_it_is_
         let _ = std::fs::remove_file(format!("{}{suffix}", file.display()));
     }
 }
+
+/// The status line and the `WWW-Authenticate` header of a JSON-RPC call to the agent at
+/// `url` sending `token` (if any) as its bearer token.
+fn refusal(url: &str, token: Option<&str>) -> (String, String) {
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"t"}}"#;
+    let authorization = token
+        .map(|t| format!("Authorization: Bearer {t}\r\n"))
+        .unwrap_or_default();
+    let response = raw_http(
+        url,
+        &format!(
+            "POST / HTTP/1.1\r\n{authorization}Content-Type: application/json\r\n\
+             Content-Length: {}\r\n\r\n{body}",
+            body.len()
+        ),
+    );
+    let status = response.lines().next().unwrap_or_default().to_owned();
+    let challenge = response
+        .lines()
+        .find_map(|l| {
+            let (name, value) = l.split_once(':')?;
+            name.eq_ignore_ascii_case("www-authenticate")
+                .then(|| value.trim().to_owned())
+        })
+        .unwrap_or_default();
+    (status, challenge)
+}
+
+/// With `--oidc` and `--scope agent:call`: the card declares the provider as an
+/// `openIdConnect` scheme requiring the scope; the partner's client-credentials token
+/// starts a purchase that waits for finance, and cannot approve it; alice's token
+/// (finance) does; no token, an expired one and one for another resource get 401, one
+/// without the scope 403 naming it.
+#[test]
+fn with_oidc_the_card_names_the_provider_and_only_finance_approves() {
+    let runtime = tokio::runtime::Runtime::new().expect("a runtime");
+    let provider = runtime.block_on(toolnexus_test_support::oidc::Provider::start());
+    let issuer = provider.issuer().to_owned();
+    let file = std::env::temp_dir().join(format!("a2a-agent-oidc-{}.db", std::process::id()));
+    let db = format!("sqlite://{}", file.display());
+    let agent = Serving::start(
+        "a2a_agent",
+        &[
+            "--port",
+            "0",
+            "--db",
+            &db,
+            "--oidc",
+            &issuer,
+            "--person-claim",
+            "email",
+            "--groups-claim",
+            "groups",
+            "--scope",
+            "agent:call",
+            "--approvers",
+            "finance",
+        ],
+        "A2A agent at ",
+    );
+    let url = agent.url.as_str();
+    let token = |client: &str, resource: &str, scope: &str| {
+        runtime.block_on(provider.token(client, resource, Some(scope)))
+    };
+    let partner = token("partner", url, "agent:call");
+    let alice = token("alice", url, "agent:call");
+
+    let out = drive(
+        url,
+        json!([
+            {"card": {}},
+            {"send": {"text": "buy a gpu", "token": partner}},
+            {"send": {"text": "approve", "task": "$task", "token": partner}},
+            {"get": {"task": "$task", "token": partner}},
+            {"send": {"text": "approve", "task": "$task", "token": alice}},
+            {"get": {"task": "$task", "token": partner}},
+        ]),
+    );
+    let card = &out[0]["card"];
+    assert_eq!(
+        card["securitySchemes"]["oidc"]["openIdConnectSecurityScheme"]["openIdConnectUrl"],
+        format!("{issuer}/.well-known/openid-configuration"),
+        "{card}"
+    );
+    assert_eq!(
+        card["securityRequirements"],
+        json!([{"schemes": {"oidc": {"list": ["agent:call"]}}}]),
+        "{card}"
+    );
+    assert_eq!(state(&out[1]), "TASK_STATE_INPUT_REQUIRED", "{}", out[1]);
+    assert_eq!(text(&out[1]), "Approve purchase of gpu?");
+    assert!(
+        out[2].get("error").is_some(),
+        "the partner's approval is refused: {}",
+        out[2]
+    );
+    assert_eq!(state(&out[3]), "TASK_STATE_INPUT_REQUIRED", "{}", out[3]);
+    assert_eq!(state(&out[4]), "TASK_STATE_COMPLETED", "{}", out[4]);
+    assert!(text(&out[5]).contains("ORDER-1"), "{}", out[5]);
+
+    let expired = runtime.block_on(provider.expired_token("alice", url));
+    let elsewhere = token("alice", "https://other.toolnexus.test", "agent:call");
+    let unscoped = token("alice", url, "inbox:read");
+    let realm = "Bearer realm=\"Shop agent\"";
+    let invalid = format!("{realm}, error=\"invalid_token\"");
+    assert_eq!(
+        refusal(url, None),
+        ("HTTP/1.1 401 Unauthorized".to_owned(), realm.to_owned())
+    );
+    for sent in [&expired, &elsewhere] {
+        let (status, challenge) = refusal(url, Some(sent));
+        assert_eq!(
+            (status.as_str(), challenge.as_str()),
+            ("HTTP/1.1 401 Unauthorized", invalid.as_str())
+        );
+    }
+    let (status, challenge) = refusal(url, Some(&unscoped));
+    assert_eq!(status, "HTTP/1.1 403 Forbidden");
+    assert_eq!(
+        challenge,
+        format!("{realm}, error=\"insufficient_scope\", scope=\"agent:call\"")
+    );
+    // The official client is refused with the expired token too, and told nothing of it.
+    let out = drive(
+        url,
+        json!([{"send": {"text": "buy a cpu", "token": expired}}]),
+    );
+    assert!(out[0].get("error").is_some(), "{}", out[0]);
+    assert!(!out[0].to_string().contains(&expired), "{}", out[0]);
+    drop(agent);
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", file.display()));
+    }
+}

@@ -109,6 +109,21 @@ impl Provider {
             .to_owned()
     }
 
+    /// A token as the provider issued `client` for `resource` two hours ago, expired an
+    /// hour ago, signed with its current key: what a client holding an old token sends.
+    pub async fn expired_token(&self, client: &str, resource: &str) -> String {
+        let call = format!(
+            "expired-token?client={}&resource={}",
+            encode(client),
+            encode(resource)
+        );
+        let json = self.test_call(reqwest::Method::GET, &call).await;
+        json["access_token"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no access_token in {json}"))
+            .to_owned()
+    }
+
     /// Has the provider sign with a new key from now on (the old ones stay published);
     /// the new key's id.
     pub async fn rotate(&self) -> String {

@@ -44,6 +44,10 @@ pub enum A2aError {
         /// What is wrong with it.
         reason: String,
     },
+    /// The card's security ([`CardSecurity`](crate::CardSecurity)) cannot be declared as
+    /// given: why.
+    #[error("the card's security cannot be declared: {0}")]
+    CardSecurity(String),
     // Calling a remote agent (RemoteAgent).
     /// A header given to the builder has an invalid name or value (the value is not shown).
     #[error("the header `{name}` is not a valid HTTP header")]

@@ -12,5 +12,5 @@ mod signing;
 pub use a2a;
 pub use error::A2aError;
 pub use remote::{RemoteAgent, RemoteAgentBuilder};
-pub use server::{A2aServer, A2aServerBuilder};
+pub use server::{A2aServer, A2aServerBuilder, CardSecurity};
 pub use signing::{CardKey, CardSigner};

@@ -31,6 +31,8 @@ pub(crate) struct CardInfo {
     pub(crate) max_body: usize,
     /// Whether callers must send a bearer token (an identify hook is set).
     pub(crate) bearer: bool,
+    /// Where callers get their token, when the card says so.
+    pub(crate) security: Option<super::security::CardSecurity>,
     /// Whether push notifications are served.
     pub(crate) push: bool,
     /// The key the card is signed with, if it is.
@@ -151,19 +153,25 @@ pub(crate) async fn show(State(info): State<Arc<CardInfo>>, headers: HeaderMap) 
         provider: None,
         documentation_url: None,
         icon_url: None,
-        security_schemes: info.bearer.then(|| {
-            let scheme = SecurityScheme::HttpAuth(HttpAuthSecurityScheme {
-                scheme: "Bearer".to_owned(),
-                description: Some(
-                    "Authorization: Bearer <token>, as the agent's host issues it".to_owned(),
-                ),
-                bearer_format: None,
-            });
-            HashMap::from([(BEARER.to_owned(), scheme)])
-        }),
-        security_requirements: info
-            .bearer
-            .then(|| vec![HashMap::from([(BEARER.to_owned(), Vec::new())])]),
+        security_schemes: match &info.security {
+            Some(security) => Some(security.schemes()),
+            None => info.bearer.then(|| {
+                let scheme = SecurityScheme::HttpAuth(HttpAuthSecurityScheme {
+                    scheme: "Bearer".to_owned(),
+                    description: Some(
+                        "Authorization: Bearer <token>, as the agent's host issues it".to_owned(),
+                    ),
+                    bearer_format: None,
+                });
+                HashMap::from([(BEARER.to_owned(), scheme)])
+            }),
+        },
+        security_requirements: match &info.security {
+            Some(security) => Some(security.requirements()),
+            None => info
+                .bearer
+                .then(|| vec![HashMap::from([(BEARER.to_owned(), Vec::new())])]),
+        },
         signatures: None,
     };
     let Some(signer) = &info.signer else {
@@ -213,6 +221,7 @@ mod tests {
             }],
             max_body: 1024,
             bearer: false,
+            security: None,
             push: false,
             signer: None,
         }

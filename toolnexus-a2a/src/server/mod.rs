@@ -4,7 +4,8 @@
 //! One module per concept: the agent card (`card`), the JSON-RPC envelope and dispatch
 //! (`jsonrpc`), the HTTP+JSON binding's paths (`rest`), what both bindings share (`wire`),
 //! `SendMessage` (`send`) and its streaming form and `SubscribeToTask` (`stream`),
-//! `GetTask` and `CancelTask` (`tasks`), `ListTasks` (`list`), the task as the inbox keeps it (`record`,
+//! `GetTask` and `CancelTask` (`tasks`), `ListTasks` (`list`), where the card says tokens
+//! come from (`security`), the task as the inbox keeps it (`record`,
 //! `view`), how many streams are open (`streams`), what the handlers share (`shared`),
 //! and the protocol's errors (`errors`). The bindings read the
 //! JSON; the operations take the protocol's typed requests.
@@ -20,6 +21,7 @@ mod push;
 mod pushed;
 mod record;
 mod rest;
+mod security;
 mod send;
 mod shaping;
 mod shared;
@@ -39,6 +41,7 @@ use tokio::sync::Notify;
 use toolnexus::{LlmClient, Toolkit};
 use toolnexus_inbox::{Admission, Door, Identify, InFlight, Inbox, Person, Starter};
 
+pub use self::security::CardSecurity;
 use self::shared::Shared;
 
 use crate::error::A2aError;
@@ -113,6 +116,7 @@ impl A2aServer {
             show_tool_calls: false,
             push_notifications: false,
             signer: None,
+            security: None,
             max_subscriptions: DEFAULT_MAX_SUBSCRIPTIONS,
             max_subscriptions_per_caller: DEFAULT_MAX_SUBSCRIPTIONS_PER_CALLER,
             shaping: shaping::Shaping::default(),
@@ -177,6 +181,7 @@ pub struct A2aServerBuilder {
     show_tool_calls: bool,
     push_notifications: bool,
     signer: Option<Arc<crate::CardSigner>>,
+    security: Option<CardSecurity>,
     max_subscriptions: usize,
     max_subscriptions_per_caller: usize,
     shaping: shaping::Shaping,
@@ -195,6 +200,7 @@ impl std::fmt::Debug for A2aServerBuilder {
             .field("show_tool_calls", &self.show_tool_calls)
             .field("push_notifications", &self.push_notifications)
             .field("signer", &self.signer)
+            .field("security", &self.security)
             .field("max_subscriptions", &self.max_subscriptions)
             .field(
                 "max_subscriptions_per_caller",
@@ -263,6 +269,38 @@ impl A2aServerBuilder {
     /// may answer it. It replaces [`responder`](Self::responder).
     pub fn identify(mut self, hook: impl Identify) -> Self {
         self.admission = self.admission.identify(hook);
+        self
+    }
+
+    /// Declares on the card where callers get the bearer token the
+    /// [`identify`](Self::identify) hook checks, instead of a bare HTTP bearer scheme: an
+    /// OpenID provider or an OAuth 2.0 client-credentials token endpoint, with the scopes a
+    /// token must hold as the card's security requirement (A2A 1.0 `securitySchemes`,
+    /// `securityRequirements`). Declaring it without a hook is refused at
+    /// [`build`](Self::build): the card would promise a check nobody makes.
+    ///
+    /// ```
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// # let client = toolnexus::LlmClient::builder().model("m").api_key("k").build()?;
+    /// # let inbox = toolnexus_inbox::Inbox::open("sqlite::memory:").await?;
+    /// use toolnexus_a2a::{A2aServer, CardSecurity};
+    /// use toolnexus_inbox::BearerTokens;
+    ///
+    /// // In production the hook is `OidcTokens` of the same provider (feature `oidc`).
+    /// let tokens = BearerTokens::new();
+    /// let server = A2aServer::builder(client, toolnexus::Toolkit::empty(), inbox)
+    ///     .identify(tokens)
+    ///     .card_security(
+    ///         CardSecurity::open_id_connect("https://login.example.com/realms/staff")
+    ///             .scope("agent:call", "Call the agent"),
+    ///     )
+    ///     .build()?;
+    /// # drop(server);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// # }).unwrap();
+    /// ```
+    pub fn card_security(mut self, security: CardSecurity) -> Self {
+        self.security = Some(security);
         self
     }
 
@@ -434,6 +472,15 @@ impl A2aServerBuilder {
                 });
             }
         }
+        if let Some(security) = &self.security {
+            if !self.admission.identifies() {
+                return Err(A2aError::CardSecurity(
+                    "no identify hook checks the tokens it names: give one with `identify`"
+                        .to_owned(),
+                ));
+            }
+            security.check()?;
+        }
         self.inbox.unrestricted_gates(Door::A2A, &self.tk);
         let card = card::CardInfo {
             name: self.name,
@@ -443,6 +490,7 @@ impl A2aServerBuilder {
             skills: card::skills(&self.tk),
             max_body: self.max_body,
             bearer: self.admission.identifies(),
+            security: self.security,
             push: self.push_notifications,
             signer: self.signer,
         };
