@@ -1,8 +1,9 @@
 //! The `agui_agent` example as a user runs it: started on a free port, driven by the
 //! official AG-UI client (`@ag-ui/client`'s HttpAgent in Node, `TOOLNEXUS_TEST_AGUI`, set
 //! up by scripts/test.sh) through a purchase approved, a sign-in, and a purchase declined
-//! after the agent was restarted; and, started with `--tokens` and `--approvers`, through
-//! callers known by their tokens, only an approver's resume buying anything.
+//! after the agent was restarted; and, started with `--tokens` (or `--oidc`, a real OpenID
+//! provider's tokens) and `--approvers`, through callers known by their tokens, only an
+//! approver's resume buying anything.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
@@ -243,4 +244,69 @@ fn only_an_approver_known_by_a_token_buys_through_the_agui_agent() {
         let _ = std::fs::remove_file(format!("{}{suffix}", file.display()));
     }
     let _ = std::fs::remove_file(&tokens);
+}
+
+/// With `--oidc`, `--scope agent:call` and `--approvers finance`: the partner's
+/// client-credentials token starts a purchase that waits, and cannot approve it; alice's
+/// (finance) approves it; no token, or an expired one, is refused with 401 and a token
+/// without the scope with 403, before any stream.
+#[test]
+fn with_oidc_the_providers_tokens_sign_in_and_only_finance_buys() {
+    let runtime = tokio::runtime::Runtime::new().expect("a runtime");
+    let provider = runtime.block_on(toolnexus_test_support::oidc::Provider::start());
+    let issuer = provider.issuer().to_owned();
+    let file = std::env::temp_dir().join(format!("agui-agent-oidc-{}.db", std::process::id()));
+    let db = format!("sqlite://{}", file.display());
+    let args = [
+        "--oidc",
+        &issuer,
+        "--person-claim",
+        "email",
+        "--groups-claim",
+        "groups",
+        "--scope",
+        "agent:call",
+        "--approvers",
+        "finance",
+    ];
+    let agent = start_with(&db, &args);
+    let url = agent.url.as_str();
+    let token =
+        |client: &str, scope: &str| runtime.block_on(provider.token(client, url, Some(scope)));
+    let bearer = |token: &str| json!({"Authorization": format!("Bearer {token}")});
+    let mut client = Client::start();
+
+    let expired = runtime.block_on(provider.expired_token("alice", url));
+    let unscoped = token("alice", "inbox:read");
+    for (who, headers, status) in [
+        ("nobody", json!({}), "HTTP 401"),
+        ("expired", bearer(&expired), "HTTP 401"),
+        ("unscoped", bearer(&unscoped), "HTTP 403"),
+    ] {
+        let refused = client
+            .step_warned(json!({"agent": who, "url": url, "headers": headers, "say": "buy a gpu"}));
+        let error = refused["error"].as_str().unwrap_or_default();
+        assert!(error.starts_with(status), "{who}: {refused}");
+        assert_eq!(refused["events"], json!([]), "{refused}");
+    }
+
+    let thread = format!("oidc-{}", std::process::id());
+    let asked = client.step(json!({
+        "agent": "partner", "url": url, "threadId": thread,
+        "headers": bearer(&token("partner", "agent:call")), "say": "buy a gpu",
+    }));
+    let interrupt = last(&asked)["outcome"]["interrupts"][0].clone();
+    assert_eq!(interrupt["message"], "Approve purchase of gpu?", "{asked}");
+    let approve = json!([{"interruptId": interrupt["id"], "status": "resolved", "payload": {"approved": true}}]);
+    let refused = client.step(json!({"agent": "partner", "url": url, "resume": approve}));
+    assert_eq!(last(&refused)["code"], "not_allowed", "{refused}");
+    let bought = client.step(json!({
+        "agent": "alice", "url": url, "threadId": thread,
+        "headers": bearer(&token("alice", "agent:call")), "resume": approve,
+    }));
+    assert_eq!(last(&bought)["outcome"]["type"], "success", "{bought}");
+    drop(agent);
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", file.display()));
+    }
 }
