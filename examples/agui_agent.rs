@@ -9,6 +9,7 @@
 //! cargo run --example agui_agent -- --port 0 --tokens tokens.txt --approvers finance
 //! cargo run --example agui_agent -- --port 0 --oidc https://login.example.com \
 //!     --person-claim email --groups-claim groups --approvers finance
+//! cargo run --example agui_agent -- --port 8080 --web examples/agui/web/dist
 //! ```
 //! The first line on standard output is the endpoint's URL. Offline, the embedded
 //! scripted model answers: "buy a `<item>`" ends with the interrupt "Approve purchase of
@@ -29,20 +30,26 @@
 //! the endpoint's URL), `--person-claim` names the person (default `sub`),
 //! `--groups-claim` their groups, and each `--scope SCOPE` is one every token must hold (a
 //! token without it gets HTTP 403 `insufficient_scope`).
+//!
+//! With `--web DIR` it also serves the files of `DIR` — the built CopilotKit app of
+//! `examples/agui/web` (`npm ci && npm run build` there makes `dist/`) — on every GET, so
+//! `http://127.0.0.1:8080/` is a chat whose purchases wait as cards with Approve, Decline
+//! and Edit, beside the endpoint the app posts its runs to. Open it with `#token=TOKEN`
+//! when the agent wants tokens.
 
 mod shop_agent;
 mod support;
+mod agui_web;
+
+use std::path::PathBuf;
 
 use shop_agent::Failure;
 use toolnexus_agui::AguiServer;
 
 #[tokio::main]
 async fn main() -> Result<(), Failure> {
-    let cli = shop_agent::parse(
-        "agui_agent",
-        "toolnexus-agui-agent.db",
-        std::env::args().skip(1),
-    )?;
+    let (web, args) = web_dir(std::env::args().skip(1))?;
+    let cli = shop_agent::parse("agui_agent", "toolnexus-agui-agent.db", args.into_iter())?;
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", cli.port)).await?;
     let url = format!("http://{}/", listener.local_addr()?);
     // First, so whoever started it (with `--port 0`) learns where it is.
@@ -57,5 +64,37 @@ async fn main() -> Result<(), Failure> {
     }
     let server = server.build();
     println!("threads kept in {}", shop_agent::kept_in(&cli.db));
-    shop_agent::serve(listener, server.router(), &agent).await
+    let router = match web {
+        Some(dir) => {
+            println!("web app from {}", dir.display());
+            agui_web::beside(server.router(), dir)
+        }
+        None => server.router(),
+    };
+    shop_agent::serve(listener, router, &agent).await
+}
+
+/// `--web DIR` taken out of `args` (the other arguments are the shop's), checked to hold
+/// the built app, so a missing build is said at start rather than as a 404 later.
+fn web_dir(args: impl Iterator<Item = String>) -> Result<(Option<PathBuf>, Vec<String>), Failure> {
+    let (mut dir, mut rest) = (None, Vec::new());
+    let mut args = args.into_iter();
+    while let Some(arg) = args.next() {
+        if arg == "--web" {
+            dir = Some(PathBuf::from(args.next().ok_or("--web needs a directory")?));
+        } else {
+            rest.push(arg);
+        }
+    }
+    if let Some(dir) = &dir {
+        if !dir.join("index.html").is_file() {
+            return Err(format!(
+                "--web {}: no index.html there; build the app first \
+                 (cd examples/agui/web && npm ci && npm run build)",
+                dir.display()
+            )
+            .into());
+        }
+    }
+    Ok((dir, rest))
 }
