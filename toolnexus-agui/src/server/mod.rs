@@ -6,6 +6,8 @@
 //! events a run's progress and transcript are (`events`), and what a waiting thread is
 //! shown as (`snapshot`).
 
+mod capabilities;
+mod delta;
 mod events;
 mod handle;
 mod run;
@@ -15,7 +17,7 @@ mod thread;
 use std::sync::Arc;
 
 use axum::extract::DefaultBodyLimit;
-use axum::routing::post;
+use axum::routing::{get, post};
 use axum::Router;
 use toolnexus::{LlmClient, Toolkit};
 use toolnexus_inbox::{
@@ -82,6 +84,8 @@ pub(crate) struct Shared {
     /// hook every caller is the responder, so theirs; behind a hook nobody can say.
     pub(crate) unowned: Option<Starter>,
     pub(crate) max_body: usize,
+    /// What the agent says of itself in its capabilities.
+    pub(crate) identity: capabilities::Identity,
     /// The threads a run goes on for in this process: a second run on one waits its turn
     /// as a refusal, not as a race.
     busy: InFlight,
@@ -114,15 +118,20 @@ impl AguiServer {
             tk,
             inbox,
             max_body: DEFAULT_MAX_BODY,
+            identity: capabilities::Identity::default(),
             admission: Admission::new(Person::stand_in(DEFAULT_RESPONDER)),
         }
     }
 
     /// The router: `POST /` takes a `RunAgentInput` and answers with the run's events as
-    /// server-sent events. Mount it where the front end's `HttpAgent` URL points.
+    /// server-sent events; `GET /capabilities` answers what the endpoint can do, the
+    /// protocol's `AgentCapabilities` (its tools, interrupts and edits, snapshots and
+    /// deltas, reasoning), to the callers a run would be served to. Mount it where the
+    /// front end's `HttpAgent` URL points.
     pub fn router(&self) -> Router {
         Router::new()
             .route("/", post(handle::run))
+            .route("/capabilities", get(capabilities::capabilities))
             .layer(DefaultBodyLimit::max(self.shared.max_body))
             .with_state(self.shared.clone())
     }
@@ -139,6 +148,7 @@ pub struct AguiServerBuilder {
     tk: Toolkit,
     inbox: Inbox,
     max_body: usize,
+    identity: capabilities::Identity,
     admission: Admission,
 }
 
@@ -208,6 +218,17 @@ impl AguiServerBuilder {
         self
     }
 
+    /// How the agent names and describes itself to front ends that discover what it can
+    /// do (`GET capabilities`; by default it is called "toolnexus agent", with no
+    /// description).
+    pub fn describe(mut self, name: impl Into<String>, description: impl Into<String>) -> Self {
+        self.identity = capabilities::Identity {
+            name: name.into(),
+            description: Some(description.into()).filter(|d| !d.trim().is_empty()),
+        };
+        self
+    }
+
     /// The server; a warning is logged naming the tools whose approvals anyone may answer
     /// ([`Inbox::unrestricted_gates`]).
     pub fn build(self) -> AguiServer {
@@ -223,6 +244,7 @@ impl AguiServerBuilder {
                 admission: self.admission,
                 unowned,
                 max_body: self.max_body,
+                identity: self.identity,
                 busy: InFlight::new(),
             }),
         }
