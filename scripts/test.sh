@@ -39,6 +39,10 @@
 #               toolnexus-agui's endpoint) and the same Node 22, installed with `npm ci` from
 #               scripts/agui/package-lock.json into target/agui.
 #               -> TOOLNEXUS_TEST_AGUI=…/target/agui
+#   AG-UI app   the CopilotKit web app of examples/agui/web (CopilotKit, React, Vite and the
+#               same Node 22), installed with `npm ci` from its package-lock.json into
+#               target/agui-web and built there (`npm run build`) when its sources change.
+#               -> TOOLNEXUS_TEST_AGUI_WEB=…/target/agui-web/dist
 #   OpenID      a real OpenID provider (panva's `oidc-provider` 9.13.3, OpenID certified) and
 #               the same Node 22, installed with `npm ci` from scripts/oidc/package-lock.json
 #               into target/oidc; each suite that checks access tokens starts its own from
@@ -220,6 +224,36 @@ setup_agui() {
     export TOOLNEXUS_TEST_AGUI="$root/target/agui"
 }
 
+# Builds the CopilotKit app of examples/agui/web into target/agui-web/dist: `npm ci` there
+# when its lock file changed (as npm_install does), then, when its sources changed, a copy
+# of them beside the packages and `npm run build` (tsc, then Vite). The tree keeps neither
+# node_modules nor dist, and an unchanged app is neither installed nor built again.
+setup_agui_web() {
+    local src="$root/examples/agui/web" dir="$root/target/agui-web"
+    if ! cmp -s "$src/package-lock.json" "$dir/installed-lock.json"; then
+        command -v npm >/dev/null || apt_install npm
+        rm -rf "$dir"
+        mkdir -p "$dir"
+        cp "$src/package.json" "$src/package-lock.json" "$dir/"
+        say "npm ci (CopilotKit, React, Vite and Node 22 for the AG-UI web app, into target/agui-web)"
+        (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error) \
+            || die "npm ci in target/agui-web failed (npm registry unreachable?)"
+        cp "$src/package-lock.json" "$dir/installed-lock.json"
+    fi
+    local sources
+    sources=$(cd "$src" && find . \( -path ./node_modules -o -path ./dist \) -prune -o -type f -print \
+        | LC_ALL=C sort | xargs sha256sum | sha256sum)
+    if [ "$sources" != "$(cat "$dir/built-sources" 2>/dev/null)" ]; then
+        rm -rf "$dir/src" "$dir/dist"
+        tar -C "$src" --exclude=./node_modules --exclude=./dist -cf - . | tar -C "$dir" -xf -
+        say "npm run build (the AG-UI web app, into target/agui-web/dist)"
+        (cd "$dir" && npm run build >"$dir/build.log" 2>&1) \
+            || { cat "$dir/build.log" >&2; die "building the AG-UI web app in target/agui-web failed"; }
+        echo "$sources" >"$dir/built-sources"
+    fi
+    export TOOLNEXUS_TEST_AGUI_WEB="$dir/dist"
+}
+
 # Installs run in the background while the suites compile; their output is kept and shown
 # when they fail. finish_background waits for them and stops the script if one failed.
 bg_names=()
@@ -254,6 +288,7 @@ install_python() { [ -n "${TOOLNEXUS_TEST_PYTHON:-}" ] || setup_python; }
 install_npm() {
     [ -n "${TOOLNEXUS_TEST_CONFORMANCE:-}" ] || setup_conformance
     [ -n "${TOOLNEXUS_TEST_AGUI:-}" ] || setup_agui
+    [ -n "${TOOLNEXUS_TEST_AGUI_WEB:-}" ] || setup_agui_web
     [ -n "${TOOLNEXUS_TEST_OIDC:-}" ] || setup_oidc
 }
 
@@ -421,7 +456,7 @@ if [ -z "${TOOLNEXUS_TEST_PYTHON:-}" ]; then
     python3 -c 'import venv' 2>/dev/null || apt_install python3-venv
 fi
 if [ -z "${TOOLNEXUS_TEST_CONFORMANCE:-}" ] || [ -z "${TOOLNEXUS_TEST_AGUI:-}" ] \
-    || [ -z "${TOOLNEXUS_TEST_OIDC:-}" ]; then
+    || [ -z "${TOOLNEXUS_TEST_AGUI_WEB:-}" ] || [ -z "${TOOLNEXUS_TEST_OIDC:-}" ]; then
     command -v npm >/dev/null || apt_install npm
 fi
 background "the Python SDKs" install_python
