@@ -1,5 +1,5 @@
 //! The step activity: makes one step of a stretch, the one the workflow asks for. It
-//! replays the stretch's earlier steps from its input (no I/O), makes the target step for
+//! replays the stretch's earlier steps, read from the run's history (no other I/O), makes the target step for
 //! real (a model call, or a tool call with its gate), and returns it for the workflow to
 //! record. Any other step it meets is left unmade: a turn's calls run concurrently, and
 //! each has its own activity.
@@ -15,6 +15,7 @@ use temporalio_sdk::ApplicationFailure;
 use toolnexus::{BoxFuture, ClientError, Journal, JournalError, RunOptions, Step, StepKey};
 
 use crate::agent::Agent;
+use crate::earlier::steps_since;
 use crate::heartbeat::Heartbeat;
 use crate::stretch::drive;
 use crate::wire::StepInput;
@@ -40,8 +41,14 @@ impl Steps {
         let _alive = Heartbeat::start(&ctx);
         let agent = &self.agent.inner;
         let (made, done) = oneshot::channel();
+        let known = match input.since {
+            Some(since) => steps_since(&ctx, since)
+                .await
+                .map_err(|why| ActivityError::application(ApplicationFailure::new(why)))?,
+            None => input.made.into_iter().collect(),
+        };
         let journal = OneStep {
-            known: input.made.into_iter().collect(),
+            known,
             target: input.target.clone(),
             made: Mutex::new(Some(made)),
         };

@@ -29,8 +29,7 @@ struct Bridge {
 
 #[derive(Default)]
 struct Ledger {
-    /// The steps made so far, in the order they were made (the order activity inputs list
-    /// them, so an input never depends on a map's order).
+    /// The steps made so far, in the order they were made.
     made: Vec<(StepKey, Step)>,
     /// Steps the loop asked for that no activity makes yet, in the order it asked.
     asked: Vec<StepKey>,
@@ -108,6 +107,9 @@ pub(crate) async fn stretch<W>(
     options: &ActivityOptions,
 ) -> Result<RunResult, ClientError> {
     let bridge = Bridge::default();
+    // Every step of this stretch is an activity scheduled after this event: the activity
+    // reads the steps made before it from the history, after it.
+    let since = i64::from(ctx.history_length());
     // The workflow's loop sends nothing and does not race a clock: no time limit.
     let no_limit = RunOptions::new().timeout(None);
     let mut looped = pin!(drive(agent, run, start.clone(), &bridge, no_limit));
@@ -116,16 +118,14 @@ pub(crate) async fn stretch<W>(
         if let Poll::Ready(result) = looped.as_mut().poll(cx) {
             return Poll::Ready(result);
         }
-        let (asked, made) = {
-            let mut steps = bridge.lock();
-            (std::mem::take(&mut steps.asked), steps.made.clone())
-        };
+        let asked = std::mem::take(&mut bridge.lock().asked);
         let mut moved = false;
         for key in asked {
             let input = StepInput {
                 run: run.to_owned(),
                 start: start.clone(),
-                made: made.clone(),
+                since: Some(since),
+                made: Vec::new(),
                 target: key.clone(),
             };
             let activity = ctx.execute_activity(Steps::step, input, options.clone());

@@ -7,6 +7,7 @@ mod bridge;
 pub mod codec;
 mod connect;
 mod door;
+mod earlier;
 mod error;
 mod heartbeat;
 #[cfg(feature = "inbox")]

@@ -149,16 +149,27 @@ pub(crate) enum Start {
     },
 }
 
-/// A step activity's input: the stretch to replay, the steps it has made so far, and the
+/// A step activity's input: the stretch to replay, where its steps so far are, and the
 /// one to make. `pub` only because the `#[activities]` macro puts it in a public signature;
 /// the crate does not export it.
+///
+/// The steps made so far are not carried: each is in the run's history already, as the
+/// result of the activity that made it, and the activity reads them there (every step
+/// activity scheduled after event `since`). An input an older worker scheduled carries
+/// them in `made` instead, and is read as it was.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct StepInput {
     /// The run's id.
     pub(crate) run: String,
     /// Where the stretch starts.
     pub(crate) start: Start,
-    /// The steps the stretch has made, replayed without I/O.
+    /// The last history event before the stretch's first step: its steps are the step
+    /// activities scheduled after it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) since: Option<i64>,
+    /// The steps the stretch has made, replayed without I/O: only in an input an older
+    /// worker scheduled.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub(crate) made: Vec<(StepKey, Step)>,
     /// The step to make.
     pub(crate) target: StepKey,
@@ -196,5 +207,32 @@ mod tests {
 
         // Without a codec nothing is marked: the worker reads answers as they come.
         assert_eq!(read(vec![clear]).trusted(), Ok(&answer));
+    }
+
+    #[test]
+    fn a_step_input_an_older_worker_scheduled_is_read_with_the_steps_it_carries() {
+        // As tests/histories/approve.json's second step was scheduled: the stretch's steps
+        // in the input, no `since`.
+        let older = json!({
+            "run": "approve/01a2",
+            "start": {"from": "prompt", "prompt": "buy a gpu"},
+            "made": [[{"turn": "a877"}, {"step": "reply", "text": "", "calls": [
+                {"id": "call_0", "name": "purchase", "args": {"item": "gpu"}}
+            ], "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}}]],
+            "target": {"turn": "a877", "call": "call_0"}
+        });
+        let input: StepInput = serde_json::from_value(older).unwrap();
+        assert_eq!(input.since, None);
+        assert_eq!(input.made.len(), 1);
+
+        // A new input names where the stretch's steps are, and carries none of them.
+        let newer = StepInput {
+            since: Some(4),
+            made: Vec::new(),
+            ..input
+        };
+        let written = serde_json::to_value(&newer).unwrap();
+        assert_eq!(written["since"], 4);
+        assert!(written.get("made").is_none(), "{written}");
     }
 }

@@ -14,6 +14,7 @@ mod expiry;
 #[cfg(feature = "inbox")]
 mod hostile;
 mod replay;
+mod step_inputs;
 mod temporal_agent;
 mod temporal_history;
 #[cfg(feature = "inbox")]
