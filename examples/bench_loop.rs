@@ -13,7 +13,12 @@
 //! cargo run --profile perf --example bench_loop -- run ours-gemini approve 300          # another style
 //! cargo run --profile perf --example bench_loop -- mock         # serve the endpoint, print its URL
 //! cargo run --release --example bench_loop -- inflight ours 1000   # peak RSS, N runs in flight
+//! cargo run --release --example bench_loop -- wire weather      # the requests one run sends
 //! ```
+//!
+//! `wire SCENARIO` runs ours once on an endpoint of its own and prints each request it
+//! sent as a JSON line (`method`, `path`, `headers`, `body`): what the transport limit,
+//! `bench/limit`, sends on a bare connection.
 //!
 //! With `BENCH_FLOOR` naming the floor's binary (`target/bench-floor/<profile>/bench_floor`),
 //! the every-variant mode runs it too, against the same endpoint.
@@ -47,6 +52,7 @@ fn main() {
         Some("mock") => serve_mock(),
         Some("run") => run_variant(&args[1..]),
         Some("inflight") => in_flight(&args[1..]),
+        Some("wire") => wire(&args[1..]),
         Some(n) => n
             .parse()
             .map_err(|_| format!("unknown mode `{n}`: use `mock`, `run` or a run count"))
@@ -312,6 +318,41 @@ fn in_flight(args: &[String]) -> Result<(), String> {
         return Err(format!("{done} of {runs} runs finished"));
     }
     println!("{client} {runs} in flight: peak RSS {} kB", peak_kb());
+    Ok(())
+}
+
+/// `wire <weather|approve>`: one run of ours on an endpoint of its own; prints each request
+/// it sent, as received, one JSON line each.
+fn wire(args: &[String]) -> Result<(), String> {
+    let usage = "usage: wire <weather|approve>";
+    let approve = match args {
+        [scenario] if scenario == "weather" => false,
+        [scenario] if scenario == "approve" => true,
+        _ => return Err(usage.into()),
+    };
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())?;
+    let sent = rt.block_on(async {
+        let mock = MockLlm::with_fn(scripted_reply)
+            .await
+            .map_err(|e| e.to_string())?;
+        let ours = Ours::new(&mock.base_url(), Style::OpenAi, approve)?;
+        ours.measure(1).await?;
+        Ok::<_, String>(mock.take_requests())
+    })?;
+    // The warm-up's runs came first: the last run's requests are the run's.
+    let per_run = sent.len() / (WARMUP + 1);
+    for request in &sent[sent.len() - per_run..] {
+        let line = json!({
+            "method": request.method,
+            "path": request.path,
+            "headers": request.headers,
+            "body": String::from_utf8_lossy(&request.raw_body),
+        });
+        println!("{line}");
+    }
     Ok(())
 }
 
