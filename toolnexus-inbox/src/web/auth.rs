@@ -29,6 +29,8 @@ use super::mount::Mount;
 use super::page;
 use super::secret::Secret;
 use super::session::{self, Jar, Session};
+#[cfg(feature = "oidc")]
+use super::sign_in::{flow, Found};
 use crate::inbox::Inbox;
 use crate::policy::identify::{bearer, Identify};
 use crate::policy::people::Person;
@@ -124,16 +126,15 @@ pub(crate) async fn admit(State(gate): State<Arc<Gate>>, request: Request, next:
     let mut gone = false;
     #[cfg(feature = "oidc")]
     if let Some(sign_in) = &gate.sign_in {
-        use super::sign_in::flow;
         match flow::signed_in(&gate, sign_in, &parts.headers) {
-            super::sign_in::Found::Valid { person, key } if link_token(&parts.uri).is_none() => {
+            Found::Valid { person, key } if link_token(&parts.uri).is_none() => {
                 let token = flow::sign_out_token(&gate, &key);
                 parts.extensions.insert(Viewer(person));
                 parts.extensions.insert(SignOut(token));
                 return next.run(Request::from_parts(parts, body)).await;
             }
-            super::sign_in::Found::Gone => gone = true,
-            _ => {}
+            Found::Gone => gone = true,
+            Found::Valid { .. } | Found::None => {}
         }
     }
     // `mount::locate` runs first and always says; the router's own view is the fallback.
@@ -168,18 +169,16 @@ pub(crate) async fn admit(State(gate): State<Arc<Gate>>, request: Request, next:
             None => return refused("The bearer token is not this inbox's token.", &mount),
         },
         (None, Session::Valid(key)) => gate.keys[key].1.clone(),
+        // Nobody signed in, where the page offers the provider's sign-in: it does.
         #[cfg(feature = "oidc")]
         (None, session) if gate.sign_in.is_some() => {
-            let why = match session {
-                Session::Ended => Some("Your session has ended."),
-                _ if gone => Some("Your session has ended."),
-                _ => None,
-            };
-            let mut response = super::sign_in::flow::prompt(&gate, &parts, &mount, why, gone);
-            if matches!(session, Session::Ended | Session::Invalid) {
-                if let Some(dropped) = jar.clear() {
-                    response.headers_mut().append(header::SET_COOKIE, dropped);
-                }
+            let ended = gone || session == Session::Ended;
+            let why = ended.then_some("Your session has ended.");
+            let mut response = flow::prompt(&gate, &parts, &mount, why, gone);
+            if matches!(session, Session::Ended | Session::Invalid)
+                && let Some(dropped) = jar.clear()
+            {
+                response.headers_mut().append(header::SET_COOKIE, dropped);
             }
             return response;
         }

@@ -242,11 +242,19 @@ impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Recorder {
     }
 }
 
-/// A log recorded for this (current-thread) test, every task of it included.
-fn record() -> (Log, tracing::subscriber::DefaultGuard) {
-    let log = Log::default();
-    let subscriber = tracing_subscriber::registry().with(Recorder(log.clone()));
-    (log, tracing::subscriber::set_default(subscriber))
+/// The log of this test process, every test's lines together: a subscriber per test
+/// (`set_default`) misses events whose callsites another thread registered first, so
+/// one records for all, and each test looks for what only it causes.
+fn record() -> Log {
+    static LOG: std::sync::OnceLock<Log> = std::sync::OnceLock::new();
+    LOG.get_or_init(|| {
+        let log = Log::default();
+        let subscriber = tracing_subscriber::registry().with(Recorder(log.clone()));
+        tracing::subscriber::set_global_default(subscriber)
+            .expect("no other subscriber is set in this suite");
+        log
+    })
+    .clone()
 }
 
 /// The session cookie a sign-in set: its `Set-Cookie` line.
@@ -279,7 +287,7 @@ fn assert_refused(answer: &Answer) {
 
 #[tokio::test]
 async fn alice_signs_in_lands_where_she_was_and_signs_out() {
-    let (log, _guard) = record();
+    let log = record();
     let provider = Provider::start().await;
     let page = page(&provider, None).await;
     let mut alice = Visitor::new();
@@ -450,7 +458,7 @@ async fn a_return_path_off_the_page_lands_on_the_list() {
 
 #[tokio::test]
 async fn forged_and_replayed_callbacks_sign_nobody_in() {
-    let (log, _guard) = record();
+    let log = record();
     let provider = Provider::start().await;
     let page = page(&provider, None).await;
     let callback_url = Url::parse(&format!("{}sign-in/callback", page.root)).expect("a URL");

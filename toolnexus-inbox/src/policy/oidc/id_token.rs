@@ -11,8 +11,8 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
-use super::keys::{Keys, Missing};
-use super::{claim, discovery, header, shown, strings, verify, words, SigningAlg, TokenRefused};
+use super::keys::Keys;
+use super::{discovery, person, signed_claims, strings, SigningAlg, TokenRefused};
 use crate::clock::Clock;
 use crate::error::InboxError;
 use crate::policy::people::Person;
@@ -137,37 +137,8 @@ impl IdTokens {
     /// The person ID token `token` names, if it is this client's, current, and carries
     /// `nonce`.
     pub(crate) async fn verify(&self, token: &str, nonce: &str) -> Result<Person, IdTokenRefused> {
-        let claims = self.signed_claims(token).await?;
+        let claims = signed_claims(&self.keys, &self.algorithms, token).await?;
         self.judge(&claims, nonce)
-    }
-
-    async fn signed_claims(&self, token: &str) -> Result<Map<String, Value>, TokenRefused> {
-        if token.len() > super::MAX_TOKEN {
-            return Err(TokenRefused::Malformed("it is over 16 KiB"));
-        }
-        let header = header(token)?;
-        let alg_name = header
-            .get("alg")
-            .and_then(Value::as_str)
-            .ok_or(TokenRefused::Malformed("its header has no `alg`"))?;
-        let alg = SigningAlg::from_name(alg_name)
-            .filter(|alg| self.algorithms.contains(alg))
-            .ok_or_else(|| TokenRefused::Algorithm(shown(alg_name)))?;
-        if header.contains_key("crit") {
-            return Err(TokenRefused::Malformed(
-                "its header names critical extensions",
-            ));
-        }
-        let kid = header
-            .get("kid")
-            .and_then(Value::as_str)
-            .ok_or(TokenRefused::Malformed("its header has no `kid`"))?;
-        let key = self.keys.key(kid).await.map_err(|missing| match missing {
-            Missing::Unknown => TokenRefused::UnknownKey(shown(kid)),
-            Missing::Floor => TokenRefused::UnknownKeyFloor(shown(kid)),
-            Missing::Unreachable => TokenRefused::KeysUnreachable,
-        })?;
-        verify(token, alg, &key)
     }
 
     fn judge(&self, claims: &Map<String, Value>, nonce: &str) -> Result<Person, IdTokenRefused> {
@@ -208,22 +179,11 @@ impl IdTokens {
         if claims.get("nonce").and_then(Value::as_str) != Some(nonce) {
             return Err(IdTokenRefused::Nonce);
         }
-        let id = claim(claims, &self.person_claim)
-            .and_then(Value::as_str)
-            .filter(|id| !id.trim().is_empty())
-            .ok_or_else(|| TokenRefused::NoPerson(self.person_claim.clone()))?;
-        let mut groups: Vec<String> = match &self.groups_claim {
-            Some(name) => claim(claims, name).map(words).unwrap_or_default(),
-            None => Default::default(),
-        }
-        .into_iter()
-        .collect();
-        groups.sort();
-        let mut person = Person::new(id).groups(groups);
-        if let Some(name) = claims.get("name").and_then(Value::as_str) {
-            person = person.name(name);
-        }
-        Ok(person)
+        Ok(person(
+            claims,
+            &self.person_claim,
+            self.groups_claim.as_deref(),
+        )?)
     }
 }
 

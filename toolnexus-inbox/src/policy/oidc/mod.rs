@@ -11,9 +11,8 @@
 //! more than the door's 401 says, or, for a token good but for a required scope, the 403
 //! naming the scopes required.
 
-// The page's sign-in (`web`) is what reads ID tokens.
-#[cfg(feature = "web")]
 mod discovery;
+// The page's sign-in (`web`) is what reads ID tokens.
 #[cfg(feature = "web")]
 pub(crate) mod id_token;
 mod keys;
@@ -213,34 +212,7 @@ impl OidcTokens {
     /// names no one: for a host that reads tokens from elsewhere than the `Authorization`
     /// header. The reason is for the host's log, never for the caller.
     pub async fn verify(&self, token: &str) -> Result<Person, TokenRefused> {
-        let inner = &*self.inner;
-        if token.len() > MAX_TOKEN {
-            return Err(TokenRefused::Malformed("it is over 16 KiB"));
-        }
-        let header = header(token)?;
-        let alg_name = header
-            .get("alg")
-            .and_then(Value::as_str)
-            .ok_or(TokenRefused::Malformed("its header has no `alg`"))?;
-        let alg = SigningAlg::from_name(alg_name)
-            .filter(|alg| inner.algorithms.contains(alg))
-            .ok_or_else(|| TokenRefused::Algorithm(shown(alg_name)))?;
-        if header.contains_key("crit") {
-            // RFC 7515 §4.1.11: extensions this validator does not know must be refused.
-            return Err(TokenRefused::Malformed(
-                "its header names critical extensions",
-            ));
-        }
-        let kid = header
-            .get("kid")
-            .and_then(Value::as_str)
-            .ok_or(TokenRefused::Malformed("its header has no `kid`"))?;
-        let key = inner.keys.key(kid).await.map_err(|missing| match missing {
-            Missing::Unknown => TokenRefused::UnknownKey(shown(kid)),
-            Missing::Floor => TokenRefused::UnknownKeyFloor(shown(kid)),
-            Missing::Unreachable => TokenRefused::KeysUnreachable,
-        })?;
-        let claims = verify(token, alg, &key)?;
+        let claims = signed_claims(&self.inner.keys, &self.inner.algorithms, token).await?;
         self.judge(&claims)
     }
 
@@ -271,20 +243,7 @@ impl OidcTokens {
         if !audiences.iter().any(|aud| inner.audiences.contains(aud)) {
             return Err(TokenRefused::Audience);
         }
-        let id = claim(claims, &inner.person_claim)
-            .and_then(Value::as_str)
-            .filter(|id| !id.trim().is_empty())
-            .ok_or_else(|| TokenRefused::NoPerson(inner.person_claim.clone()))?;
-        let groups = match &inner.groups_claim {
-            Some(name) => claim(claims, name).map(words).unwrap_or_default(),
-            None => HashSet::new(),
-        };
-        let mut groups: Vec<String> = groups.into_iter().collect();
-        groups.sort();
-        let mut person = Person::new(id).groups(groups);
-        if let Some(name) = claims.get("name").and_then(Value::as_str) {
-            person = person.name(name);
-        }
+        let person = person(claims, &inner.person_claim, inner.groups_claim.as_deref())?;
         // Judged last: a token lacking a scope is otherwise good, and the door tells its
         // client so (403), which it must not for a token that names no one.
         if !inner.required_scopes.is_empty() {
@@ -441,49 +400,11 @@ impl OidcTokensBuilder {
         if self.person_claim.trim().is_empty() {
             return Err(refuse("the person claim has no name".into()));
         }
-        let http = match self.http {
-            Some(http) => http,
-            None => {
-                toolnexus::__private::ensure_crypto_provider();
-                reqwest::Client::builder()
-                    .user_agent(concat!("toolnexus-inbox/", env!("CARGO_PKG_VERSION")))
-                    .timeout(self.timeout)
-                    .connect_timeout(self.timeout)
-                    // The documents are read where the issuer says; a redirect could take
-                    // them anywhere, https or not.
-                    .redirect(reqwest::redirect::Policy::none())
-                    .build()
-                    .map_err(|e| InboxError::InvalidProvider {
-                        url: issuer.clone(),
-                        reason: "no HTTP client could be built".to_owned(),
-                        source: Some(Box::new(e)),
-                    })?
-            }
-        };
-        let discovery = format!(
-            "{}/.well-known/openid-configuration",
-            issuer.trim_end_matches('/')
-        );
-        let metadata = keys::get_json(&http, &discovery).await?;
-        let said = metadata.get("issuer").and_then(Value::as_str);
-        if said != Some(issuer.as_str()) {
-            // OpenID Connect Discovery §4.3: anything else may be a provider impersonating
-            // another.
-            return Err(refuse(format!(
-                "its discovery document names the issuer {said:?}, not this one"
-            )));
-        }
-        let jwks_uri = metadata
-            .get("jwks_uri")
-            .and_then(Value::as_str)
-            .ok_or_else(|| refuse("its discovery document has no `jwks_uri`".into()))?;
-        secure_url(jwks_uri).map_err(|reason| InboxError::InvalidProvider {
-            url: jwks_uri.to_owned(),
-            reason,
-            source: None,
-        })?;
+        let http = discovery::client(&issuer, self.http, self.timeout)?;
+        let metadata = discovery::metadata(&http, &issuer).await?;
+        let jwks_uri = discovery::endpoint(&metadata, "jwks_uri", &issuer)?;
         let keys = Keys::read(
-            jwks_uri.to_owned(),
+            jwks_uri,
             http,
             self.refresh_floor,
             self.keys_max_age,
@@ -571,6 +492,66 @@ impl fmt::Display for TokenRefused {
             TokenRefused::NoPerson(claim) => write!(f, "the token has no {claim:?} claim naming a person"),
         }
     }
+}
+
+/// The claims of `token` once it proves to be a JWS signed with one of `keys` by one of
+/// `algorithms`; what they say is judged apart, by the kind of token it is.
+async fn signed_claims(
+    keys: &Keys,
+    algorithms: &[SigningAlg],
+    token: &str,
+) -> Result<Map<String, Value>, TokenRefused> {
+    if token.len() > MAX_TOKEN {
+        return Err(TokenRefused::Malformed("it is over 16 KiB"));
+    }
+    let header = header(token)?;
+    let alg_name = header
+        .get("alg")
+        .and_then(Value::as_str)
+        .ok_or(TokenRefused::Malformed("its header has no `alg`"))?;
+    let alg = SigningAlg::from_name(alg_name)
+        .filter(|alg| algorithms.contains(alg))
+        .ok_or_else(|| TokenRefused::Algorithm(shown(alg_name)))?;
+    if header.contains_key("crit") {
+        // RFC 7515 §4.1.11: extensions this validator does not know must be refused.
+        return Err(TokenRefused::Malformed(
+            "its header names critical extensions",
+        ));
+    }
+    let kid = header
+        .get("kid")
+        .and_then(Value::as_str)
+        .ok_or(TokenRefused::Malformed("its header has no `kid`"))?;
+    let key = keys.key(kid).await.map_err(|missing| match missing {
+        Missing::Unknown => TokenRefused::UnknownKey(shown(kid)),
+        Missing::Floor => TokenRefused::UnknownKeyFloor(shown(kid)),
+        Missing::Unreachable => TokenRefused::KeysUnreachable,
+    })?;
+    verify(token, alg, &key)
+}
+
+/// The person verified `claims` name: their id from `person_claim`, their groups from
+/// `groups_claim` (sorted), their display name from `name`.
+fn person(
+    claims: &Map<String, Value>,
+    person_claim: &str,
+    groups_claim: Option<&str>,
+) -> Result<Person, TokenRefused> {
+    let id = claim(claims, person_claim)
+        .and_then(Value::as_str)
+        .filter(|id| !id.trim().is_empty())
+        .ok_or_else(|| TokenRefused::NoPerson(person_claim.to_owned()))?;
+    let groups = match groups_claim {
+        Some(name) => claim(claims, name).map(words).unwrap_or_default(),
+        None => HashSet::new(),
+    };
+    let mut groups: Vec<String> = groups.into_iter().collect();
+    groups.sort();
+    let mut person = Person::new(id).groups(groups);
+    if let Some(name) = claims.get("name").and_then(Value::as_str) {
+        person = person.name(name);
+    }
+    Ok(person)
 }
 
 /// The token's JOSE header, read without trusting it.
