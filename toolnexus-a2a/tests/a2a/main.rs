@@ -15,6 +15,7 @@ mod listing;
 mod media;
 mod names;
 mod numbers;
+mod oauth;
 mod owners;
 mod push;
 mod quorum;
