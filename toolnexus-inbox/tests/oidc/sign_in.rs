@@ -56,6 +56,8 @@ async fn page(provider: &Provider, page_url: Option<&str>) -> Page {
         .build()
         .await
         .unwrap_or_else(|e| panic!("the sign-in builds: {e}"));
+    let shown = format!("{sign_in:?}");
+    assert!(!shown.contains(SECRET), "Debug shows the secret: {shown}");
     let mut inbox = Inbox::builder("sqlite::memory:");
     if let Some(url) = page_url {
         inbox = inbox.page_url(url);

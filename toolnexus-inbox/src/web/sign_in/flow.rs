@@ -207,6 +207,11 @@ async fn callback(State(gate): State<Arc<Gate>>, request: Request) -> Response {
             let now = gate.inbox.now();
             let until = now.saturating_add(gate.lifetime_ms());
             tracing::info!(person = %person.id, "signed in through the OpenID provider");
+            // A new id at every sign-in (no session is carried over), and the one it
+            // replaces ends.
+            if let Some(old) = cookie(&parts.headers, &session_cookie(&gate)) {
+                sign_in.inner.sessions.end(old);
+            }
             sign_in.inner.sessions.open(&id, person, now, until);
             let target = if to.is_empty() {
                 mount.list()
