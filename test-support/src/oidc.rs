@@ -2,7 +2,9 @@
 //! `oidc-provider` on a loopback port (scripts/oidc/provider.cjs, on the Node and packages
 //! `scripts/test.sh` installs into `target/oidc`, named by `TOOLNEXUS_TEST_OIDC`). Its
 //! clients get tokens by client credentials: `partner` (no group), `alice` and `bob`
-//! (finance), each with the secret `<id>-secret`.
+//! (finance), each with the secret `<id>-secret`. People sign in on its login form, as the
+//! inbox page's client `inbox` (secret `inbox-secret`) sends them there: `alice` and `bob`
+//! (finance) and `mallory` (no group), each with the password `<login>-password`.
 
 use std::path::PathBuf;
 use std::process::Stdio;
