@@ -231,9 +231,10 @@ async fn a_purchase_waits_as_a_card_that_a_reload_brings_back_and_one_approval_b
     click(&browser, ".approval-card button.approve").await;
     let said = says(&browser, "Bought, order ORDER-").await;
     assert_eq!(orders(&said), 1, "one approval, one order:\n{said}");
+    // The agent numbers its orders from one: a purchase that ran twice would be ORDER-2.
     assert!(
-        said.contains("ORDER-1: bought gpu"),
-        "the shop's answer shows:\n{said}"
+        said.contains("ORDER-1: bought gpu") && !said.contains("ORDER-2"),
+        "the purchase ran once:\n{said}"
     );
 
     // Nothing is left to approve, and a reload neither asks nor buys again.
@@ -267,6 +268,11 @@ async fn a_card_outlives_the_agent_killed_and_started_again_on_its_database() {
     click(&browser, ".approval-card button.approve").await;
     let said = says(&browser, "Bought, order ORDER-").await;
     assert_eq!(orders(&said), 1, "one order after the restart:\n{said}");
+    // The restarted agent numbers its orders from one: the purchase ran once, there.
+    assert!(
+        said.contains("ORDER-1: bought gpu") && !said.contains("ORDER-2"),
+        "the purchase ran once:\n{said}"
+    );
     browser.close().await.expect("the session closes");
 }
 
