@@ -37,9 +37,9 @@
 //! and Edit, beside the endpoint the app posts its runs to. Open it with `#token=TOKEN`
 //! when the agent wants tokens.
 
+mod agui_web;
 mod shop_agent;
 mod support;
-mod agui_web;
 
 use std::path::PathBuf;
 
