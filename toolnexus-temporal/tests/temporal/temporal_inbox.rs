@@ -54,7 +54,9 @@ impl Shop {
         let db = self.db();
         let mut child = example_bin::command("temporal_agent")
             .args(["worker", "--address", &temporal::address()])
-            .args(["--task-queue", &self.queue, "--step-timeout", "5"])
+            // The agent's own timeouts: a killed worker's step goes on once its heartbeats
+            // stop.
+            .args(["--task-queue", &self.queue])
             .args(["--orders", &orders.display().to_string(), "--inbox", &db])
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
