@@ -76,6 +76,7 @@ async fn alice_signs_in_approves_and_signs_out() {
         .await
         .expect("the request opens");
     wait_for_text(&browser, "Sign in with your company account", false).await;
+    screenshot(&browser, WIDE, "inbox-sign-in.png", false).await;
     sign_in_with_provider(&browser, &provider, "alice").await;
     assert_eq!(arrival(&browser, &id).await, site.request_url(&id));
     assert_eq!(
@@ -102,6 +103,8 @@ async fn alice_signs_in_approves_and_signs_out() {
     // She signs out from the list; the page asks for a sign-in again, and her old cookie
     // opens nothing anywhere.
     browser.goto(&site.base).await.expect("the list");
+    css(&browser, "form.sign-out").await;
+    screenshot(&browser, WIDE, "inbox-signed-in.png", false).await;
     click(&browser, "form.sign-out button[type=submit]").await;
     wait_for_text(&browser, "Sign in with your company account", false).await;
     assert!(
