@@ -76,9 +76,10 @@ async fn main() -> Result<(), Failure> {
 
 /// `--web DIR` taken out of `args` (the other arguments are the shop's), checked to hold
 /// the built app, so a missing build is said at start rather than as a 404 later.
-fn web_dir(args: impl Iterator<Item = String>) -> Result<(Option<PathBuf>, Vec<String>), Failure> {
+fn web_dir(
+    mut args: impl Iterator<Item = String>,
+) -> Result<(Option<PathBuf>, Vec<String>), Failure> {
     let (mut dir, mut rest) = (None, Vec::new());
-    let mut args = args.into_iter();
     while let Some(arg) = args.next() {
         if arg == "--web" {
             dir = Some(PathBuf::from(args.next().ok_or("--web needs a directory")?));
