@@ -38,6 +38,13 @@ pub struct InsufficientScope {
 /// assert_eq!(refused.status(), 401);
 /// assert_eq!(refused.challenge(None), "Bearer error=\"invalid_token\"");
 ///
+/// // A 401 may say which scopes to ask for.
+/// let scopes = ["agent:call".to_owned()];
+/// assert_eq!(
+///     refused.resource_challenge_scoped(None, "https://t.example/m", &scopes),
+///     "Bearer resource_metadata=\"https://t.example/m\", error=\"invalid_token\", scope=\"agent:call\""
+/// );
+///
 /// let lacking = Refused::insufficient_scope(["agent:call"]);
 /// assert_eq!(lacking.status(), 403);
 /// assert_eq!(
@@ -158,6 +165,25 @@ impl Refused {
     /// both its 401 and its 403.
     pub fn resource_challenge(&self, realm: Option<&str>, metadata_url: &str) -> HeaderValue {
         self.challenge_opt(realm, Some(metadata_url))
+    }
+
+    /// [`resource_challenge`](Self::resource_challenge) whose 401 names, as `scope`, the
+    /// scopes a token for this resource needs (RFC 6750 §3), as MCP's authorization spec
+    /// has a server say, so that a client asks for those and no more. A 403 names the
+    /// scopes its token lacks, whatever `scopes` says.
+    pub fn resource_challenge_scoped(
+        &self,
+        realm: Option<&str>,
+        metadata_url: &str,
+        scopes: &[String],
+    ) -> HeaderValue {
+        match self {
+            Refused::Unidentified(refused) => {
+                let error = refused.sent_credentials.then_some("invalid_token");
+                challenge(realm, Some(metadata_url), error, scopes)
+            }
+            Refused::InsufficientScope(_) => self.resource_challenge(realm, metadata_url),
+        }
     }
 
     fn challenge_opt(&self, realm: Option<&str>, metadata: Option<&str>) -> HeaderValue {

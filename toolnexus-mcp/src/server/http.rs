@@ -109,7 +109,7 @@ async fn identify<B>(
 
 /// `401 Unauthorized` or `403 Forbidden` as MCP's authorization spec has a resource server
 /// answer: with `WWW-Authenticate: Bearer`, naming the protected resource metadata when the
-/// server publishes some (RFC 9728 §5.1), saying `invalid_token` when credentials came and
+/// server publishes some (RFC 9728 §5.1) and its scopes, saying `invalid_token` when credentials came and
 /// were not accepted, and `insufficient_scope` with the scopes required when a valid token
 /// lacks them (RFC 6750 §3.1). Nothing of what the client sent is echoed.
 #[cfg(feature = "inbox")]
@@ -122,7 +122,11 @@ fn refusal(refused: Refused, server: &McpServer) -> http::Response<BoxBody<Bytes
     *response.status_mut() = status;
     let headers = response.headers_mut();
     let challenge = match &server.inner.resource {
-        Some(resource) => refused.resource_challenge(None, &resource.metadata_url()),
+        Some(resource) => refused.resource_challenge_scoped(
+            None,
+            &resource.metadata_url(),
+            resource.supported_scopes(),
+        ),
         None => refused.challenge(None),
     };
     headers.insert(http::header::WWW_AUTHENTICATE, challenge);

@@ -18,7 +18,8 @@ use crate::McpError;
 /// servers that issue them, and the scopes it knows.
 ///
 /// Given to [`McpServerBuilder::protected_resource`](super::McpServerBuilder::protected_resource),
-/// the server's 401s carry `WWW-Authenticate: Bearer resource_metadata="…"`; the host serves
+/// the server's 401s carry `WWW-Authenticate: Bearer resource_metadata="…"` (and the scopes
+/// as `scope="…"`, when it names some); the host serves
 /// the document at [`metadata_path`](Self::metadata_path) with
 /// [`metadata_service`](Self::metadata_service).
 ///
@@ -70,6 +71,11 @@ impl ProtectedResource {
     {
         self.scopes = scopes.into_iter().map(Into::into).collect();
         self
+    }
+
+    /// The scopes a client may ask for ([`scopes`](Self::scopes)), named in every 401.
+    pub fn supported_scopes(&self) -> &[String] {
+        &self.scopes
     }
 
     /// The resource identifier.

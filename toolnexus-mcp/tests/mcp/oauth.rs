@@ -70,6 +70,8 @@ async fn a_client_follows_the_401_to_the_provider_and_back_with_a_token_for_this
     let at = metadata_url(&challenge).unwrap_or_else(|| panic!("no metadata in {challenge}"));
     assert_eq!(at, resource.metadata_url());
     assert!(!challenge.contains("invalid_token"), "{challenge}");
+    // And which scopes to ask for (MCP 2025-11-25: the client takes these first).
+    assert!(challenge.contains("scope=\"agent:call\""), "{challenge}");
 
     // The metadata names this resource and the provider; the provider its token endpoint.
     let metadata: Value = http
