@@ -1,12 +1,13 @@
 //! The CopilotKit app of `examples/agui/web` in a real headless Chromium, served by the
 //! `agui_agent` example beside its AG-UI endpoint (`--web DIR`), as a user runs them: a
 //! purchase asked in the chat waits as a card with Approve, Decline and Edit; the card
-//! is back after a reload and after the agent was killed (`SIGKILL`) and started again
-//! on the same database; an approval buys exactly once, a decline buys nothing, an edited
-//! item is what is bought; and, with `--tokens` and `--approvers`, a person who may not
-//! approve cannot, while an approver can. The first test also takes the README's
-//! screenshot (`examples/agui/web/approval-card.png`, replaced when
-//! `TOOLNEXUS_UPDATE_SCREENSHOT=1` is set).
+//! is back after a reload and after the agent was killed (`SIGKILL`; an approval while
+//! it is down is refused, the card staying) and started again on the same database; an
+//! approval buys exactly once, a decline buys nothing, an edited item is what is bought;
+//! and, with `--tokens` and `--approvers`, a person who may not approve cannot, while an
+//! approver can. The first test also takes the README's screenshot
+//! (`examples/agui/web/approval-card.png`, replaced when `TOOLNEXUS_UPDATE_SCREENSHOT=1`
+//! is set).
 //!
 //! Needs the built app (`TOOLNEXUS_TEST_AGUI_WEB`: scripts/test.sh runs `npm ci && npm
 //! run build` in target/agui-web) and chromedriver (`TOOLNEXUS_TEST_WEBDRIVER`,
@@ -260,8 +261,17 @@ async fn a_card_outlives_the_agent_killed_and_started_again_on_its_database() {
     card(&browser, "Approve purchase of gpu?").await;
 
     // Dropping the example sends it SIGKILL (`Child::kill`) and reaps it: no shutdown of
-    // its own, as a crash; then it starts again on the same port and database.
+    // its own, as a crash.
     drop(first);
+    // An approval while the agent is down reaches nobody: the page says so, and the card
+    // stays to be answered.
+    click(&browser, ".approval-card button.approve").await;
+    let failed = css(&browser, "[role=alert]").await;
+    let why = failed.text().await.expect("the alert's text");
+    assert!(why.contains("could not be reached"), "{why}");
+    css(&browser, ".approval-card button.approve:not([disabled])").await;
+
+    // Started again on the same port and database.
     let _second = agent(port, &db, &[]);
     reload(&browser).await;
     card(&browser, "Approve purchase of gpu?").await;

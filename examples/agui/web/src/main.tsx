@@ -55,9 +55,9 @@ function Purchases() {
 
 /**
  * Says why a run was refused (an answer from someone who may not give it, a thread still
- * busy). A refused resume leaves its interrupt open on the server, so once that run is
- * over the chat is opened again (`onRefused`), which replays the kept thread: the card
- * comes back, answerable.
+ * busy) or failed (the agent down, a token it does not take). Either leaves the thread's
+ * interrupt open on the server, so once that run is over the chat is opened again
+ * (`onRefused`), which replays the kept thread: the card comes back, answerable.
  */
 function RunErrors({ onRefused }: { onRefused: () => void }) {
   const { agent: shown } = useAgent({ agentId: AGENT_ID });
@@ -73,6 +73,10 @@ function RunErrors({ onRefused }: { onRefused: () => void }) {
       onRunErrorEvent: ({ event }) => {
         refused = true;
         setError(event.message);
+      },
+      onRunFailed: ({ error }) => {
+        refused = true;
+        setError(`The agent could not be reached (${error.message}); try again.`);
       },
       onRunFinalized: () => {
         if (!refused) return;
