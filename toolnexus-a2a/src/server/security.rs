@@ -37,6 +37,8 @@ use crate::error::A2aError;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CardSecurity {
     flow: Flow,
+    /// The authorization server's metadata, for an `oauth2` scheme.
+    metadata_url: Option<String>,
     /// Scope names with what each allows, in the order given.
     scopes: Vec<(String, String)>,
     description: Option<String>,
@@ -44,13 +46,8 @@ pub struct CardSecurity {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Flow {
-    OpenIdConnect {
-        discovery_url: String,
-    },
-    ClientCredentials {
-        token_url: String,
-        metadata_url: Option<String>,
-    },
+    OpenIdConnect { discovery_url: String },
+    ClientCredentials { token_url: String },
 }
 
 impl CardSecurity {
@@ -71,13 +68,13 @@ impl CardSecurity {
     pub fn client_credentials(token_url: impl Into<String>) -> Self {
         Self::with(Flow::ClientCredentials {
             token_url: token_url.into(),
-            metadata_url: None,
         })
     }
 
     fn with(flow: Flow) -> Self {
         Self {
             flow,
+            metadata_url: None,
             scopes: Vec::new(),
             description: None,
         }
@@ -91,11 +88,10 @@ impl CardSecurity {
     }
 
     /// The authorization server's metadata (RFC 8414) for an `oauth2` scheme, as its
-    /// `oauth2MetadataUrl`; an OpenID provider is found by its discovery URL already.
+    /// `oauth2MetadataUrl`. An OpenID provider is found by its discovery URL already: given
+    /// to [`open_id_connect`](Self::open_id_connect), it is refused at build.
     pub fn metadata_url(mut self, url: impl Into<String>) -> Self {
-        if let Flow::ClientCredentials { metadata_url, .. } = &mut self.flow {
-            *metadata_url = Some(url.into());
-        }
+        self.metadata_url = Some(url.into());
         self
     }
 
@@ -126,17 +122,21 @@ impl CardSecurity {
         }
     }
 
-    /// Refuses a URL a client could not be sent to (absolute https, or http on loopback)
-    /// and a blank scope.
+    /// Refuses a URL a client could not be sent to (absolute https, or http on loopback),
+    /// a malformed scope, and metadata given to an `openIdConnect` scheme.
     pub(super) fn check(&self) -> Result<(), A2aError> {
-        let urls = match &self.flow {
-            Flow::OpenIdConnect { discovery_url } => vec![discovery_url],
-            Flow::ClientCredentials {
-                token_url,
-                metadata_url,
-            } => std::iter::once(token_url).chain(metadata_url).collect(),
+        let first = match &self.flow {
+            Flow::OpenIdConnect { .. } if self.metadata_url.is_some() => {
+                return Err(A2aError::CardSecurity(
+                    "an OpenID provider is found by its discovery URL: `metadata_url` is for \
+                     `client_credentials`"
+                        .to_owned(),
+                ));
+            }
+            Flow::OpenIdConnect { discovery_url } => discovery_url,
+            Flow::ClientCredentials { token_url } => token_url,
         };
-        for url in urls {
+        for url in std::iter::once(first).chain(&self.metadata_url) {
             reachable(url)?;
         }
         if self.scopes.iter().any(|(name, _)| invalid_scope(name)) {
@@ -156,17 +156,14 @@ impl CardSecurity {
                     description: self.description.clone(),
                 })
             }
-            Flow::ClientCredentials {
-                token_url,
-                metadata_url,
-            } => SecurityScheme::OAuth2(OAuth2SecurityScheme {
+            Flow::ClientCredentials { token_url } => SecurityScheme::OAuth2(OAuth2SecurityScheme {
                 flows: OAuthFlows::ClientCredentials(ClientCredentialsOAuthFlow {
                     token_url: token_url.clone(),
                     scopes: self.scopes.iter().cloned().collect(),
                     refresh_url: None,
                 }),
                 description: self.description.clone(),
-                oauth2_metadata_url: metadata_url.clone(),
+                oauth2_metadata_url: self.metadata_url.clone(),
             }),
         };
         HashMap::from([(self.name().to_owned(), scheme)])
@@ -264,6 +261,13 @@ mod tests {
         assert!(CardSecurity::open_id_connect("http://127.0.0.1:9")
             .check()
             .is_ok());
+        let misplaced = CardSecurity::open_id_connect("https://login.example.com")
+            .metadata_url("https://login.example.com/.well-known/oauth-authorization-server")
+            .check();
+        assert!(
+            matches!(misplaced, Err(A2aError::CardSecurity(_))),
+            "{misplaced:?}"
+        );
         let spaced = CardSecurity::open_id_connect("https://login.example.com")
             .scope("agent call", "two scopes in one")
             .check();
