@@ -74,9 +74,10 @@ pub struct Answer {
     /// Envelope information about the answer, apart from the answer itself: a client's
     /// signature over what it sent, a routing key (JSON `metadata`, omitted when `None`).
     /// Kept with the answer wherever it is recorded (the inbox's audit trail); nothing in
-    /// the loop acts on it (see [`with_metadata`](Answer::with_metadata)).
+    /// the loop acts on it (see [`with_metadata`](Answer::with_metadata)). Boxed: answers
+    /// are moved through the loop, and most carry none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub metadata: Option<Map<String, Value>>,
+    pub metadata: Option<Box<Map<String, Value>>>,
 }
 
 impl Answer {
@@ -185,7 +186,7 @@ impl Answer {
     /// assert_eq!(wire["metadata"]["signature"], "c2lnbmVk");
     /// ```
     pub fn with_metadata(mut self, metadata: Map<String, Value>) -> Self {
-        self.metadata = (!metadata.is_empty()).then_some(metadata);
+        self.metadata = (!metadata.is_empty()).then(|| Box::new(metadata));
         self
     }
 
