@@ -13,89 +13,26 @@
 //! signed in already, never silently makes them answer as someone else.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use axum::extract::{FromRequest, Request, State};
-use axum::http::header::{self, HeaderMap, HeaderValue};
-use axum::http::request::Parts;
+use axum::http::header::{self, HeaderValue};
 use axum::http::{Method, StatusCode, Uri};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::Form;
 
 use super::forgery::{self, TOKEN_FIELD};
-use super::identity::Proxy;
+use super::gate::Gate;
 use super::mount::Mount;
 use super::page;
-use super::secret::Secret;
-use super::session::{self, Jar, Session};
+use super::session::{self, cookie, Jar, Session};
 #[cfg(feature = "oidc")]
 use super::sign_in::{flow, Found};
-use crate::inbox::Inbox;
-use crate::policy::identify::{bearer, Identify};
+use crate::policy::identify::bearer;
 use crate::policy::people::Person;
 
 /// The largest sign-in form read: it holds one anti-forgery token.
 const FORM_LIMIT: usize = 4 * 1024;
-
-/// How the page tells who is signed in.
-pub(crate) struct Gate {
-    /// The access tokens, each with who its holder is: the inbox's own first, then each
-    /// person's own.
-    pub(crate) keys: Vec<(Arc<Secret>, Person)>,
-    pub(crate) identify: Option<Arc<dyn Identify>>,
-    pub(crate) proxy: Proxy,
-    /// The inbox whose clock ends sessions, and whose page URL says where the page is.
-    pub(crate) inbox: Inbox,
-    pub(crate) lifetime: Duration,
-    /// The session cookie's name.
-    pub(crate) cookie: String,
-    /// Keys the anti-forgery token of a switch between people.
-    pub(crate) forms: Arc<Secret>,
-    /// Signing in through an OpenID provider, when the page offers it.
-    #[cfg(feature = "oidc")]
-    pub(crate) sign_in: Option<super::OidcSignIn>,
-}
-
-impl Gate {
-    /// Which key `token` is.
-    fn find(&self, token: &str) -> Option<usize> {
-        self.keys.iter().position(|(s, _)| s.is_token(token))
-    }
-
-    /// The issuer people sign in through, if any.
-    pub(crate) fn sign_in_issuer(&self) -> Option<&str> {
-        #[cfg(feature = "oidc")]
-        return self.sign_in.as_ref().map(super::OidcSignIn::issuer);
-        #[cfg(not(feature = "oidc"))]
-        None
-    }
-
-    /// How the session cookie is set on a response to `parts`, at `mount`.
-    pub(crate) fn jar(&self, parts: &Parts, mount: &Mount) -> Jar<'_> {
-        let page_url = self.inbox.inner.page_url.as_ref();
-        let secure = page_url.is_some_and(|url| url.scheme() == "https")
-            || parts.uri.scheme_str() == Some("https")
-            || self.proxy.https(parts);
-        Jar {
-            name: &self.cookie,
-            path: session::path(page_url, mount),
-            secure,
-            lifetime: self.lifetime,
-        }
-    }
-
-    pub(crate) fn lifetime_ms(&self) -> i64 {
-        i64::try_from(self.lifetime.as_millis()).unwrap_or(i64::MAX)
-    }
-
-    /// A new session cookie for the holder of key `key`.
-    fn open_session(&self, key: usize, jar: &Jar<'_>) -> Option<HeaderValue> {
-        let (secret, person) = self.keys.get(key)?;
-        let until = self.inbox.now().saturating_add(self.lifetime_ms());
-        jar.set(&session::value(secret, &person.id, until)?)
-    }
-}
 
 /// The person signed in on a request, put in its extensions for the handlers.
 #[derive(Debug, Clone)]
@@ -317,18 +254,6 @@ fn without_token(mount: &Mount, query: Option<&str>) -> String {
     }
 }
 
-/// The value of cookie `name`, from any `Cookie` header.
-pub(crate) fn cookie<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
-    headers
-        .get_all(header::COOKIE)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(';'))
-        .filter_map(|pair| pair.trim().split_once('='))
-        .find(|(k, _)| *k == name)
-        .map(|(_, v)| v)
-}
-
 fn refused(why: &str, mount: &Mount) -> Response {
     let mut response = page::message(
         StatusCode::UNAUTHORIZED,
@@ -358,6 +283,7 @@ fn dropped(why: &str, mount: &Mount, jar: &Jar<'_>) -> Response {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use axum::http::HeaderMap;
 
     #[test]
     fn the_redirect_keeps_the_page_and_drops_the_query() {

@@ -95,6 +95,7 @@ mod auth;
 mod delegate;
 mod forgery;
 mod form;
+mod gate;
 mod identity;
 mod link;
 mod list;
@@ -170,7 +171,7 @@ pub const DEFAULT_PAGE_SIZE: usize = 50;
 /// ```
 #[derive(Clone)]
 pub struct InboxPage {
-    gate: Arc<auth::Gate>,
+    gate: Arc<gate::Gate>,
     shared: Arc<Shared>,
 }
 
@@ -469,7 +470,7 @@ impl InboxPageBuilder {
             .map_or_else(|| forms.cookie_name(), |(secret, _)| secret.cookie_name())
             .to_owned();
         InboxPage {
-            gate: Arc::new(auth::Gate {
+            gate: Arc::new(gate::Gate {
                 keys,
                 identify: self.identify,
                 proxy: identity::Proxy {

@@ -17,7 +17,7 @@
 
 use std::time::Duration;
 
-use axum::http::header::HeaderValue;
+use axum::http::header::{self, HeaderMap, HeaderValue};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use maud::html;
@@ -178,6 +178,18 @@ pub(crate) fn prompt(
 /// or for a session since replaced, does not switch this one.
 pub(crate) fn switch_subject(current: &str, next: &str) -> String {
     format!("session:{}:{current}{next}", current.len())
+}
+
+/// The value of cookie `name`, from any `Cookie` header.
+pub(crate) fn cookie<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .find(|(k, _)| *k == name)
+        .map(|(_, v)| v)
 }
 
 #[cfg(test)]

@@ -21,11 +21,11 @@ use super::pending::Pending;
 use super::return_to;
 use super::sessions::Found;
 use super::OidcSignIn;
-use crate::web::auth::{cookie, Gate};
 use crate::web::forgery::{self, TOKEN_FIELD};
+use crate::web::gate::Gate;
 use crate::web::mount::Mount;
 use crate::web::page::{self, layout};
-use crate::web::session::Jar;
+use crate::web::session::{cookie, Jar};
 
 /// The largest sign-out form read: it holds one anti-forgery token.
 const FORM_LIMIT: usize = 4 * 1024;
