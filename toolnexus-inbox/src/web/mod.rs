@@ -16,11 +16,17 @@
 //! | `GET /style.css` | the stylesheet (public: it holds nothing of the inbox)       |
 //! | `GET …?token=T` | signs in with token `T` and redirects to the page without it, or asks first when another person is signed in |
 //! | `POST …?token=T` | the switch that question's button confirms (nothing else posts to a link) |
+//! | `GET /sign-in?to=P` | (feature `oidc`, with `InboxPageBuilder::sign_in`) sends the browser to the OpenID provider, back at page `P` once signed in |
+//! | `GET /sign-in/callback` | where the provider sends the browser back: the code redeemed, the ID token checked, a session opened |
+//! | `POST /sign-out` | ends a session opened through the provider (the list's button) |
 //!
 //! Who is signed in comes from the host when it says ([`InboxPageBuilder::identity`]: its
 //! own session or OIDC middleware), else from a reverse proxy's forwarded headers when the
 //! host trusts them by name ([`InboxPageBuilder::trust_proxy_headers`]) on connections
-//! from the proxy's addresses ([`InboxPageBuilder::trusted_proxy`]), else the holder of the
+//! from the proxy's addresses ([`InboxPageBuilder::trusted_proxy`]), else from a session
+//! opened by signing in through the company's OpenID provider (`InboxPageBuilder::sign_in`,
+//! feature `oidc`: a page that offers it shows "Sign in with your company account" to
+//! whoever is not signed in), else the holder of the
 //! access token is signed in as [`InboxPageBuilder::user`], and the holder of a person's own
 //! token ([`InboxPageBuilder::token_for`]) as that person.
 //! That person is who answers (`answered_by`), and the page shows who they are. A request
