@@ -31,6 +31,12 @@
 //            /inbox/sign-in/callback on http://127.0.0.1, any port (a loopback client's
 //            port is not compared, RFC 8252 §7.3)
 //
+// A tool client acting for the person signed in (an MCP client) takes the same flow as a
+// public client, PKCE (S256) required; its access tokens carry the person's `email` and
+// `groups`:
+//
+//   tools    no secret; redirect URI /callback on http://127.0.0.1, any port
+//
 // Beside the provider's own endpoints:
 //
 //   POST /test/rotate          a new signing key signs from now on; the old ones stay in
@@ -94,6 +100,18 @@ const INBOX_CLIENT = {
   scope: "openid email profile groups",
 };
 
+// A tool client (an MCP client) acting for the person signed in: public, so PKCE is
+// required; its redirect URI on loopback, any port.
+const TOOLS_CLIENT = {
+  client_id: "tools",
+  application_type: "native",
+  grant_types: ["authorization_code"],
+  response_types: ["code"],
+  redirect_uris: ["http://127.0.0.1/callback"],
+  token_endpoint_auth_method: "none",
+  scope: `openid ${SCOPES}`,
+};
+
 const port = Number(process.argv[2] ?? process.env.PORT ?? 0);
 if (!Number.isInteger(port) || port < 0 || port > 65535) {
   console.error(`not a port: ${process.argv[2] ?? process.env.PORT}`);
@@ -129,6 +147,7 @@ function configuration() {
         scope: SCOPES,
       })),
       INBOX_CLIENT,
+      TOOLS_CLIENT,
     ],
     clientDefaults: { token_endpoint_auth_method: "client_secret_post" },
     scopes: ["openid", "offline_access", "email", "profile", "groups", ...SCOPES.split(" ")],
@@ -171,7 +190,8 @@ function configuration() {
       },
     },
     extraTokenClaims: (_ctx, token) => {
-      const person = people[token.clientId];
+      // A person's token names them; a client's own (client credentials) names the client's.
+      const person = token.accountId ? accounts[token.accountId] : people[token.clientId];
       return person ? { email: person.email, groups: person.groups } : undefined;
     },
   };
