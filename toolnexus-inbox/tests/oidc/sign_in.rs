@@ -7,11 +7,13 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use reqwest::header::{HeaderMap, COOKIE, LOCATION, SET_COOKIE};
 use reqwest::{StatusCode, Url};
 use toolnexus_inbox::web::{InboxPage, OidcSignIn};
 use toolnexus_inbox::Inbox;
+use toolnexus_test_support::clock::TestClock;
 use toolnexus_test_support::oidc::Provider;
 use tracing_subscriber::layer::SubscriberExt;
 
@@ -40,6 +42,11 @@ impl Drop for Page {
 }
 
 async fn page(provider: &Provider, page_url: Option<&str>) -> Page {
+    page_on(provider, page_url, None).await
+}
+
+/// The same page, its inbox reading `clock` when given.
+async fn page_on(provider: &Provider, page_url: Option<&str>, clock: Option<&TestClock>) -> Page {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("a loopback port");
@@ -61,6 +68,9 @@ async fn page(provider: &Provider, page_url: Option<&str>) -> Page {
     let mut inbox = Inbox::builder("sqlite::memory:");
     if let Some(url) = page_url {
         inbox = inbox.page_url(url);
+    }
+    if let Some(clock) = clock {
+        inbox = inbox.clock(clock.reader());
     }
     let inbox = inbox.open().await.expect("an inbox");
     let app = axum::Router::new().nest(
@@ -555,4 +565,40 @@ async fn forged_and_replayed_callbacks_sign_nobody_in() {
             assert!(!lines.contains(v.as_ref()), "the log holds a code: {lines}");
         }
     }
+}
+
+#[tokio::test]
+async fn a_sign_in_and_a_session_end_by_the_inbox_clock() {
+    let log = record();
+    let provider = Provider::start().await;
+    let clock = TestClock::default();
+    let page = page_on(&provider, None, Some(&clock)).await;
+
+    // A sign-in left at the provider longer than ten minutes is over when it comes back.
+    let mut bob = Visitor::new();
+    let authorization = bob.start(&page, "").await;
+    let callback = bob.log_in(&authorization, "bob", &page).await;
+    clock.advance(Duration::from_secs(10 * 60 + 1));
+    assert_refused(&bob.get(&callback).await);
+    assert!(
+        log.has("the sign-in took longer than a sign-in may"),
+        "{:?}",
+        log.lines()
+    );
+
+    // A session lasts the page's session lifetime (12 hours), then asks for a sign-in again.
+    let authorization = bob.start(&page, "").await;
+    let callback = bob.log_in(&authorization, "bob", &page).await;
+    assert_eq!(bob.get(&callback).await.status, StatusCode::SEE_OTHER);
+    assert_eq!(bob.get(&page.list()).await.status, StatusCode::OK);
+    clock.advance(Duration::from_secs(12 * 3600 - 1));
+    assert_eq!(bob.get(&page.list()).await.status, StatusCode::OK);
+    clock.advance(Duration::from_secs(1));
+    let ended = bob.get(&page.list()).await;
+    assert_eq!(ended.status, StatusCode::UNAUTHORIZED);
+    assert!(
+        ended.body.contains("Your session has ended."),
+        "{}",
+        ended.body
+    );
 }
