@@ -1,7 +1,9 @@
 //! The HTTP endpoint as an OAuth protected resource, with a real OpenID provider
 //! (`TOOLNEXUS_TEST_OIDC`): a client that knows nothing but the endpoint's URL follows the
 //! 401 to the resource metadata, from there to the provider, gets a token for this
-//! resource and is served; a token for another resource is refused.
+//! resource and is served; a token for another resource is refused. The official Python
+//! SDK's OAuth client does it by itself, by client credentials and for a person by the
+//! authorization code flow with PKCE.
 
 use reqwest::StatusCode;
 use serde_json::{Value, json};
@@ -338,4 +340,65 @@ fn read_in<'v>(report: &'v Value, at: &str) -> &'v Value {
     let all = report["exchanges"].as_array().expect("the exchanges");
     let found = all.iter().find(|x| x["url"].as_str() == Some(at));
     found.unwrap_or_else(|| panic!("nothing went to {at}: {report}"))
+}
+
+/// What `oauth_code.py` reports of the official SDK's OAuth client acting for `login`
+/// (the provider's public `tools` client, authorization code with PKCE), calling
+/// `approve_purchase` for a gpu at `url`.
+async fn sdk_for_person(url: &str, login: &str) -> Value {
+    let args = json!({"item": "gpu"}).to_string();
+    let password = format!("{login}-password");
+    // The SDK never listens on it: the headless browser reads the code off the redirect.
+    let redirect = "http://127.0.0.1:9/callback";
+    let argv = [
+        url,
+        "tools",
+        redirect,
+        login,
+        password.as_str(),
+        "approve_purchase",
+        args.as_str(),
+    ];
+    let out = crate::support::run_script("oauth_code.py", &argv).await;
+    serde_json::from_str(out.trim()).unwrap_or_else(|e| panic!("one JSON line ({e}): {out}"))
+}
+
+#[tokio::test]
+async fn the_official_sdk_signs_a_person_in_by_authorization_code_with_pkce() {
+    let provider = Provider::start().await;
+    let args = [
+        "--http",
+        "127.0.0.1:0",
+        "--oidc",
+        provider.issuer(),
+        "--person-claim",
+        "email",
+        "--groups-claim",
+        "groups",
+        "--scope",
+        "agent:call",
+        "--approvers",
+        "finance",
+    ];
+    let server = crate::example_bin::Serving::start("mcp_server", &args, "listening on ");
+    let url = server.url.as_str();
+
+    // Alice signs in on the provider's form; the SDK asked for a token for this resource,
+    // with the scope the 401 named, by PKCE; her token names her, of finance.
+    let alice = sdk_for_person(url, "alice").await;
+    assert_eq!(alice["text"], "approved: gpu", "{alice}");
+    assert_eq!(
+        alice["authorization"],
+        json!({"resource": url, "scope": "agent:call", "code_challenge_method": "S256"})
+    );
+    assert_eq!(alice["scope"], "agent:call", "{alice}");
+
+    // Mallory signs in just as well, and her acceptance is not finance's.
+    let mallory = sdk_for_person(url, "mallory").await;
+    assert_eq!(mallory["error"], true, "{mallory}");
+    let text = mallory["text"].as_str().unwrap_or_default();
+    assert!(
+        text.contains("group:finance") && text.contains("not taken"),
+        "{text}"
+    );
 }
