@@ -6,6 +6,8 @@
 //       ENTRY is {"interrupt": INDEX | "interruptId": ID, "status", "payload"?, "metadata"?}
 //   {"agent": NAME, "url": URL, "capabilities": true} what the agent says it can do, read by
 //       its getCapabilities() and checked against @ag-ui/core's AgentCapabilitiesSchema
+//   {"agent": NAME, "url": URL, "connect": true}     the thread as it stands, by the client's
+//       connectAgent() (a front end that reloads, or opens the thread on another device)
 //   {"parallel": [STEP, …]}                           the steps at once; a list of results
 //
 // A step may also carry "headers" (sent with this and later runs of the agent, e.g.
@@ -20,15 +22,25 @@
 "use strict";
 
 const readline = require("node:readline");
-const { HttpAgent } = require("@ag-ui/client");
+const { HttpAgent, runHttpRequest, transformHttpEventStream } = require("@ag-ui/client");
 const { AgentCapabilitiesSchema } = require("@ag-ui/core/schemas");
 
 // HttpAgent leaves getCapabilities() to the agent's own transport: this endpoint answers
 // it at `capabilities` beside the run URL, with the agent's headers (its sign-in).
+// Its connect() is the endpoint's `connect` beside the run URL, sent as a run is.
 class DiscoveringAgent extends HttpAgent {
+  beside(name) {
+    return new URL(name, this.url.endsWith("/") ? this.url : `${this.url}/`).toString();
+  }
+
+  connect(input) {
+    return transformHttpEventStream(
+      runHttpRequest(() => this.fetch(this.beside("connect"), this.requestInit(input))),
+    );
+  }
+
   async getCapabilities() {
-    const url = new URL("capabilities", this.url.endsWith("/") ? this.url : `${this.url}/`);
-    const response = await fetch(url, { headers: { ...this.headers, Accept: "application/json" } });
+    const response = await fetch(this.beside("capabilities"), { headers: { ...this.headers, Accept: "application/json" } });
     if (!response.ok) {
       throw new Error(`HTTP ${response.status}: ${await response.text()}`);
     }
@@ -89,7 +101,11 @@ async function run(step) {
   }
   let error = null;
   try {
-    await agent.runAgent(parameters, subscriber);
+    if (step.connect) {
+      await agent.connectAgent(parameters, subscriber);
+    } else {
+      await agent.runAgent(parameters, subscriber);
+    }
   } catch (e) {
     error = e instanceof Error ? e.message : String(e);
   }

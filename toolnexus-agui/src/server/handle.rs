@@ -1,9 +1,9 @@
-//! The POST: a caller the identify hook does not know (unless anonymous callers are
-//! allowed) is refused with 401 before the body is read (403 when its token lacks a
-//! required scope), and a body that is no
-//! `RunAgentInput` with a 4xx; each with a JSON body, before any stream opens. Anything
-//! else is answered with the run's events, a refusal of what the thread cannot take (or
-//! of a thread that is not the caller's) being its `RUN_ERROR`.
+//! The POSTs, a run and a connect. A caller the identify hook does not know (unless
+//! anonymous callers are allowed) is refused with 401 before the body is read (403 when
+//! its token lacks a required scope), and a body that is no `RunAgentInput` with a 4xx;
+//! each with a JSON body, before any stream opens. Anything else is answered with events:
+//! the run's, or the thread as it stands, a refusal of what the thread cannot take (or of
+//! a thread that is not the caller's) being its `RUN_ERROR`.
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -16,7 +16,7 @@ use axum::response::{IntoResponse, Response};
 use futures::Stream;
 use serde_json::{json, Value};
 use tokio::sync::mpsc;
-use toolnexus_inbox::Refused;
+use toolnexus_inbox::{Person, Refused};
 
 use super::{run, Shared};
 use crate::wire::{Event, RunAgentInput};
@@ -25,44 +25,10 @@ use crate::wire::{Event, RunAgentInput};
 const MAX_ID: usize = 256;
 
 pub(crate) async fn run(State(shared): State<Arc<Shared>>, request: Request) -> Response {
-    // Who calls is settled from the headers alone, so an unknown caller's body is never
-    // read when one must be known.
-    let (parts, body) = request.into_parts();
-    let caller = match shared.caller(&parts).await {
-        Ok(caller) => caller,
-        Err(refused) => return refusal(&refused),
+    let (caller, input) = match read(&shared, request).await {
+        Ok(read) => read,
+        Err(refused) => return refused,
     };
-    let body = Bytes::from_request(Request::from_parts(parts, body), &()).await;
-    let body = match body {
-        Ok(body) => body,
-        Err(e) if e.status() == StatusCode::PAYLOAD_TOO_LARGE => {
-            return refuse(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                "body_too_large",
-                format!("the body is over {} bytes", shared.max_body),
-            )
-        }
-        Err(e) => return refuse(StatusCode::BAD_REQUEST, "invalid_body", e.body_text()),
-    };
-    let input: RunAgentInput = match serde_json::from_slice(&body) {
-        Ok(input) => input,
-        Err(e) => {
-            return refuse(
-                StatusCode::BAD_REQUEST,
-                "invalid_body",
-                format!("the body is not a RunAgentInput: {e}"),
-            )
-        }
-    };
-    for (name, id) in [("threadId", &input.thread_id), ("runId", &input.run_id)] {
-        if id.trim().is_empty() || id.len() > MAX_ID {
-            return refuse(
-                StatusCode::BAD_REQUEST,
-                "invalid_body",
-                format!("{name} must be a non-blank string of at most {MAX_ID} bytes"),
-            );
-        }
-    }
     let prompt = if input.resume.is_empty() {
         match prompt_of(&input) {
             Some(prompt) => Some(prompt),
@@ -92,6 +58,65 @@ pub(crate) async fn run(State(shared): State<Arc<Shared>>, request: Request) -> 
     Sse::new(events(rx))
         .keep_alive(KeepAlive::default())
         .into_response()
+}
+
+/// `POST connect`: the thread of the body's `threadId` as it stands, for a front end that
+/// reloads or opens it elsewhere, as the events of a run that runs nothing (AG-UI's
+/// `connect`): the conversation and state snapshots, then the outcome its last run ended
+/// with — its open interrupts, or success. Refused as a run is: the caller must be known,
+/// and a thread not theirs to see is one that does not exist.
+pub(crate) async fn connect(State(shared): State<Arc<Shared>>, request: Request) -> Response {
+    let (caller, input) = match read(&shared, request).await {
+        Ok(read) => read,
+        Err(refused) => return refused,
+    };
+    let (tx, rx) = mpsc::channel(8);
+    tokio::spawn(async move { run::show(&shared, input, caller, &tx).await });
+    Sse::new(events(rx))
+        .keep_alive(KeepAlive::default())
+        .into_response()
+}
+
+/// Who sends `request` and the `RunAgentInput` its body is, or the response refusing it.
+async fn read(shared: &Shared, request: Request) -> Result<(Person, RunAgentInput), Response> {
+    // Who calls is settled from the headers alone, so an unknown caller's body is never
+    // read when one must be known.
+    let (parts, body) = request.into_parts();
+    let caller = shared.caller(&parts).await.map_err(|r| refusal(&r))?;
+    let body = match Bytes::from_request(Request::from_parts(parts, body), &()).await {
+        Ok(body) => body,
+        Err(e) if e.status() == StatusCode::PAYLOAD_TOO_LARGE => {
+            return Err(refuse(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "body_too_large",
+                format!("the body is over {} bytes", shared.max_body),
+            ))
+        }
+        Err(e) => {
+            return Err(refuse(
+                StatusCode::BAD_REQUEST,
+                "invalid_body",
+                e.body_text(),
+            ))
+        }
+    };
+    let input: RunAgentInput = serde_json::from_slice(&body).map_err(|e| {
+        refuse(
+            StatusCode::BAD_REQUEST,
+            "invalid_body",
+            format!("the body is not a RunAgentInput: {e}"),
+        )
+    })?;
+    for (name, id) in [("threadId", &input.thread_id), ("runId", &input.run_id)] {
+        if id.trim().is_empty() || id.len() > MAX_ID {
+            return Err(refuse(
+                StatusCode::BAD_REQUEST,
+                "invalid_body",
+                format!("{name} must be a non-blank string of at most {MAX_ID} bytes"),
+            ));
+        }
+    }
+    Ok((caller, input))
 }
 
 /// The text of the last user message: what a new run is asked.

@@ -124,7 +124,9 @@ impl AguiServer {
     }
 
     /// The router: `POST /` takes a `RunAgentInput` and answers with the run's events as
-    /// server-sent events; `GET /capabilities` answers what the endpoint can do, the
+    /// server-sent events; `POST /connect` takes one naming a thread and answers with the
+    /// thread as it stands (its snapshots, then the interrupts it waits on or success),
+    /// running nothing, for a front end that reloads; `GET /capabilities` answers what the endpoint can do, the
     /// protocol's `AgentCapabilities` (its tools, interrupts and edits, snapshots and
     /// deltas, reasoning), to the callers a run would be served to. Mount it where the
     /// front end's `HttpAgent` URL points.
@@ -132,6 +134,7 @@ impl AguiServer {
         Router::new()
             .route("/", post(handle::run))
             .route("/capabilities", get(capabilities::capabilities))
+            .route("/connect", post(handle::connect))
             .layer(DefaultBodyLimit::max(self.shared.max_body))
             .with_state(self.shared.clone())
     }

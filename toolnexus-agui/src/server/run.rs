@@ -91,6 +91,55 @@ pub(crate) async fn drive(
     out.refuse(refused).await;
 }
 
+/// Shows `input`'s thread to `caller` as it stands, running nothing: the events of a run
+/// that ends where the thread's last run ended, its snapshots first. A thread answered
+/// elsewhere and not yet taken up is refused as busy: how its run goes on is not known
+/// until a resume takes it up.
+pub(crate) async fn show(
+    shared: &Shared,
+    input: RunAgentInput,
+    caller: Person,
+    tx: &mpsc::Sender<Event>,
+) {
+    let mut out = Out {
+        tx,
+        input: &input,
+        caller: &caller,
+        sight: Sight::Whole,
+        starter: None,
+    };
+    let thread = input.thread_id.as_str();
+    let (stage, sight, starter) = match seen(shared, thread, &caller).await {
+        Ok(Some(seen)) => seen,
+        Ok(None) => return out.refuse(mapping::unknown_thread(thread)).await,
+        Err(refused) => return out.refuse(refused).await,
+    };
+    out.sight = sight;
+    out.starter = starter;
+    match stage {
+        Stage::Waiting { open, halted, .. } => {
+            out.started().await;
+            let outcome = out.interrupts(shared, &open, &halted).await;
+            out.finished(outcome, &halted).await;
+        }
+        Stage::Idle { history } => {
+            out.started().await;
+            let whole = out.sight == Sight::Whole;
+            let held = input.state.as_ref();
+            for event in snapshot::at_rest(thread, &history, whole, held) {
+                out.send(event).await;
+            }
+            out.send(Event::RunFinished {
+                thread_id: input.thread_id.clone(),
+                run_id: input.run_id.clone(),
+                outcome: Outcome::Success,
+            })
+            .await;
+        }
+        Stage::Resuming { .. } => out.refuse(mapping::busy(thread)).await,
+    }
+}
+
 /// Refuses `input` for `caller` while another run of its thread goes on: as busy, or, on a
 /// thread not theirs to see, as one that does not exist.
 pub(crate) async fn busy(

@@ -45,6 +45,31 @@ pub(crate) fn before_interrupt(
     out
 }
 
+/// The snapshots of thread `thread` at rest after `history` (a front end connecting to it):
+/// the conversation when `whole`, and a state that waits on nothing — as a change of the
+/// state `held` when the client holds ours, else whole.
+pub(crate) fn at_rest(
+    thread: &str,
+    history: &[Message],
+    whole: bool,
+    held: Option<&Value>,
+) -> Vec<Event> {
+    let mut out = Vec::with_capacity(2);
+    if whole {
+        out.push(Event::MessagesSnapshot {
+            messages: messages(thread, history),
+        });
+    }
+    let waiting = json!([]);
+    out.push(match change(held, &waiting) {
+        Some(delta) if !delta.is_empty() => Event::StateDelta { delta },
+        _ => Event::StateSnapshot {
+            snapshot: json!({ KEY: waiting }),
+        },
+    });
+    out
+}
+
 /// The change a run that ended without waiting makes to the state `held`: the list of
 /// what the thread waits on emptied, when the client still holds some.
 pub(crate) fn after_success(held: Option<&Value>) -> Option<Event> {

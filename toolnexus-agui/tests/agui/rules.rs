@@ -270,3 +270,105 @@ async fn capabilities_say_what_the_endpoint_does_as_the_official_schema_reads_th
     client.close().await;
     guarded.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_front_end_that_connects_is_shown_the_thread_as_it_stands_and_nothing_runs() {
+    let db = TestDb::sqlite();
+    let model = model().await;
+    let agent = quorum_agent(&db, &model, FINANCE).await;
+    let mut client = Client::start();
+    let bearer = |token: &str| json!({"Authorization": format!("Bearer {token}")});
+    let asked = client
+        .step(json!({"agent": "alice", "url": agent.url, "threadId": "t",
+            "headers": bearer("tok-alice"), "say": "buy a gpu"}))
+        .await;
+    let interrupt = interrupts(&asked)[0].clone();
+
+    // Alice reloads: a new front end on her thread gets it back from the server alone.
+    let reloaded = client
+        .step(
+            json!({"agent": "alice-again", "url": agent.url, "threadId": "t",
+            "headers": bearer("tok-alice"), "connect": true}),
+        )
+        .await;
+    assert_eq!(reloaded["error"], json!(null), "{reloaded}");
+    assert_eq!(
+        types(&reloaded),
+        [
+            "RUN_STARTED",
+            "MESSAGES_SNAPSHOT",
+            "STATE_SNAPSHOT",
+            "RUN_FINISHED"
+        ],
+        "{reloaded}"
+    );
+    assert_eq!(interrupts(&reloaded), [interrupt.clone()], "{reloaded}");
+    assert_eq!(
+        reloaded["messages"][0]["content"], "buy a gpu",
+        "{reloaded}"
+    );
+    assert_eq!(reloaded["state"]["interrupts"][0]["id"], interrupt["id"]);
+
+    // Bob of finance may answer it: he sees the question, not Alice's conversation.
+    let approver = client
+        .step(json!({"agent": "bob", "url": agent.url, "threadId": "t",
+            "headers": bearer("tok-bob"), "connect": true}))
+        .await;
+    assert_eq!(
+        types(&approver),
+        ["RUN_STARTED", "STATE_SNAPSHOT", "RUN_FINISHED"],
+        "{approver}"
+    );
+    assert_eq!(
+        interrupts(&approver)[0]["id"],
+        interrupt["id"],
+        "{approver}"
+    );
+
+    // Nobody unknown learns that the thread exists (the client would only log the 401).
+    let stranger = reqwest::Client::new()
+        .post(format!("{}connect", agent.url))
+        .json(&json!({"threadId": "t", "runId": "r", "messages": []}))
+        .send()
+        .await
+        .expect("the endpoint answers");
+    assert_eq!(stranger.status(), 401);
+
+    // Both approve from where they connected; a connect afterwards shows the end, and
+    // running nothing, buys nothing more.
+    for (who, token) in [("alice-again", "tok-alice"), ("bob", "tok-bob")] {
+        let answered = client
+            .step(
+                json!({"agent": who, "url": agent.url, "headers": bearer(token),
+                "resume": approve(&interrupt["id"])}),
+            )
+            .await;
+        assert_eq!(last(&answered)["type"], "RUN_FINISHED", "{answered}");
+    }
+    assert_eq!(agent.purchases.load(Ordering::SeqCst), 1);
+    let after = client
+        .step(
+            json!({"agent": "alice-later", "url": agent.url, "threadId": "t",
+            "headers": bearer("tok-alice"), "connect": true}),
+        )
+        .await;
+    assert_eq!(last(&after)["outcome"]["type"], "success", "{after}");
+    assert_eq!(after["state"]["interrupts"], json!([]), "{after}");
+    let said = after["messages"]
+        .as_array()
+        .and_then(|all| all.last())
+        .and_then(|m| m["content"].as_str())
+        .unwrap_or_default()
+        .to_owned();
+    assert!(
+        said.contains("ORDER-"),
+        "the order is in the conversation: {after}"
+    );
+    assert_eq!(
+        agent.purchases.load(Ordering::SeqCst),
+        1,
+        "a connect runs nothing"
+    );
+    client.close().await;
+    agent.stop().await;
+}
