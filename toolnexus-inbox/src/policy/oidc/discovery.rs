@@ -81,7 +81,8 @@ pub(super) fn endpoint(
 }
 
 /// The words a metadata field lists (`token_endpoint_auth_methods_supported`…), if it
-/// lists any.
+/// lists any. The page's sign-in (`web`) reads them; access tokens need none.
+#[cfg_attr(not(feature = "web"), allow(dead_code))]
 pub(super) fn listed(metadata: &Map<String, Value>, name: &str) -> Option<Vec<String>> {
     metadata.get(name).and_then(Value::as_array).map(|items| {
         items
