@@ -9,8 +9,8 @@ use std::sync::{Mutex, PoisonError};
 use serde_json::{json, Value};
 use toolnexus::testing::{Approvers, Decision, MockLlm, Reply};
 use toolnexus::{
-    pending, tool, Answer, ClientError, Edits, InMemoryJournal, LlmClient, Message, Request,
-    RunResult, RunStatus, SubAgent, Tool, ToolContext, ToolResult, ToolSource, Toolkit,
+    pending, tool, Answer, ClientError, Edits, InMemoryJournal, LlmClient, Message, NativeTool,
+    Request, RunResult, RunStatus, SubAgent, Tool, ToolContext, ToolResult, ToolSource, Toolkit,
 };
 
 /// Refunds an order
@@ -502,4 +502,34 @@ async fn called_directly_an_agent_tool_suspends_and_settles_with_the_toolkit() {
         "{}",
         lost.output
     );
+}
+
+#[tokio::test]
+async fn a_relayed_question_is_settled_only_by_an_agents_call() {
+    let models = Models::refunding(&["V-1"]).await;
+    let halted = models
+        .client()
+        .run("Refund V-1", &models.toolkit())
+        .await
+        .unwrap();
+    // A toolkit whose `payments` is a plain tool: the relayed gate would be answered on a
+    // call that is no agent's, so nothing runs.
+    let plain = NativeTool::of(
+        "payments",
+        "Handles payments",
+        json!({"type": "object", "properties": {"task": {"type": "string"}}}),
+        |_args, _ctx| async { "paid" },
+    );
+    let tk = Toolkit::builder().tool(plain).build().unwrap();
+    let answer = Answer::ok(&halted.waiting[0].id);
+    let refused = models
+        .client()
+        .run_with_answers(halted.messages, vec![answer], &tk)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&refused, ClientError::InvalidTranscript(why) if why.contains("no agent tool")),
+        "{refused:?}"
+    );
+    assert_eq!(refunds("V-1"), 0);
 }

@@ -380,10 +380,12 @@ fn execute<'a, E: Events>(
         ctx.extensions = extensions.clone();
     }
     match cx.journal {
-        Some(journal) if is_agent(cx, call) => Either::Left(lend(journal, move |lent| {
+        // Boxed: only an agent's call in a journaled run is lent the journal, and every
+        // call's future would otherwise carry the lending beside the tool's own.
+        Some(journal) if is_agent(cx, call) => Either::Left(Box::pin(lend(journal, move |lent| {
             ctx.journal = Some(lent);
             cx.tk.execute(&call.name, args, ctx)
-        })),
+        }))),
         _ => Either::Right(cx.tk.execute(&call.name, args, ctx)),
     }
 }
