@@ -533,3 +533,25 @@ async fn a_relayed_question_is_settled_only_by_an_agents_call() {
     );
     assert_eq!(refunds("V-1"), 0);
 }
+
+#[tokio::test]
+async fn several_questions_at_once_inline_each_go_to_wait_for_and_each_refund_runs_once() {
+    let models = Models::refunding(&["W-1", "W-2"]).await;
+    let people = finance();
+    let done = people
+        .drive_inline(models.planner.client(), &models.toolkit(), "Refund both")
+        .await
+        .unwrap();
+    assert_eq!((done.result.status, done.halts), (RunStatus::Done, 0));
+    assert_eq!((refunds("W-1"), refunds("W-2")), (1, 1));
+    people.asked_exactly([
+        "payments > approvals: Refund order W-1?",
+        "payments > approvals: Refund order W-2?",
+    ]);
+    let ids: Vec<String> = people
+        .questions()
+        .iter()
+        .map(|q| q.request.id.clone())
+        .collect();
+    assert_ne!(ids[0], ids[1]);
+}

@@ -144,7 +144,8 @@ mod tests {
             .with_expires_at("2030-01-01T00:00:00Z");
         let messages = halted("c1", "refund", vec![gate.clone()]);
         let turn = HaltedTurn::of(&messages).unwrap();
-        let (out, asked) = outward("payments", "scope", &turn, &[gate.clone()]).unwrap();
+        let (out, asked) =
+            outward("payments", "scope", &turn, std::slice::from_ref(&gate)).unwrap();
         let [request] = out.as_slice() else {
             panic!("one request: {out:?}")
         };
@@ -169,7 +170,7 @@ mod tests {
         // Relayed once more, by the agent that called this one.
         let messages = halted("c9", "payments", vec![request.clone()]);
         let turn = HaltedTurn::of(&messages).unwrap();
-        let (out, _) = outward("planner", "outer", &turn, &[request.clone()]).unwrap();
+        let (out, _) = outward("planner", "outer", &turn, std::slice::from_ref(request)).unwrap();
         assert_eq!(out[0].prompt, "planner > payments: Refund order A-7?");
         assert_eq!(
             out[0].relay().unwrap().path,

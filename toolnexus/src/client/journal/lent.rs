@@ -22,7 +22,12 @@ use crate::BoxFuture;
 /// A question a lent journal's holder asks the run that lent it.
 enum Ask {
     Step(StepKey, oneshot::Sender<Result<Option<Step>, JournalError>>),
-    Record(StepKey, Step, oneshot::Sender<Result<(), JournalError>>),
+    // Boxed: a step is large, and every question in the channel would be its size.
+    Record(
+        StepKey,
+        Box<Step>,
+        oneshot::Sender<Result<(), JournalError>>,
+    ),
 }
 
 /// A handle on the journal of the run that made a tool call, valid while the call runs.
@@ -72,7 +77,7 @@ impl Journal for LentJournal {
         key: &'a StepKey,
         step: &'a Step,
     ) -> BoxFuture<'a, Result<(), JournalError>> {
-        Box::pin(self.ask(|reply| Ask::Record(key.clone(), step.clone(), reply)))
+        Box::pin(self.ask(|reply| Ask::Record(key.clone(), Box::new(step.clone()), reply)))
     }
 }
 
