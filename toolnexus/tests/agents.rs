@@ -9,8 +9,9 @@ use std::sync::{Mutex, PoisonError};
 use serde_json::{json, Value};
 use toolnexus::testing::{Approvers, Decision, MockLlm, Reply};
 use toolnexus::{
-    pending, tool, Answer, ClientError, Edits, InMemoryJournal, LlmClient, Message, NativeTool,
-    Request, RunResult, RunStatus, SubAgent, Tool, ToolContext, ToolResult, ToolSource, Toolkit,
+    pending, tool, Answer, Approval, ClientError, Edits, InMemoryJournal, LlmClient, Message,
+    NativeTool, Request, RunResult, RunStatus, SubAgent, Tool, ToolContext, ToolResult, ToolSource,
+    Toolkit,
 };
 
 /// Refunds an order
@@ -554,4 +555,36 @@ async fn several_questions_at_once_inline_each_go_to_wait_for_and_each_refund_ru
         .map(|q| q.request.id.clone())
         .collect();
     assert_ne!(ids[0], ids[1]);
+}
+
+#[tokio::test]
+async fn an_agent_call_gated_in_the_planners_run_asks_first_then_relays_its_agents_question() {
+    for inline in [false, true] {
+        let order = format!("G-{inline}");
+        let models = Models::refunding(&[&order]).await;
+        // The planner's own approval of calling the payments agent at all.
+        let planner_tools = Toolkit::builder()
+            .tools(models.toolkit().tools().iter().cloned())
+            .approval(
+                Approval::tools(["payments"])
+                    .prompt(|name: &str, _args: &Value| format!("Let {name} act?")),
+            )
+            .build()
+            .unwrap();
+        let people = finance().prompt("Let payments act?", Decision::approve());
+        let client = models.client();
+        let done = match inline {
+            true => people.drive_inline(models.planner.client(), &planner_tools, "go"),
+            false => people.drive(&client, &planner_tools, "go"),
+        }
+        .await
+        .unwrap();
+        assert_eq!(done.result.status, RunStatus::Done, "inline: {inline}");
+        assert_eq!(done.halts, if inline { 0 } else { 2 });
+        assert_eq!(refunds(&order), 1);
+        people.asked_exactly([
+            "Let payments act?".to_owned(),
+            format!("payments > approvals: Refund order {order}?"),
+        ]);
+    }
 }
