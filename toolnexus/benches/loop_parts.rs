@@ -71,6 +71,7 @@ fn transcript() -> Vec<Message> {
                     approval: None,
                     trace: None,
                     call_digest: None,
+                    resume: None,
                 },
                 ToolOutput {
                     call_id: "call_2".into(),
@@ -83,6 +84,7 @@ fn transcript() -> Vec<Message> {
                     approval: None,
                     trace: None,
                     call_digest: None,
+                    resume: None,
                 },
             ],
         },

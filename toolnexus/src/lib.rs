@@ -16,6 +16,7 @@
 // crate itself too.
 extern crate self as toolnexus;
 
+mod agent;
 pub mod builtin;
 mod client;
 mod extensions;
@@ -46,6 +47,7 @@ pub mod __private;
 #[path = "wire_codec.rs"]
 pub mod __hooks;
 
+pub use agent::{AgentTool, SubAgent};
 pub use client::{
     BeforeTool, ClientError, Conversation, ConversationStore, ErrorDetail, InMemoryJournal,
     InMemoryStore, Journal, JournalError, Limit, LlmCall, LlmClient, LlmClientBuilder, Message,
@@ -60,7 +62,7 @@ pub use outcome::ToolOutcome;
 pub use result::{IntoToolResult, Json, ToolResult};
 pub use suspension::{
     call_digest, canonical_json, check_answers, data_digest, Answer, AnswerDecodeError,
-    AnswerSetError, Asks, Edits, Receipt, Refusal, Request, RequestKind, Rule, RuleError,
+    AnswerSetError, Asks, Edits, Receipt, Refusal, Relay, Request, RequestKind, Rule, RuleError,
     SettledCall,
 };
 /// The token that cancels a run (see [`Run::cancel`]), re-exported from

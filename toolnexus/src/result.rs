@@ -33,6 +33,18 @@ pub(crate) fn more_in(metadata: Option<&Map<String, Value>>) -> Result<Vec<Reque
     }
 }
 
+/// The metadata key under which a suspension keeps what its call needs on the re-run that
+/// settles it (a sub-agent keeps its halted run there). The loop moves it onto the call's
+/// placeholder, where the model never reads it, and hands it back in the re-run's context;
+/// a call that keeps one may end its re-run on new questions, the next round.
+pub(crate) const RESUME_KEY: &str = "resumeState";
+
+/// Takes out what a suspension keeps for its re-run ([`RESUME_KEY`]), if anything.
+pub(crate) fn take_resume(result: &mut ToolResult) -> Option<Box<Value>> {
+    let kept = result.metadata.as_mut()?.remove(RESUME_KEY)?;
+    Some(Box::new(kept))
+}
+
 const DEFAULT_AUTH_PROMPT: &str = "Sign in to continue.";
 
 /// The outcome of one tool call: text for the model, an error flag, optional metadata.

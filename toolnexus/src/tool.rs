@@ -7,7 +7,8 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::client::CallSeed;
+use crate::client::{CallSeed, LentJournal};
+use crate::result::RESUME_KEY;
 use crate::{Answer, Extensions, Receipt, ToolResult};
 
 /// A boxed, `Send` future, the return type of [`Tool::execute`].
@@ -45,6 +46,12 @@ pub struct ToolContext {
     /// The receipts the loop hands the call beyond its first answer's: those of every answer
     /// of a call that asked several questions, or of the approval a gated call runs under.
     pub(crate) receipts: Vec<Receipt>,
+    /// What the call's suspension kept for the re-run that settles it (a sub-agent's
+    /// halted run), handed back by the loop with the answers; `None` on a first run.
+    pub(crate) resume: Option<Box<Value>>,
+    /// The journal of the run that made the call, lent to a sub-agent's call so the
+    /// steps of its own run are kept with the run's.
+    pub(crate) journal: Option<LentJournal>,
 }
 
 /// Names idempotency keys apart from any other v5 ids derived from the same text.
@@ -60,6 +67,25 @@ impl ToolContext {
     /// Attaches the provider's tool-call id.
     pub fn with_call_id(mut self, call_id: impl Into<String>) -> Self {
         self.call_id = Some(call_id.into());
+        self
+    }
+
+    /// Hands a re-run what the call kept for it when it suspended with `suspension` (a
+    /// [`SubAgent`](crate::SubAgent)'s halted run), for a host that runs and settles calls
+    /// itself; the agent loop does this by itself. A suspension that kept nothing leaves
+    /// the context as it is.
+    ///
+    /// ```
+    /// use toolnexus::{Request, ToolContext, ToolResult};
+    ///
+    /// let parked = ToolResult::pending(Request::new("approval", "Go?"));
+    /// assert_eq!(ToolContext::default().resuming(&parked), ToolContext::default());
+    /// ```
+    pub fn resuming(mut self, suspension: &ToolResult) -> Self {
+        let kept = suspension.metadata.as_ref().and_then(|m| m.get(RESUME_KEY));
+        if let Some(kept) = kept {
+            self.resume = Some(Box::new(kept.clone()));
+        }
         self
     }
 
@@ -273,8 +299,8 @@ forward_tool!(Arc, Box);
 
 /// Where a [`Tool`] comes from ([`Tool::source`]). Its `Display` is the label metrics
 /// report (the `source` of [`MetricEvent::Tool`](crate::MetricEvent::Tool) and of
-/// `toolnexus_tool_calls_total`): `native`, `builtin`, `mcp:<server>`, `a2a:<agent>`, or
-/// another origin as written.
+/// `toolnexus_tool_calls_total`): `native`, `builtin`, `mcp:<server>`, `a2a:<agent>`,
+/// `agent:<name>`, or another origin as written.
 ///
 /// ```
 /// use toolnexus::ToolSource;
@@ -282,6 +308,7 @@ forward_tool!(Arc, Box);
 /// assert_eq!(ToolSource::Native.to_string(), "native");
 /// assert_eq!(ToolSource::Mcp { server: "shop" }.to_string(), "mcp:shop");
 /// assert_eq!(ToolSource::A2a { agent: "shop" }.to_string(), "a2a:shop");
+/// assert_eq!(ToolSource::Agent { agent: "payments" }.to_string(), "agent:payments");
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -303,6 +330,12 @@ pub enum ToolSource<'a> {
         /// The agent's tool name.
         agent: &'a str,
     },
+    /// An agent of this process called as a tool ([`SubAgent`](crate::SubAgent)), by the
+    /// tool name it goes by. Shown as `agent:<name>`.
+    Agent {
+        /// The agent's tool name.
+        agent: &'a str,
+    },
     /// Any other origin (a tool from another protocol's adapter), shown as written.
     Other(&'a str),
 }
@@ -316,6 +349,7 @@ impl<'a> ToolSource<'a> {
             ToolSource::Builtin => "builtin".into(),
             ToolSource::Mcp { server } => format!("mcp:{server}").into(),
             ToolSource::A2a { agent } => format!("a2a:{agent}").into(),
+            ToolSource::Agent { agent } => format!("agent:{agent}").into(),
             ToolSource::Other(text) => text.into(),
         }
     }

@@ -37,6 +37,7 @@ fn halted(requests: &[Request]) -> RunResult {
             approval: None,
             trace: None,
             call_digest: None,
+            resume: None,
         })
         .collect();
     RunResult {

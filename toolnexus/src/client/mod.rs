@@ -22,6 +22,7 @@ pub(crate) mod run;
 mod transcript;
 
 pub(crate) use journal::call_seed::CallSeed;
+pub(crate) use journal::lent::LentJournal;
 
 pub use config::builder::LlmClientBuilder;
 pub use config::callbacks::{BeforeTool, LlmCall, ToolCallInfo};

@@ -1,12 +1,14 @@
 //! The transcript entry of a call's outcome, and whether a call is still the one its
 //! placeholder asked for.
 
+use crate::result::RESUME_KEY;
 use crate::toolkit::sanitize_name;
 use crate::{call_digest, Asks, ClientError, Request, ToolCall, ToolOutcome, ToolOutput};
 
 impl ToolOutput {
     /// The transcript entry of `call`'s outcome: its result, or, when it suspended, its
-    /// placeholder (as [`suspended`](Self::suspended) makes it).
+    /// placeholder (as [`suspended`](Self::suspended) makes it), keeping what the call
+    /// keeps for its re-run ([`resume`](Self::resume)).
     ///
     /// ```
     /// use toolnexus::serde_json::json;
@@ -23,7 +25,19 @@ impl ToolOutput {
     /// ```
     pub fn settled(call: &ToolCall, outcome: &ToolOutcome) -> Self {
         match outcome {
-            ToolOutcome::Pending { request, more, .. } => placeholder(call, request, more),
+            ToolOutcome::Pending {
+                request,
+                more,
+                result,
+            } => {
+                let mut waits = placeholder(call, request, more);
+                waits.resume = result
+                    .metadata
+                    .as_ref()
+                    .and_then(|m| m.get(RESUME_KEY))
+                    .map(|kept| Box::new(kept.clone()));
+                waits
+            }
             _ => {
                 let result = outcome.result();
                 ToolOutput {
@@ -37,6 +51,7 @@ impl ToolOutput {
                     approval: None,
                     trace: None,
                     call_digest: None,
+                    resume: None,
                 }
             }
         }
@@ -71,7 +86,8 @@ impl ToolOutput {
     /// Whether `call` is still the call this placeholder's requests were asked for:
     /// [`ClientError::CallChanged`] when its digest (kept since the call began to wait;
     /// placeholders written before digests were kept have none, and pass) is not `call`'s,
-    /// or when a gate's request names another tool or holds other arguments. A resume
+    /// or when a gate's request names another tool or holds other arguments (or, relayed
+    /// from a sub-agent, came through another agent than `call`'s tool). A resume
     /// settles nothing through a placeholder that fails this, so an answer never approves
     /// another call than the one a person was shown. A result that is no placeholder
     /// passes.
@@ -93,13 +109,21 @@ impl ToolOutput {
             .call_digest
             .as_ref()
             .is_some_and(|digest| *digest != call_digest(&call.name, &call.args));
-        let gate_differs = self.requests().any(|request| match request.asks() {
-            Asks::Gate { tool, args, .. } => {
-                sanitize_name(tool) != sanitize_name(&call.name)
-                    || args.is_some_and(|args| *args != call.args)
-            }
-            _ => false,
-        });
+        let gate_differs = self
+            .requests()
+            .any(|request| match (request.relay(), request.asks()) {
+                // A request relayed from a sub-agent's run is that run's to hold to its call;
+                // here the call must be the agent it came through.
+                (Some(relay), _) => relay
+                    .path
+                    .first()
+                    .is_none_or(|agent| sanitize_name(agent) != sanitize_name(&call.name)),
+                (None, Asks::Gate { tool, args, .. }) => {
+                    sanitize_name(tool) != sanitize_name(&call.name)
+                        || args.is_some_and(|args| *args != call.args)
+                }
+                _ => false,
+            });
         if digest_differs || gate_differs {
             return Err(ClientError::CallChanged {
                 call: call.id.clone(),
@@ -130,5 +154,6 @@ fn placeholder(call: &ToolCall, first: &Request, more: &[Request]) -> ToolOutput
         approval: None,
         trace: None,
         call_digest: Some(call_digest(&call.name, &call.args)),
+        resume: None,
     }
 }

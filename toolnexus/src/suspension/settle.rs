@@ -5,7 +5,7 @@ use std::future::Future;
 
 use serde_json::Value;
 
-use super::{Answer, Asks, Request};
+use super::{Answer, Request};
 use crate::toolkit::gate;
 use crate::ToolOutcome;
 
@@ -41,13 +41,14 @@ impl Request {
     /// - An answer whose id does not echo [`Request::id`] is not trusted: the call fails
     ///   with `unresolved: <prompt> (the answer does not echo the request id)`.
     /// - A refusal fails the call without running it, with [`Request::refusal`]'s text.
-    /// - A gate's request ([`Asks::Gate`]): an ok answer runs the call for the first time,
-    ///   without the answer, and with the answer's edited arguments
+    /// - A gate's request ([`Asks::Gate`](crate::Asks::Gate)): an ok answer runs the call
+    ///   for the first time, without the answer, and with the answer's edited arguments
     ///   ([`Answer::with_args`]) when they differ from `args` and fit the tool's schema
     ///   (else it fails, `unresolved: <prompt> (the edited arguments do not fit: …)`); the
     ///   model then reads which fields a person changed. That run may suspend on the
     ///   tool's own request.
-    /// - Any other request: an ok answer runs the call again once, with `args` and the
+    /// - Any other request (a gate relayed from a sub-agent's run among them: the agent's
+    ///   run settles its gate): an ok answer runs the call again once, with `args` and the
     ///   answer; a re-run that suspends again fails with `unresolved: <prompt>`, never
     ///   another wait ([`settle_round`](Self::settle_round) lets it ask a new question).
     ///
@@ -150,7 +151,8 @@ impl Request {
         F: FnOnce(Value, Option<Answer>) -> Fut,
         Fut: Future<Output = ToolOutcome>,
     {
-        if let Asks::Gate { .. } = self.asks() {
+        // A relayed gate is its agent's run's: here it is answered like any request.
+        if self.gated_tool().is_some() {
             let (outcome, edited) = gate::settle(self, &answer, args, |args| run(args, None)).await;
             let outcome = match outcome.pending() {
                 Some(asked) if ROUNDS && self.asks_same(asked) => self.unresolved(),

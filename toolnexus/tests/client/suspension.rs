@@ -294,6 +294,7 @@ async fn without_wait_for_the_run_halts_pending() {
                     "approve_purchase",
                     &serde_json::json!({"item": "gpu"})
                 )),
+                resume: None,
             }]
         })
     );

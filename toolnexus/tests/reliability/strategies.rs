@@ -111,6 +111,7 @@ pub fn tool_output() -> impl Strategy<Value = ToolOutput> {
                 approval,
                 trace,
                 call_digest,
+                resume: None,
             },
         )
 }

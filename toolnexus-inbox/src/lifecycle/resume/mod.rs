@@ -95,7 +95,7 @@ impl Inbox {
     /// let call = ToolCall { id: "c1".into(), name: "delete".into(), args: serde_json::json!({"path": "report.txt"}) };
     /// let placeholder = ToolOutput {
     ///     call_id: "c1".into(), name: "delete".into(), output: request.prompt.clone(),
-    ///     is_error: true, pending: Some(request.clone()), pending_more: vec![], answered: vec![], approval: None, trace: None, call_digest: None,
+    ///     is_error: true, pending: Some(request.clone()), pending_more: vec![], answered: vec![], approval: None, trace: None, call_digest: None, resume: None,
     /// };
     /// let messages = vec![
     ///     Message::user("delete report.txt"),

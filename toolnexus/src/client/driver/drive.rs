@@ -24,7 +24,7 @@ use crate::client::run::event::{Events, StreamEvent};
 use crate::client::run::options::RunOptions;
 use crate::client::run::result::{Limit, RunResult, RunStatus, ToolCallRecord, Usage};
 use crate::client::transcript::message::Message;
-use crate::{Answer, Request, Toolkit};
+use crate::{Answer, Request, ToolSource, Toolkit};
 
 /// What the handle a run is started from adds to the client: a cancellation token and
 /// per-run options.
@@ -282,6 +282,19 @@ impl<E: Events> Driver<'_, E> {
                      it with the toolkit the run was started with",
                     call.name
                 )));
+            }
+            // Only an agent's call settles a question relayed from its run: on any other
+            // call, a relayed gate would be answered without being one.
+            if let Slot::Answered(answered) = slot {
+                let relayed = answered.requests.iter().any(|r| r.relay().is_some());
+                let agent = self.cx.tk.get(&call.name).map(|tool| tool.source());
+                if relayed && !matches!(agent, Some(ToolSource::Agent { .. })) {
+                    return Err(ClientError::InvalidTranscript(format!(
+                        "it holds a question relayed from a sub-agent on a call to `{}`, \
+                         which is no agent tool of this toolkit",
+                        call.name
+                    )));
+                }
             }
         }
         let gates = Gates::new(before, memory);

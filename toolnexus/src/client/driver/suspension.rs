@@ -71,6 +71,8 @@ pub(super) struct Answered {
     pub(super) answers: Vec<Answer>,
     /// The decision its gate was settled with before it suspended by itself, if any.
     pub(super) approval: Option<Answer>,
+    /// What the call kept for its re-run (see [`ToolOutput::resume`]).
+    pub(super) resume: Option<Box<Value>>,
 }
 
 /// What gates read while a turn's calls are settled: what identifies the run up to the
@@ -399,6 +401,7 @@ fn answered(
         requests: placeholder.requests().cloned().collect(),
         answers: placeholder.answered,
         approval: placeholder.approval,
+        resume: placeholder.resume,
     })))
 }
 

@@ -13,12 +13,14 @@ use crate::client::config::callbacks::LlmCall;
 use crate::client::error::ClientError;
 use crate::client::exchange;
 use crate::client::journal::call_end::CallEnd;
+use crate::client::journal::lent::Watched;
 use crate::client::journal::{journal_error, Journal, RecordedCall, RecordedReply, Step, StepKey};
 use crate::client::observe::spans;
 use crate::client::provider::{DecodedReply, Outgoing};
 use crate::client::run::event::{Events, StreamEvent};
 use crate::client::run::result::ToolCallRecord;
 use crate::client::transcript::message::{Message, ToolCall, ToolOutput};
+use crate::result::take_resume;
 use crate::{ToolOutcome, Toolkit};
 
 /// A turn's settled calls: the tool-results group, the records, the requests the turn
@@ -109,9 +111,12 @@ pub(super) async fn journaled_reply<E: Events>(
 }
 
 /// A call of a journaled run: the result `journal` holds for it, when it has one (nothing
-/// runs), or else what `run` ends with, recorded before the turn goes on.
+/// runs), or else what `run` ends with, recorded before the turn goes on. A call whose
+/// lent journal failed (`lent`: a sub-agent's run stopped by it) records nothing: the run
+/// stops with the journal's error.
 async fn journaled_call(
     journal: &dyn Journal,
+    lent: &Watched<'_>,
     key: StepKey,
     run: impl std::future::Future<Output = CallEnd>,
 ) -> Result<CallEnd, ClientError> {
@@ -121,6 +126,9 @@ async fn journaled_call(
         None => {}
     }
     let end = run.await;
+    if let Some(failed) = lent.failure() {
+        return Err(journal_error(failed));
+    }
     let step = Step::Call(RecordedCall::of(&end));
     journal.record(&key, &step).await.map_err(journal_error)?;
     Ok(end)
@@ -177,8 +185,10 @@ async fn settle_answered<E: Events>(cx: Cx<'_, E>, call: &ToolCall, answered: An
         requests,
         answers,
         approval,
+        resume,
     } = answered;
-    call::settle(cx, call, call.args.clone(), &requests, answers, approval).await
+    let args = call.args.clone();
+    call::settle_rounds(cx, call, args, requests, answers, approval, resume).await
 }
 
 /// Every call's settlement, in call order. Most turns make one call, awaited on its own:
@@ -210,19 +220,26 @@ pub(super) async fn settle_journaled<E: Events>(
     let turn = &turn;
     let cx = cx.in_turn(&seed);
     let work = calls.iter().zip(slots).map(|(tool_call, slot)| async move {
+        // What the call is lent of the journal (a sub-agent's call is) goes through a
+        // watch of its own: its failure is this call's.
+        let lent = Watched::new(journal);
+        let cx = Cx {
+            journal: Some(&lent),
+            ..cx
+        };
         let end = match slot {
             Slot::Settled(output) => return Ok(Settlement::Kept(*output)),
             Slot::Waiting(output) => return Ok(Settlement::Waiting(*output)),
             Slot::Fresh(arg_error) => {
                 let key = turn.call(&tool_call.id, None);
                 let run = call::settle_fresh(cx, tool_call, arg_error.as_deref(), gates);
-                journaled_call(journal, key, run).await?
+                journaled_call(journal, &lent, key, run).await?
             }
             Slot::Answered(answered) => {
                 let first = answered.requests.first().map(|r| r.id.as_str());
                 let key = turn.call(&tool_call.id, first);
                 let run = settle_answered(cx, tool_call, *answered);
-                journaled_call(journal, key, run).await?
+                journaled_call(journal, &lent, key, run).await?
             }
         };
         Ok(Settlement::Ran(end))
@@ -266,7 +283,14 @@ fn lay_out<E: Events>(
             cx.settings.max_tool_output_bytes,
         );
         report(cx.ev, call, &outcome);
+        // What a waiting call keeps for its re-run goes on its placeholder alone: the
+        // call's record shows what it asked.
+        let kept = match outcome.is_pending() {
+            true => take_resume(outcome.result_mut()),
+            false => None,
+        };
         let mut output = ToolOutput::settled(call, &outcome);
+        output.resume = kept;
         output.approval = end.approval;
         if let (Some(args), true) = (&end.edited, output.is_pending()) {
             // The call as it waits is the one a person edited, which the transcript's

@@ -9,6 +9,7 @@
 
 pub(crate) mod call_end;
 pub(crate) mod call_seed;
+pub(crate) mod lent;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};

@@ -507,6 +507,7 @@ fn superseded(call: &ToolCall, placeholder: Option<ToolOutput>) -> ToolOutput {
         approval: placeholder.and_then(|p| p.approval),
         trace: None,
         call_digest: None,
+        resume: None,
     }
 }
 

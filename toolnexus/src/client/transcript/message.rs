@@ -194,6 +194,12 @@ pub struct ToolOutput {
     /// placeholders written before digests were kept, which resume unchecked.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub call_digest: Option<String>,
+    /// On a placeholder, what its call keeps for the re-run that settles it (a
+    /// [`SubAgent`](crate::SubAgent)'s halted run): handed back to the tool with the
+    /// answers, in whatever process resumes the run, and never shown to the model. `None`
+    /// for a call that keeps nothing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resume: Option<Box<Value>>,
 }
 
 impl ToolOutput {

@@ -98,9 +98,10 @@ impl Decision {
 pub struct Ask<'a> {
     /// The request.
     pub request: &'a Request,
-    /// The tool that asked: a declared approval names it; otherwise the call the halted
-    /// turn shows (durable drives), or the turn's only call (inline drives). `None` when
-    /// the kit cannot tell.
+    /// The tool that asked: for a request a sub-agent relayed, the tool of the agent's run
+    /// that asked it; a declared approval names it; otherwise the call the halted turn
+    /// shows (durable drives), or the turn's only call (inline drives). `None` when the
+    /// kit cannot tell.
     pub tool: Option<&'a str>,
     /// The arguments of that call, when the tool is known.
     pub args: Option<&'a Value>,

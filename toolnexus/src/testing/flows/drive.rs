@@ -314,9 +314,13 @@ async fn durable(
             .waiting
             .iter()
             .map(|request| {
-                let asked = turn.asked(&request.id);
-                let tool = asked.map(|a| a.call.name.as_str());
-                let args = asked.map(|a| &a.call.args);
+                let (tool, args) = relayed(request).unwrap_or_else(|| {
+                    let asked = turn.asked(&request.id);
+                    (
+                        asked.map(|a| a.call.name.as_str()),
+                        asked.map(|a| &a.call.args),
+                    )
+                });
                 approvers.answer(request, tool, args)
             })
             .collect();
@@ -374,12 +378,26 @@ impl Mailbox {
     }
 }
 
-/// The call that asked `request`: the tool a declared approval names, else the turn's
-/// only call.
+/// The tool that asked `request` in a sub-agent's run, when a sub-agent relayed it, and
+/// the arguments its gate holds, if it is one.
+fn relayed(request: &Request) -> Option<(Option<&str>, Option<&Value>)> {
+    let tool = request.relay()?.tool();
+    let args = match request.asks() {
+        Asks::Gate { args, .. } => args,
+        _ => None,
+    };
+    Some((Some(tool), args))
+}
+
+/// The call that asked `request`: the tool of a sub-agent's run it was relayed from, the
+/// tool a declared approval names, else the turn's only call.
 fn caller<'a>(
     request: &'a Request,
     turn: &'a [(String, Value)],
 ) -> (Option<&'a str>, Option<&'a Value>) {
+    if let Some(asked) = relayed(request) {
+        return asked;
+    }
     match request.asks() {
         Asks::Gate { tool, args, .. } => (Some(tool), args),
         _ => match turn {

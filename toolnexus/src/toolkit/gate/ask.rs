@@ -25,7 +25,9 @@ fn request(tool: &str, call: &str, args: &Value, schema: &Value, prompt: String)
 impl Request {
     /// The tool a gate's request asks to run, when this is one (a request asked by an
     /// [`Approval`](crate::Approval) or `#[tool(approval = …)]`, whose `data` holds `tool`,
-    /// `args` and `argsSchema`: [`Asks::Gate`]); `None` for a request a tool asked itself.
+    /// `args` and `argsSchema`: [`Asks::Gate`]); `None` for a request a tool asked itself,
+    /// and for a gate relayed from a sub-agent's run ([`Request::relay`]), which is that
+    /// run's to settle.
     ///
     /// ```
     /// use toolnexus::{serde_json::json, Request};
@@ -36,6 +38,9 @@ impl Request {
     /// assert_eq!(Request::new("approval", "Buy?").gated_tool(), None);
     /// ```
     pub fn gated_tool(&self) -> Option<&str> {
+        if self.relay().is_some() {
+            return None;
+        }
         match self.asks() {
             Asks::Gate { tool, .. } => Some(tool),
             _ => None,

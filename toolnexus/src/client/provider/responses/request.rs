@@ -241,6 +241,7 @@ mod tests {
             approval: None,
             trace: None,
             call_digest: None,
+            resume: None,
         }
     }
 
