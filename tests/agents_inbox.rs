@@ -1,6 +1,11 @@
 //! A planner whose sub-agent's refund needs two people of finance, parked in the inbox:
 //! the inbox judges the relayed request by the rule the refund's approval set, and
-//! resumes both runs once, under the receipts it signed.
+//! resumes both runs once, under the receipts it signed. Then the shop's three-level
+//! agent (planner > payments > approvals > refund): its innermost approval parked, judged
+//! and answered as finance's, both inner runs and the planner's resumed once.
+
+#[path = "../examples/shop_agent/nested.rs"]
+mod nested;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -101,4 +106,82 @@ async fn the_inbox_judges_a_relayed_approval_by_its_rule_and_resumes_both_runs_o
         .unwrap()
         .is_none());
     assert_eq!(payments.calls(), 2);
+}
+
+#[tokio::test]
+async fn a_three_level_agents_innermost_approval_is_parked_judged_and_resumed_once() {
+    let model = MockLlm::with_fn(nested::script).await.unwrap();
+    let client = model
+        .client()
+        .system_prompt(nested::PLANNER)
+        .build()
+        .unwrap();
+    let refunds = std::sync::Arc::new(AtomicUsize::new(0));
+    let toolkit = || nested::planner_toolkit(&client, nested::counting_refund(refunds.clone()));
+    let inbox = Inbox::builder("sqlite::memory:").open().await.unwrap();
+
+    let halted = client
+        .run("Refund order A-7, it arrived broken", &toolkit())
+        .await
+        .unwrap();
+    assert_eq!(halted.status, RunStatus::Pending);
+    assert_eq!(halted.waiting.len(), 1, "{:?}", halted.waiting);
+    let asked = &halted.waiting[0];
+    assert_eq!(asked.prompt, "payments > approvals: Refund order A-7?");
+    assert_eq!(
+        asked.rule().unwrap().responders,
+        Some(vec![nested::FINANCE])
+    );
+    let relay = asked.relay().expect("a relayed request");
+    assert_eq!(relay.path, ["payments", "approvals", "refund"]);
+    assert_eq!(relay.agents(), ["payments", "approvals"]);
+    assert_eq!(relay.prompt, "Refund order A-7?");
+    assert_eq!(
+        refunds.load(Ordering::SeqCst),
+        0,
+        "nothing refunded before the answer"
+    );
+
+    let id = inbox.park(&halted).await.unwrap();
+    assert_eq!(id, asked.id);
+    let outsider = inbox
+        .answer_as(Answer::ok(&id), Person::new("dave@example.com"))
+        .await;
+    assert!(
+        matches!(outsider, Err(InboxError::NotAllowed { .. })),
+        "{outsider:?}"
+    );
+    inbox
+        .answer_as(Answer::ok(&id), finance("ada@example.com"))
+        .await
+        .unwrap();
+    let resumed = inbox
+        .resume_next(&client, &toolkit())
+        .await
+        .unwrap()
+        .expect("answered by finance");
+    assert_eq!(resumed.result.status, RunStatus::Done);
+    assert_eq!(
+        resumed.result.text,
+        "Planner: Payments: Approvals: REFUND-1: refunded A-7"
+    );
+    assert_eq!(refunds.load(Ordering::SeqCst), 1);
+    assert!(inbox
+        .resume_next(&client, &toolkit())
+        .await
+        .unwrap()
+        .is_none());
+    // Each agent asked the model twice: once for its call, once with its result.
+    let levels: Vec<nested::Level> = model.requests().iter().map(nested::level).collect();
+    for level in [
+        nested::Level::Planner,
+        nested::Level::Payments,
+        nested::Level::Approvals,
+    ] {
+        assert_eq!(
+            levels.iter().filter(|l| **l == level).count(),
+            2,
+            "{level:?} in {levels:?}"
+        );
+    }
 }

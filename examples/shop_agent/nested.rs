@@ -1,0 +1,164 @@
+//! The three-level agent: a planner that hands refunds to a payments agent, which has an
+//! approvals agent carry them out; the approvals agent's `refund` needs an approval from
+//! finance (`group:finance`). Its question reaches the planner's run relayed through both
+//! agents (`payments > approvals: Refund order A-7?`), so a door or an inbox shows and
+//! judges it as the refund's own. The three agents share one scripted model, which tells
+//! them apart by their instructions. The inbox example (`--agents`), the crash harness and
+//! the A2A and AG-UI suites include this file by path.
+#![allow(dead_code)] // each includer uses part of it
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use serde_json::{json, Value};
+use toolnexus::testing::{RecordedRequest, Reply};
+use toolnexus::{
+    Approval, LlmClient, NativeTool, SubAgent, Tool, ToolContext, ToolResult, Toolkit,
+};
+
+/// The planner's instructions: its client's system prompt.
+pub const PLANNER: &str = "You are the planner. Hand every refund to the payments agent.";
+/// The payments agent's instructions.
+pub const PAYMENTS: &str =
+    "You are the payments agent. Have the approvals agent carry out refunds.";
+/// The approvals agent's instructions.
+pub const APPROVALS: &str =
+    "You are the approvals agent. Refund the order the task names, once finance approves.";
+
+/// Who may approve a refund.
+pub const FINANCE: &str = "group:finance";
+
+/// The order a refund prompt names when it names none.
+pub const DEFAULT_ORDER: &str = "A-7";
+
+/// The refund that counts its effects, numbering them in memory (`REFUND-1: refunded A-7`).
+pub fn counting_refund(refunds: Arc<AtomicUsize>) -> impl Tool {
+    NativeTool::of(
+        "refund",
+        "Refunds an order",
+        json!({"type": "object", "properties": {"order": {"type": "string"}}, "required": ["order"]}),
+        move |args: Value, _ctx: ToolContext| {
+            let refunds = refunds.clone();
+            async move {
+                let n = refunds.fetch_add(1, Ordering::SeqCst) + 1;
+                ToolResult::ok(format!(
+                    "REFUND-{n}: refunded {}",
+                    args["order"].as_str().unwrap_or("?")
+                ))
+            }
+        },
+    )
+}
+
+/// The planner's toolkit: `payments`, an agent whose toolkit holds `approvals`, an agent
+/// whose toolkit holds `refund` (a tool named `refund` taking `{"order"}`) behind finance's
+/// approval. Both agents run on `client` (which must not `wait_for`, so their questions
+/// reach the planner's run); build it the same way in every process that runs or resumes
+/// the planner.
+pub fn planner_toolkit(client: &LlmClient, refund: impl Tool + 'static) -> Toolkit {
+    let refunds = Toolkit::builder()
+        .tool(refund)
+        .approval(
+            Approval::tools(["refund"])
+                .prompt(|_, args| {
+                    format!("Refund order {}?", args["order"].as_str().unwrap_or("?"))
+                })
+                .responders([FINANCE]),
+        )
+        .build()
+        .expect("one tool");
+    let approvals = SubAgent::new(client.clone(), refunds)
+        .instructions(APPROVALS)
+        .into_tool("approvals", "Carries out a refund once finance approves it");
+    let payments = Toolkit::builder()
+        .tool(approvals)
+        .build()
+        .expect("one tool");
+    let payments = SubAgent::new(client.clone(), payments)
+        .instructions(PAYMENTS)
+        .into_tool("payments", "Handles payments and refunds; say which order");
+    Toolkit::builder().tool(payments).build().expect("one tool")
+}
+
+/// Which of the three agents a request to the model is from, by its instructions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Level {
+    Planner,
+    Payments,
+    Approvals,
+}
+
+/// The request's system text, wherever its wire style puts it.
+fn system(req: &RecordedRequest) -> String {
+    let body = &req.body;
+    let openai = req
+        .messages()
+        .iter()
+        .filter(|m| m["role"] == "system" || m["role"] == "developer")
+        .map(|m| m["content"].to_string())
+        .collect::<String>();
+    [
+        openai,
+        body["system"].to_string(),
+        body["instructions"].to_string(),
+        body["systemInstruction"].to_string(),
+    ]
+    .concat()
+}
+
+/// The agent `req` comes from.
+pub fn level(req: &RecordedRequest) -> Level {
+    let said = system(req);
+    if said.contains(APPROVALS) {
+        Level::Approvals
+    } else if said.contains(PAYMENTS) {
+        Level::Payments
+    } else {
+        Level::Planner
+    }
+}
+
+/// The order a prompt names after the word "order" (`refund order B-2`), else
+/// [`DEFAULT_ORDER`].
+pub fn order_of(prompt: &str) -> String {
+    let words: Vec<&str> = prompt.split_whitespace().collect();
+    words
+        .windows(2)
+        .find(|w| w[0].eq_ignore_ascii_case("order"))
+        .map(|w| w[1].trim_matches(|c: char| !c.is_alphanumeric() && c != '-'))
+        .filter(|order| !order.is_empty())
+        .unwrap_or(DEFAULT_ORDER)
+        .to_owned()
+}
+
+/// The call id each agent gives its one call.
+pub fn call_of(level: Level) -> &'static str {
+    match level {
+        Level::Planner => "plan_1",
+        Level::Payments => "pay_1",
+        Level::Approvals => "approve_1",
+    }
+}
+
+/// The scripted model of the three agents: the planner calls `payments` with the refund's
+/// task, payments calls `approvals` with it, approvals calls `refund`; once its call
+/// answered, each says what came of it.
+pub fn script(req: &RecordedRequest) -> Reply {
+    let level = level(req);
+    if let Some((_, out)) = req.tool_results().pop() {
+        return Reply::text(match level {
+            Level::Planner => format!("Planner: {out}"),
+            Level::Payments => format!("Payments: {out}"),
+            Level::Approvals if out.contains("REFUND-") => format!("Approvals: {out}"),
+            Level::Approvals => format!("Approvals: not refunded ({out})"),
+        });
+    }
+    let prompt = req.prompts().last().cloned().unwrap_or_default();
+    let order = order_of(&prompt);
+    let task = json!({ "task": format!("Refund order {order}") });
+    match level {
+        Level::Planner => Reply::tool_call(call_of(level), "payments", task),
+        Level::Payments => Reply::tool_call(call_of(level), "approvals", task),
+        Level::Approvals => Reply::tool_call(call_of(level), "refund", json!({ "order": order })),
+    }
+}
