@@ -57,25 +57,30 @@ function Purchases() {
  * Says why a run was refused (an answer from someone who may not give it, a thread still
  * busy) or failed (the agent down, a token it does not take). Either leaves the thread's
  * interrupt open on the server, so once that run is over the chat is opened again
- * (`onRefused`), which replays the kept thread: the card comes back, answerable.
+ * (`onRefused`), which asks the server for the thread: the card comes back, answerable.
+ * A connect that fails (the agent down when the page opens) is said too, but opens
+ * nothing again: a reload asks once more.
  */
 function RunErrors({ onRefused }: { onRefused: () => void }) {
   const { agent: shown } = useAgent({ agentId: AGENT_ID });
   const [error, setError] = useState<string | null>(null);
   useEffect(() => {
     let refused = false;
+    const connecting = (running: unknown) => running instanceof ShopAgent && running.connecting;
     const subscription = shown.subscribe({
       onRunInitialized: ({ agent: running }) => {
-        // A replay asks nothing of the agent: the refusal it follows still stands.
-        if (running instanceof ShopAgent && running.replaying) return;
+        // A connect asks nothing of the agent: the refusal it follows still stands.
+        if (connecting(running)) return;
         setError(null);
       },
-      onRunErrorEvent: ({ event }) => {
-        refused = true;
+      onRunErrorEvent: ({ event, agent: running }) => {
+        refused = !connecting(running);
         setError(event.message);
       },
-      onRunFailed: ({ error }) => {
-        refused = true;
+      onRunFailed: ({ error, agent: running }) => {
+        // A chat closed mid-connect (React's second mount, a reopen) aborts its request.
+        if (error.name === "AbortError") return;
+        refused = !connecting(running);
         setError(`The agent could not be reached (${error.message}); try again.`);
       },
       onRunFinalized: () => {
@@ -94,7 +99,7 @@ function RunErrors({ onRefused }: { onRefused: () => void }) {
 }
 
 function App() {
-  // Bumped to open the chat (and its interrupt) again from what the thread kept.
+  // Bumped to open the chat (and its interrupt) again from the server.
   const [opening, setOpening] = useState(0);
   const reopen = useCallback(() => setOpening((n) => n + 1), []);
   return (

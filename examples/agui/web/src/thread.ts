@@ -1,67 +1,38 @@
 // The agent of this page: the AG-UI endpoint it is served beside, reached directly as a
-// CopilotKit self-managed agent (no CopilotKit runtime in between), and what a reload
-// needs to show the thread again.
+// CopilotKit self-managed agent (no CopilotKit runtime in between).
 //
-// The endpoint ends a run that waits for a person with MESSAGES_SNAPSHOT, STATE_SNAPSHOT
-// and a RUN_FINISHED listing the interrupts, and keeps the thread in its inbox (it
-// survives a restart of the agent). It has no call that replays a thread, so the page
-// keeps what the last finished run left — the conversation and the open interrupts — in
-// the browser, and replays it as the events of AG-UI's `connect`, which CopilotKit's
-// chat calls when it opens a thread. The answer then goes to the endpoint as a `resume`,
-// and the endpoint alone decides whether it counts.
+// The endpoint keeps each thread in its inbox (it survives a restart of the agent), and
+// `POST connect` beside it shows a thread as it stands, running nothing: RUN_STARTED, the
+// conversation and state snapshots, then RUN_FINISHED with the open interrupts (or
+// success). That is AG-UI's `connect`, which CopilotKit's chat calls when it opens a
+// thread, so a reload — or the same thread opened in another browser, by the same person
+// or by an approver — restores the conversation and the pending card from the server.
+// The page keeps nothing but the thread's id. An answer goes to the endpoint as a
+// `resume`, and the endpoint alone decides whether it counts.
 
 import {
-  AGUIConnectNotImplementedError,
   EventType,
   HttpAgent,
   randomUUID,
+  runHttpRequest,
+  transformHttpEventStream,
   type AgentSubscriber,
   type BaseEvent,
   type HttpAgentConfig,
   type Interrupt,
-  type Message,
   type RunAgentInput,
+  type RunErrorEvent,
 } from "@ag-ui/client";
-import { Observable } from "rxjs";
-
-/** What the last finished run of a thread left: its conversation and open interrupts. */
-interface Kept {
-  messages: Message[];
-  interrupts: Interrupt[];
-}
-
-const keptKey = (thread: string) => `toolnexus-agui/thread/${thread}`;
-
-function load(thread: string): Kept | null {
-  const raw = localStorage.getItem(keptKey(thread));
-  if (!raw) return null;
-  try {
-    const kept = JSON.parse(raw) as Partial<Kept>;
-    if (!Array.isArray(kept.messages) || !Array.isArray(kept.interrupts)) return null;
-    return { messages: kept.messages, interrupts: kept.interrupts };
-  } catch {
-    // Storage another version of the page wrote: start from the server's next answer.
-    return null;
-  }
-}
-
-function keep(thread: string, kept: Kept) {
-  localStorage.setItem(keptKey(thread), JSON.stringify(kept));
-}
+import { Observable, catchError, of, takeWhile, throwError } from "rxjs";
 
 /**
- * Records each finished run. A run that ends in RUN_ERROR (a refused resume, a busy
- * thread) changes nothing on the server, so it changes nothing here either.
- *
- * It also drops, from a resume, the tool result CopilotKit writes for a call whose
- * interrupt it answers (the answer itself, as text): the call has not run yet, and the
- * endpoint sends its real result once it has.
+ * Drops, from a resume, the tool result CopilotKit writes for a call whose interrupt it
+ * answers (the answer itself, as text): the call has not run yet, and the endpoint sends
+ * its real result once it has.
  */
-function keeper(): AgentSubscriber {
-  let finished: Interrupt[] | null = null;
+function answeredCallsDropped(): AgentSubscriber {
   return {
     onRunInitialized: ({ messages, input, agent }) => {
-      finished = null;
       const answered = new Set((input.resume ?? []).map((entry) => entry.interruptId));
       const calls = new Set(
         agent.pendingInterrupts.filter((i) => answered.has(i.id) && i.toolCallId).map((i) => i.toolCallId),
@@ -69,66 +40,78 @@ function keeper(): AgentSubscriber {
       if (calls.size === 0) return;
       return { messages: messages.filter((m) => !(m.role === "tool" && calls.has(m.toolCallId))) };
     },
-    onRunFinishedEvent: (params) => {
-      finished = params.outcome === "interrupt" ? params.interrupts : [];
-    },
-    onRunFinalized: ({ messages, agent }) => {
-      if (finished) keep(agent.threadId, { messages: [...messages], interrupts: finished });
-      finished = null;
-    },
-    onRunFailed: () => {
-      finished = null;
-    },
   };
 }
 
-/** An HttpAgent whose `connect` replays what the thread's last finished run left. */
+/** An HttpAgent whose `connect` is the endpoint's: the thread as the server keeps it. */
 export class ShopAgent extends HttpAgent {
   constructor(config: HttpAgentConfig) {
     super(config);
-    this.subscribe(keeper());
+    this.subscribe(answeredCallsDropped());
+    this.subscribe({
+      onRunFinishedEvent: (params) => {
+        this.stated = params.outcome === "interrupt" ? params.interrupts : [];
+      },
+    });
   }
 
-  // A replay states the open interrupts afresh; the client refuses to start one while it
+  /**
+   * The interrupts the server last said are open on this thread, in this tab's memory
+   * only: shown again when the server cannot be reached (an answer sent while the agent
+   * is down fails, and the card must stay to be answered once it is back).
+   */
+  private stated: Interrupt[] = [];
+
+  // The server states the open interrupts afresh; the client refuses to connect while it
   // still counts interrupts as pending (as after a refused answer), so they are dropped
-  // first and come back with the replay's RUN_FINISHED.
+  // first and come back with the connect's RUN_FINISHED.
   async connectAgent(...args: Parameters<HttpAgent["connectAgent"]>) {
     this.pendingInterrupts = [];
-    this.replaying = true;
+    this.connecting = true;
     try {
       return await super.connectAgent(...args);
     } finally {
-      this.replaying = false;
+      this.connecting = false;
     }
   }
 
-  /** Whether the run under way is a replay of the kept thread, not a call to the agent. */
-  replaying = false;
+  /** Whether the run under way is a connect (showing the thread), not a run of the agent. */
+  connecting = false;
 
+  /** The endpoint's URL for `name`, beside the run URL. */
+  private beside(name: string): string {
+    return new URL(name, this.url.endsWith("/") ? this.url : `${this.url}/`).href;
+  }
+
+  // Posted as a run is (the same headers: the bearer token), to `connect` beside it. A
+  // thread the server does not know — a new one, or one that is not this caller's to see —
+  // is refused as `unknown_thread`: nothing to show, the chat opens empty. When the server
+  // cannot be reached at all, the interrupts it last stated stay open here, the
+  // conversation already on the page staying as it is.
   protected connect(input: RunAgentInput): Observable<BaseEvent> {
-    const kept = load(input.threadId);
-    // Nothing kept: a new thread. The client reads this error as "nothing to replay".
-    if (!kept) throw new AGUIConnectNotImplementedError();
-    const { threadId } = input;
-    const runId = input.runId || randomUUID();
-    const events: BaseEvent[] = [
-      { type: EventType.RUN_STARTED, threadId, runId } as BaseEvent,
-      { type: EventType.MESSAGES_SNAPSHOT, messages: kept.messages } as BaseEvent,
-      { type: EventType.STATE_SNAPSHOT, snapshot: { interrupts: kept.interrupts } } as BaseEvent,
-      {
-        type: EventType.RUN_FINISHED,
-        threadId,
-        runId,
-        outcome:
-          kept.interrupts.length > 0
-            ? { type: "interrupt", interrupts: kept.interrupts }
-            : { type: "success" },
-      } as BaseEvent,
-    ];
-    return new Observable<BaseEvent>((subscriber) => {
-      for (const event of events) subscriber.next(event);
-      subscriber.complete();
-    });
+    const url = this.beside("connect");
+    const stated = this.stated;
+    return transformHttpEventStream(runHttpRequest(() => this.fetch(url, this.requestInit(input)))).pipe(
+      takeWhile(
+        (event) => !(event.type === EventType.RUN_ERROR && (event as RunErrorEvent).code === "unknown_thread"),
+      ),
+      catchError((error: unknown) => {
+        // fetch() rejects with a TypeError when nothing answers; an abort or an HTTP
+        // refusal is no reason to show anything.
+        if (!(error instanceof TypeError) || stated.length === 0) return throwError(() => error);
+        const { threadId } = input;
+        const runId = input.runId || randomUUID();
+        return of(
+          { type: EventType.RUN_STARTED, threadId, runId } as BaseEvent,
+          {
+            type: EventType.RUN_FINISHED,
+            threadId,
+            runId,
+            outcome: { type: "interrupt", interrupts: stated },
+          } as BaseEvent,
+        );
+      }),
+    );
   }
 }
 
