@@ -1,10 +1,12 @@
-//! The protocol's interrupt rules the suites elsewhere leave out, and capability
-//! discovery, as the official client meets them: a replayed resume changes nothing, a
-//! stale one is refused and the run goes on as the inbox's expiry rule says, a resume's
-//! envelope is
-//! kept with its answer in the audit trail, a quorum's progress and the end of a wait
-//! reach the client's state as deltas, and `getCapabilities()` reads what the endpoint
-//! does through `@ag-ui/core`'s own schema.
+//! The protocol's interrupt rules and capability discovery as the official client meets
+//! them: every resume the rules forbid (a new message while interrupts wait, a resume
+//! leaving one open, naming another thread's or a forged interrupt, answering one twice, a
+//! payload that fits no answer, a resume on a thread of its own) is refused and runs
+//! nothing; a replayed resume changes nothing; a stale one is refused and the run goes on
+//! as the inbox's expiry rule says; a resume's envelope is kept with its answer in the
+//! audit trail; a quorum's progress and the end of a wait reach the client's state as
+//! deltas; a front end that connects is shown the thread as it stands; and
+//! `getCapabilities()` reads what the endpoint does through `@ag-ui/core`'s own schema.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -370,6 +372,84 @@ async fn a_front_end_that_connects_is_shown_the_thread_as_it_stands_and_nothing_
         1,
         "a connect runs nothing"
     );
+    client.close().await;
+    agent.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn every_resume_the_rules_forbid_is_refused_as_the_official_client_sends_it() {
+    let (agent, _db, _model) = agent().await;
+    let mut client = Client::start();
+    let asked = client
+        .step(
+            json!({"agent": "a", "url": agent.url, "threadId": "t1", "say": "buy a gpu and a tpu"}),
+        )
+        .await;
+    let open: Vec<Value> = interrupts(&asked).iter().map(|i| i["id"].clone()).collect();
+    assert_eq!(open.len(), 2, "{asked}");
+    let other = client
+        .step(json!({"agent": "b", "url": agent.url, "threadId": "t2", "say": "log me in"}))
+        .await;
+    let elsewhere = interrupts(&other)[0]["id"].clone();
+    let yes = |id: &Value| json!({"interruptId": id, "status": "resolved", "payload": {"approved": true}});
+
+    // Each from a front end of its own on the thread, holding no interrupts, so the client
+    // sends what the rule forbids instead of refusing it first.
+    let cases = [
+        (
+            "a new message while interrupts wait",
+            json!({"say": "buy a tpu"}),
+            "interrupts_open",
+        ),
+        (
+            "a resume leaving one open",
+            json!({"resume": [yes(&open[0])]}),
+            "resume_incomplete",
+        ),
+        (
+            "a resume naming another thread's interrupt",
+            json!({"resume": [yes(&open[0]), yes(&elsewhere)]}),
+            "unknown_interrupt",
+        ),
+        (
+            "a resume naming an interrupt never asked",
+            json!({"resume": [yes(&open[0]), yes(&open[1]), yes(&json!("forged"))]}),
+            "unknown_interrupt",
+        ),
+        (
+            "a resume answering one twice",
+            json!({"resume": [yes(&open[0]), yes(&open[0]), yes(&open[1])]}),
+            "resume_duplicate",
+        ),
+        (
+            "a payload that fits no answer",
+            json!({"resume": [yes(&open[0]), {"interruptId": open[1], "status": "resolved", "payload": "yes"}]}),
+            "invalid_answer",
+        ),
+    ];
+    for (i, (what, step, code)) in cases.into_iter().enumerate() {
+        let mut step = step;
+        step["agent"] = json!(format!("fresh-{i}"));
+        step["url"] = json!(agent.url);
+        step["threadId"] = json!("t1");
+        let refused = client.step(step).await;
+        assert_eq!(last(&refused)["type"], "RUN_ERROR", "{what}: {refused}");
+        assert_eq!(last(&refused)["code"], code, "{what}: {refused}");
+    }
+    // A resume on a thread of its own answers nothing of another's.
+    let stray = client
+        .step(json!({"agent": "stray", "url": agent.url, "threadId": "t3",
+            "resume": [yes(&open[0]), yes(&open[1])]}))
+        .await;
+    assert_eq!(last(&stray)["code"], "unknown_thread", "{stray}");
+    assert_eq!(agent.purchases.load(Ordering::SeqCst), 0, "nothing ran");
+
+    // Both interrupts are still open, and the front end that holds them resumes the run.
+    let done = client
+        .step(json!({"agent": "a", "url": agent.url, "resume": [yes(&open[0]), yes(&open[1])]}))
+        .await;
+    assert_eq!(last(&done)["outcome"]["type"], "success", "{done}");
+    assert_eq!(agent.purchases.load(Ordering::SeqCst), 2);
     client.close().await;
     agent.stop().await;
 }
