@@ -19,10 +19,16 @@
 //! `sqlite://toolnexus-inbox.db` in the working directory; `postgres://…` works too),
 //! `--exit-when-done` (exit once every run parked here is done), `--webhook URL` (notify
 //! that URL of each parked run: a Slack incoming-webhook URL works as it is) with
-//! `--webhook-secret whsec_…` to sign the notifications as Standard Webhooks do. Also `TOOLNEXUS_BASE_URL`,
+//! `--webhook-secret whsec_…` to sign the notifications as Standard Webhooks do, `--agents`
+//! (park instead one refund of the three-level agent of `shop_agent/nested.rs`: a planner
+//! whose payments agent has its approvals agent refund an order, which finance approves;
+//! each refund prints `refund took effect: <order>`), `--serve-only` (park nothing: serve
+//! and resume what the database holds, as after a restart). Also `TOOLNEXUS_BASE_URL`,
 //! `TOOLNEXUS_MODEL` and `TOOLNEXUS_STYLE=openai|anthropic|responses|gemini`, as in the other examples.
 
 mod export;
+#[path = "shop_agent/nested.rs"]
+mod nested;
 mod shop;
 mod support;
 
@@ -139,6 +145,8 @@ struct Options {
     exit_when_done: bool,
     webhook: Option<String>,
     webhook_secret: Option<String>,
+    agents: bool,
+    serve_only: bool,
 }
 
 fn options() -> Result<Options, String> {
@@ -148,6 +156,8 @@ fn options() -> Result<Options, String> {
         exit_when_done: false,
         webhook: None,
         webhook_secret: None,
+        agents: false,
+        serve_only: false,
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -160,6 +170,8 @@ fn options() -> Result<Options, String> {
             }
             "--db" => options.db = args.next().ok_or("--db needs a database URL")?,
             "--exit-when-done" => options.exit_when_done = true,
+            "--agents" => options.agents = true,
+            "--serve-only" => options.serve_only = true,
             "--webhook" => options.webhook = Some(args.next().ok_or("--webhook needs a URL")?),
             "--webhook-secret" => {
                 options.webhook_secret = Some(
@@ -170,7 +182,7 @@ fn options() -> Result<Options, String> {
             other => {
                 return Err(format!(
                     "unknown option {other:?}; use --port N, --db URL, --exit-when-done, \
-                     --webhook URL, --webhook-secret whsec_…"
+                     --webhook URL, --webhook-secret whsec_…, --agents, --serve-only"
                 ))
             }
         }
@@ -224,33 +236,28 @@ async fn serve(options: Options) -> Result<ExitCode, Box<dyn std::error::Error>>
         inbox = inbox.webhook(webhook);
     }
     let inbox = inbox.open().await?;
-    let tk = Toolkit::builder()
-        .tool(shop::ApprovePurchase)
-        .tool(Order)
-        .tool(CalendarToday)
-        .build()?;
-    let support::Endpoint {
-        builder,
-        stub: _stub,
-    } = support::endpoint(script).await?;
-    // No `wait_for`: each run halts on its request, and the inbox keeps it.
-    let client = builder
-        .system_prompt(
-            "You run errands with your tools: `approve_purchase` before buying anything, \
-             `order` to ship items (it asks where), `calendar_today` for the user's meetings.",
-        )
-        .build()?;
+    let (client, tk, prompts, _stub) = match options.agents {
+        true => agents().await?,
+        false => errands().await?,
+    };
 
     let mut tracked = BTreeMap::new();
-    for prompt in PROMPTS {
-        let run = client.run(prompt, &tk).await?;
-        match run.status {
-            RunStatus::Pending => {
-                let id = inbox.park(&run).await?;
-                println!("parked {id}: {prompt}");
-                tracked.insert(id, prompt);
+    if options.serve_only {
+        // What an earlier process parked: followed to its outcome here.
+        for parked in inbox.waiting().await? {
+            tracked.insert(parked.id().to_owned(), parked.request.prompt.clone());
+        }
+    } else {
+        for &prompt in prompts {
+            let run = client.run(prompt, &tk).await?;
+            match run.status {
+                RunStatus::Pending => {
+                    let id = inbox.park(&run).await?;
+                    println!("parked {id}: {prompt}");
+                    tracked.insert(id, prompt.to_owned());
+                }
+                _ => println!("finished without asking: {}", run.text),
             }
-            _ => println!("finished without asking: {}", run.text),
         }
     }
 
@@ -278,11 +285,52 @@ async fn serve(options: Options) -> Result<ExitCode, Box<dyn std::error::Error>>
     })
 }
 
+/// What a process of the example runs on: the client, the toolkit every run is resumed
+/// with, the prompts it parks, and the embedded model when no real one is configured.
+type Setup = (
+    toolnexus::LlmClient,
+    Toolkit,
+    &'static [&'static str],
+    Option<toolnexus::testing::MockLlm>,
+);
+
+/// The errands: the purchase, the shipping form and the calendar sign-in.
+async fn errands() -> Result<Setup, Box<dyn std::error::Error>> {
+    let tk = Toolkit::builder()
+        .tool(shop::ApprovePurchase)
+        .tool(Order)
+        .tool(CalendarToday)
+        .build()?;
+    let support::Endpoint { builder, stub } = support::endpoint(script).await?;
+    // No `wait_for`: each run halts on its request, and the inbox keeps it.
+    let client = builder
+        .system_prompt(
+            "You run errands with your tools: `approve_purchase` before buying anything, \
+             `order` to ship items (it asks where), `calendar_today` for the user's meetings.",
+        )
+        .build()?;
+    Ok((client, tk, &PROMPTS, stub))
+}
+
+/// The three-level agent's refund: its approval is asked in the approvals agent's run and
+/// parked with the planner's.
+async fn agents() -> Result<Setup, Box<dyn std::error::Error>> {
+    let support::Endpoint { builder, stub } = support::endpoint(nested::script).await?;
+    let client = builder.system_prompt(nested::PLANNER).build()?;
+    let refund = nested::refund(|order, _ctx| {
+        // Each effect is told as it happens, so whoever watches the process counts them.
+        println!("refund took effect: {order}");
+        format!("refunded {order}")
+    });
+    let tk = nested::planner_toolkit(&client, refund);
+    Ok((client, tk, &["Refund order A-7, it arrived broken."], stub))
+}
+
 /// Prints each tracked run's outcome once it is done, following a run that asked again to
 /// its new request. With `exit`, returns once all are settled: `true` when one failed.
 async fn watch_runs(
     inbox: &Inbox,
-    mut tracked: BTreeMap<String, &str>,
+    mut tracked: BTreeMap<String, String>,
     exit: bool,
 ) -> Result<bool, Box<dyn std::error::Error>> {
     let mut failed = false;

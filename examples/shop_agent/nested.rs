@@ -31,23 +31,30 @@ pub const FINANCE: &str = "group:finance";
 /// The order a refund prompt names when it names none.
 pub const DEFAULT_ORDER: &str = "A-7";
 
-/// The refund that counts its effects, numbering them in memory (`REFUND-1: refunded A-7`).
-pub fn counting_refund(refunds: Arc<AtomicUsize>) -> impl Tool {
+/// `refund(order)`, whose effect is `effect(order, ctx)`: it returns what the tool says
+/// the refund gave. The crash harness writes it to its ledger; the suites count it.
+pub fn refund(effect: impl Fn(&str, &ToolContext) -> String + Send + Sync + 'static) -> impl Tool {
+    let effect = Arc::new(effect);
     NativeTool::of(
         "refund",
         "Refunds an order",
         json!({"type": "object", "properties": {"order": {"type": "string"}}, "required": ["order"]}),
-        move |args: Value, _ctx: ToolContext| {
-            let refunds = refunds.clone();
+        move |args: Value, ctx: ToolContext| {
+            let effect = effect.clone();
             async move {
-                let n = refunds.fetch_add(1, Ordering::SeqCst) + 1;
-                ToolResult::ok(format!(
-                    "REFUND-{n}: refunded {}",
-                    args["order"].as_str().unwrap_or("?")
-                ))
+                let order = args["order"].as_str().unwrap_or("?");
+                ToolResult::ok(effect(order, &ctx))
             }
         },
     )
+}
+
+/// The refund that counts its effects, numbering them in memory (`REFUND-1: refunded A-7`).
+pub fn counting_refund(refunds: Arc<AtomicUsize>) -> impl Tool {
+    refund(move |order, _ctx| {
+        let n = refunds.fetch_add(1, Ordering::SeqCst) + 1;
+        format!("REFUND-{n}: refunded {order}")
+    })
 }
 
 /// The planner's toolkit: `payments`, an agent whose toolkit holds `approvals`, an agent
@@ -149,8 +156,7 @@ pub fn script(req: &RecordedRequest) -> Reply {
         return Reply::text(match level {
             Level::Planner => format!("Planner: {out}"),
             Level::Payments => format!("Payments: {out}"),
-            Level::Approvals if out.contains("REFUND-") => format!("Approvals: {out}"),
-            Level::Approvals => format!("Approvals: not refunded ({out})"),
+            Level::Approvals => format!("Approvals: {out}"),
         });
     }
     let prompt = req.prompts().last().cloned().unwrap_or_default();

@@ -16,6 +16,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod agents;
 mod hostile;
 mod mount;
 mod people;

@@ -167,6 +167,13 @@ fn request(
             @if parked.state != ParkedState::Waiting { (summary::state_badge(parked.state)) }
         }
         @if alone { h1 { (parked.request.prompt) } } @else { h2.prompt { (parked.request.prompt) } }
+        // A sub-agent's question: who asked it, so the person knows which agent's call an
+        // answer lets run.
+        @if let Some(relay) = parked.request.relay() {
+            p.meta.via {
+                "Asked by " (relay.agents().join(" > ")) ", for its tool " code { (relay.tool()) }
+            }
+        }
         @if let Some(call) = summary::call(parked, None).filter(|_| view.sees_votes(parked)) { (call) }
         p.meta { (summary::times(parked, now)) }
         @if let Some(approvals) = parked.approvals() {
