@@ -3,12 +3,15 @@
 //! client (`TOOLNEXUS_TEST_PYTHON`, set up by scripts/test.sh) and, for what no client
 //! would send, by raw HTTP.
 
+#[path = "../../../examples/shop_agent/nested.rs"]
+mod nested;
 #[path = "../../../examples/shop/mod.rs"]
 mod shop;
 #[path = "../../../examples/shop_agent/agent.rs"]
 mod shop_agent;
 mod support;
 
+mod agents;
 mod flows;
 mod hostile;
 mod listing;
