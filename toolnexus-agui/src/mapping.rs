@@ -40,7 +40,9 @@ impl Refused {
 /// schema. The metadata names the request's `kind`; for a sign-in, the `url` to send
 /// the person to; for a declared approval, the `tool` and the `args` the model proposed;
 /// for one several people must give, how far their `approvals` came
-/// (`toolnexus_inbox::Parked::shown` puts them on the request).
+/// (`toolnexus_inbox::Parked::shown` puts them on the request); for a sub-agent's
+/// question, `via`: the `path` of agents it came through, ending with the tool that
+/// asked, and that tool's own `prompt` (the interrupt's message names the agents first).
 ///
 /// ```
 /// use toolnexus::Request;
@@ -72,6 +74,14 @@ pub(crate) fn interrupt_seen(
     metadata.insert("kind".to_owned(), json!(request.kind.as_str()));
     if let Some(approvals) = request.approvals() {
         metadata.insert("approvals".to_owned(), json!(approvals));
+    }
+    // The path ends with the tool that asked: shown, like a gate's call, only to a caller
+    // who may answer.
+    if shows_call && let Some(relay) = request.relay() {
+        metadata.insert(
+            "via".to_owned(),
+            json!({"path": relay.path, "prompt": relay.prompt}),
+        );
     }
     let (reason, schema) = match request.asks() {
         Asks::Form { schema } => (Reason::InputRequired, schema.as_object().cloned()),

@@ -4,12 +4,15 @@
 //! scripts/test.sh) and, for what no client would send, by raw HTTP; signed into with the
 //! access tokens of a real OpenID provider (`TOOLNEXUS_TEST_OIDC`).
 
+#[path = "../../../examples/shop_agent/nested.rs"]
+mod nested;
 #[path = "../../../examples/shop/mod.rs"]
 mod shop;
 #[path = "../../../examples/shop_agent/agent.rs"]
 mod shop_agent;
 mod support;
 
+mod agents;
 mod flows;
 mod hostile;
 mod identity;
