@@ -1,11 +1,13 @@
 //! The CopilotKit app of `examples/agui/web` in a real headless Chromium, served by the
 //! `agui_agent` example beside its AG-UI endpoint (`--web DIR`), as a user runs them: a
 //! purchase asked in the chat waits as a card with Approve, Decline and Edit; the card
-//! is back after a reload and after the agent was killed (`SIGKILL`; an approval while
-//! it is down is refused, the card staying) and started again on the same database; an
-//! approval buys exactly once, a decline buys nothing, an edited item is what is bought;
-//! and, with `--tokens` and `--approvers`, a person who may not approve cannot, while an
-//! approver can. The first test also takes the README's screenshot
+//! comes from the agent's `connect` (the page keeps nothing but the thread's id), so it is
+//! back after a reload, after the agent was killed (`SIGKILL`; an approval while it is
+//! down is refused, the card staying) and started again on the same database, and in
+//! another browser of the same person; an approval buys exactly once, a decline buys
+//! nothing, an edited item is what is bought; and, with `--tokens` and `--approvers`, a
+//! person who may not approve cannot, while an approver can, in her own thread or by
+//! opening the asker's. The first test also takes the README's screenshot
 //! (`examples/agui/web/approval-card.png`, replaced when `TOOLNEXUS_UPDATE_SCREENSHOT=1`
 //! is set).
 //!
@@ -170,6 +172,29 @@ async fn ask(browser: &Client, said: &str) {
     input.send_keys("\u{E007}").await.expect("Enter");
 }
 
+/// What the page keeps in the browser's storage: the names of its keys.
+async fn kept(browser: &Client) -> Vec<String> {
+    let keys = browser
+        .execute(
+            "return [...Object.keys(localStorage), ...Object.keys(sessionStorage)].sort()",
+            vec![],
+        )
+        .await
+        .expect("the storage's keys");
+    serde_json::from_value(keys).expect("a list of names")
+}
+
+/// The tokens file of two people: ann (staff) and fin (finance).
+fn people(dir: &std::path::Path) -> String {
+    let tokens = dir.join("tokens.txt");
+    std::fs::write(
+        &tokens,
+        "tok-ann ann@shop.example staff\ntok-fin fin@shop.example finance\n",
+    )
+    .expect("the tokens file");
+    tokens.display().to_string()
+}
+
 /// The approval card, once it shows `question`.
 async fn card(browser: &Client, question: &str) -> Element {
     let card = css(browser, ".approval-card").await;
@@ -221,7 +246,9 @@ async fn a_purchase_waits_as_a_card_that_a_reload_brings_back_and_one_approval_b
     css(&browser, ".approval-card button.edit").await;
     screenshot(&browser).await;
 
-    // The thread as the endpoint's snapshots left it: the conversation and the card.
+    // The page keeps the thread's id and nothing of what it holds: a reload asks the
+    // agent's `connect`, which shows the conversation and the card as the agent keeps them.
+    assert_eq!(kept(&browser).await, ["toolnexus-agui/current-thread"]);
     reload(&browser).await;
     card(&browser, "Approve purchase of gpu?").await;
     assert!(
@@ -271,7 +298,7 @@ async fn a_card_outlives_the_agent_killed_and_started_again_on_its_database() {
     assert!(why.contains("could not be reached"), "{why}");
     css(&browser, ".approval-card button.approve:not([disabled])").await;
 
-    // Started again on the same port and database.
+    // Started again on the same port and database, it shows the thread from there.
     let _second = agent(port, &db, &[]);
     reload(&browser).await;
     card(&browser, "Approve purchase of gpu?").await;
@@ -329,13 +356,7 @@ async fn an_edited_item_is_the_one_bought() {
 #[tokio::test(flavor = "multi_thread")]
 async fn someone_who_may_not_approve_cannot_while_an_approver_can() {
     let dir = scratch("people");
-    let tokens = dir.join("tokens.txt");
-    std::fs::write(
-        &tokens,
-        "tok-ann ann@shop.example staff\ntok-fin fin@shop.example finance\n",
-    )
-    .expect("the tokens file");
-    let tokens = tokens.display().to_string();
+    let tokens = people(&dir);
     let agent = agent(
         0,
         &dir.join("threads.db"),
@@ -376,5 +397,102 @@ async fn someone_who_may_not_approve_cannot_while_an_approver_can() {
     css(&ann, ".approval-card button.approve:not([disabled])").await;
     let said = text(&ann).await;
     assert!(!said.contains("ORDER-"), "nothing bought:\n{said}");
+    ann.close().await.expect("the session closes");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_same_person_in_another_browser_finds_the_card_and_approves_it_once() {
+    let dir = scratch("devices");
+    let tokens = people(&dir);
+    let agent = agent(0, &dir.join("threads.db"), &["--tokens", &tokens]);
+    let laptop = browser().await;
+    open(&laptop, &agent.url, "devices-1", Some("tok-ann")).await;
+    ask(&laptop, "buy a gpu").await;
+    card(&laptop, "Approve purchase of gpu?").await;
+
+    // A browser of its own (a fresh profile: nothing in its storage), the same token: the
+    // conversation and the card come from the agent.
+    let phone = browser().await;
+    open(&phone, &agent.url, "devices-1", Some("tok-ann")).await;
+    card(&phone, "Approve purchase of gpu?").await;
+    says(&phone, "buy a gpu").await;
+    css(&phone, ".approval-card button.edit").await;
+    click(&phone, ".approval-card button.approve").await;
+    let said = says(&phone, "Bought, order ORDER-").await;
+    assert_eq!(orders(&said), 1, "one approval, one order:\n{said}");
+    assert!(
+        said.contains("ORDER-1: bought gpu") && !said.contains("ORDER-2"),
+        "the purchase ran once:\n{said}"
+    );
+    phone.close().await.expect("the session closes");
+
+    // The first browser, reloaded, shows the thread as it now stands: bought once, and
+    // nothing left to approve.
+    reload(&laptop).await;
+    let said = says(&laptop, "Bought, order ORDER-").await;
+    assert_eq!(orders(&said), 1, "still one order:\n{said}");
+    assert!(
+        laptop.find(Locator::Css(".approval-card")).await.is_err(),
+        "no card once answered elsewhere:\n{said}"
+    );
+    laptop.close().await.expect("the session closes");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_approver_opens_someone_elses_waiting_thread_and_approves_it() {
+    let dir = scratch("approver");
+    let tokens = people(&dir);
+    let agent = agent(
+        0,
+        &dir.join("threads.db"),
+        &["--tokens", &tokens, "--approvers", "finance"],
+    );
+    let ann = browser().await;
+    open(&ann, &agent.url, "asked-1", Some("tok-ann")).await;
+    ask(&ann, "buy a tpu").await;
+    card(&ann, "Approve purchase of tpu?").await;
+
+    // Finance opens the address ann's thread is at: the agent shows her the question, to
+    // answer, and not ann's conversation.
+    let fin = browser().await;
+    open(&fin, &agent.url, "asked-1", Some("tok-fin")).await;
+    card(&fin, "Approve purchase of tpu?").await;
+    let said = text(&fin).await;
+    assert!(
+        !said.contains("buy a tpu"),
+        "the conversation is ann's alone:\n{said}"
+    );
+    // She may answer: the card offers the edit too.
+    css(&fin, ".approval-card button.edit").await;
+    click(&fin, ".approval-card button.approve").await;
+    // Her page goes on without the card (the run's conversation is ann's), refusing
+    // nothing.
+    let gone = wait::within(PATIENCE, || async {
+        fin.find(Locator::Css(".approval-card"))
+            .await
+            .is_err()
+            .then_some(())
+    })
+    .await;
+    let said = text(&fin).await;
+    assert!(gone.is_some(), "the card stays after the approval:\n{said}");
+    assert!(
+        fin.find(Locator::Css("[role=alert]")).await.is_err(),
+        "the approval is taken:\n{said}"
+    );
+    fin.close().await.expect("the session closes");
+
+    // Ann's page, reloaded, shows the purchase made once and nothing left to approve.
+    reload(&ann).await;
+    let said = says(&ann, "Bought, order ORDER-").await;
+    assert_eq!(orders(&said), 1, "one order:\n{said}");
+    assert!(
+        said.contains("ORDER-1: bought tpu") && !said.contains("ORDER-2"),
+        "the purchase ran once:\n{said}"
+    );
+    assert!(
+        ann.find(Locator::Css(".approval-card")).await.is_err(),
+        "no card once finance approved:\n{said}"
+    );
     ann.close().await.expect("the session closes");
 }
