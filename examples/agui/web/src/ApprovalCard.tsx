@@ -1,7 +1,8 @@
 // The card a waiting purchase renders as in the chat: the question, what the call would
 // do, and Approve, Decline and Edit. Its answer resumes the interrupted run; whether the
 // answer counts (who may approve, whether the edited arguments fit the tool) is the
-// endpoint's to decide, so the card only offers what the interrupt says is possible.
+// endpoint's to decide, so the card only offers what the interrupt says is possible, and
+// Edit only when the agent's capabilities say it takes edited arguments.
 
 import { useState, type FormEvent } from "react";
 import type { Interrupt } from "@ag-ui/client";
@@ -40,15 +41,18 @@ function editableFields(interrupt: Interrupt): EditableField[] {
 export interface ApprovalCardProps {
   interrupt: Interrupt;
   resolve: (payload: unknown, interruptId?: string) => Promise<unknown> | void;
+  /** Whether the agent takes edited arguments (`humanInTheLoop.approveWithEdits`). */
+  edits: boolean;
 }
 
-export function ApprovalCard({ interrupt, resolve }: ApprovalCardProps) {
+export function ApprovalCard({ interrupt, resolve, edits }: ApprovalCardProps) {
   const args = isObject(interrupt.metadata?.args) ? (interrupt.metadata.args as Json) : {};
   const tool = typeof interrupt.metadata?.tool === "string" ? interrupt.metadata.tool : null;
-  const fields = editableFields(interrupt);
+  const editable = editableFields(interrupt);
+  const fields = edits ? editable : [];
   const [editing, setEditing] = useState(false);
   const [draft, setDraft] = useState<Record<string, string>>(() =>
-    Object.fromEntries(fields.map((f) => [f.name, typeof args[f.name] === "string" ? (args[f.name] as string) : ""])),
+    Object.fromEntries(editable.map((f) => [f.name, typeof args[f.name] === "string" ? (args[f.name] as string) : ""])),
   );
   // Once answered, the buttons stay disabled: one click is one resume.
   const [answered, setAnswered] = useState<string | null>(null);

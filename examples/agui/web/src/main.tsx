@@ -18,14 +18,39 @@ const AGENT_ID = "shop";
 const threadId = currentThread();
 const token = bearerToken();
 // The endpoint is the address the page is served from: the agent serves both.
-const agent = new ShopAgent({ url: new URL("./", location.href).href, threadId, agentId: AGENT_ID });
+const headers = token ? { Authorization: `Bearer ${token}` } : undefined;
+const agent = new ShopAgent({ url: new URL("./", location.href).href, threadId, agentId: AGENT_ID, headers });
+
+/**
+ * Whether the agent takes an approval with edited arguments, as its capabilities say
+ * (`humanInTheLoop.approveWithEdits`); false until they are known, or when it cannot say.
+ */
+function useApproveWithEdits(): boolean {
+  const [edits, setEdits] = useState(false);
+  useEffect(() => {
+    let current = true;
+    agent
+      .getCapabilities()
+      .then((said) => current && setEdits(said.humanInTheLoop?.approveWithEdits === true))
+      .catch(() => current && setEdits(false));
+    return () => {
+      current = false;
+    };
+  }, []);
+  return edits;
+}
 
 /** Renders each waiting purchase as a card in the chat. */
 function Approvals() {
+  const edits = useApproveWithEdits();
   useInterrupt({
     agentId: AGENT_ID,
     render: ({ interrupt, resolve }) =>
-      interrupt ? <ApprovalCard key={interrupt.id} interrupt={interrupt} resolve={resolve} /> : <></>,
+      interrupt ? (
+        <ApprovalCard key={interrupt.id} interrupt={interrupt} resolve={resolve} edits={edits} />
+      ) : (
+        <></>
+      ),
   });
   return null;
 }
@@ -106,7 +131,7 @@ function App() {
     <CopilotKitProvider
       selfManagedAgents={{ [AGENT_ID]: agent }}
       agentId={AGENT_ID}
-      headers={token ? { Authorization: `Bearer ${token}` } : undefined}
+      headers={headers}
       showDevConsole={false}
     >
       <div className="page">

@@ -12,6 +12,7 @@
 
 import {
   EventType,
+  type AgentCapabilities,
   HttpAgent,
   randomUUID,
   runHttpRequest,
@@ -77,6 +78,18 @@ export class ShopAgent extends HttpAgent {
 
   /** Whether the run under way is a connect (showing the thread), not a run of the agent. */
   connecting = false;
+
+  /**
+   * What the agent says it can do: the endpoint's `capabilities` beside the run URL,
+   * asked with the same headers as a run (HttpAgent leaves this to the transport).
+   */
+  async getCapabilities(): Promise<AgentCapabilities> {
+    const response = await this.fetch(this.beside("capabilities"), {
+      headers: { ...this.headers, Accept: "application/json" },
+    });
+    if (!response.ok) throw new Error(`HTTP ${response.status}: ${await response.text()}`);
+    return (await response.json()) as AgentCapabilities;
+  }
 
   /** The endpoint's URL for `name`, beside the run URL. */
   private beside(name: string): string {
