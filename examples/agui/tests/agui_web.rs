@@ -405,15 +405,25 @@ async fn the_same_person_in_another_browser_finds_the_card_and_approves_it_once(
     let dir = scratch("devices");
     let tokens = people(&dir);
     let agent = agent(0, &dir.join("threads.db"), &["--tokens", &tokens]);
+    // Opened on no thread, the page starts one and names it in the address.
     let laptop = browser().await;
-    open(&laptop, &agent.url, "devices-1", Some("tok-ann")).await;
+    laptop
+        .goto(&format!("{}#token=tok-ann", agent.url))
+        .await
+        .expect("the app loads");
     ask(&laptop, "buy a gpu").await;
     card(&laptop, "Approve purchase of gpu?").await;
+    let address = laptop.current_url().await.expect("the page's address");
+    let thread = address
+        .query_pairs()
+        .find(|(name, _)| name == "thread")
+        .map(|(_, thread)| thread.into_owned())
+        .unwrap_or_else(|| panic!("the address names no thread: {address}"));
 
-    // A browser of its own (a fresh profile: nothing in its storage), the same token: the
-    // conversation and the card come from the agent.
+    // That address in a browser of its own (a fresh profile: nothing in its storage), with
+    // the same token: the conversation and the card come from the agent.
     let phone = browser().await;
-    open(&phone, &agent.url, "devices-1", Some("tok-ann")).await;
+    open(&phone, &agent.url, &thread, Some("tok-ann")).await;
     card(&phone, "Approve purchase of gpu?").await;
     says(&phone, "buy a gpu").await;
     css(&phone, ".approval-card button.edit").await;

@@ -132,12 +132,18 @@ const currentKey = "toolnexus-agui/current-thread";
 
 /**
  * The thread this page shows: `?thread=ID` when the address names one, else the one
- * this browser last used, else a new one.
+ * this browser last used, else a new one. The address then names it, so it can be
+ * opened elsewhere (another browser, another device, an approver's).
  */
 export function currentThread(): string {
   const named = new URLSearchParams(location.search).get("thread");
   const thread = named || localStorage.getItem(currentKey) || randomUUID();
   localStorage.setItem(currentKey, thread);
+  if (!named) {
+    const url = new URL(location.href);
+    url.searchParams.set("thread", thread);
+    history.replaceState(null, "", url.href);
+  }
   return thread;
 }
 
