@@ -368,3 +368,157 @@ async fn a_run_matches_its_golden_transcript_and_a_changed_run_shows_the_diff() 
         "the run's text is shown: {missing}"
     );
 }
+
+/// A model that purges `path` and then reports what came of it.
+async fn purging(path: &str) -> MockLlm {
+    let path = path.to_owned();
+    MockLlm::with_fn(move |req| match req.tool_results().pop() {
+        None => Reply::tool_call("call_1", "purge", json!({"path": path})),
+        Some((_, output)) => Reply::text(format!("Done: {output}")),
+    })
+    .await
+    .expect("the mock starts")
+}
+
+#[tokio::test]
+async fn a_replay_from_an_answer_asks_again_there_and_makes_nothing_before_it_twice() {
+    let path = "/srv/replay-answer";
+    let model = purging(path).await;
+    let client = on(&model).build().expect("the client builds");
+    let tk = toolkit();
+    let finance = Approvers::new().tool("purge", Decision::approve().by("ada@shop.example"));
+    let done = finance
+        .drive(&client, &tk, "purge it")
+        .await
+        .expect("the run ends");
+    assert_eq!(purged(path), 1);
+    let steps: Vec<String> = done.steps().iter().map(ToString::to_string).collect();
+    assert_eq!(
+        steps,
+        [
+            "1. model reply calls purge",
+            "2. purge asks \"Purge /srv/replay-answer?\"",
+            "3. answers: \"Purge /srv/replay-answer?\" -> approved;",
+            "4. purge returns \"purged /srv/replay-answer\"",
+            "5. model reply \"Done: purged /srv/replay-answer\"",
+        ]
+    );
+    let step = done.step_answering("Purge /srv/replay-answer?");
+    assert_eq!(step, 3);
+
+    // What if finance had declined? The reply and the question before step 3 are the
+    // recorded ones: the model is asked once more, for its last reply, and only then.
+    let calls = model.calls();
+    let declining = Approvers::new().tool("purge", Decision::decline("keep it").by("bob"));
+    let what_if = done
+        .replay_from(step)
+        .drive(&declining, &client, &tk)
+        .await
+        .expect("the replay ends");
+    assert_eq!(
+        model.calls(),
+        calls + 1,
+        "only the last reply is asked anew"
+    );
+    assert_eq!(purged(path), 1, "the declined purge did not run");
+    assert_eq!(
+        what_if.text(),
+        "Done: declined/expired: Purge /srv/replay-answer? (reason: keep it)"
+    );
+    declining.asked_exactly(["Purge /srv/replay-answer?"]);
+    assert_eq!(declining.questions()[0].answered_by, ["bob"]);
+    assert_eq!(what_if.run_id, done.run_id, "the same run, so the same ids");
+    finance.asked_exactly(["Purge /srv/replay-answer?"]);
+}
+
+#[tokio::test]
+async fn a_replay_from_a_model_reply_keeps_the_effects_before_it_and_asks_the_new_model() {
+    let path = "/srv/replay-reply";
+    let model = purging(path).await;
+    let tk = toolkit();
+    let finance = Approvers::new().otherwise(Decision::approve());
+    let done = finance
+        .drive(
+            &on(&model).build().expect("the client builds"),
+            &tk,
+            "purge it",
+        )
+        .await
+        .expect("the run ends");
+    assert_eq!(purged(path), 1);
+
+    // What if the model had said something else after the purge? Steps 1 to 4 — the
+    // reply, the question, the answer, the purge — are taken over; the purge does not
+    // run again and nobody is asked again.
+    let other = MockLlm::start([Reply::text("Purged, and I am sorry.")])
+        .await
+        .expect("the mock starts");
+    let nobody = Approvers::new();
+    let what_if = done
+        .replay_from(done.step_of_reply(2))
+        .drive(
+            &nobody,
+            &on(&other).build().expect("the client builds"),
+            &tk,
+        )
+        .await
+        .expect("the replay ends");
+    assert_eq!(
+        purged(path),
+        1,
+        "the purge before the replayed step ran once"
+    );
+    assert_eq!(other.calls(), 1);
+    assert_eq!(what_if.text(), "Purged, and I am sorry.");
+    assert_eq!(what_if.output("purge"), done.output("purge"));
+    nobody.asked_nothing();
+    assert_eq!(
+        what_if.questions, done.questions,
+        "the replayed question is kept"
+    );
+}
+
+#[tokio::test]
+async fn a_replay_that_goes_another_way_or_from_no_step_fails_the_test() {
+    let path = "/srv/replay-wrong";
+    let model = purging(path).await;
+    let client = on(&model).build().expect("the client builds");
+    let finance = Approvers::new().otherwise(Decision::approve());
+    let done = finance
+        .drive(&client, &toolkit(), "purge it")
+        .await
+        .expect("the run ends");
+
+    let failed = panics(async { done.replay_from(9) }).await;
+    assert!(
+        failed.contains("has no step 9 to replay from; its steps:\n  1. model reply calls purge"),
+        "{failed}"
+    );
+    let failed = panics(async { done.step_answering("Purge /srv/elsewhere?") }).await;
+    assert!(failed.contains("no step of run run-1 answered"), "{failed}");
+
+    // A client with a system prompt lays the transcript out otherwise: its steps are not
+    // the recorded run's, and the replay says so rather than make them anew unnoticed.
+    let other = on(&model)
+        .system_prompt("Be brief.")
+        .build()
+        .expect("the client builds");
+    let tk = toolkit();
+    let failed = panics(
+        done.replay_from(3)
+            .drive(&finance, &other, &tk)
+            .into_future(),
+    )
+    .await;
+    assert!(
+        failed.contains("the run went another way before it"),
+        "{failed}"
+    );
+
+    let inline = finance
+        .drive_inline(on(&model), &toolkit(), "purge it")
+        .await
+        .expect("the run ends");
+    let failed = panics(async { inline.replay_from(1) }).await;
+    assert!(failed.contains("keeps no steps to replay"), "{failed}");
+}

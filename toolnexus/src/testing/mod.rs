@@ -109,7 +109,10 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
-pub use flows::{assert_golden, Approvers, Ask, Decision, Drive, Driven, Question, UPDATE_GOLDEN};
+pub use flows::{
+    assert_golden, Approvers, Ask, Decision, Drive, Driven, Question, Replay, RunStep, RunStepKind,
+    UPDATE_GOLDEN,
+};
 pub use recorded::RecordedRequest;
 pub use reply::Reply;
 

@@ -27,8 +27,22 @@ use crate::{Answer, Refusal, Request};
 /// let edited = Decision::edit(json!({"item": "cpu"})).answer(&request);
 /// assert_eq!(edited.args, Some(json!({"item": "cpu"})));
 /// ```
+///
+/// [`by`](Self::by) says who gives it. The core's drives only record the name; a drive
+/// through an inbox (`toolnexus_inbox::testing`) answers as that person, so the inbox's
+/// rules judge them:
+///
+/// ```
+/// use toolnexus::testing::Decision;
+///
+/// let two = Decision::approve().by("ada@shop.example").by("carol@shop.example");
+/// assert_eq!(two.people(), ["ada@shop.example", "carol@shop.example"]);
+/// ```
 #[derive(Debug, Clone, PartialEq)]
-pub struct Decision(Choice);
+pub struct Decision {
+    choice: Choice,
+    by: Vec<String>,
+}
 
 #[derive(Debug, Clone, PartialEq)]
 enum Choice {
@@ -41,43 +55,69 @@ enum Choice {
 }
 
 impl Decision {
+    fn of(choice: Choice) -> Self {
+        Decision {
+            choice,
+            by: Vec::new(),
+        }
+    }
+
+    /// Given by `person` (an id, such as an email address); each call adds one more
+    /// person, and each of them gives the decision in turn: a quorum of two is
+    /// `.by(ada).by(carol)`. A decision nobody is named for is given by the approvers'
+    /// [`as_person`](Approvers::as_person), if they have one.
+    pub fn by(mut self, person: impl Into<String>) -> Self {
+        self.by.push(person.into());
+        self
+    }
+
+    /// The people who give it, in order ([`by`](Self::by)).
+    pub fn people(&self) -> &[String] {
+        &self.by
+    }
+
+    /// Whether it lets the request pass its deadline rather than answering it.
+    pub fn is_expiry(&self) -> bool {
+        self.choice == Choice::Expire
+    }
+
     /// Says yes.
     pub fn approve() -> Self {
-        Decision(Choice::Approve)
+        Decision::of(Choice::Approve)
     }
 
     /// Says no, with the person's words (the model reads them after the refusal).
     pub fn decline(note: impl Into<String>) -> Self {
-        Decision(Choice::Decline(note.into()))
+        Decision::of(Choice::Decline(note.into()))
     }
 
     /// Approves a declared approval with these arguments instead of the model's
     /// ([`Answer::with_args`]).
     pub fn edit(args: Value) -> Self {
-        Decision(Choice::Edit(args))
+        Decision::of(Choice::Edit(args))
     }
 
     /// Fills in the form the request asks for with `data` ([`Answer::with_data`]).
     pub fn fill(data: Value) -> Self {
-        Decision(Choice::Fill(data))
+        Decision::of(Choice::Fill(data))
     }
 
     /// Lets the request pass its deadline unanswered: the refusal a host sends when it
     /// expires ([`Refusal::Expired`], as the inbox's `expire_due` writes it).
     pub fn expire() -> Self {
-        Decision(Choice::Expire)
+        Decision::of(Choice::Expire)
     }
 
     /// Answers with `answer` as given, its id replaced by the request's (for answers the
     /// other choices do not make, such as [`Answer::remember`] or a cancel).
     pub fn answer_with(answer: Answer) -> Self {
-        Decision(Choice::Answer(answer))
+        Decision::of(Choice::Answer(answer))
     }
 
     /// The answer this decision gives `request`.
     pub fn answer(&self, request: &Request) -> Answer {
         let id = request.id.as_str();
-        match &self.0 {
+        match &self.choice {
             Choice::Approve => Answer::ok(id),
             Choice::Decline(note) => Answer::refuse(id, Refusal::Declined).with_note(note),
             Choice::Edit(args) => Answer::ok(id).with_args(args.clone()),
@@ -107,6 +147,18 @@ pub struct Ask<'a> {
     pub args: Option<&'a Value>,
 }
 
+impl<'a> Ask<'a> {
+    /// A question as a drive shows it to [`Approvers::decide`]: for a drive of another
+    /// crate (the inbox's), which finds the call that asked in its own records.
+    pub fn new(request: &'a Request, tool: Option<&'a str>, args: Option<&'a Value>) -> Self {
+        Ask {
+            request,
+            tool,
+            args,
+        }
+    }
+}
+
 /// One question a run asked and what the approvers answered, in the order asked.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
@@ -119,6 +171,34 @@ pub struct Question {
     pub args: Option<Value>,
     /// The answer given.
     pub answer: Answer,
+    /// Who may answer it, as the rule that judged the answers names them (`group:finance`,
+    /// `ada@shop.example`): the request's own responders in the core's drives, the
+    /// inbox's rule in a drive through an inbox. Empty when anyone may.
+    pub asked: Vec<String>,
+    /// Who answered, in order, as it was recorded: the people the decision names, and
+    /// through an inbox as the inbox recorded them (`bob@shop.example for
+    /// ada@shop.example` for a delegate). Empty when nobody was named.
+    pub answered_by: Vec<String>,
+}
+
+impl Question {
+    /// A question asked and answered, with nobody named as asked or answering: for a drive
+    /// of another crate, which records it with [`Approvers::record`] once it knows who.
+    pub fn new(
+        request: Request,
+        tool: Option<String>,
+        args: Option<Value>,
+        answer: Answer,
+    ) -> Self {
+        Question {
+            request,
+            tool,
+            args,
+            answer,
+            asked: Vec::new(),
+            answered_by: Vec::new(),
+        }
+    }
 }
 
 impl fmt::Display for Question {
@@ -127,7 +207,15 @@ impl fmt::Display for Question {
         if let Some(tool) = &self.tool {
             write!(f, "by {tool} ")?;
         }
-        write!(f, "{:?} -> {}", self.request.prompt, Verdict(&self.answer))
+        write!(f, "{:?} ", self.request.prompt)?;
+        if !self.asked.is_empty() {
+            write!(f, "(asked {}) ", self.asked.join(", "))?;
+        }
+        write!(f, "-> {}", Verdict(&self.answer))?;
+        if !self.answered_by.is_empty() {
+            write!(f, " by {}", self.answered_by.join(", "))?;
+        }
+        Ok(())
     }
 }
 
@@ -169,6 +257,7 @@ enum Rule {
 struct Script {
     rules: Vec<Rule>,
     otherwise: Option<Decision>,
+    person: Option<String>,
 }
 
 /// The scripted people of a test: rules that answer each question a run asks — chosen by
@@ -222,15 +311,17 @@ impl Approvers {
             script: Arc::new(Script {
                 rules: Vec::new(),
                 otherwise: None,
+                person: None,
             }),
             asked: Arc::default(),
             drives: Arc::default(),
         }
     }
 
-    /// The number of the next run these approvers drive, from 1.
-    pub(super) fn next_drive(&self) -> usize {
-        self.drives.fetch_add(1, Ordering::Relaxed) + 1
+    /// The id of the next run these approvers drive: `run-1`, `run-2`, … What every drive
+    /// names a run it is not given an id for, a drive of another crate included.
+    pub fn next_run_id(&self) -> String {
+        format!("run-{}", self.drives.fetch_add(1, Ordering::Relaxed) + 1)
     }
 
     fn rule(self, rule: Rule) -> Self {
@@ -267,6 +358,22 @@ impl Approvers {
         self.rule(Rule::Choose(Box::new(choose)))
     }
 
+    /// Gives every decision that names nobody ([`Decision::by`]) as `person`: the one
+    /// person a test's approvers stand for.
+    ///
+    /// ```
+    /// use toolnexus::testing::{Approvers, Decision};
+    /// use toolnexus::Request;
+    ///
+    /// let ada = Approvers::as_person("ada@shop.example").otherwise(Decision::approve());
+    /// ada.answer(&Request::new("approval", "Pay $40?").with_id("r1"), None, None);
+    /// assert_eq!(ada.questions()[0].answered_by, ["ada@shop.example"]);
+    /// ```
+    pub fn as_person(person: impl Into<String>) -> Self {
+        let person = person.into();
+        Approvers::new().edit_script(|script| script.person = Some(person))
+    }
+
     /// Answers with `decision` whatever no rule answered.
     pub fn otherwise(self, decision: Decision) -> Self {
         self.edit_script(|script| script.otherwise = Some(decision))
@@ -279,12 +386,36 @@ impl Approvers {
     ///
     /// When no rule answers the question: the message names it and says what to add.
     pub fn answer(&self, request: &Request, tool: Option<&str>, args: Option<&Value>) -> Answer {
-        let ask = Ask {
-            request,
-            tool,
-            args,
-        };
-        let decision = self.decide(&ask).unwrap_or_else(|| {
+        let decision = self.decide(&Ask::new(request, tool, args));
+        let answer = decision.answer(request);
+        let mut question = Question::new(
+            request.clone(),
+            tool.map(str::to_owned),
+            args.cloned(),
+            answer.clone(),
+        );
+        question.asked = request
+            .responders()
+            .unwrap_or_default()
+            .into_iter()
+            .map(str::to_owned)
+            .collect();
+        question.answered_by = decision.by;
+        self.record(question);
+        answer
+    }
+
+    /// What the approvers decide for `ask`, without recording it: the first rule that
+    /// answers it, else [`otherwise`](Self::otherwise), given by the people it names or by
+    /// the approvers' [`as_person`](Self::as_person). For a drive of another crate, which
+    /// gives the answer its own way and then [`record`](Self::record)s the question.
+    ///
+    /// # Panics
+    ///
+    /// When no rule answers the question: the message names it and says what to add.
+    pub fn decide(&self, ask: &Ask<'_>) -> Decision {
+        let (request, tool) = (ask.request, ask.tool);
+        let mut decision = self.choose(ask).unwrap_or_else(|| {
             let by = match tool {
                 Some(tool) => format!("tool `{tool}`"),
                 None => "a tool the kit cannot tell (a hand-written request in a turn of \
@@ -300,17 +431,18 @@ impl Approvers {
                 Listed("asked before it", &self.questions()),
             )
         });
-        let answer = decision.answer(request);
-        self.lock().push(Question {
-            request: request.clone(),
-            tool: tool.map(str::to_owned),
-            args: args.cloned(),
-            answer: answer.clone(),
-        });
-        answer
+        if decision.by.is_empty() {
+            decision.by.extend(self.script.person.clone());
+        }
+        decision
     }
 
-    fn decide(&self, ask: &Ask<'_>) -> Option<Decision> {
+    /// Adds `question` to the record, as asked now.
+    pub fn record(&self, question: Question) {
+        self.lock().push(question);
+    }
+
+    fn choose(&self, ask: &Ask<'_>) -> Option<Decision> {
         let chosen = self.script.rules.iter().find_map(|rule| match rule {
             Rule::Tool(name, decision) => (ask.tool == Some(name)).then(|| decision.clone()),
             Rule::Prompt(pattern, decision) => {

@@ -11,7 +11,7 @@ use serde_json::Value;
 use tokio::sync::Notify;
 
 use super::approvers::{Approvers, Question};
-use super::crash::CrashJournal;
+use super::journal::{Base, DriveJournal, Made};
 use crate::halted::HaltedTurn;
 use crate::{
     Answer, Asks, ClientError, LlmClient, LlmClientBuilder, Message, Request, Run, RunResult,
@@ -36,6 +36,8 @@ pub struct Drive<'a> {
     tk: &'a Toolkit,
     id: Option<String>,
     crash_after: Option<usize>,
+    /// The run this drive replays, up to the step it takes on anew.
+    replay: Option<Base>,
 }
 
 enum How<'a> {
@@ -55,6 +57,7 @@ impl std::fmt::Debug for Drive<'_> {
             .field("prompt", &self.prompt)
             .field("id", &self.id)
             .field("crash_after", &self.crash_after)
+            .field("replay_from", &self.replay.as_ref().map(|base| base.from))
             .finish_non_exhaustive()
     }
 }
@@ -77,9 +80,35 @@ pub struct Driven {
     pub halts: usize,
     /// How many times the run was stopped at a crash point and taken up again.
     pub crashes: usize,
+    /// The prompt the run started from.
+    pub(super) prompt: String,
+    /// The steps the run made, in order, when a durable drive kept them.
+    pub(super) log: Arc<Vec<Made>>,
 }
 
 impl Driven {
+    /// A run driven to its end by a drive of another crate (the inbox's), which keeps no
+    /// journal of its steps: such a run cannot be [replayed](Self::replay_from).
+    pub fn new(
+        run_id: impl Into<String>,
+        prompt: impl Into<String>,
+        result: RunResult,
+        tool_calls: Vec<ToolCallRecord>,
+        questions: Vec<Question>,
+        halts: usize,
+    ) -> Self {
+        Driven {
+            run_id: run_id.into(),
+            result,
+            tool_calls,
+            questions,
+            halts,
+            crashes: 0,
+            prompt: prompt.into(),
+            log: Arc::default(),
+        }
+    }
+
     /// The run's final text.
     pub fn text(&self) -> &str {
         &self.result.text
@@ -172,6 +201,24 @@ impl Approvers {
             tk,
             id: None,
             crash_after: None,
+            replay: None,
+        }
+    }
+
+    /// A durable drive that replays `base`, the steps of run `run_id` before the step it
+    /// takes on anew.
+    pub(super) fn replaying<'a>(
+        &'a self,
+        client: &'a LlmClient,
+        tk: &'a Toolkit,
+        prompt: String,
+        run_id: String,
+        base: Base,
+    ) -> Drive<'a> {
+        Drive {
+            id: Some(run_id),
+            replay: Some(base),
+            ..self.start(How::Durable(client), tk, prompt)
         }
     }
 }
@@ -210,10 +257,11 @@ impl<'a> Drive<'a> {
             tk,
             id,
             crash_after,
+            replay,
         } = self;
-        let run_id = id.unwrap_or_else(|| format!("run-{}", approvers.next_drive()));
+        let run_id = id.unwrap_or_else(|| approvers.next_run_id());
         let first = approvers.questions().len();
-        let mut driven = match how {
+        let driven = match how {
             How::Inline(builder) => {
                 if crash_after.is_some() {
                     panic!(
@@ -221,19 +269,18 @@ impl<'a> Drive<'a> {
                          keeps nothing to be taken up from"
                     );
                 }
-                inline(approvers, *builder, tk, prompt, &run_id).await?
+                let mut driven = inline(approvers, *builder, tk, prompt, &run_id).await?;
+                driven.questions = approvers.questions().split_off(first);
+                driven
             }
             How::Durable(client) => {
-                let journal = crash_after.map(CrashJournal::new);
-                let driven =
-                    durable(approvers, client, tk, prompt, &run_id, journal.as_ref()).await?;
-                if let Some(journal) = &journal {
-                    journal.check();
-                }
+                let journal = DriveJournal::new(crash_after, replay);
+                let driven = durable(approvers, client, tk, prompt, &run_id, &journal).await?;
+                journal.check();
+                journal.check_replayed();
                 driven
             }
         };
-        driven.questions = approvers.questions().split_off(first);
         Ok(driven)
     }
 }
@@ -269,18 +316,13 @@ fn kept(messages: &[Message]) -> Vec<Message> {
 /// again the same way each time it stops at the crash point, as a host taking it up after
 /// a crash would.
 async fn stretch<'a, S: 'a>(
-    journal: Option<&'a CrashJournal>,
+    journal: &'a DriveJournal,
     crashes: &mut usize,
     start: impl Fn() -> Run<'a, S>,
 ) -> Result<RunResult, ClientError> {
     loop {
-        let run = start();
-        let ended = match journal {
-            Some(journal) => run.journal(journal).await,
-            None => run.await,
-        };
-        match ended {
-            Err(ClientError::Journal(_)) if journal.is_some_and(CrashJournal::take_crash) => {
+        match start().journal(journal).await {
+            Err(ClientError::Journal(_)) if journal.take_crash() => {
                 *crashes += 1;
             }
             ended => return ended,
@@ -294,9 +336,10 @@ async fn durable(
     tk: &Toolkit,
     prompt: String,
     run_id: &str,
-    journal: Option<&CrashJournal>,
+    journal: &DriveJournal,
 ) -> Result<Driven, ClientError> {
     let mut crashes = 0;
+    let mut questions = Vec::new();
     let fresh = || client.run(prompt.as_str(), tk).id(run_id);
     let mut result = stretch(journal, &mut crashes, fresh).await?;
     let mut tool_calls: Vec<ToolCallRecord> = settled(&result).collect();
@@ -309,40 +352,69 @@ async fn durable(
                 result.pending.as_ref().map(|r| r.prompt.as_str())
             );
         }
-        let turn = HaltedTurn::of(&result.messages)?;
-        let answers: Vec<Answer> = result
-            .waiting
-            .iter()
-            .map(|request| {
-                let (tool, args) = relayed(request).unwrap_or_else(|| {
-                    let asked = turn.asked(&request.id);
-                    (
-                        asked.map(|a| a.call.name.as_str()),
-                        asked.map(|a| &a.call.args),
-                    )
-                });
-                approvers.answer(request, tool, args)
-            })
-            .collect();
-        if let Some(journal) = journal {
-            journal.answered();
-        }
+        let answers = match journal.replayed_answers() {
+            Some((asked, answers)) => {
+                same_halt(&result, &answers);
+                questions.extend(asked);
+                answers
+            }
+            None => {
+                let before = approvers.questions().len();
+                let answers = answer_halt(approvers, &result)?;
+                let asked = approvers.questions().split_off(before);
+                journal.answered(asked.clone(), answers.clone());
+                questions.extend(asked);
+                answers
+            }
+        };
         let halted = result.messages;
         let resume = || client.run_with_answers(kept(&halted), answers.clone(), tk);
         result = stretch(journal, &mut crashes, resume).await?;
         tool_calls.extend(settled(&result));
     }
-    if let Some(journal) = journal {
-        journal.reached(crashes);
-    }
+    journal.reached(crashes);
     Ok(Driven {
         run_id: run_id.to_owned(),
         result,
         tool_calls,
-        questions: Vec::new(),
+        questions,
         halts,
         crashes,
+        prompt,
+        log: Arc::new(journal.log()),
     })
+}
+
+/// The approvers' answers to every request a halted run waits on.
+fn answer_halt(approvers: &Approvers, result: &RunResult) -> Result<Vec<Answer>, ClientError> {
+    let turn = HaltedTurn::of(&result.messages)?;
+    let answers = result
+        .waiting
+        .iter()
+        .map(|request| {
+            let (tool, args) = relayed(request).unwrap_or_else(|| {
+                let asked = turn.asked(&request.id);
+                (
+                    asked.map(|a| a.call.name.as_str()),
+                    asked.map(|a| &a.call.args),
+                )
+            });
+            approvers.answer(request, tool, args)
+        })
+        .collect();
+    Ok(answers)
+}
+
+/// Fails the test when a replay halts on other requests than the replayed run did at the
+/// same step: the recorded answers would answer questions nobody asked.
+fn same_halt(result: &RunResult, answers: &[Answer]) {
+    let waiting: Vec<&str> = result.waiting.iter().map(|r| r.id.as_str()).collect();
+    let answered: Vec<&str> = answers.iter().map(|a| a.id.as_str()).collect();
+    if waiting != answered {
+        panic!(
+            "the replay halted on requests {waiting:?} where the replayed run was answered              for {answered:?}: the run went another way before the step it takes on anew"
+        );
+    }
 }
 
 /// The answers the approvers gave inline, handed to the `wait_for` that waits for them:
@@ -424,7 +496,7 @@ async fn inline(
             async move { mailbox.take(&request.id).await }
         })
         .build()?;
-    let mut events = client.run(prompt, tk).id(run_id).stream();
+    let mut events = client.run(prompt.as_str(), tk).id(run_id).stream();
     let mut turn: Vec<(String, Value)> = Vec::new();
     let mut in_calls = false;
     let mut end = None;
@@ -457,5 +529,7 @@ async fn inline(
         questions: Vec::new(),
         halts: 0,
         crashes: 0,
+        prompt,
+        log: Arc::default(),
     })
 }
