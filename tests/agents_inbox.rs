@@ -185,3 +185,56 @@ async fn a_three_level_agents_innermost_approval_is_parked_judged_and_resumed_on
         );
     }
 }
+
+#[tokio::test]
+async fn two_refunds_asked_two_agents_down_by_two_calls_halt_together_and_only_the_approved_one_runs(
+) {
+    let model = MockLlm::with_fn(nested::script).await.unwrap();
+    let client = model.client().build().unwrap();
+    let refunds = std::sync::Arc::new(AtomicUsize::new(0));
+    let toolkit = || nested::planner_toolkit(&client, nested::counting_refund(refunds.clone()));
+    let inbox = Inbox::builder("sqlite::memory:").open().await.unwrap();
+
+    let halted = client
+        .run("Refund orders A-7 and B-2", &toolkit())
+        .await
+        .unwrap();
+    let prompts: Vec<&str> = halted.waiting.iter().map(|r| r.prompt.as_str()).collect();
+    assert_eq!(
+        prompts,
+        [
+            "payments > approvals: Refund order A-7?",
+            "payments > approvals: Refund order B-2?"
+        ]
+    );
+    inbox.park(&halted).await.unwrap();
+    let ada = finance("ada@example.com");
+    inbox
+        .answer_as(Answer::ok(&halted.waiting[0].id), ada.clone())
+        .await
+        .unwrap();
+    inbox
+        .answer_as(Answer::decline(&halted.waiting[1].id, "not this one"), ada)
+        .await
+        .unwrap();
+    let resumed = inbox
+        .resume_next(&client, &toolkit())
+        .await
+        .unwrap()
+        .expect("both answered");
+    assert_eq!(resumed.result.status, RunStatus::Done);
+    assert_eq!(
+        refunds.load(Ordering::SeqCst),
+        1,
+        "{:?}",
+        resumed.result.text
+    );
+    assert!(
+        resumed
+            .result
+            .text
+            .starts_with("Planner: Payments: Approvals: REFUND-1: refunded A-7; declined"),
+        "{}",
+        resumed.result.text
+    );
+}

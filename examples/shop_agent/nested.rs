@@ -125,34 +125,61 @@ pub fn level(req: &RecordedRequest) -> Level {
     }
 }
 
-/// The order a prompt names after the word "order" (`refund order B-2`), else
-/// [`DEFAULT_ORDER`].
-pub fn order_of(prompt: &str) -> String {
+/// The orders a prompt names after the word "order" or "orders" (`refund order B-2`,
+/// `refund orders A-7 and B-2`), else [`DEFAULT_ORDER`].
+pub fn orders_of(prompt: &str) -> Vec<String> {
     let words: Vec<&str> = prompt.split_whitespace().collect();
-    words
-        .windows(2)
-        .find(|w| w[0].eq_ignore_ascii_case("order"))
-        .map(|w| w[1].trim_matches(|c: char| !c.is_alphanumeric() && c != '-'))
-        .filter(|order| !order.is_empty())
-        .unwrap_or(DEFAULT_ORDER)
-        .to_owned()
-}
-
-/// The call id each agent gives its one call.
-pub fn call_of(level: Level) -> &'static str {
-    match level {
-        Level::Planner => "plan_1",
-        Level::Payments => "pay_1",
-        Level::Approvals => "approve_1",
+    let start = words
+        .iter()
+        .position(|w| w.eq_ignore_ascii_case("order") || w.eq_ignore_ascii_case("orders"));
+    let orders: Vec<String> = start
+        .map(|at| &words[at + 1..])
+        .unwrap_or_default()
+        .iter()
+        .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric() && c != '-'))
+        .take_while(|w| w.eq_ignore_ascii_case("and") || w.chars().any(|c| c.is_ascii_digit()))
+        .filter(|w| !w.eq_ignore_ascii_case("and"))
+        .map(str::to_owned)
+        .collect();
+    if orders.is_empty() {
+        vec![DEFAULT_ORDER.to_owned()]
+    } else {
+        orders
     }
 }
 
-/// The scripted model of the three agents: the planner calls `payments` with the refund's
-/// task, payments calls `approvals` with it, approvals calls `refund`; once its call
-/// answered, each says what came of it.
+/// The task naming `orders`, as the planner and payments hand it on.
+fn task_of(orders: &[String]) -> String {
+    match orders {
+        [one] => format!("Refund order {one}"),
+        many => format!("Refund orders {}", many.join(" and ")),
+    }
+}
+
+/// The call id the payments agent gives its call to `approvals`.
+pub const PAYMENTS_CALL: &str = "pay_1";
+
+/// The call id the planner gives its call to `payments` for the `n`th order (from 0).
+pub fn planner_call(n: usize) -> String {
+    format!("plan_{}", n + 1)
+}
+
+/// The call id the approvals agent gives the refund of `order`.
+pub fn refund_call(order: &str) -> String {
+    format!("refund_{order}")
+}
+
+/// The scripted model of the three agents: the planner calls `payments` once for each
+/// order the prompt names, all in one turn, so each refund is a call of its own that
+/// finance approves or declines; payments calls `approvals` with its task, approvals calls
+/// `refund` for each order the task names; once its calls answered, each agent says what
+/// came of them.
 pub fn script(req: &RecordedRequest) -> Reply {
     let level = level(req);
-    if let Some((_, out)) = req.tool_results().pop() {
+    let results = req.tool_results();
+    if !results.is_empty() {
+        let out: Vec<&str> = results.iter().map(|(_, out)| out.as_str()).collect();
+        let out = out.join("; ");
         return Reply::text(match level {
             Level::Planner => format!("Planner: {out}"),
             Level::Payments => format!("Payments: {out}"),
@@ -160,11 +187,18 @@ pub fn script(req: &RecordedRequest) -> Reply {
         });
     }
     let prompt = req.prompts().last().cloned().unwrap_or_default();
-    let order = order_of(&prompt);
-    let task = json!({ "task": format!("Refund order {order}") });
+    let orders = orders_of(&prompt);
+    let task = json!({ "task": task_of(&orders) });
     match level {
-        Level::Planner => Reply::tool_call(call_of(level), "payments", task),
-        Level::Payments => Reply::tool_call(call_of(level), "approvals", task),
-        Level::Approvals => Reply::tool_call(call_of(level), "refund", json!({ "order": order })),
+        Level::Planner => Reply::tool_calls(orders.iter().enumerate().map(|(n, order)| {
+            let task = json!({ "task": task_of(std::slice::from_ref(order)) });
+            (planner_call(n), "payments", task)
+        })),
+        Level::Payments => Reply::tool_call(PAYMENTS_CALL, "approvals", task),
+        Level::Approvals => Reply::tool_calls(
+            orders
+                .iter()
+                .map(|order| (refund_call(order), "refund", json!({ "order": order }))),
+        ),
     }
 }

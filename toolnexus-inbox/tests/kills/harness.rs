@@ -1,5 +1,6 @@
-//! The parent side: parks runs halted on three purchases, approves two and declines one,
-//! then has worker processes resume each run, killing them at chosen points, until one
+//! The parent side: parks runs of a kind (halted on three purchases, or on two refunds
+//! asked two agents down), approves some and declines the others, then has worker
+//! processes resume each run, killing them at chosen points, until one
 //! finishes it. After every kill it notes what the dead worker left committed (the
 //! journal's steps, the ledger's effects, the model's requests); once the run is finished
 //! it counts what went wrong.
@@ -13,9 +14,10 @@ use sqlx::Row;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use toolnexus::testing::MockLlm;
 use toolnexus::{Answer, LlmClient, RunResult, StepKey};
-use toolnexus_inbox::{Inbox, ParkedState};
+use toolnexus_inbox::{Inbox, ParkedState, Person};
 
-use crate::shop::{self, Effects, Ledger, ITEMS, NOTICE, PROMPT, TURNS};
+use crate::kind::Kind;
+use crate::shop::{Effects, Ledger};
 use crate::worker::{self, FINISHED, KILLED_AT, LEASE};
 use toolnexus_test_support::names::unique;
 
@@ -121,12 +123,14 @@ struct Left {
     /// its first ones).
     replies: usize,
     effects: Effects,
-    requests: [usize; TURNS],
+    requests: Vec<usize>,
 }
 
-/// One engine's session: its database, the parent's inbox and the scripted model.
+/// One engine's session of one kind of run: its database, the parent's inbox and the
+/// scripted model.
 pub struct Harness {
     engine: Engine,
+    kind: Kind,
     url: String,
     dir: PathBuf,
     inbox: Inbox,
@@ -137,8 +141,12 @@ pub struct Harness {
 }
 
 impl Harness {
-    pub async fn new(engine: Engine) -> Harness {
-        let dir = std::env::temp_dir().join(unique(&format!("toolnexus_kills_{}", engine.name())));
+    pub async fn new(engine: Engine, kind: Kind) -> Harness {
+        let dir = std::env::temp_dir().join(unique(&format!(
+            "toolnexus_kills_{}_{}",
+            engine.name(),
+            kind.name()
+        )));
         std::fs::create_dir_all(&dir).expect("a temporary directory");
         let url = match engine {
             Engine::Sqlite => format!("sqlite://{}", dir.join("inbox.db").display()),
@@ -154,12 +162,13 @@ impl Harness {
         let pool = sqlx::AnyPool::connect(&url)
             .await
             .expect("the database opens");
-        let llm = MockLlm::with_fn(shop::script)
+        let llm = MockLlm::with_fn(kind.script())
             .await
             .expect("the scripted model");
         let client = worker::client(&llm.base_url());
         Harness {
             engine,
+            kind,
             url,
             dir,
             inbox,
@@ -203,18 +212,21 @@ impl Harness {
         self.seq += 1;
         let name = format!("run {}", self.seq);
         let ledger = Ledger::new(self.dir.join(format!("ledger-{}", self.seq)));
-        let tk = shop::toolkit(&ledger);
+        let tk = self.kind.toolkit(&ledger, &self.client);
         self.llm.take_requests();
-        let halted = self.client.run(PROMPT, &tk).await.expect("the run halts");
-        assert_eq!(halted.waiting.len(), ITEMS.len(), "{halted:?}");
+        let prompt = self.kind.prompt();
+        let halted = self.client.run(prompt, &tk).await.expect("the run halts");
+        assert_eq!(halted.waiting.len(), self.kind.requests(), "{halted:?}");
         let id = self.inbox.park(&halted).await.expect("the run parks");
-        for (request, (_, ok)) in halted.waiting.iter().zip(ITEMS) {
-            let answer = match ok {
+        for (n, request) in halted.waiting.iter().enumerate() {
+            let answer = match self.kind.approves(n, request) {
                 true => Answer::ok(&request.id),
                 false => Answer::decline(&request.id, "declined"),
             };
+            // Finance's person: the refunds are theirs to answer, the purchases anyone's.
+            let finance = Person::new("ada@example.com").groups(["finance"]);
             self.inbox
-                .answer(answer)
+                .answer_as(answer, finance)
                 .await
                 .expect("the answer is taken");
         }
@@ -273,15 +285,12 @@ impl Harness {
 
     /// Counts the run's effects and model requests against what each killed worker left.
     fn count(&self, name: &str, effects: &Effects, left: &[Left], report: &mut Report) {
-        let approved = ITEMS
-            .iter()
-            .filter(|(_, ok)| *ok)
-            .map(|(item, _)| shop::call_of(item));
-        for call in approved.chain([NOTICE.to_owned()]) {
+        let (approved, declined) = self.kind.effects();
+        for call in approved {
             match effects.orders(&call) {
                 0 => report
                     .lost
-                    .push(format!("{name}: {call} never took effect")),
+                    .push(format!("{name}: {call} never took effect ({effects:?})")),
                 1 => {}
                 n => report
                     .doubled
@@ -289,8 +298,7 @@ impl Harness {
             }
             report.rerun_under_key += effects.runs(&call).saturating_sub(1);
         }
-        for (item, _) in ITEMS.iter().filter(|(_, ok)| !*ok) {
-            let call = shop::call_of(item);
+        for call in declined {
             if effects.runs(&call) > 0 {
                 report
                     .unapproved
@@ -310,9 +318,9 @@ impl Harness {
                     ));
                 }
             }
-            let recorded = requests.iter().zip(left.requests).enumerate();
+            let recorded = requests.iter().zip(&left.requests).enumerate();
             for (turn, (now, then)) in recorded.skip(1).take(left.replies) {
-                if *now != then {
+                if now != then {
                     report.asked_again.push(format!(
                         "{name}: turn {turn} asked again after kill {} recorded its reply",
                         k + 1
@@ -323,10 +331,10 @@ impl Harness {
     }
 
     /// The model's requests since the run started, by turn.
-    fn requests(&self) -> [usize; TURNS] {
-        let mut by_turn = [0; TURNS];
+    fn requests(&self) -> Vec<usize> {
+        let mut by_turn = vec![0; self.kind.turns()];
         for req in self.llm.requests() {
-            by_turn[shop::turn_of(&req)] += 1;
+            by_turn[self.kind.turn_of(&req)] += 1;
         }
         by_turn
     }
@@ -358,6 +366,11 @@ impl Harness {
         }
     }
 
+    /// The session's name, as the report gives it.
+    fn name(&self) -> String {
+        session_name(self.engine, self.kind)
+    }
+
     /// Starts a worker process (this binary) on the inbox, its clock `ahead`, to be killed
     /// at point `kill_at` if it gets that far.
     async fn worker(&self, ledger: &Ledger, kill_at: Option<usize>, ahead: Duration) -> End {
@@ -367,6 +380,7 @@ impl Harness {
             .env(worker::LEDGER, ledger.path())
             .env(worker::MODEL, self.llm.base_url())
             .env(worker::AHEAD_MS, ahead.as_millis().to_string())
+            .env(worker::KIND, self.kind.name())
             .env_remove(worker::AT)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -381,7 +395,7 @@ impl Harness {
             BufReader::new(out).lines().next_line(),
         )
         .await
-        .unwrap_or_else(|_| panic!("{}: a worker hung", self.engine.name()))
+        .unwrap_or_else(|_| panic!("{}: a worker hung", self.name()))
         .expect("the worker's output reads")
         .unwrap_or_default();
         if let Some(point) = line.strip_prefix(KILLED_AT) {
@@ -392,7 +406,16 @@ impl Harness {
         let status = child.wait().await.expect("the worker exits");
         match line.strip_prefix(FINISHED) {
             Some(points) if status.success() => End::Finished(points.parse().expect("a count")),
-            _ => panic!("{}: a worker failed ({status}): {line}", self.engine.name()),
+            _ => panic!("{}: a worker failed ({status}): {line}", self.name()),
         }
+    }
+}
+
+/// How a session of `kind` on `engine` is named and filtered: `kills::sqlite` for the
+/// shop's runs, `kills::sqlite::nested` for the nested ones.
+pub fn session_name(engine: Engine, kind: Kind) -> String {
+    match kind {
+        Kind::Shop => format!("kills::{}", engine.name()),
+        other => format!("kills::{}::{}", engine.name(), other.name()),
     }
 }

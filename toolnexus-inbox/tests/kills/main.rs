@@ -5,39 +5,45 @@
 //! PostgreSQL: every approved effect happened once (one order per call, by the journal or,
 //! where the kill fell inside the tool, by its idempotency key), no declined effect
 //! happened, no model reply was asked for again once recorded, and every finished
-//! transcript equals an uninterrupted run's.
+//! transcript equals an uninterrupted run's. Two kinds of run are killed: the shop's, and
+//! nested ones, where the approved effect runs two agents down, in the approvals agent's
+//! run that the payments agent's run resumes inside the planner's (`kills::sqlite::nested`).
 //!
 //! Without a harness of its own test binary: the same binary is the worker when the
 //! harness starts it with `TOOLNEXUS_KILLS_DB` set. `TOOLNEXUS_KILLS` sets the kills per
-//! engine (default 200; scripts/crash-soak.sh runs more), `TOOLNEXUS_KILLS_SEED` replays a
+//! engine and kind (default 200; scripts/crash-soak.sh runs more), `TOOLNEXUS_KILLS_SEED` replays a
 //! session's points. PostgreSQL comes from `TOOLNEXUS_TEST_PG_URL` (scripts/test.sh).
 
 #[path = "../common/mod.rs"]
 mod common;
 mod harness;
+mod kind;
+mod nested;
 mod shop;
 mod worker;
 
 use std::process::ExitCode;
 
-use harness::{Engine, Harness, Report, Rng};
+use harness::{session_name, Engine, Harness, Report, Rng};
+use kind::Kind;
 
 fn main() -> ExitCode {
     if std::env::var_os(worker::DB).is_some() {
         return worker::main();
     }
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let engines: Vec<Engine> = [Engine::Sqlite, Engine::Postgres]
+    let filters: Vec<&String> = args.iter().filter(|a| !a.starts_with('-')).collect();
+    let sessions: Vec<(Engine, Kind)> = [Engine::Sqlite, Engine::Postgres]
         .into_iter()
-        .filter(|e| {
-            let name = format!("kills::{}", e.name());
-            let filters: Vec<&String> = args.iter().filter(|a| !a.starts_with('-')).collect();
+        .flat_map(|e| Kind::ALL.map(|k| (e, k)))
+        .filter(|&(e, k)| {
+            let name = session_name(e, k);
             filters.is_empty() || filters.iter().any(|f| name.contains(f.as_str()))
         })
         .collect();
     if args.iter().any(|a| a == "--list") {
-        for e in &engines {
-            println!("kills::{}: test", e.name());
+        for &(e, k) in &sessions {
+            println!("{}: test", session_name(e, k));
         }
         return ExitCode::SUCCESS;
     }
@@ -47,24 +53,26 @@ fn main() -> ExitCode {
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(1, |d| d.as_nanos() as usize)
     });
-    println!("crash harness: {kills} kills per engine, TOOLNEXUS_KILLS_SEED={seed}");
+    println!(
+        "crash harness: {kills} kills per engine and kind of run, TOOLNEXUS_KILLS_SEED={seed}"
+    );
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .expect("a runtime");
     let reports = runtime.block_on(async {
-        let sessions = engines.iter().map(|&engine| async move {
-            let mut rng = Rng::new(seed as u64 ^ engine as u64);
-            let harness = Harness::new(engine).await;
+        let sessions = sessions.iter().map(|&(engine, kind)| async move {
+            let mut rng = Rng::new(seed as u64 ^ engine as u64 ^ ((kind as u64) << 8));
+            let harness = Harness::new(engine, kind).await;
             let report = harness.run(kills, &mut rng).await;
-            (engine, report)
+            (session_name(engine, kind), report)
         });
         futures::future::join_all(sessions).await
     });
     let mut failed = false;
-    for (engine, report) in &reports {
-        print(*engine, report);
+    for (name, report) in &reports {
+        print(name, report);
         failed |= report.failures() > 0;
     }
     if failed {
@@ -83,12 +91,12 @@ fn number(var: &str) -> Option<usize> {
     )
 }
 
-fn print(engine: Engine, r: &Report) {
+fn print(name: &str, r: &Report) {
     println!(
-        "kills::{}: {} kills over {} runs in {:.1}s: {} doubled, {} lost, {} unapproved, \
+        "{}: {} kills over {} runs in {:.1}s: {} doubled, {} lost, {} unapproved, \
          {} replies asked again, {} transcripts unlike the uninterrupted one; {} effects \
          re-run under their key, {} unrecorded replies asked again",
-        engine.name(),
+        name,
         r.kills,
         r.runs,
         r.elapsed.as_secs_f64(),

@@ -76,7 +76,7 @@ impl Ledger {
     }
 
     /// Writes one effect: a single append, so a kill leaves it whole or absent.
-    fn write(&self, ctx: &ToolContext) {
+    pub fn write(&self, ctx: &ToolContext) {
         let call = ctx.call_id.as_deref().unwrap_or("?");
         let key = ctx.idempotency_key().unwrap_or_else(|| "none".to_owned());
         let mut file = std::fs::OpenOptions::new()

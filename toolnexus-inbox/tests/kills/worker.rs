@@ -20,7 +20,8 @@ use tracing_subscriber::layer::{Context, Layer};
 use tracing_subscriber::prelude::*;
 use tracing_subscriber::registry::LookupSpan;
 
-use crate::shop::{self, Ledger};
+use crate::kind::Kind;
+use crate::shop::Ledger;
 
 /// The variables the harness passes its worker.
 pub const DB: &str = "TOOLNEXUS_KILLS_DB";
@@ -28,6 +29,7 @@ pub const LEDGER: &str = "TOOLNEXUS_KILLS_LEDGER";
 pub const AT: &str = "TOOLNEXUS_KILLS_AT";
 pub const AHEAD_MS: &str = "TOOLNEXUS_KILLS_AHEAD_MS";
 pub const MODEL: &str = "TOOLNEXUS_KILLS_MODEL";
+pub const KIND: &str = "TOOLNEXUS_KILLS_KIND";
 
 /// How long a claim lasts. Workers never wait it out: each new one runs with its clock a
 /// lease further on than the one killed before it.
@@ -107,7 +109,9 @@ async fn resume() -> Result<(), Box<dyn std::error::Error>> {
     let at = std::env::var(AT).ok().and_then(|n| n.parse().ok());
     let _ = KILL_AT.set(at.unwrap_or(usize::MAX));
     let client = client(&var(MODEL)?);
-    let tk = shop::toolkit(&Ledger::new(var(LEDGER)?));
+    let kind = var(KIND)?;
+    let kind = Kind::from_name(&kind).ok_or_else(|| format!("{KIND}={kind:?} is no kind"))?;
+    let tk = kind.toolkit(&Ledger::new(var(LEDGER)?), &client);
     while inbox.resume_next(&client, &tk).await?.is_some() {}
     Ok(())
 }
