@@ -17,6 +17,8 @@ pub mod receipt;
 mod records;
 mod store;
 
+#[cfg(feature = "testing")]
+pub mod testing;
 #[cfg(feature = "web")]
 pub mod web;
 
