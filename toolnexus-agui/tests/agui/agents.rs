@@ -1,8 +1,8 @@
 //! The shop's three-level agent over AG-UI, driven by the official client: the planner's
-//! run finishes with an interrupt for the refund's approval asked two agents down (planner
-//! > payments > approvals > refund), its message naming the agents and its metadata the
-//! path; someone outside finance sees the question alone and may not answer it; a finance
-//! person's resume approves it, and the refund happens once.
+//! run finishes with an interrupt for the refund's approval asked two agents down
+//! (`planner > payments > approvals > refund`), its message naming the agents and its
+//! metadata the path; someone outside finance sees the question alone and may not answer
+//! it; a finance person's resume approves it, and the refund happens once.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
