@@ -22,8 +22,9 @@ pub(super) struct Made {
 #[derive(Debug, Clone)]
 pub(super) enum MadeKind {
     /// A model reply or a tool call, and what came of it; `None` when nothing was recorded
-    /// (a reply the run could not use ends it unrecorded).
-    Step(StepKey, Option<Step>),
+    /// (a reply the run could not use ends it unrecorded). Boxed: a step is large, and the
+    /// log keeps one per step.
+    Step(StepKey, Option<Box<Step>>),
     /// The answers given at a halt, together, with the questions they answered.
     Answers(Vec<Question>, Vec<Answer>),
 }
@@ -47,7 +48,7 @@ impl Base {
         for made in log.iter().filter(|m| m.number < from) {
             match &made.what {
                 MadeKind::Step(key, Some(step)) => {
-                    base.steps.insert(key.clone(), step.clone());
+                    base.steps.insert(key.clone(), Step::clone(step));
                 }
                 MadeKind::Step(_, None) => {}
                 MadeKind::Answers(questions, answers) => {
@@ -186,7 +187,7 @@ impl DriveJournal {
         }
     }
 
-    fn log_step(&self, number: usize, key: &StepKey, step: Option<Step>) {
+    fn log_step(&self, number: usize, key: &StepKey, step: Option<Box<Step>>) {
         lock(&self.log).push(Made {
             number,
             what: MadeKind::Step(key.clone(), step),
@@ -206,7 +207,7 @@ impl Journal for DriveJournal {
                 let number = self.made.fetch_add(1, Ordering::SeqCst) + 1;
                 self.taken.fetch_add(1, Ordering::SeqCst);
                 self.kept.record(key, step).await?;
-                self.log_step(number, key, Some(step.clone()));
+                self.log_step(number, key, Some(Box::new(step.clone())));
                 return Ok(Some(step.clone()));
             }
             let number = self.made.fetch_add(1, Ordering::SeqCst) + 1;
@@ -235,7 +236,7 @@ impl Journal for DriveJournal {
                 .rev()
                 .find(|m| matches!(&m.what, MadeKind::Step(k, None) if k == key));
             if let Some(made) = made {
-                made.what = MadeKind::Step(key.clone(), Some(step.clone()));
+                made.what = MadeKind::Step(key.clone(), Some(Box::new(step.clone())));
             }
         }
         self.kept.record(key, step)

@@ -206,10 +206,13 @@ impl<'d> Replay<'d> {
 }
 
 fn kind_of(made: &Made, tools: &mut HashMap<String, String>) -> RunStepKind {
-    match &made.what {
-        MadeKind::Answers(questions, _) => RunStepKind::Answers(questions.clone()),
-        MadeKind::Step(_, None) => RunStepKind::Unfinished,
-        MadeKind::Step(_, Some(Step::Reply(reply))) => {
+    let (key, step) = match &made.what {
+        MadeKind::Answers(questions, _) => return RunStepKind::Answers(questions.clone()),
+        MadeKind::Step(_, None) => return RunStepKind::Unfinished,
+        MadeKind::Step(key, Some(step)) => (key, &**step),
+    };
+    match step {
+        Step::Reply(reply) => {
             for call in &reply.calls {
                 tools.insert(call.id.clone(), call.name.clone());
             }
@@ -218,7 +221,7 @@ fn kind_of(made: &Made, tools: &mut HashMap<String, String>) -> RunStepKind {
                 calls: reply.calls.iter().map(|c| c.name.clone()).collect(),
             }
         }
-        MadeKind::Step(key, Some(Step::Call(call))) => {
+        Step::Call(call) => {
             let call_id = key.call.clone().unwrap_or_default();
             let asked = ToolResult::pending_of(&call.result);
             RunStepKind::Call {
