@@ -7,11 +7,12 @@
 # time while its in-process worker resumes them. The script prints every round, then the
 # medians and the ratios, each read so that 1.0 is parity and more is better for ours:
 #   resumes/s           ours / floor
-#   answer→result p50   floor / ours
-#   answer→result p99   floor / ours
+#   answer to result p50  floor / ours
+#   answer to result p99  floor / ours
 #   worker CPU per run  ours / floor  (here less is better: the goal is at most 1.5)
 #
 #   bench/temporal.sh [RUNS] [REPEAT] [CONCURRENCY]      (defaults: 200 5 8)
+#   NO_BUILD=1 bench/temporal.sh …                       (the binaries as last built)
 #
 # The server: a dev server of its own, on a free port, started with the Temporal CLI at
 # $TOOLNEXUS_TEST_TEMPORAL_CLI (or `temporal` on the PATH), so other work on a shared
@@ -23,10 +24,13 @@ runs=${1:-200}
 repeat=${2:-5}
 concurrency=${3:-8}
 
-# The workspace's own build of the example (every feature on, as its suites build it).
-cargo build --release --quiet --workspace --all-features --example bench_temporal
-cargo build --release --quiet --manifest-path bench/temporal-floor/Cargo.toml \
-  --target-dir target/bench-temporal-floor
+# The workspace's own build of the example (every feature on, as its suites build it);
+# NO_BUILD=1 measures the binaries as they are.
+if [ -z "${NO_BUILD:-}" ]; then
+  cargo build --release --quiet --workspace --all-features --example bench_temporal
+  cargo build --release --quiet --manifest-path bench/temporal-floor/Cargo.toml \
+    --target-dir target/bench-temporal-floor
+fi
 ours_bin=target/release/examples/bench_temporal
 floor_bin=target/bench-temporal-floor/release/bench_temporal_floor
 
@@ -129,7 +133,7 @@ row() { # label column ratio-direction goal
   printf '%-24s %10s %10s %8s  %s\n' "$1" "$o" "$f" "$r" "$4"
 }
 row "resumes/s" 1 up "ours / floor, goal >= 0.8"
-row "answer→result p50 ms" 2 down "floor / ours, goal >= 0.8"
-row "answer→result p99 ms" 3 down "floor / ours, goal >= 0.8"
+row "answer to result p50 ms" 2 down "floor / ours, goal >= 0.8"
+row "answer to result p99 ms" 3 down "floor / ours, goal >= 0.8"
 row "worker CPU ms per run" 4 up "ours / floor, goal <= 1.5"
 row "runs halted/s" 5 up "ours / floor"
