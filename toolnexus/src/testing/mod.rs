@@ -78,8 +78,9 @@
 //! For tests of approval flows, [`Approvers`] script the people who answer a run's
 //! questions and record what they were asked; [`Approvers::drive`] and
 //! [`Approvers::drive_inline`] take a run through every question to its end, durably (with
-//! [`Drive::crash_after`] to crash it on the way) or inline; [`Driven::assert_golden`]
-//! compares a run with a golden file. The crate guide's chapter "Testing approval flows"
+//! [`Drive::crash_after`] to crash it on the way) or inline; [`Driven::replay_from`]
+//! replays a durable run up to one of its steps and goes on anew from there;
+//! [`Driven::assert_golden`] compares a run with a golden file. The crate guide's chapter "Testing approval flows"
 //! shows them together.
 //!
 //! The mock runs on the tokio runtime it was started on, current-thread or multi-thread.
