@@ -187,6 +187,21 @@ impl ToolResult {
         all
     }
 
+    /// What a suspension kept for the re-run that settles it (a
+    /// [`SubAgent`](crate::SubAgent)'s halted run); `None` when it kept nothing. A host
+    /// that carries a call's rounds apart from its result (sealed in a protocol's state,
+    /// or in a store) keeps this value alone and hands it back with
+    /// [`ToolContext::resuming_kept`](crate::ToolContext::resuming_kept).
+    ///
+    /// ```
+    /// use toolnexus::{Request, ToolResult};
+    ///
+    /// assert!(ToolResult::kept_of(&ToolResult::pending(Request::new("approval", "Go?"))).is_none());
+    /// ```
+    pub fn kept_of(result: &ToolResult) -> Option<&Value> {
+        result.metadata.as_ref()?.get(RESUME_KEY)
+    }
+
     /// Writes `request` as the one this suspension parks on (after a change to it).
     pub(crate) fn set_pending(&mut self, request: &Request) {
         // Serializing a `Request` cannot fail: all its fields are strings or JSON values.

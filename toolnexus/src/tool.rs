@@ -89,6 +89,14 @@ impl ToolContext {
         self
     }
 
+    /// Hands a re-run `kept`, the value its call's suspension kept
+    /// ([`ToolResult::kept_of`]), for a host that carried that value alone between rounds
+    /// rather than the whole suspension ([`resuming`](Self::resuming)).
+    pub fn resuming_kept(mut self, kept: Value) -> Self {
+        self.resume = Some(Box::new(kept));
+        self
+    }
+
     /// Attaches the run's values (replacing any attached before).
     pub fn with_extensions(mut self, extensions: Extensions) -> Self {
         self.extensions = extensions;

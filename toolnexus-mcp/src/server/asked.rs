@@ -4,6 +4,7 @@
 
 use rmcp::ErrorData;
 use rmcp::model::InputResponses;
+use serde_json::Value;
 use toolnexus::{Answer, Request};
 
 use crate::elicit::response_to_answer;
@@ -14,6 +15,10 @@ pub(super) struct Asked {
     /// Never empty.
     pub(super) requests: Vec<Request>,
     pub(super) answers: Vec<Answer>,
+    /// What the call's suspension kept for the re-run that settles it
+    /// ([`ToolResult::kept_of`](toolnexus::ToolResult::kept_of)): a sub-agent's halted run,
+    /// its transcript included, so it is the server's alone and never shown to the client.
+    pub(super) kept: Option<Value>,
 }
 
 impl Asked {
@@ -22,7 +27,14 @@ impl Asked {
         Self {
             requests,
             answers: Vec::new(),
+            kept: None,
         }
+    }
+
+    /// This round, with `kept` as what its suspension kept.
+    pub(super) fn keeping(mut self, kept: Option<Value>) -> Self {
+        self.kept = kept;
+        self
     }
 
     /// The requests still without an answer, in the order asked.

@@ -16,7 +16,6 @@ use toolnexus::{Answer, Refusal, Request, ToolResult};
 use super::McpServer;
 use super::asked::Asked;
 use super::run::{Step, after_answer, first_run};
-use super::state::Continuation;
 use crate::ParkedCall;
 use crate::elicit::{Mode, to_answer, to_elicitation};
 
@@ -230,9 +229,12 @@ impl McpServer {
         if let Some(park) = &self.inner.park
             && let Some((request, answer)) = park.answer_for(&name, &args).await
         {
+            // A parked request keeps no more than the request: what a tool asks through
+            // the hook is answered by running it again.
             let asked = Asked {
                 requests: vec![request],
                 answers: vec![answer],
+                kept: None,
             };
             return Ok(self.answered(name, args, asked, context).await);
         }
@@ -245,18 +247,17 @@ impl McpServer {
             Some(generation) => format!("mcp/{name}/{args}#{generation}"),
             None => format!("mcp/{name}/{args}"),
         };
-        let requests = match self.inner.toolkit.approval_request(&name, &args, &call) {
-            Some(gate) => vec![gate],
+        let asked = match self.inner.toolkit.approval_request(&name, &args, &call) {
+            Some(gate) => Asked::new(vec![gate]),
             None => {
                 let work = first_run(self.inner.toolkit.clone(), name.clone(), args.clone());
                 match self.within(&name, &args, work, context).await {
                     Err(task) => return Ok(CallToolResponse::Task(task)),
                     Ok(Step::Done(result)) => return Ok(complete(result)),
-                    Ok(Step::Ask(requests)) => requests,
+                    Ok(Step::Ask(asked)) => asked,
                 }
             }
         };
-        let asked = Asked::new(requests);
         // On 2026-07-28 a server may keep no state between rounds: a client that already
         // holds the answers to the requests this call asks sends them with the call, and
         // they are the answers, as they would be to the same requests sealed in
@@ -372,10 +373,7 @@ impl McpServer {
         open: &[Request],
         elicitations: Vec<ElicitRequestParams>,
     ) -> CallToolResponse {
-        let sealed = Continuation::of(asked, args)
-            .ok_or_else(|| "it asks nothing".to_owned())
-            .and_then(|continuation| self.inner.sealer.seal(name, &continuation));
-        let sealed = match sealed {
+        let sealed = match self.inner.sealer.seal(name, asked, args) {
             Ok(sealed) => sealed,
             Err(e) => {
                 return complete(ToolResult::error(format!(
@@ -419,13 +417,13 @@ impl McpServer {
     /// for this tool, or a retry with other arguments than the call that asked, is refused
     /// as invalid params: the client altered what it must echo unchanged.
     fn reopen(&self, name: &str, args: &Value, sealed: &str) -> Result<Asked, ErrorData> {
-        let continuation = self.inner.sealer.open(name, sealed).map_err(|e| {
+        let (asked, sealed_args) = self.inner.sealer.open(name, sealed).map_err(|e| {
             ErrorData::invalid_params(
                 format!("the retried call to `{name}` carries a requestState this server did not issue ({e})"),
                 None,
             )
         })?;
-        if continuation.args != *args {
+        if sealed_args != *args {
             return Err(ErrorData::invalid_params(
                 format!(
                     "the retried call to `{name}` has other arguments than the call that asked"
@@ -433,7 +431,7 @@ impl McpServer {
                 None,
             ));
         }
-        Ok(continuation.into_asked())
+        Ok(asked)
     }
 
     /// A call that asked `asked` and came back with `responses`: the response keyed by
@@ -476,13 +474,12 @@ impl McpServer {
             self.inner.toolkit.clone(),
             name.clone(),
             args.clone(),
-            asked.requests,
-            asked.answers,
+            asked,
         );
         match self.within(&name, &args, work, context).await {
             Err(task) => CallToolResponse::Task(task),
             Ok(Step::Done(result)) => complete(result),
-            Ok(Step::Ask(next)) => self.suspend(name, args, Asked::new(next), context).await,
+            Ok(Step::Ask(next)) => self.suspend(name, args, next, context).await,
         }
     }
 }
@@ -508,10 +505,7 @@ impl McpServer {
                 let started = self.waiting_task(name, args, asked, self.starter(context));
                 return Ok(started.await);
             }
-            let Asked { requests, answers } = asked;
-            return self
-                .judge_new(name, args, requests, answers, responses, context)
-                .await;
+            return self.judge_new(name, args, asked, responses, context).await;
         }
         let _ = (responses, context);
         let open: Vec<Request> = asked.unanswered().cloned().collect();

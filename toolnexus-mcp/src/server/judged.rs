@@ -69,23 +69,23 @@ impl McpServer {
         Ok(record.map(|record| record.data))
     }
 
-    /// A call that asks `requests`, some rule limiting them: parked in the inbox, then
-    /// judged. `answers` are what the caller gave before (answers sealed in a round's
-    /// state), judged with `responses`.
+    /// A call that asks `asked`'s requests, some rule limiting them: parked in the inbox
+    /// with what its suspension kept, then judged. Its answers are what the caller gave
+    /// before (answers sealed in a round's state), judged with `responses`.
     pub(super) async fn judge_new(
         &self,
         name: String,
         args: Value,
-        requests: Vec<Request>,
-        answers: Vec<Answer>,
+        asked: Asked,
         responses: Option<InputResponses>,
         context: &RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let run = match self.park_call(&name, &args, &requests).await {
+        let run = match self.park_call(&name, &args, &asked).await {
             Ok(run) => run,
             // Fails closed: a request nobody can answer never runs the tool.
             Err(e) => {
-                let first = requests
+                let first = asked
+                    .requests
                     .first()
                     .map_or_else(String::new, |r| needs(&name, r));
                 return Ok(complete(ToolResult::error(format!(
@@ -93,7 +93,7 @@ impl McpServer {
                 ))));
             }
         };
-        self.judged(name, args, run, answers, responses, context)
+        self.judged(name, args, run, asked.answers, responses, context)
             .await
     }
 
@@ -110,15 +110,10 @@ impl McpServer {
             .await
     }
 
-    /// Parks a call of `name` with `args` that asks `requests` as a run of its own, and
+    /// Parks a call of `name` with `args` that asks `asked` as a run of its own, and
     /// records it as the call's; the run's id. A call whose request the inbox holds
     /// already (the same approval asked again) is that run.
-    async fn park_call(
-        &self,
-        name: &str,
-        args: &Value,
-        requests: &[Request],
-    ) -> Result<String, String> {
+    async fn park_call(&self, name: &str, args: &Value, asked: &Asked) -> Result<String, String> {
         let kept = self.kept_inbox().map_err(|e| e.message.into_owned())?;
         let key = call_key(name, args);
         let prior = self
@@ -130,7 +125,7 @@ impl McpServer {
             args: args.clone(),
             starter: None,
         };
-        let run = match kept.park(&halted(&key, &call, requests)).await {
+        let run = match kept.park(&halted(&key, &call, asked)).await {
             Ok(run) => run,
             Err(InboxError::AlreadyParked(id)) if prior.as_ref().is_some_and(|p| !p.delivered) => {
                 return Ok(id);

@@ -2,11 +2,18 @@
 //! Python SDK's), and MCP servers' tools used by toolnexus, suspensions included.
 
 mod example_bin;
+// The shop's three-level agent, shared with the other doors' suites (edition 2021).
+#[cfg(feature = "inbox")]
+#[path = "../../../examples/shop_agent/nested.rs"]
+#[rustfmt::skip]
+mod nested;
 // The examples' own module, formatted in their edition (2021) rather than this crate's.
 #[path = "../../../examples/shop/mod.rs"]
 #[rustfmt::skip]
 mod shop;
 
+#[cfg(feature = "inbox")]
+mod agents;
 #[cfg(feature = "inbox")]
 mod closed;
 mod consume;

@@ -33,6 +33,7 @@ use rmcp::service::{RequestContext, RoleServer};
 use super::McpServer;
 use super::store::{Call, to_object, unknown};
 use crate::elicit::{response_to_answer, to_elicitation};
+use crate::server::asked::Asked;
 use crate::server::handler::tool_result;
 use crate::server::run::{Step, after_answer};
 
@@ -107,15 +108,15 @@ impl Kept {
             .map_err(failed)
     }
 
-    /// Parks task `id`'s call, waiting on `request`, as a run of its own, and notes it.
+    /// Parks task `id`'s call, waiting on `asked`, as a run of its own, and notes it.
     pub(in crate::server) async fn park(
         &self,
         id: &str,
         call: &Call,
-        requests: &[Request],
+        asked: &Asked,
         created_at: String,
     ) -> Result<(), String> {
-        let halted = halted(id, call, requests);
+        let halted = halted(id, call, asked);
         let run = self.inbox.park(&halted).await.map_err(|e| e.to_string())?;
         let note = Note {
             tool: call.tool.clone(),
@@ -419,9 +420,12 @@ fn asking(note: &Note, latest: &Latest) -> (TaskStatus, TaskPayload) {
 }
 
 /// A task's run as the inbox parks it: the call, as if a model had asked for it, and the
-/// placeholder of its suspension on `requests`. The call's id is the task's.
-pub(in crate::server) fn halted(id: &str, call: &Call, requests: &[Request]) -> RunResult {
-    let asked = ToolCall {
+/// placeholder of its suspension on `asked`'s requests, keeping what the suspension kept
+/// (a sub-agent's halted run) where a claimed task's re-run finds it, in the inbox's
+/// store and never in what a task shows. The call's id is the task's.
+pub(in crate::server) fn halted(id: &str, call: &Call, asked: &Asked) -> RunResult {
+    let requests = &asked.requests;
+    let call_of = ToolCall {
         id: id.to_owned(),
         name: call.tool.clone(),
         args: call.args.clone(),
@@ -430,13 +434,14 @@ pub(in crate::server) fn halted(id: &str, call: &Call, requests: &[Request]) -> 
         Message::user(format!("MCP call of `{}`", call.tool)),
         Message::Assistant {
             content: String::new(),
-            tool_calls: vec![asked.clone()],
+            tool_calls: vec![call_of.clone()],
             state: None,
         },
     ];
     // A call that asks nothing does not wait: without a placeholder, the inbox refuses to
     // park it.
-    if let Some(placeholder) = ToolOutput::suspended(&asked, requests.to_vec()) {
+    if let Some(mut placeholder) = ToolOutput::suspended(&call_of, requests.to_vec()) {
+        placeholder.resume = asked.kept.clone().map(Box::new);
         messages.push(Message::ToolResults {
             results: vec![placeholder],
         });
@@ -452,13 +457,14 @@ pub(in crate::server) async fn settle(
     answers: Vec<Answer>,
 ) -> Result<RunResult, ClientError> {
     // A task's run has one call: the one its halted turn waits on.
-    let (call, requests) = {
+    let (call, requests, kept) = {
         let turn = HaltedTurn::of(&messages)?;
         let asked = turn.waiting_calls().next().ok_or_else(|| {
             ClientError::InvalidTranscript("a kept task's run shows no waiting call".to_owned())
         })?;
         let requests: Vec<Request> = asked.placeholder.requests().cloned().collect();
-        (asked.call.clone(), requests)
+        let kept = asked.placeholder.resume.as_deref().cloned();
+        (asked.call.clone(), requests, kept)
     };
     let answers: Vec<Answer> = answers
         .into_iter()
@@ -471,7 +477,12 @@ pub(in crate::server) async fn settle(
         )));
     }
     let (name, args) = (call.name.clone(), call.args.clone());
-    let step = after_answer(toolkit, name, args, requests, answers).await;
+    let asked = Asked {
+        requests,
+        answers,
+        kept,
+    };
+    let step = after_answer(toolkit, name, args, asked).await;
     Ok(ended(messages, &call, step))
 }
 
@@ -488,12 +499,14 @@ fn ended(mut messages: Vec<Message>, call: &ToolCall, step: Step) -> RunResult {
             done_run(messages, call, outcome.into_result())
         }
         Step::Ask(next) => {
-            if let Some(placeholder) = ToolOutput::suspended(call, next.clone()) {
+            // The next round keeps what its suspension kept, as the first round did.
+            if let Some(mut placeholder) = ToolOutput::suspended(call, next.requests.clone()) {
+                placeholder.resume = next.kept.map(Box::new);
                 messages.push(Message::ToolResults {
                     results: vec![placeholder],
                 });
             }
-            RunResult::halted(messages, next, MODEL)
+            RunResult::halted(messages, next.requests, MODEL)
         }
     }
 }

@@ -82,8 +82,7 @@ impl McpServer {
             self.inner.toolkit.clone(),
             taken.call.tool,
             taken.call.args,
-            taken.asked.requests,
-            taken.asked.answers,
+            taken.asked,
         );
         self.run_task(id, tokio::spawn(work));
     }
@@ -101,7 +100,7 @@ impl McpServer {
                 .all(|r| crate::elicit::to_elicitation(r).is_ok())
             && let Some((call, created_at)) = self.inner.tasks.working(id)
         {
-            match kept.park(id, &call, &asked.requests, created_at).await {
+            match kept.park(id, &call, asked, created_at).await {
                 Ok(()) => {
                     if !self.inner.tasks.hand_over(id) {
                         // Cancelled while it was being parked: nothing may run.
@@ -166,7 +165,7 @@ impl McpServer {
         tokio::spawn(async move {
             let settled = match handle.await {
                 Ok(Step::Done(result)) => Settled::Done(tool_result(result)),
-                Ok(Step::Ask(requests)) => Settled::Ask(Asked::new(requests)),
+                Ok(Step::Ask(asked)) => Settled::Ask(asked),
                 // Stopped by `tasks/cancel`: the task already says so.
                 Err(e) if e.is_cancelled() => return,
                 Err(e) => Settled::Broken(ErrorData::internal_error(
