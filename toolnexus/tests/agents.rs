@@ -588,3 +588,29 @@ async fn an_agent_call_gated_in_the_planners_run_asks_first_then_relays_its_agen
         ]);
     }
 }
+
+#[tokio::test]
+async fn a_relayed_question_replayed_from_its_answer_is_declined_without_a_second_refund() {
+    let models = Models::refunding(&["P-1"]).await;
+    let (client, tk) = (models.client(), models.toolkit());
+    let done = finance().drive(&client, &tk, "Refund P-1").await.unwrap();
+    assert_eq!(refunds("P-1"), 1);
+    let step = done.step_answering("payments > approvals: Refund order P-1?");
+
+    // What if finance had declined? The three agents' replies before the answer are the
+    // recorded ones; a refusal reaches the planner alone, which is asked once more.
+    models.planner.push(Reply::text("The planner gave up."));
+    let asked = [&models.planner, &models.payments, &models.approvals].map(MockLlm::calls);
+    let declining = Approvers::new().tool("refund", Decision::decline("not this one"));
+    let what_if = done
+        .replay_from(step)
+        .drive(&declining, &client, &tk)
+        .await
+        .unwrap();
+    assert_eq!(what_if.text(), "The planner gave up.");
+    assert_eq!(refunds("P-1"), 1, "the declined refund did not run");
+    let now = [&models.planner, &models.payments, &models.approvals].map(MockLlm::calls);
+    assert_eq!(now, [asked[0] + 1, asked[1], asked[2]]);
+    declining.asked_exactly(["payments > approvals: Refund order P-1?"]);
+    assert_eq!(declining.questions()[0].tool.as_deref(), Some("refund"));
+}

@@ -16,6 +16,10 @@ pub(super) struct Made {
     /// Its number, from 1, in the order steps were made (a step a crash replays from the
     /// kept journal is not made again and has no number of its own).
     pub(super) number: usize,
+    /// The number of the last step made before it ended: its own number, or for a tool
+    /// call that ran a run of its own (a sub-agent's), the last step of that run, whose
+    /// steps come between the call's beginning and its end.
+    pub(super) end: usize,
     pub(super) what: MadeKind,
 }
 
@@ -29,13 +33,19 @@ pub(super) enum MadeKind {
     Answers(Vec<Question>, Vec<Answer>),
 }
 
-/// What a replay takes over from the run it replays: its steps before `from`.
+/// What a replay takes over from the run it replays: its steps that ended before `from`.
 #[derive(Debug, Clone, Default)]
 pub(super) struct Base {
     /// The first step made anew.
     pub(super) from: usize,
-    pub(super) steps: HashMap<StepKey, Step>,
-    pub(super) answers: HashMap<usize, (Vec<Question>, Vec<Answer>)>,
+    /// Each step taken over, with the number it had and the number of its end.
+    steps: HashMap<StepKey, (usize, usize, Step)>,
+    answers: HashMap<usize, (Vec<Question>, Vec<Answer>)>,
+    /// The log of the replayed run before `from`, for the steps a taken-over call covers.
+    log: Vec<Made>,
+    /// How many steps and halts the replay must take over to come to `from`: those not
+    /// covered by a call taken over whole.
+    expected: usize,
 }
 
 impl Base {
@@ -43,18 +53,31 @@ impl Base {
     pub(super) fn of(log: &[Made], from: usize) -> Base {
         let mut base = Base {
             from,
+            log: log.iter().filter(|m| m.number < from).cloned().collect(),
             ..Base::default()
         };
-        for made in log.iter().filter(|m| m.number < from) {
+        // A call that ended at or after `from` is made anew: the steps of its own run
+        // before `from` are taken over one by one instead.
+        let whole: Vec<&Made> = log.iter().filter(|m| m.end < from).collect();
+        let covered = |made: &Made| {
+            whole
+                .iter()
+                .any(|outer| outer.number < made.number && made.number <= outer.end)
+        };
+        for made in &whole {
             match &made.what {
                 MadeKind::Step(key, Some(step)) => {
-                    base.steps.insert(key.clone(), Step::clone(step));
+                    let kept = (made.number, made.end, Step::clone(step));
+                    base.steps.insert(key.clone(), kept);
                 }
-                MadeKind::Step(_, None) => {}
+                MadeKind::Step(_, None) => continue,
                 MadeKind::Answers(questions, answers) => {
                     let given = (questions.clone(), answers.clone());
                     base.answers.insert(made.number, given);
                 }
+            }
+            if !covered(made) {
+                base.expected += 1;
             }
         }
         base
@@ -121,6 +144,7 @@ impl DriveJournal {
         let number = self.made.fetch_add(1, Ordering::SeqCst) + 1;
         lock(&self.log).push(Made {
             number,
+            end: number,
             what: MadeKind::Answers(questions, answers),
         });
     }
@@ -134,7 +158,7 @@ impl DriveJournal {
     /// run did: some of the steps before it were never asked for.
     pub(super) fn check_replayed(&self) {
         let base = &self.base;
-        let expected = base.steps.len() + base.answers.len();
+        let expected = base.expected;
         let taken = self.taken.load(Ordering::SeqCst);
         if taken < expected {
             panic!(
@@ -190,6 +214,7 @@ impl DriveJournal {
     fn log_step(&self, number: usize, key: &StepKey, step: Option<Box<Step>>) {
         lock(&self.log).push(Made {
             number,
+            end: number,
             what: MadeKind::Step(key.clone(), step),
         });
     }
@@ -201,13 +226,20 @@ impl Journal for DriveJournal {
             if let Some(step) = self.kept.step(key).await? {
                 return Ok(Some(step));
             }
-            if let Some(step) = self.base.steps.get(key) {
-                // Taken over from the replayed run: made, but not done again. Kept, so a
-                // crash after it replays it as any step of this run.
-                let number = self.made.fetch_add(1, Ordering::SeqCst) + 1;
+            if let Some((number, end, step)) = self.base.steps.get(key) {
+                // Taken over from the replayed run: made, but not done again, with the
+                // steps of a run the call made (a sub-agent's) — so the count goes on
+                // from its end. Kept, so a crash after it replays it as any step of this run.
+                self.made.fetch_max(*end, Ordering::SeqCst);
                 self.taken.fetch_add(1, Ordering::SeqCst);
                 self.kept.record(key, step).await?;
-                self.log_step(number, key, Some(Box::new(step.clone())));
+                let covered = self
+                    .base
+                    .log
+                    .iter()
+                    .filter(|m| *number <= m.number && m.number <= *end)
+                    .cloned();
+                lock(&self.log).extend(covered);
                 return Ok(Some(step.clone()));
             }
             let number = self.made.fetch_add(1, Ordering::SeqCst) + 1;
@@ -237,6 +269,7 @@ impl Journal for DriveJournal {
                 .find(|m| matches!(&m.what, MadeKind::Step(k, None) if k == key));
             if let Some(made) = made {
                 made.what = MadeKind::Step(key.clone(), Some(Box::new(step.clone())));
+                made.end = self.made.load(Ordering::SeqCst);
             }
         }
         self.kept.record(key, step)
