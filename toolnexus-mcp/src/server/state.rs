@@ -208,3 +208,71 @@ fn random_key() -> Vec<u8> {
     key.extend_from_slice(uuid::Uuid::new_v4().as_bytes());
     key
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    const SECRET: &str = "the inner agent's instructions";
+
+    fn asked(kept: Option<Value>) -> Asked {
+        Asked::new(vec![Request::new("approval", "Refund order A-7?")]).keeping(kept)
+    }
+
+    /// Everything a client can read of `sealed`: each part, decoded where it decodes.
+    fn readable(sealed: &str) -> String {
+        sealed
+            .split('.')
+            .map(|part| {
+                URL_SAFE_NO_PAD
+                    .decode(part)
+                    .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
+                    .unwrap_or_else(|_| part.to_owned())
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    #[test]
+    fn the_kept_run_comes_back_and_is_never_readable() {
+        let sealer = Sealer::random();
+        let kept = json!({"messages": [{"role": "system", "content": SECRET}]});
+        let args = json!({"task": "Refund order A-7"});
+        let sealed = sealer
+            .seal("payments", &asked(Some(kept.clone())), args.clone())
+            .unwrap();
+        let shown = readable(&sealed);
+        assert!(shown.contains("Refund order A-7?"), "{shown}");
+        assert!(!shown.contains(SECRET), "{shown}");
+        let (opened, opened_args) = sealer.open("payments", &sealed).unwrap();
+        assert_eq!((opened.kept, opened_args), (Some(kept), args));
+        // Another tool's state, or another server's, does not open.
+        assert!(sealer.open("refund", &sealed).is_err());
+        assert!(Sealer::random().open("payments", &sealed).is_err());
+    }
+
+    #[test]
+    fn a_kept_value_opens_only_in_its_own_round() {
+        let sealer = Sealer::random();
+        let sealed = sealer.encrypt("payments", "r1", &json!(SECRET)).unwrap();
+        assert_eq!(
+            sealer.decrypt("payments", "r1", &sealed).unwrap(),
+            json!(SECRET)
+        );
+        assert!(sealer.decrypt("payments", "r2", &sealed).is_err());
+        assert!(sealer.decrypt("approvals", "r1", &sealed).is_err());
+        assert!(sealer.decrypt("payments", "r1", "AAAA").is_err());
+    }
+
+    #[test]
+    fn a_kept_value_past_the_limit_is_refused_not_cut() {
+        let sealer = Sealer::random();
+        let huge = json!("x".repeat(MAX_KEPT));
+        let refused = sealer
+            .seal("payments", &asked(Some(huge)), json!({}))
+            .unwrap_err();
+        assert!(refused.contains(&MAX_KEPT.to_string()), "{refused}");
+    }
+}

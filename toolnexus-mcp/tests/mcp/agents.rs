@@ -13,13 +13,16 @@ use rmcp::model::{TaskPayload, UpdateTaskParams};
 use serde_json::{Value, json};
 use toolnexus::testing::MockLlm;
 use toolnexus::{Approval, LlmClient, SubAgent, Toolkit};
-use toolnexus_inbox::Inbox;
+use toolnexus_inbox::{BearerTokens, Inbox};
 use toolnexus_mcp::McpServer;
 use toolnexus_test_support::databases::TestDb;
 
 use crate::nested;
 use crate::support::run_script;
 use crate::tasks::{accept, asking, get, raw, responses, serve, until_ended};
+
+/// Who signs in, by token: Ada of finance, Bob of no group.
+const PEOPLE: &str = "tok-ada ada@shop.example finance\ntok-bob bob@shop.example\n";
 
 /// The shop's scripted model, shared by both agents.
 async fn model() -> (MockLlm, LlmClient) {
@@ -201,5 +204,51 @@ async fn a_kept_task_resumes_the_agent_that_asked(db: TestDb) {
     assert!(!declined.contains("REFUND"), "{declined}");
 
     assert_eq!(refunds.load(Ordering::SeqCst), 1, "A-7 once, C-3 never");
+    drop(model);
+}
+
+toolnexus_test_support::both_engines!(only_finance_answers_the_refund_relayed_from_two_agents_down);
+
+/// The shop's own three-level agent, whose refund only finance approves: the question a
+/// sub-agent relayed is judged by the inbox as the refund's own, so a caller outside
+/// finance accepting its elicitation refunds nothing, and finance's acceptance resumes the
+/// inner run the inbox kept, refunding once.
+async fn only_finance_answers_the_refund_relayed_from_two_agents_down(db: TestDb) {
+    let (model, client) = model().await;
+    let refunds = Arc::new(AtomicUsize::new(0));
+    let inbox = Inbox::builder(&db.url)
+        .agent("mcp-agents")
+        .open()
+        .await
+        .unwrap();
+    let tk = nested::planner_toolkit(&client, nested::counting_refund(refunds.clone()));
+    let server = McpServer::builder(tk)
+        .inbox(inbox)
+        .identify(BearerTokens::parse(PEOPLE).unwrap())
+        .build()
+        .unwrap();
+    let url = serve(server).await;
+    let ask = |token: &'static str, order: &'static str| {
+        let url = url.clone();
+        async move {
+            let args = json!({"task": format!("Refund order {order}")}).to_string();
+            let out = run_script("ask.py", &[&url, token, "payments", &args]).await;
+            serde_json::from_str::<Value>(out.trim()).expect("one JSON line")
+        }
+    };
+
+    let bob = ask("tok-bob", "B-2").await;
+    assert_eq!(bob["error"], true, "{bob}");
+    let text = bob["text"].as_str().unwrap_or_default();
+    assert!(text.contains(nested::FINANCE), "{bob}");
+    assert!(!text.contains("REFUND"), "{bob}");
+
+    let ada = ask("tok-ada", "A-7").await;
+    assert_eq!(ada["error"], false, "{ada}");
+    assert_eq!(ada["elicited"], 1, "{ada}");
+    let text = ada["text"].as_str().unwrap_or_default();
+    assert!(text.contains("REFUND-1: refunded A-7"), "{ada}");
+
+    assert_eq!(refunds.load(Ordering::SeqCst), 1, "A-7 once, B-2 never");
     drop(model);
 }
