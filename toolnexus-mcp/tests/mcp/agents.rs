@@ -3,13 +3,14 @@
 //! behind an approval (the shop's three-level agent, the MCP client in the planner's
 //! place). The approval two agents down reaches the client relayed, naming the path; its
 //! answer goes back to the halted inner run that asked — in a sealed `input_required`
-//! round, over elicitation, and in a task the inbox keeps — and the refund is made once.
+//! round, over elicitation, in a task kept in memory or by the inbox — and the refund is
+//! made once. A refusal ends the call as declined, altered state is refused, and the shop's
+//! own agent, whose refund only finance approves, is judged by the inbox as before.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use rmcp::model::{TaskPayload, UpdateTaskParams};
 use serde_json::{Value, json};
 use toolnexus::testing::MockLlm;
 use toolnexus::{Approval, LlmClient, SubAgent, Toolkit};
@@ -19,7 +20,7 @@ use toolnexus_test_support::databases::TestDb;
 
 use crate::nested;
 use crate::support::run_script;
-use crate::tasks::{accept, asking, get, raw, responses, serve, until_ended};
+use crate::tasks::{asking, raw, serve};
 
 /// Who signs in, by token: Ada of finance, Bob of no group.
 const PEOPLE: &str = "tok-ada ada@shop.example finance\ntok-bob bob@shop.example\n";
@@ -146,10 +147,44 @@ async fn the_python_sdk_answers_a_question_asked_two_agents_down() {
     drop(model);
 }
 
+/// Two tasks of `payments` at `url`, for orders A-7 and C-3, answered by the Python SDK:
+/// each waits on the relayed question, the first's acceptance completes it with its refund,
+/// the second's refusal ends it as declined. The first's line.
+async fn answered_tasks(url: &str) -> Value {
+    // The SDK's client cannot take a task for a call; rmcp's starts them, and the SDK's
+    // answers them.
+    let mcp = raw(url).await;
+    let (approved, _) = asking(&mcp, "payments", json!({"task": "Refund order A-7"})).await;
+    let (declined, _) = asking(&mcp, "payments", json!({"task": "Refund order C-3"})).await;
+    let stdout = run_script("agent_tasks.py", &[url, &approved, &declined]).await;
+    let lines: Vec<Value> = stdout
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("a JSON line"))
+        .collect();
+
+    let approved = step(&lines, "approved");
+    assert_eq!(approved["waited"], "input_required", "{approved}");
+    assert_eq!(
+        approved["asked"],
+        json!(["payments > approvals: Refund order A-7?"]),
+        "{approved}"
+    );
+    assert_eq!(approved["status"], "completed", "{approved}");
+    let text = approved["text"].as_str().unwrap_or_default();
+    assert!(text.contains("REFUND-1: refunded A-7"), "{approved}");
+    let declined = step(&lines, "declined");
+    assert_eq!(declined["waited"], "input_required", "{declined}");
+    assert_eq!(declined["status"], "completed", "{declined}");
+    let text = declined["text"].as_str().unwrap_or_default();
+    assert!(text.contains("declined"), "{declined}");
+    assert!(!text.contains("REFUND"), "{declined}");
+    approved.clone()
+}
+
 toolnexus_test_support::both_engines!(a_kept_task_resumes_the_agent_that_asked);
 
-/// Over tasks the inbox keeps: the task waits on the relayed question, its answer through
-/// `tasks/update` completes it with one refund, and a refusal ends another as declined.
+/// Over tasks the inbox keeps ([`answered_tasks`]), which keeps the question with the path
+/// it came through.
 async fn a_kept_task_resumes_the_agent_that_asked(db: TestDb) {
     let (model, client) = model().await;
     let refunds = Arc::new(AtomicUsize::new(0));
@@ -165,44 +200,27 @@ async fn a_kept_task_resumes_the_agent_that_asked(db: TestDb) {
         .build()
         .unwrap();
     let url = serve(server).await;
-    let mcp = raw(&url).await;
-
-    let (id, key) = asking(&mcp, "payments", json!({"task": "Refund order A-7"})).await;
-    let TaskPayload::InputRequired { input_requests } = get(&mcp, &id).await else {
-        panic!("the task waits on the approval")
-    };
-    let asked = serde_json::to_value(&input_requests[&key]).unwrap();
-    assert_eq!(
-        asked["params"]["message"], "payments > approvals: Refund order A-7?",
-        "{asked}"
-    );
-    // The inbox keeps the question with the path it came through.
-    let parked = inbox.get(&key).await.unwrap().expect("parked");
+    let approved = answered_tasks(&url).await;
+    let key = approved["keys"][0].as_str().expect("the question's key");
+    let parked = inbox.get(key).await.unwrap().expect("kept");
     let relay = parked.request.relay().expect("a relayed request");
     assert_eq!(relay.path, ["payments", "approvals", "refund"]);
-    mcp.update_task(UpdateTaskParams::new(id.clone(), responses(&key, accept())))
-        .await
+
+    assert_eq!(refunds.load(Ordering::SeqCst), 1, "A-7 once, C-3 never");
+    drop(model);
+}
+
+/// Over tasks the server keeps in memory, without an inbox ([`answered_tasks`]).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_in_memory_resumes_the_agent_that_asked() {
+    let (model, client) = model().await;
+    let refunds = Arc::new(AtomicUsize::new(0));
+    let server = McpServer::builder(toolkit(&client, refunds.clone()))
+        .task_after(Duration::ZERO)
+        .task_poll_interval(Duration::from_millis(20))
+        .build()
         .unwrap();
-    let TaskPayload::Completed { result } = until_ended(&mcp, &id).await else {
-        panic!("the task completes")
-    };
-    let done = serde_json::to_string(&result).unwrap();
-    assert!(done.contains("REFUND-1: refunded A-7"), "{done}");
-
-    let (id, key) = asking(&mcp, "payments", json!({"task": "Refund order C-3"})).await;
-    mcp.update_task(UpdateTaskParams::new(
-        id.clone(),
-        responses(&key, json!({"action": "decline"})),
-    ))
-    .await
-    .unwrap();
-    let TaskPayload::Completed { result } = until_ended(&mcp, &id).await else {
-        panic!("the declined task ends with the call's result")
-    };
-    let declined = serde_json::to_string(&result).unwrap();
-    assert!(declined.contains("declined"), "{declined}");
-    assert!(!declined.contains("REFUND"), "{declined}");
-
+    answered_tasks(&serve(server).await).await;
     assert_eq!(refunds.load(Ordering::SeqCst), 1, "A-7 once, C-3 never");
     drop(model);
 }
