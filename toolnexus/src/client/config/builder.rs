@@ -14,7 +14,7 @@ use crate::client::config::callbacks::{boxed, boxed2, BeforeTool, Hooks, LlmCall
 use crate::client::config::request_options::{request_setters, RequestOptions};
 use crate::client::config::settings::Settings;
 use crate::client::error::{ClientError, ErrorDetail};
-use crate::client::http::connect::{direct_client, http_client};
+use crate::client::http::connect::{direct_client, proxied, tls_config, LazyHttp};
 use crate::client::http::retry::{Classifier, RetryDecision, RetryPolicy};
 use crate::client::http::transport::Transport;
 use crate::client::llm_client::LlmClient;
@@ -374,11 +374,13 @@ impl LlmClientBuilder {
             .filter(|k| !k.is_empty())
             .or_else(|| key_from_env(key_variables));
         let headers = headers(provider, api_key.as_deref(), &self.headers, &url)?;
-        let http = http_client(&url)?;
         let uri: hyper::Uri = url.as_str().parse().map_err(|e| {
             ClientError::Config(ErrorDetail::caused_by("the base URL is not a valid URI", e))
         })?;
-        let direct = direct_client(&uri)?;
+        let tls = tls_config()?;
+        let proxied = proxied(&uri);
+        let http = LazyHttp::new(&url, tls.clone(), proxied)?;
+        let direct = (!proxied).then(|| direct_client(tls));
         let missing_key = api_key.is_none().then_some(key_variables[0]);
         let mut secrets: Vec<String> = api_key.into_iter().collect();
         secrets.extend(

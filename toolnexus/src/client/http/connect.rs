@@ -1,9 +1,50 @@
-//! The HTTP clients a model client sends through, set up once when it is built: reqwest
-//! for streamed replies and proxied ones, hyper's pooled client for replies read whole.
-//! They sit apart from the builder so every TLS and connection choice is made in one place.
+//! The HTTP clients a model client sends through: hyper's pooled client for replies read
+//! whole, set up when it is built, and reqwest for streamed replies and proxied ones, set
+//! up when first needed. They sit apart from the builder so every TLS and connection choice
+//! is made in one place.
+
+use std::sync::{Arc, OnceLock};
 
 use super::transport::{Direct, MAX_REDIRECTS};
 use crate::client::error::{ClientError, ErrorDetail};
+
+/// The reqwest client, made when a request first needs it: a client whose replies are all
+/// read whole never loads reqwest's code or its connection pool.
+pub(crate) struct LazyHttp {
+    client: OnceLock<reqwest::Client>,
+    base: reqwest::Url,
+    /// The TLS set-up the direct client runs on, shared: one verifier, one root store.
+    tls: rustls::ClientConfig,
+}
+
+impl LazyHttp {
+    /// Made at once when `now` (a proxy serves the base URL, so every request needs it and
+    /// a failure to set it up belongs to the builder), else on first use.
+    pub(crate) fn new(
+        base: &reqwest::Url,
+        tls: rustls::ClientConfig,
+        now: bool,
+    ) -> Result<Self, ClientError> {
+        let lazy = LazyHttp {
+            client: OnceLock::new(),
+            base: base.clone(),
+            tls,
+        };
+        if now {
+            lazy.get()?;
+        }
+        Ok(lazy)
+    }
+
+    pub(crate) fn get(&self) -> Result<&reqwest::Client, ClientError> {
+        if let Some(client) = self.client.get() {
+            return Ok(client);
+        }
+        let client = http_client(&self.base, self.tls.clone())?;
+        // Two first uses at once may both build one; either is as good.
+        Ok(self.client.get_or_init(|| client))
+    }
+}
 
 /// The reqwest client: streamed replies go through it, and every reply when a proxy from
 /// the environment serves the base URL.
@@ -12,7 +53,10 @@ use crate::client::error::{ClientError, ErrorDetail};
 /// key travels in headers reqwest does not know to drop on the way to another host
 /// (`x-api-key`, `x-goog-api-key`, a gateway's own), and every request names the base
 /// URL's host in `Host`; a redirect elsewhere ends the attempt with its status instead.
-pub(crate) fn http_client(base: &reqwest::Url) -> Result<reqwest::Client, ClientError> {
+fn http_client(
+    base: &reqwest::Url,
+    mut tls: rustls::ClientConfig,
+) -> Result<reqwest::Client, ClientError> {
     let origin = base.origin();
     let policy = reqwest::redirect::Policy::custom(move |attempt| {
         if attempt.url().origin() != origin {
@@ -23,8 +67,10 @@ pub(crate) fn http_client(base: &reqwest::Url) -> Result<reqwest::Client, Client
             attempt.follow()
         }
     });
-    super::tls::ensure_crypto_provider();
+    // What reqwest offers by ALPN on a set-up of its own, with HTTP/2 built in.
+    tls.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
     reqwest::Client::builder()
+        .tls_backend_preconfigured(tls)
         .tcp_nodelay(true)
         .redirect(policy)
         // The loop retries a failed attempt itself, by the client's policy, and observes
@@ -40,15 +86,9 @@ pub(crate) fn http_client(base: &reqwest::Url) -> Result<reqwest::Client, Client
         })
 }
 
-/// hyper's pooled client for the replies read whole, as reqwest would set it up (rustls on
-/// the process's provider, the platform's verifier, HTTP/2 where the server offers it,
-/// idle connections kept 90 s); `None` when a proxy from the environment serves `base`,
-/// which only the reqwest client goes through.
-pub(crate) fn direct_client(base: &hyper::Uri) -> Result<Option<Direct>, ClientError> {
-    let matcher = hyper_util::client::proxy::matcher::Matcher::from_env();
-    if matcher.intercept(base).is_some() {
-        return Ok(None);
-    }
+/// The TLS set-up of both clients, as reqwest would make it: rustls on the process's
+/// provider with the platform's verifier (which loads the system's roots when made).
+pub(crate) fn tls_config() -> Result<rustls::ClientConfig, ClientError> {
     let provider = super::tls::crypto_provider();
     let tls_failed = |e: rustls::Error| {
         ClientError::Config(ErrorDetail::caused_by(
@@ -57,12 +97,24 @@ pub(crate) fn direct_client(base: &hyper::Uri) -> Result<Option<Direct>, ClientE
         ))
     };
     let verifier = rustls_platform_verifier::Verifier::new(provider.clone()).map_err(tls_failed)?;
-    let tls = rustls::ClientConfig::builder_with_provider(provider)
+    Ok(rustls::ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
         .map_err(tls_failed)?
         .dangerous()
-        .with_custom_certificate_verifier(std::sync::Arc::new(verifier))
-        .with_no_client_auth();
+        .with_custom_certificate_verifier(Arc::new(verifier))
+        .with_no_client_auth())
+}
+
+/// Whether a proxy from the environment serves `base`: only the reqwest client goes
+/// through one.
+pub(crate) fn proxied(base: &hyper::Uri) -> bool {
+    let matcher = hyper_util::client::proxy::matcher::Matcher::from_env();
+    matcher.intercept(base).is_some()
+}
+
+/// hyper's pooled client for the replies read whole, as reqwest would set it up (`tls`,
+/// HTTP/2 where the server offers it, idle connections kept 90 s).
+pub(crate) fn direct_client(tls: rustls::ClientConfig) -> Direct {
     let mut tcp = hyper_util::client::legacy::connect::HttpConnector::new();
     tcp.set_nodelay(true);
     tcp.enforce_http(false);
@@ -72,9 +124,8 @@ pub(crate) fn direct_client(base: &hyper::Uri) -> Result<Option<Direct>, ClientE
         .enable_http1()
         .enable_http2()
         .wrap_connector(tcp);
-    let client = hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
+    hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
         .pool_timer(hyper_util::rt::TokioTimer::new())
         .pool_idle_timeout(std::time::Duration::from_secs(90))
-        .build(connector);
-    Ok(Some(client))
+        .build(connector)
 }

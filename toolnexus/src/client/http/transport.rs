@@ -15,6 +15,7 @@ use reqwest::header::{HeaderMap, CONTENT_LENGTH, CONTENT_TYPE, LOCATION, RETRY_A
 use reqwest::{Method, StatusCode};
 
 use crate::client::error::{ClientError, ErrorDetail};
+use crate::client::http::connect::LazyHttp;
 use crate::client::http::retry::parse_retry_after;
 use crate::client::provider::Provider;
 use crate::client::redact::excerpt;
@@ -34,7 +35,7 @@ type BoxError = Box<dyn std::error::Error + Send + Sync>;
 pub(crate) struct Transport {
     /// One client per `LlmClient`, so its connection pool is reused across turns and runs;
     /// it reads streamed replies, and every reply when a proxy serves the base URL.
-    pub(crate) http: reqwest::Client,
+    pub(crate) http: LazyHttp,
     /// Where a reply read whole is asked for, when no proxy serves the base URL: hyper's
     /// pooled client itself, without reqwest's per-request layers.
     pub(crate) direct: Option<Direct>,
@@ -79,9 +80,13 @@ pub(crate) struct Failure {
 }
 
 impl Failure {
-    /// Whether retrying could help: a reply over the size cap would only be read again.
+    /// Whether retrying could help: a reply over the size cap would only be read again, and
+    /// a client that could not be set up would fail the same way.
     pub(crate) fn retryable(&self) -> bool {
-        !matches!(self.error, ClientError::ResponseTooLarge { .. })
+        !matches!(
+            self.error,
+            ClientError::ResponseTooLarge { .. } | ClientError::Config(_)
+        )
     }
 }
 
@@ -109,12 +114,17 @@ impl Transport {
         } else {
             &self.url
         };
+        let http = self.http.get().map_err(|error| Failure {
+            status: None,
+            retry_after: None,
+            error,
+        })?;
         // Made in a block of its own, so the request is not also kept in this future.
         let sent = {
             let mut post = reqwest::Request::new(Method::POST, url.clone());
             *post.headers_mut() = self.headers.clone();
             *post.body_mut() = Some(request.0.clone().into());
-            self.http.execute(post)
+            http.execute(post)
         };
         let response = sent.await.map_err(|e| self.network_failure(e))?;
         // A server that ignores `stream: true` answers with plain JSON: read it whole.
