@@ -118,13 +118,18 @@ pub(crate) async fn stretch<W>(
         if let Poll::Ready(result) = looped.as_mut().poll(cx) {
             return Poll::Ready(result);
         }
-        let asked = std::mem::take(&mut bridge.lock().asked);
+        let (asked, first) = {
+            let mut steps = bridge.lock();
+            (std::mem::take(&mut steps.asked), steps.made.is_empty())
+        };
         let mut moved = false;
         for key in asked {
+            // A step asked for before any step of the stretch is made needs none of them:
+            // it carries the empty list and spares its activity a read of the history.
             let input = StepInput {
                 run: run.to_owned(),
                 start: start.clone(),
-                since: Some(since),
+                since: (!first).then_some(since),
                 made: Vec::new(),
                 target: key.clone(),
             };

@@ -45,13 +45,14 @@ impl Drop for Heartbeat {
 
 async fn beat(ctx: ActivityContext, every: Duration) {
     loop {
-        // The worker's core throttles what it forwards to the server, so a heartbeat sent
-        // at once after the attempt starts costs nothing extra.
+        // The heartbeat timeout counts from the attempt's start, so the first heartbeat
+        // waits a third of it too: the worker's core forwards a first heartbeat to the
+        // server at once, and a step that ends sooner (most do) then costs no request.
+        tokio::time::sleep(every).await;
         if let Err(e) = ctx.record_heartbeat(()).await {
             // Only a failed conversion of `()` could fail here: nothing a retry mends.
             tracing::warn!("a step's heartbeat could not be sent: {e}");
             return;
         }
-        tokio::time::sleep(every).await;
     }
 }

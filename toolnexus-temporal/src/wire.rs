@@ -155,8 +155,9 @@ pub(crate) enum Start {
 ///
 /// The steps made so far are not carried: each is in the run's history already, as the
 /// result of the activity that made it, and the activity reads them there (every step
-/// activity scheduled after event `since`). An input an older worker scheduled carries
-/// them in `made` instead, and is read as it was.
+/// activity scheduled after event `since`). A stretch's first step, asked for before any
+/// other is made, needs none and carries neither, so its activity reads no history. An
+/// input an older worker scheduled carries them in `made` instead, and is read as it was.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct StepInput {
     /// The run's id.
