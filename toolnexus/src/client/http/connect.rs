@@ -5,8 +5,18 @@
 
 use std::sync::{Arc, OnceLock};
 
-use super::transport::{Direct, MAX_REDIRECTS};
+use bytes::Bytes;
+use http_body_util::Full;
+use hyper_util::client::legacy::connect::HttpConnector;
+
 use crate::client::error::{ClientError, ErrorDetail};
+
+/// Redirects followed within the base URL's origin, as reqwest's default policy allows.
+pub(crate) const MAX_REDIRECTS: usize = 10;
+
+/// hyper's pooled client, over TCP or rustls.
+pub(crate) type Direct =
+    hyper_util::client::legacy::Client<hyper_rustls::HttpsConnector<HttpConnector>, Full<Bytes>>;
 
 /// The reqwest client, made when a request first needs it: a client whose replies are all
 /// read whole never loads reqwest's code or its connection pool.
@@ -115,7 +125,7 @@ pub(crate) fn proxied(base: &hyper::Uri) -> bool {
 /// hyper's pooled client for the replies read whole, as reqwest would set it up (`tls`,
 /// HTTP/2 where the server offers it, idle connections kept 90 s).
 pub(crate) fn direct_client(tls: rustls::ClientConfig) -> Direct {
-    let mut tcp = hyper_util::client::legacy::connect::HttpConnector::new();
+    let mut tcp = HttpConnector::new();
     tcp.set_nodelay(true);
     tcp.enforce_http(false);
     let connector = hyper_rustls::HttpsConnectorBuilder::new()

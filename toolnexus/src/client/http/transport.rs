@@ -10,25 +10,17 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
-use hyper_util::client::legacy::connect::HttpConnector;
 use reqwest::header::{HeaderMap, CONTENT_LENGTH, CONTENT_TYPE, LOCATION, RETRY_AFTER};
 use reqwest::{Method, StatusCode};
 
 use crate::client::error::{ClientError, ErrorDetail};
-use crate::client::http::connect::LazyHttp;
+use crate::client::http::connect::{Direct, LazyHttp, MAX_REDIRECTS};
 use crate::client::http::retry::parse_retry_after;
 use crate::client::provider::Provider;
 use crate::client::redact::excerpt;
 
 /// How much of an error body is read: enough for any excerpt, never a whole hostile body.
 const ERROR_BODY_BYTES: usize = 8 * 1024;
-
-/// Redirects followed within the base URL's origin, as reqwest's default policy allows.
-pub(crate) const MAX_REDIRECTS: usize = 10;
-
-/// hyper's pooled client, over TCP or rustls.
-pub(crate) type Direct =
-    hyper_util::client::legacy::Client<hyper_rustls::HttpsConnector<HttpConnector>, Full<Bytes>>;
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
