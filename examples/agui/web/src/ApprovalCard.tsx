@@ -2,7 +2,7 @@
 // do, and Approve, Decline and Edit. Its answer resumes the interrupted run; whether the
 // answer counts (who may approve, whether the edited arguments fit the tool) is the
 // endpoint's to decide, so the card only offers what the interrupt says is possible, and
-// Edit only when the agent's capabilities say it takes edited arguments.
+// Edit unless the agent's capabilities say it takes no edited arguments.
 
 import { useState, type FormEvent } from "react";
 import type { Interrupt } from "@ag-ui/client";

@@ -22,17 +22,18 @@ const headers = token ? { Authorization: `Bearer ${token}` } : undefined;
 const agent = new ShopAgent({ url: new URL("./", location.href).href, threadId, agentId: AGENT_ID, headers });
 
 /**
- * Whether the agent takes an approval with edited arguments, as its capabilities say
- * (`humanInTheLoop.approveWithEdits`); false until they are known, or when it cannot say.
+ * Whether the agent takes an approval with edited arguments: unless its capabilities say
+ * it does not (`humanInTheLoop.approveWithEdits: false`). Offered while they are unknown
+ * or cannot be read, since the agent judges every edit it is sent anyway.
  */
 function useApproveWithEdits(): boolean {
-  const [edits, setEdits] = useState(false);
+  const [edits, setEdits] = useState(true);
   useEffect(() => {
     let current = true;
     agent
       .getCapabilities()
-      .then((said) => current && setEdits(said.humanInTheLoop?.approveWithEdits === true))
-      .catch(() => current && setEdits(false));
+      .then((said) => current && setEdits(said.humanInTheLoop?.approveWithEdits !== false))
+      .catch(() => undefined);
     return () => {
       current = false;
     };
