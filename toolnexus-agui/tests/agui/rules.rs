@@ -277,7 +277,8 @@ async fn capabilities_say_what_the_endpoint_does_as_the_official_schema_reads_th
 async fn a_front_end_that_connects_is_shown_the_thread_as_it_stands_and_nothing_runs() {
     let db = TestDb::sqlite();
     let model = model().await;
-    let agent = quorum_agent(&db, &model, FINANCE).await;
+    let tokens = format!("{FINANCE}tok-mallory mallory@shop.example\n");
+    let agent = quorum_agent(&db, &model, &tokens).await;
     let mut client = Client::start();
     let bearer = |token: &str| json!({"Authorization": format!("Bearer {token}")});
     let asked = client
@@ -336,6 +337,15 @@ async fn a_front_end_that_connects_is_shown_the_thread_as_it_stands_and_nothing_
         .await
         .expect("the endpoint answers");
     assert_eq!(stranger.status(), 401);
+    // Someone known who may not answer it is told no more: no thread of theirs is there.
+    let mallory = client
+        .step(
+            json!({"agent": "mallory", "url": agent.url, "threadId": "t",
+            "headers": bearer("tok-mallory"), "connect": true}),
+        )
+        .await;
+    assert_eq!(types(&mallory), ["RUN_ERROR"], "{mallory}");
+    assert_eq!(last(&mallory)["code"], "unknown_thread", "{mallory}");
 
     // Both approve from where they connected; a connect afterwards shows the end, and
     // running nothing, buys nothing more.
