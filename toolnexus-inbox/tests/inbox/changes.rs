@@ -49,9 +49,15 @@ async fn every_change_is_signalled_as_it_commits(db: TestDb) {
         .expect("kept");
     assert!(fired(&mut changes), "a door's record");
 
-    // A read changes nothing.
+    // A read changes nothing. It is made through a handle opened after every write: on
+    // PostgreSQL a handle also hears its own writes announced, on a connection of its own
+    // and at a time of the server's choosing, so the writer's signal may still fire for
+    // them; a later handle hears only what is announced after it listens.
+    let reader = db.inbox().await;
+    let mut seen = reader.changes();
+    reader.get(&id).await.expect("read");
     scene.inbox.get(&id).await.expect("read");
-    assert!(!fired(&mut changes), "a read is no change");
+    assert!(!fired(&mut seen), "a read is no change");
 }
 
 async fn another_handles_changes_are_heard_where_announced(db: TestDb) {
