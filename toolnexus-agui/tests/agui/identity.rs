@@ -186,9 +186,6 @@ async fn only_an_approver_buys_and_only_an_approver_sees_the_call() {
     agent.stop().await;
 }
 
-/// Callers of the quorum test: two people of finance.
-const FINANCE: &str = "tok-alice alice@shop.example finance\ntok-bob bob@shop.example finance\n";
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_quorum_waits_for_a_second_approver_and_counts_each_once() {
     let db = TestDb::sqlite();

@@ -157,9 +157,6 @@ async fn a_resumes_envelope_is_kept_with_its_answer_in_the_audit_trail() {
     agent.stop().await;
 }
 
-/// Callers of the quorum test: two people of finance.
-const FINANCE: &str = "tok-alice alice@shop.example finance\ntok-bob bob@shop.example finance\n";
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_quorums_progress_and_the_end_of_the_wait_reach_the_state_as_deltas() {
     let db = TestDb::sqlite();

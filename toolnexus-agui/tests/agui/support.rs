@@ -102,7 +102,11 @@ impl Agent {
     }
 }
 
-/// The shop agent on a fresh SQLite inbox and scripted model, with nothing bought yet.
+/// The callers [`quorum_agent`]'s tests give it: two people of finance, each a line of
+/// `TOKEN EMAIL GROUP`.
+pub const FINANCE: &str =
+    "tok-alice alice@shop.example finance\ntok-bob bob@shop.example finance\n";
+
 /// The shop's purchase behind an approval two of finance must give, on `db`, each caller
 /// known by a token of `tokens` (lines of `TOKEN EMAIL [GROUP]`).
 pub async fn quorum_agent(db: &TestDb, model: &MockLlm, tokens: &str) -> Agent {
