@@ -5,8 +5,11 @@
 //! written apart from the inbox's, the [`sdk`]s' Python, [`names`] no other test uses,
 //! [`user_crate`]s checked as a user's cargo checks them,
 //! (feature `databases`) a database of its own per test, on either engine or
-//! [`both_engines!`], and (feature `oidc`) a real OpenID provider to take tokens from.
+//! [`both_engines!`], (feature `oidc`) a real OpenID provider to take tokens from, and
+//! (feature `chromium`) headless Chromium sessions.
 
+#[cfg(feature = "chromium")]
+pub mod chromium;
 pub mod clock;
 #[cfg(feature = "databases")]
 pub mod databases;

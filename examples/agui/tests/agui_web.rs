@@ -20,11 +20,9 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use fantoccini::elements::Element;
-use fantoccini::{Client, ClientBuilder, Locator};
-use hyper_util::client::legacy::connect::HttpConnector;
-use serde_json::json;
+use fantoccini::{Client, Locator};
 use toolnexus_test_support::example_bin::Serving;
-use toolnexus_test_support::wait;
+use toolnexus_test_support::{chromium, wait};
 
 /// How long the page may take to show what a test waits for: a cold Chromium on a busy
 /// two-core machine, a bundle of a few megabytes, and the agent's run behind it.
@@ -86,31 +84,7 @@ fn port_of(url: &str) -> u16 {
 /// A headless Chromium session with a profile of its own: its own local storage, so two
 /// sessions are two people's browsers.
 async fn browser() -> Client {
-    let webdriver = required_env("TOOLNEXUS_TEST_WEBDRIVER", "it starts chromedriver");
-    let profiles = PathBuf::from(required_env(
-        "TOOLNEXUS_TEST_CHROME_PROFILE",
-        "it starts chromedriver",
-    ));
-    let profile = scratch("profile");
-    let profile = profiles.join(profile.file_name().expect("a name"));
-    std::fs::create_dir_all(&profile).expect("a profile directory");
-    let capabilities: fantoccini::wd::Capabilities = serde_json::from_value(json!({
-        "browserName": "chrome",
-        "goog:chromeOptions": {
-            "args": [
-                "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                "--disable-background-networking", "--disable-component-update",
-                "--disable-sync", "--no-first-run", "--window-size=1000,720",
-                format!("--user-data-dir={}", profile.display()),
-            ]
-        }
-    }))
-    .expect("capabilities are a JSON object");
-    ClientBuilder::new(HttpConnector::new())
-        .capabilities(capabilities)
-        .connect(&webdriver)
-        .await
-        .unwrap_or_else(|e| panic!("no WebDriver session at {webdriver}: {e}"))
+    chromium::session(1000, 720).await
 }
 
 async fn css(browser: &Client, selector: &str) -> Element {

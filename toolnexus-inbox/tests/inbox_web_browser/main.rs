@@ -29,12 +29,11 @@ use std::time::Duration;
 
 use common::page::{self, Example, Mounting, Site};
 use fantoccini::elements::Element;
-use fantoccini::{Client, ClientBuilder, Locator};
-use hyper_util::client::legacy::connect::HttpConnector;
+use fantoccini::{Client, Locator};
 use serde_json::json;
 use toolnexus_inbox::web;
 use toolnexus_inbox::{ParkedState, Person};
-use toolnexus_test_support::wait;
+use toolnexus_test_support::{chromium, wait};
 
 /// The URL the browser is at once it ends with `end`, or where it still is after
 /// [`PAGE_PATIENCE`]: a click starts a navigation that the click itself does not wait for.
@@ -53,38 +52,9 @@ async fn arrival(browser: &Client, end: &str) -> String {
 /// How long a page may take to show what the test waits for (worker resumes included).
 const PATIENCE: Duration = Duration::from_secs(30);
 
-fn required_env(name: &str) -> String {
-    std::env::var(name).unwrap_or_else(|_| {
-        panic!(
-            "{name} is not set: run the tests with scripts/test.sh (it installs chromium and \
-             chromium-driver when missing and starts chromedriver)"
-        )
-    })
-}
-
 /// A headless Chromium session with a profile directory of its own.
 async fn browser() -> Client {
-    let webdriver = required_env("TOOLNEXUS_TEST_WEBDRIVER");
-    let profiles = PathBuf::from(required_env("TOOLNEXUS_TEST_CHROME_PROFILE"));
-    let profile = profiles.join(format!("session-{}", uuid_like()));
-    std::fs::create_dir_all(&profile).expect("a profile directory");
-    let capabilities: fantoccini::wd::Capabilities = serde_json::from_value(json!({
-        "browserName": "chrome",
-        "goog:chromeOptions": {
-            "args": [
-                "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                "--disable-background-networking", "--disable-component-update",
-                "--disable-sync", "--no-first-run", "--window-size=1280,900",
-                format!("--user-data-dir={}", profile.display()),
-            ]
-        }
-    }))
-    .expect("capabilities are a JSON object");
-    ClientBuilder::new(HttpConnector::new())
-        .capabilities(capabilities)
-        .connect(&webdriver)
-        .await
-        .unwrap_or_else(|e| panic!("no WebDriver session at {webdriver}: {e}"))
+    chromium::session(1280, 900).await
 }
 
 /// A name unique to this process and moment, for profile directories.
