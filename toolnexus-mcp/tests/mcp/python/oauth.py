@@ -19,31 +19,10 @@ from urllib.parse import parse_qs
 
 import anyio
 
-from mcp import Client, types
 from mcp.client.auth.extensions.client_credentials import ClientCredentialsOAuthProvider
-from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.auth import OAuthToken
 
-
-class Memory:
-    """Token storage in memory, starting with the token held, if any."""
-
-    def __init__(self, held):
-        self.tokens = held
-        self.client = None
-
-    async def get_tokens(self):
-        return self.tokens
-
-    async def set_tokens(self, tokens):
-        self.tokens = tokens
-
-    async def get_client_info(self):
-        return self.client
-
-    async def set_client_info(self, client_info):
-        self.client = client_info
+from oauth_session import Memory, call
 
 
 async def main(url, issuer, client, tool, args, held_token=None, held_scope=None):
@@ -73,24 +52,7 @@ async def main(url, issuer, client, tool, args, held_token=None, held_scope=None
             seen["scope"] = form.get("scope", [None])[0]
         exchanges.append(seen)
 
-    asked = []
-
-    async def accept(context, params):
-        asked.append(params.message)
-        return types.ElicitResult(action="accept", content={})
-
-    outcome = {}
-    try:
-        async with create_mcp_http_client(auth=auth) as http:
-            http.event_hooks = {"request": [], "response": [sent]}
-            transport = streamable_http_client(url, http_client=http)
-            async with Client(transport, mode="legacy", elicitation_callback=accept) as session:
-                result = await session.call_tool(tool, json.loads(args))
-        text = " ".join(block.text for block in result.content if block.type == "text")
-        outcome = {"error": result.is_error, "text": text, "elicited": len(asked)}
-    except Exception as e:  # noqa: BLE001 - a refused flow is what some callers expect
-        outcome = {"refused": f"{type(e).__name__}: {e}"}
-    outcome["scope"] = storage.tokens.scope if storage.tokens else None
+    outcome = await call(url, auth, storage, tool, args, on_response=sent)
     outcome["exchanges"] = exchanges
     print(json.dumps(outcome))
 

@@ -20,31 +20,10 @@ from urllib.parse import parse_qs, urljoin, urlparse
 import anyio
 import httpx2
 
-from mcp import Client, types
 from mcp.client.auth import OAuthClientProvider
-from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthClientMetadata
 
-
-class Memory:
-    """Token storage in memory, holding the client registered beforehand."""
-
-    def __init__(self, client):
-        self.tokens = None
-        self.client = client
-
-    async def get_tokens(self):
-        return self.tokens
-
-    async def set_tokens(self, tokens):
-        self.tokens = tokens
-
-    async def get_client_info(self):
-        return self.client
-
-    async def set_client_info(self, client_info):
-        self.client = client_info
+from oauth_session import Memory, call
 
 
 class Person:
@@ -98,25 +77,9 @@ async def main(url, client_id, redirect_uri, login, password, tool, args):
         token_endpoint_auth_method="none",
     )
     person = Person(redirect_uri, login, password)
-    storage = Memory(registered)
+    storage = Memory(client=registered)
     auth = OAuthClientProvider(url, metadata, storage, person.open, person.callback)
-    asked = []
-
-    async def accept(context, params):
-        asked.append(params.message)
-        return types.ElicitResult(action="accept", content={})
-
-    outcome = {}
-    try:
-        async with create_mcp_http_client(auth=auth) as http:
-            transport = streamable_http_client(url, http_client=http)
-            async with Client(transport, mode="legacy", elicitation_callback=accept) as session:
-                result = await session.call_tool(tool, json.loads(args))
-        text = " ".join(block.text for block in result.content if block.type == "text")
-        outcome = {"error": result.is_error, "text": text, "elicited": len(asked)}
-    except Exception as e:  # noqa: BLE001 - a refused flow is what some callers expect
-        outcome = {"refused": f"{type(e).__name__}: {e}"}
-    outcome["scope"] = storage.tokens.scope if storage.tokens else None
+    outcome = await call(url, auth, storage, tool, args)
     if person.asked:
         outcome["authorization"] = {
             name: (person.asked.get(name) or [None])[0]
