@@ -74,6 +74,15 @@ impl LlmClient {
         self.inner.style
     }
 
+    /// Whether a suspended call is answered in this process, by the
+    /// [`wait_for`](crate::LlmClientBuilder::wait_for) hook, rather than halting the run.
+    /// A host that decides a gate apart from the tool's run (a durable engine deciding it
+    /// in replayed code) may do so only when this is `false`: with `wait_for` set, the gate
+    /// would be answered and the tool run there.
+    pub fn answers_in_process(&self) -> bool {
+        self.inner.hooks.wait_for.is_some()
+    }
+
     /// Runs `prompt` (after the system prompt, if any) until the model answers without
     /// calling tools, a suspension halts the run, or `max_turns` is reached. Await the
     /// returned [`Run`] for the result; before that, [`history`](Run::history),
