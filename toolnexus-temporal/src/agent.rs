@@ -9,11 +9,14 @@ use toolnexus::{LlmClient, Toolkit};
 /// What a worker runs: one [`LlmClient`] and one [`Toolkit`], used by the `AgentRun`
 /// workflow to decide and by its step activities to act. Every worker serving a task queue
 /// must run the same agent: the workflow's decisions are replayed from the steps it
-/// recorded, and an agent with other tools or settings would decide otherwise.
+/// recorded, and an agent with other tools or settings would decide otherwise. The
+/// workflow decides the toolkit's gates itself (a gated call halts there, with no step), so
+/// a gate must decide from the call alone: its tool and arguments.
 ///
 /// The client's `timeout` bounds each step (one model call, one tool call), not the run:
 /// a run may wait days for a person. Its `wait_for` hook, if set, would block a step on a
-/// person: a Temporal run halts instead, so leave it unset.
+/// person (and gated calls would be made as steps): a Temporal run halts instead, so leave
+/// it unset.
 #[derive(Clone)]
 pub struct Agent {
     pub(crate) inner: Arc<Inner>,

@@ -10,16 +10,18 @@
 //! json` prints (field names, enums and 64-bit numbers are spelt otherwise there).
 
 use std::path::PathBuf;
-use std::sync::atomic::AtomicUsize;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use temporalio_client::{WorkflowExecutionInfo, WorkflowFetchHistoryOptions, WorkflowHistory};
+use temporalio_common::protos::temporal::api::history::v1::history_event::Attributes;
+use temporalio_common::protos::temporal::api::history::v1::{History, HistoryEvent};
 use temporalio_sdk::workflow_replayer::{
     WorkflowReplayError, WorkflowReplayFailure, WorkflowReplayer, WorkflowReplayerOptions,
 };
 use toolnexus::testing::MockLlm;
 use toolnexus::{Answer, RunStatus};
-use toolnexus_temporal::{Agent, AgentRun};
+use toolnexus_temporal::{Agent, AgentRun, Runs};
 
 use crate::common::{
     self, client as client_of, patiently, runs, shop_toolkit, unique, waiting, Serving,
@@ -120,6 +122,96 @@ async fn a_workflow_that_would_decide_otherwise_does_not_replay() {
     );
 }
 
+/// Gives run `id` every one of `answers` and waits for it to end well.
+async fn end_with(runs: &Runs, id: &str, answers: impl IntoIterator<Item = Answer>) {
+    for answer in answers {
+        runs.answer(id, &answer).await.expect("the answer is taken");
+    }
+    let result = patiently("the run's end", runs.result(id))
+        .await
+        .expect("the run ends well");
+    assert_eq!(result.status, RunStatus::Done, "{id}: {}", result.text);
+}
+
+/// The events of run `id`'s history as it stands (of its latest execution, or of `run_id`).
+async fn events(
+    client: &temporalio_client::Client,
+    id: &str,
+    run_id: Option<String>,
+) -> Vec<HistoryEvent> {
+    WorkflowExecutionInfo::builder()
+        .namespace("default")
+        .workflow_id(id)
+        .maybe_run_id(run_id)
+        .build()
+        .bind_untyped(client.clone())
+        .fetch_history(WorkflowFetchHistoryOptions::default())
+        .into_events()
+        .await
+        .expect("the history is fetched")
+}
+
+/// How many activities `events` schedule.
+fn activities(events: &[HistoryEvent]) -> usize {
+    events
+        .iter()
+        .filter(|e| {
+            matches!(
+                e.attributes,
+                Some(Attributes::ActivityTaskScheduledEventAttributes(_))
+            )
+        })
+        .count()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_declared_gate_halts_the_run_after_the_model_call_alone_and_its_run_replays() {
+    let model = MockLlm::with_fn(common::shop_agent::script)
+        .await
+        .expect("the scripted model starts");
+    let bought = Arc::new(AtomicUsize::new(0));
+    let agent = Agent::new(client_of(&model.base_url()), shop_toolkit(bought.clone()));
+    let queue = unique("declared-gate");
+    let worker = Serving::start(agent, &queue);
+    let runs = runs(&queue).await;
+    let client = common::sdk_client().await;
+    let mut answered = Vec::new();
+    for (prompt, items) in [("buy a gpu", 1), ("buy a gpu and a tpu", 2)] {
+        let id = unique("declared-gate");
+        runs.start(&id, prompt).await.expect("the run starts");
+        let requests = waiting(&runs, &id, items).await;
+        // The gates were decided in the workflow: before the wait, the model's reply is the
+        // only step activity.
+        let halted = events(&client, &id, None).await;
+        assert_eq!(activities(&halted), 1, "{prompt}: {halted:?}");
+        assert_eq!(bought.load(Ordering::SeqCst), answered.len(), "{prompt}");
+        let approvals = requests.iter().map(|r| Answer::ok(&r.id));
+        end_with(&runs, &id, approvals).await;
+        answered.push((id, items));
+    }
+    assert_eq!(bought.load(Ordering::SeqCst), 3, "each purchase made once");
+    worker.stop().await;
+
+    let mut histories = Vec::new();
+    for (id, items) in &answered {
+        let events = events(&client, id, None).await;
+        // After the wait, the purchases, each run on its answer, and the model's reply.
+        assert_eq!(activities(&events), items + 2, "{id}: {events:?}");
+        histories.push(WorkflowHistory::from(History { events }));
+    }
+    let results = replayer(recorded_agent())
+        .replay_workflows(histories)
+        .await
+        .expect("the replayer runs");
+    for ((id, _), result) in answered.iter().zip(&results) {
+        assert!(
+            result.replay_failure.is_none(),
+            "{id} does not replay: {:?}",
+            result.replay_failure
+        );
+    }
+}
+
 /// Writes run `id`'s history (of its latest execution, or of `run_id`) as `NAME.json`, in
 /// the form the SDK's replayer reads; returns it.
 async fn record(
@@ -128,17 +220,9 @@ async fn record(
     id: &str,
     run_id: Option<String>,
 ) -> serde_json::Value {
-    let history = WorkflowExecutionInfo::builder()
-        .namespace("default")
-        .workflow_id(id)
-        .maybe_run_id(run_id)
-        .build()
-        .bind_untyped(client.clone())
-        .fetch_history(WorkflowFetchHistoryOptions::default())
-        .to_json()
-        .await
-        .expect("the history is fetched");
-    let history: serde_json::Value = serde_json::from_slice(&history).expect("the SDK writes JSON");
+    let events = events(client, id, run_id).await;
+    // As the SDK's `WorkflowHistory::to_json` writes it.
+    let history = serde_json::to_value(History { events }).expect("a history is JSON");
     let pretty = serde_json::to_string_pretty(&history).expect("JSON prints") + "\n";
     std::fs::write(histories().join(format!("{name}.json")), pretty)
         .expect("the history is written");
@@ -170,20 +254,14 @@ async fn record_histories() {
         };
         runs.start(&id, prompt).await.expect("the run starts");
         let count = if name == "two-approvals" { 2 } else { 1 };
-        for request in waiting(&runs, &id, count).await {
-            let answer = if name == "decline" {
+        let answers = waiting(&runs, &id, count).await.into_iter().map(|request| {
+            if name == "decline" {
                 Answer::decline(&request.id, "too dear")
             } else {
                 Answer::ok(&request.id)
-            };
-            runs.answer(&id, &answer)
-                .await
-                .expect("the answer is taken");
-        }
-        let result = patiently("the run's end", runs.result(&id))
-            .await
-            .expect("the run ends well");
-        assert_eq!(result.status, RunStatus::Done, "{name}: {}", result.text);
+            }
+        });
+        end_with(&runs, &id, answers).await;
         record(&client, name, &id, None).await;
     }
     worker.stop().await;
