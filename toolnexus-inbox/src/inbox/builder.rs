@@ -361,6 +361,7 @@ impl InboxBuilder {
             })
             .transpose()?;
         let store = Store::open(&self.url, &self.pool).await?;
+        let answered = super::wakers::waker(store.key(), &self.agent);
         Ok(Inbox {
             inner: Arc::new(Inner {
                 store,
@@ -370,7 +371,7 @@ impl InboxBuilder {
                 poll_interval: self.poll_interval,
                 rules: self.rules,
                 worker: self.worker,
-                answered: Notify::new(),
+                answered,
                 finished: Notify::new(),
                 clock: self.clock,
                 targets,

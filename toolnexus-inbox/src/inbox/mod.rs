@@ -5,6 +5,7 @@
 mod builder;
 mod changes;
 mod ruled;
+pub(crate) mod wakers;
 
 use std::collections::HashMap;
 use std::fmt;
@@ -85,7 +86,9 @@ pub(crate) struct Inner {
     /// relayed from NOTIFY): one answer is one run to resume, so waking every idle slot
     /// would only send the others to claim nothing. A slot that gets a run goes on claiming
     /// until none is left, so runs answered in a burst are all taken.
-    pub(crate) answered: Notify,
+    /// Shared with every handle of this process on the same database and agent
+    /// ([`wakers`]), so an answer given through any of them wakes these workers.
+    pub(crate) answered: Arc<Notify>,
     /// Wakes every [`Inbox::outcome`] of this process when a resume here records how it
     /// ended; outcomes other processes record are found by polling.
     pub(crate) finished: Notify,

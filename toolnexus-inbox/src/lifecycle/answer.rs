@@ -119,7 +119,7 @@ impl Inbox {
             .await?
             .unwrap_or_else(|| run.to_owned());
         let run = run.as_str();
-        let mut run_answered = false;
+        let mut ready = None;
         let mut refused = None;
         for (i, answer) in answers.iter().enumerate() {
             let taken = if answers[..i].iter().any(|a| a.id == answer.id) {
@@ -128,7 +128,8 @@ impl Inbox {
                 self.answer_in(&mut tx, answer, source, Some(run)).await
             };
             match taken {
-                Ok(last) => run_answered |= last,
+                Ok(Some(agent)) => ready = Some(agent),
+                Ok(None) => {}
                 Err(e) => {
                     refused = Some(InboxError::Batch {
                         request: answer.id.clone(),
@@ -154,8 +155,8 @@ impl Inbox {
         tx.commit().await?;
         self.wake_deliverers();
         self.note_change();
-        if run_answered {
-            self.inner.answered.notify_one();
+        if let Some(agent) = ready {
+            self.wake_workers(&agent);
         }
         Ok(())
     }
@@ -185,13 +186,12 @@ impl Inbox {
     ) -> Result<(), InboxError> {
         let mut tx = self.inner.store.write().await?;
         match self.answer_in(&mut tx, &answer, &source, None).await {
-            Ok(run_answered) => {
+            Ok(ready) => {
                 tx.commit().await?;
                 self.wake_deliverers();
                 self.note_change();
-                if run_answered {
-                    // This process's idle workers at once; other processes' heard the NOTIFY.
-                    self.inner.answered.notify_one();
+                if let Some(agent) = ready {
+                    self.wake_workers(&agent);
                 }
                 Ok(())
             }
@@ -207,8 +207,23 @@ impl Inbox {
         }
     }
 
-    /// The answer's reads, decision and writes, inside its transaction: `true` when it was
-    /// the run's last open request, so the run is now ready to resume. With `of_run`, an
+    /// Wakes an idle worker of `agent` for a run an answer just readied. On PostgreSQL
+    /// every process hears the answer's `NOTIFY`, and this handle's own workers are woken
+    /// here at once; elsewhere every worker of `agent` in this process may take it, through
+    /// whichever handle the answer came.
+    fn wake_workers(&self, agent: &str) {
+        let store = &self.inner.store;
+        if store.announces() {
+            if agent == self.inner.agent {
+                self.inner.answered.notify_one();
+            }
+        } else {
+            crate::inbox::wakers::wake(store.key(), agent);
+        }
+    }
+
+    /// The answer's reads, decision and writes, inside its transaction: the run's agent when
+    /// it was the run's last open request, so the run is now ready to resume. With `of_run`, an
     /// answer to a request of any other run is refused.
     ///
     /// The run's row is locked first, so answers to one run's requests take turns:
@@ -221,7 +236,7 @@ impl Inbox {
         answer: &Answer,
         source: &Source,
         of_run: Option<&str>,
-    ) -> Result<bool, InboxError> {
+    ) -> Result<Option<String>, InboxError> {
         let now = self.now();
         let Some(run) = runs::lock_of_request(tx, &answer.id).await? else {
             return Err(InboxError::UnknownRequest(answer.id.clone()));
@@ -311,7 +326,7 @@ impl Inbox {
             let notice =
                 || self.notice_approved(&run.id, &run.agent, &taken.request, actor, &approvals);
             self.enqueue(tx, notice, None).await?;
-            return Ok(false);
+            return Ok(None);
         }
 
         requests::record_answer(tx, &answer.id, &taken.stored, actor, Some(&votes), now).await?;
@@ -343,7 +358,7 @@ impl Inbox {
             )
         };
         self.enqueue(tx, notice, None).await?;
-        Ok(run_answered)
+        Ok(run_answered.then(|| run.agent.clone()))
     }
 
     /// Whether `answer` may be taken for the request `row` holds, of the locked `run`, at

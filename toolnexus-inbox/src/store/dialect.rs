@@ -20,6 +20,10 @@ pub(crate) struct Dialect {
     /// statement; `None` where a statement cannot write in a `WITH` (SQLite), and a claim
     /// is a transaction of the claim and the entry.
     pub(crate) audited_claims: Option<AuditedClaims>,
+    /// Records a resumed run's end, its journal cleared and its audit entry, in one
+    /// statement ([`runs::finish_audited`]); `None` where a statement cannot write in a
+    /// `WITH` (SQLite), and the outcome is a transaction.
+    pub(crate) finish_audited: Option<&'static LazyLock<String>>,
     /// Marks a run answered once its last request is ([`runs::mark_answered`]).
     pub(crate) mark_answered: &'static LazyLock<String>,
     /// Claims a batch of due notifications ([`outbox::claim`]).
@@ -47,6 +51,8 @@ static CLAIM_NEXT_RUN_AUDITED_POSTGRES: LazyLock<String> =
     LazyLock::new(|| runs::audited(&CLAIM_NEXT_RUN_POSTGRES, 7));
 static CLAIM_RUN_OF_AUDITED_POSTGRES: LazyLock<String> =
     LazyLock::new(|| runs::audited(&runs::CLAIM_RUN_OF, 8));
+static FINISH_AUDITED_POSTGRES: LazyLock<String> =
+    LazyLock::new(|| runs::finish_audited_sql(super::audit::CHANGED));
 static MARK_ANSWERED_SQLITE: LazyLock<String> = LazyLock::new(|| runs::MARK_ANSWERED.to_owned());
 // In the same statement, the NOTIFY that wakes idle workers of the run's agent in every
 // process (sent when the answer commits). `pg_notify` returns `void`, which no row may
@@ -78,6 +84,7 @@ static SQLITE: Dialect = Dialect {
     begin_write: "BEGIN IMMEDIATE",
     claim_next_run: &CLAIM_NEXT_RUN_SQLITE,
     audited_claims: None,
+    finish_audited: None,
     mark_answered: &MARK_ANSWERED_SQLITE,
     claim_deliveries: &CLAIM_DELIVERIES_SQLITE,
     claim_posts: &CLAIM_POSTS_SQLITE,
@@ -95,6 +102,7 @@ static POSTGRES: Dialect = Dialect {
         next: &CLAIM_NEXT_RUN_AUDITED_POSTGRES,
         run_of: &CLAIM_RUN_OF_AUDITED_POSTGRES,
     }),
+    finish_audited: Some(&FINISH_AUDITED_POSTGRES),
     mark_answered: &MARK_ANSWERED_POSTGRES,
     claim_deliveries: &CLAIM_DELIVERIES_POSTGRES,
     claim_posts: &CLAIM_POSTS_POSTGRES,

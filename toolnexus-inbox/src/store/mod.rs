@@ -22,8 +22,10 @@ pub(crate) mod requests;
 mod row;
 pub(crate) mod runs;
 pub(crate) mod schema;
+pub(crate) mod shared;
 
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use sqlx::any::AnyPoolOptions;
@@ -143,11 +145,32 @@ fn redact(url: &str) -> String {
     }
 }
 
+/// How long a connection may sit idle in the pool and still be used without a ping first:
+/// one back from a statement this recently was alive then, and one that broke meanwhile
+/// fails its next statement, which the worker retries.
+const TRUSTED_IDLE: Duration = Duration::from_secs(10);
+
 /// Opens the pool and brings the schema up to date.
-async fn open_pool(url: &str, settings: &PoolSettings) -> Result<(Engine, AnyPool), InboxError> {
+async fn open_pool(
+    url: &str,
+    settings: &PoolSettings,
+) -> Result<(Engine, AnyPool, String), InboxError> {
     sqlx::any::install_default_drivers();
     let (engine, url, memory) = resolve(url)?;
-    let mut options = AnyPoolOptions::new().acquire_timeout(settings.connect_timeout);
+    // sqlx pings a connection as it leaves the pool and again as it goes back: two round
+    // trips more for every statement a worker runs on the pool. One that came back a moment
+    // ago answered its ping then; only one idle for a while is asked again before use.
+    let mut options = AnyPoolOptions::new()
+        .acquire_timeout(settings.connect_timeout)
+        .test_before_acquire(false)
+        .before_acquire(|conn, meta| {
+            Box::pin(async move {
+                if meta.idle_for >= TRUSTED_IDLE {
+                    sqlx::Connection::ping(conn).await?;
+                }
+                Ok(true)
+            })
+        });
     let dialect = Dialect::of(engine);
     options = options.max_connections(
         settings
@@ -188,7 +211,7 @@ async fn open_pool(url: &str, settings: &PoolSettings) -> Result<(Engine, AnyPoo
     }
     schema::migrate(&mut conn, dialect).await?;
     drop(conn);
-    Ok((engine, pool))
+    Ok((engine, pool, url))
 }
 
 /// `value` as a JSON column holds it.
@@ -214,8 +237,36 @@ pub(crate) fn strings_of(json: &str) -> Vec<String> {
 /// A connection inside a transaction, as the statements take it.
 pub(crate) type Conn = sqlx::AnyConnection;
 
-/// A transaction that writes.
-pub(crate) type Tx = Transaction<'static, Any>;
+/// A transaction that writes, holding its turn to write (SQLite's, [`Store::turn`]) until it
+/// ends.
+pub(crate) struct Tx {
+    tx: Transaction<'static, Any>,
+    _turn: Option<tokio::sync::OwnedMutexGuard<()>>,
+}
+
+impl Tx {
+    pub(crate) async fn commit(self) -> Result<(), sqlx::Error> {
+        self.tx.commit().await
+    }
+
+    pub(crate) async fn rollback(self) -> Result<(), sqlx::Error> {
+        self.tx.rollback().await
+    }
+}
+
+impl std::ops::Deref for Tx {
+    type Target = sqlx::AnyConnection;
+
+    fn deref(&self) -> &Self::Target {
+        &self.tx
+    }
+}
+
+impl std::ops::DerefMut for Tx {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.tx
+    }
+}
 
 /// An inbox database: its pool, and the dialect its engine speaks.
 pub(crate) struct Store {
@@ -223,24 +274,63 @@ pub(crate) struct Store {
     pub(crate) dialect: &'static Dialect,
     /// Kept for the LISTEN connection; never shown (it may hold a password).
     url: String,
+    /// The database as the pool opened it: the same for every handle on it in this
+    /// process (a memory database's own name for each).
+    key: String,
+    /// SQLite's: whose turn it is to write, shared by every handle of this process on the
+    /// database ([`turn`](Self::turn)).
+    turns: Option<Arc<tokio::sync::Mutex<()>>>,
 }
+
+/// Whose turn it is to write each SQLite database, in this process.
+static TURNS: shared::PerDatabase<tokio::sync::Mutex<()>> = shared::PerDatabase::new();
+
+/// How long a writer waits for its turn, as long as SQLite's own wait for the lock
+/// (`busy_timeout`); past it, it goes on to that wait, so a turn never held forever stops
+/// no one for good.
+const TURN_WAIT: Duration = Duration::from_secs(30);
 
 impl Store {
     /// Connects to `url` and brings its schema up to date.
     pub(crate) async fn open(url: &str, settings: &PoolSettings) -> Result<Store, InboxError> {
-        let (engine, pool) = open_pool(url, settings).await?;
+        let (engine, pool, key) = open_pool(url, settings).await?;
+        let turns = (engine == Engine::Sqlite).then(|| TURNS.get(&key, ""));
         Ok(Store {
             pool,
             dialect: Dialect::of(engine),
             url: url.to_owned(),
+            key,
+            turns,
         })
     }
 
     /// Begins a transaction that writes. SQLite's default (deferred) transaction takes the
     /// write lock only at its first write and fails, instead of waiting, when another writer
     /// committed since its first read; the dialect's `BEGIN` waits for the lock up front.
+    ///
+    /// On SQLite the writers of this process take turns before they begin ([`turn`](Self::turn)).
     pub(crate) async fn write(&self) -> Result<Tx, InboxError> {
-        Ok(self.pool.begin_with(self.dialect.begin_write).await?)
+        let turn = self.turn().await;
+        let tx = self.pool.begin_with(self.dialect.begin_write).await?;
+        Ok(Tx { tx, _turn: turn })
+    }
+
+    /// This process's turn to write the database, on SQLite, held until the guard drops.
+    /// SQLite lets one writer in at a time and makes the others retry, sleeping between
+    /// tries (a millisecond, then two, five, ten…): writers of one process handed the turn
+    /// in order go on the moment the one before commits instead. Other processes still meet
+    /// at SQLite's lock. `None` on PostgreSQL, whose writers lock rows, not the database.
+    pub(crate) async fn turn(&self) -> Option<tokio::sync::OwnedMutexGuard<()>> {
+        let turns = self.turns.clone()?;
+        tokio::time::timeout(TURN_WAIT, turns.lock_owned())
+            .await
+            .ok()
+    }
+
+    /// Which database this is, the same for every handle on it in this process; never
+    /// shown (it may hold a password).
+    pub(crate) fn key(&self) -> &str {
+        &self.key
     }
 
     /// The engine, for `Debug`.

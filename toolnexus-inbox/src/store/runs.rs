@@ -333,6 +333,60 @@ pub(crate) async fn finish(
     Ok(written.rows_affected() > 0)
 }
 
+/// A resumed run's end recorded in one statement, for an engine whose statements may write
+/// in a `WITH` (PostgreSQL): the run done with its result ($2, at $3), its journal cleared,
+/// and its audit entry (kind $7, actor $8, detail $9) appended and announced, fenced by the
+/// attempt ($4 the run, $5 the attempt): one round trip instead of a transaction's five. A
+/// row comes back when it was written. The entry's number is read in the statement's
+/// snapshot: should another transaction have appended one to the run meanwhile, the two
+/// numbers meet on the trail's key, the statement fails whole, and the caller records the
+/// outcome in a transaction instead ([`finish_audited`]).
+pub(crate) fn finish_audited_sql(changed: &str) -> String {
+    format!(
+        "WITH finished AS (UPDATE toolnexus_inbox_runs SET state = $1, result = $2, \
+         next_id = NULL, lease_until = NULL, last_error = NULL, updated_at = $3 \
+         WHERE id = $4 AND attempts = $5 AND state = $6 RETURNING id, attempts), \
+         cleared AS (DELETE FROM toolnexus_inbox_journal \
+         WHERE run_id IN (SELECT id FROM finished)), \
+         entry AS (INSERT INTO toolnexus_inbox_audit (run_id, seq, at, kind, request_id, actor, \
+         attempt, detail) SELECT finished.id, COALESCE((SELECT MAX(a.seq) FROM \
+         toolnexus_inbox_audit a WHERE a.run_id = finished.id), 0) + 1, $3, $7, NULL, $8, \
+         finished.attempts, $9 FROM finished RETURNING run_id) \
+         SELECT entry.run_id FROM entry, LATERAL (SELECT pg_notify('{changed}', entry.run_id)) \
+         AS announced"
+    )
+}
+
+/// Records a resumed run's end with a statement of [`finish_audited_sql`], `worker` the
+/// entry's actor and `outcome` its detail: `Some(true)` when recorded, `Some(false)` when
+/// the claim is lost, `None` when another entry of the run took the number meanwhile and
+/// nothing was written.
+pub(crate) async fn finish_audited(
+    pool: &AnyPool,
+    sql: &'static str,
+    done: &Finished<'_>,
+    worker: &str,
+    outcome: &str,
+) -> Result<Option<bool>, InboxError> {
+    let written = sqlx::query(sql)
+        .bind(ParkedState::Done.as_str())
+        .bind(done.result)
+        .bind(done.at)
+        .bind(done.run)
+        .bind(done.fence)
+        .bind(ParkedState::Running.as_str())
+        .bind(crate::records::audit::AuditKind::Resumed.as_str())
+        .bind(worker)
+        .bind(outcome)
+        .fetch_optional(pool)
+        .await;
+    match written {
+        Ok(row) => Ok(Some(row.is_some())),
+        Err(sqlx::Error::Database(e)) if e.is_unique_violation() => Ok(None),
+        Err(e) => Err(e.into()),
+    }
+}
+
 /// A failed attempt `fence` records on run `run`.
 pub(crate) struct Failure<'a> {
     pub(crate) run: &'a str,

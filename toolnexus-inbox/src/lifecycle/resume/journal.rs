@@ -1,6 +1,13 @@
 //! The journal a worker's resume keeps ([`toolnexus::Journal`]): each step the run completes
 //! is written, fenced by the worker's claim, before the next step starts, so a worker that
 //! takes a crashed one's run over replays what it did instead of doing it again.
+//!
+//! A tool call's result is written as it is recorded: the call's effect has happened. A
+//! model reply has no effect, so it is written when the next step asks for its own record,
+//! still before that step starts; the run's last reply is never written, since the
+//! transaction recording the outcome clears the run's journal anyway. A worker that dies
+//! between a reply and the next step asks the model again, as it would had it died during
+//! the model call.
 
 use std::collections::HashMap;
 use std::sync::{Mutex, PoisonError};
@@ -20,6 +27,8 @@ pub(crate) struct ClaimJournal<'a> {
     /// claim begins, and this claim's own. While the claim holds no one else can write
     /// the run's journal (every record is fenced by the attempt), so this is all of it.
     steps: Mutex<HashMap<String, String>>,
+    /// The last model reply, by stored key, until the next step writes it.
+    reply: tokio::sync::Mutex<Option<(String, String)>>,
 }
 
 impl<'a> ClaimJournal<'a> {
@@ -40,6 +49,7 @@ impl<'a> ClaimJournal<'a> {
             run,
             fence,
             steps: Mutex::new(steps),
+            reply: tokio::sync::Mutex::new(None),
         })
     }
 
@@ -54,9 +64,47 @@ fn stored_key(key: &StepKey) -> Result<String, JournalError> {
     Ok(serde_json::to_string(key)?)
 }
 
+impl ClaimJournal<'_> {
+    /// Writes the step, fenced by the claim; an error when the claim was lost.
+    async fn write(&self, key: &str, step: &str) -> Result<(), JournalError> {
+        let new = NewStep {
+            run: self.run,
+            fence: self.fence,
+            key,
+            step,
+            at: self.inbox.now(),
+        };
+        let store = &self.inbox.inner.store;
+        let turn = store.turn().await;
+        let written = journal::record(&store.pool, &new).await?;
+        drop(turn);
+        if !written {
+            return Err(format!(
+                "the claim on run `{}` was lost: another worker holds it now",
+                self.run
+            )
+            .into());
+        }
+        Ok(())
+    }
+
+    /// Writes the reply held back in `held`, if any. Steps asked for at once (a turn's
+    /// calls) wait on its lock until it is written, so none starts before it is.
+    async fn write_reply(&self, held: &mut Option<(String, String)>) -> Result<(), JournalError> {
+        if let Some((key, step)) = held.as_ref() {
+            self.write(key, step).await?;
+            *held = None;
+        }
+        Ok(())
+    }
+}
+
 impl Journal for ClaimJournal<'_> {
     fn step<'a>(&'a self, key: &'a StepKey) -> BoxFuture<'a, Result<Option<Step>, JournalError>> {
         Box::pin(async move {
+            // The step asked for is about to start unless it is recorded: the reply before
+            // it is written first.
+            self.write_reply(&mut *self.reply.lock().await).await?;
             let key = stored_key(key)?;
             let stored = self.steps().get(&key).cloned();
             match stored {
@@ -73,23 +121,19 @@ impl Journal for ClaimJournal<'_> {
     ) -> BoxFuture<'a, Result<(), JournalError>> {
         Box::pin(async move {
             let key = stored_key(key)?;
-            let step = serde_json::to_string(step)?;
-            let new = NewStep {
-                run: self.run,
-                fence: self.fence,
-                key: &key,
-                step: &step,
-                at: self.inbox.now(),
-            };
-            if !journal::record(&self.inbox.inner.store.pool, &new).await? {
-                return Err(format!(
-                    "the claim on run `{}` was lost: another worker holds it now",
-                    self.run
-                )
-                .into());
+            let text = serde_json::to_string(step)?;
+            match step {
+                Step::Reply(_) => {
+                    // A reply recorded before the last one was written (no step was asked
+                    // for between them) is written now, in order.
+                    let mut held = self.reply.lock().await;
+                    self.write_reply(&mut held).await?;
+                    *held = Some((key.clone(), text.clone()));
+                }
+                Step::Call(_) => self.write(&key, &text).await?,
             }
             // The first record of a step is the one kept, here as in the table.
-            self.steps().entry(key).or_insert(step);
+            self.steps().entry(key).or_insert(text);
             Ok(())
         })
     }

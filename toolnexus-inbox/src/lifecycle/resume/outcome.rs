@@ -110,15 +110,33 @@ impl Inbox {
             next: next.as_deref(),
             at: now,
         };
-        let mut tx = self.inner.store.write().await?;
-        if !runs::finish(&mut tx, &done).await? {
-            return Err(InboxError::Claimed(claim.id.clone()));
-        }
-        crate::store::journal::clear(&mut tx, &claim.id).await?;
         let outcome = match &next {
             Some(next) => format!("halted again on request {next}"),
             None => result.status.as_str().to_owned(),
         };
+        // A run that ended, with no webhook to tell: one statement where the engine has it.
+        let store = &self.inner.store;
+        if let Some(sql) = store.dialect.finish_audited
+            && parked.is_none()
+            && self.inner.targets.all.is_empty()
+        {
+            let worker = &self.inner.worker;
+            match runs::finish_audited(&store.pool, sql.as_str(), &done, worker, &outcome).await? {
+                Some(true) => {
+                    self.wake_outcome_waiters();
+                    return Ok(resumed(claim, result, answers, next));
+                }
+                Some(false) => return Err(InboxError::Claimed(claim.id.clone())),
+                // Another entry of the run raced this one's number: the transaction below
+                // reads it under the run's lock.
+                None => {}
+            }
+        }
+        let mut tx = store.write().await?;
+        if !runs::finish(&mut tx, &done).await? {
+            return Err(InboxError::Claimed(claim.id.clone()));
+        }
+        crate::store::journal::clear(&mut tx, &claim.id).await?;
         Record {
             actor: Some(&self.inner.worker),
             attempt: Some(claim.fence),
