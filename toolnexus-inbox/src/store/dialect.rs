@@ -48,9 +48,9 @@ static CLAIM_NEXT_RUN_POSTGRES: LazyLock<String> =
     LazyLock::new(|| runs::claim_next_sql(SKIP_LOCKED));
 // The claims with their audit entry in one statement (see `runs::audited`).
 static CLAIM_NEXT_RUN_AUDITED_POSTGRES: LazyLock<String> =
-    LazyLock::new(|| runs::audited(&CLAIM_NEXT_RUN_POSTGRES, 7));
+    LazyLock::new(|| runs::audited(&CLAIM_NEXT_RUN_POSTGRES, 7, true));
 static CLAIM_RUN_OF_AUDITED_POSTGRES: LazyLock<String> =
-    LazyLock::new(|| runs::audited(&runs::CLAIM_RUN_OF, 8));
+    LazyLock::new(|| runs::audited(&runs::CLAIM_RUN_OF, 8, false));
 static FINISH_AUDITED_POSTGRES: LazyLock<String> =
     LazyLock::new(|| runs::finish_audited_sql(super::audit::CHANGED));
 static MARK_ANSWERED_SQLITE: LazyLock<String> = LazyLock::new(|| runs::MARK_ANSWERED.to_owned());

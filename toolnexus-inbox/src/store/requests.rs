@@ -312,6 +312,7 @@ pub(crate) async fn mark_escalated(
 row! {
     /// A request's stored answer, and the call it was parked for (its tool's name and its
     /// arguments as JSON), when it was a tool call's.
+    #[derive(serde::Deserialize)]
     pub(crate) struct StoredAnswer {
         pub(crate) id: String,
         pub(crate) answer: Option<String>,

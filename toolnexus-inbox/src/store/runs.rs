@@ -8,6 +8,7 @@ use sqlx::{AnyConnection, AnyPool, Row};
 
 use super::row::row;
 
+use super::requests::StoredAnswer;
 use super::Dialect;
 use crate::error::InboxError;
 use crate::records::state::ParkedState;
@@ -208,15 +209,45 @@ pub(crate) static CLAIM_RUN_OF: std::sync::LazyLock<String> = std::sync::LazyLoc
 /// transaction's four. The entry's kind and actor are the parameters numbered `first` and
 /// `first + 1`. The claim's `UPDATE` holds the run's row until the statement ends, so the
 /// entry's number is the run's next, as in [`audit::append`](super::audit::append).
-pub(crate) fn audited(claim: &str, first: usize) -> String {
+///
+/// With `answers`, the statement also returns the run's answers ([`ANSWERS`]), read in its
+/// snapshot. Only for a claim that never waits on the run's row (`SKIP LOCKED`): a run it
+/// finds answered was answered before the snapshot, so every answer is in it. A claim
+/// that waited for the transaction of the run's last answer would take the run without
+/// seeing that answer, and reads them after it instead ([`Claimed::answers`]).
+pub(crate) fn audited(claim: &str, first: usize, answers: bool) -> String {
     let actor = first + 1;
+    let answers = if answers { ANSWERS } else { "NULL::text" };
     format!(
         "WITH claimed AS ({claim}), entry AS (INSERT INTO toolnexus_inbox_audit (run_id, seq, \
          at, kind, request_id, actor, attempt, detail) SELECT claimed.id, COALESCE((SELECT \
          MAX(a.seq) FROM toolnexus_inbox_audit a WHERE a.run_id = claimed.id), 0) + 1, $2, \
          ${first}, NULL, ${actor}, claimed.attempts, NULL FROM claimed) \
-         SELECT id, messages, attempts, turns FROM claimed"
+         SELECT id, messages, attempts, turns, {answers} AS answers FROM claimed"
     )
+}
+
+/// The claimed run's requests' answers as a JSON list of [`StoredAnswer`]s in call order
+/// (PostgreSQL).
+const ANSWERS: &str = "(SELECT json_agg(json_build_object('id', q.id, 'answer', q.answer, \
+     'tool_name', q.tool_name, 'tool_args', q.tool_args) ORDER BY q.position) \
+     FROM toolnexus_inbox_requests q WHERE q.run_id = claimed.id)::text";
+
+row! {
+    /// A run an audited claim took, with its answers when the statement read them.
+    struct AuditedClaim {
+        id: String,
+        messages: String,
+        attempts: i64,
+        turns: i64,
+        answers: Option<String>,
+    }
+}
+
+/// A run taken, and its requests' answers when the claim's statement read them too.
+pub(crate) struct Taken {
+    pub(crate) run: Claimed,
+    pub(crate) answers: Option<Vec<StoredAnswer>>,
 }
 
 /// Claims with a statement of [`audited`], recording `worker` as the claimant.
@@ -226,11 +257,26 @@ pub(crate) async fn claim_audited(
     terms: &Terms<'_>,
     request: Option<&str>,
     worker: &str,
-) -> Result<Option<Claimed>, InboxError> {
-    let claim = bound(sql, terms, request)
+) -> Result<Option<Taken>, InboxError> {
+    let claim = bound_as::<AuditedClaim>(sql, terms, request)
         .bind(crate::records::audit::AuditKind::Claimed.as_str())
         .bind(worker);
-    Ok(claim.fetch_optional(pool).await?)
+    let Some(row) = claim.fetch_optional(pool).await? else {
+        return Ok(None);
+    };
+    // Answers that do not read back are read again by themselves, as any claim's are.
+    let answers = row.answers.and_then(|list| {
+        serde_json::from_str::<Vec<StoredAnswer>>(&list)
+            .inspect_err(|e| tracing::warn!(id = %row.id, error = %e, "the claim's answers did not read back"))
+            .ok()
+    });
+    let run = Claimed {
+        id: row.id,
+        messages: row.messages,
+        attempts: row.attempts,
+        turns: row.turns,
+    };
+    Ok(Some(Taken { run, answers }))
 }
 
 /// Claims the oldest run of `terms.agent` ready to resume.
@@ -257,6 +303,18 @@ fn bound<'q>(
     terms: &'q Terms<'_>,
     request: Option<&'q str>,
 ) -> sqlx::query::QueryAs<'q, sqlx::Any, Claimed, sqlx::any::AnyArguments> {
+    bound_as(sql, terms, request)
+}
+
+/// [`bound`], read as rows of `R`.
+fn bound_as<'q, R>(
+    sql: &'static str,
+    terms: &'q Terms<'_>,
+    request: Option<&'q str>,
+) -> sqlx::query::QueryAs<'q, sqlx::Any, R, sqlx::any::AnyArguments>
+where
+    R: for<'r> sqlx::FromRow<'r, sqlx::any::AnyRow>,
+{
     let mut claim = sqlx::query_as(sql)
         .bind(terms.lease_until)
         .bind(terms.now)

@@ -10,7 +10,7 @@ use crate::inbox::Inbox;
 use crate::records::audit::{AuditKind, Record};
 use crate::records::state::ParkedState;
 use crate::store::requests::{self, StoredAnswer};
-use crate::store::runs::{self, Claimed, Terms};
+use crate::store::runs::{self, Taken, Terms};
 
 /// A run this worker holds: its stored parts, and the attempt number that fences its writes.
 pub(crate) struct Claim {
@@ -23,10 +23,15 @@ pub(crate) struct Claim {
 }
 
 impl Claim {
-    /// The claimed run's row, and its requests' answers read after it: an answered run's
-    /// answers never change, so this second read sees what the claim saw.
-    pub(crate) async fn read(inbox: &Inbox, claimed: Claimed) -> Result<Self, InboxError> {
-        let answers = requests::answers_of(&inbox.inner.store.pool, &claimed.id).await?;
+    /// The claimed run's row, and its requests' answers, as the claim read them or else
+    /// read after it: an answered run's answers never change, so this second read sees
+    /// what the claim saw.
+    pub(crate) async fn read(inbox: &Inbox, taken: Taken) -> Result<Self, InboxError> {
+        let claimed = taken.run;
+        let answers = match taken.answers {
+            Some(answers) => answers,
+            None => requests::answers_of(&inbox.inner.store.pool, &claimed.id).await?,
+        };
         Ok(Claim {
             id: claimed.id,
             fence: claimed.attempts,
@@ -60,7 +65,7 @@ impl Claim {
 impl Inbox {
     /// Claims the run of request `id`, or else the oldest run ready to resume, and, in the
     /// same transaction, appends the claim to the run's audit trail.
-    pub(crate) async fn claim(&self, id: Option<&str>) -> Result<Option<Claimed>, InboxError> {
+    pub(crate) async fn claim(&self, id: Option<&str>) -> Result<Option<Taken>, InboxError> {
         let now = self.now();
         let terms = Terms {
             agent: &self.inner.agent,
@@ -92,7 +97,7 @@ impl Inbox {
             .await?;
         }
         tx.commit().await?;
-        Ok(claimed)
+        Ok(claimed.map(|run| Taken { run, answers: None }))
     }
 
     pub(crate) async fn why_unclaimable(&self, id: &str) -> Result<InboxError, InboxError> {
