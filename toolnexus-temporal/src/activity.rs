@@ -1,8 +1,8 @@
 //! The step activity: makes one step of a stretch, the one the workflow asks for. It
-//! replays the stretch's earlier steps, read from the run's history (no other I/O), makes the target step for
-//! real (a model call, or a tool call with its gate), and returns it for the workflow to
-//! record. Any other step it meets is left unmade: a turn's calls run concurrently, and
-//! each has its own activity.
+//! replays the stretch's earlier steps, carried in its input or read from the run's history
+//! (no other I/O), makes the target step for real (a model call, or a tool call with its
+//! gate), and returns it for the workflow to record. Any other step it meets is left
+//! unmade: a turn's calls run concurrently, and each has its own activity.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};

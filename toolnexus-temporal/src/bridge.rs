@@ -194,6 +194,39 @@ fn remembers(start: &Start) -> bool {
         })
 }
 
+/// The most a step's input carries of the steps its stretch has made, in bytes of JSON.
+/// Below it an activity reads no history; above it the input names where the steps are,
+/// so no input grows past it and a stretch's history grows with its length, not its
+/// square. A resumed stretch's second step (the model's reply to an approved call) carries
+/// the call's result; a long stretch reads the history from its first few steps on.
+const CARRIED_MAX: usize = 2048;
+
+/// The steps `made` so far, when together they fit in [`CARRIED_MAX`].
+fn carried(made: &[(StepKey, Step)]) -> Option<Vec<(StepKey, Step)>> {
+    let mut size = Counted(0);
+    for step in made {
+        serde_json::to_writer(&mut size, step).ok()?;
+        if size.0 > CARRIED_MAX {
+            return None;
+        }
+    }
+    Some(made.to_vec())
+}
+
+/// Counts the bytes written to it, and keeps none.
+struct Counted(usize);
+
+impl std::io::Write for Counted {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0 += bytes.len();
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
 type Running<'a> = Pin<Box<dyn Future<Output = Result<Step, String>> + 'a>>;
 
 /// Runs one stretch in the workflow: the loop decides, each step it lacks is made by a
@@ -220,19 +253,28 @@ pub(crate) async fn stretch<W>(
         if let Poll::Ready(result) = looped.as_mut().poll(cx) {
             return Poll::Ready(result);
         }
-        let (asked, first) = {
+        let (asked, carried) = {
             let mut steps = bridge.lock();
-            (std::mem::take(&mut steps.asked), steps.made.is_empty())
+            let asked = std::mem::take(&mut steps.asked);
+            let carried = match asked.is_empty() {
+                true => None,
+                false => carried(&steps.made),
+            };
+            (asked, carried)
         };
         let mut moved = false;
         for key in asked {
-            // A step asked for before any step of the stretch is made needs none of them:
-            // it carries the empty list and spares its activity a read of the history.
+            // While the stretch's steps are few and small, the input carries them and spares
+            // its activity a read of the history; past that, it names where they are.
+            let (since, made) = match &carried {
+                Some(made) => (None, made.clone()),
+                None => (Some(since), Vec::new()),
+            };
             let input = StepInput {
                 run: run.to_owned(),
                 start: start.clone(),
-                since: (!first).then_some(since),
-                made: Vec::new(),
+                since,
+                made,
                 target: key.clone(),
             };
             let activity = ctx.execute_activity(Steps::step, input, options.clone());

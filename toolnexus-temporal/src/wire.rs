@@ -153,11 +153,11 @@ pub(crate) enum Start {
 /// one to make. `pub` only because the `#[activities]` macro puts it in a public signature;
 /// the crate does not export it.
 ///
-/// The steps made so far are not carried: each is in the run's history already, as the
-/// result of the activity that made it, and the activity reads them there (every step
-/// activity scheduled after event `since`). A stretch's first step, asked for before any
-/// other is made, needs none and carries neither, so its activity reads no history. An
-/// input an older worker scheduled carries them in `made` instead, and is read as it was.
+/// The steps made so far are carried in `made` only while together they are small (a few
+/// kilobytes): past that, each is in the run's history already, as the result of the
+/// activity that made it, and the activity reads them there (every step activity scheduled
+/// after event `since`), so no input grows with the stretch. A stretch's first step, asked
+/// for before any other is made, carries the empty list.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct StepInput {
     /// The run's id.
@@ -168,8 +168,8 @@ pub struct StepInput {
     /// activities scheduled after it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) since: Option<i64>,
-    /// The steps the stretch has made, replayed without I/O: only in an input an older
-    /// worker scheduled.
+    /// The steps the stretch has made, replayed without I/O, when the input carries them
+    /// (no `since`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub(crate) made: Vec<(StepKey, Step)>,
     /// The step to make.
