@@ -329,23 +329,36 @@ impl Inbox {
             return Ok(None);
         }
 
-        requests::record_answer(tx, &answer.id, &taken.stored, actor, Some(&votes), now).await?;
-        let run_answered = runs::mark_answered(tx, self.inner.store.dialect, &run.id, now).await?;
-        if !run_answered {
-            runs::touch(tx, &run.id, now).await?;
-        }
         let kind = match source {
             Source::Expiry => AuditKind::Expired,
             Source::Person(_) => AuditKind::Answered,
         };
-        Record {
-            request: Some(&answer.id),
-            actor,
-            detail: Some(&taken.stored),
-            ..Record::new(&run.id, kind)
-        }
-        .append(tx, now)
-        .await?;
+        let dialect = self.inner.store.dialect;
+        let run_answered = match dialect.answer_recorded {
+            Some(sql) => {
+                let stored = taken.stored.as_str();
+                let (id, kind) = (answer.id.as_str(), kind.as_str());
+                requests::answer_recorded(tx, sql, id, &run.id, stored, actor, &votes, kind, now)
+                    .await?
+            }
+            None => {
+                requests::record_answer(tx, &answer.id, &taken.stored, actor, Some(&votes), now)
+                    .await?;
+                let run_answered = runs::mark_answered(tx, dialect, &run.id, now).await?;
+                if !run_answered {
+                    runs::touch(tx, &run.id, now).await?;
+                }
+                Record {
+                    request: Some(&answer.id),
+                    actor,
+                    detail: Some(&taken.stored),
+                    ..Record::new(&run.id, kind)
+                }
+                .append(tx, now)
+                .await?;
+                run_answered
+            }
+        };
         let notice = || {
             self.notice_answered(
                 &run.id,

@@ -4,7 +4,7 @@
 
 use std::sync::LazyLock;
 
-use super::{outbox, posts, runs, Engine};
+use super::{outbox, posts, requests, runs, Engine};
 
 /// The PostgreSQL channel answers are announced on, so idle workers wake at once.
 pub(crate) const CHANNEL: &str = "toolnexus_inbox";
@@ -24,6 +24,10 @@ pub(crate) struct Dialect {
     /// statement ([`runs::finish_audited`]); `None` where a statement cannot write in a
     /// `WITH` (SQLite), and the outcome is a transaction.
     pub(crate) finish_audited: Option<&'static LazyLock<String>>,
+    /// Records an answer that resolves its request, the run marked answered when it was
+    /// its last and the audit entry, in one statement ([`requests::answer_recorded`]);
+    /// `None` where a statement cannot write in a `WITH` (SQLite).
+    pub(crate) answer_recorded: Option<&'static LazyLock<String>>,
     /// Marks a run answered once its last request is ([`runs::mark_answered`]).
     pub(crate) mark_answered: &'static LazyLock<String>,
     /// Claims a batch of due notifications ([`outbox::claim`]).
@@ -51,6 +55,8 @@ static CLAIM_NEXT_RUN_AUDITED_POSTGRES: LazyLock<String> =
     LazyLock::new(|| runs::audited(&CLAIM_NEXT_RUN_POSTGRES, 7, true));
 static CLAIM_RUN_OF_AUDITED_POSTGRES: LazyLock<String> =
     LazyLock::new(|| runs::audited(&runs::CLAIM_RUN_OF, 8, false));
+static ANSWER_RECORDED_POSTGRES: LazyLock<String> =
+    LazyLock::new(|| requests::answer_recorded_sql(CHANNEL, super::audit::CHANGED));
 static FINISH_AUDITED_POSTGRES: LazyLock<String> =
     LazyLock::new(|| runs::finish_audited_sql(super::audit::CHANGED));
 static MARK_ANSWERED_SQLITE: LazyLock<String> = LazyLock::new(|| runs::MARK_ANSWERED.to_owned());
@@ -85,6 +91,7 @@ static SQLITE: Dialect = Dialect {
     claim_next_run: &CLAIM_NEXT_RUN_SQLITE,
     audited_claims: None,
     finish_audited: None,
+    answer_recorded: None,
     mark_answered: &MARK_ANSWERED_SQLITE,
     claim_deliveries: &CLAIM_DELIVERIES_SQLITE,
     claim_posts: &CLAIM_POSTS_SQLITE,
@@ -103,6 +110,7 @@ static POSTGRES: Dialect = Dialect {
         run_of: &CLAIM_RUN_OF_AUDITED_POSTGRES,
     }),
     finish_audited: Some(&FINISH_AUDITED_POSTGRES),
+    answer_recorded: Some(&ANSWER_RECORDED_POSTGRES),
     mark_answered: &MARK_ANSWERED_POSTGRES,
     claim_deliveries: &CLAIM_DELIVERIES_POSTGRES,
     claim_posts: &CLAIM_POSTS_POSTGRES,

@@ -232,6 +232,72 @@ pub(crate) async fn record_answer(
     Ok(())
 }
 
+/// An answer that resolves its request, recorded in one statement on an engine whose
+/// statements may write in a `WITH` (PostgreSQL): the answer ($1, by $2, at $3, votes $4) on
+/// request $5, its run $6 marked answered ($7) when it waited ($8) and this was its last open
+/// request (else only its time of change), and the audit entry (kind $9, detail $1)
+/// appended and announced; the run's agent is announced on `answered` when the run became
+/// ready. One round trip instead of three or four. The caller's transaction holds the
+/// run's row locked, so no other answer to the run is between the snapshot and the
+/// statement: the other requests it reads open are open, and this one, which the
+/// statement's own snapshot still shows open, is left out of the count.
+pub(crate) fn answer_recorded_sql(answered: &str, changed: &str) -> String {
+    format!(
+        "WITH recorded AS (UPDATE toolnexus_inbox_requests SET answer = $1, answered_by = $2, \
+         answered_at = $3, votes = $4 WHERE id = $5 AND answered_at IS NULL RETURNING id), \
+         run AS (UPDATE toolnexus_inbox_runs SET updated_at = $3, \
+         state = CASE WHEN state = $8 AND NOT EXISTS (SELECT 1 FROM toolnexus_inbox_requests o \
+         WHERE o.run_id = $6 AND o.answered_at IS NULL AND o.id <> $5) THEN $7 ELSE state END, \
+         answered_at = CASE WHEN state = $8 AND NOT EXISTS (SELECT 1 FROM \
+         toolnexus_inbox_requests o WHERE o.run_id = $6 AND o.answered_at IS NULL \
+         AND o.id <> $5) THEN $3 ELSE answered_at END WHERE id = $6 RETURNING agent, state), \
+         entry AS (INSERT INTO toolnexus_inbox_audit (run_id, seq, at, kind, request_id, \
+         actor, attempt, detail) SELECT $6, COALESCE(MAX(seq), 0) + 1, $3, $9, $5, $2, NULL, $1 \
+         FROM toolnexus_inbox_audit WHERE run_id = $6 RETURNING run_id) \
+         SELECT run.state = $7 AS ready FROM run CROSS JOIN entry \
+         CROSS JOIN LATERAL (SELECT pg_notify('{changed}', entry.run_id)) AS told \
+         LEFT JOIN LATERAL (SELECT pg_notify('{answered}', run.agent) WHERE run.state = $7) \
+         AS woken ON TRUE"
+    )
+}
+
+row! {
+    /// What [`answer_recorded`] tells: whether the run became ready to resume.
+    struct AnswerRecorded {
+        ready: bool,
+    }
+}
+
+/// The answer that resolves request `id` of run `run`, recorded with a statement of
+/// [`answer_recorded_sql`], `kind` the audit entry's kind: `true` when the run is now ready
+/// to resume.
+#[allow(clippy::too_many_arguments)]
+pub(crate) async fn answer_recorded(
+    conn: &mut AnyConnection,
+    sql: &'static str,
+    id: &str,
+    run: &str,
+    answer: &str,
+    by: Option<&str>,
+    votes: &str,
+    kind: &str,
+    now: i64,
+) -> Result<bool, InboxError> {
+    let row: Option<AnswerRecorded> = sqlx::query_as(sql)
+        .bind(answer)
+        .bind(by)
+        .bind(now)
+        .bind(votes)
+        .bind(id)
+        .bind(run)
+        .bind(ParkedState::Answered.as_str())
+        .bind(ParkedState::Waiting.as_str())
+        .bind(kind)
+        .fetch_optional(conn)
+        .await?;
+    Ok(row.is_some_and(|r| r.ready))
+}
+
 /// Records the votes of request `id`, still open: one more approval toward its quorum.
 pub(crate) async fn record_votes(
     conn: &mut AnyConnection,
