@@ -9,7 +9,7 @@ use std::sync::Arc;
 use serde_json::json;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::{TcpListener, TcpStream};
-use toolnexus::{LlmClient, RunStatus};
+use toolnexus::{ClientError, LlmClient, RunStatus};
 
 use crate::support::*;
 
@@ -136,5 +136,40 @@ async fn a_connection_the_server_closed_is_replaced_without_a_retry() {
         // Two turns a run, each on a connection of its own: the one closed under the last
         // reply is never sent on, and with no retries allowed the run did not need one.
         assert_eq!(endpoint.accepted(), 2 * run, "run {run}");
+    }
+}
+
+#[tokio::test]
+async fn a_connection_that_cannot_be_made_is_a_network_error_saying_so() {
+    // A port nothing listens on, over TCP; and a server that hangs up before any TLS
+    // handshake, over https, which the platform verifier's set-up is made for.
+    let free = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let closed = format!("http://{}/v1", free.local_addr().unwrap());
+    drop(free);
+    let hangs_up = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let tls = format!("https://{}/v1", hangs_up.local_addr().unwrap());
+    tokio::spawn(async move {
+        while let Ok((stream, _)) = hangs_up.accept().await {
+            drop(stream);
+        }
+    });
+
+    for base_url in [closed, tls] {
+        let client = LlmClient::builder()
+            .base_url(&base_url)
+            .model("gpt-4o-mini")
+            .api_key("test-key")
+            .retries(0)
+            .build()
+            .unwrap();
+        let err = client.run("hello", &echo_toolkit()).await.unwrap_err();
+        assert!(
+            matches!(err, ClientError::Network(_)),
+            "{base_url}: {err:?}"
+        );
+        assert!(
+            err.to_string().contains("could not connect"),
+            "{base_url}: {err}"
+        );
     }
 }

@@ -33,7 +33,7 @@ const IDLE_TIMEOUT: Duration = Duration::from_secs(90);
 pub(crate) enum Connector {
     /// A base URL on `http`: plain TCP, no TLS set-up made or loaded.
     Plain(HttpConnector),
-    /// A base URL on `https`: rustls, HTTP/2 when the server picks it by ALPN.
+    /// Any other base URL (`https`): rustls, HTTP/2 when the server picks it by ALPN.
     Tls(HttpsConnector<HttpConnector>),
 }
 
@@ -86,7 +86,7 @@ struct ConnectFailed(BoxError);
 
 impl std::fmt::Display for ConnectFailed {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("could not connect to the provider")
+        f.write_str("could not connect")
     }
 }
 
