@@ -5,6 +5,7 @@
 use std::future::IntoFuture;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
+use std::time::Duration;
 
 use serde_json::json;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
@@ -172,4 +173,25 @@ async fn a_connection_that_cannot_be_made_is_a_network_error_saying_so() {
             "{base_url}: {err}"
         );
     }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_connection_left_idle_past_the_idle_time_is_closed() {
+    let endpoint = Endpoint::start(false).await;
+    let client = endpoint.client();
+    let toolkit = echo_toolkit();
+
+    client.run("echo x", &toolkit).await.unwrap();
+    tokio::time::sleep(Duration::from_secs(60)).await;
+    client.run("echo x", &toolkit).await.unwrap();
+    assert_eq!(endpoint.accepted(), 1, "idle a minute, it is taken again");
+
+    // Idle 90 s is closed at the reaper's next round, at most 90 s later.
+    tokio::time::sleep(Duration::from_secs(181)).await;
+    client.run("echo x", &toolkit).await.unwrap();
+    assert_eq!(
+        endpoint.accepted(),
+        2,
+        "idle three minutes, a new one is made"
+    );
 }

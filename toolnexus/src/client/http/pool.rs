@@ -62,7 +62,7 @@ struct Idle {
     round: u64,
     /// The HTTP/2 connection every request shares, once one is made.
     h2: Option<http2::SendRequest<Body>>,
-    /// The task closing connections idle past [`IDLE_TIMEOUT`], while one runs.
+    /// The task closing connections idle past [`IDLE_TIMEOUT`], once one was put back.
     reaper: Option<JoinHandle<()>>,
 }
 
@@ -168,7 +168,9 @@ impl Pool {
         let mut idle = self.shared.lock();
         let round = idle.round;
         idle.h1.push((tx, round));
-        if idle.reaper.as_ref().is_none_or(JoinHandle::is_finished) {
+        // One reaper a pool, as hyper-util's pool spawns one idle task: on a runtime without
+        // timers it would fail at once, and a new one at every put back would fail again.
+        if idle.reaper.is_none() {
             idle.reaper = reaper(Arc::downgrade(&self.shared));
         }
     }
@@ -269,8 +271,8 @@ fn path_only(uri: &Uri) -> Uri {
         .map_or_else(Uri::default, |path| Uri::from(path.clone()))
 }
 
-/// Closes the connections idle past [`IDLE_TIMEOUT`], on the runtime that put one back,
-/// until the pool is dropped; none is started outside a runtime. It counts rounds instead of
+/// Closes the connections idle past [`IDLE_TIMEOUT`], on the runtime that first put one
+/// back, until the pool is dropped; none is started outside a runtime. It counts rounds instead of
 /// reading the clock on every put back: a connection put back before the last round began
 /// has been idle at least that long, so it is closed between one and two rounds after its
 /// last use, as a pool checking its idle ones once a round would close them.
