@@ -6,6 +6,7 @@ mod support;
 
 mod approvals;
 mod config;
+mod connections;
 mod extensions;
 mod failures;
 mod gemini;

@@ -14,7 +14,7 @@ use crate::client::config::callbacks::{boxed, boxed2, BeforeTool, Hooks, LlmCall
 use crate::client::config::request_options::{request_setters, RequestOptions};
 use crate::client::config::settings::Settings;
 use crate::client::error::{ClientError, ErrorDetail};
-use crate::client::http::connect::{direct_client, proxied, tls_config, LazyHttp};
+use crate::client::http::connect::{direct_client, needs_tls, proxied, tls_config, LazyHttp};
 use crate::client::http::retry::{Classifier, RetryDecision, RetryPolicy};
 use crate::client::http::transport::Transport;
 use crate::client::llm_client::LlmClient;
@@ -377,10 +377,14 @@ impl LlmClientBuilder {
         let uri: hyper::Uri = url.as_str().parse().map_err(|e| {
             ClientError::Config(ErrorDetail::caused_by("the base URL is not a valid URI", e))
         })?;
-        let tls = tls_config()?;
         let proxied = proxied(&uri);
+        let tls = if needs_tls(&uri, proxied) {
+            Some(tls_config()?)
+        } else {
+            None
+        };
         let http = LazyHttp::new(&url, tls.clone(), proxied)?;
-        let direct = (!proxied).then(|| direct_client(tls));
+        let direct = (!proxied).then(|| direct_client(&uri, tls));
         let missing_key = api_key.is_none().then_some(key_variables[0]);
         let mut secrets: Vec<String> = api_key.into_iter().collect();
         secrets.extend(
@@ -401,7 +405,6 @@ impl LlmClientBuilder {
             transport: Transport {
                 http,
                 direct,
-                uri,
                 headers,
                 url,
                 stream_url,

@@ -1,22 +1,17 @@
-//! The HTTP clients a model client sends through: hyper's pooled client for replies read
-//! whole, set up when it is built, and reqwest for streamed replies and proxied ones, set
-//! up when first needed. They sit apart from the builder so every TLS and connection choice
-//! is made in one place.
+//! The HTTP clients a model client sends through: its own pool of connections for replies
+//! read whole, set up when it is built, and reqwest for streamed replies and proxied ones,
+//! set up when first needed. They sit apart from the builder so every TLS and connection
+//! choice is made in one place.
 
 use std::sync::{Arc, OnceLock};
 
-use bytes::Bytes;
-use http_body_util::Full;
 use hyper_util::client::legacy::connect::HttpConnector;
 
 use crate::client::error::{ClientError, ErrorDetail};
+use crate::client::http::pool::{Connector, Pool};
 
 /// Redirects followed within the base URL's origin, as reqwest's default policy allows.
 pub(crate) const MAX_REDIRECTS: usize = 10;
-
-/// hyper's pooled client, over TCP or rustls.
-pub(crate) type Direct =
-    hyper_util::client::legacy::Client<hyper_rustls::HttpsConnector<HttpConnector>, Full<Bytes>>;
 
 /// The reqwest client, made when a request first needs it: a client whose replies are all
 /// read whole never loads reqwest's code or its connection pool.
@@ -24,7 +19,8 @@ pub(crate) struct LazyHttp {
     client: OnceLock<reqwest::Client>,
     base: reqwest::Url,
     /// The TLS set-up the direct client runs on, shared: one verifier, one root store.
-    tls: rustls::ClientConfig,
+    /// Made on first use when the direct client needs none (a base URL on `http`).
+    tls: Option<rustls::ClientConfig>,
 }
 
 impl LazyHttp {
@@ -32,7 +28,7 @@ impl LazyHttp {
     /// a failure to set it up belongs to the builder), else on first use.
     pub(crate) fn new(
         base: &reqwest::Url,
-        tls: rustls::ClientConfig,
+        tls: Option<rustls::ClientConfig>,
         now: bool,
     ) -> Result<Self, ClientError> {
         let lazy = LazyHttp {
@@ -50,7 +46,11 @@ impl LazyHttp {
         if let Some(client) = self.client.get() {
             return Ok(client);
         }
-        let client = http_client(&self.base, self.tls.clone())?;
+        let tls = match &self.tls {
+            Some(tls) => tls.clone(),
+            None => tls_config()?,
+        };
+        let client = http_client(&self.base, tls)?;
         // Two first uses at once may both build one; either is as good.
         Ok(self.client.get_or_init(|| client))
     }
@@ -122,20 +122,31 @@ pub(crate) fn proxied(base: &hyper::Uri) -> bool {
     matcher.intercept(base).is_some()
 }
 
-/// hyper's pooled client for the replies read whole, as reqwest would set it up (`tls`,
-/// HTTP/2 where the server offers it, idle connections kept 90 s).
-pub(crate) fn direct_client(tls: rustls::ClientConfig) -> Direct {
+/// Whether a client on `base` needs a TLS set-up before its first request: when its
+/// direct client connects with TLS (any base URL not on plain `http`), or a proxy serves it.
+/// A client on `http` with no proxy never loads the system's roots or rustls' code unless a
+/// streamed reply first needs the reqwest client.
+pub(crate) fn needs_tls(base: &hyper::Uri, proxied: bool) -> bool {
+    proxied || base.scheme() != Some(&hyper::http::uri::Scheme::HTTP)
+}
+
+/// The direct client's pool of connections to `base`'s origin, as reqwest would set one up
+/// (`tls` with HTTP/2 where the server offers it, plain TCP on an `http` base URL, idle
+/// connections kept 90 s).
+pub(crate) fn direct_client(base: &hyper::Uri, tls: Option<rustls::ClientConfig>) -> Pool {
     let mut tcp = HttpConnector::new();
     tcp.set_nodelay(true);
     tcp.enforce_http(false);
-    let connector = hyper_rustls::HttpsConnectorBuilder::new()
-        .with_tls_config(tls)
-        .https_or_http()
-        .enable_http1()
-        .enable_http2()
-        .wrap_connector(tcp);
-    hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
-        .pool_timer(hyper_util::rt::TokioTimer::new())
-        .pool_idle_timeout(std::time::Duration::from_secs(90))
-        .build(connector)
+    let connector = match tls {
+        Some(tls) => Connector::Tls(
+            hyper_rustls::HttpsConnectorBuilder::new()
+                .with_tls_config(tls)
+                .https_or_http()
+                .enable_http1()
+                .enable_http2()
+                .wrap_connector(tcp),
+        ),
+        None => Connector::Plain(tcp),
+    };
+    Pool::new(connector, base.clone())
 }

@@ -4,6 +4,7 @@
 //! [`exchange`](super::exchange).
 
 pub(crate) mod connect;
+pub(crate) mod pool;
 pub(crate) mod retry;
 pub(crate) mod tls;
 pub(crate) mod transport;

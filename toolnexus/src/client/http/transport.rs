@@ -14,7 +14,8 @@ use reqwest::header::{HeaderMap, CONTENT_LENGTH, CONTENT_TYPE, LOCATION, RETRY_A
 use reqwest::{Method, StatusCode};
 
 use crate::client::error::{ClientError, ErrorDetail};
-use crate::client::http::connect::{Direct, LazyHttp, MAX_REDIRECTS};
+use crate::client::http::connect::{LazyHttp, MAX_REDIRECTS};
+use crate::client::http::pool::Pool;
 use crate::client::http::retry::parse_retry_after;
 use crate::client::provider::Provider;
 use crate::client::redact::excerpt;
@@ -28,11 +29,10 @@ pub(crate) struct Transport {
     /// One client per `LlmClient`, so its connection pool is reused across turns and runs;
     /// it reads streamed replies, and every reply when a proxy serves the base URL.
     pub(crate) http: LazyHttp,
-    /// Where a reply read whole is asked for, when no proxy serves the base URL: hyper's
-    /// pooled client itself, without reqwest's per-request layers.
-    pub(crate) direct: Option<Direct>,
-    /// `url` as hyper takes it, parsed once.
-    pub(crate) uri: hyper::Uri,
+    /// Where a reply read whole is asked for, when no proxy serves the base URL: the
+    /// client's own connections to the base URL's origin, under hyper alone, without
+    /// reqwest's per-request layers.
+    pub(crate) direct: Option<Pool>,
     /// The headers every request carries, `Host` among them, made once: a whole map cloned
     /// costs less than reqwest merging default headers into each request one by one.
     pub(crate) headers: HeaderMap,
@@ -56,7 +56,7 @@ pub(crate) struct Reply {
 
 pub(crate) enum Payload {
     /// A JSON body, read whole.
-    Whole(Vec<u8>),
+    Whole(Bytes),
     /// An SSE body, still to be read.
     Streaming(reqwest::Response),
 }
@@ -129,13 +129,14 @@ impl Transport {
         self.read_reply(hyper::Response::from(response)).await
     }
 
-    /// One attempt through hyper's client, following redirects within the base URL's
-    /// origin as the reqwest client's policy does.
-    async fn attempt_direct(&self, direct: &Direct, request: &Prepared) -> Result<Reply, Failure> {
-        let mut uri = self.uri.clone();
+    /// One attempt on the direct client's connections, following redirects within the base
+    /// URL's origin as the reqwest client's policy does.
+    async fn attempt_direct(&self, direct: &Pool, request: &Prepared) -> Result<Reply, Failure> {
+        let mut redirected: Option<hyper::Uri> = None;
         let mut method = Method::POST;
         let mut hops = 0;
         loop {
+            let uri = redirected.as_ref().unwrap_or(direct.origin());
             // Made in a block of its own, so the request is not also kept in this future.
             let sent = {
                 let body = match method {
@@ -144,14 +145,13 @@ impl Transport {
                 };
                 let mut post = hyper::Request::new(Full::new(body));
                 *post.method_mut() = method.clone();
-                *post.uri_mut() = uri.clone();
                 *post.headers_mut() = self.headers.clone();
                 if method != Method::POST {
                     post.headers_mut().remove(CONTENT_TYPE);
                 }
-                direct.request(post)
+                direct.send(uri, post)
             };
-            let response = sent.await.map_err(|e| self.network_failure(e))?;
+            let (response, conn) = sent.await.map_err(|e| self.network_failure(e))?;
             let status = response.status();
             let next = match status {
                 StatusCode::MOVED_PERMANENTLY | StatusCode::FOUND | StatusCode::SEE_OTHER => {
@@ -162,16 +162,22 @@ impl Transport {
                 }
                 _ => None,
             };
-            let target = next.and_then(|m| Some((m, self.same_origin(&uri, response.headers())?)));
+            let target = next.and_then(|m| Some((m, self.same_origin(uri, response.headers())?)));
             let Some((next, target)) = target else {
-                return self.read_reply(response).await;
+                let reply = self.read_reply(response).await;
+                // Its body read whole, the connection serves the next request; after a
+                // failed one (its body perhaps not read to the end) it is closed.
+                if reply.is_ok() {
+                    direct.put_back(conn);
+                }
+                return reply;
             };
             if hops == MAX_REDIRECTS {
                 return Err(self.network_failure("too many redirects"));
             }
             hops += 1;
             method = next;
-            uri = target;
+            redirected = Some(target);
         }
     }
 
@@ -200,10 +206,11 @@ impl Transport {
             return Err(Box::pin(self.status_failure(response)).await);
         }
         let limit = self.max_response_bytes;
-        if content_length(response.headers()).is_some_and(|n| n > limit as u64) {
+        let announced = content_length(response.headers());
+        if announced.is_some_and(|n| n > limit as u64) {
             return Err(self.too_large());
         }
-        match read_capped(response, limit).await {
+        match read_capped(response.into_body(), announced, limit).await {
             Ok((body, false)) => Ok(Reply {
                 status: status.as_u16(),
                 payload: Payload::Whole(body),
@@ -232,9 +239,10 @@ impl Transport {
             .and_then(|v| v.to_str().ok())
             .map(str::to_owned);
         // The excerpt is all that is kept of an error body; a broken one stays empty.
-        let body = read_capped(response, ERROR_BODY_BYTES)
+        let announced = content_length(response.headers());
+        let body = read_capped(response.into_body(), announced, ERROR_BODY_BYTES)
             .await
-            .map_or_else(|_| Vec::new(), |(body, _)| body);
+            .map_or_else(|_| Bytes::new(), |(body, _)| body);
         let error = match self.missing_key {
             Some(var) if matches!(status, 401 | 403) => ClientError::MissingApiKey { var, status },
             _ => {
@@ -298,31 +306,41 @@ fn content_length(headers: &HeaderMap) -> Option<u64> {
 
 /// Reads at most `limit` bytes of a body, frame by frame, so a hostile or runaway reply never
 /// fills memory. Returns the bytes and whether the body went on past the limit (it is then
-/// not read further).
+/// not read further). A body that came in one frame, as a small reply does, is handed on as
+/// hyper read it, without a copy.
 async fn read_capped<B>(
-    response: hyper::Response<B>,
+    mut incoming: B,
+    announced: Option<u64>,
     limit: usize,
-) -> Result<(Vec<u8>, bool), BoxError>
+) -> Result<(Bytes, bool), BoxError>
 where
     B: hyper::body::Body<Data = Bytes> + Unpin,
     B::Error: Into<BoxError>,
 {
-    // The announced length is only a hint, trusted within the limit.
-    let announced = content_length(response.headers())
-        .unwrap_or(0)
-        .min(limit as u64);
-    let mut body = Vec::with_capacity(announced as usize);
-    let mut incoming = response.into_body();
+    let mut first = Bytes::new();
+    let mut joined: Option<Vec<u8>> = None;
     while let Some(frame) = incoming.frame().await {
         let Ok(chunk) = frame.map_err(Into::into)?.into_data() else {
             continue;
         };
-        if chunk.len() > limit - body.len() {
-            let room = limit - body.len();
-            body.extend_from_slice(&chunk[..room]);
-            return Ok((body, true));
+        let read = joined.as_ref().map_or(first.len(), Vec::len);
+        if chunk.len() > limit - read {
+            let mut body = joined.unwrap_or_else(|| first.to_vec());
+            body.extend_from_slice(&chunk[..limit - read]);
+            return Ok((body.into(), true));
         }
-        body.extend_from_slice(&chunk);
+        match &mut joined {
+            Some(body) => body.extend_from_slice(&chunk),
+            None if first.is_empty() => first = chunk,
+            None => {
+                // The announced length is only a hint, trusted within the limit.
+                let hint = announced.unwrap_or(0).min(limit as u64) as usize;
+                let mut body = Vec::with_capacity(hint.max(read + chunk.len()));
+                body.extend_from_slice(&first);
+                body.extend_from_slice(&chunk);
+                joined = Some(body);
+            }
+        }
     }
-    Ok((body, false))
+    Ok((joined.map_or(first, Bytes::from), false))
 }
