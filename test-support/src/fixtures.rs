@@ -45,6 +45,31 @@ pub fn echo(runs: Arc<AtomicUsize>) -> impl Tool {
     )
 }
 
+/// The Chat Completions reply of a hand-made endpoint scripting the `echo` flow, for a
+/// request whose body is `request`: a call to `echo` first, then, once the transcript holds
+/// the tool's result, the text `done`.
+pub fn echo_flow_reply(request: &[u8]) -> String {
+    let answered = request
+        .windows(br#""role":"tool""#.len())
+        .any(|w| w == br#""role":"tool""#);
+    let message = if answered {
+        json!({"role": "assistant", "content": "done"})
+    } else {
+        json!({"role": "assistant", "content": null, "tool_calls": [{
+            "id": "call_1", "type": "function",
+            "function": {"name": "echo", "arguments": "{\"item\":\"x\"}"}
+        }]})
+    };
+    json!({
+        "id": "chatcmpl-1", "object": "chat.completion", "created": 0,
+        "model": "gpt-4o-mini",
+        "choices": [{"index": 0, "message": message,
+                     "finish_reason": if answered { "stop" } else { "tool_calls" }}],
+        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}
+    })
+    .to_string()
+}
+
 /// A toolkit holding only `echo`, for tests that do not count its runs.
 pub fn echo_toolkit() -> Toolkit {
     Toolkit::builder()

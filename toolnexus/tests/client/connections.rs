@@ -7,16 +7,15 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::json;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::{TcpListener, TcpStream};
 use toolnexus::{ClientError, LlmClient, RunStatus};
 
 use crate::support::*;
 
-/// A Chat Completions endpoint on raw HTTP/1.1 that counts the connections it accepts. A
-/// request whose transcript holds a tool result is answered with text, any other with a
-/// call to `echo`. `close` ends each connection after its first reply, without saying so.
+/// A Chat Completions endpoint on raw HTTP/1.1 that counts the connections it accepts and
+/// scripts the `echo` flow ([`echo_flow_reply`]). `close` ends each connection after its
+/// first reply, without saying so.
 struct Endpoint {
     base_url: String,
     accepted: Arc<AtomicUsize>,
@@ -73,25 +72,7 @@ async fn serve(stream: TcpStream, close: bool) {
         }
         let mut body = vec![0; length];
         stream.read_exact(&mut body).await.unwrap();
-        let answered = String::from_utf8(body)
-            .unwrap()
-            .contains(r#""role":"tool""#);
-        let message = if answered {
-            json!({"role": "assistant", "content": "done"})
-        } else {
-            json!({"role": "assistant", "content": null, "tool_calls": [{
-                "id": "call_1", "type": "function",
-                "function": {"name": "echo", "arguments": "{\"item\":\"x\"}"}
-            }]})
-        };
-        let reply = json!({
-            "id": "chatcmpl-1", "object": "chat.completion", "created": 0,
-            "model": "gpt-4o-mini",
-            "choices": [{"index": 0, "message": message,
-                         "finish_reason": if answered { "stop" } else { "tool_calls" }}],
-            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}
-        })
-        .to_string();
+        let reply = echo_flow_reply(&body);
         let head = format!(
             "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
             reply.len()
