@@ -24,9 +24,13 @@ pub(crate) struct Dialect {
     /// statement ([`runs::finish_audited`]); `None` where a statement cannot write in a
     /// `WITH` (SQLite), and the outcome is a transaction.
     pub(crate) finish_audited: Option<&'static LazyLock<String>>,
+    /// Records a resumed run's end, its journal cleared and its audit entry, by statements
+    /// sent together inside the outcome's transaction ([`runs::finish_batched`]); `None`
+    /// where statements travel one at a time (PostgreSQL), and they are sent apart.
+    pub(crate) finish_batched: Option<&'static str>,
     /// Records an answer that resolves its request, the run marked answered when it was
-    /// its last and the audit entry, in one statement ([`requests::answer_recorded`]);
-    /// `None` where a statement cannot write in a `WITH` (SQLite).
+    /// its last and the audit entry, in one statement ([`requests::answer_recorded`]), or on
+    /// SQLite, where a statement cannot write in a `WITH`, in statements sent together.
     pub(crate) answer_recorded: Option<&'static LazyLock<String>>,
     /// Marks a run answered once its last request is ([`runs::mark_answered`]).
     pub(crate) mark_answered: &'static LazyLock<String>,
@@ -57,6 +61,8 @@ static CLAIM_RUN_OF_AUDITED_POSTGRES: LazyLock<String> =
     LazyLock::new(|| runs::audited(&runs::CLAIM_RUN_OF, 8, false));
 static ANSWER_RECORDED_POSTGRES: LazyLock<String> =
     LazyLock::new(|| requests::answer_recorded_sql(CHANNEL, super::audit::CHANGED));
+static ANSWER_RECORDED_SQLITE: LazyLock<String> =
+    LazyLock::new(|| requests::ANSWER_RECORDED_BATCHED.to_owned());
 static FINISH_AUDITED_POSTGRES: LazyLock<String> =
     LazyLock::new(|| runs::finish_audited_sql(super::audit::CHANGED));
 static MARK_ANSWERED_SQLITE: LazyLock<String> = LazyLock::new(|| runs::MARK_ANSWERED.to_owned());
@@ -91,7 +97,8 @@ static SQLITE: Dialect = Dialect {
     claim_next_run: &CLAIM_NEXT_RUN_SQLITE,
     audited_claims: None,
     finish_audited: None,
-    answer_recorded: None,
+    finish_batched: Some(runs::FINISH_BATCHED),
+    answer_recorded: Some(&ANSWER_RECORDED_SQLITE),
     mark_answered: &MARK_ANSWERED_SQLITE,
     claim_deliveries: &CLAIM_DELIVERIES_SQLITE,
     claim_posts: &CLAIM_POSTS_SQLITE,
@@ -110,6 +117,7 @@ static POSTGRES: Dialect = Dialect {
         run_of: &CLAIM_RUN_OF_AUDITED_POSTGRES,
     }),
     finish_audited: Some(&FINISH_AUDITED_POSTGRES),
+    finish_batched: None,
     answer_recorded: Some(&ANSWER_RECORDED_POSTGRES),
     mark_answered: &MARK_ANSWERED_POSTGRES,
     claim_deliveries: &CLAIM_DELIVERIES_POSTGRES,

@@ -21,7 +21,10 @@ pub(crate) struct NewStep<'a> {
 /// run is still running under attempt `fence`. The first record of a step wins, so every
 /// worker that comes later replays the same one. `false` when the claim is no longer this
 /// attempt's.
-pub(crate) async fn record(pool: &AnyPool, new: &NewStep<'_>) -> Result<bool, InboxError> {
+pub(crate) async fn record(
+    conn: &mut AnyConnection,
+    new: &NewStep<'_>,
+) -> Result<bool, InboxError> {
     let written = sqlx::query(
         "INSERT INTO toolnexus_inbox_journal (run_id, step_key, step, attempt, at) \
          SELECT $1, $2, $3, $4, $5 WHERE EXISTS (SELECT 1 FROM toolnexus_inbox_runs \
@@ -36,7 +39,7 @@ pub(crate) async fn record(pool: &AnyPool, new: &NewStep<'_>) -> Result<bool, In
     .bind(new.run)
     .bind(new.fence)
     .bind(ParkedState::Running.as_str())
-    .execute(pool)
+    .execute(&mut *conn)
     .await?;
     if written.rows_affected() > 0 {
         return Ok(true);
@@ -48,7 +51,7 @@ pub(crate) async fn record(pool: &AnyPool, new: &NewStep<'_>) -> Result<bool, In
     .bind(new.run)
     .bind(new.fence)
     .bind(ParkedState::Running.as_str())
-    .fetch_optional(pool)
+    .fetch_optional(&mut *conn)
     .await?;
     Ok(held.is_some())
 }

@@ -185,10 +185,7 @@ async fn open_pool(
             .max_lifetime(None);
     }
     if engine == Engine::Sqlite {
-        let sync: &'static str = match settings.sqlite_sync {
-            SqliteSync::Normal => "PRAGMA synchronous = NORMAL",
-            SqliteSync::Full => "PRAGMA synchronous = FULL",
-        };
+        let sync = sync_pragma(settings.sqlite_sync);
         options = options.after_connect(move |conn, _| {
             Box::pin(async move {
                 // Many workers share one file: wait for the write lock rather than fail.
@@ -237,20 +234,74 @@ pub(crate) fn strings_of(json: &str) -> Vec<String> {
 /// A connection inside a transaction, as the statements take it.
 pub(crate) type Conn = sqlx::AnyConnection;
 
-/// A transaction that writes, holding its turn to write (SQLite's, [`Store::turn`]) until it
-/// ends.
-pub(crate) struct Tx {
-    tx: Transaction<'static, Any>,
-    _turn: Option<tokio::sync::OwnedMutexGuard<()>>,
+/// A transaction that writes: on SQLite, on the connection of this process's turn to write
+/// the database ([`Store::turn`]), holding the turn until it ends; elsewhere (and on SQLite
+/// past [`TURN_WAIT`]), on a connection of the pool.
+pub(crate) enum Tx {
+    Pool(Transaction<'static, Any>),
+    Turn(TurnTx),
+}
+
+/// A transaction on the turn's connection, begun and ended by statements of its own (the
+/// connection is no pool's, so sqlx's transactions are not had for it).
+pub(crate) struct TurnTx {
+    turn: Turn,
+    /// Until committed or rolled back: a transaction dropped open closes its connection,
+    /// which rolls it back, and the next turn opens another.
+    open: bool,
+}
+
+impl TurnTx {
+    async fn end(mut self, statement: &'static str) -> Result<(), sqlx::Error> {
+        let ended = sqlx::query(statement).execute(&mut *self).await;
+        // One that failed may have left the transaction open; dropped open, it is closed.
+        self.open = ended.is_err();
+        ended.map(drop)
+    }
+}
+
+impl Drop for TurnTx {
+    fn drop(&mut self) {
+        if self.open {
+            self.turn.conn = None;
+        }
+    }
+}
+
+impl std::ops::Deref for TurnTx {
+    type Target = sqlx::AnyConnection;
+
+    fn deref(&self) -> &Self::Target {
+        // Only begun on a connection the turn holds, which only a drop takes away.
+        self.turn
+            .conn
+            .as_ref()
+            .expect("a turn's transaction runs on its connection")
+    }
+}
+
+impl std::ops::DerefMut for TurnTx {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        self.turn
+            .conn
+            .as_mut()
+            .expect("a turn's transaction runs on its connection")
+    }
 }
 
 impl Tx {
     pub(crate) async fn commit(self) -> Result<(), sqlx::Error> {
-        self.tx.commit().await
+        match self {
+            Tx::Pool(tx) => tx.commit().await,
+            Tx::Turn(tx) => tx.end("COMMIT").await,
+        }
     }
 
     pub(crate) async fn rollback(self) -> Result<(), sqlx::Error> {
-        self.tx.rollback().await
+        match self {
+            Tx::Pool(tx) => tx.rollback().await,
+            Tx::Turn(tx) => tx.end("ROLLBACK").await,
+        }
     }
 }
 
@@ -258,14 +309,100 @@ impl std::ops::Deref for Tx {
     type Target = sqlx::AnyConnection;
 
     fn deref(&self) -> &Self::Target {
-        &self.tx
+        match self {
+            Tx::Pool(tx) => tx,
+            Tx::Turn(tx) => tx,
+        }
     }
 }
 
 impl std::ops::DerefMut for Tx {
     fn deref_mut(&mut self) -> &mut Self::Target {
-        &mut self.tx
+        match self {
+            Tx::Pool(tx) => tx,
+            Tx::Turn(tx) => tx,
+        }
     }
+}
+
+/// SQLite's writer of this process on one database: whose turn it is to write, and the
+/// connection every turn writes on. One connection for every writer keeps its page cache:
+/// SQLite empties a connection's cache whenever another connection wrote since its last
+/// transaction, so writes spread over a pool's connections read their pages again each
+/// time. Being no pool's, it is not pinged each time it comes back either.
+#[derive(Default)]
+pub(crate) struct Writer {
+    conn: Option<sqlx::AnyConnection>,
+    /// The `synchronous` setting the connection has: handles of one database may ask for
+    /// different ones, and each turn writes with its own handle's.
+    sync: Option<SqliteSync>,
+}
+
+/// A turn to write, held until dropped.
+pub(crate) type Turn = tokio::sync::OwnedMutexGuard<Writer>;
+
+/// A connection to write outside a transaction (a statement that commits alone): the
+/// turn's on SQLite, else one of the pool's.
+pub(crate) enum Single {
+    Pool(sqlx::pool::PoolConnection<Any>),
+    Turn(Turn),
+}
+
+impl std::ops::Deref for Single {
+    type Target = sqlx::AnyConnection;
+
+    fn deref(&self) -> &Self::Target {
+        match self {
+            Single::Pool(conn) => conn,
+            // Handed out only once the turn holds its connection.
+            Single::Turn(turn) => turn
+                .conn
+                .as_ref()
+                .expect("a turn handed out holds its connection"),
+        }
+    }
+}
+
+impl std::ops::DerefMut for Single {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        match self {
+            Single::Pool(conn) => conn,
+            Single::Turn(turn) => turn
+                .conn
+                .as_mut()
+                .expect("a turn handed out holds its connection"),
+        }
+    }
+}
+
+/// The statement setting SQLite's `synchronous` to `sync`.
+fn sync_pragma(sync: SqliteSync) -> &'static str {
+    match sync {
+        SqliteSync::Normal => "PRAGMA synchronous = NORMAL",
+        SqliteSync::Full => "PRAGMA synchronous = FULL",
+    }
+}
+
+/// Runs `statement` on the turn's connection; one that broke doing it is let go, and the
+/// next turn opens another.
+async fn on_turn(turn: &mut Writer, statement: &'static str) -> Result<(), InboxError> {
+    // The turn opens one before it is handed out.
+    let Some(conn) = turn.conn.as_mut() else {
+        return Err(InboxError::Database(sqlx::Error::PoolClosed));
+    };
+    if let Err(e) = sqlx::query(statement).execute(conn).await {
+        if broken(&e) {
+            turn.conn = None;
+        }
+        return Err(e.into());
+    }
+    Ok(())
+}
+
+/// Whether an error leaves a connection unfit for more: the database's own refusals
+/// (busy, a constraint) do not.
+fn broken(e: &sqlx::Error) -> bool {
+    !matches!(e, sqlx::Error::Database(_))
 }
 
 /// An inbox database: its pool, and the dialect its engine speaks.
@@ -277,17 +414,19 @@ pub(crate) struct Store {
     /// The database as the pool opened it: the same for every handle on it in this
     /// process (a memory database's own name for each).
     key: String,
-    /// SQLite's: whose turn it is to write, shared by every handle of this process on the
-    /// database ([`turn`](Self::turn)).
-    turns: Option<Arc<tokio::sync::Mutex<()>>>,
+    /// SQLite's: whose turn it is to write, and the connection turns write on, shared by
+    /// every handle of this process on the database ([`turn`](Self::turn)).
+    turns: Option<Arc<tokio::sync::Mutex<Writer>>>,
+    /// The `synchronous` setting this handle writes SQLite with.
+    sqlite_sync: SqliteSync,
 }
 
-/// Whose turn it is to write each SQLite database, in this process.
-static TURNS: shared::PerDatabase<tokio::sync::Mutex<()>> = shared::PerDatabase::new();
+/// Whose turn it is to write each SQLite database, in this process, and on what.
+static TURNS: shared::PerDatabase<tokio::sync::Mutex<Writer>> = shared::PerDatabase::new();
 
 /// How long a writer waits for its turn, as long as SQLite's own wait for the lock
-/// (`busy_timeout`); past it, it goes on to that wait, so a turn never held forever stops
-/// no one for good.
+/// (`busy_timeout`); past it, it goes on to that wait on a connection of the pool, so a
+/// turn never held forever stops no one for good.
 const TURN_WAIT: Duration = Duration::from_secs(30);
 
 impl Store {
@@ -301,6 +440,7 @@ impl Store {
             url: url.to_owned(),
             key,
             turns,
+            sqlite_sync: settings.sqlite_sync,
         })
     }
 
@@ -308,23 +448,51 @@ impl Store {
     /// write lock only at its first write and fails, instead of waiting, when another writer
     /// committed since its first read; the dialect's `BEGIN` waits for the lock up front.
     ///
-    /// On SQLite the writers of this process take turns before they begin ([`turn`](Self::turn)).
+    /// On SQLite the writers of this process take turns before they begin, and write on
+    /// the turn's connection ([`turn`](Self::turn)).
     pub(crate) async fn write(&self) -> Result<Tx, InboxError> {
-        let turn = self.turn().await;
+        if let Some(mut turn) = self.turn().await? {
+            on_turn(&mut turn, self.dialect.begin_write).await?;
+            return Ok(Tx::Turn(TurnTx { turn, open: true }));
+        }
         let tx = self.pool.begin_with(self.dialect.begin_write).await?;
-        Ok(Tx { tx, _turn: turn })
+        Ok(Tx::Pool(tx))
     }
 
-    /// This process's turn to write the database, on SQLite, held until the guard drops.
-    /// SQLite lets one writer in at a time and makes the others retry, sleeping between
-    /// tries (a millisecond, then two, five, ten…): writers of one process handed the turn
-    /// in order go on the moment the one before commits instead. Other processes still meet
-    /// at SQLite's lock. `None` on PostgreSQL, whose writers lock rows, not the database.
-    pub(crate) async fn turn(&self) -> Option<tokio::sync::OwnedMutexGuard<()>> {
-        let turns = self.turns.clone()?;
-        tokio::time::timeout(TURN_WAIT, turns.lock_owned())
-            .await
-            .ok()
+    /// A connection for a write that commits alone: on SQLite the turn's, held until it
+    /// drops ([`turn`](Self::turn)); else the pool's.
+    pub(crate) async fn single(&self) -> Result<Single, InboxError> {
+        match self.turn().await? {
+            Some(turn) => Ok(Single::Turn(turn)),
+            None => Ok(Single::Pool(self.pool.acquire().await?)),
+        }
+    }
+
+    /// This process's turn to write the database, on SQLite, with the connection it writes
+    /// on (opened for the first turn, or after one broke) set to this handle's
+    /// `synchronous`. SQLite lets one writer in at a time and makes the others retry,
+    /// sleeping between tries (a millisecond, then two, five, ten…): writers of one process
+    /// handed the turn in order go on the moment the one before commits instead. Other
+    /// processes still meet at SQLite's lock. `None` on PostgreSQL, whose writers lock
+    /// rows, not the database, and past [`TURN_WAIT`].
+    async fn turn(&self) -> Result<Option<Turn>, InboxError> {
+        let Some(turns) = self.turns.clone() else {
+            return Ok(None);
+        };
+        let Ok(mut turn) = tokio::time::timeout(TURN_WAIT, turns.lock_owned()).await else {
+            return Ok(None);
+        };
+        if turn.conn.is_none() {
+            // Out of the pool for good: the pool opens another in its place when it needs
+            // one, and this one closes with the last handle on the database.
+            turn.conn = Some(self.pool.acquire().await?.detach());
+            turn.sync = Some(self.sqlite_sync);
+        }
+        if turn.sync != Some(self.sqlite_sync) {
+            on_turn(&mut turn, sync_pragma(self.sqlite_sync)).await?;
+            turn.sync = Some(self.sqlite_sync);
+        }
+        Ok(Some(turn))
     }
 
     /// Which database this is, the same for every handle on it in this process; never
@@ -420,6 +588,96 @@ pub(crate) async fn listen_changes(url: &str) -> Result<Heard, InboxError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The audit entries on the database, as the pool reads them.
+    async fn entries(store: &Store) -> i64 {
+        sqlx::query_scalar("SELECT COUNT(*) FROM toolnexus_inbox_audit")
+            .fetch_one(&store.pool)
+            .await
+            .unwrap()
+    }
+
+    async fn append(tx: &mut Tx, seq: i64) {
+        sqlx::query(
+            "INSERT INTO toolnexus_inbox_audit (run_id, seq, at, kind) VALUES ('r', $1, 0, 'x')",
+        )
+        .bind(seq)
+        .execute(&mut **tx)
+        .await
+        .unwrap();
+    }
+
+    /// The `synchronous` setting a transaction writes with.
+    async fn synchronous(tx: &mut Tx) -> i64 {
+        sqlx::query_scalar("PRAGMA synchronous")
+            .fetch_one(&mut **tx)
+            .await
+            .unwrap()
+    }
+
+    #[tokio::test]
+    async fn a_write_dropped_unfinished_leaves_nothing_and_the_next_goes_on() {
+        let settings = PoolSettings {
+            max_connections: Some(2),
+            sqlite_sync: SqliteSync::Normal,
+            connect_timeout: Duration::from_secs(5),
+        };
+        let store = Store::open("sqlite::memory:", &settings).await.unwrap();
+        let mut tx = store.write().await.unwrap();
+        append(&mut tx, 1).await;
+        drop(tx);
+        // The turn's connection went with the transaction, rolling it back; the next turn
+        // writes on a new one.
+        let mut tx = store.write().await.unwrap();
+        append(&mut tx, 2).await;
+        tx.commit().await.unwrap();
+        assert_eq!(entries(&store).await, 1);
+        let mut tx = store.write().await.unwrap();
+        append(&mut tx, 3).await;
+        tx.rollback().await.unwrap();
+        let mut tx = store.write().await.unwrap();
+        append(&mut tx, 4).await;
+        tx.commit().await.unwrap();
+        let seqs: Vec<i64> =
+            sqlx::query_scalar("SELECT seq FROM toolnexus_inbox_audit ORDER BY seq")
+                .fetch_all(&store.pool)
+                .await
+                .unwrap();
+        assert_eq!(seqs, [2, 4]);
+    }
+
+    #[tokio::test]
+    async fn handles_on_one_file_share_the_turn_each_with_its_own_synchronous() {
+        let dir = std::env::temp_dir().join(format!("toolnexus-turn-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let url = format!("sqlite://{}", dir.join("turn.db").display());
+        let settings = |sqlite_sync| PoolSettings {
+            max_connections: Some(2),
+            sqlite_sync,
+            connect_timeout: Duration::from_secs(5),
+        };
+        let normal = Store::open(&url, &settings(SqliteSync::Normal))
+            .await
+            .unwrap();
+        let full = Store::open(&url, &settings(SqliteSync::Full))
+            .await
+            .unwrap();
+        // 1 is NORMAL, 2 is FULL.
+        let mut tx = normal.write().await.unwrap();
+        assert_eq!(synchronous(&mut tx).await, 1);
+        append(&mut tx, 1).await;
+        tx.commit().await.unwrap();
+        let mut tx = full.write().await.unwrap();
+        assert_eq!(synchronous(&mut tx).await, 2);
+        append(&mut tx, 2).await;
+        tx.commit().await.unwrap();
+        let mut tx = normal.write().await.unwrap();
+        assert_eq!(synchronous(&mut tx).await, 1);
+        tx.commit().await.unwrap();
+        assert_eq!(entries(&normal).await, 2);
+        drop((normal, full));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 
     #[test]
     fn urls_resolve_to_their_engine() {

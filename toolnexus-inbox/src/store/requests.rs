@@ -4,7 +4,7 @@
 
 use std::sync::LazyLock;
 
-use sqlx::{AnyConnection, AnyPool};
+use sqlx::{AnyConnection, AnyPool, Row};
 
 use super::row::row;
 
@@ -261,16 +261,29 @@ pub(crate) fn answer_recorded_sql(answered: &str, changed: &str) -> String {
     )
 }
 
-row! {
-    /// What [`answer_recorded`] tells: whether the run became ready to resume.
-    struct AnswerRecorded {
-        ready: bool,
-    }
-}
+/// [`answer_recorded_sql`] for an engine that runs several statements sent together
+/// (SQLite), numbered alike, inside the caller's transaction, which holds the database's
+/// write lock: the answer, the run's time of change and its state (answered when this
+/// answer was its last open request), the audit entry, and `ready` read back. Each
+/// statement sees what the ones before it wrote, so the request just answered no longer
+/// counts as open.
+pub(crate) const ANSWER_RECORDED_BATCHED: &str = "UPDATE toolnexus_inbox_requests SET \
+     answer = $1, answered_by = $2, answered_at = $3, votes = $4 \
+     WHERE id = $5 AND answered_at IS NULL; \
+     UPDATE toolnexus_inbox_runs SET updated_at = $3, \
+     state = CASE WHEN state = $8 AND NOT EXISTS (SELECT 1 FROM toolnexus_inbox_requests o \
+     WHERE o.run_id = $6 AND o.answered_at IS NULL) THEN $7 ELSE state END, \
+     answered_at = CASE WHEN state = $8 AND NOT EXISTS (SELECT 1 FROM \
+     toolnexus_inbox_requests o WHERE o.run_id = $6 AND o.answered_at IS NULL) \
+     THEN $3 ELSE answered_at END WHERE id = $6; \
+     INSERT INTO toolnexus_inbox_audit (run_id, seq, at, kind, request_id, actor, attempt, \
+     detail) SELECT $6, COALESCE(MAX(seq), 0) + 1, $3, $9, $5, $2, NULL, $1 \
+     FROM toolnexus_inbox_audit WHERE run_id = $6; \
+     SELECT state = $7 AS ready FROM toolnexus_inbox_runs WHERE id = $6";
 
 /// The answer that resolves request `id` of run `run`, recorded with a statement of
-/// [`answer_recorded_sql`], `kind` the audit entry's kind: `true` when the run is now ready
-/// to resume.
+/// [`answer_recorded_sql`] (or [`ANSWER_RECORDED_BATCHED`]), `kind` the audit entry's kind:
+/// `true` when the run is now ready to resume.
 #[allow(clippy::too_many_arguments)]
 pub(crate) async fn answer_recorded(
     conn: &mut AnyConnection,
@@ -283,7 +296,9 @@ pub(crate) async fn answer_recorded(
     kind: &str,
     now: i64,
 ) -> Result<bool, InboxError> {
-    let row: Option<AnswerRecorded> = sqlx::query_as(sql)
+    // Every row is read (SQLite's statements after a row's would not run once one came
+    // back); only the last statement returns one.
+    let rows = sqlx::query(sql)
         .bind(answer)
         .bind(by)
         .bind(now)
@@ -293,9 +308,16 @@ pub(crate) async fn answer_recorded(
         .bind(ParkedState::Answered.as_str())
         .bind(ParkedState::Waiting.as_str())
         .bind(kind)
-        .fetch_optional(conn)
+        .fetch_all(conn)
         .await?;
-    Ok(row.is_some_and(|r| r.ready))
+    let Some(row) = rows.last() else {
+        return Ok(false);
+    };
+    // A boolean on PostgreSQL; SQLite's comparison is a number.
+    match row.try_get::<bool, _>("ready") {
+        Ok(ready) => Ok(ready),
+        Err(_) => Ok(row.try_get::<i64, _>("ready")? != 0),
+    }
 }
 
 /// Records the votes of request `id`, still open: one more approval toward its quorum.
@@ -388,13 +410,16 @@ row! {
 }
 
 /// The answers to run `run`'s requests, in call order.
-pub(crate) async fn answers_of(pool: &AnyPool, run: &str) -> Result<Vec<StoredAnswer>, InboxError> {
+pub(crate) async fn answers_of<'e>(
+    on: impl sqlx::Executor<'e, Database = sqlx::Any>,
+    run: &str,
+) -> Result<Vec<StoredAnswer>, InboxError> {
     Ok(sqlx::query_as(
         "SELECT id, answer, tool_name, tool_args FROM toolnexus_inbox_requests \
          WHERE run_id = $1 ORDER BY position",
     )
     .bind(run)
-    .fetch_all(pool)
+    .fetch_all(on)
     .await?)
 }
 

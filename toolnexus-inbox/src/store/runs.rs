@@ -391,6 +391,60 @@ pub(crate) async fn finish(
     Ok(written.rows_affected() > 0)
 }
 
+/// A resumed run's end recorded by statements sent together inside the caller's
+/// transaction, for an engine that runs several at once (SQLite), numbered as
+/// [`finish_audited_sql`] numbers its own, the request the run halted on again being $10:
+/// the run done with its result, fenced by the attempt; then, only when that attempt's
+/// outcome is now recorded, its journal cleared and its audit entry appended. The row is
+/// done under the attempt only when these statements made it so: an attempt records its
+/// outcome once, and no other attempt writes a row it does not hold. The transaction holds
+/// the database's write lock, so the entry's number is the run's next.
+pub(crate) const FINISH_BATCHED: &str = "UPDATE toolnexus_inbox_runs SET state = $1, \
+     result = $2, next_id = $10, lease_until = NULL, last_error = NULL, updated_at = $3 \
+     WHERE id = $4 AND attempts = $5 AND state = $6; \
+     DELETE FROM toolnexus_inbox_journal WHERE run_id = $4 AND EXISTS (SELECT 1 FROM \
+     toolnexus_inbox_runs WHERE id = $4 AND attempts = $5 AND state = $1); \
+     INSERT INTO toolnexus_inbox_audit (run_id, seq, at, kind, request_id, actor, attempt, \
+     detail) SELECT $4, (SELECT COALESCE(MAX(seq), 0) + 1 FROM toolnexus_inbox_audit \
+     WHERE run_id = $4), $3, $7, NULL, $8, $5, $9 WHERE EXISTS (SELECT 1 FROM \
+     toolnexus_inbox_runs WHERE id = $4 AND attempts = $5 AND state = $1)";
+
+/// Records a resumed run's end with [`FINISH_BATCHED`], `worker` the entry's actor and
+/// `outcome` its detail; `false` when the claim is lost and nothing was written.
+pub(crate) async fn finish_batched(
+    conn: &mut AnyConnection,
+    sql: &'static str,
+    done: &Finished<'_>,
+    worker: &str,
+    outcome: &str,
+) -> Result<bool, InboxError> {
+    let written = finish_bound(sql, done, worker, outcome)
+        .bind(done.next)
+        .execute(conn)
+        .await?;
+    // The three statements' rows together: none when the run was not this attempt's.
+    Ok(written.rows_affected() > 0)
+}
+
+/// A statement recording a run's end with the parameters [`finish_audited_sql`] numbers.
+fn finish_bound<'q>(
+    sql: &'static str,
+    done: &'q Finished<'_>,
+    worker: &'q str,
+    outcome: &'q str,
+) -> sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments> {
+    sqlx::query(sql)
+        .bind(ParkedState::Done.as_str())
+        .bind(done.result)
+        .bind(done.at)
+        .bind(done.run)
+        .bind(done.fence)
+        .bind(ParkedState::Running.as_str())
+        .bind(crate::records::audit::AuditKind::Resumed.as_str())
+        .bind(worker)
+        .bind(outcome)
+}
+
 /// A resumed run's end recorded in one statement, for an engine whose statements may write
 /// in a `WITH` (PostgreSQL): the run done with its result ($2, at $3), its journal cleared,
 /// and its audit entry (kind $7, actor $8, detail $9) appended and announced, fenced by the
@@ -426,16 +480,7 @@ pub(crate) async fn finish_audited(
     worker: &str,
     outcome: &str,
 ) -> Result<Option<bool>, InboxError> {
-    let written = sqlx::query(sql)
-        .bind(ParkedState::Done.as_str())
-        .bind(done.result)
-        .bind(done.at)
-        .bind(done.run)
-        .bind(done.fence)
-        .bind(ParkedState::Running.as_str())
-        .bind(crate::records::audit::AuditKind::Resumed.as_str())
-        .bind(worker)
-        .bind(outcome)
+    let written = finish_bound(sql, done, worker, outcome)
         .fetch_optional(pool)
         .await;
     match written {

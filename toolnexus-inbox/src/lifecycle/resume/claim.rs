@@ -87,17 +87,25 @@ impl Inbox {
             Some(id) => runs::claim_run_of(&mut tx, &terms, id).await?,
             None => runs::claim_next(&mut tx, store.dialect, &terms).await?,
         };
-        if let Some(claimed) = &claimed {
-            Record {
-                actor: Some(&self.inner.worker),
-                attempt: Some(claimed.attempts),
-                ..Record::new(&claimed.id, AuditKind::Claimed)
-            }
-            .append(&mut tx, now)
-            .await?;
+        let Some(run) = claimed else {
+            tx.commit().await?;
+            return Ok(None);
+        };
+        Record {
+            actor: Some(&self.inner.worker),
+            attempt: Some(run.attempts),
+            ..Record::new(&run.id, AuditKind::Claimed)
         }
+        .append(&mut tx, now)
+        .await?;
+        // Read on the connection the claim holds, in its transaction: no other connection
+        // is taken (nor, on SQLite, its page cache read again) for them.
+        let answers = requests::answers_of(&mut *tx, &run.id).await?;
         tx.commit().await?;
-        Ok(claimed.map(|run| Taken { run, answers: None }))
+        Ok(Some(Taken {
+            run,
+            answers: Some(answers),
+        }))
     }
 
     pub(crate) async fn why_unclaimable(&self, id: &str) -> Result<InboxError, InboxError> {

@@ -74,10 +74,9 @@ impl ClaimJournal<'_> {
             step,
             at: self.inbox.now(),
         };
-        let store = &self.inbox.inner.store;
-        let turn = store.turn().await;
-        let written = journal::record(&store.pool, &new).await?;
-        drop(turn);
+        let mut conn = self.inbox.inner.store.single().await?;
+        let written = journal::record(&mut conn, &new).await?;
+        drop(conn);
         if !written {
             return Err(format!(
                 "the claim on run `{}` was lost: another worker holds it now",

@@ -133,18 +133,25 @@ impl Inbox {
             }
         }
         let mut tx = store.write().await?;
-        if !runs::finish(&mut tx, &done).await? {
-            return Err(InboxError::Claimed(claim.id.clone()));
+        if let Some(sql) = store.dialect.finish_batched {
+            let worker = &self.inner.worker;
+            if !runs::finish_batched(&mut tx, sql, &done, worker, &outcome).await? {
+                return Err(InboxError::Claimed(claim.id.clone()));
+            }
+        } else {
+            if !runs::finish(&mut tx, &done).await? {
+                return Err(InboxError::Claimed(claim.id.clone()));
+            }
+            crate::store::journal::clear(&mut tx, &claim.id).await?;
+            Record {
+                actor: Some(&self.inner.worker),
+                attempt: Some(claim.fence),
+                detail: Some(&outcome),
+                ..Record::new(&claim.id, AuditKind::Resumed)
+            }
+            .append(&mut tx, now)
+            .await?;
         }
-        crate::store::journal::clear(&mut tx, &claim.id).await?;
-        Record {
-            actor: Some(&self.inner.worker),
-            attempt: Some(claim.fence),
-            detail: Some(&outcome),
-            ..Record::new(&claim.id, AuditKind::Resumed)
-        }
-        .append(&mut tx, now)
-        .await?;
         let told = match &next {
             Some(next) => Outcome::HaltedAgain(next),
             None => Outcome::Done(&result.text),
