@@ -1,7 +1,9 @@
 //! [`Codec`]: the payload codec that keeps what a run's history holds unreadable without
 //! the key. Temporal keeps every workflow input, activity input and output, update and
 //! result; with a codec they are AES-256-GCM ciphertext, so a sign-in's token given as an
-//! answer, a transcript, or a tool's output is never in the history in clear.
+//! answer, a transcript, or a tool's output is never in the history in clear. What the
+//! worker's core records for Temporal itself goes around the codec: the marker of the
+//! workflow's patch and the search attribute listing it, which name the patch alone.
 //!
 //! The format is Temporal's usual one, so any SDK's client can share the key: each payload
 //! (its metadata and data, as the `temporal.api.common.v1.Payload` message) is encrypted
