@@ -251,8 +251,11 @@ async fn a_cancelled_or_timed_out_stream_ends_with_that_error() {
     );
     soon("the server to see the drop", mock.wait_for_dropped(1)).await;
 
+    // Long enough for the request to reach the server on a busy machine: a client's first
+    // streamed request also sets up its streaming client (and TLS) within that time, and a
+    // request that timed out before it was sent leaves the server no connection to see drop.
     let client = on(&mock, Style::OpenAi)
-        .timeout(Duration::from_millis(50))
+        .timeout(Duration::from_millis(1000))
         .build()
         .unwrap();
     let items: Vec<Result<StreamEvent, ClientError>> =
