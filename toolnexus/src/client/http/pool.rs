@@ -20,6 +20,7 @@ use hyper::{Request, Response, Uri};
 use hyper_rustls::{HttpsConnector, MaybeHttpsStream};
 use hyper_util::client::legacy::connect::{Connection, HttpConnector};
 use hyper_util::rt::{TokioExecutor, TokioTimer};
+use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tower_service::Service;
 
@@ -62,6 +63,12 @@ struct Idle {
     round: u64,
     /// The HTTP/2 connection every request shares, once one is made.
     h2: Option<http2::SendRequest<Body>>,
+    /// Over TLS, the connect in flight whose protocol ALPN has not told yet: a request that
+    /// finds nothing idle waits for it, since an HTTP/2 connection would carry it too.
+    connecting: Option<watch::Receiver<bool>>,
+    /// Whether the origin answered a connect with HTTP/1.1: its requests then connect
+    /// side by side, each needing a connection of its own.
+    speaks_h1: bool,
     /// The task closing connections idle past [`IDLE_TIMEOUT`], once one was put back.
     reaper: Option<JoinHandle<()>>,
 }
@@ -93,6 +100,30 @@ impl std::fmt::Display for ConnectFailed {
 impl std::error::Error for ConnectFailed {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         Some(&*self.0)
+    }
+}
+
+/// What a request that found nothing idle does about connecting ([`Pool::connect_or_share`]).
+enum Gate<'a> {
+    /// Connects by itself: plain TCP, or an origin known to speak HTTP/1.1.
+    Open,
+    /// Connects, while the requests after it wait to see whether they may share it.
+    Lead(Leading<'a>),
+    /// Waits for the connect in flight.
+    Wait(watch::Receiver<bool>),
+}
+
+/// The connect the waiting requests wait for; dropped, it lets them go, whether it
+/// connected, failed or was given up.
+struct Leading<'a> {
+    shared: &'a Shared,
+    done: watch::Sender<bool>,
+}
+
+impl Drop for Leading<'_> {
+    fn drop(&mut self) {
+        self.shared.lock().connecting = None;
+        let _ = self.done.send(true);
     }
 }
 
@@ -203,7 +234,52 @@ impl Pool {
         }
         // Boxed: a connect's future (the connector's, both handshakes) is large, and every
         // layer of a run's future would carry and move it though most requests never connect.
-        Box::pin(self.connect()).await
+        Box::pin(self.connect_or_share()).await
+    }
+
+    /// Nothing was idle: a new connection; or, over TLS while another request's connect is
+    /// in flight, that connection once ALPN made it HTTP/2 (every request shares one), and a
+    /// new one only when it did not. A cold client's first burst thus makes one HTTP/2
+    /// connection, not one a request. A request waits for one connect at most: if that one
+    /// failed or was given up, it connects by itself.
+    async fn connect_or_share(&self) -> Result<Conn, BoxError> {
+        let gate = {
+            let mut idle = self.shared.lock();
+            if !matches!(self.shared.connector, Connector::Tls(_)) || idle.speaks_h1 {
+                Gate::Open
+            } else if let Some(connecting) = &idle.connecting {
+                Gate::Wait(connecting.clone())
+            } else {
+                let (done, connecting) = watch::channel(false);
+                idle.connecting = Some(connecting);
+                Gate::Lead(Leading {
+                    shared: &self.shared,
+                    done,
+                })
+            }
+        };
+        match gate {
+            Gate::Open => self.connect().await,
+            Gate::Lead(leading) => {
+                let conn = self.connect().await;
+                drop(leading);
+                conn
+            }
+            Gate::Wait(mut connecting) => {
+                // An error says the leading connect was given up: nothing to share then.
+                let _ = connecting.wait_for(|done| *done).await;
+                let shared = self.shared.lock().h2.clone();
+                if let Some(mut tx) = shared.filter(|tx| !tx.is_closed())
+                    && tx.ready().await.is_ok()
+                {
+                    return Ok(Conn {
+                        sender: Sender::H2(tx),
+                        reused: true,
+                    });
+                }
+                self.connect().await
+            }
+        }
     }
 
     /// A new connection to the origin, over HTTP/2 when TLS negotiated it.
@@ -219,7 +295,11 @@ impl Pool {
                 .map_err(|e| ConnectFailed(e.into()))?,
             Connector::Tls(tls) => tls.clone().call(origin).await.map_err(ConnectFailed)?,
         };
-        if io.connected().is_negotiated_h2() {
+        let h2 = io.connected().is_negotiated_h2();
+        if let Connector::Tls(_) = shared.connector {
+            shared.lock().speaks_h1 = !h2;
+        }
+        if h2 {
             let (tx, connection) = shared.h2.handshake(io).await?;
             tokio::spawn(connection);
             let mut idle = shared.lock();
