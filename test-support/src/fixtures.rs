@@ -45,6 +45,18 @@ pub fn echo(runs: Arc<AtomicUsize>) -> impl Tool {
     )
 }
 
+/// A client of a hand-made Chat Completions endpoint at `base_url` that never retries, so
+/// every request the endpoint sees is one the run made.
+pub fn client_of(base_url: &str) -> LlmClient {
+    LlmClient::builder()
+        .base_url(base_url)
+        .model("gpt-4o-mini")
+        .api_key("test-key")
+        .retries(0)
+        .build()
+        .expect("a client of a loopback endpoint builds")
+}
+
 /// The Chat Completions reply of a hand-made endpoint scripting the `echo` flow, for a
 /// request whose body is `request`: a call to `echo` first, then, once the transcript holds
 /// the tool's result, the text `done`.

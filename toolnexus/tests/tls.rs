@@ -25,7 +25,7 @@ use tokio_rustls::TlsAcceptor;
 use toolnexus::{ClientError, LlmClient, RunStatus};
 
 mod common;
-use common::{echo_flow_reply, echo_toolkit};
+use common::{client_of, echo_flow_reply, echo_toolkit};
 
 fn fixture(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -108,13 +108,7 @@ impl Provider {
     }
 
     fn client(&self) -> LlmClient {
-        LlmClient::builder()
-            .base_url(&self.base_url)
-            .model("gpt-4o-mini")
-            .api_key("test-key")
-            .retries(0)
-            .build()
-            .unwrap()
+        client_of(&self.base_url)
     }
 
     fn handshakes(&self) -> usize {

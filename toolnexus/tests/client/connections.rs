@@ -41,13 +41,7 @@ impl Endpoint {
     }
 
     fn client(&self) -> LlmClient {
-        LlmClient::builder()
-            .base_url(&self.base_url)
-            .model("gpt-4o-mini")
-            .api_key("test-key")
-            .retries(0)
-            .build()
-            .unwrap()
+        client_of(&self.base_url)
     }
 }
 

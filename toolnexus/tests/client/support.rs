@@ -11,7 +11,7 @@ use toolnexus::{
     ClientError, MetricEvent, NativeTool, Request, StreamEvent, Tool, ToolContext, ToolResult,
 };
 
-pub use crate::common::{echo, echo_flow_reply, echo_toolkit, item_schema, on, STYLES};
+pub use crate::common::{client_of, echo, echo_flow_reply, echo_toolkit, item_schema, on, STYLES};
 
 /// A mock model that asks for `approve_purchase` of a gpu (call `call_1`), then says
 /// "bought".
