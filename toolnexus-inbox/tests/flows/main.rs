@@ -6,6 +6,7 @@
 use std::future::IntoFuture;
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
 use std::time::{Duration, SystemTime};
 
 use futures::FutureExt;
@@ -16,7 +17,14 @@ use toolnexus_inbox::testing::{self, DriveError, TestClock};
 use toolnexus_inbox::{Inbox, InboxError, Person};
 
 static WIRED: AtomicUsize = AtomicUsize::new(0);
-static REFUNDED: AtomicUsize = AtomicUsize::new(0);
+// Orders, not a count: the tests run at once, and each must see only its own refunds.
+static REFUNDED: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+fn refunds_of(order: &str) -> usize {
+    REFUNDED
+        .lock()
+        .map_or(0, |done| done.iter().filter(|o| *o == order).count())
+}
 
 /// Wires money to a vendor
 #[tool(approval(prompt = "Wire {amount} euros?", responders = ["group:finance"], quorum = 2))]
@@ -28,7 +36,9 @@ async fn wire(amount: u64) -> String {
 /// Refunds an order
 #[tool(approval(prompt = "Refund order {order}?", responders = ["group:finance"]))]
 async fn refund(order: String) -> String {
-    REFUNDED.fetch_add(1, Ordering::SeqCst);
+    if let Ok(mut done) = REFUNDED.lock() {
+        done.push(order.clone());
+    }
     format!("refunded {order}")
 }
 
@@ -81,14 +91,13 @@ async fn a_responder_approves_through_the_inbox_and_the_inbox_resumes_the_run() 
     let model = model("refund", json!({"order": "A-7"})).await;
     let (client, tk) = (client(&model), toolkit());
     let finance = Approvers::as_person("ada@shop.example").tool("refund", Decision::approve());
-    let before = REFUNDED.load(Ordering::SeqCst);
     let done = testing::drive(&finance, &client, &tk, "refund A-7")
         .person(ada())
         .await
         .expect("the run ends");
     assert_eq!((done.result.status, done.halts), (RunStatus::Done, 1));
     assert_eq!(done.text(), "Done: refunded A-7");
-    assert_eq!(REFUNDED.load(Ordering::SeqCst) - before, 1);
+    assert_eq!(refunds_of("A-7"), 1);
     finance.asked_exactly(["Refund order A-7?"]);
     let asked = &done.questions[0];
     assert_eq!(asked.asked, ["group:finance"]);
@@ -222,7 +231,6 @@ async fn an_expiry_follows_the_inbox_clock_and_a_request_without_deadline_never_
         .await
         .expect("the inbox opens");
     let start = clock.now();
-    let before = REFUNDED.load(Ordering::SeqCst);
     let done = testing::drive(&away, &client, &tk, "refund C-3")
         .inbox(&inbox)
         .clock(&clock)
@@ -232,11 +240,7 @@ async fn an_expiry_follows_the_inbox_clock_and_a_request_without_deadline_never_
         done.output("refund"),
         Some("declined/expired: Refund order C-3? (reason: expired)")
     );
-    assert_eq!(
-        REFUNDED.load(Ordering::SeqCst),
-        before,
-        "nothing was refunded"
-    );
+    assert_eq!(refunds_of("C-3"), 0, "nothing was refunded");
     assert!(clock.now() >= start + Duration::from_secs(24 * 3600));
     assert_eq!(
         away.questions()[0].answered_by,
