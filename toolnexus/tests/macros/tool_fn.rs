@@ -1,8 +1,6 @@
 //! What a `#[tool]` fn becomes at run time: its name, description and schema, how its
 //! arguments are decoded and its values injected, and how it suspends and resumes.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
-
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -10,12 +8,15 @@ use toolnexus::{
     auth_required, pending, tool, Answer, Answered, Json, Tool, ToolContext, ToolResult, Toolkit,
 };
 
-static EXECUTIONS: AtomicUsize = AtomicUsize::new(0);
+thread_local! {
+    // Per thread, since each test runs on its own and several execute this tool at once.
+    static EXECUTIONS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
 
 /// Requests spend approval before proceeding
 #[tool]
 async fn approve_purchase(item: String, answer: Option<&Answer>) -> ToolResult {
-    EXECUTIONS.fetch_add(1, Ordering::SeqCst);
+    EXECUTIONS.with(|n| n.set(n.get() + 1));
     match answer {
         // On the resumed retry the answer is present: that is how the tool tells the calls apart.
         Some(a) if a.ok => ToolResult::ok(format!("approved: {item}")),
@@ -38,6 +39,7 @@ fn toolkit() -> Toolkit {
 
 #[tokio::test]
 async fn suspends_then_resumes_with_the_answer() {
+    let before = EXECUTIONS.with(|n| n.get());
     let tk = toolkit();
     let args = json!({"item": "gpu"});
     let parked = tk
@@ -57,6 +59,8 @@ async fn suspends_then_resumes_with_the_answer() {
     let refused = tk.execute("approve_purchase", args, declined).await;
     assert!(refused.is_error && !refused.is_pending());
     assert_eq!(refused.output, "declined");
+    // The body runs on the test's own thread, which is what lets the counter tell tests apart.
+    assert_eq!(EXECUTIONS.with(|n| n.get()) - before, 3);
 }
 
 #[test]
@@ -169,7 +173,7 @@ async fn arguments_decode_into_parameters() {
 
 #[tokio::test]
 async fn bad_arguments_never_reach_the_body() {
-    let before = EXECUTIONS.load(Ordering::SeqCst);
+    let before = EXECUTIONS.with(|n| n.get());
     let tk = toolkit();
     let missing = tk
         .execute("approve_purchase", json!({}), ToolContext::default())
@@ -221,11 +225,7 @@ async fn bad_arguments_never_reach_the_body() {
         not_object.output,
         "invalid arguments for approve_purchase: expected a JSON object, got an array"
     );
-    assert_eq!(
-        EXECUTIONS.load(Ordering::SeqCst),
-        before,
-        "the body never ran"
-    );
+    assert_eq!(EXECUTIONS.with(|n| n.get()), before, "the body never ran");
 }
 
 /// Always fails
