@@ -23,16 +23,7 @@ struct Endpoint {
 
 impl Endpoint {
     async fn start(close: bool) -> Endpoint {
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let base_url = format!("http://{}/v1", listener.local_addr().unwrap());
-        let accepted = Arc::new(AtomicUsize::new(0));
-        let counter = accepted.clone();
-        tokio::spawn(async move {
-            while let Ok((stream, _)) = listener.accept().await {
-                counter.fetch_add(1, Ordering::SeqCst);
-                tokio::spawn(serve(stream, close));
-            }
-        });
+        let (base_url, accepted) = raw_endpoint(move |stream, _| serve(stream, close)).await;
         Endpoint { base_url, accepted }
     }
 

@@ -11,6 +11,7 @@ mod extensions;
 mod failures;
 mod gemini;
 mod hooks;
+mod http1;
 mod idempotency;
 mod journal;
 mod limits;

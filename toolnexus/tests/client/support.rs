@@ -137,3 +137,23 @@ impl Metrics {
             .collect()
     }
 }
+
+/// A hand-made endpoint on raw TCP: `serve` runs on every connection accepted, with its
+/// number (from 1). Gives the base URL and the count of connections accepted.
+pub async fn raw_endpoint<F, Fut>(serve: F) -> (String, Arc<AtomicUsize>)
+where
+    F: Fn(tokio::net::TcpStream, usize) -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = ()> + Send + 'static,
+{
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base_url = format!("http://{}/v1", listener.local_addr().unwrap());
+    let accepted = Arc::new(AtomicUsize::new(0));
+    let counter = accepted.clone();
+    tokio::spawn(async move {
+        while let Ok((stream, _)) = listener.accept().await {
+            let connection = counter.fetch_add(1, Ordering::SeqCst) + 1;
+            tokio::spawn(serve(stream, connection));
+        }
+    });
+    (base_url, accepted)
+}

@@ -384,7 +384,7 @@ impl LlmClientBuilder {
             None
         };
         let http = LazyHttp::new(&url, tls.clone(), proxied)?;
-        let direct = (!proxied).then(|| direct_client(&uri, tls));
+        let direct = (!proxied).then(|| direct_client(&uri, tls, &headers));
         let missing_key = api_key.is_none().then_some(key_variables[0]);
         let mut secrets: Vec<String> = api_key.into_iter().collect();
         secrets.extend(

@@ -132,8 +132,12 @@ pub(crate) fn needs_tls(base: &hyper::Uri, proxied: bool) -> bool {
 
 /// The direct client's pool of connections to `base`'s origin, as reqwest would set one up
 /// (`tls` with HTTP/2 where the server offers it, plain TCP on an `http` base URL, idle
-/// connections kept 90 s).
-pub(crate) fn direct_client(base: &hyper::Uri, tls: Option<rustls::ClientConfig>) -> Pool {
+/// connections kept 90 s), every request carrying `headers`.
+pub(crate) fn direct_client(
+    base: &hyper::Uri,
+    tls: Option<rustls::ClientConfig>,
+    headers: &hyper::HeaderMap,
+) -> Pool {
     let mut tcp = HttpConnector::new();
     tcp.set_nodelay(true);
     tcp.enforce_http(false);
@@ -148,5 +152,5 @@ pub(crate) fn direct_client(base: &hyper::Uri, tls: Option<rustls::ClientConfig>
         ),
         None => Connector::Plain(tcp),
     };
-    Pool::new(connector, base.clone())
+    Pool::new(connector, base.clone(), headers)
 }

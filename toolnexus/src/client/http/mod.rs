@@ -4,7 +4,9 @@
 //! [`exchange`](super::exchange).
 
 pub(crate) mod connect;
+pub(crate) mod h1;
 pub(crate) mod pool;
+pub(crate) mod response;
 pub(crate) mod retry;
 pub(crate) mod tls;
 pub(crate) mod transport;

@@ -2,12 +2,10 @@
 //! URL's, so its pool is a list of idle HTTP/1.1 connections and at most one shared HTTP/2
 //! connection, with no key to hash and nothing to look up.
 //!
-//! A request takes the connection put back last, waiting until hyper has it ready again
-//! rather than starting a connect beside it: the attempt puts its connection back as soon
-//! as it has read the reply's body, often before hyper's connection task has taken in the
-//! reply's end, and a request racing that task would otherwise open a connection of its
-//! own (and leave the returned one idle). A new connection is made only when no idle one
-//! is left.
+//! A request takes the connection put back last; a new connection is made only when no
+//! idle one is left. HTTP/1.1 goes through the pool's own exchange ([`h1`]), so a
+//! connection put back has its reply read to the end and is ready at once; HTTP/2 goes
+//! through hyper's connection, which multiplexes every request on one.
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 use std::time::Duration;
@@ -15,14 +13,18 @@ use std::time::Duration;
 use bytes::Bytes;
 use http_body_util::Full;
 use hyper::body::Incoming;
-use hyper::client::conn::{http1, http2};
-use hyper::{Request, Response, Uri};
+use hyper::client::conn::http2;
+use hyper::header::{HeaderMap, HeaderName, CONTENT_TYPE};
+use hyper::{Method, Request, StatusCode, Uri};
 use hyper_rustls::{HttpsConnector, MaybeHttpsStream};
 use hyper_util::client::legacy::connect::{Connection, HttpConnector};
 use hyper_util::rt::{TokioExecutor, TokioTimer};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tower_service::Service;
+
+use crate::client::http::h1;
+use crate::client::http::response::Arrived;
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 type Body = Full<Bytes>;
@@ -47,9 +49,9 @@ struct Shared {
     connector: Connector,
     /// The base URL, which names the origin every connection goes to.
     origin: Uri,
-    /// Its path and query, what an HTTP/1.1 request line names.
-    origin_target: Uri,
-    h1: http1::Builder,
+    /// The request line and the client's headers of a POST to the base URL over
+    /// HTTP/1.1, rendered once: most requests are just that.
+    post_head: Box<[u8]>,
     h2: http2::Builder<TokioExecutor>,
     idle: Mutex<Idle>,
 }
@@ -58,7 +60,7 @@ struct Shared {
 struct Idle {
     /// Idle HTTP/1.1 connections and the reaper's round each was put back in; the last is
     /// the warmest.
-    h1: Vec<(http1::SendRequest<Body>, u64)>,
+    h1: Vec<(h1::Conn, u64)>,
     /// The reaper's round: it goes up by one every [`IDLE_TIMEOUT`].
     round: u64,
     /// The HTTP/2 connection every request shares, once one is made.
@@ -74,16 +76,54 @@ struct Idle {
 }
 
 /// A connection taken from the pool for one request.
-pub(crate) struct Conn {
+struct Conn {
     sender: Sender,
-    /// Whether an earlier request used it: a request it refused before writing it may then
-    /// go again on a fresh connection.
+    /// Whether an earlier request used it: a request that fails on it before any of the
+    /// reply arrived (the server had closed it) may then go again on a fresh connection.
     reused: bool,
 }
 
 enum Sender {
-    H1(http1::SendRequest<Body>),
+    H1(h1::Conn),
     H2(http2::SendRequest<Body>),
+}
+
+/// A reply whose head has arrived, with what it came on.
+pub(crate) enum Response {
+    /// Holds its connection until [`Pool::put_back`].
+    H1(h1::Response),
+    /// hyper's: the pool keeps the shared connection it came on.
+    H2(hyper::Response<Incoming>),
+}
+
+impl Arrived for Response {
+    fn status(&self) -> StatusCode {
+        match self {
+            Response::H1(r) => r.status(),
+            Response::H2(r) => r.status(),
+        }
+    }
+
+    fn header(&self, name: &HeaderName) -> Option<&str> {
+        match self {
+            Response::H1(r) => r.header(name),
+            Response::H2(r) => Arrived::header(r, name),
+        }
+    }
+
+    fn content_length(&self) -> Option<u64> {
+        match self {
+            Response::H1(r) => r.content_length(),
+            Response::H2(r) => Arrived::content_length(r),
+        }
+    }
+
+    async fn body(&mut self, limit: usize) -> Result<(Bytes, bool), BoxError> {
+        match self {
+            Response::H1(r) => r.body(limit).await,
+            Response::H2(r) => Arrived::body(r, limit).await,
+        }
+    }
 }
 
 /// A connection that could not be made: the message says so before the connector's own
@@ -129,76 +169,96 @@ impl Drop for Leading<'_> {
 
 impl Pool {
     /// A pool of connections to `origin`'s scheme, host and port, made by `connector`.
-    pub(crate) fn new(connector: Connector, origin: Uri) -> Self {
+    /// Every request carries `headers`.
+    pub(crate) fn new(connector: Connector, origin: Uri, headers: &HeaderMap) -> Self {
         let mut h2 = http2::Builder::new(TokioExecutor::new());
         h2.timer(TokioTimer::new());
         Pool {
             shared: Arc::new(Shared {
                 connector,
-                origin_target: path_only(&origin),
+                post_head: h1::request_head(&Method::POST, target(&origin), headers, true),
                 origin,
-                h1: http1::Builder::new(),
                 h2,
                 idle: Mutex::new(Idle::default()),
             }),
         }
     }
 
-    /// The base URL the pool was made for: a request sent to this very value goes out with
-    /// its HTTP/1.1 target made once.
+    /// The base URL the pool was made for: a POST sent to this very value goes out with
+    /// its HTTP/1.1 head made once.
     pub(crate) fn origin(&self) -> &Uri {
         &self.shared.origin
     }
 
-    /// Sends `request` to `uri` (absolute, on the pool's origin) on an idle connection, or
-    /// a new one when none is idle, and hands back the response with the connection, for
-    /// [`put_back`](Self::put_back) once the body is read. A request an idle connection
-    /// refused before writing any of it (the server had closed it) goes again on another.
+    /// Sends a request to `uri` (absolute, on the pool's origin) carrying `headers` and,
+    /// when given, `body`, on an idle connection, or a new one when none is idle, and hands
+    /// back its reply, for [`put_back`](Self::put_back) once the body is read. A request
+    /// that fails on an idle connection before any of its reply arrived (the server had
+    /// closed it) goes again on another.
     pub(crate) async fn send(
         &self,
         uri: &Uri,
-        mut request: Request<Body>,
-    ) -> Result<(Response<Incoming>, Conn), BoxError> {
+        method: &Method,
+        headers: &HeaderMap,
+        body: Option<&Bytes>,
+    ) -> Result<Response, BoxError> {
         loop {
-            let mut conn = self.checkout().await?;
-            let sent = match &mut conn.sender {
-                Sender::H1(tx) => {
-                    *request.uri_mut() = self.shared.target(uri);
-                    tx.try_send_request(request).await
+            let conn = self.checkout().await?;
+            let reused = conn.reused;
+            match conn.sender {
+                Sender::H1(conn) => {
+                    let rendered;
+                    let head = if *method == Method::POST && std::ptr::eq(uri, &self.shared.origin)
+                    {
+                        &self.shared.post_head
+                    } else {
+                        rendered = h1::request_head(method, target(uri), headers, body.is_some());
+                        &rendered
+                    };
+                    match h1::exchange(conn, head, body.map(|b| &b[..])).await {
+                        Ok(response) => return Ok(Response::H1(response)),
+                        Err(failed) if reused && failed.before_reply => {}
+                        Err(failed) => return Err(failed.error),
+                    }
                 }
-                Sender::H2(tx) => {
+                Sender::H2(mut tx) => {
+                    let mut request = Request::new(Full::new(body.cloned().unwrap_or_default()));
+                    *request.method_mut() = method.clone();
+                    *request.headers_mut() = headers.clone();
+                    if body.is_none() {
+                        request.headers_mut().remove(CONTENT_TYPE);
+                    }
                     *request.uri_mut() = uri.clone();
-                    tx.try_send_request(request).await
-                }
-            };
-            match sent {
-                Ok(response) => return Ok((response, conn)),
-                Err(mut e) => match e.take_message() {
-                    Some(back) if conn.reused => {
+                    match tx.try_send_request(request).await {
+                        Ok(response) => return Ok(Response::H2(response)),
                         // A shared HTTP/2 connection that refused it is done with: the
                         // request goes again on a new connection, not on it again.
-                        if let Sender::H2(_) = conn.sender {
+                        Err(mut e) => {
+                            if !reused || e.take_message().is_none() {
+                                return Err(e.into_error().into());
+                            }
                             self.shared.lock().h2 = None;
                         }
-                        request = back;
                     }
-                    _ => return Err(e.into_error().into()),
-                },
+                }
             }
         }
     }
 
-    /// Puts `conn` back for the next request, once its reply's body is read whole. A
-    /// connection whose body was left unread is dropped instead, which closes it.
-    pub(crate) fn put_back(&self, conn: Conn) {
+    /// Puts a reply's connection back for the next request, once its body is read whole. A
+    /// connection whose body was left unread, or that the server is closing, is dropped
+    /// instead, which closes it.
+    pub(crate) fn put_back(&self, response: Response) {
         // An HTTP/2 connection never left: the pool keeps a handle to it.
-        let Sender::H1(tx) = conn.sender else { return };
-        if tx.is_closed() {
+        let Response::H1(response) = response else {
             return;
-        }
+        };
+        let Some(conn) = response.into_idle() else {
+            return;
+        };
         let mut idle = self.shared.lock();
         let round = idle.round;
-        idle.h1.push((tx, round));
+        idle.h1.push((conn, round));
         // One reaper a pool, as hyper-util's pool spawns one idle task: on a runtime without
         // timers it would fail at once, and a new one at every put back would fail again.
         if idle.reaper.is_none() {
@@ -206,7 +266,7 @@ impl Pool {
         }
     }
 
-    /// The warmest idle connection once it is ready, or a new one.
+    /// The warmest idle connection still open, or a new one.
     async fn checkout(&self) -> Result<Conn, BoxError> {
         loop {
             let taken = {
@@ -219,10 +279,10 @@ impl Pool {
                     }
                 }
             };
-            // A connection that closes while it gets ready is dropped; the next is tried.
+            // A connection the server closed is dropped; the next is tried.
             let ready = match taken {
                 None => break,
-                Some(Sender::H1(mut tx)) => tx.ready().await.is_ok().then_some(Sender::H1(tx)),
+                Some(Sender::H1(mut conn)) => conn.is_open().then_some(Sender::H1(conn)),
                 Some(Sender::H2(mut tx)) => tx.ready().await.is_ok().then_some(Sender::H2(tx)),
             };
             if let Some(sender) = ready {
@@ -312,10 +372,8 @@ impl Pool {
                 reused: false,
             });
         }
-        let (tx, connection) = shared.h1.handshake(io).await?;
-        tokio::spawn(connection);
         Ok(Conn {
-            sender: Sender::H1(tx),
+            sender: Sender::H1(h1::Conn::new(io)),
             reused: false,
         })
     }
@@ -331,24 +389,15 @@ impl Drop for Pool {
 }
 
 impl Shared {
-    /// What an HTTP/1.1 request to `uri` names on its request line: its path and query.
-    fn target(&self, uri: &Uri) -> Uri {
-        if std::ptr::eq(uri, &self.origin) {
-            self.origin_target.clone()
-        } else {
-            path_only(uri)
-        }
-    }
-
     fn lock(&self) -> MutexGuard<'_, Idle> {
         // The list stays whole whatever panicked while it was held.
         self.idle.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 
-fn path_only(uri: &Uri) -> Uri {
-    uri.path_and_query()
-        .map_or_else(Uri::default, |path| Uri::from(path.clone()))
+/// What an HTTP/1.1 request to `uri` names on its request line: its path and query.
+fn target(uri: &Uri) -> &str {
+    uri.path_and_query().map_or("/", |path| path.as_str())
 }
 
 /// Closes the connections idle past [`IDLE_TIMEOUT`], on the runtime that first put one
@@ -369,7 +418,7 @@ fn reaper(shared: Weak<Shared>) -> Option<JoinHandle<()>> {
             let mut idle = shared.lock();
             let round = idle.round;
             idle.h1
-                .retain(|(tx, since)| *since == round && !tx.is_closed());
+                .retain_mut(|(conn, since)| *since == round && conn.is_open());
             idle.round += 1;
         }
     }))

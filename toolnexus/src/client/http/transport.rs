@@ -9,13 +9,13 @@
 use std::time::Duration;
 
 use bytes::Bytes;
-use http_body_util::{BodyExt, Full};
-use reqwest::header::{HeaderMap, CONTENT_LENGTH, CONTENT_TYPE, LOCATION, RETRY_AFTER};
+use reqwest::header::{HeaderMap, CONTENT_TYPE, LOCATION, RETRY_AFTER};
 use reqwest::{Method, StatusCode};
 
 use crate::client::error::{ClientError, ErrorDetail};
 use crate::client::http::connect::{LazyHttp, MAX_REDIRECTS};
 use crate::client::http::pool::Pool;
+use crate::client::http::response::Arrived;
 use crate::client::http::retry::parse_retry_after;
 use crate::client::provider::Provider;
 use crate::client::redact::excerpt;
@@ -126,7 +126,7 @@ impl Transport {
                 payload: Payload::Streaming(response),
             });
         }
-        self.read_reply(hyper::Response::from(response)).await
+        self.read_reply(&mut hyper::Response::from(response)).await
     }
 
     /// One attempt on the direct client's connections, following redirects within the base
@@ -137,21 +137,9 @@ impl Transport {
         let mut hops = 0;
         loop {
             let uri = redirected.as_ref().unwrap_or(direct.origin());
-            // Made in a block of its own, so the request is not also kept in this future.
-            let sent = {
-                let body = match method {
-                    Method::POST => request.0.clone(),
-                    _ => Bytes::new(),
-                };
-                let mut post = hyper::Request::new(Full::new(body));
-                *post.method_mut() = method.clone();
-                *post.headers_mut() = self.headers.clone();
-                if method != Method::POST {
-                    post.headers_mut().remove(CONTENT_TYPE);
-                }
-                direct.send(uri, post)
-            };
-            let (response, conn) = sent.await.map_err(|e| self.network_failure(e))?;
+            let body = (method == Method::POST).then_some(&request.0);
+            let sent = direct.send(uri, &method, &self.headers, body);
+            let mut response = sent.await.map_err(|e| self.network_failure(e))?;
             let status = response.status();
             let next = match status {
                 StatusCode::MOVED_PERMANENTLY | StatusCode::FOUND | StatusCode::SEE_OTHER => {
@@ -162,13 +150,14 @@ impl Transport {
                 }
                 _ => None,
             };
-            let target = next.and_then(|m| Some((m, self.same_origin(uri, response.headers())?)));
+            let location = response.header(&LOCATION);
+            let target = next.and_then(|m| Some((m, self.same_origin(uri, location)?)));
             let Some((next, target)) = target else {
-                let reply = self.read_reply(response).await;
+                let reply = self.read_reply(&mut response).await;
                 // Its body read whole, the connection serves the next request; after a
                 // failed one (its body perhaps not read to the end) it is closed.
                 if reply.is_ok() {
-                    direct.put_back(conn);
+                    direct.put_back(response);
                 }
                 return reply;
             };
@@ -183,8 +172,8 @@ impl Transport {
 
     /// Where a redirect from `from` leads, when that is within the base URL's origin; a
     /// redirect elsewhere is not followed, so the key never goes to another host.
-    fn same_origin(&self, from: &hyper::Uri, headers: &HeaderMap) -> Option<hyper::Uri> {
-        let location = headers.get(LOCATION)?.to_str().ok()?;
+    fn same_origin(&self, from: &hyper::Uri, location: Option<&str>) -> Option<hyper::Uri> {
+        let location = location?;
         let base = reqwest::Url::parse(&from.to_string()).ok()?;
         let next = base.join(location).ok()?;
         if next.origin() != self.url.origin() {
@@ -195,22 +184,17 @@ impl Transport {
 
     /// A response read as the attempt's outcome: a failure with its status, or the body
     /// read whole under the size cap.
-    async fn read_reply<B>(&self, response: hyper::Response<B>) -> Result<Reply, Failure>
-    where
-        B: hyper::body::Body<Data = Bytes> + Unpin,
-        B::Error: Into<BoxError>,
-    {
+    async fn read_reply(&self, response: &mut impl Arrived) -> Result<Reply, Failure> {
         let status = response.status();
         if !status.is_success() {
             // Boxed: only a failed attempt reads an error body.
             return Err(Box::pin(self.status_failure(response)).await);
         }
         let limit = self.max_response_bytes;
-        let announced = content_length(response.headers());
-        if announced.is_some_and(|n| n > limit as u64) {
+        if response.content_length().is_some_and(|n| n > limit as u64) {
             return Err(self.too_large());
         }
-        match read_capped(response.into_body(), announced, limit).await {
+        match response.body(limit).await {
             Ok((body, false)) => Ok(Reply {
                 status: status.as_u16(),
                 payload: Payload::Whole(body),
@@ -222,25 +206,13 @@ impl Transport {
 
     /// The failure of a non-success response: its status, `Retry-After` and the start of
     /// its body (secrets masked).
-    async fn status_failure<B>(&self, response: hyper::Response<B>) -> Failure
-    where
-        B: hyper::body::Body<Data = Bytes> + Unpin,
-        B::Error: Into<BoxError>,
-    {
+    async fn status_failure(&self, response: &mut impl Arrived) -> Failure {
         let status = response.status().as_u16();
-        let retry_after = response
-            .headers()
-            .get(RETRY_AFTER)
-            .and_then(|v| v.to_str().ok())
-            .and_then(parse_retry_after);
-        let location = response
-            .headers()
-            .get(LOCATION)
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_owned);
+        let retry_after = response.header(&RETRY_AFTER).and_then(parse_retry_after);
+        let location = response.header(&LOCATION).map(str::to_owned);
         // The excerpt is all that is kept of an error body; a broken one stays empty.
-        let announced = content_length(response.headers());
-        let body = read_capped(response.into_body(), announced, ERROR_BODY_BYTES)
+        let body = response
+            .body(ERROR_BODY_BYTES)
             .await
             .map_or_else(|_| Bytes::new(), |(body, _)| body);
         let error = match self.missing_key {
@@ -297,50 +269,4 @@ fn is_json(headers: &HeaderMap) -> bool {
         .get(CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.trim_start().starts_with("application/json"))
-}
-
-/// The length a response announces.
-fn content_length(headers: &HeaderMap) -> Option<u64> {
-    headers.get(CONTENT_LENGTH)?.to_str().ok()?.parse().ok()
-}
-
-/// Reads at most `limit` bytes of a body, frame by frame, so a hostile or runaway reply never
-/// fills memory. Returns the bytes and whether the body went on past the limit (it is then
-/// not read further). A body that came in one frame, as a small reply does, is handed on as
-/// hyper read it, without a copy.
-async fn read_capped<B>(
-    mut incoming: B,
-    announced: Option<u64>,
-    limit: usize,
-) -> Result<(Bytes, bool), BoxError>
-where
-    B: hyper::body::Body<Data = Bytes> + Unpin,
-    B::Error: Into<BoxError>,
-{
-    let mut first = Bytes::new();
-    let mut joined: Option<Vec<u8>> = None;
-    while let Some(frame) = incoming.frame().await {
-        let Ok(chunk) = frame.map_err(Into::into)?.into_data() else {
-            continue;
-        };
-        let read = joined.as_ref().map_or(first.len(), Vec::len);
-        if chunk.len() > limit - read {
-            let mut body = joined.unwrap_or_else(|| first.to_vec());
-            body.extend_from_slice(&chunk[..limit - read]);
-            return Ok((body.into(), true));
-        }
-        match &mut joined {
-            Some(body) => body.extend_from_slice(&chunk),
-            None if first.is_empty() => first = chunk,
-            None => {
-                // The announced length is only a hint, trusted within the limit.
-                let hint = announced.unwrap_or(0).min(limit as u64) as usize;
-                let mut body = Vec::with_capacity(hint.max(read + chunk.len()));
-                body.extend_from_slice(&first);
-                body.extend_from_slice(&chunk);
-                joined = Some(body);
-            }
-        }
-    }
-    Ok((joined.map_or(first, Bytes::from), false))
 }
