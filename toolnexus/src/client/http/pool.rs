@@ -292,8 +292,8 @@ impl Pool {
                 });
             }
         }
-        // Boxed: a connect's future (the connector's, both handshakes) is large, and every
-        // layer of a run's future would carry and move it though most requests never connect.
+        // Boxed: every layer of a run's future would otherwise carry and move a connect's
+        // state (the gate, the connector's future), though most requests never connect.
         Box::pin(self.connect_or_share()).await
     }
 
@@ -345,35 +345,42 @@ impl Pool {
     /// A new connection to the origin, over HTTP/2 when TLS negotiated it.
     async fn connect(&self) -> Result<Conn, BoxError> {
         let shared = &self.shared;
-        let origin = shared.origin.clone();
-        let io = match &shared.connector {
-            Connector::Plain(tcp) => tcp
-                .clone()
-                .call(origin)
-                .await
-                .map(MaybeHttpsStream::Http)
-                .map_err(|e| ConnectFailed(e.into()))?,
-            Connector::Tls(tls) => tls.clone().call(origin).await.map_err(ConnectFailed)?,
-        };
-        let h2 = io.connected().is_negotiated_h2();
-        if let Connector::Tls(_) = shared.connector {
-            shared.lock().speaks_h1 = !h2;
-        }
-        if h2 {
-            let (tx, connection) = shared.h2.handshake(io).await?;
-            tokio::spawn(connection);
-            let mut idle = shared.lock();
-            if idle.h2.as_ref().is_none_or(http2::SendRequest::is_closed) {
-                idle.h2 = Some(tx.clone());
+        let handshake = {
+            let origin = shared.origin.clone();
+            let io = match &shared.connector {
+                Connector::Plain(tcp) => tcp
+                    .clone()
+                    .call(origin)
+                    .await
+                    .map(MaybeHttpsStream::Http)
+                    .map_err(|e| ConnectFailed(e.into()))?,
+                Connector::Tls(tls) => tls.clone().call(origin).await.map_err(ConnectFailed)?,
+            };
+            let h2 = io.connected().is_negotiated_h2();
+            if let Connector::Tls(_) = shared.connector {
+                shared.lock().speaks_h1 = !h2;
             }
-            drop(idle);
-            return Ok(Conn {
-                sender: Sender::H2(tx),
-                reused: false,
-            });
+            if !h2 {
+                return Ok(Conn {
+                    sender: Sender::H1(h1::Conn::new(io)),
+                    reused: false,
+                });
+            }
+            // Boxed, and the stream moved into it in a scope that ends before the wait: the
+            // handshake's future and the TLS stream are kilobytes, which every connect would
+            // otherwise carry while it waits for TCP and TLS, though a client makes one HTTP/2
+            // connection at most.
+            Box::pin(shared.h2.handshake(io))
+        };
+        let (tx, connection) = handshake.await?;
+        tokio::spawn(connection);
+        let mut idle = shared.lock();
+        if idle.h2.as_ref().is_none_or(http2::SendRequest::is_closed) {
+            idle.h2 = Some(tx.clone());
         }
+        drop(idle);
         Ok(Conn {
-            sender: Sender::H1(h1::Conn::new(io)),
+            sender: Sender::H2(tx),
             reused: false,
         })
     }
