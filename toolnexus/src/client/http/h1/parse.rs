@@ -148,10 +148,13 @@ pub(crate) fn parse_head(buf: &[u8]) -> Result<Parsed, Malformed> {
         1 => !close,
         _ => keep_alive && !close,
     };
+    // Both framings at once is how a response is smuggled past a proxy (RFC 9112 6.3):
+    // the body is read by Transfer-Encoding, and the connection trusted no further.
+    let ambiguous = encoded && length.is_some();
     let head = Head {
         status,
         framing,
-        keep_alive: persistent && framing != Framing::Eof,
+        keep_alive: persistent && framing != Framing::Eof && !ambiguous,
         retry_after,
         location,
     };

@@ -87,7 +87,7 @@ fn interim_replies_are_skipped_to_the_final_one() {
 
 #[test]
 fn connection_reuse_follows_the_version_and_the_connection_header() {
-    let cases: [(&[u8], bool); 6] = [
+    let cases: [(&[u8], bool); 7] = [
         (b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n", true),
         (
             b"HTTP/1.1 200 OK\r\nConnection: Close\r\ncontent-length: 0\r\n\r\n",
@@ -104,6 +104,10 @@ fn connection_reuse_follows_the_version_and_the_connection_header() {
         ),
         // Without a length the body ends with the connection, which cannot then be reused.
         (b"HTTP/1.1 200 OK\r\n\r\n", false),
+        (
+            b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\ncontent-length: 3\r\n\r\n",
+            false,
+        ),
     ];
     for (reply, reusable) in cases {
         let (head, _) = head_of(reply);
