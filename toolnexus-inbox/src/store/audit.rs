@@ -14,16 +14,25 @@ use crate::error::InboxError;
 /// an audit entry, which is why the trail owns it.
 pub(crate) const CHANGED: &str = "toolnexus_inbox_changed";
 
-const APPEND: &str = "INSERT INTO toolnexus_inbox_audit (run_id, seq, at, kind, request_id, \
-     actor, attempt, detail) SELECT $1, COALESCE(MAX(seq), 0) + 1, $2, $3, $4, $5, $6, $7 \
-     FROM toolnexus_inbox_audit WHERE run_id = $1";
+/// The append, `plus` before the run's parameter where it finds the run's last entry
+/// ([`SQLITE_STABLE`](super::runs::SQLITE_STABLE) on SQLite).
+fn append_sql(plus: &str) -> String {
+    format!(
+        "INSERT INTO toolnexus_inbox_audit (run_id, seq, at, kind, request_id, actor, attempt, \
+         detail) SELECT $1, COALESCE(MAX(seq), 0) + 1, $2, $3, $4, $5, $6, $7 \
+         FROM toolnexus_inbox_audit WHERE run_id = {plus}$1"
+    )
+}
+
+static APPEND_SQLITE: LazyLock<String> = LazyLock::new(|| append_sql(super::runs::SQLITE_STABLE));
 
 // `pg_notify` returns `void`, which no row may carry: it runs in a lateral subquery of its
 // own, once per appended row (PostgreSQL folds a transaction's equal notifications).
 static APPEND_ANNOUNCED: LazyLock<String> = LazyLock::new(|| {
     format!(
-        "WITH appended AS ({APPEND} RETURNING run_id) SELECT appended.run_id FROM appended, \
+        "WITH appended AS ({} RETURNING run_id) SELECT appended.run_id FROM appended, \
          LATERAL (SELECT pg_notify('{}', appended.run_id)) AS announced",
+        append_sql(""),
         CHANGED
     )
 });
@@ -54,7 +63,7 @@ pub(crate) async fn append(
     let statement = if conn.backend_name() == "PostgreSQL" {
         APPEND_ANNOUNCED.as_str()
     } else {
-        APPEND
+        APPEND_SQLITE.as_str()
     };
     sqlx::query(statement)
         .bind(entry.run)

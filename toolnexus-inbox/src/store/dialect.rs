@@ -14,12 +14,9 @@ pub(crate) struct Dialect {
     pub(crate) engine: Engine,
     /// How a transaction that writes begins.
     pub(crate) begin_write: &'static str,
-    /// Claims the oldest run ready to resume ([`runs::claim_next`]).
-    pub(crate) claim_next_run: &'static LazyLock<String>,
     /// The claims of the oldest run and of a named run, each with its audit entry, in one
-    /// statement; `None` where a statement cannot write in a `WITH` (SQLite), and a claim
-    /// is a transaction of the claim and the entry.
-    pub(crate) audited_claims: Option<AuditedClaims>,
+    /// request.
+    pub(crate) claims: Claims,
     /// Records a resumed run's end, its journal cleared and its audit entry, in one
     /// statement ([`runs::finish_audited`]); `None` where a statement cannot write in a
     /// `WITH` (SQLite), and the outcome is a transaction.
@@ -28,6 +25,9 @@ pub(crate) struct Dialect {
     /// sent together inside the outcome's transaction ([`runs::finish_batched`]); `None`
     /// where statements travel one at a time (PostgreSQL), and they are sent apart.
     pub(crate) finish_batched: Option<&'static str>,
+    /// [`finish_batched`](Self::finish_batched) as its whole transaction in one request
+    /// ([`runs::finish_alone_sql`]), for a run that ended with no webhook to tell.
+    pub(crate) finish_alone: Option<&'static LazyLock<String>>,
     /// Records an answer that resolves its request, the run marked answered when it was
     /// its last and the audit entry, in one statement ([`requests::answer_recorded`]), or on
     /// SQLite, where a statement cannot write in a `WITH`, in statements sent together.
@@ -51,7 +51,6 @@ pub(crate) struct Dialect {
 /// anyway).
 const SKIP_LOCKED: &str = " FOR UPDATE SKIP LOCKED";
 
-static CLAIM_NEXT_RUN_SQLITE: LazyLock<String> = LazyLock::new(|| runs::claim_next_sql(""));
 static CLAIM_NEXT_RUN_POSTGRES: LazyLock<String> =
     LazyLock::new(|| runs::claim_next_sql(SKIP_LOCKED));
 // The claims with their audit entry in one statement (see `runs::audited`).
@@ -63,6 +62,18 @@ static ANSWER_RECORDED_POSTGRES: LazyLock<String> =
     LazyLock::new(|| requests::answer_recorded_sql(CHANNEL, super::audit::CHANGED));
 static ANSWER_RECORDED_SQLITE: LazyLock<String> =
     LazyLock::new(|| requests::ANSWER_RECORDED_BATCHED.to_owned());
+// A claim's transaction whole on SQLite: its statements sent together in one request.
+static CLAIM_NEXT_RUN_BATCHED_SQLITE: LazyLock<String> = LazyLock::new(|| {
+    runs::claim_batched_sql(
+        &runs::next_target("", runs::SQLITE_STABLE),
+        7,
+        SQLITE.begin_write,
+    )
+});
+static CLAIM_RUN_OF_BATCHED_SQLITE: LazyLock<String> =
+    LazyLock::new(|| runs::claim_batched_sql(runs::RUN_OF_TARGET, 8, SQLITE.begin_write));
+static FINISH_ALONE_SQLITE: LazyLock<String> =
+    LazyLock::new(|| runs::finish_alone_sql(SQLITE.begin_write));
 static FINISH_AUDITED_POSTGRES: LazyLock<String> =
     LazyLock::new(|| runs::finish_audited_sql(super::audit::CHANGED));
 static MARK_ANSWERED_SQLITE: LazyLock<String> = LazyLock::new(|| runs::MARK_ANSWERED.to_owned());
@@ -89,15 +100,30 @@ pub(crate) struct AuditedClaims {
     pub(crate) run_of: &'static LazyLock<String>,
 }
 
+/// How an engine claims a run with its audit entry in one request.
+#[derive(Clone, Copy)]
+pub(crate) enum Claims {
+    /// One statement writing in a `WITH` ([`runs::audited`]), on any connection of the pool
+    /// (PostgreSQL).
+    Audited(AuditedClaims),
+    /// The whole transaction as statements sent together ([`runs::claim_batched_sql`]),
+    /// with the run's answers, on the connection of the turn to write (SQLite, whose
+    /// statements cannot write in a `WITH`).
+    Batched(AuditedClaims),
+}
+
 static SQLITE: Dialect = Dialect {
     engine: Engine::Sqlite,
     // IMMEDIATE takes the write lock up front: a deferred transaction that read first
     // fails, instead of waiting, when another writer committed since.
     begin_write: "BEGIN IMMEDIATE",
-    claim_next_run: &CLAIM_NEXT_RUN_SQLITE,
-    audited_claims: None,
+    claims: Claims::Batched(AuditedClaims {
+        next: &CLAIM_NEXT_RUN_BATCHED_SQLITE,
+        run_of: &CLAIM_RUN_OF_BATCHED_SQLITE,
+    }),
     finish_audited: None,
     finish_batched: Some(runs::FINISH_BATCHED),
+    finish_alone: Some(&FINISH_ALONE_SQLITE),
     answer_recorded: Some(&ANSWER_RECORDED_SQLITE),
     mark_answered: &MARK_ANSWERED_SQLITE,
     claim_deliveries: &CLAIM_DELIVERIES_SQLITE,
@@ -111,13 +137,13 @@ static SQLITE: Dialect = Dialect {
 static POSTGRES: Dialect = Dialect {
     engine: Engine::Postgres,
     begin_write: "BEGIN",
-    claim_next_run: &CLAIM_NEXT_RUN_POSTGRES,
-    audited_claims: Some(AuditedClaims {
+    claims: Claims::Audited(AuditedClaims {
         next: &CLAIM_NEXT_RUN_AUDITED_POSTGRES,
         run_of: &CLAIM_RUN_OF_AUDITED_POSTGRES,
     }),
     finish_audited: Some(&FINISH_AUDITED_POSTGRES),
     finish_batched: None,
+    finish_alone: None,
     answer_recorded: Some(&ANSWER_RECORDED_POSTGRES),
     mark_answered: &MARK_ANSWERED_POSTGRES,
     claim_deliveries: &CLAIM_DELIVERIES_POSTGRES,

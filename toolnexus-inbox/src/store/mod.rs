@@ -33,7 +33,7 @@ use sqlx::{Any, AnyPool, Transaction};
 use tokio::sync::Notify;
 
 use crate::error::InboxError;
-pub(crate) use dialect::Dialect;
+pub(crate) use dialect::{AuditedClaims, Claims, Dialect};
 
 /// The database engine behind a pool.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -371,6 +371,19 @@ impl std::ops::DerefMut for Single {
                 .conn
                 .as_mut()
                 .expect("a turn handed out holds its connection"),
+        }
+    }
+}
+
+impl Single {
+    /// Lets the connection go after statements sent together that begin and commit their
+    /// own transaction failed: one that failed part-way may have left it open, and closing
+    /// the connection rolls it back. The next turn opens another; the pool, another when
+    /// it needs one.
+    pub(crate) fn discard(self) {
+        match self {
+            Single::Pool(conn) => drop(conn.detach()),
+            Single::Turn(mut turn) => turn.conn = None,
         }
     }
 }

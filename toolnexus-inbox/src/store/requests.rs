@@ -266,7 +266,7 @@ pub(crate) fn answer_recorded_sql(answered: &str, changed: &str) -> String {
 /// write lock: the answer, the run's time of change and its state (answered when this
 /// answer was its last open request), the audit entry, and `ready` read back. Each
 /// statement sees what the ones before it wrote, so the request just answered no longer
-/// counts as open.
+/// counts as open. (The trail's run is [`SQLITE_STABLE`](super::runs::SQLITE_STABLE).)
 pub(crate) const ANSWER_RECORDED_BATCHED: &str = "UPDATE toolnexus_inbox_requests SET \
      answer = $1, answered_by = $2, answered_at = $3, votes = $4 \
      WHERE id = $5 AND answered_at IS NULL; \
@@ -278,7 +278,7 @@ pub(crate) const ANSWER_RECORDED_BATCHED: &str = "UPDATE toolnexus_inbox_request
      THEN $3 ELSE answered_at END WHERE id = $6; \
      INSERT INTO toolnexus_inbox_audit (run_id, seq, at, kind, request_id, actor, attempt, \
      detail) SELECT $6, COALESCE(MAX(seq), 0) + 1, $3, $9, $5, $2, NULL, $1 \
-     FROM toolnexus_inbox_audit WHERE run_id = $6; \
+     FROM toolnexus_inbox_audit WHERE run_id = +$6; \
      SELECT state = $7 AS ready FROM toolnexus_inbox_runs WHERE id = $6";
 
 /// The answer that resolves request `id` of run `run`, recorded with a statement of

@@ -168,41 +168,103 @@ row! {
     }
 }
 
-/// A claim: the row(s) matched by `target` become running under the lease ($1, now being
-/// $2), and their attempt counter — the fencing token — goes up by one. Eligible are this
-/// agent's ($3) rows with attempts left ($4) that are answered ($6) and not in a failed
-/// attempt's back-off, or running ($5) under a lease that lapsed (their worker died). One
-/// statement: the claim returns everything the resume needs.
-fn claim_sql(target: &str) -> String {
+/// Which runs a claim may take: this agent's ($3) rows with attempts left ($4) that are
+/// answered ($6) and not in a failed attempt's back-off, or running ($5) under a lease that
+/// lapsed at now ($2) (their worker died). `plus` goes before the parameters compared for
+/// equality: [`SQLITE_STABLE`] on SQLite.
+fn claimable(plus: &str) -> String {
+    format!(
+        "agent = {plus}$3 AND attempts < $4 \
+         AND ((state = {plus}$6 AND (lease_until IS NULL OR lease_until <= $2)) \
+         OR (state = {plus}$5 AND lease_until <= $2))"
+    )
+}
+
+/// Written before a parameter a statement compares a column with for equality, on SQLite
+/// only: a unary plus, which changes no value. Planning a statement whose rows are not
+/// found by a unique key alone, SQLite's planner looks at such a parameter's value (is it
+/// 0 or 1?) to estimate the rows, and marks the statement to be prepared again when the
+/// parameter is bound anew, unless it stands behind an operator; sqlx clears a statement's
+/// parameters before each run, which counts. Without it such a statement is parsed and
+/// planned again every time it runs, holding the turn to write meanwhile.
+pub(crate) const SQLITE_STABLE: &str = "+";
+
+/// A claim: the [`claimable`] row(s) matched by `target` become running under the lease
+/// ($1, now being $2), and their attempt counter — the fencing token — goes up by one.
+fn claim_update(target: &str, plus: &str) -> String {
     format!(
         "UPDATE toolnexus_inbox_runs SET state = $5, attempts = attempts + 1, \
-         lease_until = $1, updated_at = $2 WHERE {target} AND agent = $3 AND attempts < $4 \
-         AND ((state = $6 AND (lease_until IS NULL OR lease_until <= $2)) \
-         OR (state = $5 AND lease_until <= $2)) RETURNING id, messages, attempts, turns"
+         lease_until = $1, updated_at = $2 WHERE {target} AND {}",
+        claimable(plus)
+    )
+}
+
+/// [`claim_update`] in one statement that returns everything the resume needs.
+fn claim_sql(target: &str) -> String {
+    format!(
+        "{} RETURNING id, messages, attempts, turns",
+        claim_update(target, "")
+    )
+}
+
+/// The claim of the run `target` matches, its audit entry and its answers as the whole
+/// transaction, statements sent together in one request, for an engine that runs
+/// several at once (SQLite); `begin` begins it, taking the write lock. Numbered as
+/// [`audited`] numbers its own: the entry's kind and actor are the parameters numbered
+/// `first` and `first + 1`.
+///
+/// The entry is appended first, for the run the claim is about to take: both statements
+/// choose it by the same `target` from the same rows (the entry writes no run, and the
+/// write lock lets no one else in between), so the entry is the claim's, with the attempt
+/// number the claim gives it; when the claim takes nothing, neither appends anything. The
+/// claim then returns the run with its answers as a JSON list of [`StoredAnswer`]s in call
+/// order, and the transaction commits.
+pub(crate) fn claim_batched_sql(target: &str, first: usize, begin: &str) -> String {
+    let actor = first + 1;
+    format!(
+        "{begin}; INSERT INTO toolnexus_inbox_audit (run_id, seq, at, kind, request_id, actor, \
+         attempt, detail) SELECT id, (SELECT COALESCE(MAX(a.seq), 0) + 1 FROM \
+         toolnexus_inbox_audit a WHERE a.run_id = toolnexus_inbox_runs.id), $2, ${first}, NULL, \
+         ${actor}, attempts + 1, NULL FROM toolnexus_inbox_runs WHERE {target} AND {}; \
+         {} RETURNING id, messages, attempts, turns, (SELECT json_group_array(json_object(\
+         'id', q.id, 'answer', q.answer, 'tool_name', q.tool_name, 'tool_args', q.tool_args) \
+         ORDER BY q.position) FROM toolnexus_inbox_requests q \
+         WHERE q.run_id = toolnexus_inbox_runs.id) AS answers; COMMIT",
+        claimable(SQLITE_STABLE),
+        claim_update(target, SQLITE_STABLE)
     )
 }
 
 /// The claim of the oldest run ready to resume, `lock` choosing how concurrent claims
-/// pass each other by ([`Dialect::claim_next_run`]).
+/// pass each other by.
 ///
 /// Two lookups, each a walk down the claim index in its own order, so a claim costs the
 /// same with ten thousand runs answered as with one: first a run whose worker died (few,
 /// and the oldest claims), else the oldest answer. The second runs only when the first
 /// finds nothing.
 pub(crate) fn claim_next_sql(lock: &str) -> String {
-    claim_sql(&format!(
-        "id = COALESCE((SELECT id FROM toolnexus_inbox_runs WHERE agent = $3 \
-         AND state = $5 AND lease_until <= $2 AND attempts < $4 \
-         ORDER BY answered_at, id LIMIT 1{lock}), (SELECT id FROM toolnexus_inbox_runs \
-         WHERE agent = $3 AND state = $6 AND attempts < $4 \
-         AND (lease_until IS NULL OR lease_until <= $2) ORDER BY answered_at, id LIMIT 1{lock}))"
-    ))
+    claim_sql(&next_target(lock, ""))
 }
 
+/// The `target` of [`claim_next_sql`]: the two lookups, `plus` before the parameters
+/// compared for equality ([`SQLITE_STABLE`] on SQLite).
+pub(crate) fn next_target(lock: &str, plus: &str) -> String {
+    format!(
+        "id = COALESCE((SELECT id FROM toolnexus_inbox_runs WHERE agent = {plus}$3 \
+         AND state = {plus}$5 AND lease_until <= $2 AND attempts < $4 \
+         ORDER BY answered_at, id LIMIT 1{lock}), (SELECT id FROM toolnexus_inbox_runs \
+         WHERE agent = {plus}$3 AND state = {plus}$6 AND attempts < $4 \
+         AND (lease_until IS NULL OR lease_until <= $2) ORDER BY answered_at, id LIMIT 1{lock}))"
+    )
+}
+
+/// The `target` of a claim of the run any of whose requests ($7) names.
+pub(crate) const RUN_OF_TARGET: &str =
+    "id = (SELECT run_id FROM toolnexus_inbox_requests WHERE id = $7)";
+
 /// Any request of the run ($7) names it.
-pub(crate) static CLAIM_RUN_OF: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
-    claim_sql("id = (SELECT run_id FROM toolnexus_inbox_requests WHERE id = $7)")
-});
+pub(crate) static CLAIM_RUN_OF: std::sync::LazyLock<String> =
+    std::sync::LazyLock::new(|| claim_sql(RUN_OF_TARGET));
 
 /// `claim` (a claim statement) and the claim's audit entry in one statement, for an engine
 /// whose statements may write in a `WITH` (PostgreSQL): one round trip instead of a
@@ -258,12 +320,30 @@ pub(crate) async fn claim_audited(
     request: Option<&str>,
     worker: &str,
 ) -> Result<Option<Taken>, InboxError> {
-    let claim = bound_as::<AuditedClaim>(sql, terms, request)
-        .bind(crate::records::audit::AuditKind::Claimed.as_str())
-        .bind(worker);
+    let claim = bound(sql, terms, request, worker);
     let Some(row) = claim.fetch_optional(pool).await? else {
         return Ok(None);
     };
+    Ok(Some(taken(row)))
+}
+
+/// Claims with a statement of [`claim_batched_sql`] on `conn`, outside any transaction
+/// (the statements are one), recording `worker` as the claimant.
+pub(crate) async fn claim_batched(
+    conn: &mut AnyConnection,
+    sql: &'static str,
+    terms: &Terms<'_>,
+    request: Option<&str>,
+    worker: &str,
+) -> Result<Option<Taken>, InboxError> {
+    // Every row is read: the statements after the claim's (its commit) would not run once
+    // a row came back to a read of one.
+    let rows = bound(sql, terms, request, worker).fetch_all(conn).await?;
+    Ok(rows.into_iter().next().map(taken))
+}
+
+/// The run a claim returned, with its answers when they read back.
+fn taken(row: AuditedClaim) -> Taken {
     // Answers that do not read back are read again by themselves, as any claim's are.
     let answers = row.answers.and_then(|list| {
         serde_json::from_str::<Vec<StoredAnswer>>(&list)
@@ -276,45 +356,17 @@ pub(crate) async fn claim_audited(
         attempts: row.attempts,
         turns: row.turns,
     };
-    Ok(Some(Taken { run, answers }))
+    Taken { run, answers }
 }
 
-/// Claims the oldest run of `terms.agent` ready to resume.
-pub(crate) async fn claim_next(
-    conn: &mut AnyConnection,
-    dialect: &Dialect,
-    terms: &Terms<'_>,
-) -> Result<Option<Claimed>, InboxError> {
-    claim(conn, dialect.claim_next_run.as_str(), terms, None).await
-}
-
-/// Claims the run request `request` belongs to, when it is ready to resume.
-pub(crate) async fn claim_run_of(
-    conn: &mut AnyConnection,
-    terms: &Terms<'_>,
-    request: &str,
-) -> Result<Option<Claimed>, InboxError> {
-    claim(conn, CLAIM_RUN_OF.as_str(), terms, Some(request)).await
-}
-
-/// A claim statement with its terms bound, in the order [`claim_sql`] numbers them.
+/// A claim statement with its terms bound, in the order [`claim_sql`] numbers them, then
+/// its audit entry's kind and actor (`worker`).
 fn bound<'q>(
     sql: &'static str,
     terms: &'q Terms<'_>,
     request: Option<&'q str>,
-) -> sqlx::query::QueryAs<'q, sqlx::Any, Claimed, sqlx::any::AnyArguments> {
-    bound_as(sql, terms, request)
-}
-
-/// [`bound`], read as rows of `R`.
-fn bound_as<'q, R>(
-    sql: &'static str,
-    terms: &'q Terms<'_>,
-    request: Option<&'q str>,
-) -> sqlx::query::QueryAs<'q, sqlx::Any, R, sqlx::any::AnyArguments>
-where
-    R: for<'r> sqlx::FromRow<'r, sqlx::any::AnyRow>,
-{
+    worker: &'q str,
+) -> sqlx::query::QueryAs<'q, sqlx::Any, AuditedClaim, sqlx::any::AnyArguments> {
     let mut claim = sqlx::query_as(sql)
         .bind(terms.lease_until)
         .bind(terms.now)
@@ -326,15 +378,8 @@ where
         claim = claim.bind(request);
     }
     claim
-}
-
-async fn claim(
-    conn: &mut AnyConnection,
-    sql: &'static str,
-    terms: &Terms<'_>,
-    request: Option<&str>,
-) -> Result<Option<Claimed>, InboxError> {
-    Ok(bound(sql, terms, request).fetch_optional(conn).await?)
+        .bind(crate::records::audit::AuditKind::Claimed.as_str())
+        .bind(worker)
 }
 
 /// Renews attempt `fence`'s lease on run `run` until `until`; `false` when the claim is
@@ -398,7 +443,8 @@ pub(crate) async fn finish(
 /// outcome is now recorded, its journal cleared and its audit entry appended. The row is
 /// done under the attempt only when these statements made it so: an attempt records its
 /// outcome once, and no other attempt writes a row it does not hold. The transaction holds
-/// the database's write lock, so the entry's number is the run's next.
+/// the database's write lock, so the entry's number is the run's next. (The trail's run is
+/// [`SQLITE_STABLE`].)
 pub(crate) const FINISH_BATCHED: &str = "UPDATE toolnexus_inbox_runs SET state = $1, \
      result = $2, next_id = $10, lease_until = NULL, last_error = NULL, updated_at = $3 \
      WHERE id = $4 AND attempts = $5 AND state = $6; \
@@ -406,10 +452,18 @@ pub(crate) const FINISH_BATCHED: &str = "UPDATE toolnexus_inbox_runs SET state =
      toolnexus_inbox_runs WHERE id = $4 AND attempts = $5 AND state = $1); \
      INSERT INTO toolnexus_inbox_audit (run_id, seq, at, kind, request_id, actor, attempt, \
      detail) SELECT $4, (SELECT COALESCE(MAX(seq), 0) + 1 FROM toolnexus_inbox_audit \
-     WHERE run_id = $4), $3, $7, NULL, $8, $5, $9 WHERE EXISTS (SELECT 1 FROM \
+     WHERE run_id = +$4), $3, $7, NULL, $8, $5, $9 WHERE EXISTS (SELECT 1 FROM \
      toolnexus_inbox_runs WHERE id = $4 AND attempts = $5 AND state = $1)";
 
-/// Records a resumed run's end with [`FINISH_BATCHED`], `worker` the entry's actor and
+/// [`FINISH_BATCHED`] as the whole transaction, in one request: `begin` begins it, taking
+/// the write lock, and it commits after them. Sent on a connection outside any transaction;
+/// one that failed part-way may leave the transaction open, so that connection is let go
+/// ([`Single::discard`](super::Single::discard)).
+pub(crate) fn finish_alone_sql(begin: &str) -> String {
+    format!("{begin}; {FINISH_BATCHED}; COMMIT")
+}
+
+/// Records a resumed run's end with [`FINISH_BATCHED`] (or [`finish_alone_sql`]), `worker` the entry's actor and
 /// `outcome` its detail; `false` when the claim is lost and nothing was written.
 pub(crate) async fn finish_batched(
     conn: &mut AnyConnection,

@@ -7,10 +7,18 @@ use toolnexus::{Answer, Message};
 
 use crate::error::InboxError;
 use crate::inbox::Inbox;
-use crate::records::audit::{AuditKind, Record};
 use crate::records::state::ParkedState;
 use crate::store::requests::{self, StoredAnswer};
 use crate::store::runs::{self, Taken, Terms};
+use crate::store::{AuditedClaims, Claims};
+
+/// The claim of the run of request `id`, with `id` to bind, or else of the oldest run.
+fn pick(claims: AuditedClaims, id: Option<&str>) -> (&'static str, Option<&str>) {
+    match id {
+        Some(id) => (claims.run_of.as_str(), Some(id)),
+        None => (claims.next.as_str(), None),
+    }
+}
 
 /// A run this worker holds: its stored parts, and the attempt number that fences its writes.
 pub(crate) struct Claim {
@@ -74,38 +82,22 @@ impl Inbox {
             max_attempts: i64::from(self.inner.max_attempts),
         };
         let store = &self.inner.store;
-        if let Some(claims) = store.dialect.audited_claims {
-            let (sql, request) = match id {
-                Some(id) => (claims.run_of, Some(id)),
-                None => (claims.next, None),
-            };
-            let worker = &self.inner.worker;
-            return runs::claim_audited(&store.pool, sql.as_str(), &terms, request, worker).await;
+        let worker = &self.inner.worker;
+        match store.dialect.claims {
+            Claims::Audited(claims) => {
+                let (sql, request) = pick(claims, id);
+                runs::claim_audited(&store.pool, sql, &terms, request, worker).await
+            }
+            Claims::Batched(claims) => {
+                let (sql, request) = pick(claims, id);
+                let mut conn = store.single().await?;
+                let taken = runs::claim_batched(&mut conn, sql, &terms, request, worker).await;
+                if taken.is_err() {
+                    conn.discard();
+                }
+                taken
+            }
         }
-        let mut tx = store.write().await?;
-        let claimed = match id {
-            Some(id) => runs::claim_run_of(&mut tx, &terms, id).await?,
-            None => runs::claim_next(&mut tx, store.dialect, &terms).await?,
-        };
-        let Some(run) = claimed else {
-            tx.commit().await?;
-            return Ok(None);
-        };
-        Record {
-            actor: Some(&self.inner.worker),
-            attempt: Some(run.attempts),
-            ..Record::new(&run.id, AuditKind::Claimed)
-        }
-        .append(&mut tx, now)
-        .await?;
-        // Read on the connection the claim holds, in its transaction: no other connection
-        // is taken (nor, on SQLite, its page cache read again) for them.
-        let answers = requests::answers_of(&mut *tx, &run.id).await?;
-        tx.commit().await?;
-        Ok(Some(Taken {
-            run,
-            answers: Some(answers),
-        }))
     }
 
     pub(crate) async fn why_unclaimable(&self, id: &str) -> Result<InboxError, InboxError> {

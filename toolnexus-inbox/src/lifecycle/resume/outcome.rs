@@ -132,6 +132,24 @@ impl Inbox {
                 None => {}
             }
         }
+        // The same on SQLite: the transaction whole in one request.
+        if let Some(sql) = store.dialect.finish_alone
+            && parked.is_none()
+            && self.inner.targets.all.is_empty()
+        {
+            let worker = &self.inner.worker;
+            let mut conn = store.single().await?;
+            let written =
+                runs::finish_batched(&mut conn, sql.as_str(), &done, worker, &outcome).await;
+            if written.is_err() {
+                conn.discard();
+            }
+            if !written? {
+                return Err(InboxError::Claimed(claim.id.clone()));
+            }
+            self.wake_outcome_waiters();
+            return Ok(resumed(claim, result, answers, next));
+        }
         let mut tx = store.write().await?;
         if let Some(sql) = store.dialect.finish_batched {
             let worker = &self.inner.worker;
