@@ -11,7 +11,10 @@
 //! With `--webhooks` a signed webhook on loopback is told of every park, answer and outcome,
 //! so the outbox is written in each of those transactions and the worker delivers it; the
 //! report adds when the last notification arrived.
-//! Each run uses an agent name of its own, so a database can be reused. The model is the
+//! Without `--db` each invocation parks its runs in a fresh SQLite file under the system's
+//! temp directory, removed when it ends, so no round measures the rows of the ones before
+//! it. A `--db` given is kept and reused: each invocation uses an agent name of its own,
+//! but the file grows with every round, and its figures with it. The model is the
 //! embedded scripted stub (`MockLlm`): what is measured is the inbox, not a provider. The
 //! stub is served from a child process of this program, dropping the requests it recorded
 //! as it goes: the memory figures are the inbox's and the worker's alone (the stub's are
@@ -44,7 +47,8 @@ async fn approve_purchase(item: String, answer: Option<&Answer>) -> ToolResult {
 }
 
 struct Options {
-    db: String,
+    /// The database named by `--db`; `None` is a fresh file ([`Scratch`]).
+    db: Option<String>,
     runs: usize,
     concurrency: usize,
     /// How many tasks answer at once, as many people on the page would.
@@ -58,12 +62,7 @@ struct Options {
 
 fn options(mut args: impl Iterator<Item = String>) -> Result<Options, String> {
     let mut o = Options {
-        db: format!(
-            "sqlite://{}",
-            std::env::temp_dir()
-                .join("toolnexus-bench-inbox.db")
-                .display()
-        ),
+        db: None,
         runs: 10_000,
         concurrency: 1,
         answerers: 8,
@@ -77,7 +76,7 @@ fn options(mut args: impl Iterator<Item = String>) -> Result<Options, String> {
             value.parse().map_err(|e| format!("{name}: {e}"))
         };
         match arg.as_str() {
-            "--db" => o.db = args.next().ok_or("--db needs a value")?,
+            "--db" => o.db = Some(args.next().ok_or("--db needs a value")?),
             "--runs" => o.runs = number("--runs")?,
             "--concurrency" => o.concurrency = number("--concurrency")?.max(1),
             "--answerers" => o.answerers = number("--answerers")?.max(1),
@@ -88,6 +87,32 @@ fn options(mut args: impl Iterator<Item = String>) -> Result<Options, String> {
         }
     }
     Ok(o)
+}
+
+/// The directory of a fresh SQLite database for one invocation, removed (the database, its
+/// WAL and shared-memory files with it) when dropped.
+struct Scratch(std::path::PathBuf);
+
+impl Scratch {
+    fn new() -> std::io::Result<Scratch> {
+        let dir = std::env::temp_dir().join(format!(
+            "toolnexus-bench-inbox-{}-{}",
+            std::process::id(),
+            unique()
+        ));
+        std::fs::create_dir_all(&dir)?;
+        Ok(Scratch(dir))
+    }
+
+    fn url(&self) -> String {
+        format!("sqlite://{}", self.0.join("inbox.db").display())
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }
 
 /// Resident memory of a process, in MiB (`self` or a pid).
@@ -134,6 +159,7 @@ fn ms(d: Duration) -> f64 {
 
 async fn open(
     o: &Options,
+    db: &str,
     agent: &str,
     hook: Option<&str>,
 ) -> Result<Inbox, Box<dyn std::error::Error>> {
@@ -142,7 +168,7 @@ async fn open(
     } else {
         SqliteSync::Normal
     };
-    let mut builder = Inbox::builder(&o.db)
+    let mut builder = Inbox::builder(db)
         .agent(agent)
         .sqlite_sync(sync)
         .pool_size(o.concurrency.max(o.answerers) as u32 + 2);
@@ -237,8 +263,16 @@ async fn main() -> Result<(), Failure> {
         return Ok(serve_model().await?);
     }
     let o = options(args)?;
+    // Declared first, so the fresh file is removed last, once every handle on it is gone.
+    let (db, _scratch) = match &o.db {
+        Some(db) => (db.clone(), None),
+        None => {
+            let scratch = Scratch::new()?;
+            (scratch.url(), Some(scratch))
+        }
+    };
     let agent = format!("bench-{}-{}", std::process::id(), unique());
-    let engine = if o.db.starts_with("sqlite") {
+    let engine = if db.starts_with("sqlite") {
         "sqlite"
     } else {
         "postgres"
@@ -258,8 +292,8 @@ async fn main() -> Result<(), Failure> {
         false => None,
     };
     let hook_url = hook.as_ref().map(|(url, _)| url.as_str());
-    let inbox = open(&o, &agent, hook_url).await?;
-    let people = open(&o, &agent, hook_url).await?;
+    let inbox = open(&o, &db, &agent, hook_url).await?;
+    let people = open(&o, &db, &agent, hook_url).await?;
     let rss_start = rss_mib("self");
 
     // Park: the halted runs come from real runs against the stub, eight at a time.
@@ -295,7 +329,7 @@ async fn main() -> Result<(), Failure> {
         }
         Ok::<_, toolnexus_inbox::InboxError>(started.elapsed())
     };
-    let mut conn = sqlx::AnyConnection::connect(&o.db).await?;
+    let mut conn = sqlx::AnyConnection::connect(&db).await?;
     let mut rss_middle = None;
     let watching = async {
         loop {
@@ -358,7 +392,7 @@ async fn main() -> Result<(), Failure> {
     let mut park_ms = Vec::new();
     let mut park_answer = Vec::new();
     {
-        let side = open(&o, &format!("{agent}-pa"), hook_url).await?;
+        let side = open(&o, &db, &format!("{agent}-pa"), hook_url).await?;
         for _ in 0..o.runs.min(1000) {
             let run = client.run("buy a gpu", &tk).await?;
             let t = Instant::now();
