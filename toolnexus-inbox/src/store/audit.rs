@@ -15,7 +15,7 @@ use crate::error::InboxError;
 pub(crate) const CHANGED: &str = "toolnexus_inbox_changed";
 
 /// The append, `plus` before the run's parameter where it finds the run's last entry
-/// ([`SQLITE_STABLE`](super::runs::SQLITE_STABLE) on SQLite).
+/// ([`SQLITE_STABLE`](super::planning::SQLITE_STABLE) on SQLite).
 fn append_sql(plus: &str) -> String {
     format!(
         "INSERT INTO toolnexus_inbox_audit (run_id, seq, at, kind, request_id, actor, attempt, \
@@ -24,7 +24,8 @@ fn append_sql(plus: &str) -> String {
     )
 }
 
-static APPEND_SQLITE: LazyLock<String> = LazyLock::new(|| append_sql(super::runs::SQLITE_STABLE));
+static APPEND_SQLITE: LazyLock<String> =
+    LazyLock::new(|| append_sql(super::planning::SQLITE_STABLE));
 
 // `pg_notify` returns `void`, which no row may carry: it runs in a lateral subquery of its
 // own, once per appended row (PostgreSQL folds a transaction's equal notifications).

@@ -65,7 +65,7 @@ static ANSWER_RECORDED_SQLITE: LazyLock<String> =
 // A claim's transaction whole on SQLite: its statements sent together in one request.
 static CLAIM_NEXT_RUN_BATCHED_SQLITE: LazyLock<String> = LazyLock::new(|| {
     runs::claim_batched_sql(
-        &runs::next_target("", runs::SQLITE_STABLE),
+        &runs::next_target("", super::planning::SQLITE_STABLE),
         7,
         SQLITE.begin_write,
     )

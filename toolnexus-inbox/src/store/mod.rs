@@ -17,6 +17,7 @@ pub(crate) mod doors;
 pub(crate) mod journal;
 pub(crate) mod notes;
 pub(crate) mod outbox;
+mod planning;
 pub(crate) mod posts;
 pub(crate) mod requests;
 mod row;

@@ -266,7 +266,7 @@ pub(crate) fn answer_recorded_sql(answered: &str, changed: &str) -> String {
 /// write lock: the answer, the run's time of change and its state (answered when this
 /// answer was its last open request), the audit entry, and `ready` read back. Each
 /// statement sees what the ones before it wrote, so the request just answered no longer
-/// counts as open. (The trail's run is [`SQLITE_STABLE`](super::runs::SQLITE_STABLE).)
+/// counts as open. (The trail's run is [`SQLITE_STABLE`](super::planning::SQLITE_STABLE).)
 pub(crate) const ANSWER_RECORDED_BATCHED: &str = "UPDATE toolnexus_inbox_requests SET \
      answer = $1, answered_by = $2, answered_at = $3, votes = $4 \
      WHERE id = $5 AND answered_at IS NULL; \

@@ -8,6 +8,7 @@ use sqlx::{AnyConnection, AnyPool, Row};
 
 use super::row::row;
 
+use super::planning::SQLITE_STABLE;
 use super::requests::StoredAnswer;
 use super::Dialect;
 use crate::error::InboxError;
@@ -179,15 +180,6 @@ fn claimable(plus: &str) -> String {
          OR (state = {plus}$5 AND lease_until <= $2))"
     )
 }
-
-/// Written before a parameter a statement compares a column with for equality, on SQLite
-/// only: a unary plus, which changes no value. Planning a statement whose rows are not
-/// found by a unique key alone, SQLite's planner looks at such a parameter's value (is it
-/// 0 or 1?) to estimate the rows, and marks the statement to be prepared again when the
-/// parameter is bound anew, unless it stands behind an operator; sqlx clears a statement's
-/// parameters before each run, which counts. Without it such a statement is parsed and
-/// planned again every time it runs, holding the turn to write meanwhile.
-pub(crate) const SQLITE_STABLE: &str = "+";
 
 /// A claim: the [`claimable`] row(s) matched by `target` become running under the lease
 /// ($1, now being $2), and their attempt counter — the fencing token — goes up by one.
