@@ -392,8 +392,7 @@ impl Response {
 
 impl Arrived for Response {
     fn status(&self) -> StatusCode {
-        // httparse reads three digits, so any status it passes is one `http` accepts.
-        StatusCode::from_u16(self.head.status).unwrap_or(StatusCode::BAD_GATEWAY)
+        self.head.status
     }
 
     fn header(&self, name: &HeaderName) -> Option<&str> {

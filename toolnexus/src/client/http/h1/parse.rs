@@ -5,6 +5,8 @@
 
 use std::ops::Range;
 
+use hyper::StatusCode;
+
 /// The largest response head read: far above any provider's (a few hundred bytes), and a
 /// bound on what a server that never ends its head makes the client hold.
 pub(crate) const MAX_HEAD_BYTES: usize = 64 * 1024;
@@ -48,7 +50,7 @@ pub(crate) enum Framing {
 /// What an attempt uses of a final reply's head.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) struct Head {
-    pub(crate) status: u16,
+    pub(crate) status: StatusCode,
     pub(crate) framing: Framing,
     /// Whether the connection may carry another request once the body is read: HTTP/1.1
     /// without `Connection: close`, or HTTP/1.0 with `keep-alive`, and a body not ended by
@@ -151,6 +153,9 @@ pub(crate) fn parse_head(buf: &[u8]) -> Result<Parsed, Malformed> {
     // Both framings at once is how a response is smuggled past a proxy (RFC 9112 6.3):
     // the body is read by Transfer-Encoding, and the connection trusted no further.
     let ambiguous = encoded && length.is_some();
+    // httparse reads exactly three digits, and every status from 100 up is `http`'s.
+    let status = StatusCode::from_u16(status)
+        .map_err(|_| Malformed::head(format_args!("status {status} out of range")))?;
     let head = Head {
         status,
         framing,
