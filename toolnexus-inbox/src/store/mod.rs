@@ -377,15 +377,18 @@ impl std::ops::DerefMut for Single {
 }
 
 impl Single {
-    /// Lets the connection go after statements sent together that begin and commit their
-    /// own transaction failed: one that failed part-way may have left it open, and closing
-    /// the connection rolls it back. The next turn opens another; the pool, another when
-    /// it needs one.
-    pub(crate) fn discard(self) {
-        match self {
-            Single::Pool(conn) => drop(conn.detach()),
-            Single::Turn(mut turn) => turn.conn = None,
+    /// Hands back what statements sent together, beginning and committing their own
+    /// transaction, came to, letting the connection go when they failed: one that failed
+    /// part-way may have left the transaction open, and closing the connection rolls it
+    /// back. The next turn opens another; the pool, another when it needs one.
+    pub(crate) fn settle<T>(self, sent: Result<T, InboxError>) -> Result<T, InboxError> {
+        if sent.is_err() {
+            match self {
+                Single::Pool(conn) => drop(conn.detach()),
+                Single::Turn(mut turn) => turn.conn = None,
+            }
         }
+        sent
     }
 }
 

@@ -92,10 +92,7 @@ impl Inbox {
                 let (sql, request) = pick(claims, id);
                 let mut conn = store.single().await?;
                 let taken = runs::claim_batched(&mut conn, sql, &terms, request, worker).await;
-                if taken.is_err() {
-                    conn.discard();
-                }
-                taken
+                conn.settle(taken)
             }
         }
     }

@@ -141,10 +141,7 @@ impl Inbox {
             let mut conn = store.single().await?;
             let written =
                 runs::finish_batched(&mut conn, sql.as_str(), &done, worker, &outcome).await;
-            if written.is_err() {
-                conn.discard();
-            }
-            if !written? {
+            if !conn.settle(written)? {
                 return Err(InboxError::Claimed(claim.id.clone()));
             }
             self.wake_outcome_waiters();
